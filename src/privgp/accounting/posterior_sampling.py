@@ -1,0 +1,170 @@
+"""The certified (epsilon, delta) of releasing L posterior sample paths (seed 000, sec. 2-3, App. A-B).
+
+:func:`epsilon_posterior_sampling` is the one vectorised entry point: n, r, sigma, eta, L,
+lengthscale and delta broadcast against each other, so that a hyperparameter grid is one call.
+Per setting: V_n and Delta_n from App. B (:mod:`.sensitivity`), the single-draw RDP bound of
+Thm 3.1 / Prop. 2 (:mod:`.rdp`), L-fold composition (eq. 3), conversion to (epsilon, delta)
+(:mod:`.conversion`), minimised over the admissible orders (:mod:`.optimize`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import validation as v
+from ..domain import Box
+from ..errors import InvalidParameterError
+from ..kernels import Kernel, make_kernel
+from .conversion import check_conversion, epsilon_from_rdp, log_delta_from_rdp
+from .curves import RdpCurve
+from .optimize import minimize_over_alpha
+from .rdp import alpha_max as _alpha_max
+from .rdp import rdp_posterior_sample, tau_tilde
+from .sensitivity import SensitivityBounds, sensitivity_bounds
+
+
+@dataclass(frozen=True)
+class EpsilonResult:
+    """Arrays (broadcast shape of the inputs) plus the lemmas and rules used."""
+
+    epsilon: np.ndarray
+    delta: np.ndarray
+    alpha: np.ndarray
+    rdp: np.ndarray          # L-fold RDP at alpha (what is converted)
+    V: np.ndarray
+    Delta: np.ndarray
+    kappa: np.ndarray
+    tau: np.ndarray
+    alpha_max: np.ndarray
+    conversion: str
+    constants: str
+    lemma_V: str
+    lemma_Delta: str
+    covered: bool
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def item(self) -> dict:
+        """The scalar result as a plain dict (inputs must have been scalars)."""
+        out = {}
+        for k in ("epsilon", "delta", "alpha", "rdp", "V", "Delta", "kappa", "tau", "alpha_max"):
+            a = np.asarray(getattr(self, k))
+            if a.size != 1:
+                raise InvalidParameterError("result", "a single setting for item()", f"shape {a.shape}")
+            out[k] = float(a.reshape(()))
+        out.update(conversion=self.conversion, constants=self.constants, lemma_V=self.lemma_V,
+                   lemma_Delta=self.lemma_Delta, covered=self.covered, notes=list(self.notes))
+        return out
+
+
+def kernel_facts(kernel, lengthscale, domain: Box):
+    """(family name, kappa array, unit_diagonal, nonnegative) for a kernel name or instance."""
+    if isinstance(kernel, Kernel):
+        name = kernel.name
+        if lengthscale is not None and hasattr(kernel, "lengthscale"):
+            kernel = type(kernel)(lengthscale=float(np.asarray(lengthscale).reshape(-1)[0])) \
+                if np.size(lengthscale) == 1 else kernel
+        if np.size(lengthscale) > 1 and hasattr(kernel, "profile"):
+            ell = np.asarray(lengthscale, dtype=float)
+            kappa = kernel.profile(domain.diameter / ell)
+        else:
+            kappa = np.asarray(kernel.kappa(domain))
+        return name, kappa, bool(kernel.unit_diagonal), bool(kernel.nonnegative)
+    name = str(kernel)
+    if name in ("constant", "diagonal"):
+        k = make_kernel(name)
+        return name, np.asarray(k.kappa(domain)), bool(k.unit_diagonal), True
+    ell = np.asarray(lengthscale, dtype=float)
+    if ell.size == 0 or np.any(~(ell > 0)) or np.any(np.isinf(ell)):
+        raise InvalidParameterError("lengthscale", "finite and > 0", lengthscale)
+    k = make_kernel(name, 1.0)
+    return name, k.profile(domain.diameter / ell), True, True
+
+
+def _check_common(sigma, eta, L, delta=None):
+    sigma = np.asarray(sigma, dtype=float)
+    if np.any(~(sigma > 0)):
+        raise InvalidParameterError("sigma", "> 0 (inf allowed: covariance-only limit)", sigma)
+    eta = np.asarray(eta, dtype=float)
+    if np.any(~(eta >= 0)) or np.any(np.isinf(eta)):
+        raise InvalidParameterError("eta", "finite and >= 0", eta)
+    L_arr = np.asarray(L)
+    if np.any(L_arr < 1) or np.any(np.asarray(L_arr, float) != np.floor(np.asarray(L_arr, float))):
+        raise InvalidParameterError("L", "an integer >= 1", L)
+    if delta is not None:
+        d = np.asarray(delta, dtype=float)
+        if np.any(~((d > 0) & (d < 1))):
+            raise InvalidParameterError("delta", "in the open interval (0, 1)", delta)
+    return sigma, eta, np.asarray(L_arr, dtype=float)
+
+
+def bounds_for(n, r, *, kernel="exponential", lengthscale=1.0, domain: Box | None = None,
+               M_Y=1.0, sensitivity="generic", rkhs_norm=None, constants="proven") -> SensitivityBounds:
+    """V_n and Delta_n bounds for a kernel, a public domain and a sensitivity lemma."""
+    domain = Box.unit(1) if domain is None else domain
+    name, kappa, unit_diag, nonneg = kernel_facts(kernel, lengthscale, domain)
+    return sensitivity_bounds(n, r, kernel=name, kappa=kappa, dim=domain.dim, unit_diagonal=unit_diag,
+                              nonnegative=nonneg, sensitivity=sensitivity, M_Y=M_Y, rkhs_norm=rkhs_norm,
+                              constants=constants)
+
+
+def epsilon_posterior_sampling(n, r, sigma, delta, *, kernel="exponential", lengthscale=1.0,
+                               domain: Box | None = None, eta=0.0, L=1, M_Y=1.0,
+                               sensitivity: str = "generic", rkhs_norm=None, constants: str = "proven",
+                               conversion: str = "improved") -> EpsilonResult:
+    """Certified epsilon of releasing L independent posterior paths f_D (+ g, g ~ GP(0, eta^2 k)).
+
+    RDP per draw: Thm 3.1 (eta = 0) / Prop. 2 with V_n, Delta_n from App. B; L-fold composition
+    (eq. 3); (epsilon, delta) conversion minimised over 1 < alpha < 1 + 1/tau~.
+    Assumptions: |y| <= M_Y (or y = f*(x) with ||f*||_H <= rkhs_norm for 'rkhs'), sup k(x,x) = 1,
+    replace-one neighbours of size n, public domain, hyperparameters independent of the data.
+    """
+    check_conversion(conversion)
+    sigma, eta, L = _check_common(sigma, eta, L, delta)
+    b = bounds_for(n, r, kernel=kernel, lengthscale=lengthscale, domain=domain, M_Y=M_Y,
+                   sensitivity=sensitivity, rkhs_norm=rkhs_norm, constants=constants)
+    r = np.asarray(r, dtype=float)
+    delta = np.asarray(delta, dtype=float)
+    shape = np.broadcast_shapes(b.V.shape, b.Delta.shape, r.shape, sigma.shape, eta.shape, L.shape, delta.shape)
+    V, Delta, r_, s_, e_, L_, d_ = (np.broadcast_to(a, shape).reshape(-1) for a in
+                                    (b.V, b.Delta, r, sigma, eta, L, delta))
+    amax = _alpha_max(V, r_, s_, e_)
+
+    def objective(al):
+        rdp = L_[:, None] * rdp_posterior_sample(al, V[:, None], Delta[:, None], r_[:, None], s_[:, None], e_[:, None])
+        return epsilon_from_rdp(rdp, al, d_[:, None], conversion)
+
+    alpha, _ = minimize_over_alpha(objective, amax)
+    rdp = L_ * rdp_posterior_sample(alpha, V, Delta, r_, s_, e_)
+    eps = epsilon_from_rdp(rdp, alpha, d_, conversion)  # recomputed at the reported alpha
+    rs = lambda a: np.asarray(a).reshape(shape)  # noqa: E731
+    return EpsilonResult(epsilon=rs(eps), delta=rs(d_), alpha=rs(alpha), rdp=rs(rdp), V=rs(V), Delta=rs(Delta),
+                         kappa=np.broadcast_to(b.kappa, shape).copy() if b.kappa.shape != shape else b.kappa,
+                         tau=rs(tau_tilde(V, r_, s_, e_)), alpha_max=rs(amax), conversion=conversion,
+                         constants=constants, lemma_V=b.lemma_V, lemma_Delta=b.lemma_Delta,
+                         covered=b.covered, notes=b.notes)
+
+
+def delta_posterior_sampling(n, r, sigma, epsilon, **kwargs):
+    """Smallest delta (over alpha) at which the release is (epsilon, delta)-DP; scalar inputs."""
+    conversion = kwargs.pop("conversion", "improved")
+    curve, _ = posterior_sampling_curve(n, r, sigma, **kwargs)
+    return curve.delta(epsilon, conversion)
+
+
+def posterior_sampling_curve(n, r, sigma, *, kernel="exponential", lengthscale=1.0, domain: Box | None = None,
+                             eta=0.0, L=1, M_Y=1.0, sensitivity="generic", rkhs_norm=None,
+                             constants="proven") -> tuple[RdpCurve, SensitivityBounds]:
+    """The RDP curve of L draws for one (scalar) setting, for composition with other releases."""
+    n = v.integer("n", n, minimum=1)
+    r = v.positive("r", r)
+    sigma = v.positive("sigma", sigma, allow_inf=True)
+    eta = v.nonnegative("eta", eta)
+    L = v.integer("L", L, minimum=1)
+    b = bounds_for(n, r, kernel=kernel, lengthscale=lengthscale, domain=domain, M_Y=M_Y,
+                   sensitivity=sensitivity, rkhs_norm=rkhs_norm, constants=constants)
+    V, Delta = float(b.V), float(b.Delta)
+    amax = float(_alpha_max(V, r, sigma, eta))
+    one = RdpCurve(lambda al: rdp_posterior_sample(al, V, Delta, r, sigma, eta), amax,
+                   f"posterior sample (n={n}, r={r:g}, sigma={sigma:g}, eta={eta:g})")
+    return (one.times(L) if L > 1 else one), b

@@ -1,0 +1,158 @@
+"""Bounds on V_n(r) and Delta_n(r) (seed 000, Def. 3.1, Prop. 3, Lemmas B.1, B.4, B.5, B.7, B.8).
+
+All functions broadcast over numpy arrays. Each Delta_n bound is proved only under its lemma's
+assumptions; :func:`sensitivity_bounds` checks them and raises AssumptionError otherwise.
+
+Constants. ``constants="proven"`` (default) uses the lemmas as stated. ``constants="published"``
+divides the B.1 and B.7 bounds by sqrt(2), as the paper's tables and published scripts did
+(research/reference_repo.md, D1/D2). That value is NOT covered by the lemmas; it exists only to
+reproduce published numbers, and every result computed with it says so.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import AssumptionError, InvalidParameterError
+
+PUBLISHED_FACTOR = 1.0 / math.sqrt(2.0)
+PUBLISHED_WARNING = ("constants='published': Delta_n divided by sqrt(2) as in the paper's tables and "
+                     "published scripts; this value is NOT covered by Lemmas B.1/B.7 and is not a "
+                     "certified guarantee")
+
+SENSITIVITIES = ("generic", "exp1d", "rkhs", "constant", "diagonal")
+CONSTANTS = ("proven", "published")
+
+
+def v_generic(n, r):
+    """V_n(r) <= 1 for any kernel with k(x, x) <= 1 (Def. 3.1)."""
+    return np.ones(np.broadcast_shapes(np.shape(n), np.shape(r)))
+
+
+def v_bar(n, r, kappa):
+    """V̄_n(r) = 1 - kappa^2 (n-1) / (n-1+r^2)  (Prop. 3; needs kappa >= 0 and sup k(x,x) = 1;
+    exact when k(x, x) = 1 everywhere)."""
+    n, r, kappa = (np.asarray(a, dtype=float) for a in (n, r, kappa))
+    if np.any(kappa < 0) or np.any(kappa > 1):
+        raise InvalidParameterError("kappa", "in [0, 1] (Prop. 3 needs a nonnegative normalised kernel)", kappa)
+    return 1.0 - kappa**2 * (n - 1.0) / (n - 1.0 + r * r)
+
+
+def phi_n(V, r):
+    """Phi_n(r) = sup_{0<=u<=V} u/(u+r^2)^2 = 1/(4r^2) if V >= r^2 else V/(V+r^2)^2 (Lemma B.1)."""
+    V, r = np.asarray(V, dtype=float), np.asarray(r, dtype=float)
+    r2 = r * r
+    return np.where(V >= r2, 0.25 / r2, V / (V + r2) ** 2)
+
+
+def delta_generic(n, r, V, M_Y=1.0):
+    """Lemma B.1: Delta_n(r) <= 2 M_Y (1 + sqrt(n-1)/r) sqrt(Phi_n(r)) (bounded responses, k(x,x)<=1)."""
+    n, r, V, M_Y = (np.asarray(a, dtype=float) for a in (n, r, V, M_Y))
+    return 2.0 * M_Y * (1.0 + np.sqrt(n - 1.0) / r) * np.sqrt(phi_n(V, r))
+
+
+def delta_exp1d(r, V, M_Y=1.0):
+    """Lemma B.7: Delta_n(r) <= 4 M_Y sqrt(Phi_n(r)) (1-D exponential kernel on an interval)."""
+    r, V, M_Y = (np.asarray(a, dtype=float) for a in (r, V, M_Y))
+    return 4.0 * M_Y * np.sqrt(phi_n(V, r))
+
+
+def delta_constant(n, r, M_Y=1.0):
+    """Lemma B.4: Delta_n(r) <= 2 M_Y sqrt(r^2+n-1) / (r (r^2+n)) (constant kernel k = 1)."""
+    n, r, M_Y = (np.asarray(a, dtype=float) for a in (n, r, M_Y))
+    return 2.0 * M_Y * np.sqrt(r * r + n - 1.0) / (r * (r * r + n))
+
+
+def delta_diagonal(r, M_Y=1.0):
+    """Lemma B.5: Delta_n(r) <= sqrt(2) M_Y / r for r <= 1 and 2 sqrt(2) M_Y / (1 + r^2) for r >= 1
+    (purely diagonal kernel)."""
+    r, M_Y = np.asarray(r, dtype=float), np.asarray(M_Y, dtype=float)
+    return np.where(r <= 1.0, math.sqrt(2.0) * M_Y / r, 2.0 * math.sqrt(2.0) * M_Y / (1.0 + r * r))
+
+
+def delta_rkhs(r, V, rkhs_norm):
+    """Lemma B.8: Delta_n(r) <= 2 ||f*||_H V_n / (r^2 + V_n) (noiseless responses y_i = f*(x_i))."""
+    r, V, B = (np.asarray(a, dtype=float) for a in (r, V, rkhs_norm))
+    return 2.0 * B * V / (r * r + V)
+
+
+@dataclass(frozen=True)
+class SensitivityBounds:
+    """V_n and Delta_n upper bounds with the results they come from."""
+
+    V: np.ndarray
+    Delta: np.ndarray
+    kappa: np.ndarray
+    lemma_V: str
+    lemma_Delta: str
+    constants: str
+    covered: bool
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def sensitivity_bounds(n, r, *, kernel: str, kappa, dim: int = 1, unit_diagonal: bool = True,
+                       nonnegative: bool = True, sensitivity: str = "generic", M_Y=1.0,
+                       rkhs_norm=None, constants: str = "proven") -> SensitivityBounds:
+    """V_n and Delta_n for a kernel family and a sensitivity lemma, checking the lemma's assumptions.
+
+    kernel: family name ("exponential", "matern32", "matern52", "squared_exponential", "constant",
+    "diagonal"); kappa: inf of k over the public domain (array, broadcast with n and r).
+    """
+    if sensitivity not in SENSITIVITIES:
+        raise InvalidParameterError("sensitivity", f"one of {SENSITIVITIES}", sensitivity)
+    if constants not in CONSTANTS:
+        raise InvalidParameterError("constants", f"one of {CONSTANTS}", constants)
+    n = np.asarray(n, dtype=float)
+    r = np.asarray(r, dtype=float)
+    kappa = np.asarray(kappa, dtype=float)
+    if np.any(n < 1) or np.any(n != np.floor(n)):
+        raise InvalidParameterError("n", "an integer >= 1", n)
+    if np.any(~(r > 0)) or np.any(np.isinf(r)):
+        raise InvalidParameterError("r", "finite and > 0", r)
+    if sensitivity != "rkhs" and (np.any(~(np.asarray(M_Y, float) > 0)) or np.any(np.isinf(M_Y))):
+        raise InvalidParameterError("M_Y", "finite and > 0", M_Y)
+
+    notes: list[str] = []
+    if nonnegative and np.all(kappa >= 0):
+        V = v_bar(n, r, kappa)
+        lemma_V = "Prop. 3 (V̄_n, exact)" if unit_diagonal else "Prop. 3 (V̄_n, upper bound)"
+    else:
+        V = v_generic(n, r)
+        lemma_V = "V_n <= 1 (sup k(x,x) <= 1)"
+
+    if sensitivity == "generic":
+        Delta, lemma = delta_generic(n, r, V, M_Y), "Lemma B.1 (generic, |y| <= M_Y)"
+    elif sensitivity == "exp1d":
+        if kernel != "exponential" or dim != 1:
+            raise AssumptionError(f"Lemma B.7 (sensitivity='exp1d') holds only for the exponential kernel "
+                                  f"on a 1-D interval; got kernel={kernel!r} in dimension {dim}")
+        Delta, lemma = delta_exp1d(r, V, M_Y), "Lemma B.7 (1-D exponential kernel, |y| <= M_Y)"
+    elif sensitivity == "constant":
+        if kernel != "constant":
+            raise AssumptionError(f"Lemma B.4 (sensitivity='constant') holds only for the constant kernel; got {kernel!r}")
+        Delta, lemma = delta_constant(n, r, M_Y), "Lemma B.4 (constant kernel, |y| <= M_Y)"
+    elif sensitivity == "diagonal":
+        if kernel != "diagonal":
+            raise AssumptionError(f"Lemma B.5 (sensitivity='diagonal') holds only for the diagonal kernel; got {kernel!r}")
+        Delta, lemma = delta_diagonal(r, M_Y), "Lemma B.5 (diagonal kernel, |y| <= M_Y)"
+    else:  # rkhs
+        if rkhs_norm is None or np.any(~(np.asarray(rkhs_norm, float) > 0)) or np.any(np.isinf(rkhs_norm)):
+            raise InvalidParameterError("rkhs_norm", "finite and > 0 for sensitivity='rkhs' (Lemma B.8)", rkhs_norm)
+        Delta, lemma = delta_rkhs(r, V, rkhs_norm), "Lemma B.8 (responses y = f*(x), ||f*||_H <= B)"
+        notes.append("Lemma B.8 assumes noiseless responses from one fixed RKHS function of norm <= B")
+
+    covered = True
+    if constants == "published":
+        if sensitivity not in ("generic", "exp1d"):
+            raise InvalidParameterError("constants", "'proven' for sensitivity "
+                                        f"{sensitivity!r} (published constants exist only for B.1 and B.7)",
+                                        constants)
+        Delta = Delta * PUBLISHED_FACTOR
+        lemma += " / sqrt(2) [published constant, NOT covered by the lemma]"
+        covered = False
+        notes.append(PUBLISHED_WARNING)
+    return SensitivityBounds(V=np.asarray(V, float), Delta=np.asarray(Delta, float), kappa=kappa,
+                             lemma_V=lemma_V, lemma_Delta=lemma, constants=constants, covered=covered,
+                             notes=tuple(notes))

@@ -1,0 +1,1 @@
+"""The privgp command line (thin: parses, calls the library, prints)."""

@@ -1,0 +1,52 @@
+"""Entry point of the ``privgp`` command.
+
+Each subcommand lives in its own module of this package exposing ``register(subparsers)``; the
+module list is :data:`COMMANDS`. User errors (any :class:`~privgp.errors.PrivgpError`) print one
+line and exit with status 2 (3 for a refused, over-budget release); bugs keep their traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from .. import __version__
+from ..errors import BudgetExceededError, PrivgpError
+
+COMMANDS: list[str] = ["experiment"]
+
+EXIT_USER_ERROR = 2
+EXIT_BUDGET = 3
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="privgp",
+        description="Differentially private release of Gaussian-process posterior sample paths.")
+    parser.add_argument("--version", action="version", version=f"privgp {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name in COMMANDS:
+        importlib.import_module(f"{__package__}.{name}").register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code = args.func(args)
+    except BudgetExceededError as exc:
+        print(f"privgp: refused: {exc}", file=sys.stderr)
+        return EXIT_BUDGET
+    except PrivgpError as exc:
+        print(f"privgp: error: {exc}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:  # pragma: no cover
+        print("privgp: interrupted", file=sys.stderr)
+        return 130
+    return int(code or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

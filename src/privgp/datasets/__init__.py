@@ -1,0 +1,1 @@
+"""Synthetic generators and small shipped real data (no downloads)."""

@@ -1,0 +1,36 @@
+"""The Baltimore 1978 house sales (211 sales with planar locations), shipped with privgp.
+
+Source: Dubin, R. A. (1992), "Spatial autocorrelation and neighborhood quality", Regional Science
+and Urban Economics 22(3), 433-452; distributed with PySAL's libpysal example data (``baltim``),
+BSD-3-Clause. See ``data/README.md`` next to the CSV.
+
+The locations of individual sales are the private part. The public domain used by default is a
+round box stated here once and for all (covering the study area of the published data set); it is
+never recomputed from the coordinates at run time.
+"""
+from __future__ import annotations
+
+from importlib import resources
+
+import pandas as pd
+
+from ..domain import Box
+
+CSV_NAME = "baltimore_house_sales_1978.csv"
+ATTRIBUTION = ("Baltimore house sales 1978: Dubin (1992), Regional Science and Urban Economics 22(3), "
+               "433-452; via PySAL libpysal example data 'baltim' (BSD-3-Clause)")
+#: Public domain of the default release: a stated box around the study area (x, y planar units).
+PUBLIC_BOX = Box((850.0, 500.0), (1000.0, 590.0))
+COORDINATES = ("x", "y")
+RESPONSE = "price"
+
+
+def csv_path():
+    """Path of the shipped CSV (inside the installed package)."""
+    return resources.files(__package__).joinpath("data", CSV_NAME)
+
+
+def load_baltimore() -> pd.DataFrame:
+    """The shipped table as a DataFrame (columns as in the CSV; price in thousands of USD)."""
+    with resources.as_file(csv_path()) as p:
+        return pd.read_csv(p)

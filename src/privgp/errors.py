@@ -1,0 +1,55 @@
+"""The one module of exceptions.
+
+Every error privgp raises for bad input names the parameter, what was required and what was
+found, so that the CLI can print it on one line and exit with status 2.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+
+class PrivgpError(Exception):
+    """Base class of all privgp errors."""
+
+
+def _show(value: Any) -> str:
+    try:
+        import numpy as np
+
+        if isinstance(value, np.ndarray):
+            if value.size <= 6:
+                return np.array2string(value, separator=", ")
+            return f"array of shape {value.shape}"
+    except Exception:  # pragma: no cover - numpy always importable in practice
+        pass
+    return repr(value)
+
+
+class InvalidParameterError(PrivgpError, ValueError):
+    """A parameter violates its requirement: ``<name> must be <requirement>; got <value>``."""
+
+    def __init__(self, name: str, requirement: str, value: Any):
+        self.name = name
+        self.requirement = requirement
+        self.value = value
+        super().__init__(f"{name} must be {requirement}; got {_show(value)}")
+
+
+class AssumptionError(PrivgpError, ValueError):
+    """A bound (lemma, proposition) was asked for outside the assumptions it is proved under."""
+
+
+class DataError(PrivgpError, ValueError):
+    """A data file or table cannot be used (missing, unreadable, wrong columns, bad values)."""
+
+
+class InfeasibleTargetError(PrivgpError, ValueError):
+    """A calibration target cannot be met by any admissible value of the free parameter."""
+
+
+class BudgetExceededError(PrivgpError):
+    """A release would exceed the privacy budget recorded in the ledger."""
+
+
+class NumericalError(PrivgpError, ArithmeticError):
+    """A computation produced NaN or failed where a guarantee was expected."""

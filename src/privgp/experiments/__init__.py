@@ -1,0 +1,36 @@
+"""Experiments that reproduce the seed papers' tables and figures (the only library layer, with
+the CLI, that writes files or plots).
+
+Each experiment is a function ``run(out_dir: Path, *, quick: bool, executor, seed: int, **options)
+-> dict`` registered in :data:`EXPERIMENTS` as ``"module:function"``; it writes its PNG/CSV/Markdown
+outputs and a ``run.json`` record (config, versions) under ``out_dir`` and returns a summary dict.
+"""
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import InvalidParameterError
+
+EXPERIMENTS: dict[str, str] = {
+}
+
+
+def get_experiment(name: str) -> Callable[..., dict[str, Any]]:
+    if name not in EXPERIMENTS:
+        raise InvalidParameterError("experiment", f"one of {sorted(EXPERIMENTS)}", name)
+    module, func = EXPERIMENTS[name].split(":")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), func)
+
+
+def run_experiment(name: str, out_dir: str | Path, *, quick: bool = False, scheduler: Any = None,
+                   workers: int | None = None, progress: bool | None = None, seed: int = 0,
+                   **options) -> dict[str, Any]:
+    from ..parallel import get_executor
+
+    fn = get_experiment(name)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    with get_executor(scheduler=scheduler, workers=workers, progress=progress) as ex:
+        return fn(out, quick=quick, executor=ex, seed=seed, **options)

@@ -1,0 +1,75 @@
+"""Helpers shared by experiments: run records, tables (Markdown + CSV), figures (PNG)."""
+from __future__ import annotations
+
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import __version__
+
+
+def versions() -> dict[str, str]:
+    import matplotlib
+    import scipy
+
+    return {"privgp": __version__, "python": sys.version.split()[0], "numpy": np.__version__,
+            "scipy": scipy.__version__, "matplotlib": matplotlib.__version__,
+            "platform": platform.platform()}
+
+
+def write_run_record(out_dir: Path, name: str, config: dict[str, Any], summary: dict[str, Any] | None = None,
+                     seconds: float | None = None) -> Path:
+    from ..cli.common import to_jsonable
+
+    rec = {"experiment": name, "config": config, "versions": versions(),
+           "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "seconds": seconds, "summary": summary or {}}
+    path = Path(out_dir) / "run.json"
+    path.write_text(json.dumps(to_jsonable(rec), indent=2) + "\n")
+    return path
+
+
+def write_table(df, out_dir: Path, stem: str, *, floatfmt: str = ".4g") -> tuple[Path, Path]:
+    """Write a pandas DataFrame as ``stem.csv`` and ``stem.md``."""
+    out_dir = Path(out_dir)
+    csv = out_dir / f"{stem}.csv"
+    md = out_dir / f"{stem}.md"
+    df.to_csv(csv, index=False)
+    md.write_text(markdown_table(df, floatfmt=floatfmt) + "\n")
+    return csv, md
+
+
+def markdown_table(df, floatfmt: str = ".4g") -> str:
+    cols = [str(c) for c in df.columns]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    for _, row in df.iterrows():
+        cells = []
+        for val in row:
+            if isinstance(val, (float, np.floating)):
+                cells.append(format(float(val), floatfmt))
+            else:
+                cells.append(str(val))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def save_figure(fig, path: Path, dpi: int = 130) -> Path:
+    import matplotlib.pyplot as plt
+
+    path = Path(path)
+    fig.savefig(path, dpi=dpi, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
+
+def new_figure(*args, **kwargs):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(*args, **kwargs)

@@ -1,0 +1,220 @@
+"""Exact GP posteriors in the parametrisation of seed 000, sec. 2.
+
+    mu_D(x)     = k_X(x)^T (K_XX + r^2 I)^{-1} y
+    k_D(x, x')  = k(x, x') - k_X(x)^T (K_XX + r^2 I)^{-1} k_X(x')
+
+with effective ridge r (r^2 = lambda^2 / sigma^2, the noise-to-signal ratio) and kernel scale sigma:
+the posterior is GP(mu_D, sigma^2 k_D). ``kD*`` methods return the normalised covariance k_D;
+``cov``/``var`` include the factor sigma^2.
+
+Jitter policy
+-------------
+The ridge r > 0 makes K + r^2 I positive definite, so no jitter is ever added to it. Round-off can
+make a computed posterior variance slightly negative or a posterior covariance matrix slightly
+indefinite; privgp only ever *raises* such values: variances are clipped up to 0, and samplers add a
+fixed, data-independent jitter ``SAMPLING_JITTER * I`` (times sigma^2) to the covariance they factor,
+falling back to an eigendecomposition with negative eigenvalues raised to 0. Each of these adds a
+positive semidefinite matrix, i.e. adds variance and never removes it.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.linalg import cho_factor, cho_solve, solve_triangular
+
+from .. import validation as v
+from ..kernels import Kernel
+
+SAMPLING_JITTER = 1e-10
+
+
+def _check_hyper(r, sigma):
+    return v.positive("r", r), v.positive("sigma", sigma)
+
+
+class ExactPosterior:
+    """The exact posterior Pi_D = GP(mu_D, sigma^2 k_D) of one dataset D = (X, y)."""
+
+    def __init__(self, kernel: Kernel, X, y, r: float, sigma: float = 1.0):
+        self.kernel = kernel
+        self.r, self.sigma = _check_hyper(r, sigma)
+        self.X = v.points("X", X)
+        self.y = v.responses("y", y, self.X.shape[0])
+        self._factor()
+
+    @classmethod
+    def prior(cls, kernel: Kernel, dim: int, r: float, sigma: float = 1.0) -> "ExactPosterior":
+        """The posterior of the empty dataset, i.e. the prior GP(0, sigma^2 k)."""
+        self = cls.__new__(cls)
+        self.kernel = kernel
+        self.r, self.sigma = _check_hyper(r, sigma)
+        self.X = np.zeros((0, v.integer("dim", dim, minimum=1)))
+        self.y = np.zeros(0)
+        self._factor()
+        return self
+
+    def _factor(self):
+        n = self.X.shape[0]
+        self.n = n
+        if n == 0:
+            self._chol = None
+            self._w = np.zeros(0)
+            return
+        A = self.kernel(self.X) + self.r**2 * np.eye(n)
+        self._chol = cho_factor(A, lower=True)
+        self._w = cho_solve(self._chol, self.y)
+
+    @property
+    def dim(self) -> int:
+        return self.X.shape[1]
+
+    def _kq(self, Xq) -> np.ndarray:
+        return self.kernel(self.X, v.points("Xq", Xq, dim=self.dim, allow_empty=True))
+
+    def _whiten(self, Kxq: np.ndarray) -> np.ndarray:
+        return solve_triangular(self._chol[0], Kxq, lower=True)
+
+    def mean(self, Xq) -> np.ndarray:
+        """Posterior mean mu_D at the rows of Xq."""
+        Xq = v.points("Xq", Xq, dim=self.dim)
+        if self.n == 0:
+            return np.zeros(Xq.shape[0])
+        return self._kq(Xq).T @ self._w
+
+    def kD(self, Xq1, Xq2=None) -> np.ndarray:
+        """Normalised posterior covariance k_D(Xq1, Xq2) (matrix)."""
+        Xq1 = v.points("Xq", Xq1, dim=self.dim)
+        Xq2 = Xq1 if Xq2 is None else v.points("Xq2", Xq2, dim=self.dim)
+        prior = self.kernel(Xq1, Xq2)
+        if self.n == 0:
+            return prior
+        V1 = self._whiten(self._kq(Xq1))
+        V2 = V1 if Xq2 is Xq1 else self._whiten(self._kq(Xq2))
+        out = prior - V1.T @ V2
+        if Xq2 is Xq1:
+            out = 0.5 * (out + out.T)
+        return out
+
+    def kD_diag(self, Xq) -> np.ndarray:
+        """Normalised posterior variance k_D(x, x) at each row of Xq (clipped up to >= 0)."""
+        Xq = v.points("Xq", Xq, dim=self.dim)
+        prior = self.kernel.diag(Xq)
+        if self.n == 0:
+            return prior
+        V = self._whiten(self._kq(Xq))
+        return np.maximum(prior - np.einsum("ij,ij->j", V, V), 0.0)
+
+    def cov(self, Xq1, Xq2=None) -> np.ndarray:
+        """Posterior covariance sigma^2 k_D(Xq1, Xq2)."""
+        return self.sigma**2 * self.kD(Xq1, Xq2)
+
+    def var(self, Xq) -> np.ndarray:
+        """Posterior variance sigma^2 k_D(x, x)."""
+        return self.sigma**2 * self.kD_diag(Xq)
+
+    def with_point(self, x, y: float) -> "ExactPosterior":
+        """The posterior of D with (x, y) appended (a refit)."""
+        x = v.points("x", x, dim=self.dim)
+        if x.shape[0] != 1:
+            x = x.reshape(1, -1)
+        return ExactPosterior(self.kernel, np.vstack([self.X, x]), np.append(self.y, float(y)),
+                              self.r, self.sigma)
+
+
+def one_step_update(core: ExactPosterior, x, y: float, XT) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and normalised covariance on XT after adding (x, y) to the core D_- (seed 000, eq. 9).
+
+        mu_D(X_T) = mu_{D-}(X_T) + (y - mu_{D-}(x)) / (v(x) + r^2) c(x)
+        K_D       = C - c(x) c(x)^T / (v(x) + r^2)
+
+    with C = k_{D-}(X_T, X_T), c(x) = k_{D-}(X_T, x), v(x) = k_{D-}(x, x).
+    """
+    x = v.points("x", x, dim=core.dim)
+    XT = v.points("XT", XT, dim=core.dim)
+    C = core.kD(XT)
+    c = core.kD(XT, x)[:, 0]
+    vx = float(core.kD(x)[0, 0])
+    denom = vx + core.r**2
+    mean = core.mean(XT) + (float(y) - float(core.mean(x)[0])) / denom * c
+    return mean, C - np.outer(c, c) / denom
+
+
+def batched_mean_var(kernel: Kernel, X, y, Xq, r: float) -> tuple[np.ndarray, np.ndarray]:
+    """Posterior mean and normalised variance for a batch of equal-size datasets in one call.
+
+    X: (B, n, d) or (B, n); y: (B, n); Xq: (m, d) shared or (B, m, d) per dataset.
+    Returns mean (B, m) and k_D(x, x) (B, m), clipped up to >= 0.
+    """
+    r = v.positive("r", r)
+    X = v.batched_points("X", X)
+    B, n, d = X.shape
+    y = v.finite_array("y", y, ndim=2)
+    if y.shape != (B, n):
+        raise v.InvalidParameterError("y", f"of shape {(B, n)} (one response per input)", y.shape)
+    Xq = v.finite_array("Xq", Xq, ndim=(1, 2, 3))
+    if Xq.ndim == 1:
+        Xq = Xq[:, None]
+    if Xq.shape[-1] != d:
+        raise v.InvalidParameterError("Xq", f"points of dimension {d}", f"dimension {Xq.shape[-1]}")
+    A = kernel(X) + r**2 * np.eye(n)
+    Kxq = kernel(X, Xq)  # (B, n, m)
+    if Kxq.ndim == 2:
+        Kxq = np.broadcast_to(Kxq, (B,) + Kxq.shape)
+    rhs = np.concatenate([y[..., None], Kxq], axis=-1)
+    sol = np.linalg.solve(A, rhs)
+    mean = np.einsum("bnm,bn->bm", Kxq, sol[..., 0])
+    prior = kernel.diag(Xq)
+    var = np.maximum(prior - np.einsum("bnm,bnm->bm", Kxq, sol[..., 1:]), 0.0)
+    return mean, var
+
+
+class EigenPosterior:
+    """All values of r from one eigendecomposition per (dataset, lengthscale).
+
+    With K_XX = Q diag(lam) Q^T and B = k(Xq, X) Q:
+        mu_r      = B diag(1 / (lam + r^2)) Q^T y
+        k_D,r(x,x) = k(x, x) - sum_j B_j^2 / (lam_j + r^2)
+    Batched over leading dataset axes: X (B, n, d), y (B, n); a single dataset is (n, d), (n,).
+    Negative round-off eigenvalues of K are raised to 0 (adds variance, see the jitter policy).
+    """
+
+    def __init__(self, kernel: Kernel, X, y):
+        self.kernel = kernel
+        X = np.asarray(X, dtype=float)
+        self.single = X.ndim == 1 or (X.ndim == 2 and np.asarray(y).ndim == 1)
+        if self.single:
+            X = v.points("X", X)[None]
+            y = v.responses("y", y, X.shape[1])[None]
+        else:
+            X = v.batched_points("X", X)
+            y = v.finite_array("y", y, ndim=2)
+            if y.shape != X.shape[:2]:
+                raise v.InvalidParameterError("y", f"of shape {X.shape[:2]}", y.shape)
+        self.X, self.y = X, y
+        lam, Q = np.linalg.eigh(kernel(X))
+        self.lam = np.maximum(lam, 0.0)
+        self.Q = Q
+        self.Qty = np.einsum("bnk,bn->bk", Q, y)
+
+    def _squeeze(self, a):
+        return a[:, 0] if self.single else a
+
+    def mean_var(self, Xq, r_values) -> tuple[np.ndarray, np.ndarray]:
+        """Mean and normalised variance, shapes (R, B, m) (or (R, m) for a single dataset)."""
+        r = np.atleast_1d(v.finite_array("r_values", r_values))
+        if np.any(r <= 0):
+            raise v.InvalidParameterError("r_values", "all > 0", r)
+        Xq = v.finite_array("Xq", Xq, ndim=(1, 2))
+        if Xq.ndim == 1:
+            Xq = Xq[:, None]
+        Bm = np.einsum("bmn,bnk->bmk", self.kernel(Xq, self.X) if self.X.shape[0] == 1 else
+                       self.kernel(np.broadcast_to(Xq, (self.X.shape[0],) + Xq.shape), self.X), self.Q)
+        inv = 1.0 / (self.lam[None] + (r**2)[:, None, None])  # (R, B, n)
+        mean = np.einsum("bmk,rbk->rbm", Bm, inv * self.Qty[None])
+        var = self.kernel.diag(Xq)[None, None] - np.einsum("bmk,rbk->rbm", Bm * Bm, inv)
+        return self._squeeze(mean), self._squeeze(np.maximum(var, 0.0))
+
+    def effective_dimension(self, r_values) -> np.ndarray:
+        """d_eff = tr K (K + r^2 I)^{-1} = sum_j lam_j / (lam_j + r^2), shape (R, B) or (R,)."""
+        r = np.atleast_1d(np.asarray(r_values, dtype=float))
+        out = np.sum(self.lam[None] / (self.lam[None] + (r**2)[:, None, None]), axis=-1)
+        return self._squeeze(out)

@@ -1,0 +1,130 @@
+"""One place for input validation.
+
+Each checker returns the cleaned value or raises :class:`~privgp.errors.InvalidParameterError`
+naming the parameter, the requirement and the value found.
+"""
+from __future__ import annotations
+
+import math
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+
+from .errors import InvalidParameterError
+
+
+def _as_float(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (Real, np.floating, np.integer)):
+        try:
+            arr = np.asarray(value, dtype=float)
+        except (TypeError, ValueError):
+            raise InvalidParameterError(name, "a real number", value) from None
+        if arr.ndim != 0:
+            raise InvalidParameterError(name, "a scalar real number", value)
+        value = float(arr)
+    value = float(value)
+    if math.isnan(value):
+        raise InvalidParameterError(name, "a number (not NaN)", value)
+    return value
+
+
+def positive(name: str, value: Any, *, allow_inf: bool = False) -> float:
+    """A finite (or, with ``allow_inf``, possibly infinite) number > 0."""
+    v = _as_float(name, value)
+    if v <= 0 or (math.isinf(v) and not allow_inf):
+        req = "> 0 (inf allowed)" if allow_inf else "finite and > 0"
+        raise InvalidParameterError(name, req, value)
+    return v
+
+
+def nonnegative(name: str, value: Any, *, allow_inf: bool = False) -> float:
+    v = _as_float(name, value)
+    if v < 0 or (math.isinf(v) and not allow_inf):
+        req = ">= 0 (inf allowed)" if allow_inf else "finite and >= 0"
+        raise InvalidParameterError(name, req, value)
+    return v
+
+
+def open_interval(name: str, value: Any, lo: float, hi: float) -> float:
+    v = _as_float(name, value)
+    if not (lo < v < hi):
+        raise InvalidParameterError(name, f"in the open interval ({lo:g}, {hi:g})", value)
+    return v
+
+
+def greater_than(name: str, value: Any, bound: float, *, allow_inf: bool = False) -> float:
+    v = _as_float(name, value)
+    if not v > bound or (math.isinf(v) and not allow_inf):
+        raise InvalidParameterError(name, f"> {bound:g}" + ("" if allow_inf else " and finite"), value)
+    return v
+
+
+def integer(name: str, value: Any, *, minimum: int | None = None) -> int:
+    if isinstance(value, bool):
+        raise InvalidParameterError(name, "an integer", value)
+    if isinstance(value, (Integral, np.integer)):
+        v = int(value)
+    elif isinstance(value, (Real, np.floating)) and float(value).is_integer():
+        v = int(value)
+    else:
+        raise InvalidParameterError(name, "an integer", value)
+    if minimum is not None and v < minimum:
+        raise InvalidParameterError(name, f"an integer >= {minimum}", value)
+    return v
+
+
+def finite_array(name: str, value: Any, *, ndim: int | tuple[int, ...] | None = None,
+                 allow_empty: bool = False) -> np.ndarray:
+    """A float array with no NaN or inf entries (optionally of a given number of dimensions)."""
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidParameterError(name, "an array of real numbers", value) from None
+    if ndim is not None:
+        allowed = (ndim,) if isinstance(ndim, int) else ndim
+        if arr.ndim not in allowed:
+            raise InvalidParameterError(name, f"an array with ndim in {allowed}", f"ndim {arr.ndim}")
+    if arr.size == 0 and not allow_empty:
+        raise InvalidParameterError(name, "non-empty", f"an empty array of shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        bad = int(np.sum(~np.isfinite(arr)))
+        raise InvalidParameterError(name, "free of NaN and inf", f"{bad} non-finite entries")
+    return arr
+
+
+def points(name: str, value: Any, *, dim: int | None = None, allow_empty: bool = False) -> np.ndarray:
+    """Input locations as a float array of shape (m, d); a 1-D array means d = 1."""
+    arr = finite_array(name, value, ndim=(1, 2), allow_empty=allow_empty)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if dim is not None and arr.shape[1] != dim:
+        raise InvalidParameterError(name, f"points of dimension {dim}", f"dimension {arr.shape[1]}")
+    return arr
+
+
+def batched_points(name: str, value: Any, *, dim: int | None = None) -> np.ndarray:
+    """Input locations of a batch of datasets, shape (B, n, d); (B, n) means d = 1."""
+    arr = finite_array(name, value, ndim=(2, 3))
+    if arr.ndim == 2:
+        arr = arr[..., None]
+    if dim is not None and arr.shape[-1] != dim:
+        raise InvalidParameterError(name, f"points of dimension {dim}", f"dimension {arr.shape[-1]}")
+    return arr
+
+
+def responses(name: str, value: Any, n: int) -> np.ndarray:
+    arr = finite_array(name, value, ndim=1)
+    if arr.shape[0] != n:
+        raise InvalidParameterError(name, f"a vector of length {n} (one response per input)", f"length {arr.shape[0]}")
+    return arr
+
+
+def probability(name: str, value: Any) -> float:
+    return open_interval(name, value, 0.0, 1.0)
+
+
+def generator(name: str, rng: Any) -> np.random.Generator:
+    if not isinstance(rng, np.random.Generator):
+        raise InvalidParameterError(name, "a numpy.random.Generator", type(rng).__name__)
+    return rng
