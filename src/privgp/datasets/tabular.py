@@ -1,0 +1,140 @@
+"""Private tabular data for a release: a CSV with coordinate columns and a response column.
+
+:func:`load_table` reads a CSV (or the shipped Baltimore table), checks it and returns a
+:class:`TabularData`: the coordinates X (n, d), the raw responses, and a content digest of the
+whole table used by the privacy ledger to recognise the same dataset again.
+
+Nothing here looks at the data to choose anything: the domain, the threshold, the clipping
+bound and every hyperparameter of a release are public inputs (seed 000, sec. 2 and sec. 6).
+Problems with the file (missing, unreadable, wrong columns, missing or non-numeric values) raise
+:class:`~privgp.errors.DataError` with one line naming the problem.
+
+The content digest is an unkeyed SHA-256 of the table in a canonical form (columns sorted by
+name, rows sorted, cells as the strings in the file), so reordering rows or columns gives the same
+digest. It is a deterministic function of private data and must never be written anywhere: the
+ledger stores only a keyed hash of it (see :mod:`privgp.ledger`).
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..errors import DataError
+
+MAX_DIM = 2
+
+
+@dataclass(frozen=True)
+class TabularData:
+    """Coordinates and raw responses of n private records, with the table's content digest."""
+
+    X: np.ndarray                 # (n, d) coordinates
+    response: np.ndarray          # (n,) raw response values, as in the file
+    coordinates: tuple[str, ...]  # coordinate column names
+    response_name: str
+    source: str                   # file path, or "embedded:<name>"
+    content_digest: str           # SHA-256 hex of the canonical table: private, never written
+
+    @property
+    def n(self) -> int:
+        return int(self.X.shape[0])
+
+    @property
+    def dim(self) -> int:
+        return int(self.X.shape[1])
+
+
+def _read_strings(path: Path) -> pd.DataFrame:
+    """The CSV with every cell as a string (no NA guessing), or a DataError."""
+    if not path.exists():
+        raise DataError(f"data file not found: {path}")
+    if not path.is_file():
+        raise DataError(f"data path is not a file: {path}")
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise DataError(f"cannot read data file {path}: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise DataError(f"cannot read data file {path}: not UTF-8 text (is it a CSV file?)") from None
+    return _parse(text, str(path))
+
+
+def _parse(text: str, where: str) -> pd.DataFrame:
+    if not text.strip():
+        raise DataError(f"data file {where} is empty")
+    try:
+        df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, skipinitialspace=True)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, csv.Error, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DataError(f"cannot parse data file {where} as CSV: {first}") from None
+    df.columns = [str(c).strip() for c in df.columns]
+    if len(set(df.columns)) != len(df.columns):
+        raise DataError(f"data file {where} has repeated column names")
+    return df
+
+
+def content_digest(df: pd.DataFrame) -> str:
+    """SHA-256 of the table in canonical form (sorted columns, sorted rows, stripped strings)."""
+    cols = sorted(df.columns)
+    rows = sorted(tuple(str(x).strip() for x in row) for row in df[cols].itertuples(index=False, name=None))
+    payload = json.dumps([cols, rows], separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return hashlib.sha256(payload).hexdigest()
+
+
+def _numeric_column(df: pd.DataFrame, name: str, where: str) -> np.ndarray:
+    cells = df[name].astype(str).str.strip()
+    empty = np.flatnonzero((cells == "").to_numpy())
+    if empty.size:
+        raise DataError(f"column {name!r} of {where} has {empty.size} missing value(s) "
+                        f"(first at data row {empty[0] + 1})")
+    values = pd.to_numeric(cells, errors="coerce").to_numpy(dtype=float)
+    bad = np.flatnonzero(~np.isfinite(values))
+    if bad.size:
+        raise DataError(f"column {name!r} of {where} has {bad.size} non-numeric, NaN or infinite value(s) "
+                        f"(first at data row {bad[0] + 1})")
+    return values
+
+
+def table_from_frame(df: pd.DataFrame, coordinates: Sequence[str], response: str, *, source: str) -> TabularData:
+    """Check and extract coordinates and responses from a string-valued table."""
+    coordinates = tuple(coordinates)
+    if not 1 <= len(coordinates) <= MAX_DIM:
+        raise DataError(f"give 1 or 2 coordinate columns; got {len(coordinates)}")
+    if len(set(coordinates + (response,))) != len(coordinates) + 1:
+        raise DataError(f"coordinate and response columns must be distinct; got {coordinates} and {response!r}")
+    missing = [c for c in coordinates + (response,) if c not in df.columns]
+    if missing:
+        shown = ", ".join(repr(c) for c in list(df.columns)[:20])
+        raise DataError(f"column(s) {', '.join(repr(c) for c in missing)} not found in {source}; "
+                        f"its columns are: {shown}")
+    if len(df) == 0:
+        raise DataError(f"data file {source} has no data rows")
+    X = np.column_stack([_numeric_column(df, c, source) for c in coordinates])
+    y = _numeric_column(df, response, source)
+    return TabularData(X=X, response=y, coordinates=coordinates, response_name=response, source=source,
+                       content_digest=content_digest(df))
+
+
+def load_table(path, coordinates: Sequence[str], response: str) -> TabularData:
+    """Read a CSV file with a header row; ``coordinates`` are 1 or 2 column names."""
+    path = Path(path)
+    return table_from_frame(_read_strings(path), coordinates, response, source=str(path))
+
+
+def load_embedded_baltimore() -> TabularData:
+    """The shipped Baltimore 1978 house sales: coordinates (x, y), response price (thousand USD)."""
+    from . import baltimore
+
+    text = baltimore.csv_path().read_text(encoding="utf-8")
+    df = _parse(text, "embedded:baltimore")
+    return table_from_frame(df, baltimore.COORDINATES, baltimore.RESPONSE, source="embedded:baltimore")
