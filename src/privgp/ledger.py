@@ -255,14 +255,16 @@ class Ledger:
 
     def charge(self, fingerprint: str, rdp, *, epsilon: float, delta: float,
                budget_epsilon: float | None = None, budget_delta: float | None = None,
-               description: str = "", settings: dict | None = None, label: str = "") -> Charge:
+               default_budget_delta: float | None = None, description: str = "",
+               settings: dict | None = None, label: str = "") -> Charge:
         """Record a release if the dataset's budget allows it; otherwise raise BudgetExceededError.
 
         ``rdp``: the release's RDP curve (callable) or its values on :attr:`orders`;
         ``epsilon``/``delta``: the release's own certified guarantee (recorded for display).
         ``budget_epsilon``/``budget_delta`` set the budget of a dataset seen for the first time
-        (``budget_epsilon`` defaults to :data:`DEFAULT_BUDGET_EPSILON`, ``budget_delta`` is then
-        required); for a known dataset they must be omitted or equal the recorded budget.
+        (``budget_epsilon`` defaults to :data:`DEFAULT_BUDGET_EPSILON`, ``budget_delta`` to
+        ``default_budget_delta``, one of which is then required); for a known dataset they must be
+        omitted or equal the recorded budget (``default_budget_delta`` is then ignored).
         Check and insert happen in one IMMEDIATE transaction.
         """
         rdp = self.rdp_on_orders(rdp)
@@ -272,6 +274,8 @@ class Ledger:
             budget_epsilon = v.positive("budget_epsilon", budget_epsilon)
         if budget_delta is not None:
             budget_delta = v.probability("budget_delta", budget_delta)
+        if default_budget_delta is not None:
+            default_budget_delta = v.probability("default_budget_delta", default_budget_delta)
         settings_json = json.dumps(settings or {}, sort_keys=True, default=str)
         con = self._connect()
         try:
@@ -280,10 +284,10 @@ class Ledger:
                 row = con.execute("SELECT budget_epsilon, budget_delta FROM datasets WHERE fingerprint = ?",
                                   (fingerprint,)).fetchone()
                 if row is None:
-                    if budget_delta is None:
-                        raise InvalidParameterError("budget_delta", "given for a dataset new to the ledger", None)
                     b_eps = DEFAULT_BUDGET_EPSILON if budget_epsilon is None else budget_epsilon
-                    b_del = budget_delta
+                    b_del = default_budget_delta if budget_delta is None else budget_delta
+                    if b_del is None:
+                        raise InvalidParameterError("budget_delta", "given for a dataset new to the ledger", None)
                     con.execute("INSERT INTO datasets(fingerprint, budget_epsilon, budget_delta, created, label) "
                                 "VALUES (?, ?, ?, ?, ?)", (fingerprint, b_eps, b_del, _now(), label))
                 else:

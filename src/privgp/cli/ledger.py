@@ -1,0 +1,62 @@
+"""``privgp ledger show``: the privacy-budget ledger's datasets, totals and releases."""
+from __future__ import annotations
+
+import argparse
+import textwrap
+
+from ..ledger import Ledger, default_path
+from .common import print_json
+
+DESCRIPTION = textwrap.dedent("""\
+    Show the privacy-budget ledger used by `privgp release`: per dataset (keyed fingerprint) its
+    budget, the epsilon spent so far and what remains, then every release (entry) with its own
+    certified (epsilon, delta) and status ('charged': budget taken, outputs possibly not written,
+    e.g. after a crash; 'completed': outputs written). Both count against the budget.
+
+    Composition: each release's Renyi-DP curve is stored on a fixed grid of orders; a dataset's
+    spent epsilon is the sum of its curves converted to (epsilon, delta) at the budget's delta,
+    minimised over the grid (any order gives a valid bound).
+    """)
+
+
+def register(sub) -> None:
+    p = sub.add_parser("ledger", help="inspect the privacy-budget ledger", description=DESCRIPTION,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    lsub = p.add_subparsers(dest="ledger_command", metavar="ACTION")
+    lsub.required = True
+    s = lsub.add_parser("show", help="list datasets, totals and entries", description=DESCRIPTION,
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    s.add_argument("--ledger", metavar="PATH", help=f"ledger file (default: $PRIVGP_LEDGER or {default_path()})")
+    s.add_argument("--dataset", metavar="FINGERPRINT", help="only this dataset (a fingerprint or its prefix)")
+    s.add_argument("--json", action="store_true", help="print as JSON")
+    s.set_defaults(func=show)
+
+
+def show(args) -> int:
+    led = Ledger(args.ledger)
+    datasets = led.datasets()
+    entries = led.entries()
+    if args.dataset:
+        datasets = [d for d in datasets if d.fingerprint.startswith(args.dataset)]
+        keep = {d.fingerprint for d in datasets}
+        entries = [e for e in entries if e.fingerprint in keep]
+    if args.json:
+        print_json({"ledger": str(led.path), "conversion": led.conversion,
+                    "orders": {"min": float(led.orders.min()), "max": float(led.orders.max()),
+                               "count": int(led.orders.size)},
+                    "datasets": [d.to_dict() for d in datasets], "entries": [e.to_dict() for e in entries]})
+        return 0
+    print(f"ledger {led.path}: {len(datasets)} dataset(s), {len(entries)} release(s)")
+    if datasets:
+        print(f"\n  {'dataset':<16}  {'budget eps':>10}  {'budget delta':>12}  {'spent eps':>10}  "
+              f"{'remaining':>10}  {'releases':>8}  label")
+        for d in datasets:
+            print(f"  {d.fingerprint[:16]:<16}  {d.budget_epsilon:>10.4g}  {d.budget_delta:>12.3g}  "
+                  f"{d.spent.epsilon:>10.4g}  {d.remaining_epsilon:>10.4g}  {d.spent.entries:>8}  {d.label}")
+    if entries:
+        print(f"\n  {'entry':<32}  {'dataset':<16}  {'created (UTC)':<25}  {'status':<9}  {'epsilon':>8}  "
+              f"{'delta':>9}  description")
+        for e in entries:
+            print(f"  {e.id:<32}  {e.fingerprint[:16]:<16}  {e.created:<25}  {e.status:<9}  {e.epsilon:>8.4g}  "
+                  f"{e.delta:>9.3g}  {e.description}")
+    return 0
