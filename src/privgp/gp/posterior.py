@@ -206,11 +206,13 @@ class EigenPosterior:
         Xq = v.finite_array("Xq", Xq, ndim=(1, 2))
         if Xq.ndim == 1:
             Xq = Xq[:, None]
-        Bm = np.einsum("bmn,bnk->bmk", self.kernel(Xq, self.X) if self.X.shape[0] == 1 else
-                       self.kernel(np.broadcast_to(Xq, (self.X.shape[0],) + Xq.shape), self.X), self.Q)
-        inv = 1.0 / (self.lam[None] + (r**2)[:, None, None])  # (R, B, n)
-        mean = np.einsum("bmk,rbk->rbm", Bm, inv * self.Qty[None])
-        var = self.kernel.diag(Xq)[None, None] - np.einsum("bmk,rbk->rbm", Bm * Bm, inv)
+        Kq = self.kernel(Xq, self.X[0])[None] if self.X.shape[0] == 1 else \
+            self.kernel(np.broadcast_to(Xq, (self.X.shape[0],) + Xq.shape), self.X)
+        Bm = np.matmul(Kq, self.Q)  # (B, m, n); matmul uses BLAS per batch (einsum does not)
+        inv = 1.0 / (self.lam[:, :, None] + (r**2)[None, None, :])  # (B, n, R)
+        mean = np.matmul(Bm, inv * self.Qty[:, :, None])  # (B, m, R)
+        var = self.kernel.diag(Xq)[None, :, None] - np.matmul(Bm * Bm, inv)
+        mean, var = np.moveaxis(mean, -1, 0), np.moveaxis(var, -1, 0)  # (R, B, m)
         return self._squeeze(mean), self._squeeze(np.maximum(var, 0.0))
 
     def effective_dimension(self, r_values) -> np.ndarray:

@@ -1,0 +1,203 @@
+"""Coarse-to-fine grid search over theta = (lengthscale, r, sigma), optionally privacy-constrained.
+
+Seed 000, sec. 5, eqs. (6)-(7) and App. D: minimise the average task loss over a coarse grid,
+then refine around the best candidates (the paper: two rounds around the top 3). The private
+search (eq. 7) only considers settings whose certified eps_L(theta) is strictly below eps0; the
+constraint is applied before the loss is evaluated, so infeasible settings cost nothing.
+
+The loss and epsilon are plain callables on candidate arrays (C, 3), so the search knows nothing
+about GPs: the excursion study supplies a loss that reuses one eigendecomposition per
+(dataset, lengthscale) across r and vectorises over sigma, and an epsilon from
+:func:`privgp.accounting.epsilon_posterior_sampling` (vectorised over the candidates). Both are
+memoised by setting (:class:`CachedLoss`, :class:`EpsilonCache`), so the unconstrained and the
+private search share every evaluation.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from .. import validation as v
+from ..errors import InvalidParameterError
+
+COLUMNS = ("lengthscale", "r", "sigma")
+
+#: Refinement rounds: multiplicative factors for (lengthscale, r, sigma) around each anchor.
+DEFAULT_REFINEMENT: tuple = (
+    ((0.7, 1.0, 1.4), (0.6, 0.8, 1.0, 1.25, 1.6), (0.6, 0.8, 1.0, 1.25, 1.6)),
+    ((0.85, 1.0, 1.18), (0.8, 0.9, 1.0, 1.1, 1.25), (0.8, 0.9, 1.0, 1.1, 1.25)),
+)
+
+
+def _key(theta) -> tuple[float, float, float]:
+    return tuple(float(f"{float(a):.10g}") for a in theta)
+
+
+def _positive_tuple(name, values) -> tuple[float, ...]:
+    arr = v.finite_array(name, values, ndim=1)
+    if np.any(arr <= 0):
+        raise InvalidParameterError(name, "all > 0", arr)
+    return tuple(sorted({float(f"{a:.10g}") for a in arr}))
+
+
+@dataclass(frozen=True)
+class SearchSpace:
+    """The coarse grid (full product) and the refinement rounds."""
+
+    lengthscales: tuple[float, ...]
+    rs: tuple[float, ...]
+    sigmas: tuple[float, ...]
+    refinement: tuple = DEFAULT_REFINEMENT
+    top_k: int = 3
+
+    def __post_init__(self):
+        for name in ("lengthscales", "rs", "sigmas"):
+            object.__setattr__(self, name, _positive_tuple(name, getattr(self, name)))
+        object.__setattr__(self, "top_k", v.integer("top_k", self.top_k, minimum=1))
+        rounds = tuple(tuple(_positive_tuple(f"refinement[{i}][{j}]", f) for j, f in enumerate(rnd))
+                       for i, rnd in enumerate(self.refinement))
+        for i, rnd in enumerate(rounds):
+            if len(rnd) != 3:
+                raise InvalidParameterError(f"refinement[{i}]", "three factor lists (lengthscale, r, sigma)", rnd)
+        object.__setattr__(self, "refinement", rounds)
+
+    def coarse(self) -> np.ndarray:
+        return np.array(list(itertools.product(self.lengthscales, self.rs, self.sigmas)), dtype=float)
+
+    def around(self, anchor, factors) -> np.ndarray:
+        fl, fr, fs = factors
+        return np.array([(anchor[0] * a, anchor[1] * b, anchor[2] * c)
+                         for a, b, c in itertools.product(fl, fr, fs)], dtype=float)
+
+    def to_dict(self) -> dict:
+        return {"lengthscales": list(self.lengthscales), "rs": list(self.rs), "sigmas": list(self.sigmas),
+                "refinement": [[list(f) for f in rnd] for rnd in self.refinement], "top_k": self.top_k}
+
+
+class CachedLoss:
+    """Memoised loss: ``fn(candidates (C, 3)) -> (C,)``, evaluated only on unseen settings."""
+
+    def __init__(self, fn: Callable[[np.ndarray], np.ndarray]):
+        self.fn = fn
+        self.values: dict[tuple, float] = {}
+
+    def __call__(self, candidates) -> np.ndarray:
+        cand = np.asarray(candidates, dtype=float).reshape(-1, 3)
+        keys = [_key(c) for c in cand]
+        todo = list(dict.fromkeys(k for k in keys if k not in self.values))
+        if todo:
+            vals = np.asarray(self.fn(np.array(todo, dtype=float)), dtype=float).reshape(-1)
+            if vals.shape[0] != len(todo):
+                raise InvalidParameterError("loss", f"one value per candidate ({len(todo)})", vals.shape)
+            if np.any(np.isnan(vals)):
+                raise InvalidParameterError("loss", "free of NaN", vals)
+            self.values.update(zip(todo, vals.tolist()))
+        return np.array([self.values[k] for k in keys])
+
+
+class EpsilonCache:
+    """Memoised certified epsilon: ``fn(lengthscale, r, sigma arrays) -> epsilon array``."""
+
+    def __init__(self, fn: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]):
+        self.fn = fn
+        self.values: dict[tuple, float] = {}
+
+    def __call__(self, candidates) -> np.ndarray:
+        cand = np.asarray(candidates, dtype=float).reshape(-1, 3)
+        keys = [_key(c) for c in cand]
+        todo = list(dict.fromkeys(k for k in keys if k not in self.values))
+        if todo:
+            a = np.array(todo, dtype=float)
+            eps = np.asarray(self.fn(a[:, 0], a[:, 1], a[:, 2]), dtype=float).reshape(-1)
+            if np.any(np.isnan(eps)):
+                raise InvalidParameterError("epsilon", "free of NaN (an upper bound, +inf if none)", eps)
+            self.values.update(zip(todo, eps.tolist()))
+        return np.array([self.values[k] for k in keys])
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """Outcome of one search. ``best`` is None (and ``feasible`` False) when no setting qualifies."""
+
+    best: dict | None
+    table: pd.DataFrame
+    feasible: bool
+    message: str
+    eps0: float | None = None
+    rounds: int = 0
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def theta(self) -> tuple[float, float, float]:
+        if self.best is None:
+            raise InvalidParameterError("search result", "a feasible setting", self.message)
+        return (self.best["lengthscale"], self.best["r"], self.best["sigma"])
+
+
+def _ranked(table: pd.DataFrame, constrained: bool) -> pd.DataFrame:
+    t = table[table["feasible"]] if constrained else table
+    return t.sort_values(["loss", "lengthscale", "r", "sigma"], kind="mergesort")
+
+
+def grid_search(loss: Callable[[np.ndarray], np.ndarray], space: SearchSpace, *,
+                epsilon: Callable[[np.ndarray], np.ndarray] | None = None,
+                eps0: float | None = None) -> SearchResult:
+    """Minimise ``loss`` over the coarse grid of ``space`` plus its refinement rounds (eq. 6).
+
+    With ``epsilon`` and ``eps0`` this is the private search of eq. (7): only settings with
+    epsilon(theta) < eps0 are evaluated, ranked and refined around. If no coarse or refined
+    setting is feasible the result says "no feasible setting" (``feasible=False``) instead of
+    raising, with the smallest epsilon seen in the message.
+    """
+    constrained = epsilon is not None or eps0 is not None
+    if constrained:
+        if epsilon is None:
+            raise InvalidParameterError("epsilon", "a callable when eps0 is given", None)
+        if eps0 is None:
+            raise InvalidParameterError("eps0", "a target epsilon > 0 when epsilon is given", None)
+        eps0 = v.positive("eps0", eps0)
+    rows: dict[tuple, dict] = {}
+
+    def consider(cands: np.ndarray, rnd: int) -> None:
+        keys = [_key(c) for c in cands]
+        new = [k for k in dict.fromkeys(keys) if k not in rows]
+        if not new:
+            return
+        arr = np.array(new, dtype=float)
+        eps = epsilon(arr) if constrained else np.full(len(new), np.nan)
+        feas = eps < eps0 if constrained else np.ones(len(new), dtype=bool)
+        vals = np.full(len(new), np.nan)
+        if np.any(feas):
+            vals[feas] = loss(arr[feas])
+        for k, e, f, val in zip(new, eps, feas, vals):
+            rows[k] = {"lengthscale": k[0], "r": k[1], "sigma": k[2], "loss": float(val),
+                       "epsilon": float(e), "feasible": bool(f), "round": rnd}
+
+    consider(space.coarse(), 0)
+    done = 0
+    for rnd, factors in enumerate(space.refinement, start=1):
+        table = pd.DataFrame(list(rows.values()))
+        anchors = _ranked(table, constrained).head(space.top_k)
+        if anchors.empty:
+            break
+        cands = np.concatenate([space.around(a, factors) for a in anchors[list(COLUMNS)].to_numpy()])
+        consider(cands, rnd)
+        done = rnd
+    table = pd.DataFrame(list(rows.values()))
+    ranked = _ranked(table, constrained)
+    if ranked.empty:
+        finite = table["epsilon"][np.isfinite(table["epsilon"])]
+        smallest = f"{finite.min():.4g}" if len(finite) else "inf"
+        msg = (f"no feasible setting: none of the {len(table)} candidates has certified epsilon < {eps0:g} "
+               f"(smallest epsilon on the grid: {smallest})")
+        return SearchResult(best=None, table=table, feasible=False, message=msg, eps0=eps0, rounds=done)
+    best = ranked.iloc[0].to_dict()
+    best = {k: (float(val) if k in ("lengthscale", "r", "sigma", "loss", "epsilon") else val)
+            for k, val in best.items()}
+    msg = (f"best of {len(table)} candidates" + (f" with epsilon < {eps0:g} ({int(table['feasible'].sum())} feasible)"
+                                                if constrained else ""))
+    return SearchResult(best=best, table=table, feasible=True, message=msg, eps0=eps0, rounds=done)
