@@ -133,8 +133,8 @@ def settings_table(columns: dict[Any, dict], header: str) -> pd.DataFrame:
     return pd.DataFrame(recs)
 
 
-def _paper_columns(key: str) -> dict:
-    return {col: {**vals, "feasible": True} for col, vals in PAPER[key].items()}
+def _paper_columns(paper: dict) -> dict:
+    return {col: {**vals, "feasible": True} for col, vals in paper.items()}
 
 
 def _constant_sets(constants: str | None) -> tuple[str, ...]:
@@ -187,7 +187,7 @@ def run_column(cfg: dict, M_xi: float, *, executor, seed: int, constants: tuple[
     return {c: (res, summarize(res)) for c, res in results.items()}
 
 
-def _write_outputs(out: Path, stem: str, header: str, columns: dict, paper_key: str | None, *, iqr: bool,
+def _write_outputs(out: Path, stem: str, header: str, columns: dict, paper: dict | None, *, iqr: bool,
                    constants: tuple[str, ...]) -> dict:
     written = {}
     for c in constants:
@@ -200,8 +200,8 @@ def _write_outputs(out: Path, stem: str, header: str, columns: dict, paper_key: 
         written[c] = summ
     for col, res in columns.items():
         res[constants[0]][0].unconstrained.table.to_csv(out / f"search_unconstrained_{header}{col}.csv", index=False)
-    if paper_key is not None:
-        write_table(results_table(_paper_columns(paper_key), header, iqr=iqr), out, f"{stem}_paper")
+    if paper is not None:
+        write_table(results_table(_paper_columns(paper), header, iqr=iqr), out, f"{stem}_paper")
     return written
 
 
@@ -222,7 +222,7 @@ def _run_table(name: str, out_dir: Path, *, quick: bool, executor, seed: int, va
         columns[val] = run_column(cfg, M, executor=executor, seed=seed, constants=consts,
                                   label=f"{name} {vary}={val}")
     header = "M_xi" if vary == "M_xi" else "n"
-    written = _write_outputs(out, name, header, columns, paper_key, iqr=iqr, constants=consts)
+    written = _write_outputs(out, name, header, columns, PAPER[paper_key], iqr=iqr, constants=consts)
     summary = {c: {str(col): s for col, s in w.items()} for c, w in written.items()}
     config = {"columns": {vary: list(values)}, "constant_sets": list(consts), **cfg}
     if vary == "M_xi":

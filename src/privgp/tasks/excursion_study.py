@@ -323,6 +323,13 @@ def run_excursion_study(train, val, cfg: StudyConfig, executor, *, seed: int = 0
         return _cat(parts, axis=1).mean(axis=1)
 
     loss = CachedLoss(mean_loss)
+    eps_caches = {name: EpsilonCache(spec.epsilon) for name, spec in privacy.items()}
+    # one pass over the pairs for both coarse grids (each lengthscale decomposed once per pair)
+    warm = [cfg.space.coarse()]
+    for name, spec in privacy.items():
+        pc = cfg.private_space.coarse()
+        warm.append(pc[eps_caches[name](pc) < spec.eps0])
+    loss(np.concatenate(warm))
     uncon = grid_search(loss, cfg.space)
     theta_star = uncon.theta
     p_val = _cat(executor.map(partial(chunk_probabilities, theta=theta_star, kernel=cfg.kernel), vchunks,
@@ -331,7 +338,7 @@ def run_excursion_study(train, val, cfg: StudyConfig, executor, *, seed: int = 0
 
     results = {}
     for name, spec in privacy.items():
-        eps = EpsilonCache(spec.epsilon)
+        eps = eps_caches[name]
         priv = grid_search(loss, cfg.private_space, epsilon=eps, eps0=spec.eps0)
         eps_star = float(eps(np.array([theta_star]))[0])
         theta_priv = priv.theta if priv.feasible else None
