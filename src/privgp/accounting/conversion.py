@@ -26,26 +26,37 @@ def check_conversion(conversion: str) -> str:
     return conversion
 
 
+def epsilon_raw(rdp, alpha, log_inv_delta, conversion: str):
+    """epsilon_from_rdp on float arrays with log(1/delta) precomputed and no checks (under errstate)."""
+    am1 = alpha - 1.0
+    if conversion == "mironov":
+        eps = rdp + log_inv_delta / am1
+    else:
+        eps = rdp + np.log(am1 / alpha) + (log_inv_delta - np.log(alpha)) / am1
+        eps = np.maximum(eps, 0.0)
+    return np.where(np.isposinf(rdp), np.inf, eps)
+
+
 def epsilon_from_rdp(rdp, alpha, delta, conversion: str = "improved"):
     """epsilon such that an (alpha, rdp)-RDP mechanism is (epsilon, delta)-DP."""
     check_conversion(conversion)
     rdp, alpha, delta = (np.asarray(a, dtype=float) for a in (rdp, alpha, delta))
-    am1 = alpha - 1.0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        log_inv_delta = -np.log(delta)
-        if conversion == "mironov":
-            eps = rdp + log_inv_delta / am1
-        else:
-            eps = rdp + np.log(am1 / alpha) + (log_inv_delta - np.log(alpha)) / am1
-            eps = np.maximum(eps, 0.0)
-        eps = np.where(np.isposinf(rdp), np.inf, eps)
-    return eps
+    if np.any(~(alpha > 1.0)):
+        raise InvalidParameterError("alpha", "> 1 (Rényi order)", alpha)
+    if np.any(~((delta > 0) & (delta < 1))):
+        raise InvalidParameterError("delta", "in the open interval (0, 1)", delta)
+    with np.errstate(all="ignore"):
+        return epsilon_raw(rdp, alpha, -np.log(delta), conversion)
 
 
 def log_delta_from_rdp(rdp, alpha, epsilon, conversion: str = "improved"):
     """log delta such that an (alpha, rdp)-RDP mechanism is (epsilon, delta)-DP (capped at log 1 = 0)."""
     check_conversion(conversion)
     rdp, alpha, epsilon = (np.asarray(a, dtype=float) for a in (rdp, alpha, epsilon))
+    if np.any(~(alpha > 1.0)):
+        raise InvalidParameterError("alpha", "> 1 (Rényi order)", alpha)
+    if np.any(~(epsilon >= 0)):
+        raise InvalidParameterError("epsilon", ">= 0", epsilon)
     am1 = alpha - 1.0
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         out = am1 * (rdp - epsilon)

@@ -4,9 +4,14 @@ Any order gives a valid bound, so the search may be approximate; what must hold 
 reported value is the objective evaluated *at the reported alpha* (it is: the minimiser returns
 the objective value it computed at the alpha it returns, never an interpolation).
 
-Orders are parametrised by beta in (0, 1): alpha = 1 + beta (alpha_max - 1) when alpha_max is
-finite, and alpha = 1 + exp(u) on a wide log range otherwise. The search evaluates a grid of
-logit(beta) and zooms around the best point for a few rounds (all settings in lock-step).
+Search coordinate. Orders are written alpha = 1 + (alpha_max - 1) sigmoid(t). For t -> -inf this
+is log-uniform in alpha - 1 (alpha - 1 ~ (alpha_max - 1) e^t), for t -> +inf it is log-uniform in
+the distance alpha_max - alpha, so one coordinate resolves both ends of the admissible range
+1 < alpha < alpha_max, whatever its width. The range of t reaches down to alpha - 1 = ALPHA_M1_MIN
+(or further when alpha_max is close to 1) and up to a relative distance e^-T_HI from alpha_max.
+When alpha_max = inf, alpha = 1 + e^t on a wide log range. The search evaluates a grid of t and
+zooms around the best point for a few rounds (all settings in lock-step). For a unimodal objective
+the minimiser stays bracketed, so the result is the exact minimum up to the final grid spacing.
 """
 from __future__ import annotations
 
@@ -16,20 +21,33 @@ import numpy as np
 
 from ..errors import NumericalError
 
-LOGIT_RANGE = 20.0          # beta in [2e-9, 1 - 2e-9]
-LOG_AM1_RANGE = (-12.0, 12.0)  # alpha - 1 in [6e-6, 1.6e5] when alpha_max = inf
+ALPHA_M1_MIN = 1e-10           # smallest alpha - 1 searched (unless alpha_max - 1 is smaller still)
+T_LO_MIN = 20.0                # at least sigmoid(-20) = 2e-9 of the range at the lower end
+T_HI = 30.0                    # up to alpha_max - alpha = e^-30 (alpha_max - 1)
+LOG_AM1_RANGE = (-23.0, 23.0)  # alpha - 1 in [1e-10, 1e10] when alpha_max = inf
 GRID = 33
 ROUNDS = 4
 
 
 def _alphas(t: np.ndarray, alpha_max: np.ndarray) -> np.ndarray:
-    """Map search coordinates t (logit beta, or log(alpha-1) when alpha_max = inf) to orders."""
+    """Map search coordinates t to orders (see the module docstring)."""
     finite = np.isfinite(alpha_max)
     with np.errstate(over="ignore", invalid="ignore"):
-        beta = 1.0 / (1.0 + np.exp(-t))
+        beta = 0.5 * (1.0 + np.tanh(0.5 * t))  # sigmoid(t), no overflow
         a_fin = 1.0 + beta * np.where(finite, alpha_max - 1.0, 1.0)
-        a_inf = 1.0 + np.exp(t)
+        a_inf = 1.0 + np.exp(np.minimum(t, 700.0))
     return np.where(finite, a_fin, a_inf)
+
+
+def search_range(alpha_max: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-setting range [lo, hi] of the search coordinate t."""
+    finite = np.isfinite(alpha_max)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        width = np.where(finite, alpha_max - 1.0, 1.0)
+        lo_fin = -np.maximum(T_LO_MIN, np.log(width / ALPHA_M1_MIN))
+    lo = np.where(finite, lo_fin, LOG_AM1_RANGE[0])
+    hi = np.where(finite, T_HI, LOG_AM1_RANGE[1])
+    return lo, hi
 
 
 def minimize_over_alpha(objective: Callable[[np.ndarray], np.ndarray], alpha_max,
@@ -38,28 +56,28 @@ def minimize_over_alpha(objective: Callable[[np.ndarray], np.ndarray], alpha_max
 
     ``objective`` receives alpha of shape (S, G) (S settings, G candidate orders per setting) and
     returns values of the same shape (+inf where inadmissible). alpha_max has shape (S,) (inf
-    allowed). Returns (alpha_best, value_best), each of shape (S,).
+    allowed). Returns (alpha_best, value_best), each of shape (S,); value_best is the objective at
+    alpha_best as computed during the search.
     """
     alpha_max = np.atleast_1d(np.asarray(alpha_max, dtype=float))
     if np.any(~(alpha_max > 1.0)):
         raise NumericalError("alpha_max must exceed 1 for every setting")
     S = alpha_max.shape[0]
     finite = np.isfinite(alpha_max)
-    lo = np.where(finite, -LOGIT_RANGE, LOG_AM1_RANGE[0])
-    hi = np.where(finite, LOGIT_RANGE, LOG_AM1_RANGE[1])
+    lo, hi = search_range(alpha_max)
     steps = np.linspace(0.0, 1.0, grid)
     best_a = np.full(S, np.nan)
     best_v = np.full(S, np.inf)
+    rows = np.arange(S)
+    upper = np.nextafter(alpha_max, 1.0)[:, None]
+    lower = np.nextafter(1.0, 2.0)
     for _ in range(rounds):
         t = lo[:, None] + (hi - lo)[:, None] * steps[None, :]
-        alpha = _alphas(t, alpha_max[:, None])
-        alpha = np.where(alpha < alpha_max[:, None], alpha, np.nextafter(alpha_max[:, None], 1.0))
-        alpha = np.maximum(alpha, np.nextafter(1.0, 2.0))
+        alpha = np.clip(_alphas(t, alpha_max[:, None]), lower, upper)
         vals = np.asarray(objective(alpha), dtype=float)
         if np.any(np.isnan(vals)):
             raise NumericalError("objective returned NaN during the search over alpha")
         idx = np.argmin(vals, axis=1)
-        rows = np.arange(S)
         v = vals[rows, idx]
         better = v < best_v
         best_v = np.where(better, v, best_v)

@@ -14,13 +14,13 @@ import numpy as np
 
 from .. import validation as v
 from ..domain import Box
-from ..errors import InvalidParameterError
+from ..errors import InvalidParameterError, NumericalError
 from ..kernels import Kernel, make_kernel
-from .conversion import check_conversion, epsilon_from_rdp, log_delta_from_rdp
+from .conversion import check_conversion, epsilon_from_rdp, epsilon_raw
 from .curves import RdpCurve
 from .optimize import minimize_over_alpha
 from .rdp import alpha_max as _alpha_max
-from .rdp import rdp_posterior_sample, tau_tilde
+from .rdp import bound_coefficients, rdp_from_coefficients, rdp_posterior_sample, tau_tilde
 from .sensitivity import SensitivityBounds, sensitivity_bounds
 
 
@@ -58,23 +58,30 @@ class EpsilonResult:
 
 
 def kernel_facts(kernel, lengthscale, domain: Box):
-    """(family name, kappa array, unit_diagonal, nonnegative) for a kernel name or instance."""
+    """(family name, kappa array, unit_diagonal, nonnegative) for a kernel name or instance.
+
+    kappa = inf over the public domain of k(x, x') (Prop. 3). A name ("exponential", "matern32",
+    "matern52", "squared_exponential") takes ``lengthscale`` (scalar or array; None means 1.0);
+    "constant" and "diagonal" take none. A Kernel instance carries its own lengthscale: then
+    ``lengthscale`` must be None or equal to it (a disagreeing value is an error, never a silent
+    override).
+    """
     if isinstance(kernel, Kernel):
-        name = kernel.name
-        if lengthscale is not None and hasattr(kernel, "lengthscale"):
-            kernel = type(kernel)(lengthscale=float(np.asarray(lengthscale).reshape(-1)[0])) \
-                if np.size(lengthscale) == 1 else kernel
-        if np.size(lengthscale) > 1 and hasattr(kernel, "profile"):
+        own = getattr(kernel, "lengthscale", None)
+        if lengthscale is not None:
             ell = np.asarray(lengthscale, dtype=float)
-            kappa = kernel.profile(domain.diameter / ell)
-        else:
-            kappa = np.asarray(kernel.kappa(domain))
-        return name, kappa, bool(kernel.unit_diagonal), bool(kernel.nonnegative)
+            if own is None or ell.size == 0 or np.any(ell != own):
+                raise InvalidParameterError(
+                    "lengthscale", f"None or equal to the kernel instance's own ({own}); pass the kernel "
+                    "by name to vary the lengthscale", lengthscale)
+        return kernel.name, np.asarray(float(kernel.kappa(domain))), bool(kernel.unit_diagonal), \
+            bool(kernel.nonnegative)
     name = str(kernel)
     if name in ("constant", "diagonal"):
         k = make_kernel(name)
-        return name, np.asarray(k.kappa(domain)), bool(k.unit_diagonal), True
-    ell = np.asarray(lengthscale, dtype=float)
+        return name, np.asarray(float(k.kappa(domain))), bool(k.unit_diagonal), True
+    make_kernel(name, 1.0)  # validates the name
+    ell = np.asarray(1.0 if lengthscale is None else lengthscale, dtype=float)
     if ell.size == 0 or np.any(~(ell > 0)) or np.any(np.isinf(ell)):
         raise InvalidParameterError("lengthscale", "finite and > 0", lengthscale)
     k = make_kernel(name, 1.0)
@@ -88,17 +95,20 @@ def _check_common(sigma, eta, L, delta=None):
     eta = np.asarray(eta, dtype=float)
     if np.any(~(eta >= 0)) or np.any(np.isinf(eta)):
         raise InvalidParameterError("eta", "finite and >= 0", eta)
-    L_arr = np.asarray(L)
-    if np.any(L_arr < 1) or np.any(np.asarray(L_arr, float) != np.floor(np.asarray(L_arr, float))):
-        raise InvalidParameterError("L", "an integer >= 1", L)
+    try:
+        L_arr = np.asarray(L, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidParameterError("L", "an integer >= 1", L) from None
+    if np.any(~np.isfinite(L_arr)) or np.any(L_arr < 1) or np.any(L_arr != np.floor(L_arr)):
+        raise InvalidParameterError("L", "a finite integer >= 1", L)
     if delta is not None:
         d = np.asarray(delta, dtype=float)
         if np.any(~((d > 0) & (d < 1))):
             raise InvalidParameterError("delta", "in the open interval (0, 1)", delta)
-    return sigma, eta, np.asarray(L_arr, dtype=float)
+    return sigma, eta, L_arr
 
 
-def bounds_for(n, r, *, kernel="exponential", lengthscale=1.0, domain: Box | None = None,
+def bounds_for(n, r, *, kernel="exponential", lengthscale=None, domain: Box | None = None,
                M_Y=1.0, sensitivity="generic", rkhs_norm=None, constants="proven") -> SensitivityBounds:
     """V_n and Delta_n bounds for a kernel, a public domain and a sensitivity lemma."""
     domain = Box.unit(1) if domain is None else domain
@@ -108,41 +118,59 @@ def bounds_for(n, r, *, kernel="exponential", lengthscale=1.0, domain: Box | Non
                               constants=constants)
 
 
-def epsilon_posterior_sampling(n, r, sigma, delta, *, kernel="exponential", lengthscale=1.0,
+def epsilon_posterior_sampling(n, r, sigma, delta, *, kernel="exponential", lengthscale=None,
                                domain: Box | None = None, eta=0.0, L=1, M_Y=1.0,
                                sensitivity: str = "generic", rkhs_norm=None, constants: str = "proven",
-                               conversion: str = "improved") -> EpsilonResult:
+                               conversion: str = "improved", alpha=None) -> EpsilonResult:
     """Certified epsilon of releasing L independent posterior paths f_D (+ g, g ~ GP(0, eta^2 k)).
 
     RDP per draw: Thm 3.1 (eta = 0) / Prop. 2 with V_n, Delta_n from App. B; L-fold composition
-    (eq. 3); (epsilon, delta) conversion minimised over 1 < alpha < 1 + 1/tau~.
+    (eq. 3); (epsilon, delta) conversion minimised over 1 < alpha < 1 + 1/tau~ (or evaluated at
+    the given ``alpha``, which broadcasts like the other inputs; outside the admissible range the
+    result is +inf). n, r, sigma (inf allowed), eta, L, lengthscale, delta and alpha broadcast.
     Assumptions: |y| <= M_Y (or y = f*(x) with ||f*||_H <= rkhs_norm for 'rkhs'), sup k(x,x) = 1,
     replace-one neighbours of size n, public domain, hyperparameters independent of the data.
     """
     check_conversion(conversion)
     sigma, eta, L = _check_common(sigma, eta, L, delta)
+    if alpha is not None:
+        alpha = np.asarray(alpha, dtype=float)
+        if np.any(~(alpha > 1.0)):
+            raise InvalidParameterError("alpha", "> 1 (Rényi order)", alpha)
     b = bounds_for(n, r, kernel=kernel, lengthscale=lengthscale, domain=domain, M_Y=M_Y,
                    sensitivity=sensitivity, rkhs_norm=rkhs_norm, constants=constants)
     r = np.asarray(r, dtype=float)
     delta = np.asarray(delta, dtype=float)
-    shape = np.broadcast_shapes(b.V.shape, b.Delta.shape, r.shape, sigma.shape, eta.shape, L.shape, delta.shape)
-    V, Delta, r_, s_, e_, L_, d_ = (np.broadcast_to(a, shape).reshape(-1) for a in
-                                    (b.V, b.Delta, r, sigma, eta, L, delta))
+    shapes = [b.V.shape, b.Delta.shape, b.kappa.shape, r.shape, sigma.shape, eta.shape, L.shape, delta.shape]
+    if alpha is not None:
+        shapes.append(alpha.shape)
+    shape = np.broadcast_shapes(*shapes)
+    V, Delta, kappa, r_, s_, e_, L_, d_ = (np.broadcast_to(a, shape).reshape(-1) for a in
+                                           (b.V, b.Delta, b.kappa, r, sigma, eta, L, delta))
     amax = _alpha_max(V, r_, s_, e_)
 
-    def objective(al):
-        rdp = L_[:, None] * rdp_posterior_sample(al, V[:, None], Delta[:, None], r_[:, None], s_[:, None], e_[:, None])
-        return epsilon_from_rdp(rdp, al, d_[:, None], conversion)
+    if alpha is None:
+        coef = tuple(c[:, None] for c in bound_coefficients(V, Delta, r_, s_, e_))
+        Lc = L_[:, None]
+        lid = -np.log(d_)[:, None]
 
-    alpha, _ = minimize_over_alpha(objective, amax)
-    rdp = L_ * rdp_posterior_sample(alpha, V, Delta, r_, s_, e_)
-    eps = epsilon_from_rdp(rdp, alpha, d_, conversion)  # recomputed at the reported alpha
-    rs = lambda a: np.asarray(a).reshape(shape)  # noqa: E731
-    return EpsilonResult(epsilon=rs(eps), delta=rs(d_), alpha=rs(alpha), rdp=rs(rdp), V=rs(V), Delta=rs(Delta),
-                         kappa=np.broadcast_to(b.kappa, shape).copy() if b.kappa.shape != shape else b.kappa,
-                         tau=rs(tau_tilde(V, r_, s_, e_)), alpha_max=rs(amax), conversion=conversion,
-                         constants=constants, lemma_V=b.lemma_V, lemma_Delta=b.lemma_Delta,
-                         covered=b.covered, notes=b.notes)
+        def objective(al):  # orders from the search are always > 1
+            rdp = Lc * rdp_from_coefficients(al, *coef)
+            with np.errstate(all="ignore"):
+                return epsilon_raw(rdp, al, lid, conversion)
+
+        alpha_, _ = minimize_over_alpha(objective, amax)
+    else:
+        alpha_ = np.broadcast_to(alpha, shape).reshape(-1)
+    rdp = L_ * rdp_posterior_sample(alpha_, V, Delta, r_, s_, e_)
+    eps = epsilon_from_rdp(rdp, alpha_, d_, conversion)  # recomputed at the reported alpha
+    if np.any(np.isnan(eps)):
+        raise NumericalError("epsilon_posterior_sampling: NaN epsilon from valid inputs")
+    rs = lambda a: np.asarray(a, dtype=float).reshape(shape)  # noqa: E731
+    return EpsilonResult(epsilon=rs(eps), delta=rs(d_), alpha=rs(alpha_), rdp=rs(rdp), V=rs(V), Delta=rs(Delta),
+                         kappa=rs(kappa), tau=rs(tau_tilde(V, r_, s_, e_)), alpha_max=rs(amax),
+                         conversion=conversion, constants=constants, lemma_V=b.lemma_V,
+                         lemma_Delta=b.lemma_Delta, covered=b.covered, notes=b.notes)
 
 
 def delta_posterior_sampling(n, r, sigma, epsilon, **kwargs):
@@ -152,7 +180,7 @@ def delta_posterior_sampling(n, r, sigma, epsilon, **kwargs):
     return curve.delta(epsilon, conversion)
 
 
-def posterior_sampling_curve(n, r, sigma, *, kernel="exponential", lengthscale=1.0, domain: Box | None = None,
+def posterior_sampling_curve(n, r, sigma, *, kernel="exponential", lengthscale=None, domain: Box | None = None,
                              eta=0.0, L=1, M_Y=1.0, sensitivity="generic", rkhs_norm=None,
                              constants="proven") -> tuple[RdpCurve, SensitivityBounds]:
     """The RDP curve of L draws for one (scalar) setting, for composition with other releases."""

@@ -15,6 +15,20 @@ def _nan_check(name, arr):
     return arr
 
 
+def _psi_raw(am1, tau):
+    """psi_alpha(tau) with am1 = alpha - 1 > 0 and tau >= 0 already checked; call under
+    np.errstate(all="ignore")."""
+    x = tau * am1
+    half_log = 0.5 * np.log1p(tau)
+    first = half_log - np.log1p(x / (1.0 + tau)) / (2.0 * am1)
+    second = -half_log - np.log1p(-np.minimum(x, 1.0)) / (2.0 * am1)
+    out = np.maximum(first, second)
+    out = np.where((x >= 1.0) | np.isposinf(tau), np.inf, out)
+    out = np.where(tau == 0.0, 0.0, out)
+    # psi_alpha >= 0 (lambda = 1 lies in the interval); clears round-off below 0 for tiny tau.
+    return np.maximum(out, 0.0)
+
+
 def psi_alpha(alpha, tau):
     """psi_alpha(tau) of Lemma A.3 (closed form of the max over lambda in [1/(1+tau), 1+tau]):
 
@@ -30,15 +44,8 @@ def psi_alpha(alpha, tau):
         raise InvalidParameterError("alpha", "> 1 (Rényi order)", alpha if alpha.ndim == 0 else alpha[~(am1 > 0)])
     if np.any(~(tau >= 0.0)):
         raise InvalidParameterError("tau", ">= 0", tau)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        x = tau * am1
-        half_log = 0.5 * np.log1p(tau)
-        first = half_log - np.log1p(x / (1.0 + tau)) / (2.0 * am1)
-        second = -half_log - np.log1p(-np.minimum(x, 1.0)) / (2.0 * am1)
-        out = np.maximum(first, second)
-        out = np.where(x >= 1.0, np.inf, out)
-        out = np.where(np.isposinf(tau), np.inf, out)
-        out = np.where(tau == 0.0, 0.0, out)
+    with np.errstate(all="ignore"):
+        out = _psi_raw(am1, tau)
     return _nan_check("psi_alpha", out)
 
 
@@ -62,32 +69,74 @@ def alpha_max(V, r, sigma, eta=0.0):
         return 1.0 + 1.0 / tau
 
 
+def _arrays(*args):
+    return tuple(np.asarray(a, dtype=float) for a in args)
+
+
+def bound_coefficients(V, Delta, r, sigma, eta):
+    """Per-setting constants of the bound, so that it can be evaluated at many orders cheaply:
+    (tau~, V, r^2, eta^2/sigma^2, m) with m = 1/2 (V + r^2) Delta^2 / sigma^2 (0 when sigma = inf,
+    the covariance-only limit, or Delta = 0). See :func:`rdp_from_coefficients`."""
+    V, Delta, r, sigma, eta = _arrays(V, Delta, r, sigma, eta)
+    tau = tau_tilde(V, r, sigma, eta)
+    r2 = r * r
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        # Divide through by sigma^2 so that sigma = inf is the limit, not inf/inf.
+        inv_s2 = np.where(np.isinf(sigma), 0.0, 1.0 / (sigma * sigma))
+        eta2_s2 = np.where(np.isinf(sigma), 0.0, (eta * eta) * inv_s2)
+        m = np.where((Delta == 0.0) | (inv_s2 == 0.0), 0.0, 0.5 * (V + r2) * (Delta * Delta) * inv_s2)
+    return tau, V, r2, eta2_s2, _nan_check("bound coefficients", m)
+
+
+def _mean_raw(alpha, V, r2, eta2_s2, m):
+    """alpha m / ((r^2 - (alpha-1) V) + eta^2/sigma^2 (V + r^2)), i.e. the mean term of eq. (4) /
+    Prop. 2 divided through by sigma^2; +inf when the denominator is <= 0. Under errstate."""
+    denom = (r2 - (alpha - 1.0) * V) + eta2_s2 * (V + r2)
+    out = np.where(m == 0.0, 0.0, alpha * m / denom)
+    return np.where(denom <= 0.0, np.inf, out)
+
+
+def rdp_from_coefficients(alpha, tau, V, r2, eta2_s2, m):
+    """The single-draw bound from :func:`bound_coefficients`; alpha > 1 is NOT checked here (the
+    caller guarantees it). NaN is left for the caller to detect."""
+    with np.errstate(all="ignore"):
+        return 2.0 * _psi_raw(alpha - 1.0, tau) + _mean_raw(alpha, V, r2, eta2_s2, m)
+
+
+def _check_alpha(alpha):
+    if np.any(~(alpha > 1.0)):
+        raise InvalidParameterError("alpha", "> 1 (Rényi order)", alpha)
+
+
 def rdp_posterior_sample(alpha, V, Delta, r, sigma, eta=0.0):
     """Single-draw RDP bound of seed 000, Prop. 2 (Thm 3.1 when eta = 0), eq. (4):
 
         eps_alpha <= 2 psi_alpha(tau~) + alpha/2 (V + r^2) Delta^2
                                            / (sigma^2 (r^2 - (alpha-1) V) + eta^2 (V + r^2))
 
-    V >= V_n(r) and Delta >= Delta_n(r) are upper bounds (App. B). Valid for 1 < alpha < 1 + 1/tau~,
-    +inf outside. sigma = inf gives the covariance-only bound 2 psi_alpha(V / r^2).
+    with tau~ = sigma^2 V / (sigma^2 r^2 + eta^2 (V + r^2)) (= V / r^2 when eta = 0).
+    V >= V_n(r) and Delta >= Delta_n(r) are upper bounds (App. B); the bound is non-decreasing in
+    both, so upper bounds give a valid bound. Valid for 1 < alpha < 1 + 1/tau~, +inf outside.
+    sigma = inf gives the covariance-only bound 2 psi_alpha(V / r^2) (sec. 4). alpha <= 1 raises.
     """
-    alpha, V, Delta, r, sigma, eta = (np.asarray(a, dtype=float) for a in (alpha, V, Delta, r, sigma, eta))
-    tau = tau_tilde(V, r, sigma, eta)
-    cov_term = 2.0 * psi_alpha(alpha, tau)
-    r2 = r * r
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        # Divide through by sigma^2 so that sigma = inf is the limit, not inf/inf.
-        inv_s2 = np.where(np.isinf(sigma), 0.0, 1.0 / (sigma * sigma))
-        eta2_s2 = np.where(np.isinf(sigma), 0.0, (eta * eta) * inv_s2)
-        denom = (r2 - (alpha - 1.0) * V) + eta2_s2 * (V + r2)  # = [sigma^2(...) + eta^2(...)] / sigma^2
-        mean_term = 0.5 * alpha * (V + r2) * Delta**2 * inv_s2 / denom
-        mean_term = np.where(Delta == 0.0, 0.0, mean_term)
-        mean_term = np.where(denom <= 0.0, np.inf, mean_term)
-    out = cov_term + mean_term
+    alpha = np.asarray(alpha, dtype=float)
+    _check_alpha(alpha)
+    out = rdp_from_coefficients(alpha, *bound_coefficients(V, Delta, r, sigma, eta))
     return _nan_check("rdp_posterior_sample", out)
 
 
+def rdp_covariance_term(alpha, V, r, sigma, eta=0.0):
+    """The covariance (determinant) part 2 psi_alpha(tau~) of the bound alone (Prop. 2 proof)."""
+    alpha, V, r, sigma, eta = _arrays(alpha, V, r, sigma, eta)
+    return 2.0 * psi_alpha(alpha, tau_tilde(V, r, sigma, eta))
+
+
 def rdp_mean_term(alpha, V, Delta, r, sigma, eta=0.0):
-    """The posterior-mean part of the bound alone (for checks against the exact mean divergence)."""
-    alpha, V, Delta, r, sigma, eta = (np.asarray(a, dtype=float) for a in (alpha, V, Delta, r, sigma, eta))
-    return rdp_posterior_sample(alpha, V, Delta, r, sigma, eta) - rdp_posterior_sample(alpha, V, 0.0, r, sigma, eta)
+    """The posterior-mean part of the bound alone (bounds alpha/2 delta^T K~_alpha^+ delta of eq. 12,
+    Prop. 2 proof); +inf outside the admissible range, alpha <= 1 raises."""
+    alpha = np.asarray(alpha, dtype=float)
+    _check_alpha(alpha)
+    _, V, r2, eta2_s2, m = bound_coefficients(V, Delta, r, sigma, eta)
+    with np.errstate(all="ignore"):
+        out = _mean_raw(alpha, V, r2, eta2_s2, m)
+    return _nan_check("rdp_mean_term", out)

@@ -107,12 +107,14 @@ def sensitivity_bounds(n, r, *, kernel: str, kappa, dim: int = 1, unit_diagonal:
     n = np.asarray(n, dtype=float)
     r = np.asarray(r, dtype=float)
     kappa = np.asarray(kappa, dtype=float)
-    if np.any(n < 1) or np.any(n != np.floor(n)):
-        raise InvalidParameterError("n", "an integer >= 1", n)
+    if np.any(~np.isfinite(n)) or np.any(n < 1) or np.any(n != np.floor(n)):
+        raise InvalidParameterError("n", "a finite integer >= 1", n)
     if np.any(~(r > 0)) or np.any(np.isinf(r)):
         raise InvalidParameterError("r", "finite and > 0", r)
     if sensitivity != "rkhs" and (np.any(~(np.asarray(M_Y, float) > 0)) or np.any(np.isinf(M_Y))):
         raise InvalidParameterError("M_Y", "finite and > 0", M_Y)
+    if np.any(~np.isfinite(kappa)):
+        raise InvalidParameterError("kappa", "finite", kappa)
 
     notes: list[str] = []
     if nonnegative and np.all(kappa >= 0):
