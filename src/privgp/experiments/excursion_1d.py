@@ -223,6 +223,11 @@ def _run_table(name: str, out_dir: Path, *, quick: bool, executor, seed: int, va
                                   label=f"{name} {vary}={val}")
     header = "M_xi" if vary == "M_xi" else "n"
     written = _write_outputs(out, name, header, columns, PAPER[paper_key], iqr=iqr, constants=consts)
+    if name in ("table1", "table2"):  # the same study: write the other format too
+        other = "table2" if name == "table1" else "table1"
+        for c in consts:
+            write_table(results_table(written[c], header, iqr=not iqr), out, f"{other}_{c}")
+        write_table(results_table(_paper_columns(PAPER[paper_key]), header, iqr=not iqr), out, f"{other}_paper")
     summary = {c: {str(col): s for col, s in w.items()} for c, w in written.items()}
     config = {"columns": {vary: list(values)}, "constant_sets": list(consts), **cfg}
     if vary == "M_xi":

@@ -225,6 +225,10 @@ def _draw(kernel, X, y, release, ell, r, sigma, n_paths, rng):
     if sampling is not None and kernel == "exponential" and X.shape[1] == 1 and hasattr(sampling, "exp1d_paths"):
         return sampling.exp1d_paths(X[:, 0], y, release.grid[:, 0], lengthscale=ell, r=r, sigma=sigma,
                                     rng=rng, L=n_paths)
+    if sampling is not None and X.shape[1] >= 2 and hasattr(sampling, "grid_paths"):
+        paths = sampling.grid_paths(make_kernel(kernel, ell), X, y, release.axes, r=r, sigma=sigma, rng=rng,
+                                    L=n_paths, method="auto")
+        return paths.reshape(n_paths, -1)
     post = ExactPosterior(make_kernel(kernel, ell), X, y, r, sigma)
     if sampling is not None and hasattr(sampling, "sample_joint"):
         return sampling.sample_joint(post, release.grid, n_paths, rng)
