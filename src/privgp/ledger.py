@@ -246,7 +246,10 @@ class Ledger:
         if np.any(np.isnan(rdp)) or np.any(rdp < 0):
             raise InvalidParameterError("rdp", "non-negative (possibly +inf) at every order", "NaN or negative values")
         if not np.any(np.isfinite(rdp)):
-            raise InvalidParameterError("rdp", "finite at some order of the ledger's grid", "+inf at every order")
+            raise InvalidParameterError(
+                "the release's RDP curve", f"finite at some order of the ledger's grid (alpha in "
+                f"[{self.orders[0]:.6g}, {self.orders[-1]:.6g}]); a release this leaky cannot be accounted "
+                "for (increase r)", "+inf at every order")
         return rdp
 
     def standalone_epsilon(self, rdp, delta: float) -> float:

@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import validation as v
-from ..accounting import posterior_sampling_curve
+from ..accounting import calibrate_eta, calibrate_r, certify
 from ..accounting.curves import RdpCurve
 from ..domain import Box
-from ..errors import InvalidParameterError
+from ..errors import InfeasibleTargetError, InvalidParameterError
 from ..kernels import make_kernel
 
 TRANSFORMS = ("identity", "log")
@@ -110,10 +110,12 @@ class ResponseMap:
 
 
 def grid_sizes(domain: Box, points: int) -> tuple[int, ...]:
-    """Grid points per axis: ``points`` along the longest side, proportionally fewer (>= 2) on the others."""
+    """Grid points per axis: ``points`` along the longest side, and on the others as many as keep
+    the spacing (nearly) equal: round(width / h) + 1 with h = longest / (points - 1), at least 2."""
     points = v.integer("grid", points, minimum=2)
     w = domain.widths
-    return tuple(int(max(2, round(points * wi / w.max()))) for wi in w)
+    h = w.max() / (points - 1)
+    return tuple(int(max(2, np.floor(wi / h + 0.5) + 1)) for wi in w)
 
 
 @dataclass(frozen=True)
@@ -184,8 +186,6 @@ def plan_release(n: int, domain: Box, response_map: ResponseMap, *, kernel: str 
     target, r must be given. The certificate is always recomputed by ``certify`` for the final
     setting, and a calibrated epsilon is checked to be <= the target. Only public inputs enter.
     """
-    from ..accounting import calibrate_eta, calibrate_r, certify
-
     n = v.integer("n", n, minimum=2)
     if not isinstance(domain, Box):
         raise InvalidParameterError("domain", "a privgp.domain.Box", type(domain).__name__)
@@ -233,11 +233,14 @@ def plan_release(n: int, domain: Box, response_map: ResponseMap, *, kernel: str 
             source = "calibrated eta"
         calibration = _calibration_dict(cal)
     cert = certify(n, r, sigma, delta, eta=eta, L=L, conversion=conversion, **common)
+    if not (math.isfinite(float(cert.epsilon)) and cert.covered):
+        raise InfeasibleTargetError(f"no finite certified epsilon for this setting (n={n}, r={r:g}, "
+                                    f"sigma={sigma:g}, eta={eta:g}, L={L}, delta={delta:g}); increase r")
     if target_epsilon is not None and not float(cert.epsilon) <= target_epsilon:
         # calibration must land on the feasible side; never release above the target
         raise InvalidParameterError("calibrated setting", f"certified epsilon <= target {target_epsilon:g}",
                                     float(cert.epsilon))
-    curve, _ = posterior_sampling_curve(n, r, sigma, eta=eta, L=L, **common)
+    curve = cert.rdp_curve()
     return ReleasePlan(n=n, domain=domain, response_map=response_map, kernel=kernel, lengthscale=lengthscale,
                        r=float(r), sigma=sigma, eta=float(eta), L=L, delta=delta, sensitivity=sens,
                        constants=constants, conversion=conversion, grid=sizes, hyperparameter_source=source,
@@ -246,12 +249,10 @@ def plan_release(n: int, domain: Box, response_map: ResponseMap, *, kernel: str 
 
 
 def _calibration_dict(cal) -> dict:
-    out = {"parameter": cal.parameter, "value": float(cal.value), "target_epsilon": float(cal.target_epsilon),
-           "target_delta": float(cal.target_delta)}
-    checked = getattr(cal, "checked", None)
-    if checked is not None:
-        out["checked"] = bool(checked) if isinstance(checked, (bool, np.bool_)) else str(checked)
-    return out
+    return {"parameter": cal.parameter, "value": float(cal.value), "target_epsilon": float(cal.target_epsilon),
+            "target_delta": float(cal.target_delta), "epsilon_at_value": float(cal.epsilon),
+            "rechecked": bool(cal.checked),
+            "rule": f"smallest {cal.parameter} meeting the target, from public quantities only"}
 
 
 @dataclass(frozen=True)
