@@ -125,53 +125,77 @@ def exp1d_paths(X, y, Xq, *, lengthscale: float, r: float, sigma: float, rng: np
     xb, inv, counts = np.unique(x, return_inverse=True, return_counts=True)
     obs = np.bincount(inv.reshape(-1), weights=yv, minlength=xb.shape[0]) / counts / sigma
     noise = r**2 / counts
-    N = xb.shape[0]
-
-    # 2. exact joint posterior draw at the distinct inputs (forward filtering, backward sampling)
-    J, c, sd, m_last, sd_last = _ffbs_coefficients(xb, obs, noise, ell)
-    zd = rng.standard_normal((L, N))
-    b_rev = np.empty((L, N))
-    b_rev[:, 0] = m_last + sd_last * zd[:, -1]
-    b_rev[:, 1:] = (c + sd * zd[:, :-1])[:, ::-1]
-    g_data = linear_recurrence(np.concatenate([[0.0], J[::-1]]), b_rev)[:, ::-1]
-
-    # 3. queries: exact OU bridges between neighbouring inputs, by pathwise conditioning
     qu, qinv = np.unique(q, return_inverse=True)
-    qinv = qinv.reshape(-1)
-    pos = np.searchsorted(xb, qu, side="left")  # inputs strictly left of qu: pos
-    on_data = (pos < N) & (xb[np.minimum(pos, N - 1)] == qu)
-    free = ~on_data
-    qf, pf = qu[free], pos[free]
-    g_q = np.empty((L, qu.shape[0]))
-    g_q[:, on_data] = g_data[:, pos[on_data]]
-    if qf.shape[0]:
+    plan = _Exp1dPlan(xb, obs, noise, qu, ell)
+    normals = [rng.standard_normal((L, size)) for size in plan.normal_sizes(eta > 0)]
+    return plan.paths(normals, sigma, eta)[:, qinv.reshape(-1)]
+
+
+class _Exp1dPlan:
+    """Everything about one (inputs, responses, queries) problem that does not depend on the normals.
+
+    ``paths(normals, sigma, eta)`` is an affine map of the standard normals (so its law can be
+    checked exactly by feeding unit vectors); ``normal_sizes`` says how many normals it needs.
+    """
+
+    def __init__(self, xb, obs, noise, qu, ell):
+        self.xb, self.qu, self.ell = xb, qu, ell
+        N = xb.shape[0]
+        self.N = N
+        # 2. Kalman filter coefficients for the backward sampling recursion (deterministic)
+        self.J, self.c, self.sd, self.m_last, self.sd_last = _ffbs_coefficients(xb, obs, noise, ell)
+        # 3. queries: on an input, or free (bridged between the neighbouring inputs)
+        pos = np.searchsorted(xb, qu, side="left")  # number of inputs strictly left of each query
+        self.on_data = (pos < N) & (xb[np.minimum(pos, N - 1)] == qu)
+        self.pos = pos
+        free = ~self.on_data
+        qf, pf = qu[free], pos[free]
         Mf = qf.shape[0]
+        self.Mf = Mf
         # merge the sorted distinct inputs and the free queries without a full sort
-        idx_q = pf + np.arange(Mf)
-        idx_d = np.arange(N) + np.searchsorted(qf, xb, side="left")
+        self.idx_q = pf + np.arange(Mf)
+        self.idx_d = np.arange(N) + np.searchsorted(qf, xb, side="left")
         t = np.empty(N + Mf)
-        t[idx_q] = qf
-        t[idx_d] = xb
-        h = _ou_prior_paths(t, rng.standard_normal((L, N + Mf)), ell)
-        hq, hd = h[:, idx_q], h[:, idx_d]
-        resid = g_data - hd  # (L, N)
+        t[self.idx_q] = qf
+        t[self.idx_d] = xb
+        self.t = t
         left = pf - 1  # index of the input left of each free query (-1: none)
         has_l, has_r = left >= 0, pf < N
-        li, ri = np.maximum(left, 0), np.minimum(pf, N - 1)
-        dl = np.where(has_l, (qf - xb[li]) / ell, np.inf)
-        dr = np.where(has_r, (xb[ri] - qf) / ell, np.inf)
+        self.li, self.ri = np.maximum(left, 0), np.minimum(pf, N - 1)
+        dl = np.where(has_l, (qf - xb[self.li]) / ell, np.inf)
+        dr = np.where(has_r, (xb[self.ri] - qf) / ell, np.inf)
         rl, rr = np.exp(-dl), np.exp(-dr)
         both = has_l & has_r
-        # bridge weights: a = rl (1 - rr^2) / (1 - rho^2), b = rr (1 - rl^2) / (1 - rho^2), rho = rl rr;
-        # one-sided gaps: a = rl (right exterior), b = rr (left exterior).
+        # OU bridge weights E[h(q) | h(x_k), h(x_{k+1})] = a h(x_k) + b h(x_{k+1}):
+        # a = rl (1 - rr^2) / (1 - rho^2), b = rr (1 - rl^2) / (1 - rho^2), rho = rl rr;
+        # one-sided (exterior) queries: a = rl or b = rr.
         ql, qr = -np.expm1(-2.0 * dl), -np.expm1(-2.0 * dr)
         qlr = np.where(both, -np.expm1(-2.0 * np.where(both, dl + dr, 1.0)), 1.0)
-        wa = np.where(both, rl * qr / qlr, rl)
-        wb = np.where(both, rr * ql / qlr, rr)
-        g_q[:, free] = hq + wa * resid[:, li] + wb * resid[:, ri]
-    f = sigma * g_q
+        self.wa = np.where(both, rl * qr / qlr, rl)
+        self.wb = np.where(both, rr * ql / qlr, rr)
 
-    # 4. optional independent GP noise eta * OU prior path (seed 000, Prop. 2)
-    if eta > 0:
-        f = f + eta * _ou_prior_paths(qu, rng.standard_normal((L, qu.shape[0])), ell)
-    return f[:, qinv]
+    def normal_sizes(self, with_eta: bool) -> list[int]:
+        sizes = [self.N, self.N + self.Mf if self.Mf else 0]
+        return sizes + ([self.qu.shape[0]] if with_eta else [])
+
+    def paths(self, normals, sigma: float, eta: float) -> np.ndarray:
+        """Paths at the sorted distinct queries from the normals (list of (L, size) arrays)."""
+        zd, zh = normals[0], normals[1]
+        L, N = zd.shape[0], self.N
+        # exact joint posterior draw at the distinct inputs: backward recursion run in reverse order
+        b_rev = np.empty((L, N))
+        b_rev[:, 0] = self.m_last + self.sd_last * zd[:, -1]
+        b_rev[:, 1:] = (self.c + self.sd * zd[:, :-1])[:, ::-1]
+        g_data = linear_recurrence(np.concatenate([[0.0], self.J[::-1]]), b_rev)[:, ::-1]
+        g_q = np.empty((L, self.qu.shape[0]))
+        g_q[:, self.on_data] = g_data[:, self.pos[self.on_data]]
+        if self.Mf:
+            # exact prior OU path on the merged points, then the OU bridge correction (Matheron)
+            h = _ou_prior_paths(self.t, zh, self.ell)
+            resid = g_data - h[:, self.idx_d]
+            g_q[:, ~self.on_data] = h[:, self.idx_q] + self.wa * resid[:, self.li] + self.wb * resid[:, self.ri]
+        f = sigma * g_q
+        # 4. optional independent GP noise eta * OU prior path (seed 000, Prop. 2)
+        if eta > 0:
+            f = f + eta * _ou_prior_paths(self.qu, normals[2], self.ell)
+        return f

@@ -133,14 +133,17 @@ class _Embedding:
                 self.ok = True
                 return
 
-    def draws(self, count: int, rng: np.random.Generator) -> np.ndarray:
-        """``count`` independent exact prior draws on the lattice, shape (count, *sizes)."""
-        half = (count + 1) // 2
+    def fields(self, Z: np.ndarray) -> np.ndarray:
+        """Prior fields on the lattice from complex normals Z (k, *M): the k real parts, then the k imaginary parts.
+
+        With Z = Z1 + i Z2 (Z1, Z2 independent standard normal) and lambda >= 0, the real and
+        imaginary parts of FFT(sqrt(lambda / M) Z) are independent with covariance the circulant
+        matrix, whose restriction to the lattice is the kernel's Gram matrix.
+        """
         axes = tuple(range(1, len(self.M) + 1))
-        Z = rng.standard_normal((half,) + self.M) + 1j * rng.standard_normal((half,) + self.M)
-        w = fftn(self.sqrt_lam * Z, axes=axes, overwrite_x=True)
+        w = fftn(self.sqrt_lam * Z, axes=axes)
         w = w[(slice(None),) + tuple(slice(0, N) for N in self.sizes)]
-        return np.concatenate([w.real, w.imag])[:count]
+        return np.concatenate([w.real, w.imag])
 
     def convolve(self, W: np.ndarray) -> np.ndarray:
         """sum_q k(p - q) W[..., q] for lattice points p (W: (count, *sizes) on the lattice)."""
@@ -152,35 +155,55 @@ class _Embedding:
         return out[(slice(None),) + tuple(slice(0, N) for N in self.sizes)]
 
 
-def _circulant_paths(kernel, X, y, axes, Rs, idx, r, sigma, rng, L, eta):
-    lo = [min(0, int(j.min())) for j in idx]
-    hi = [max(R * (a.shape[0] - 1), int(j.max())) for R, a, j in zip(Rs, axes, idx)]
-    sizes = [h - l + 1 for l, h in zip(lo, hi)]
-    steps = [_spacing(a) / R for a, R in zip(axes, Rs)]
-    emb = _Embedding(kernel, steps, sizes)
-    if not emb.ok:
-        return None
-    data_idx = tuple(j - l for j, l in zip(idx, lo))
-    lin = np.ravel_multi_index(data_idx, sizes)
-    pick = [np.arange(a.shape[0]) * R - l for a, R, l in zip(axes, Rs, lo)]
-    n = X.shape[0]
-    A = cho_factor(kernel(X) + r**2 * np.eye(n), lower=True)
-    out = np.empty((L,) + tuple(a.shape[0] for a in axes))
-    chunk = max(1, _CHUNK_POINTS // emb.size)
-    for start in range(0, L, chunk):
-        Lc = min(chunk, L - start)
-        prior = emb.draws(2 * Lc if eta > 0 else Lc, rng)
-        h = prior[:Lc]
-        # Matheron's rule: w = (K + r^2 I)^{-1} (y - sigma h(X) - sigma r e)
-        resid = y[None, :] - sigma * h.reshape(Lc, -1)[:, lin] - sigma * r * rng.standard_normal((Lc, n))
-        w = cho_solve(A, resid.T).T  # (Lc, n)
-        W = np.zeros((Lc, h[0].size))
-        np.add.at(W, (slice(None), lin), w)
-        f = sigma * h + emb.convolve(W.reshape(h.shape))
-        if eta > 0:
-            f += eta * prior[Lc:]
-        out[start:start + Lc] = f[np.ix_(np.arange(Lc), *pick)]
-    return out
+class _CirculantPlan:
+    """Circulant embedding + Matheron conditioning for one dataset on one grid (``ok`` if exact)."""
+
+    def __init__(self, kernel, X, y, axes, Rs, idx, r, sigma):
+        lo = [min(0, int(j.min())) for j in idx]
+        hi = [max(R * (a.shape[0] - 1), int(j.max())) for R, a, j in zip(Rs, axes, idx)]
+        self.sizes = tuple(h - l + 1 for l, h in zip(lo, hi))
+        steps = [_spacing(a) / R for a, R in zip(axes, Rs)]
+        self.emb = _Embedding(kernel, steps, self.sizes)
+        self.ok = self.emb.ok
+        if not self.ok:
+            return
+        self.lin = np.ravel_multi_index(tuple(j - l for j, l in zip(idx, lo)), self.sizes)
+        self.pick = [np.arange(a.shape[0]) * R - l for a, R, l in zip(axes, Rs, lo)]
+        self.n = X.shape[0]
+        self.y, self.r, self.sigma = y, r, sigma
+        self.A = cho_factor(kernel(X) + r**2 * np.eye(self.n), lower=True)
+
+    def condition(self, h: np.ndarray, eps: np.ndarray) -> np.ndarray:
+        """Matheron's rule on the lattice, restricted to the grid: (L, *grid shape).
+
+        f = sigma h + k_X^T (K + r^2 I)^{-1} (y - sigma h(X) - sigma r eps); h (L, *sizes) prior
+        fields, eps (L, n) standard normals.
+        """
+        Lc = h.shape[0]
+        resid = self.y[None, :] - self.sigma * h.reshape(Lc, -1)[:, self.lin] - self.sigma * self.r * eps
+        w = cho_solve(self.A, resid.T).T  # (Lc, n)
+        W = np.zeros((Lc, int(np.prod(self.sizes))))
+        np.add.at(W, (slice(None), self.lin), w)
+        f = self.sigma * h + self.emb.convolve(W.reshape(h.shape))
+        return f[np.ix_(np.arange(Lc), *self.pick)]
+
+    def restrict(self, h: np.ndarray) -> np.ndarray:
+        return h[np.ix_(np.arange(h.shape[0]), *self.pick)]
+
+    def sample(self, rng: np.random.Generator, L: int, eta: float) -> np.ndarray:
+        out = np.empty((L,) + tuple(p.shape[0] for p in self.pick))
+        chunk = max(1, _CHUNK_POINTS // self.emb.size)
+        for start in range(0, L, chunk):
+            Lc = min(chunk, L - start)
+            count = 2 * Lc if eta > 0 else Lc
+            half = (count + 1) // 2
+            Z = rng.standard_normal((half,) + self.emb.M) + 1j * rng.standard_normal((half,) + self.emb.M)
+            prior = self.emb.fields(Z)
+            f = self.condition(prior[:Lc], rng.standard_normal((Lc, self.n)))
+            if eta > 0:
+                f += eta * self.restrict(prior[Lc:2 * Lc])
+            out[start:start + Lc] = f
+        return out
 
 
 def grid_paths(kernel: Kernel, X, y, axes, *, r: float, sigma: float, rng: np.random.Generator,
@@ -209,11 +232,10 @@ def grid_paths(kernel: Kernel, X, y, axes, *, r: float, sigma: float, rng: np.ra
     shape = tuple(a.shape[0] for a in axes)
     if method != "dense":
         lattice = _lattice_indices(X, axes, refine) if isinstance(kernel, DistanceKernel) else None
-        out = None
         if lattice is not None:
-            out = _circulant_paths(kernel, X, y, axes, *lattice, r, sigma, rng, L, eta)
-        if out is not None:
-            return out
+            plan = _CirculantPlan(kernel, X, y, axes, *lattice, r, sigma)
+            if plan.ok:
+                return plan.sample(rng, L, eta)
         if method == "circulant":
             if not isinstance(kernel, DistanceKernel):
                 raise v.InvalidParameterError("kernel", "a stationary distance kernel for method='circulant'",

@@ -1,0 +1,181 @@
+"""Bad input: a ValueError (InvalidParameterError) naming the parameter, the requirement and the value."""
+import math
+import re
+
+import numpy as np
+import pytest
+
+from privgp import validation as v
+from privgp.domain import Box
+from privgp.errors import InvalidParameterError, PrivgpError
+from privgp.gp import EigenPosterior, ExactPosterior, batched_mean_var, one_step_update
+from privgp.kernels import Exponential, Matern32
+
+
+K = Exponential(0.5)
+X_OK = np.array([0.1, 0.4, 0.8])
+Y_OK = np.array([0.2, -0.3, 0.5])
+
+
+def check_error(exc_info, name, requirement_fragment, value_fragment):
+    """The message is '<name> must be <requirement>; got <value>' and the attributes match."""
+    err = exc_info.value
+    assert isinstance(err, ValueError) and isinstance(err, PrivgpError)
+    msg = str(err)
+    assert msg.startswith(f"{name} must be "), msg
+    assert requirement_fragment in msg.split("; got ")[0], msg
+    assert value_fragment in msg.split("; got ")[1], msg
+    assert err.name == name
+
+
+@pytest.mark.parametrize("bad,frag", [(np.nan, "NaN"), (np.inf, "inf"), (-np.inf, "inf")])
+def test_nan_or_inf_in_inputs_or_responses(bad, frag):
+    X = X_OK.copy()
+    X[1] = bad
+    with pytest.raises(InvalidParameterError) as e:
+        ExactPosterior(K, X, Y_OK, r=1.0)
+    check_error(e, "X", "free of NaN and inf", "1 non-finite entries")
+    y = Y_OK.copy()
+    y[2] = bad
+    with pytest.raises(InvalidParameterError) as e:
+        ExactPosterior(K, X_OK, y, r=1.0)
+    check_error(e, "y", "free of NaN and inf", "1 non-finite entries")
+    post = ExactPosterior(K, X_OK, Y_OK, r=1.0)
+    with pytest.raises(InvalidParameterError) as e:
+        post.mean(np.array([0.2, bad]))
+    check_error(e, "Xq", "free of NaN and inf", "1 non-finite")
+
+
+def test_mismatched_shapes():
+    with pytest.raises(InvalidParameterError) as e:
+        ExactPosterior(K, X_OK, Y_OK[:2], r=1.0)
+    check_error(e, "y", "a vector of length 3", "length 2")
+    post = ExactPosterior(K, np.zeros((3, 2)) + np.arange(3)[:, None], Y_OK, r=1.0)
+    with pytest.raises(InvalidParameterError) as e:
+        post.mean(np.zeros((4, 3)))
+    check_error(e, "Xq", "points of dimension 2", "dimension 3")
+    with pytest.raises(InvalidParameterError) as e:
+        ExactPosterior(K, np.zeros((2, 2, 2)), Y_OK[:2], r=1.0)
+    check_error(e, "X", "ndim in (1, 2)", "ndim 3")
+    with pytest.raises(InvalidParameterError) as e:
+        batched_mean_var(K, np.zeros((4, 3, 1)), np.zeros((4, 2)), [0.5], r=1.0)
+    check_error(e, "y", "of shape (4, 3)", "(4, 2)")
+    with pytest.raises(InvalidParameterError) as e:
+        batched_mean_var(K, np.zeros((4, 3, 2)), np.zeros((4, 3)), [[0.5]], r=1.0)
+    check_error(e, "Xq", "points of dimension 2", "dimension 1")
+    with pytest.raises(InvalidParameterError) as e:
+        EigenPosterior(K, np.zeros((4, 3, 1)), np.zeros((4, 2)))
+    check_error(e, "y", "of shape (4, 3)", "(4, 2)")
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, math.nan, math.inf])
+def test_r_and_sigma_must_be_positive_and_finite(bad):
+    for name, kwargs in (("r", {"r": bad}), ("sigma", {"r": 1.0, "sigma": bad})):
+        with pytest.raises(InvalidParameterError) as e:
+            ExactPosterior(K, X_OK, Y_OK, **kwargs)
+        assert e.value.name == name
+        assert re.match(rf"{name} must be (finite and > 0|a number \(not NaN\)); got ", str(e.value))
+        with pytest.raises(InvalidParameterError, match=f"^{name} must be"):
+            ExactPosterior.prior(K, 1, **kwargs)
+    with pytest.raises(InvalidParameterError, match="^r must be"):
+        batched_mean_var(K, np.zeros((2, 3)), np.zeros((2, 3)), [0.5], r=bad)
+    with pytest.raises(InvalidParameterError, match="^r_values must be"):
+        EigenPosterior(K, X_OK, Y_OK).mean_var([0.5], [1.0, bad])
+
+
+def test_nonpositive_r_reports_the_value():
+    with pytest.raises(InvalidParameterError) as e:
+        ExactPosterior(K, X_OK, Y_OK, r=-0.5)
+    check_error(e, "r", "finite and > 0", "-0.5")
+    with pytest.raises(InvalidParameterError) as e:
+        ExactPosterior(K, X_OK, Y_OK, r=1.0, sigma=0)
+    check_error(e, "sigma", "finite and > 0", "0")
+
+
+@pytest.mark.parametrize("bad", [0.0, -2.0])
+def test_lengthscale_must_be_positive(bad):
+    with pytest.raises(InvalidParameterError) as e:
+        Matern32(bad)
+    check_error(e, "lengthscale", "finite and > 0", str(bad))
+
+
+def test_empty_dataset():
+    with pytest.raises(InvalidParameterError) as e:
+        ExactPosterior(K, np.zeros((0, 1)), np.zeros(0), r=1.0)
+    check_error(e, "X", "non-empty", "empty array")
+    with pytest.raises(InvalidParameterError) as e:
+        ExactPosterior(K, [], [], r=1.0)
+    check_error(e, "X", "non-empty", "empty array")
+    with pytest.raises(InvalidParameterError) as e:
+        batched_mean_var(K, np.zeros((0, 3)), np.zeros((0, 3)), [0.5], r=1.0)
+    assert e.value.name == "X"
+
+
+def test_points_outside_declared_box():
+    box = Box((0.0, 0.0), (1.0, 2.0))
+    X = np.array([[0.5, 0.5], [1.5, 0.5], [0.2, -0.1]])
+    with pytest.raises(InvalidParameterError) as e:
+        box.check_contains("X", X)
+    check_error(e, "X", "inside the public domain [0, 1] x [0, 2]", "2 of 3 points outside")
+    ok = box.check_contains("X", X[:1])
+    assert ok.shape == (1, 2)
+    with pytest.raises(InvalidParameterError) as e:
+        box.check_contains("X", np.zeros((2, 3)))
+    check_error(e, "X", "points of dimension 2", "dimension 3")
+
+
+def test_one_step_update_validates_points():
+    core = ExactPosterior(K, X_OK, Y_OK, r=1.0)
+    with pytest.raises(InvalidParameterError, match="^x must be"):
+        one_step_update(core, [np.nan], 0.0, [0.5])
+    with pytest.raises(InvalidParameterError, match="^XT must be"):
+        one_step_update(core, [0.3], 0.0, np.zeros((2, 2)))
+
+
+def test_box_validation():
+    with pytest.raises(InvalidParameterError, match="domain side 0 must be finite with lower < upper"):
+        Box((1.0,), (0.0,))
+    with pytest.raises(InvalidParameterError, match="domain must be lower and upper corners"):
+        Box((0.0, 0.0), (1.0,))
+
+
+class TestCheckers:
+    def test_positive(self):
+        assert v.positive("a", 2) == 2.0
+        assert v.positive("a", np.inf, allow_inf=True) == np.inf
+        for bad in (0, -1, np.inf, np.nan, True, "x", [1.0, 2.0]):
+            with pytest.raises(InvalidParameterError, match="^a must be"):
+                v.positive("a", bad)
+
+    def test_nonnegative_and_intervals(self):
+        assert v.nonnegative("eta", 0) == 0.0
+        with pytest.raises(InvalidParameterError, match="eta must be finite and >= 0; got -1"):
+            v.nonnegative("eta", -1)
+        assert v.probability("delta", 0.1) == 0.1
+        for bad in (0.0, 1.0, -0.2):
+            with pytest.raises(InvalidParameterError, match=r"delta must be in the open interval \(0, 1\)"):
+                v.probability("delta", bad)
+        with pytest.raises(InvalidParameterError, match="alpha must be > 1 and finite"):
+            v.greater_than("alpha", 1.0, 1.0)
+
+    def test_integer(self):
+        assert v.integer("L", 3.0) == 3
+        for bad in (2.5, True, "3", None):
+            with pytest.raises(InvalidParameterError, match="^L must be an integer"):
+                v.integer("L", bad)
+        with pytest.raises(InvalidParameterError, match="L must be an integer >= 1; got 0"):
+            v.integer("L", 0, minimum=1)
+
+    def test_arrays(self):
+        assert v.points("X", [1.0, 2.0]).shape == (2, 1)
+        assert v.batched_points("X", np.zeros((3, 4))).shape == (3, 4, 1)
+        with pytest.raises(InvalidParameterError, match="X must be an array of real numbers"):
+            v.finite_array("X", [[1.0], "a"])
+        with pytest.raises(InvalidParameterError, match="y must be a vector of length 2"):
+            v.responses("y", [1.0, 2.0, 3.0], 2)
+
+    def test_generator(self):
+        assert isinstance(v.generator("rng", np.random.default_rng(1)), np.random.Generator)
+        for bad in (None, 3, np.random.RandomState(0)):
+            with pytest.raises(InvalidParameterError, match="rng must be a numpy.random.Generator"):
+                v.generator("rng", bad)
