@@ -15,7 +15,9 @@ from .errors import InvalidParameterError
 
 
 def _as_float(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (Real, np.floating, np.integer)):
+    if isinstance(value, (bool, np.bool_)):
+        raise InvalidParameterError(name, "a real number (not a boolean)", value)
+    if not isinstance(value, (Real, np.floating, np.integer)):
         try:
             arr = np.asarray(value, dtype=float)
         except (TypeError, ValueError):
