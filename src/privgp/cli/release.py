@@ -235,7 +235,7 @@ def _write_paths(out: Path, rel: ReleasedPaths, plan: ReleasePlan, names) -> Non
                comments="", fmt="%.10g")
 
 
-def _plot(out: Path, rel: ReleasedPaths, plan: ReleasePlan, names) -> None:
+def _plot(out: Path, rel: ReleasedPaths, plan: ReleasePlan, names, response: str) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -249,8 +249,9 @@ def _plot(out: Path, rel: ReleasedPaths, plan: ReleasePlan, names) -> None:
         fig, ax = plt.subplots(figsize=(7.5, max(3.0, 7.5 * w[1] / w[0]) + 0.6), constrained_layout=True)
         X0, X1 = np.meshgrid(*rel.axes, indexing="ij")
         frac = rel.excursion().mean(axis=0)
-        cf = ax.contourf(X0, X1, frac, levels=np.linspace(0, 1, max(2, plan.L + 1) + 1) if plan.L > 1 else [0.5, 1.5],
-                         cmap="Greys", alpha=0.35, vmin=0, vmax=1.6)
+        # shading: at least k of the L paths above the threshold, k = 1..L (L = 1: the excursion set)
+        levels = np.append((np.arange(1, plan.L + 1) - 0.5) / plan.L, 1.5)
+        cf = ax.contourf(X0, X1, frac, levels=levels, cmap="Greys", alpha=0.4, vmin=0.0, vmax=1.6)
         for i, f in enumerate(rel.paths):
             ax.contour(X0, X1, f, levels=[rel.level], colors=[colors[i % len(colors)]], linewidths=1.6,
                        linestyles="solid" if i == 0 else "dashed")
@@ -259,9 +260,11 @@ def _plot(out: Path, rel: ReleasedPaths, plan: ReleasePlan, names) -> None:
         ax.set_aspect("equal")
         ax.set_xlabel(names[0])
         ax.set_ylabel(names[1])
-        if plan.L > 1:
-            fig.colorbar(cf, ax=ax, label="fraction of paths above threshold")
-        ax.set_title(title + "\nshaded: released excursion set; lines: its boundary per path", fontsize=10)
+        if 1 < plan.L <= 20:
+            cb = fig.colorbar(cf, ax=ax, shrink=0.8, label="fraction of paths above the threshold")
+            cb.set_ticks(np.arange(1, plan.L + 1) / plan.L, labels=[f"{k}/{plan.L}" for k in range(1, plan.L + 1)])
+        ax.set_title(title + f"\nshaded: released excursion set {{{response} > {plan.response_map.threshold:g}}}; "
+                     "lines: its boundary per path", fontsize=10)
     else:
         fig, ax = plt.subplots(figsize=(8, 4), constrained_layout=True)
         x = rel.axes[0]
@@ -274,7 +277,8 @@ def _plot(out: Path, rel: ReleasedPaths, plan: ReleasePlan, names) -> None:
         ax.set_ylabel("released path, (g(z) - g(T)) / B")
         if plan.L <= 10:
             ax.legend(fontsize=8)
-        ax.set_title(title + "\nshaded: released excursion set {path >= threshold}", fontsize=10)
+        ax.set_title(title + f"\nshaded: released excursion set {{{response} > {plan.response_map.threshold:g}}}",
+                     fontsize=10)
     fig.savefig(out / "excursion.png", dpi=120)
     plt.close(fig)
 
@@ -329,8 +333,8 @@ def _print_summary(s: dict, plan: ReleasePlan, data) -> None:
         f"  settings    {plan.kernel} kernel, lengthscale {plan.lengthscale:.4g}, r={plan.r:.4g} "
         f"({plan.hyperparameter_source}" + (f" for target epsilon {plan.target_epsilon:g}" if plan.target_epsilon else "")
         + f"), sigma={plan.sigma:g}, eta={plan.eta:.4g}",
-        f"  task        {'log ' if rm.transform == 'log' else ''}response above {rm.threshold:g} "
-        f"(clip +-{rm.clip:g}), domain {plan.domain.describe()}, grid {' x '.join(map(str, plan.grid))}",
+        f"  task        where {data.response_name} > {rm.threshold:g} (centred on the {rm.transform} scale, "
+        f"clipped at +-{rm.clip:g}); domain {plan.domain.describe()}, grid {' x '.join(map(str, plan.grid))}",
         f"  ledger      {s['ledger']}",
         f"              entry {s['entry_id']}; dataset {s['fingerprint'][:16]}: spent epsilon "
         f"{s['spent_epsilon']:.4g} of {s['budget_epsilon']:g} (at delta {s['budget_delta']:.3g})",
@@ -361,7 +365,7 @@ def run(args) -> int:
     out.mkdir(parents=True, exist_ok=True)
     names = list(data.coordinates)
     _write_paths(out, released, plan, names)
-    _plot(out, released, plan, names)
+    _plot(out, released, plan, names, data.response_name)
     doc = _certificate_doc(plan, data, fingerprint, charge, ledger, randomness)
     (out / "certificate.json").write_text(json.dumps(to_jsonable(doc), indent=2) + "\n")
     ledger.complete(charge.entry_id)
