@@ -17,6 +17,7 @@ EXPERIMENTS: dict[str, str] = {
     "table1": "excursion_1d:table1", "table2": "excursion_1d:table2", "table3": "excursion_1d:table3",
     "table4": "excursion_2d:table4", "fig7": "excursion_2d:fig7", "fig8": "excursion_2d:fig8",
     "realdata": "realdata:realdata",
+    "fig1": "fig1:run", "fig2-bound": "fig2_bound:run",
 }
 
 
