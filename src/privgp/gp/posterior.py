@@ -25,10 +25,19 @@ from .. import validation as v
 from ..kernels import Kernel
 
 SAMPLING_JITTER = 1e-10
+_CHUNK = 2**20  # elements of the (datasets, queries, n) temporaries processed at once
 
 
 def _check_hyper(r, sigma):
     return v.positive("r", r), v.positive("sigma", sigma)
+
+
+def _single_point(name: str, x, dim: int) -> np.ndarray:
+    """One input location as a (1, dim) array; a scalar or a flat array of length dim is accepted."""
+    arr = v.finite_array(name, x, ndim=(0, 1, 2))
+    if arr.size != dim or (arr.ndim == 2 and arr.shape[0] != 1):
+        raise v.InvalidParameterError(name, f"a single point of dimension {dim}", f"shape {arr.shape}")
+    return arr.reshape(1, dim)
 
 
 class ExactPosterior:
@@ -113,9 +122,7 @@ class ExactPosterior:
 
     def with_point(self, x, y: float) -> "ExactPosterior":
         """The posterior of D with (x, y) appended (a refit)."""
-        x = v.points("x", x, dim=self.dim)
-        if x.shape[0] != 1:
-            x = x.reshape(1, -1)
+        x = _single_point("x", x, self.dim)
         return ExactPosterior(self.kernel, np.vstack([self.X, x]), np.append(self.y, float(y)),
                               self.r, self.sigma)
 
@@ -128,7 +135,7 @@ def one_step_update(core: ExactPosterior, x, y: float, XT) -> tuple[np.ndarray, 
 
     with C = k_{D-}(X_T, X_T), c(x) = k_{D-}(X_T, x), v(x) = k_{D-}(x, x).
     """
-    x = v.points("x", x, dim=core.dim)
+    x = _single_point("x", x, core.dim)
     XT = v.points("XT", XT, dim=core.dim)
     C = core.kD(XT)
     c = core.kD(XT, x)[:, 0]
@@ -138,11 +145,21 @@ def one_step_update(core: ExactPosterior, x, y: float, XT) -> tuple[np.ndarray, 
     return mean, C - np.outer(c, c) / denom
 
 
+def _query_points(Xq, d: int) -> np.ndarray:
+    Xq = v.finite_array("Xq", Xq, ndim=(1, 2, 3))
+    if Xq.ndim == 1:
+        Xq = Xq[:, None]
+    if Xq.shape[-1] != d:
+        raise v.InvalidParameterError("Xq", f"points of dimension {d}", f"dimension {Xq.shape[-1]}")
+    return Xq
+
+
 def batched_mean_var(kernel: Kernel, X, y, Xq, r: float) -> tuple[np.ndarray, np.ndarray]:
     """Posterior mean and normalised variance for a batch of equal-size datasets in one call.
 
     X: (B, n, d) or (B, n); y: (B, n); Xq: (m, d) shared or (B, m, d) per dataset.
-    Returns mean (B, m) and k_D(x, x) (B, m), clipped up to >= 0.
+    Returns mean (B, m) and k_D(x, x) (B, m), clipped up to >= 0 (jitter policy).
+    One batched LU solve of (K + r^2 I) [y, k_X(Xq)] per dataset (LAPACK via numpy's gufunc).
     """
     r = v.positive("r", r)
     X = v.batched_points("X", X)
@@ -150,31 +167,39 @@ def batched_mean_var(kernel: Kernel, X, y, Xq, r: float) -> tuple[np.ndarray, np
     y = v.finite_array("y", y, ndim=2)
     if y.shape != (B, n):
         raise v.InvalidParameterError("y", f"of shape {(B, n)} (one response per input)", y.shape)
-    Xq = v.finite_array("Xq", Xq, ndim=(1, 2, 3))
-    if Xq.ndim == 1:
-        Xq = Xq[:, None]
-    if Xq.shape[-1] != d:
-        raise v.InvalidParameterError("Xq", f"points of dimension {d}", f"dimension {Xq.shape[-1]}")
-    A = kernel(X) + r**2 * np.eye(n)
-    Kxq = kernel(X, Xq)  # (B, n, m)
-    if Kxq.ndim == 2:
-        Kxq = np.broadcast_to(Kxq, (B,) + Kxq.shape)
-    rhs = np.concatenate([y[..., None], Kxq], axis=-1)
-    sol = np.linalg.solve(A, rhs)
-    mean = np.einsum("bnm,bn->bm", Kxq, sol[..., 0])
+    Xq = _query_points(Xq, d)
+    if Xq.ndim == 3 and Xq.shape[0] != B:
+        raise v.InvalidParameterError("Xq", f"shared (m, d) or per dataset ({B}, m, d)", Xq.shape)
+    m = Xq.shape[-2]
+    mean = np.empty((B, m))
+    var = np.empty((B, m))
     prior = kernel.diag(Xq)
-    var = np.maximum(prior - np.einsum("bnm,bnm->bm", Kxq, sol[..., 1:]), 0.0)
-    return mean, var
+    step = max(1, _CHUNK // (n * (n + m + 1)))  # datasets per chunk: bounded temporaries
+    diag = np.arange(n)
+    for b0 in range(0, B, step):
+        b = slice(b0, min(B, b0 + step))
+        Xb = X[b]
+        A = kernel(Xb)
+        A[..., diag, diag] += r**2
+        Kxq = kernel(Xb, Xq[b] if Xq.ndim == 3 else Xq)  # (b, n, m)
+        rhs = np.empty(Kxq.shape[:-1] + (m + 1,))
+        rhs[..., 0] = y[b]
+        rhs[..., 1:] = Kxq
+        sol = np.linalg.solve(A, rhs)
+        mean[b] = np.matmul(y[b, None, :], sol[..., 1:])[:, 0, :]  # y^T A^{-1} k_X(x)
+        var[b] = (prior[b] if prior.ndim == 2 else prior) - np.sum(Kxq * sol[..., 1:], axis=1)
+    return mean, np.maximum(var, 0.0, out=var)
 
 
 class EigenPosterior:
     """All values of r from one eigendecomposition per (dataset, lengthscale).
 
     With K_XX = Q diag(lam) Q^T and B = k(Xq, X) Q:
-        mu_r      = B diag(1 / (lam + r^2)) Q^T y
+        mu_r       = B diag(1 / (lam + r^2)) Q^T y
         k_D,r(x,x) = k(x, x) - sum_j B_j^2 / (lam_j + r^2)
     Batched over leading dataset axes: X (B, n, d), y (B, n); a single dataset is (n, d), (n,).
     Negative round-off eigenvalues of K are raised to 0 (adds variance, see the jitter policy).
+    Every contraction is a batched matrix product (BLAS).
     """
 
     def __init__(self, kernel: Kernel, X, y):
@@ -193,7 +218,7 @@ class EigenPosterior:
         lam, Q = np.linalg.eigh(kernel(X))
         self.lam = np.maximum(lam, 0.0)
         self.Q = Q
-        self.Qty = np.einsum("bnk,bn->bk", Q, y)
+        self.Qty = np.matmul(y[:, None, :], Q)[:, 0, :]  # (B, n): Q^T y
 
     def _squeeze(self, a):
         return a[:, 0] if self.single else a
@@ -201,22 +226,31 @@ class EigenPosterior:
     def mean_var(self, Xq, r_values) -> tuple[np.ndarray, np.ndarray]:
         """Mean and normalised variance, shapes (R, B, m) (or (R, m) for a single dataset)."""
         r = np.atleast_1d(v.finite_array("r_values", r_values))
-        if np.any(r <= 0):
+        if r.ndim != 1 or np.any(r <= 0):
             raise v.InvalidParameterError("r_values", "all > 0", r)
-        Xq = v.finite_array("Xq", Xq, ndim=(1, 2))
-        if Xq.ndim == 1:
-            Xq = Xq[:, None]
-        Kq = self.kernel(Xq, self.X[0])[None] if self.X.shape[0] == 1 else \
-            self.kernel(np.broadcast_to(Xq, (self.X.shape[0],) + Xq.shape), self.X)
-        Bm = np.matmul(Kq, self.Q)  # (B, m, n); matmul uses BLAS per batch (einsum does not)
+        Xq = _query_points(Xq, self.X.shape[-1])
+        if Xq.ndim == 3:
+            raise v.InvalidParameterError("Xq", "query points shared by all datasets, shape (m, d)", Xq.shape)
         inv = 1.0 / (self.lam[:, :, None] + (r**2)[None, None, :])  # (B, n, R)
-        mean = np.matmul(Bm, inv * self.Qty[:, :, None])  # (B, m, R)
-        var = self.kernel.diag(Xq)[None, :, None] - np.matmul(Bm * Bm, inv)
-        mean, var = np.moveaxis(mean, -1, 0), np.moveaxis(var, -1, 0)  # (R, B, m)
-        return self._squeeze(mean), self._squeeze(np.maximum(var, 0.0))
+        nb, n = self.X.shape[:2]
+        m, R = Xq.shape[0], r.shape[0]
+        mean = np.empty((R, nb, m))
+        var = np.empty((R, nb, m))
+        prior = self.kernel.diag(Xq)[:, None]
+        step = max(1, _CHUNK // max(1, m * n))  # datasets per chunk: bounded temporaries, reused memory
+        for b0 in range(0, nb, step):
+            b = slice(b0, min(nb, b0 + step))
+            Bm = np.matmul(self.kernel(Xq, self.X[b]), self.Q[b])  # (b, m, n)
+            mean[:, b] = np.matmul(Bm, inv[b] * self.Qty[b, :, None]).transpose(2, 0, 1)
+            np.multiply(Bm, Bm, out=Bm)
+            var[:, b] = (prior - np.matmul(Bm, inv[b])).transpose(2, 0, 1)
+        np.maximum(var, 0.0, out=var)
+        return self._squeeze(mean), self._squeeze(var)
 
     def effective_dimension(self, r_values) -> np.ndarray:
         """d_eff = tr K (K + r^2 I)^{-1} = sum_j lam_j / (lam_j + r^2), shape (R, B) or (R,)."""
-        r = np.atleast_1d(np.asarray(r_values, dtype=float))
+        r = np.atleast_1d(v.finite_array("r_values", r_values))
+        if r.ndim != 1 or np.any(r <= 0):
+            raise v.InvalidParameterError("r_values", "all > 0", r)
         out = np.sum(self.lam[None] / (self.lam[None] + (r**2)[:, None, None]), axis=-1)
         return self._squeeze(out)
