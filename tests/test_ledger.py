@@ -238,3 +238,17 @@ def test_crash_inside_the_transaction_rolls_back(tmp_path):
     c = led.charge(led.fingerprint("d"), gaussian_rdp(0.1), epsilon=1.0, delta=DELTA,
                    budget_epsilon=5.0, budget_delta=DELTA)
     assert c.spent_after.entries == 1
+
+
+def test_ledger_show_does_not_create_a_ledger(tmp_path, capsys):
+    from privgp.cli.main import main
+
+    path = tmp_path / "none.sqlite"
+    assert main(["ledger", "show", "--ledger", str(path)]) == 0
+    assert "no ledger" in capsys.readouterr().out and not path.exists()
+    led = Ledger(path)
+    led.charge(led.fingerprint("d"), gaussian_rdp(0.1), epsilon=1.0, delta=DELTA, budget_epsilon=5.0,
+               budget_delta=DELTA, description="test release")
+    assert main(["ledger", "show", "--ledger", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "1 dataset(s), 1 release(s)" in out and "test release" in out and "charged" in out

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import textwrap
+from pathlib import Path
 
 from ..ledger import Ledger, default_path
 from .common import print_json
@@ -33,7 +34,14 @@ def register(sub) -> None:
 
 
 def show(args) -> int:
-    led = Ledger(args.ledger)
+    path = Path(args.ledger).expanduser() if args.ledger else default_path()
+    if not path.exists():  # showing must not create a ledger
+        if args.json:
+            print_json({"ledger": str(path), "exists": False, "datasets": [], "entries": []})
+        else:
+            print(f"no ledger at {path} (nothing has been released with it yet)")
+        return 0
+    led = Ledger(path)
     datasets = led.datasets()
     entries = led.entries()
     if args.dataset:
@@ -41,7 +49,7 @@ def show(args) -> int:
         keep = {d.fingerprint for d in datasets}
         entries = [e for e in entries if e.fingerprint in keep]
     if args.json:
-        print_json({"ledger": str(led.path), "conversion": led.conversion,
+        print_json({"ledger": str(led.path), "exists": True, "conversion": led.conversion,
                     "orders": {"min": float(led.orders.min()), "max": float(led.orders.max()),
                                "count": int(led.orders.size)},
                     "datasets": [d.to_dict() for d in datasets], "entries": [e.to_dict() for e in entries]})
