@@ -334,7 +334,10 @@ def _print_summary(s: dict, plan: ReleasePlan, data) -> None:
         f"({plan.hyperparameter_source}" + (f" for target epsilon {plan.target_epsilon:g}" if plan.target_epsilon else "")
         + f"), sigma={plan.sigma:g}, eta={plan.eta:.4g}",
         f"  task        where {data.response_name} > {rm.threshold:g} (centred on the {rm.transform} scale, "
-        f"clipped at +-{rm.clip:g}); domain {plan.domain.describe()}, grid {' x '.join(map(str, plan.grid))}",
+        f"clipped at +-{rm.clip:g}); domain {plan.domain.describe()}",
+        f"  grid        {' x '.join(map(str, plan.grid))}"
+        + ("" if plan.snap is None else
+           f"; inputs snapped to the grid{'' if plan.snap == 1 else f' refined {plan.snap}x'} (public per-record map)"),
         f"  ledger      {s['ledger']}",
         f"              entry {s['entry_id']}; dataset {s['fingerprint'][:16]}: spent epsilon "
         f"{s['spent_epsilon']:.4g} of {s['budget_epsilon']:g} (at delta {s['budget_delta']:.3g})",
