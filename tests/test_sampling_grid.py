@@ -1,0 +1,194 @@
+"""Grid paths: circulant-embedding prior + Matheron conditioning against the exact posterior law."""
+import numpy as np
+import pytest
+
+from privgp.errors import InvalidParameterError
+from privgp.gp import ExactPosterior
+from privgp.kernels import Constant, Exponential, Matern32, Matern52, SquaredExponential
+from privgp.sampling import grid_paths, snap_to_lattice
+from privgp.sampling.grid import _CirculantPlan, _lattice_indices
+from test_sampling_laws import affine_law, assert_law, released_law
+
+
+def grid_points(axes):
+    mesh = np.meshgrid(*axes, indexing="ij")
+    return np.stack([m.ravel() for m in mesh], axis=-1)
+
+
+def plan_law(kernel, X, y, axes, r, sigma, refine=None):
+    """Exact prior law on the lattice and posterior law on the grid of the circulant plan.
+
+    The plan is affine in its standard normals (real and imaginary parts of Z, and eps): feed zero
+    and every unit vector.
+    """
+    lattice = _lattice_indices(X, axes, refine)
+    assert lattice is not None
+    plan = _CirculantPlan(kernel, X, y, axes, *lattice, r, sigma)
+    assert plan.ok
+    M = plan.emb.M
+    size = int(np.prod(M))
+    units = np.eye(size).reshape((size,) + M)
+    Z = np.concatenate([units, 1j * units])  # unit vectors of Re Z and of Im Z
+    fields = plan.emb.fields(Z)[:2 * size]  # real parts: the field driven by (Re Z, Im Z)
+    prior_cov = sum(np.outer(f.ravel(), f.ravel()) for f in fields)
+    n = X.shape[0]
+    h0 = np.zeros((1,) + plan.sizes)
+    f0 = plan.condition(h0, np.zeros((1, n))).reshape(-1)
+    cols = [plan.condition(fields, np.zeros((2 * size, n))).reshape(2 * size, -1),
+            plan.condition(np.zeros((n,) + plan.sizes), np.eye(n)).reshape(n, -1)]
+    mean, cov = affine_law(f0, np.vstack(cols))
+    return plan, prior_cov, mean, cov
+
+
+def lattice_points(plan, axes, Rs, lo):
+    grids = [axes[k][0] + (np.arange(plan.sizes[k]) + lo[k]) * (axes[k][1] - axes[k][0]) / Rs[k]
+             for k in range(len(axes))]
+    return grid_points(grids)
+
+
+CASES = {
+    "1d_exponential_refined_data_outside": (
+        Exponential(0.3), (np.linspace(0, 1, 6),), np.array([[0.1], [0.5], [0.5], [1.3], [-0.2]]), None),
+    "1d_matern52": (Matern52(0.5), (np.linspace(-1, 1, 5),), np.array([[-1.0], [0.25], [0.75]]), 2),
+    "2d_matern32_duplicates": (
+        Matern32(0.4), (np.linspace(0, 1, 4), np.linspace(0, 2, 5)),
+        np.array([[0.0, 0.0], [1 / 3, 1.0], [1 / 3, 1.0], [1.0, 2.0], [2 / 3, 0.5]]), 1),
+    "2d_exponential_refined": (
+        Exponential(0.5), (np.linspace(0, 1, 3), np.linspace(0, 1, 4)),
+        np.array([[0.25, 1 / 6], [0.75, 0.5], [0.5, 1.0]]), None),
+    "2d_squared_exponential": (
+        SquaredExponential(0.3), (np.linspace(0, 1, 5), np.linspace(0, 1, 5)),
+        np.array([[0.25, 0.5], [0.75, 0.0]]), 1),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_circulant_prior_and_posterior_are_exact(case):
+    kernel, axes, X, refine = CASES[case]
+    rng = np.random.default_rng(0)
+    y = rng.uniform(-1, 1, len(X))
+    r, sigma = 0.4, 1.3
+    plan, prior_cov, mean, cov = plan_law(kernel, X, y, axes, r, sigma, refine)
+    Rs, idx = _lattice_indices(X, axes, refine)
+    lo = [min(0, int(j.min())) for j in idx]
+    P = lattice_points(plan, axes, Rs, lo)
+    # the embedding is exact on the lattice: its covariance is the kernel's Gram matrix
+    assert np.allclose(prior_cov, kernel(P), rtol=0, atol=1e-10)
+    post = ExactPosterior(kernel, X, y, r, sigma)
+    G = grid_points(axes)
+    ref_mean, ref_cov = released_law(post, G)
+    assert np.allclose(mean, ref_mean, rtol=0, atol=1e-10)
+    assert np.allclose(cov, ref_cov, rtol=0, atol=1e-10 * sigma**2)
+
+
+def test_lattice_detection():
+    axes = (np.linspace(0, 1, 5), np.linspace(0, 2, 3))
+    X = snap_to_lattice(np.random.default_rng(1).uniform(size=(20, 2)) * [1, 2], axes, refine=3)
+    Rs, idx = _lattice_indices(X, axes, None)
+    assert all(R in (1, 3) for R in Rs)
+    assert _lattice_indices(X + [1e-4, 0], axes, 3) is None
+    assert _lattice_indices(X + [np.pi * 1e-3, 0], axes, None) is None
+    assert _lattice_indices(np.array([[0.25, 1.0]]), axes, None)[0] == [1, 1]
+    assert _lattice_indices(np.array([[0.3, 1.0]]), axes, 1) is None
+
+
+@pytest.mark.parametrize("eta", [0.0, 0.5])
+def test_public_grid_paths_agree_with_sample_joint_in_mean_and_covariance(eta):
+    axes = (np.linspace(0, 1, 4), np.linspace(0, 1, 3))
+    X = np.array([[1 / 3, 0.5], [1.0, 0.0], [0.0, 1.0], [1 / 6, 0.25]])
+    y = np.array([0.5, -0.5, 1.0, 0.0])
+    S = grid_paths(Matern32(0.5), X, y, axes, r=0.5, sigma=1.2, rng=np.random.default_rng(2), L=4000,
+                   eta=eta, method="circulant")
+    assert S.shape == (4000, 4, 3)
+    post = ExactPosterior(Matern32(0.5), X, y, 0.5, 1.2)
+    assert_law(S.reshape(4000, -1), *released_law(post, grid_points(axes), eta))
+
+
+def test_auto_uses_circulant_on_the_lattice_and_dense_off_it():
+    axes = (np.linspace(0, 1, 5), np.linspace(0, 1, 4))
+    k = Exponential(0.3)
+    y = np.array([0.3, -0.4, 0.8])
+    on = np.array([[0.25, 0.0], [0.5, 2 / 3], [1.0, 1.0]])
+    off = on + [[0.01, 0.0], [0.0, 0.0], [0.0, 0.0]]
+    for X, method in ((on, "circulant"), (off, "dense")):
+        a = grid_paths(k, X, y, axes, r=0.5, sigma=1.0, rng=np.random.default_rng(3), L=2, method="auto", refine=1)
+        b = grid_paths(k, X, y, axes, r=0.5, sigma=1.0, rng=np.random.default_rng(3), L=2, method=method, refine=1)
+        assert np.array_equal(a, b)
+    with pytest.raises(InvalidParameterError, match="X must be on a lattice refining the grid"):
+        grid_paths(k, off, y, axes, r=0.5, sigma=1.0, rng=np.random.default_rng(3), method="circulant", refine=1)
+
+
+def test_auto_falls_back_to_dense_when_the_embedding_is_not_psd():
+    axes = (np.linspace(0, 1, 5),)
+    k = SquaredExponential(5.0)  # very smooth: the embedding has negative eigenvalues even when padded
+    X, y = np.array([[0.25], [0.75]]), np.array([1.0, -1.0])
+    with pytest.raises(InvalidParameterError, match="method must be 'dense' or 'auto' here"):
+        grid_paths(k, X, y, axes, r=0.5, sigma=1.0, rng=np.random.default_rng(4), method="circulant")
+    a = grid_paths(k, X, y, axes, r=0.5, sigma=1.0, rng=np.random.default_rng(4), L=3)
+    b = grid_paths(k, X, y, axes, r=0.5, sigma=1.0, rng=np.random.default_rng(4), L=3, method="dense")
+    assert np.array_equal(a, b)
+    with pytest.raises(InvalidParameterError, match="kernel must be a stationary distance kernel"):
+        grid_paths(Constant(), X, y, axes, r=0.5, sigma=1.0, rng=np.random.default_rng(4), method="circulant")
+
+
+def test_dense_fallback_law_on_a_small_grid():
+    axes = (np.linspace(0, 1, 3), np.linspace(0, 1, 3))
+    X = np.array([[0.1, 0.2], [0.7, 0.9]]) + np.pi * 1e-3  # off every lattice refining the grid
+    y = np.array([1.0, -1.0])
+    assert _lattice_indices(X, axes, None) is None
+    S = grid_paths(Matern52(0.5), X, y, axes, r=0.3, sigma=1.0, rng=np.random.default_rng(5), L=4000, eta=0.4)
+    post = ExactPosterior(Matern52(0.5), X, y, 0.3, 1.0)
+    assert_law(S.reshape(4000, -1), *released_law(post, grid_points(axes), 0.4))
+
+
+def test_snap_to_lattice_is_a_fixed_per_record_map():
+    axes = (np.linspace(0, 1, 11), np.linspace(-1, 1, 5))
+    rng = np.random.default_rng(6)
+    X = rng.uniform([-0.2, -1.2], [1.2, 1.2], size=(50, 2))
+    for R in (1, 2, 5):
+        S = snap_to_lattice(X, axes, refine=R)
+        step = np.array([0.1, 0.5]) / R
+        assert np.all(np.abs(S - X) <= step / 2 + 1e-12)  # the nearest lattice point
+        assert np.allclose(snap_to_lattice(S, axes, refine=R), S, atol=1e-15)  # idempotent
+        rows = np.vstack([snap_to_lattice(X[i:i + 1], axes, refine=R) for i in range(len(X))])
+        assert np.array_equal(rows, S)  # record by record: replace-one neighbours stay neighbours
+        assert _lattice_indices(S, axes, R) is not None
+    G = grid_points(axes)
+    assert np.allclose(snap_to_lattice(G, axes, refine=3), G, atol=1e-15)
+
+
+def test_output_shape_and_1d_axes_given_as_an_array():
+    ax = np.linspace(0, 1, 7)
+    out = grid_paths(Exponential(0.2), [0.5, 0.5], [1.0, 2.0], ax, r=1.0, sigma=1.0,
+                     rng=np.random.default_rng(7), L=3)
+    assert out.shape == (3, 7)
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(method="fft"), "method must be one of 'auto', 'circulant', 'dense'"),
+    (dict(axes=(np.array([0.0, 0.1, 0.3]),)), r"axes\[0\] must be uniformly spaced"),
+    (dict(axes=(np.array([0.0, 1.0, 0.5]),)), r"axes\[0\] must be at least 2 strictly increasing"),
+    (dict(axes=(np.array([0.0]),)), r"axes\[0\] must be at least 2 strictly increasing"),
+    (dict(axes=(np.linspace(0, 1, 3), np.linspace(0, 1, 3))), "X must be points of dimension 2"),
+    (dict(r=0.0), "r must be finite and > 0; got 0"),
+    (dict(sigma=-1.0), "sigma must be finite and > 0"),
+    (dict(eta=-1.0), "eta must be finite and >= 0"),
+    (dict(L=0), "L must be an integer >= 1"),
+    (dict(y=[1.0]), "y must be a vector of length 2"),
+    (dict(X=[[0.5], [np.nan]]), "X must be free of NaN and inf"),
+    (dict(refine=0), "refine must be an integer >= 1"),
+    (dict(rng=None), "rng must be a numpy.random.Generator"),
+])
+def test_bad_input(kwargs, match):
+    args = dict(kernel=Exponential(0.3), X=[[0.5], [1.0]], y=[1.0, 0.0], axes=(np.linspace(0, 1, 3),),
+                r=1.0, sigma=1.0, rng=np.random.default_rng(0))
+    args.update(kwargs)
+    with pytest.raises(InvalidParameterError, match=match):
+        grid_paths(**args)
+
+
+def test_snap_bad_input():
+    with pytest.raises(InvalidParameterError, match="refine must be an integer >= 1"):
+        snap_to_lattice([[0.1]], (np.linspace(0, 1, 3),), refine=0)
+    with pytest.raises(InvalidParameterError, match="X must be points of dimension 2"):
+        snap_to_lattice([0.1, 0.2], (np.linspace(0, 1, 3), np.linspace(0, 1, 3)))
