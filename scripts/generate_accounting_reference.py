@@ -20,7 +20,6 @@ The tests pin the library against these numbers (tests/test_accounting_reference
 from __future__ import annotations
 
 import json
-import math
 import sys
 import time
 from pathlib import Path

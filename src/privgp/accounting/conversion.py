@@ -34,7 +34,7 @@ def epsilon_raw(rdp, alpha, log_inv_delta, conversion: str):
     else:
         eps = rdp + np.log(am1 / alpha) + (log_inv_delta - np.log(alpha)) / am1
         eps = np.maximum(eps, 0.0)
-    return np.where(np.isposinf(rdp), np.inf, eps)
+    return np.where(rdp == np.inf, np.inf, eps)
 
 
 def epsilon_from_rdp(rdp, alpha, delta, conversion: str = "improved"):

@@ -29,11 +29,13 @@ GRID = 33
 ROUNDS = 4
 
 
-def _alphas(t: np.ndarray, alpha_max: np.ndarray) -> np.ndarray:
+def _alphas(t: np.ndarray, alpha_max: np.ndarray, all_finite: bool = False) -> np.ndarray:
     """Map search coordinates t to orders (see the module docstring)."""
+    beta = 0.5 * (1.0 + np.tanh(0.5 * t))  # sigmoid(t), no overflow
+    if all_finite:
+        return 1.0 + beta * (alpha_max - 1.0)
     finite = np.isfinite(alpha_max)
     with np.errstate(over="ignore", invalid="ignore"):
-        beta = 0.5 * (1.0 + np.tanh(0.5 * t))  # sigmoid(t), no overflow
         a_fin = 1.0 + beta * np.where(finite, alpha_max - 1.0, 1.0)
         a_inf = 1.0 + np.exp(np.minimum(t, 700.0))
     return np.where(finite, a_fin, a_inf)
@@ -64,6 +66,7 @@ def minimize_over_alpha(objective: Callable[[np.ndarray], np.ndarray], alpha_max
         raise NumericalError("alpha_max must exceed 1 for every setting")
     S = alpha_max.shape[0]
     finite = np.isfinite(alpha_max)
+    all_finite = bool(finite.all())
     lo, hi = search_range(alpha_max)
     steps = np.linspace(0.0, 1.0, grid)
     best_a = np.full(S, np.nan)
@@ -73,9 +76,9 @@ def minimize_over_alpha(objective: Callable[[np.ndarray], np.ndarray], alpha_max
     lower = np.nextafter(1.0, 2.0)
     for _ in range(rounds):
         t = lo[:, None] + (hi - lo)[:, None] * steps[None, :]
-        alpha = np.clip(_alphas(t, alpha_max[:, None]), lower, upper)
+        alpha = np.minimum(np.maximum(_alphas(t, alpha_max[:, None], all_finite), lower), upper)
         vals = np.asarray(objective(alpha), dtype=float)
-        if np.any(np.isnan(vals)):
+        if np.isnan(vals).any():
             raise NumericalError("objective returned NaN during the search over alpha")
         idx = np.argmin(vals, axis=1)
         v = vals[rows, idx]

@@ -15,12 +15,12 @@ import numpy as np
 from .. import validation as v
 from ..domain import Box
 from ..errors import InvalidParameterError, NumericalError
-from ..kernels import Kernel, make_kernel
-from .conversion import check_conversion, epsilon_from_rdp, epsilon_raw
+from ..kernels import KERNELS, Kernel, make_kernel
+from .conversion import check_conversion, epsilon_raw
 from .curves import RdpCurve
 from .optimize import minimize_over_alpha
 from .rdp import alpha_max as _alpha_max
-from .rdp import bound_coefficients, rdp_from_coefficients, rdp_posterior_sample, tau_tilde
+from .rdp import bound_coefficients, rdp_posterior_sample, rdp_raw
 from .sensitivity import SensitivityBounds, sensitivity_bounds
 
 
@@ -57,6 +57,10 @@ class EpsilonResult:
         return out
 
 
+_UNIT_KERNELS = {name: cls(1.0) for name, cls in KERNELS.items()}  # profiles of the named families
+_UNIT_INTERVAL = Box.unit(1)
+
+
 def kernel_facts(kernel, lengthscale, domain: Box):
     """(family name, kappa array, unit_diagonal, nonnegative) for a kernel name or instance.
 
@@ -80,12 +84,12 @@ def kernel_facts(kernel, lengthscale, domain: Box):
     if name in ("constant", "diagonal"):
         k = make_kernel(name)
         return name, np.asarray(float(k.kappa(domain))), bool(k.unit_diagonal), True
-    make_kernel(name, 1.0)  # validates the name
+    if name not in _UNIT_KERNELS:
+        make_kernel(name, 1.0)  # raises the standard error for an unknown name
     ell = np.asarray(1.0 if lengthscale is None else lengthscale, dtype=float)
-    if ell.size == 0 or np.any(~(ell > 0)) or np.any(np.isinf(ell)):
+    if ell.size == 0 or not np.all((ell > 0) & (ell < np.inf)):
         raise InvalidParameterError("lengthscale", "finite and > 0", lengthscale)
-    k = make_kernel(name, 1.0)
-    return name, k.profile(domain.diameter / ell), True, True
+    return name, _UNIT_KERNELS[name].profile(domain.diameter / ell), True, True
 
 
 def _check_common(sigma, eta, L, delta=None):
@@ -111,7 +115,7 @@ def _check_common(sigma, eta, L, delta=None):
 def bounds_for(n, r, *, kernel="exponential", lengthscale=None, domain: Box | None = None,
                M_Y=1.0, sensitivity="generic", rkhs_norm=None, constants="proven") -> SensitivityBounds:
     """V_n and Delta_n bounds for a kernel, a public domain and a sensitivity lemma."""
-    domain = Box.unit(1) if domain is None else domain
+    domain = _UNIT_INTERVAL if domain is None else domain
     name, kappa, unit_diag, nonneg = kernel_facts(kernel, lengthscale, domain)
     return sensitivity_bounds(n, r, kernel=name, kappa=kappa, dim=domain.dim, unit_diagonal=unit_diag,
                               nonnegative=nonneg, sensitivity=sensitivity, M_Y=M_Y, rkhs_norm=rkhs_norm,
@@ -147,28 +151,31 @@ def epsilon_posterior_sampling(n, r, sigma, delta, *, kernel="exponential", leng
     shape = np.broadcast_shapes(*shapes)
     V, Delta, kappa, r_, s_, e_, L_, d_ = (np.broadcast_to(a, shape).reshape(-1) for a in
                                            (b.V, b.Delta, b.kappa, r, sigma, eta, L, delta))
-    amax = _alpha_max(V, r_, s_, e_)
+    coef = bound_coefficients(V, Delta, r_, s_, e_)  # (tau~, V, r^2, eta^2/sigma^2, m), checked for NaN
+    tau = coef[0]
+    with np.errstate(divide="ignore"):
+        amax = 1.0 + 1.0 / tau  # Prop. 2: 1 < alpha < 1 + 1/tau~
 
-    if alpha is None:
-        coef = tuple(c[:, None] for c in bound_coefficients(V, Delta, r_, s_, e_))
-        Lc = L_[:, None]
-        lid = -np.log(d_)[:, None]
+    with np.errstate(all="ignore"):
+        if alpha is None:
+            coef2 = tuple(c[:, None] for c in coef)
+            Lc = L_[:, None]
+            lid = -np.log(d_)[:, None]
 
-        def objective(al):  # orders from the search are always > 1
-            rdp = Lc * rdp_from_coefficients(al, *coef)
-            with np.errstate(all="ignore"):
-                return epsilon_raw(rdp, al, lid, conversion)
+            def objective(al):  # orders from the search are always > 1; called under errstate
+                return epsilon_raw(Lc * rdp_raw(al, *coef2), al, lid, conversion)
 
-        alpha_, _ = minimize_over_alpha(objective, amax)
-    else:
-        alpha_ = np.broadcast_to(alpha, shape).reshape(-1)
-    rdp = L_ * rdp_posterior_sample(alpha_, V, Delta, r_, s_, e_)
-    eps = epsilon_from_rdp(rdp, alpha_, d_, conversion)  # recomputed at the reported alpha
-    if np.any(np.isnan(eps)):
+            alpha_, _ = minimize_over_alpha(objective, amax)
+        else:
+            alpha_ = np.broadcast_to(alpha, shape).reshape(-1)  # checked > 1 above
+        # recomputed at the reported alpha (the same formulas as rdp_posterior_sample / epsilon_from_rdp)
+        rdp = L_ * rdp_raw(alpha_, *coef)
+        eps = epsilon_raw(rdp, alpha_, -np.log(d_), conversion)
+    if np.isnan(rdp).any() or np.isnan(eps).any():
         raise NumericalError("epsilon_posterior_sampling: NaN epsilon from valid inputs")
     rs = lambda a: np.asarray(a, dtype=float).reshape(shape)  # noqa: E731
     return EpsilonResult(epsilon=rs(eps), delta=rs(d_), alpha=rs(alpha_), rdp=rs(rdp), V=rs(V), Delta=rs(Delta),
-                         kappa=rs(kappa), tau=rs(tau_tilde(V, r_, s_, e_)), alpha_max=rs(amax),
+                         kappa=rs(kappa), tau=rs(tau), alpha_max=rs(amax),
                          conversion=conversion, constants=constants, lemma_V=b.lemma_V,
                          lemma_Delta=b.lemma_Delta, covered=b.covered, notes=b.notes)
 

@@ -23,7 +23,7 @@ def _psi_raw(am1, tau):
     first = half_log - np.log1p(x / (1.0 + tau)) / (2.0 * am1)
     second = -half_log - np.log1p(-np.minimum(x, 1.0)) / (2.0 * am1)
     out = np.maximum(first, second)
-    out = np.where((x >= 1.0) | np.isposinf(tau), np.inf, out)
+    out = np.where((x >= 1.0) | (tau == np.inf), np.inf, out)
     out = np.where(tau == 0.0, 0.0, out)
     # psi_alpha >= 0 (lambda = 1 lies in the interval); clears round-off below 0 for tiny tau.
     return np.maximum(out, 0.0)
@@ -96,11 +96,16 @@ def _mean_raw(alpha, V, r2, eta2_s2, m):
     return np.where(denom <= 0.0, np.inf, out)
 
 
-def rdp_from_coefficients(alpha, tau, V, r2, eta2_s2, m):
+def rdp_raw(alpha, tau, V, r2, eta2_s2, m):
     """The single-draw bound from :func:`bound_coefficients`; alpha > 1 is NOT checked here (the
-    caller guarantees it). NaN is left for the caller to detect."""
+    caller guarantees it) and the caller sets np.errstate. NaN is left for the caller to detect."""
+    return 2.0 * _psi_raw(alpha - 1.0, tau) + _mean_raw(alpha, V, r2, eta2_s2, m)
+
+
+def rdp_from_coefficients(alpha, tau, V, r2, eta2_s2, m):
+    """:func:`rdp_raw` under np.errstate(all="ignore")."""
     with np.errstate(all="ignore"):
-        return 2.0 * _psi_raw(alpha - 1.0, tau) + _mean_raw(alpha, V, r2, eta2_s2, m)
+        return rdp_raw(alpha, tau, V, r2, eta2_s2, m)
 
 
 def _check_alpha(alpha):

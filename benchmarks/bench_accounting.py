@@ -1,0 +1,78 @@
+"""Speed of the accountant: epsilon for 10^5 hyperparameter settings in one call, one epsilon,
+calibration, certificates, and one exact neighbour divergence.
+
+Run:  python benchmarks/bench_accounting.py [--repeat 5]
+Targets (issue 3): 10^5 settings <= 2 s; one epsilon <= 1 ms.
+"""
+from __future__ import annotations
+
+import argparse
+import platform
+import statistics
+import time
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from privgp.accounting import calibrate_L, calibrate_r, certify, epsilon_posterior_sampling
+from privgp.audit.divergence import neighbour_divergence
+from privgp.domain import Box
+from privgp.kernels import Matern32
+
+
+def best_of(fn, repeat):
+    """(best wall, median wall, best CPU) seconds over ``repeat`` runs. CPU time (process_time) is
+    less sensitive to other processes on a shared machine than wall time."""
+    wall, cpu = [], []
+    for _ in range(repeat):
+        t0, c0 = time.perf_counter(), time.process_time()
+        fn()
+        wall.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    return min(wall), statistics.median(wall), min(cpu)
+
+
+def per_call(fn, calls, repeat):
+    return tuple(t / calls for t in best_of(lambda: [fn() for _ in range(calls)], repeat))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+    rng = np.random.default_rng(0)
+    S = 10**5
+    n = rng.integers(2, 2000, S)
+    r = np.exp(rng.uniform(np.log(0.05), np.log(50), S))
+    sigma = np.exp(rng.uniform(np.log(0.01), np.log(10), S))
+    ell = np.exp(rng.uniform(np.log(0.05), np.log(2), S))
+    L = rng.integers(1, 100, S)
+    eta = np.where(rng.random(S) < 0.5, 0.0, rng.uniform(0, 2, S))
+    grid = lambda: epsilon_posterior_sampling(n, r, sigma, 1e-5, lengthscale=ell, L=L, eta=eta,  # noqa: E731
+                                              kernel="matern32", domain=Box.unit(2))
+    grid()  # warm-up
+    rows = [("epsilon, 10^5 random settings (one call)", *best_of(grid, args.repeat), "<= 2 s")]
+    one = lambda: epsilon_posterior_sampling(10, 1.0, 5.0, 0.05, sensitivity="exp1d")  # noqa: E731
+    rows.append(("epsilon, one setting", *per_call(one, 500, args.repeat), "<= 1 ms"))
+    rows.append(("certify, one setting", *per_call(lambda: certify(10, 1.0, 5.0, 0.05, kernel="exponential",
+                                                                   lengthscale=1.0, domain=None, sensitivity="exp1d"),
+                                                   200, args.repeat), ""))
+    rows.append(("calibrate_r (smallest r for eps <= 10)",
+                 *best_of(lambda: calibrate_r(10.0, 0.05, n=10, sigma=5.0, sensitivity="exp1d"), args.repeat), ""))
+    rows.append(("calibrate_L (largest L for eps <= 10)",
+                 *best_of(lambda: calibrate_L(10.0, 0.05, n=10, r=3.0, sigma=5.0, sensitivity="exp1d"), args.repeat), ""))
+    k = Matern32(0.5)
+    Xc, yc = rng.uniform(0, 1, (9, 2)), rng.uniform(-1, 1, 9)
+    with threadpool_limits(1):
+        rows.append(("exact neighbour divergence (n=10, |XT|=11)",
+                     *per_call(lambda: neighbour_divergence(k, Xc, yc, [0.1, 0.2], 1.0, [0.8, 0.9], -1.0, Xc, r=0.5,
+                                                            sigma=1.0, alpha=1.5), 200, args.repeat), ""))
+    print(f"machine: {platform.processor() or platform.machine()}, numpy {np.__version__}, repeat {args.repeat}")
+    print(f"{'what':46s} {'best wall':>12s} {'median wall':>12s} {'best CPU':>12s}  target")
+    for what, best, med, cpu, target in rows:
+        fmt = (lambda t: f"{t * 1e3:9.3f} ms") if best < 1 else (lambda t: f"{t:10.3f} s ")
+        print(f"{what:46s} {fmt(best):>12s} {fmt(med):>12s} {fmt(cpu):>12s}  {target}")
+
+
+if __name__ == "__main__":
+    main()
