@@ -28,6 +28,21 @@ SAMPLING_JITTER = 1e-10
 _CHUNK = 2**20  # elements of the (datasets, queries, n) temporaries processed at once
 
 
+def symmetrize_inplace(A: np.ndarray, block: int = 1024) -> np.ndarray:
+    """A <- (A + A^T) / 2 in place, block by block (no m x m temporary)."""
+    m = A.shape[0]
+    for i in range(0, m, block):
+        bi = slice(i, min(m, i + block))
+        D = A[bi, bi]
+        D[...] = 0.5 * (D + D.T)
+        for j in range(i + block, m, block):
+            bj = slice(j, min(m, j + block))
+            avg = 0.5 * (A[bi, bj] + A[bj, bi].T)
+            A[bi, bj] = avg
+            A[bj, bi] = avg.T
+    return A
+
+
 def _check_hyper(r, sigma):
     return v.positive("r", r), v.positive("sigma", sigma)
 
@@ -93,14 +108,14 @@ class ExactPosterior:
         """Normalised posterior covariance k_D(Xq1, Xq2) (matrix)."""
         Xq1 = v.points("Xq", Xq1, dim=self.dim)
         Xq2 = Xq1 if Xq2 is None else v.points("Xq2", Xq2, dim=self.dim)
-        prior = self.kernel(Xq1, Xq2)
+        out = self.kernel(Xq1, Xq2)
         if self.n == 0:
-            return prior
+            return out
         V1 = self._whiten(self._kq(Xq1))
         V2 = V1 if Xq2 is Xq1 else self._whiten(self._kq(Xq2))
-        out = prior - V1.T @ V2
+        out -= V1.T @ V2
         if Xq2 is Xq1:
-            out = 0.5 * (out + out.T)
+            symmetrize_inplace(out)
         return out
 
     def kD_diag(self, Xq) -> np.ndarray:
@@ -114,7 +129,9 @@ class ExactPosterior:
 
     def cov(self, Xq1, Xq2=None) -> np.ndarray:
         """Posterior covariance sigma^2 k_D(Xq1, Xq2)."""
-        return self.sigma**2 * self.kD(Xq1, Xq2)
+        out = self.kD(Xq1, Xq2)
+        out *= self.sigma**2
+        return out
 
     def var(self, Xq) -> np.ndarray:
         """Posterior variance sigma^2 k_D(x, x)."""

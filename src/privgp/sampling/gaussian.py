@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.linalg import LinAlgError, cholesky, eigh
+from scipy.linalg.lapack import dpotrf
 
 from ..errors import NumericalError
-from ..gp.posterior import SAMPLING_JITTER
+from ..gp.posterior import SAMPLING_JITTER, symmetrize_inplace
+
+_BLOCK = 1024
 
 
 def jitter_for(scale: float) -> float:
@@ -21,27 +24,48 @@ def jitter_for(scale: float) -> float:
     return SAMPLING_JITTER * float(scale)
 
 
-def psd_factor(C: np.ndarray, scale: float, *, triangular: bool = False) -> np.ndarray:
+def _zero_strict_upper(A: np.ndarray) -> None:
+    m = A.shape[0]
+    for i in range(0, m, _BLOCK):
+        rows = slice(i, min(m, i + _BLOCK))
+        A[rows, i:] = np.tril(A[rows, i:], 0)
+
+
+def psd_factor(C: np.ndarray, scale: float, *, triangular: bool = False, overwrite: bool = False) -> np.ndarray:
     """F with F F^T = C + j I (+ a positive semidefinite repair), j = SAMPLING_JITTER * scale.
 
     ``triangular=True`` guarantees a lower-triangular invertible F (needed by the lazy path, which
     extends the factor block by block): after an eigenvalue repair the repaired matrix is
     Cholesky-factored, raising the eigenvalue floor by factors of 10 (each step adds variance) if
-    round-off still makes it fail.
+    round-off still makes it fail. ``overwrite=True`` lets the factorisation reuse C's memory (for
+    large dense fallbacks); C is then destroyed.
     """
-    C = np.asarray(C, dtype=float)
+    C = np.array(C, dtype=float, copy=not overwrite, order="C")
     m = C.shape[0]
     if m == 0:
         return np.zeros((0, 0))
     if not np.all(np.isfinite(C)):
         raise NumericalError("covariance matrix to factor contains NaN or inf")
     j = jitter_for(scale)
-    C = 0.5 * (C + C.T)
-    try:
-        return cholesky(C + j * np.eye(m), lower=True, check_finite=False)
-    except LinAlgError:
-        pass
-    lam, Q = eigh(C, check_finite=False)
+    symmetrize_inplace(C, _BLOCK)
+    diag = np.einsum("ii->i", C)  # a view of the diagonal
+    saved = diag.copy()
+    diag += j
+    # LAPACK potrf in place on the Fortran view C^T (= C): its "lower" triangle is C's upper
+    # triangle, so C's strict lower triangle survives a failure and C can be restored.
+    Ft, info = dpotrf(C.T, lower=1, clean=0, overwrite_a=1)
+    if info == 0:
+        L = Ft if np.shares_memory(Ft, C) else np.array(Ft)
+        _zero_strict_upper(L)  # L = tril(Ft): lower triangular, L L^T = C + j I
+        return L
+    # restore C from its intact strict lower triangle and the saved diagonal, then repair
+    for i in range(0, m, _BLOCK):
+        rows = slice(i, min(m, i + _BLOCK))
+        upper = np.triu(np.ones((rows.stop - i, m - i), dtype=bool))
+        C[rows, i:] = np.where(upper, C[i:, rows].T, C[rows, i:])
+    np.einsum("ii->i", C)[:] = saved
+    lam, Q = eigh(C, check_finite=False, overwrite_a=True)
+    del C
     floor = j
     for _ in range(8):
         lam_rep = np.maximum(lam, 0.0) + floor

@@ -31,7 +31,7 @@ def _released_cov(posterior: ExactPosterior, eta: float, A, B=None) -> np.ndarra
     """Covariance of the released process f_D + g: sigma^2 k_D(A, B) + eta^2 k(A, B)."""
     C = posterior.cov(A, B)
     if eta > 0:
-        C = C + eta**2 * posterior.kernel(A, A if B is None else B)
+        C += eta**2 * posterior.kernel(A, A if B is None else B)
     return C
 
 
@@ -56,7 +56,7 @@ def sample_joint(posterior: ExactPosterior, Xq, L: int, rng: np.random.Generator
     uniq, inv = np.unique(Xq, axis=0, return_inverse=True)
     inv = inv.reshape(-1)
     mean = posterior.mean(uniq)
-    F = psd_factor(_released_cov(posterior, eta, uniq), _scale(posterior, eta))
+    F = psd_factor(_released_cov(posterior, eta, uniq), _scale(posterior, eta), overwrite=True)
     z = rng.standard_normal((L, uniq.shape[0]))
     draws = mean[None, :] + z @ F.T
     return draws[:, inv]
@@ -109,7 +109,7 @@ class LazyPath:
         Cnn = _released_cov(post, eta, new)
         k = self._points.shape[0]
         if k == 0:
-            L22 = psd_factor(Cnn, scale, triangular=True)
+            L22 = psd_factor(Cnn, scale, triangular=True, overwrite=True)
             z = self.rng.standard_normal(new.shape[0])
             vals = mu + L22 @ z
             self._chol = L22
@@ -117,7 +117,8 @@ class LazyPath:
             Cpn = _released_cov(post, eta, self._points, new)
             W = solve_triangular(self._chol, Cpn, lower=True, check_finite=False)  # L21^T
             # Schur complement of the jittered joint matrix; psd_factor adds the jitter to the new block
-            L22 = psd_factor(Cnn - W.T @ W, scale, triangular=True)
+            Cnn -= W.T @ W
+            L22 = psd_factor(Cnn, scale, triangular=True, overwrite=True)
             z = self.rng.standard_normal(new.shape[0])
             vals = mu + W.T @ self._z + L22 @ z
             m = new.shape[0]

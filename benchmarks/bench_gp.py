@@ -1,0 +1,75 @@
+"""Speed targets of the exact GP layer (issue "Foundation").
+
+Run:  python benchmarks/bench_gp.py [--repeats 5] [--threads N]
+Prints a table: target, sizes, first-call seconds (fresh process, includes memory first touch),
+best and median seconds over the repeats, the target and whether the median meets it.
+
+1. Posterior mean and variance at one point for 4x10^4 datasets of n = 10 (the membership
+   attack): :func:`privgp.gp.batched_mean_var`.
+2. Mean and variance on 800 points for 100 datasets of n = 100 at 7 values of r (hyperparameter
+   search): :class:`privgp.gp.EigenPosterior` (one eigendecomposition per dataset, built inside
+   the timed region) and ``mean_var``; 1-D and 2-D inputs.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+
+
+
+def timings(fn, repeats):
+    import numpy as np
+
+    ts = []
+    for _ in range(repeats + 1):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    return ts[0], min(ts[1:]), float(np.median(ts[1:]))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=None, help="BLAS threads (set before numpy is imported)")
+    args = ap.parse_args(argv)
+    if args.threads:
+        # before numpy is imported: a runtime limit (threadpoolctl) leaves idle BLAS threads that
+        # cost up to 50x on a loaded machine
+        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ[var] = str(args.threads)
+    import numpy as np
+
+    from privgp.gp import EigenPosterior, batched_mean_var
+    from privgp.kernels import Exponential
+
+    rng = np.random.default_rng(0)
+    kernel = Exponential(0.2)
+    rows = []
+
+    X = rng.uniform(size=(40_000, 10, 1))
+    y = rng.uniform(-1, 1, size=(40_000, 10))
+    xq = np.array([[0.5]])
+    rows.append(("mean+var at 1 point", "40000 datasets x n=10, d=1",
+                 *timings(lambda: batched_mean_var(kernel, X, y, xq, 1.0), args.repeats), 0.5))
+
+    r_values = np.logspace(-1, 1, 7)
+    for d in (1, 2):
+        X = rng.uniform(size=(100, 100, d))
+        y = rng.uniform(-1, 1, size=(100, 100))
+        Xq = rng.uniform(size=(800, d))
+        rows.append((f"mean+var, 7 r (eigh incl.)", f"100 datasets x n=100, 800 points, d={d}",
+                     *timings(lambda: EigenPosterior(kernel, X, y).mean_var(Xq, r_values), args.repeats), 0.5))
+
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, python {platform.python_version()}, "
+          f"numpy {np.__version__}, load average {os.getloadavg()[0]:.1f}, BLAS threads {args.threads or 'default'}")
+    print(f"| target | sizes | first call s | best s | median s | limit s | met |")
+    print(f"|---|---|---|---|---|---|---|")
+    for name, sizes, first, best, med, limit in rows:
+        print(f"| {name} | {sizes} | {first:.3f} | {best:.3f} | {med:.3f} | {limit} | {'yes' if med <= limit else 'NO'} |")
+
+
+if __name__ == "__main__":
+    main()

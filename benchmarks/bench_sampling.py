@@ -1,0 +1,91 @@
+"""Speed targets of the exact samplers (issue "Foundation").
+
+Run:  python benchmarks/bench_sampling.py [--repeats 3] [--threads N] [--dense-full]
+Prints a table: target, sizes, first-call seconds, best and median seconds over the repeats, the
+target (if any) and whether the median meets it.
+
+1. 1-D exponential kernel, n = 10^4 data, m = 10^6 query points, one exact path:
+   :func:`privgp.sampling.exp1d_paths` (Kalman filter + backward sampling + OU bridges).
+2. 2-D, n = 400 data on the grid lattice (:func:`snap_to_lattice`), 128 x 128 grid, one exact path:
+   :func:`privgp.sampling.grid_paths` (circulant embedding + Matheron), exponential kernel with
+   l = 0.2 (the paper's 2-D setting) and l = 1 (needs 8x padding).
+3. Dense fallback (inputs off the lattice): :func:`grid_paths` with ``method="dense"``, i.e. the
+   m x m posterior covariance and its Cholesky factor, on 32 x 32 and 64 x 64 grids (and
+   128 x 128 with ``--dense-full``: a 16384^2 matrix, 2 GiB, about a minute).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+
+
+
+def timings(fn, repeats):
+    import numpy as np
+
+    ts = []
+    for _ in range(repeats + 1):
+        t0 = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t0)
+    return ts[0], min(ts[1:] or ts), float(np.median(ts[1:] or ts))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=None, help="BLAS threads (set before numpy is imported)")
+    ap.add_argument("--dense-full", action="store_true", help="also time the dense fallback on 128 x 128")
+    args = ap.parse_args(argv)
+    if args.threads:
+        # before numpy is imported: a runtime limit (threadpoolctl) leaves idle BLAS threads that
+        # cost up to 50x on a loaded machine
+        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ[var] = str(args.threads)
+    import numpy as np
+
+    from privgp.kernels import Exponential
+    from privgp.sampling import exp1d_paths, grid_paths, snap_to_lattice
+
+    rng = np.random.default_rng(0)
+    rows = []
+
+    X = rng.uniform(size=10_000)
+    y = rng.uniform(-1, 1, size=10_000)
+    Xq = np.linspace(0, 1, 1_000_000)
+    rows.append(("exp1d, one path", "n=10^4, m=10^6, l=0.2",
+                 *timings(lambda: exp1d_paths(X, y, Xq, lengthscale=0.2, r=1.0, sigma=1.0, rng=rng), args.repeats),
+                 2.0))
+
+    ax = np.linspace(0, 1, 128)
+    axes = (ax, ax)
+    X2 = rng.uniform(size=(400, 2))
+    y2 = rng.uniform(-1, 1, size=400)
+    Xs = snap_to_lattice(X2, axes)
+    for ell in (0.2, 1.0):
+        k = Exponential(ell)
+        rows.append((f"grid 2-D circulant, one path", f"n=400 on lattice, 128x128, l={ell}",
+                     *timings(lambda: grid_paths(k, Xs, y2, axes, r=4.0, sigma=0.12, rng=rng, method="circulant"),
+                              args.repeats), 5.0))
+    k = Exponential(0.2)
+    sizes = (32, 64, 128) if args.dense_full else (32, 64)
+    for s in sizes:
+        a = np.linspace(0, 1, s)
+        reps = args.repeats if s < 128 else 0
+        rows.append(("grid 2-D dense fallback, one path", f"n=400 off lattice, {s}x{s}, l=0.2",
+                     *timings(lambda: grid_paths(k, X2, y2, (a, a), r=4.0, sigma=0.12, rng=rng, method="dense"),
+                              reps), None))
+
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, python {platform.python_version()}, "
+          f"numpy {np.__version__}, load average {os.getloadavg()[0]:.1f}, BLAS threads {args.threads or 'default'}")
+    print("| target | sizes | first call s | best s | median s | limit s | met |")
+    print("|---|---|---|---|---|---|---|")
+    for name, sizes_, first, best, med, limit in rows:
+        met = "-" if limit is None else ("yes" if med <= limit else "NO")
+        print(f"| {name} | {sizes_} | {first:.3f} | {best:.3f} | {med:.3f} | {limit or '-'} | {met} |")
+
+
+if __name__ == "__main__":
+    main()
