@@ -138,3 +138,26 @@ def test_bad_input(kwargs, match):
     args.update(kwargs)
     with pytest.raises(InvalidParameterError, match=match):
         exp1d_paths(**args)
+
+
+@settings(max_examples=40)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 12), m=st.integers(1, 10),
+       ell=st.floats(0.02, 5.0), r=st.floats(0.05, 3.0), sigma=st.floats(0.1, 3.0),
+       eta=st.sampled_from([0.0, 0.5]), dup=st.sampled_from(["none", "exact", "near"]))
+def test_sampler_law_is_exact_for_random_problems(seed, n, m, ell, r, sigma, eta, dup):
+    """Property: for random inputs (duplicates, near-duplicates, queries anywhere) the sampler's
+    affine map has exactly the posterior law (deterministic, no Monte Carlo)."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0, 1, n)
+    if n > 1 and dup == "exact":
+        X[-1] = X[0]
+    if n > 1 and dup == "near":
+        X[-1] = X[0] + 1e-12
+    Xq = np.concatenate([rng.uniform(-0.5, 1.5, m), X[:1]])
+    y = rng.uniform(-1, 1, n)
+    qu, (mean, cov) = plan_law(X, y, Xq, ell, r, sigma, eta)
+    ref_mean, ref_cov = released_law(ExactPosterior(Exponential(ell), X, y, r, sigma), qu, eta)
+    # K + r^2 I has condition number <= 1 + n / r^2 (<= 4801): allow for it in the reference
+    tol = 1e-12 * (1 + n / r**2) * 100
+    assert np.allclose(mean, ref_mean, rtol=0, atol=tol)
+    assert np.allclose(cov, ref_cov, rtol=0, atol=tol * (sigma**2 + eta**2))
