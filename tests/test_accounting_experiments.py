@@ -58,3 +58,12 @@ def test_fig2_bound_crossings_via_cli(tmp_path, capsys):
     # sigma = inf needs the least regularisation; the curves are ordered in sigma
     r_m = cross[cross["conversion"] == "mironov"].set_index("sigma")["r_at_epsilon_10"]
     assert list(r_m.sort_index(ascending=False)) == sorted(r_m)
+
+
+def test_fig1_published_constants_only_where_they_exist(tmp_path):
+    run_experiment("fig1", tmp_path, quick=True, workers=1, progress=False, constants="published")
+    df = pd.read_csv(tmp_path / "fig1.csv")
+    gen = df[df["panel"] == "generic"]
+    assert (gen["constants"] == "published").all() and not gen["covered"].any()
+    rk = df[df["panel"] == "rkhs"]
+    assert (rk["constants"] == "proven").all() and rk["covered"].all()
