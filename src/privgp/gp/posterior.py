@@ -11,10 +11,19 @@ Jitter policy
 -------------
 The ridge r > 0 makes K + r^2 I positive definite, so no jitter is ever added to it. Round-off can
 make a computed posterior variance slightly negative or a posterior covariance matrix slightly
-indefinite; privgp only ever *raises* such values: variances are clipped up to 0, and samplers add a
-fixed, data-independent jitter ``SAMPLING_JITTER * I`` (times sigma^2) to the covariance they factor,
-falling back to an eigendecomposition with negative eigenvalues raised to 0. Each of these adds a
-positive semidefinite matrix, i.e. adds variance and never removes it.
+indefinite; privgp only ever *raises* such values:
+
+* posterior variances are clipped up to 0 (``kD_diag``, ``var``, ``batched_mean_var``,
+  ``EigenPosterior``), and negative round-off eigenvalues of K in ``EigenPosterior`` are raised
+  to 0 (which can only increase k_D);
+* samplers factor the covariance plus the fixed, data-independent jitter
+  ``SAMPLING_JITTER * I`` (times sigma^2 + eta^2); if Cholesky still fails they fall back to an
+  eigendecomposition with negative eigenvalues raised to 0 (``privgp.sampling.psd_factor``);
+* the circulant-embedding grid sampler raises negative eigenvalues of round-off size
+  (changing no covariance entry by more than SAMPLING_JITTER) to 0, and otherwise refuses
+  (``privgp.sampling.grid``).
+
+Each of these adds a positive semidefinite matrix, i.e. adds variance and never removes it.
 """
 from __future__ import annotations
 

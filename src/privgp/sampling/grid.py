@@ -29,7 +29,7 @@ the m x m posterior covariance, O(m^3): only for small grids.
 from __future__ import annotations
 
 import numpy as np
-from scipy.fft import fftn, ifftn, next_fast_len
+from scipy.fft import fftn, irfftn, next_fast_len, rfftn
 from scipy.linalg import cho_factor, cho_solve
 
 from .. import validation as v
@@ -148,10 +148,10 @@ class _Embedding:
     def convolve(self, W: np.ndarray) -> np.ndarray:
         """sum_q k(p - q) W[..., q] for lattice points p (W: (count, *sizes) on the lattice)."""
         count = W.shape[0]
-        pad = np.zeros((count,) + self.M)
-        pad[(slice(None),) + tuple(slice(0, N) for N in self.sizes)] = W
         axes = tuple(range(1, len(self.M) + 1))
-        out = ifftn(fftn(pad, axes=axes) * self.lam, axes=axes).real
+        # real FFTs: the spectrum lambda of the symmetric first row is real and even
+        half = self.lam[..., : self.M[-1] // 2 + 1]
+        out = irfftn(rfftn(W, s=self.M, axes=axes) * half, s=self.M, axes=axes)
         return out[(slice(None),) + tuple(slice(0, N) for N in self.sizes)]
 
 

@@ -18,7 +18,7 @@ from scipy.linalg import solve_triangular
 
 from .. import validation as v
 from ..gp.posterior import ExactPosterior
-from .gaussian import jitter_for, psd_factor
+from .gaussian import psd_factor
 
 
 def _check_common(posterior, rng, eta):
@@ -144,6 +144,3 @@ class LazyPath:
         idx = np.fromiter((self._index[key] for key in _row_keys(Xq)), dtype=np.intp, count=Xq.shape[0])
         return self._values[idx].copy()
 
-
-# ``jitter_for`` is re-exported for callers that want to state the jitter in a certificate.
-__all__ = ["sample_joint", "LazyPath", "jitter_for"]
