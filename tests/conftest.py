@@ -1,9 +1,17 @@
 import os
 
-import matplotlib
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+# numpy may already be imported (by plugins) before the variables above take effect: pin the
+# BLAS pools of this process to one thread as well; tests run in parallel with pytest-xdist.
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+threadpool_limits(1)
 
 from hypothesis import HealthCheck, settings  # noqa: E402
 
