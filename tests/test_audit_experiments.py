@@ -1,0 +1,65 @@
+"""Figures 2, 3, 5, 6 (privgp.experiments.lira_figures) at a tiny size, and a sweep on a real local Dask cluster."""
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+import pytest
+
+from privgp.experiments import lira_figures as lf
+from privgp.experiments import run_experiment
+from privgp.parallel import get_executor
+
+TINY = dict(seeds=1, size=150, fig2_sigmas=(0.5,), fig2_r=(0.05, 3.0), fig3_L=(1, 4))
+
+
+@pytest.fixture
+def tiny(monkeypatch):
+    monkeypatch.setattr(lf, "QUICK", TINY)
+
+
+@pytest.mark.parametrize("name", ["fig2", "fig3", "fig5", "fig6"])
+def test_figure_experiments_write_png_csv_and_check_the_bounds(tmp_path, tiny, name):
+    summary = run_experiment(name, tmp_path, quick=True, workers=1)
+    assert (tmp_path / f"{name}.png").stat().st_size > 10_000
+    rec = json.loads((tmp_path / "run.json").read_text())
+    assert rec["experiment"] == name and rec["config"]["quick"] is True
+    if name == "fig6":
+        df = pd.read_csv(tmp_path / "fig6.csv")
+        assert set(df["statistic"]) == {"fhat", "log_vhat"} and len(set(zip(df["r"], df["sigma"]))) == 4
+        assert (df[["hist_in", "hist_out", "fitted_in", "fitted_out"]] >= 0).all().all()
+        return
+    stem = {"fig5": "fig5_left"}.get(name, name)
+    runs = pd.read_csv(tmp_path / f"{stem}_runs.csv")
+    private = runs[runs["attack"] != "benchmark"]
+    assert (private["epsilon_lower_bound"] <= private["epsilon_certified"]).all()
+    assert summary["lower_le_certified_checked"] >= len(private) > 0
+    assert {"paper", "exact"} <= set(runs["attack"])
+    summ = pd.read_csv(tmp_path / f"{stem}_summary.csv")
+    assert {"excess@0.1_mean", "excess@0.1_std", "excess@0.01_mean", "epsilon_certified"} <= set(summ.columns)
+    if name in ("fig3", "fig5"):
+        right = pd.read_csv(tmp_path / ("fig3_runs.csv" if name == "fig3" else "fig5_right_runs.csv"))
+        assert "benchmark" in set(right["attack"])
+
+
+def test_a_violated_certificate_stops_the_experiment():
+    df = pd.DataFrame({"attack": ["paper", "benchmark"], "epsilon_lower_bound": [2.0, 9.0],
+                       "epsilon_certified": [1.0, math.inf]})
+    with pytest.raises(RuntimeError, match="certificate"):
+        lf.check_lower_le_certified(df)
+    assert lf.check_lower_le_certified(df.assign(epsilon_lower_bound=[0.5, 9.0])) == 1
+
+
+def test_sweep_on_a_local_dask_cluster_matches_the_serial_run():
+    from distributed import LocalCluster
+
+    tasks = [lf.Task(lf.game_at(r, 0.5, 1), 3, ("paper",), 150, 100) for r in (0.05, 2.0)]
+    with get_executor(workers=1) as ex:
+        serial = lf.run_sweep(tasks, ex, desc="serial")
+    with LocalCluster(n_workers=1, processes=True, threads_per_worker=1, dashboard_address=None) as cluster:
+        with get_executor(scheduler=cluster.scheduler_address) as ex:
+            assert ex.kind == "dask"
+            dask = lf.run_sweep(tasks, ex, desc="dask")
+    pd.testing.assert_frame_equal(serial.drop(columns="seconds"), dask.drop(columns="seconds"))
+    assert dask["auc"].iloc[0] > dask["auc"].iloc[1]
