@@ -547,7 +547,6 @@ class ExactAttack:
         Fs = F[order]
         ex = None if exclude is None else np.asarray(exclude)[order]
         a, b, c, d = coef
-        L = self.game.L
         mu = -b / (2.0 * c)                       # component means (0 in the covariance-only case)
         logv_term = a - c * mu * mu               # -(L/2) log v
         out = np.empty(F.shape[0])
@@ -574,7 +573,6 @@ class ExactAttack:
             out[i:i + block] = mx + np.log(E.sum(axis=1, dtype=np.float64))
         res = np.empty_like(out)
         res[order] = out
-        del L
         return res - np.log(K - (0 if exclude is None else 1))
 
     @staticmethod

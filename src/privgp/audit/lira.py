@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import validation as v
+from ..accounting import PUBLISHED_WARNING
 from ..errors import InvalidParameterError
 from .attacks import ATTACKS, fit_attack
-from .game import GameData, MembershipGame, play
+from .game import MembershipGame, play
 from .metrics import (DEFAULT_FPR_TARGETS, EpsilonLowerBound, RocMetrics, check_fpr_targets,
                       epsilon_lower_bound, roc_metrics, select_threshold)
 
@@ -52,6 +53,8 @@ class LiraResult:
                "n_eval": self.n_eval, **self.roc.as_dict(), "epsilon_lower_bound": self.lower.epsilon,
                "lower_bound": self.lower.as_dict(), "epsilon_certified": self.epsilon_certified,
                "certified_constants": self.certified_constants,
+               "certified_note": (PUBLISHED_WARNING if self.certified_constants == "published" else
+                                  "proven constants (Lemma B.7): an upper bound"),
                "epsilon_published_not_covered": self.epsilon_published,
                "lower_le_certified": bool(self.lower.epsilon <= self.epsilon_certified),
                "seconds": self.seconds}
@@ -91,23 +94,16 @@ def audit_lira(game: MembershipGame, *, attacks=("paper",), n_shadow: int = 10_0
     out = {}
     for name in attacks:
         t1 = time.perf_counter()
-        out[name] = _evaluate(name, data, attack_rng, targets=targets, delta=delta, confidence=confidence,
-                              eps_cert=eps_cert, eps_pub=eps_pub, constants=constants, seed=seed,
-                              keep_scores=keep_scores, setup_seconds=setup, t1=t1, **attack_options)
+        fitted = fit_attack(name, data, attack_rng, **attack_options)
+        s_in, s_out = fitted.score(data.eval_in), fitted.score(data.eval_out)
+        roc = roc_metrics(s_in, s_out, targets)
+        thr = select_threshold(fitted.shadow_in_scores, fitted.shadow_out_scores, delta, confidence)
+        lower = epsilon_lower_bound(s_in, s_out, threshold=thr, delta=delta, confidence=confidence)
+        # the benchmark releases the exact (mu0, v0): not a private mechanism, nothing is certified
+        cert, pub = (float("inf"), float("inf")) if name == "benchmark" else (eps_cert, eps_pub)
+        out[name] = LiraResult(game=game, attack=name, seed=seed, n_shadow=len(data.shadow_in),
+                               n_eval=len(data.eval_in), roc=roc, lower=lower, epsilon_certified=cert,
+                               certified_constants=constants, epsilon_published=pub,
+                               seconds=setup + time.perf_counter() - t1,
+                               scores_in=s_in if keep_scores else None, scores_out=s_out if keep_scores else None)
     return out
-
-
-def _evaluate(name, data: GameData, rng, *, targets, delta, confidence, eps_cert, eps_pub, constants, seed,
-              keep_scores, setup_seconds, t1, **attack_options) -> LiraResult:
-    fitted = fit_attack(name, data, rng, **attack_options)
-    s_in, s_out = fitted.score(data.eval_in), fitted.score(data.eval_out)
-    roc = roc_metrics(s_in, s_out, targets)
-    thr = select_threshold(fitted.shadow_in_scores, fitted.shadow_out_scores, delta, confidence)
-    lower = epsilon_lower_bound(s_in, s_out, threshold=thr, delta=delta, confidence=confidence)
-    if name == "benchmark":  # releases the exact (mu0, v0): not a private mechanism, nothing certified
-        eps_cert = eps_pub = float("inf")
-    return LiraResult(game=data.game, attack=name, seed=seed, n_shadow=len(data.shadow_in),
-                      n_eval=len(data.eval_in), roc=roc, lower=lower, epsilon_certified=eps_cert,
-                      certified_constants=constants, epsilon_published=eps_pub,
-                      seconds=setup_seconds + time.perf_counter() - t1,
-                      scores_in=s_in if keep_scores else None, scores_out=s_out if keep_scores else None)
