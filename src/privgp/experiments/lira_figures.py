@@ -153,7 +153,7 @@ def plot_vs_epsilon(ax, summ: pd.DataFrame, fpr: str, xcol: str) -> None:
             if sigma in colors:
                 kw["color"] = colors[sigma]
             line = _band(ax, g[xcol], g[f"excess@{fpr}_mean"], g[f"excess@{fpr}_std"],
-                         label=f"{_sigma_label(sigma)} ({attack})", **kw)
+                         label=f"{_sigma_label(sigma)} ({attack}, {int(g['seeds'].max())} seeds)", **kw)
             colors.setdefault(sigma, line.get_color())
     ax.set_xscale("log")
     ax.axhline(0.0, color="k", lw=0.6)
@@ -371,7 +371,7 @@ def fig6(out_dir: Path, *, quick: bool, executor, seed: int = 0, **options) -> d
                                       "fitted_in": c["density_in_centres"], "fitted_out": c["density_out_centres"],
                                       "epsilon_certified": col["epsilon_certified"]}))
     fig.suptitle(f"Shadow distributions at x0 = 1/2 (n = {N}, L = {FIG6_L}, M_xi = 0, delta = {DELTA:g})", fontsize=11)
-    png = save_figure(fig, out_dir / "fig6.png")
+    png = save_figure(fig, out_dir / "fig6.png", dpi=100)
     table = pd.concat(rows, ignore_index=True)
     table.to_csv(out_dir / "fig6.csv", index=False)
     summary = {"png": str(png), "csv": str(out_dir / "fig6.csv"),
