@@ -36,8 +36,9 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=None, help="BLAS threads (set before numpy is imported)")
     args = ap.parse_args(argv)
     if args.threads:
-        # before numpy is imported: a runtime limit (threadpoolctl) leaves idle BLAS threads that
-        # cost up to 50x on a loaded machine
+        # before numpy is imported: numpy and scipy load separate OpenBLAS libraries, and a runtime
+        # limit (threadpoolctl) misses those not loaded yet; oversubscribed BLAS threads cost up to
+        # 1000x for small factorisations on a loaded machine
         for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
             os.environ[var] = str(args.threads)
     import numpy as np
