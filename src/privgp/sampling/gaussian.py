@@ -10,7 +10,7 @@ positive semidefinite matrix: variance is only ever added, never removed.
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import LinAlgError, cholesky, eigh
+from scipy.linalg import eigh, qr
 from scipy.linalg.lapack import dpotrf
 
 from ..errors import NumericalError
@@ -35,9 +35,8 @@ def psd_factor(C: np.ndarray, scale: float, *, triangular: bool = False, overwri
     """F with F F^T = C + j I (+ a positive semidefinite repair), j = SAMPLING_JITTER * scale.
 
     ``triangular=True`` guarantees a lower-triangular invertible F (needed by the lazy path, which
-    extends the factor block by block): after an eigenvalue repair the repaired matrix is
-    Cholesky-factored, raising the eigenvalue floor by factors of 10 (each step adds variance) if
-    round-off still makes it fail. ``overwrite=True`` lets the factorisation reuse C's memory (for
+    extends the factor block by block): after an eigenvalue repair the repaired square root is
+    triangularised by a QR decomposition, which adds nothing further. ``overwrite=True`` lets the factorisation reuse C's memory (for
     large dense fallbacks); C is then destroyed.
     """
     C = np.array(C, dtype=float, copy=not overwrite, order="C")
@@ -66,14 +65,12 @@ def psd_factor(C: np.ndarray, scale: float, *, triangular: bool = False, overwri
     np.einsum("ii->i", C)[:] = saved
     lam, Q = eigh(C, check_finite=False, overwrite_a=True)
     del C
-    floor = j
-    for _ in range(8):
-        lam_rep = np.maximum(lam, 0.0) + floor
-        if not triangular:
-            return Q * np.sqrt(lam_rep)
-        S = (Q * lam_rep) @ Q.T
-        try:
-            return cholesky(0.5 * (S + S.T), lower=True, check_finite=False)
-        except LinAlgError:
-            floor *= 10.0
-    raise NumericalError(f"covariance matrix of size {m} could not be factored even with jitter {floor:g}")
+    F = Q * np.sqrt(np.maximum(lam, 0.0) + j)  # F F^T = C + j I + (negative part of C raised to 0)
+    if not triangular:
+        return F
+    # A lower-triangular factor of the same matrix without any further jitter: F^T = Q' R gives
+    # F F^T = R^T R, so L = R^T (columns signed to make the diagonal positive).
+    R = qr(F.T, mode="r", check_finite=False, overwrite_a=True)[0]
+    L = R.T
+    signs = np.where(np.diagonal(L) < 0, -1.0, 1.0)
+    return L * signs[None, :]
