@@ -85,7 +85,7 @@ def _fmt(x: float, kind: str) -> str:
         return f"{100 * x:.1f}%"
     if kind == "eps":
         if x < 1e4:
-            return f"{x:.3g}"
+            return f"{x:.4g}"
         mant, ex = f"{x:.1e}".split("e")
         return f"{mant}e{int(ex)}"
     return f"{x:.3g}"
@@ -143,6 +143,16 @@ def _constant_sets(constants: str | None) -> tuple[str, ...]:
     if constants not in CONSTANT_SETS:
         raise InvalidParameterError("constants", f"one of {CONSTANT_SETS} or 'both'", constants)
     return (constants,)
+
+
+def _check_inputs(M_values, eps0) -> None:
+    """Validate every column before any work is done."""
+    if len(M_values) == 0:
+        raise InvalidParameterError("M_xi values", "at least one noise level", M_values)
+    for M in M_values:
+        check_noise_level(M)
+    if not float(eps0) > 0:
+        raise InvalidParameterError("eps0", "> 0", eps0)
 
 
 def config_1d(*, quick: bool, n: int, eps0: float = 10.0, delta: float = 0.005, L: int = 1,
@@ -210,6 +220,7 @@ def _run_table(name: str, out_dir: Path, *, quick: bool, executor, seed: int, va
     t0 = time.perf_counter()
     out = Path(out_dir)
     consts = _constant_sets(constants)
+    _check_inputs(values if vary == "M_xi" else [options.get("M_xi", 0.5)], options.get("eps0", 10.0))
     columns = {}
     for val in values:
         if vary == "M_xi":

@@ -27,7 +27,7 @@ from ..tasks.excursion_study import (PrivacySpec, ReleaseSpec, StudyConfig, post
                                      run_excursion_study, summarize)
 from ..tasks.hyperparameter_search import SearchSpace
 from .common import new_figure, save_figure, write_run_record
-from .excursion_1d import _constant_sets, _write_outputs
+from .excursion_1d import _check_inputs, _constant_sets, _write_outputs
 
 #: The published 2-D script's hard-coded grids (reference_repo.md, sec. 1.4), lengthscales united.
 PUBLIC_GRID_2D = dict(lengthscales=(0.05, 0.10, 0.14, 0.18, 0.24, 0.35, 0.45),
@@ -155,6 +155,7 @@ def _run(name: str, out_dir: Path, *, quick: bool, executor, seed: int, M_values
     t0 = time.perf_counter()
     out = Path(out_dir)
     consts = _constant_sets(constants)
+    _check_inputs(M_values, options.get("eps0", 10.0))
     cfg = config_2d(quick=quick, **options)
     columns, figs = {}, []
     for M in M_values:

@@ -32,6 +32,21 @@ from ..kernels import make_kernel
 from . import excursion as ex
 from .hyperparameter_search import CachedLoss, EpsilonCache, SearchResult, SearchSpace, grid_search
 
+def _one_blas_thread(fn):
+    """Run a chunk function with BLAS pinned to one thread (also in-process, e.g. workers=1):
+    the small batched decompositions are much slower multi-threaded, above all on a busy machine."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(limits=1, user_api="blas"):
+            return fn(*args, **kwargs)
+
+    return wrapper
+
+
 #: Largest number of kernel entries (pairs x mesh x n) formed at once inside a chunk.
 _MAX_BLOCK = 3_000_000
 
@@ -157,6 +172,7 @@ def _sub_batches(B: int, m: int, n: int):
         yield slice(lo, min(B, lo + step))
 
 
+@_one_blas_thread
 def chunk_losses(chunk: PairChunk, candidates: np.ndarray, *, kernel: str, clip: float) -> np.ndarray:
     """Integrated BCE of every candidate (lengthscale, r, sigma) on every pair: shape (C, B)."""
     cand = np.asarray(candidates, dtype=float).reshape(-1, 3)
@@ -178,6 +194,7 @@ def chunk_losses(chunk: PairChunk, candidates: np.ndarray, *, kernel: str, clip:
     return out
 
 
+@_one_blas_thread
 def chunk_probabilities(chunk: PairChunk, theta, *, kernel: str) -> np.ndarray:
     """p_D on the mesh for every pair under theta: shape (B, m)."""
     ell, r, sigma = theta
@@ -244,6 +261,7 @@ def _dense_draw(post: ExactPosterior, grid, n_paths, rng):  # pragma: no cover -
     return post.mean(grid)[None] + post.sigma * (rng.standard_normal((n_paths, grid.shape[0])) @ A.T)
 
 
+@_one_blas_thread
 def chunk_release_iou(chunk: PairChunk, theta, *, kernel: str, release: ReleaseSpec, L: int, n_mc: int,
                       cutoffs, salt: int = 0) -> np.ndarray:
     """IoU of the L-path vote release for each pair, MC repetition and cut-off: (B, n_mc, len(cutoffs))."""
@@ -259,6 +277,7 @@ def chunk_release_iou(chunk: PairChunk, theta, *, kernel: str, release: ReleaseS
     return out
 
 
+@_one_blas_thread
 def chunk_metrics(chunk: PairChunk, theta_star, theta_priv, C: float, c: float | None, *, kernel: str,
                   clip: float, release: ReleaseSpec, L: int, n_mc: int) -> dict[str, np.ndarray]:
     """Per-pair statistics of Tables 1-4 for one chunk."""
