@@ -38,9 +38,9 @@ from .excursion_1d import _constant_sets
 
 THRESHOLD_PRICE = 50.0   # thousand USD; public constant
 CLIP_B = 1.0             # clip |log(price / threshold)| at B (public constant)
-PUBLIC_GRID = dict(lengthscales=(5.0, 10.0, 20.0, 35.0, 60.0, 100.0), rs=(0.1, 0.3, 0.6, 1.0, 1.5, 2.5),
+PUBLIC_GRID = dict(lengthscales=(5.0, 10.0, 20.0, 35.0, 60.0, 100.0, 160.0, 250.0), rs=(0.1, 0.3, 0.6, 1.0, 1.5, 2.5),
                    sigmas=(0.1, 0.2, 0.4, 0.7, 1.0, 1.5))
-PRIVATE_GRID = dict(lengthscales=(5.0, 10.0, 20.0, 35.0, 60.0, 100.0), rs=(2.0, 3.0, 4.0, 6.0, 8.0, 12.0),
+PRIVATE_GRID = dict(lengthscales=(5.0, 10.0, 20.0, 35.0, 60.0, 100.0, 160.0, 250.0), rs=(2.0, 3.0, 4.0, 6.0, 8.0, 12.0),
                     sigmas=(0.05, 0.1, 0.2, 0.4, 0.7))
 
 
@@ -129,7 +129,8 @@ def realdata(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, consta
         eps_s = float(eps(np.array([theta_s]))[0])
         row = {"constants": c, "n_public": len(pub), "n_private": n_priv, "delta": delta,
                "l*": ell, "r*": r, "sigma*": sigma, "eps*": eps_s, "C": C, "cv_bce*": uncon.best["loss"],
-               "public_accuracy*": float(np.mean((p_pub >= C) == labels[pub]))}
+               "public_accuracy*": float(np.mean((p_pub >= C) == labels[pub])),
+               "public_accuracy_constant_guess": float(max(labels[pub].mean(), 1 - labels[pub].mean()))}
         fig, ax = new_figure(figsize=(7.5, 5.0))
         pg = p_grid.reshape(len(axes[0]), len(axes[1])).T
         ax.contourf(axes[0], axes[1], pg, levels=[C, 1.0], colors=["0.85"])
