@@ -137,3 +137,10 @@ def test_a_local_dask_cluster_gives_the_same_study_as_in_process(tmp_path):
     a = pd.read_csv(tmp_path / "dask" / "per_pair_M_xi0.5_published.csv")
     b = pd.read_csv(tmp_path / "serial" / "per_pair_M_xi0.5_published.csv")
     pd.testing.assert_frame_equal(a, b, rtol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["fig7", "fig8"])
+def test_figure_experiments_quick(tmp_path, name):
+    res = run_experiment(name, tmp_path, quick=True, workers=1, progress=False, constants="proven")
+    assert res["figures"] == [f"{name}.png"] and (tmp_path / f"{name}.png").stat().st_size > 5_000
+    assert json.loads((tmp_path / "run.json").read_text())["config"]["plume_prior"]["K"] == 2
