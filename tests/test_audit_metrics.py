@@ -99,3 +99,27 @@ def test_bad_input():
         epsilon_lower_bound([1.0], [0.0], threshold=0.5, delta=0.0)
     with pytest.raises(InvalidParameterError, match="confidence"):
         epsilon_lower_bound([1.0], [0.0], threshold=0.5, delta=0.1, confidence=1.0)
+
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@given(n=st.integers(1, 5000), frac=st.floats(0.0, 1.0), level=st.floats(0.001, 0.2))
+def test_clopper_pearson_brackets_the_estimate_and_widens_with_confidence(n, frac, level):
+    k = int(round(frac * n))
+    lo, hi = float(clopper_pearson_lower(k, n, level)), float(clopper_pearson_upper(k, n, level))
+    assert 0.0 <= lo <= k / n <= hi <= 1.0
+    assert float(clopper_pearson_lower(k, n, level / 2)) <= lo + 1e-12
+    assert float(clopper_pearson_upper(k, n, level / 2)) >= hi - 1e-12
+
+
+@given(k_in=st.integers(0, 400), k_out=st.integers(0, 400), d1=st.floats(1e-4, 0.5), d2=st.floats(1e-4, 0.5))
+def test_lower_bound_does_not_grow_with_delta_or_confidence(k_in, k_out, d1, d2):
+    s_in = np.r_[np.ones(k_in), np.zeros(400 - k_in)]
+    s_out = np.r_[np.ones(k_out), np.zeros(400 - k_out)]
+    lo_d, hi_d = sorted((d1, d2))
+    a = epsilon_lower_bound(s_in, s_out, threshold=0.5, delta=lo_d, confidence=0.9).epsilon
+    b = epsilon_lower_bound(s_in, s_out, threshold=0.5, delta=hi_d, confidence=0.9).epsilon
+    c = epsilon_lower_bound(s_in, s_out, threshold=0.5, delta=lo_d, confidence=0.99).epsilon
+    assert b <= a + 1e-12 and c <= a + 1e-12 and min(a, b, c) >= 0.0
