@@ -81,3 +81,18 @@ def test_epsilon_nan_is_an_error_not_a_feasible_setting():
     with pytest.raises(InvalidParameterError, match="epsilon"):
         grid_search(CachedLoss(bowl), SPACE, epsilon=EpsilonCache(lambda e, r, s: np.full(np.shape(r), np.nan)),
                     eps0=1.0)
+
+
+def test_lockstep_searches_give_the_same_results_with_fewer_loss_calls():
+    from privgp.tasks.hyperparameter_search import grid_searches
+
+    eps = EpsilonCache(lambda ell, r, s: 4.0 / (r * s))
+    alone = [grid_search(CachedLoss(bowl), SPACE), grid_search(CachedLoss(bowl), SPACE, epsilon=eps, eps0=3.0)]
+    rec = Recorder(bowl)
+    both = grid_searches(CachedLoss(rec), [{"space": SPACE}, {"space": SPACE, "epsilon": eps, "eps0": 3.0}])
+    for a, b in zip(alone, both):
+        assert a.theta == b.theta and a.best["loss"] == b.best["loss"]
+        pd_a = a.table.sort_values(["lengthscale", "r", "sigma"]).reset_index(drop=True)
+        pd_b = b.table.sort_values(["lengthscale", "r", "sigma"]).reset_index(drop=True)
+        assert pd_a.equals(pd_b)
+    assert len(rec.calls) == 3          # coarse + two rounds, each one call for both searches

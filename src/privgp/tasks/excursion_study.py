@@ -30,7 +30,7 @@ from ..errors import InvalidParameterError
 from ..gp import EigenPosterior, ExactPosterior
 from ..kernels import make_kernel
 from . import excursion as ex
-from .hyperparameter_search import CachedLoss, EpsilonCache, SearchResult, SearchSpace, grid_search
+from .hyperparameter_search import CachedLoss, EpsilonCache, SearchResult, SearchSpace, grid_searches
 
 def _one_blas_thread(fn):
     """Run a chunk function with BLAS pinned to one thread (also in-process, e.g. workers=1):
@@ -347,13 +347,11 @@ def run_excursion_study(train, val, cfg: StudyConfig, executor, *, seed: int = 0
 
     loss = CachedLoss(mean_loss)
     eps_caches = {name: EpsilonCache(spec.epsilon) for name, spec in privacy.items()}
-    # one pass over the pairs for both coarse grids (each lengthscale decomposed once per pair)
-    warm = [cfg.space.coarse()]
-    for name, spec in privacy.items():
-        pc = cfg.private_space.coarse()
-        warm.append(pc[eps_caches[name](pc) < spec.eps0])
-    loss(np.concatenate(warm))
-    uncon = grid_search(loss, cfg.space)
+    # all searches in lockstep: one pass over the pairs per round (each lengthscale decomposed once)
+    found = grid_searches(loss, [{"space": cfg.space}] + [
+        {"space": cfg.private_space, "epsilon": eps_caches[name], "eps0": spec.eps0}
+        for name, spec in privacy.items()])
+    uncon, private = found[0], dict(zip(privacy, found[1:]))
     theta_star = uncon.theta
     p_val = _cat(executor.map(partial(chunk_probabilities, theta=theta_star, kernel=cfg.kernel), vchunks,
                               desc=f"{tag}validation C"), axis=0)
@@ -362,7 +360,7 @@ def run_excursion_study(train, val, cfg: StudyConfig, executor, *, seed: int = 0
     results = {}
     for name, spec in privacy.items():
         eps = eps_caches[name]
-        priv = grid_search(loss, cfg.private_space, epsilon=eps, eps0=spec.eps0)
+        priv = private[name]
         eps_star = float(eps(np.array([theta_star]))[0])
         theta_priv = priv.theta if priv.feasible else None
         c, c_curve = None, None

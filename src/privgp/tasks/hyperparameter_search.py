@@ -143,6 +143,93 @@ def _ranked(table: pd.DataFrame, constrained: bool) -> pd.DataFrame:
     return t.sort_values(["loss", "lengthscale", "r", "sigma"], kind="mergesort")
 
 
+class _Search:
+    """State of one search; :func:`grid_searches` advances several in lockstep."""
+
+    def __init__(self, space: SearchSpace, epsilon=None, eps0=None):
+        self.constrained = epsilon is not None or eps0 is not None
+        if self.constrained:
+            if epsilon is None:
+                raise InvalidParameterError("epsilon", "a callable when eps0 is given", None)
+            if eps0 is None:
+                raise InvalidParameterError("eps0", "a target epsilon > 0 when epsilon is given", None)
+            eps0 = v.positive("eps0", eps0)
+        self.space, self.epsilon, self.eps0 = space, epsilon, eps0
+        self.rows: dict[tuple, dict] = {}
+        self.pending: list[tuple] = []
+        self.done = 0
+        self.stopped = False
+
+    def propose(self, rnd: int) -> np.ndarray:
+        """New candidates of round ``rnd`` (0 = coarse); only feasible ones need a loss."""
+        if rnd == 0:
+            cands = self.space.coarse()
+        else:
+            anchors = _ranked(self.table(), self.constrained).head(self.space.top_k)
+            if anchors.empty:
+                self.stopped = True
+                return np.zeros((0, 3))
+            factors = self.space.refinement[rnd - 1]
+            cands = np.concatenate([self.space.around(a, factors) for a in anchors[list(COLUMNS)].to_numpy()])
+        new = [k for k in dict.fromkeys(_key(c) for c in cands) if k not in self.rows]
+        arr = np.array(new, dtype=float).reshape(-1, 3)
+        eps = self.epsilon(arr) if self.constrained else np.full(len(new), np.nan)
+        feas = eps < self.eps0 if self.constrained else np.ones(len(new), dtype=bool)
+        self.pending = [(k, float(e), bool(f), rnd) for k, e, f in zip(new, eps, feas)]
+        return arr[feas]
+
+    def record(self, loss) -> None:
+        """Store the pending candidates with their losses (from the shared cache)."""
+        feas = [k for k, _, f, _ in self.pending if f]
+        vals = dict(zip(feas, loss(np.array(feas, dtype=float)).tolist())) if feas else {}
+        for k, e, f, rnd in self.pending:
+            self.rows[k] = {"lengthscale": k[0], "r": k[1], "sigma": k[2], "loss": float(vals.get(k, np.nan)),
+                            "epsilon": e, "feasible": f, "round": rnd}
+            self.done = max(self.done, rnd)
+        self.pending = []
+
+    def table(self) -> pd.DataFrame:
+        return pd.DataFrame(list(self.rows.values()),
+                            columns=["lengthscale", "r", "sigma", "loss", "epsilon", "feasible", "round"])
+
+    def result(self) -> SearchResult:
+        table = self.table()
+        ranked = _ranked(table, self.constrained)
+        if ranked.empty:
+            finite = table["epsilon"][np.isfinite(table["epsilon"])]
+            smallest = f"{finite.min():.4g}" if len(finite) else "inf"
+            msg = (f"no feasible setting: none of the {len(table)} candidates has certified epsilon < "
+                   f"{self.eps0:g} (smallest epsilon on the grid: {smallest})")
+            return SearchResult(best=None, table=table, feasible=False, message=msg, eps0=self.eps0,
+                                rounds=self.done)
+        best = ranked.iloc[0].to_dict()
+        best = {k: (float(val) if k in ("lengthscale", "r", "sigma", "loss", "epsilon") else val)
+                for k, val in best.items()}
+        msg = f"best of {len(table)} candidates" + (
+            f" with epsilon < {self.eps0:g} ({int(table['feasible'].sum())} feasible)" if self.constrained else "")
+        return SearchResult(best=best, table=table, feasible=True, message=msg, eps0=self.eps0, rounds=self.done)
+
+
+def grid_searches(loss: CachedLoss, searches: list[dict]) -> list[SearchResult]:
+    """Several searches (dicts of :func:`grid_search` keyword arguments: space, epsilon, eps0) run
+    in lockstep: each round's new feasible candidates of all searches are evaluated in ONE call
+    of ``loss``, so a lengthscale shared between them is decomposed once. Each search's result
+    is the same as running it alone."""
+    states = [_Search(**s) for s in searches]
+    rounds = max(len(s.space.refinement) for s in states)
+    for rnd in range(rounds + 1):
+        active = [s for s in states if not s.stopped and rnd <= len(s.space.refinement)]
+        if not active:
+            break
+        batch = [s.propose(rnd) for s in active]
+        todo = np.concatenate(batch) if batch else np.zeros((0, 3))
+        if len(todo):
+            loss(todo)
+        for s in active:
+            s.record(loss)
+    return [s.result() for s in states]
+
+
 def grid_search(loss: Callable[[np.ndarray], np.ndarray], space: SearchSpace, *,
                 epsilon: Callable[[np.ndarray], np.ndarray] | None = None,
                 eps0: float | None = None) -> SearchResult:
@@ -153,51 +240,5 @@ def grid_search(loss: Callable[[np.ndarray], np.ndarray], space: SearchSpace, *,
     setting is feasible the result says "no feasible setting" (``feasible=False``) instead of
     raising, with the smallest epsilon seen in the message.
     """
-    constrained = epsilon is not None or eps0 is not None
-    if constrained:
-        if epsilon is None:
-            raise InvalidParameterError("epsilon", "a callable when eps0 is given", None)
-        if eps0 is None:
-            raise InvalidParameterError("eps0", "a target epsilon > 0 when epsilon is given", None)
-        eps0 = v.positive("eps0", eps0)
-    rows: dict[tuple, dict] = {}
-
-    def consider(cands: np.ndarray, rnd: int) -> None:
-        keys = [_key(c) for c in cands]
-        new = [k for k in dict.fromkeys(keys) if k not in rows]
-        if not new:
-            return
-        arr = np.array(new, dtype=float)
-        eps = epsilon(arr) if constrained else np.full(len(new), np.nan)
-        feas = eps < eps0 if constrained else np.ones(len(new), dtype=bool)
-        vals = np.full(len(new), np.nan)
-        if np.any(feas):
-            vals[feas] = loss(arr[feas])
-        for k, e, f, val in zip(new, eps, feas, vals):
-            rows[k] = {"lengthscale": k[0], "r": k[1], "sigma": k[2], "loss": float(val),
-                       "epsilon": float(e), "feasible": bool(f), "round": rnd}
-
-    consider(space.coarse(), 0)
-    done = 0
-    for rnd, factors in enumerate(space.refinement, start=1):
-        table = pd.DataFrame(list(rows.values()))
-        anchors = _ranked(table, constrained).head(space.top_k)
-        if anchors.empty:
-            break
-        cands = np.concatenate([space.around(a, factors) for a in anchors[list(COLUMNS)].to_numpy()])
-        consider(cands, rnd)
-        done = rnd
-    table = pd.DataFrame(list(rows.values()))
-    ranked = _ranked(table, constrained)
-    if ranked.empty:
-        finite = table["epsilon"][np.isfinite(table["epsilon"])]
-        smallest = f"{finite.min():.4g}" if len(finite) else "inf"
-        msg = (f"no feasible setting: none of the {len(table)} candidates has certified epsilon < {eps0:g} "
-               f"(smallest epsilon on the grid: {smallest})")
-        return SearchResult(best=None, table=table, feasible=False, message=msg, eps0=eps0, rounds=done)
-    best = ranked.iloc[0].to_dict()
-    best = {k: (float(val) if k in ("lengthscale", "r", "sigma", "loss", "epsilon") else val)
-            for k, val in best.items()}
-    msg = (f"best of {len(table)} candidates" + (f" with epsilon < {eps0:g} ({int(table['feasible'].sum())} feasible)"
-                                                if constrained else ""))
-    return SearchResult(best=best, table=table, feasible=True, message=msg, eps0=eps0, rounds=done)
+    cached = loss if isinstance(loss, CachedLoss) else CachedLoss(loss)
+    return grid_searches(cached, [{"space": space, "epsilon": epsilon, "eps0": eps0}])[0]
