@@ -245,6 +245,7 @@ def _run_table(name: str, out_dir: Path, *, quick: bool, executor, seed: int, va
         config.pop("M_xi", None)
     else:
         config["M_xi"] = M
+        config["n"] = [int(x) for x in values]
     write_run_record(out, name, config, summary, time.perf_counter() - t0)
     return {"tables": [f"{name}_{c}.md" for c in consts],
             "feasible": {c: all(s["feasible"] for s in w.values()) for c, w in written.items()}}
