@@ -42,6 +42,11 @@ def main(argv: list[str] | None = None) -> int:
     except PrivgpError as exc:
         print(f"privgp: error: {exc}", file=sys.stderr)
         return EXIT_USER_ERROR
+    except BrokenPipeError:  # output piped into e.g. `head`: stop quietly
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:  # pragma: no cover
         print("privgp: interrupted", file=sys.stderr)
         return 130
