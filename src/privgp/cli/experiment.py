@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import time
 
+from ..errors import InvalidParameterError
 from ..experiments import EXPERIMENTS, run_experiment
 from .common import print_json
 
@@ -19,12 +20,41 @@ def register(sub) -> None:
     p.add_argument("--workers", type=int, default=None, help="local worker processes (default: all cores)")
     p.add_argument("--constants", choices=["proven", "published"], default=None,
                    help="Delta_n constants where the experiment supports both (default: the experiment's own)")
+    p.add_argument("--set", dest="options", action="append", default=[], metavar="KEY=VALUE",
+                   help="an experiment option, e.g. --set n_pairs=200 --set M_xi_values=0.1,0.5 "
+                        "(repeatable; see the experiment's docstring and run.json for its options)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=_run)
 
 
-def _run(args) -> int:
+def _value(text: str):
+    """int, float, a comma-separated tuple of those, or the string itself."""
+    parts = [t.strip() for t in text.split(",")]
+    out = []
+    for t in parts:
+        for conv in (int, float):
+            try:
+                out.append(conv(t))
+                break
+            except ValueError:
+                continue
+        else:
+            out.append(t)
+    return tuple(out) if len(parts) > 1 else out[0]
+
+
+def parse_options(items: list[str]) -> dict:
     opts = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip().isidentifier():
+            raise InvalidParameterError("--set", "of the form KEY=VALUE", item)
+        opts[key.strip()] = _value(value)
+    return opts
+
+
+def _run(args) -> int:
+    opts = parse_options(args.options)
     if args.constants is not None:
         opts["constants"] = args.constants
     t0 = time.perf_counter()

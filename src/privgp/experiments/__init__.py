@@ -1,7 +1,7 @@
 """Experiments that reproduce the seed papers' tables and figures (the only library layer, with
 the CLI, that writes files or plots).
 
-Each experiment is a function ``run(out_dir: Path, *, quick: bool, executor, seed: int, **options)
+Each experiment is a function ``run(out_dir: Path, *, quick: bool, executor, seed: int, <options>)
 -> dict`` registered in :data:`EXPERIMENTS` as ``"module:function"``; it writes its PNG/CSV/Markdown
 outputs and a ``run.json`` record (config, versions) under ``out_dir`` and returns a summary dict.
 """
@@ -38,4 +38,11 @@ def run_experiment(name: str, out_dir: str | Path, *, quick: bool = False, sched
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     with get_executor(scheduler=scheduler, workers=workers, progress=progress) as ex:
-        return fn(out, quick=quick, executor=ex, seed=seed, **options)
+        try:
+            return fn(out, quick=quick, executor=ex, seed=seed, **options)
+        except TypeError as exc:  # an option the experiment does not know: a user error
+            bad = [k for k in options if f"unexpected keyword argument '{k}'" in str(exc)]
+            if bad:
+                raise InvalidParameterError(f"option {bad[0]!r}", f"an option of experiment {name!r}",
+                                            options[bad[0]]) from None
+            raise

@@ -73,3 +73,8 @@ def new_figure(*args, **kwargs):
     import matplotlib.pyplot as plt
 
     return plt.subplots(*args, **kwargs)
+
+
+def as_tuple(values) -> tuple:
+    """A scalar or a sequence of column values as a tuple (a single CLI value is one column)."""
+    return tuple(np.atleast_1d(np.asarray(values)).tolist())

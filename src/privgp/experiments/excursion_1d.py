@@ -28,6 +28,7 @@ from ..domain import Box
 from ..errors import InvalidParameterError
 from ..tasks.excursion_study import PrivacySpec, ReleaseSpec, StudyConfig, run_excursion_study, summarize
 from ..tasks.hyperparameter_search import DEFAULT_REFINEMENT, SearchSpace
+from .common import as_tuple
 from .common import write_run_record, write_table
 
 CONSTANT_SETS = ("proven", "published")
@@ -254,14 +255,14 @@ def _run_table(name: str, out_dir: Path, *, quick: bool, executor, seed: int, va
 def table1(out_dir: Path, *, quick: bool, executor, seed: int = 0, M_xi_values=(0.1, 0.3, 0.5, 0.6),
            constants: str | None = None, **options) -> dict:
     """Table 1: medians across noise levels M_xi at |D| = 100 (both constant sets)."""
-    return _run_table("table1", out_dir, quick=quick, executor=executor, seed=seed, values=tuple(M_xi_values),
+    return _run_table("table1", out_dir, quick=quick, executor=executor, seed=seed, values=as_tuple(M_xi_values),
                       vary="M_xi", paper_key="table1", iqr=False, constants=constants, **options)
 
 
 def table2(out_dir: Path, *, quick: bool, executor, seed: int = 0, M_xi_values=(0.1, 0.3, 0.5, 0.6),
            constants: str | None = None, **options) -> dict:
     """Table 2: Table 1 with interquartile ranges."""
-    return _run_table("table2", out_dir, quick=quick, executor=executor, seed=seed, values=tuple(M_xi_values),
+    return _run_table("table2", out_dir, quick=quick, executor=executor, seed=seed, values=as_tuple(M_xi_values),
                       vary="M_xi", paper_key="table1", iqr=True, constants=constants, **options)
 
 
@@ -270,5 +271,5 @@ def table3(out_dir: Path, *, quick: bool, executor, seed: int = 0, n_values=None
     """Table 3: |D| in {50, 100, 200, 400} at NSR = 1 (M_xi = 0.5)."""
     if n_values is None:
         n_values = (25, 50, 100) if quick else (50, 100, 200, 400)
-    return _run_table("table3", out_dir, quick=quick, executor=executor, seed=seed, values=tuple(n_values),
+    return _run_table("table3", out_dir, quick=quick, executor=executor, seed=seed, values=as_tuple(n_values),
                       vary="n", paper_key="table3", iqr=True, constants=constants, **options)

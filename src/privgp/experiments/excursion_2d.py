@@ -26,6 +26,7 @@ from ..tasks import excursion as ex
 from ..tasks.excursion_study import (PrivacySpec, ReleaseSpec, StudyConfig, posterior_paths,
                                      run_excursion_study, summarize)
 from ..tasks.hyperparameter_search import SearchSpace
+from .common import as_tuple
 from .common import new_figure, save_figure, write_run_record
 from .excursion_1d import _check_inputs, _constant_sets, _write_outputs
 
@@ -183,7 +184,7 @@ def table4(out_dir: Path, *, quick: bool, executor, seed: int = 0, M_xi_values=(
            constants: str | None = None, **options) -> dict:
     """Table 4 (and the Figure 7/8 panels for M_xi = 0.5 / 0.1)."""
     figs = {0.5: ("fig7", 3), 0.1: ("fig8", 1)}
-    return _run("table4", out_dir, quick=quick, executor=executor, seed=seed, M_values=tuple(M_xi_values),
+    return _run("table4", out_dir, quick=quick, executor=executor, seed=seed, M_values=as_tuple(M_xi_values),
                 figures=figs, table=True, constants=constants, **options)
 
 

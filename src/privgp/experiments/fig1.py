@@ -67,7 +67,7 @@ def plot_epsilon_vs_r(ax, df: pd.DataFrame, conversion: str, title: str) -> None
 
 
 def run(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, constants: str = "proven",
-        conversion: str = "mironov", **options) -> dict:
+        conversion: str = "mironov") -> dict:
     """Write fig1.png, fig1.csv (+ .md) and run.json; ``quick`` uses a coarser r grid."""
     t0 = time.perf_counter()
     out_dir = Path(out_dir)

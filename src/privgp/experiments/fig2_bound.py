@@ -40,7 +40,7 @@ def crossings(sigmas, *, constants: str, conversion: str, target: float = EPS_GU
 
 
 def run(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, constants: str = "proven",
-        conversion: str = "mironov", **options) -> dict:
+        conversion: str = "mironov") -> dict:
     """Write fig2_bound.png, fig2_bound.csv, fig2_bound_crossings.csv (+ .md) and run.json."""
     t0 = time.perf_counter()
     out_dir = Path(out_dir)

@@ -207,7 +207,7 @@ def _exact_vs_paper(df: pd.DataFrame) -> dict:
 
 
 def fig2(out_dir: Path, *, quick: bool, executor, seed: int = 0, constants: str = "proven",
-         conversion: str = "improved", **options) -> dict:
+         conversion: str = "improved") -> dict:
     """Fig. 2: excess TPR@FPR=0.1 vs certified epsilon (left), certified epsilon vs r (right)."""
     t0 = time.perf_counter()
     out_dir = Path(out_dir)
@@ -276,7 +276,7 @@ def _l_sweep(out_dir, quick, executor, seed, constants, stem):
     return df, summ, checked
 
 
-def fig3(out_dir: Path, *, quick: bool, executor, seed: int = 0, constants: str = "proven", **options) -> dict:
+def fig3(out_dir: Path, *, quick: bool, executor, seed: int = 0, constants: str = "proven") -> dict:
     """Fig. 3: excess TPR@FPR=0.1 vs L (r = 1, sigma = 5) with the non-private benchmark and epsilon(L)."""
     t0 = time.perf_counter()
     out_dir = Path(out_dir)
@@ -292,7 +292,7 @@ def fig3(out_dir: Path, *, quick: bool, executor, seed: int = 0, constants: str 
 # --------------------------------------------------------------------------------------------- Fig. 5
 
 
-def fig5(out_dir: Path, *, quick: bool, executor, seed: int = 0, constants: str = "proven", **options) -> dict:
+def fig5(out_dir: Path, *, quick: bool, executor, seed: int = 0, constants: str = "proven") -> dict:
     """Fig. 5: as Figs 2 (left) and 3 at FPR = 1%."""
     t0 = time.perf_counter()
     out_dir = Path(out_dir)
@@ -342,7 +342,7 @@ def fig6_column(item: tuple[float, float, int, int], *, bins: int = 60) -> dict:
     return out
 
 
-def fig6(out_dir: Path, *, quick: bool, executor, seed: int = 0, **options) -> dict:
+def fig6(out_dir: Path, *, quick: bool, executor, seed: int = 0) -> dict:
     """Fig. 6: shadow histograms and fitted latent densities for L = 3 at four (r, sigma)."""
     t0 = time.perf_counter()
     out_dir = Path(out_dir)

@@ -90,7 +90,7 @@ def cv_probabilities(theta, X, y, folds):
 
 
 def realdata(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, constants: str | None = None,
-             eps0: float = 10.0, n_paths: int = 3, conversion: str = "mironov", **options) -> dict:
+             eps0: float = 10.0, n_paths: int = 3, conversion: str = "mironov") -> dict:
     """Baltimore excursion figure and table (see the module docstring)."""
     from ..sampling import sample_joint
 
