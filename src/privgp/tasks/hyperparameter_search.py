@@ -81,42 +81,38 @@ class SearchSpace:
 class CachedLoss:
     """Memoised loss: ``fn(candidates (C, 3)) -> (C,)``, evaluated only on unseen settings."""
 
+    name = "loss"
+    requirement = "free of NaN"
+
     def __init__(self, fn: Callable[[np.ndarray], np.ndarray]):
         self.fn = fn
         self.values: dict[tuple, float] = {}
 
+    def _evaluate(self, settings: np.ndarray) -> np.ndarray:
+        return self.fn(settings)
+
     def __call__(self, candidates) -> np.ndarray:
         cand = np.asarray(candidates, dtype=float).reshape(-1, 3)
         keys = [_key(c) for c in cand]
         todo = list(dict.fromkeys(k for k in keys if k not in self.values))
         if todo:
-            vals = np.asarray(self.fn(np.array(todo, dtype=float)), dtype=float).reshape(-1)
+            vals = np.asarray(self._evaluate(np.array(todo, dtype=float)), dtype=float).reshape(-1)
             if vals.shape[0] != len(todo):
-                raise InvalidParameterError("loss", f"one value per candidate ({len(todo)})", vals.shape)
+                raise InvalidParameterError(self.name, f"one value per candidate ({len(todo)})", vals.shape)
             if np.any(np.isnan(vals)):
-                raise InvalidParameterError("loss", "free of NaN", vals)
+                raise InvalidParameterError(self.name, self.requirement, vals)
             self.values.update(zip(todo, vals.tolist()))
         return np.array([self.values[k] for k in keys])
 
 
-class EpsilonCache:
+class EpsilonCache(CachedLoss):
     """Memoised certified epsilon: ``fn(lengthscale, r, sigma arrays) -> epsilon array``."""
 
-    def __init__(self, fn: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]):
-        self.fn = fn
-        self.values: dict[tuple, float] = {}
+    name = "epsilon"
+    requirement = "free of NaN (an upper bound, +inf if none)"
 
-    def __call__(self, candidates) -> np.ndarray:
-        cand = np.asarray(candidates, dtype=float).reshape(-1, 3)
-        keys = [_key(c) for c in cand]
-        todo = list(dict.fromkeys(k for k in keys if k not in self.values))
-        if todo:
-            a = np.array(todo, dtype=float)
-            eps = np.asarray(self.fn(a[:, 0], a[:, 1], a[:, 2]), dtype=float).reshape(-1)
-            if np.any(np.isnan(eps)):
-                raise InvalidParameterError("epsilon", "free of NaN (an upper bound, +inf if none)", eps)
-            self.values.update(zip(todo, eps.tolist()))
-        return np.array([self.values[k] for k in keys])
+    def _evaluate(self, settings: np.ndarray) -> np.ndarray:
+        return self.fn(settings[:, 0], settings[:, 1], settings[:, 2])
 
 
 @dataclass(frozen=True)
