@@ -43,6 +43,22 @@ def test_figure_experiments_write_png_csv_and_check_the_bounds(tmp_path, tiny, n
         assert "benchmark" in set(right["attack"])
 
 
+def test_published_constants_change_the_axis_never_the_certified_check(tmp_path, monkeypatch):
+    monkeypatch.setattr(lf, "QUICK", dict(TINY, fig3_L=(1,)))
+    plotted = []
+    monkeypatch.setattr(lf, "plot_vs_L", lambda ax, summ, fpr, eps_col="epsilon_certified": plotted.append(eps_col))
+    run_experiment("fig3", tmp_path, quick=True, workers=1, constants="published")
+    assert plotted == ["epsilon_published_not_covered"]
+    rec = json.loads((tmp_path / "run.json").read_text())
+    assert rec["config"]["x_axis_constants"] == "published"
+    runs = pd.read_csv(tmp_path / "fig3_runs.csv")
+    private = runs[runs["attack"] != "benchmark"]
+    # the certified column holds the proven epsilon; the published one is smaller (Delta_n / sqrt 2)
+    assert (private["epsilon_published_not_covered"] < private["epsilon_certified"]).all()
+    with pytest.raises(Exception, match="constants"):
+        run_experiment("fig3", tmp_path / "bad", quick=True, workers=1, constants="loose")
+
+
 def test_a_violated_certificate_stops_the_experiment():
     df = pd.DataFrame({"attack": ["paper", "benchmark"], "epsilon_lower_bound": [2.0, 9.0],
                        "epsilon_certified": [1.0, math.inf]})
