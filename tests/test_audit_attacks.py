@@ -45,6 +45,22 @@ def test_objective_gradient_is_exact():
         np.testing.assert_allclose(g, fd, rtol=1e-4, atol=1e-6)
 
 
+def test_objective_is_inf_never_nan_where_a_bins_density_underflows():
+    # latent mass near u = 0.9 with tiny noise: the outlying bin at -0.95 gets a subnormal density
+    # (about 3e-313 at this theta), whose weight c / rho overflows; the objective must say +inf
+    # (the line search backs off) with a finite gradient, and raise no floating-point warning
+    rng = np.random.default_rng(0)
+    x = np.concatenate([rng.normal(0.9, 0.01, 500), [-0.95]])
+    t, c = _histogram(x, 64)
+    obj = _BinnedObjective(t, c, _cell_edges(x, 64))
+    with np.errstate(over="raise", invalid="raise"):            # (underflow to 0 is expected)
+        for log_s in (-3.014, -3.5, -5.0):
+            f, g = obj(np.array([0.0, 3.0, 3.0, -6.0, -6.0, log_s]))
+            assert f == np.inf and np.all(np.isfinite(g))
+        f, g = obj(np.array([0.0, 3.0, 3.0, -6.0, -6.0, -3.0]))
+        assert np.isfinite(f) and np.all(np.isfinite(g))
+
+
 def test_fitted_density_agrees_with_quadrature_and_is_normalised(sharp_fit):
     x, mod = sharp_fit
     ts = np.quantile(x, [0.005, 0.05, 0.25, 0.5, 0.75, 0.95, 0.995])

@@ -314,6 +314,16 @@ class TanhGaussianMixture:
         return self.latent.logpdf(2.0 * np.arctanh(u)) + np.log(2.0) - np.log1p(-u * u)
 
 
+def _inverse_weights(c, rho):
+    """c / rho, or None where a bin's model density is zero or so small that its weight overflows:
+    the objective is then +inf there (the line search backs off), never a NaN gradient."""
+    if not np.all(rho > 0):
+        return None
+    with np.errstate(over="ignore", divide="ignore"):
+        rw = c / rho
+    return rw if np.all(np.isfinite(rw)) else None
+
+
 class _BinnedObjective:
     """Mean negative log-likelihood of the latent model on a weighted histogram, with its gradient."""
 
@@ -332,9 +342,9 @@ class _BinnedObjective:
             alpha = (self.t[:, None] - self.e[None, :]) / s              # (T, K+1)
             H = _ndtr_steps(alpha) / self.width                           # (T, K)
             rho = H @ q
-            if not np.all(rho > 0):
+            rw = _inverse_weights(self.c, rho)
+            if rw is None:
                 return np.inf, np.zeros_like(theta)
-            rw = self.c / rho
             g_q = -(H.T @ rw)                                             # dNLL/dq_k
             ap = alpha * _phi(alpha)
             dH_ds = -(ap[:, :-1] - ap[:, 1:]) / (s * self.width)
@@ -347,9 +357,9 @@ class _BinnedObjective:
             H = np.where(inside, _ndtr_diff(aL, aR), 0.0) / wd
             qc = q[cells]
             rho = np.sum(H * qc, axis=1)
-            if not np.all(rho > 0):
+            rw = _inverse_weights(self.c, rho)
+            if rw is None:
                 return np.inf, np.zeros_like(theta)
-            rw = self.c / rho
             g_q = -np.bincount(cells.ravel(), weights=(rw[:, None] * H).ravel(), minlength=q.size)
             dH_ds = np.where(inside, -(aL * _phi(aL) - aR * _phi(aR)), 0.0) / (s * wd)
             g_s = -float(rw @ np.sum(dH_ds * qc, axis=1))
