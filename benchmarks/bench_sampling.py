@@ -18,19 +18,8 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import time
 
-
-
-def timings(fn, repeats):
-    import numpy as np
-
-    ts = []
-    for _ in range(repeats + 1):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return ts[0], min(ts[1:] or ts), float(np.median(ts[1:] or ts))
+from _timing import timings
 
 
 def main(argv=None):

@@ -147,7 +147,6 @@ class _Embedding:
 
     def convolve(self, W: np.ndarray) -> np.ndarray:
         """sum_q k(p - q) W[..., q] for lattice points p (W: (count, *sizes) on the lattice)."""
-        count = W.shape[0]
         axes = tuple(range(1, len(self.M) + 1))
         # real FFTs: the spectrum lambda of the symmetric first row is real and even
         half = self.lam[..., : self.M[-1] // 2 + 1]
