@@ -64,13 +64,15 @@ def psi_endpoints(alpha, tau):
     return max(phi_lambda(alpha, 1 / (1 + tau)), phi_lambda(alpha, 1 + tau))
 
 
-def golden_max(f, a, b, iters=160):
+def golden_section(f, a, b, iters, maximize):
+    """Golden-section search for the max (or min) of a unimodal f on [a, b]. Returns the final
+    bracket ends a, b and the two interior points with their values, [(f(c), c), (f(d), d)]."""
     a, b = mp.mpf(a), mp.mpf(b)
     g = (mp.sqrt(5) - 1) / 2
     c, d = b - g * (b - a), a + g * (b - a)
     fc, fd = f(c), f(d)
     for _ in range(iters):
-        if fc >= fd:
+        if (fc >= fd) if maximize else (fc <= fd):
             b, d, fd = d, c, fc
             c = b - g * (b - a)
             fc = f(c)
@@ -78,7 +80,12 @@ def golden_max(f, a, b, iters=160):
             a, c, fc = c, d, fd
             d = a + g * (b - a)
             fd = f(d)
-    return max(fc, fd, f(a), f(b))
+    return a, b, [(fc, c), (fd, d)]
+
+
+def golden_max(f, a, b, iters=160):
+    a, b, inner = golden_section(f, a, b, iters, maximize=True)
+    return max(inner[0][0], inner[1][0], f(a), f(b))
 
 
 def sup_on_interval(f, lo, hi, points=2001):
@@ -210,19 +217,8 @@ def minimise_alpha(f, amax, points=1500):
         return mp.inf, mp.nan
     a = cands[max(i - 1, 0)] if i > 0 else (1 + (cands[0] - 1) / 10)
     b = cands[min(i + 1, len(cands) - 1)] if i < len(cands) - 1 else (amax if top is None else top)
-    g = (mp.sqrt(5) - 1) / 2
-    c, d = b - g * (b - a), a + g * (b - a)
-    fc, fd = f(c), f(d)
-    for _ in range(200):
-        if fc <= fd:
-            b, d, fd = d, c, fc
-            c = b - g * (b - a)
-            fc = f(c)
-        else:
-            a, c, fc = c, d, fd
-            d = a + g * (b - a)
-            fd = f(d)
-    best = min([(vals[i], cands[i]), (fc, c), (fd, d)], key=lambda t: t[0])
+    _, _, inner = golden_section(f, a, b, 200, maximize=False)
+    best = min([(vals[i], cands[i])] + inner, key=lambda t: t[0])
     return best
 
 
