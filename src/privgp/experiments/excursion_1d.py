@@ -28,8 +28,7 @@ from ..domain import Box
 from ..errors import InvalidParameterError
 from ..tasks.excursion_study import PrivacySpec, ReleaseSpec, StudyConfig, run_excursion_study, summarize
 from ..tasks.hyperparameter_search import DEFAULT_REFINEMENT, SearchSpace
-from .common import as_tuple
-from .common import write_run_record, write_table
+from .common import as_tuple, write_run_record, write_table
 
 CONSTANT_SETS = ("proven", "published")
 #: Coarse grid of the published 1-D script's README (sigma = 0, a hard classifier, replaced by 0.05).

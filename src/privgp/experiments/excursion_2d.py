@@ -25,8 +25,7 @@ from ..tasks import excursion as ex
 from ..tasks.excursion_study import (PrivacySpec, ReleaseSpec, StudyConfig, posterior_paths,
                                      run_excursion_study, summarize)
 from ..tasks.hyperparameter_search import SearchSpace
-from .common import as_tuple
-from .common import new_figure, save_figure, write_run_record
+from .common import as_tuple, new_figure, save_figure, write_run_record
 from .excursion_1d import _check_inputs, _constant_sets, _write_outputs
 
 #: The published 2-D script's hard-coded grids (reference_repo.md, sec. 1.4), lengthscales united.
