@@ -15,7 +15,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from privgp.accounting import calibrate_L, calibrate_r, certify, epsilon_posterior_sampling
-from privgp.audit.divergence import neighbour_divergence
+from privgp.audit.neighbours import neighbour_divergence
 from privgp.domain import Box
 from privgp.kernels import Matern32
 

@@ -49,6 +49,16 @@ def epsilon_from_rdp(rdp, alpha, delta, conversion: str = "improved"):
         return epsilon_raw(rdp, alpha, -np.log(delta), conversion)
 
 
+def log_delta_raw(rdp, alpha, epsilon, conversion: str):
+    """log_delta_from_rdp on float arrays without checks (under errstate); capped at log 1 = 0."""
+    am1 = alpha - 1.0
+    out = am1 * (rdp - epsilon)
+    if conversion == "improved":
+        out = out + am1 * np.log(am1 / alpha) - np.log(alpha)
+    out = np.where(np.isposinf(rdp), 0.0, out)
+    return np.minimum(out, 0.0)
+
+
 def log_delta_from_rdp(rdp, alpha, epsilon, conversion: str = "improved"):
     """log delta such that an (alpha, rdp)-RDP mechanism is (epsilon, delta)-DP (capped at log 1 = 0)."""
     check_conversion(conversion)
@@ -57,10 +67,5 @@ def log_delta_from_rdp(rdp, alpha, epsilon, conversion: str = "improved"):
         raise InvalidParameterError("alpha", "> 1 (Rényi order)", alpha)
     if np.any(~(epsilon >= 0)):
         raise InvalidParameterError("epsilon", ">= 0", epsilon)
-    am1 = alpha - 1.0
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        out = am1 * (rdp - epsilon)
-        if conversion == "improved":
-            out = out + am1 * np.log(am1 / alpha) - np.log(alpha)
-        out = np.where(np.isposinf(rdp), 0.0, out)
-    return np.minimum(out, 0.0)
+        return log_delta_raw(rdp, alpha, epsilon, conversion)

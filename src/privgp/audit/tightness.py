@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import validation as v
 from ..domain import Box
-from .divergence import WorstCaseNeighbours, worst_case_neighbours
+from .neighbours import WorstCaseNeighbours, worst_case_neighbours
 from .game import MembershipGame
 
 

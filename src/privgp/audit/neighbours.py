@@ -1,37 +1,12 @@
-"""Exact Rényi divergences between the Gaussian posteriors of neighbouring datasets.
-
-Seed 000, App. A, eq. (12): for Gaussians N(m1, S1), N(m2, S2) and alpha > 1,
-
-    D_alpha = alpha/2 (m1 - m2)^T S_alpha^+ (m1 - m2)
-              - 1/(2(alpha-1)) log[ pdet S_alpha / (pdet S1^(1-alpha) pdet S2^alpha) ],
-    S_alpha = alpha S2 + (1 - alpha) S1,
-
-on the common support (Moore-Penrose pseudo-inverse, pseudo-determinants); +inf when the supports
-differ or S_alpha is not positive definite on the support. The first term is the *mean part*, the
-second the *covariance part* (both >= 0). In the basis of generalised eigenvectors (S1 w = lam S2 w,
-w^T S2 w = 1) this is
-
-    cov part  = sum_j [ -1/2 log lam_j - log(alpha - (alpha-1) lam_j) / (2(alpha-1)) ]
-    mean part = alpha/2 sum_j (w_j^T (m1 - m2))^2 / (alpha - (alpha-1) lam_j),
-
-the form used in the proof of Prop. 1 (the eigenvalues of R = S2^-1/2 S1 S2^-1/2).
-
-Numerics. Covariances are first scaled by their largest diagonal entry (the divergence is invariant
-under a common scaling). The support is spanned by the eigenvectors of S1 + S2 with eigenvalue above
-``rtol`` times the largest; directions below it are dropped. Dropping directions is a linear map of
-both Gaussians, so by the data-processing inequality the value computed on the kept directions never
-exceeds the exact divergence: near-singular directions can only make it smaller, never spuriously
-larger. +inf is returned only for clear evidence: a mean difference in directions where S1 + S2 is
-zero up to round-off (eigenvalue below 1e-13 of the largest), or one
-covariance singular where the other is not / S_alpha not positive definite on the strongly supported
-directions (eigenvalue of S1 + S2 above 1e-6 of the largest); when such a defect shows only in
-directions barely above ``rtol``, those are projected away instead.
+"""Neighbouring posteriors and the adversarial search for the worst replace-one pair.
 
 :func:`neighbour_divergence` builds the two posteriors of replace-one neighbours D = core + (x, y),
 D' = core + (x', y') on a finite test set and evaluates eq. (12) (Prop. 2's release with prior noise
 eta when eta > 0; the covariance-only limit when sigma = inf). :func:`worst_case_neighbours` searches
 adversarially (random restarts + L-BFGS-B) for neighbours that maximise it, and reports the
 certified bound (Thm 3.1 / Prop. 2) at the same order for comparison.
+
+The closed-form divergences themselves live in :mod:`privgp.accounting.divergences`.
 """
 from __future__ import annotations
 
@@ -39,89 +14,20 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg
 from scipy.optimize import minimize
 from threadpoolctl import threadpool_limits
 
 from .. import validation as v
 from ..accounting import bounds_for, rdp_covariance_term, rdp_mean_term, rdp_posterior_sample
+from ..accounting.divergences import renyi_divergence_gaussians, renyi_divergence_parts
 from ..domain import Box
 from ..errors import InvalidParameterError
 from ..gp import ExactPosterior
 from ..kernels import Kernel
 
-RTOL = 1e-10           # support: eigenvalues of (S1 + S2) / scale above RTOL * max (smaller ones are projected away)
-NULL_RTOL = 1e-13      # eigenvalues below NULL_RTOL * max are zero up to round-off
-STRICT_RTOL = 1e-6     # fallback support: only strongly supported directions
-SINGULAR = 1e-13       # a covariance with an eigenvalue below this on the kept support is singular there
-MEAN_OFF_SUPPORT = 1e-7  # relative size of a mean difference outside the support that means "different supports"
-
 
 def _check_alpha(alpha) -> float:
     return v.greater_than("alpha", alpha, 1.0)
-
-
-def renyi_divergence_parts(alpha, mean1, cov1, mean2, cov2, *, rtol: float = RTOL) -> tuple[float, float, float]:
-    """(total, mean part, covariance part) of D_alpha(N(mean1, cov1) || N(mean2, cov2)), eq. (12)."""
-    alpha = _check_alpha(alpha)
-    m1 = v.finite_array("mean1", mean1, ndim=1, allow_empty=True)
-    m2 = v.finite_array("mean2", mean2, ndim=1, allow_empty=True)
-    S1 = v.finite_array("cov1", cov1, ndim=2, allow_empty=True)
-    S2 = v.finite_array("cov2", cov2, ndim=2, allow_empty=True)
-    m = m1.shape[0]
-    if m2.shape != (m,) or S1.shape != (m, m) or S2.shape != (m, m):
-        raise InvalidParameterError("mean/cov", f"means of shape ({m},) and covariances of shape ({m}, {m})",
-                                    (m1.shape, S1.shape, m2.shape, S2.shape))
-    if m == 0:
-        return 0.0, 0.0, 0.0
-    S1 = 0.5 * (S1 + S1.T)
-    S2 = 0.5 * (S2 + S2.T)
-    scale = max(float(np.max(np.diag(S1))), float(np.max(np.diag(S2))), 0.0)
-    d = m1 - m2
-    if scale <= 0.0:  # both point masses
-        return (0.0, 0.0, 0.0) if np.all(d == 0) else (math.inf, math.inf, 0.0)
-    A, B, d = S1 / scale, S2 / scale, d / math.sqrt(scale)
-    w, Q = np.linalg.eigh(A + B)
-    null = Q[:, w <= NULL_RTOL * w[-1]]  # directions in which neither distribution varies (round-off)
-    if np.linalg.norm(null.T @ d) > MEAN_OFF_SUPPORT * (1.0 + np.linalg.norm(d)):
-        return math.inf, math.inf, 0.0  # the means differ where neither distribution varies
-    parts = _parts_on(alpha, A, B, d, Q[:, w > rtol * w[-1]])
-    if parts is None:
-        # Either a genuine difference (supports differ, or S_alpha is not positive definite) or round-off
-        # in directions that are barely above the support threshold. Projecting those away is safe (a
-        # linear map: the value can only decrease); if the difference persists on the strongly supported
-        # directions it is genuine.
-        parts = _parts_on(alpha, A, B, d, Q[:, w > STRICT_RTOL * w[-1]])
-    return (math.inf, math.inf, math.inf) if parts is None else parts
-
-
-def _parts_on(alpha: float, A, B, d, U):
-    """Divergence parts of the Gaussians projected on the columns of U; None when one projected
-    covariance is singular or S_alpha is not positive definite there."""
-    if U.shape[1] == 0:
-        return 0.0, 0.0, 0.0
-    Ak, Bk, dk = U.T @ A @ U, U.T @ B @ U, U.T @ d
-    Ak, Bk = 0.5 * (Ak + Ak.T), 0.5 * (Bk + Bk.T)
-    if np.linalg.eigvalsh(Ak)[0] < SINGULAR or np.linalg.eigvalsh(Bk)[0] < SINGULAR:
-        return None
-    lam, W = scipy.linalg.eigh(Ak, Bk)
-    lam = np.maximum(lam, 0.0)
-    am1 = alpha - 1.0
-    k = alpha - am1 * lam  # eigenvalues of S_alpha in the S2-orthonormal basis
-    if np.any(k <= 0.0):
-        return None
-    cov_part = float(np.sum(-0.5 * np.log1p(lam - 1.0) - np.log1p(-am1 * (lam - 1.0)) / (2.0 * am1)))
-    proj = W.T @ dk
-    mean_part = float(0.5 * alpha * np.sum(proj * proj / k))
-    cov_part = max(cov_part, 0.0)  # >= 0 exactly (each summand is >= 0); clears round-off
-    return mean_part + cov_part, mean_part, cov_part
-
-
-def renyi_divergence_gaussians(alpha, mean1, cov1, mean2, cov2) -> float:
-    """D_alpha(N(mean1, cov1) || N(mean2, cov2)) of seed 000, eq. (12), with pseudo-inverses and
-    pseudo-determinants on the common support; +inf when the supports differ or S_alpha is not
-    positive definite on it."""
-    return renyi_divergence_parts(alpha, mean1, cov1, mean2, cov2)[0]
 
 
 def _one_point(name: str, x, dim: int) -> np.ndarray:

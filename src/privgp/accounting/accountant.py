@@ -1,0 +1,208 @@
+"""The one accountant: events -> (epsilon, delta) guarantees.
+
+* :func:`rdp`: an event's (or batch's) Renyi-DP curve at given orders;
+* :func:`epsilon`: the certified epsilon at a delta; :func:`delta`: the certified delta at an epsilon.
+
+How a guarantee is computed, in order of preference:
+
+1. **Exact profile** (``exact=True``, default): when the event is exactly mu-GDP (a Gaussian
+   mechanism or any composition of them) and has no (epsilon_0, delta_0) part, epsilon(delta) is the
+   exact, tight value of the Gaussian privacy profile (:mod:`privgp.accounting.gaussian`). No RDP
+   conversion is involved (method ``"exact-gdp"``).
+2. **RDP conversion** otherwise: the RDP curve converted with ``conversion`` ("improved",
+   Canonne-Kamath-Steinke 2020 Prop. 12, default; "mironov", Mironov 2017 Prop. 3 = seed 000
+   eq. (3)) and minimised over the admissible orders 1 < alpha < alpha_max
+   (:func:`privgp.accounting.optimize.minimize_over_alpha`). The search may be approximate, but the
+   reported epsilon is always the conversion evaluated *at the reported alpha*, recomputed, so it is
+   a valid bound whatever the search does (method ``"rdp"``).
+3. An (epsilon_0, delta_0) part (:meth:`PrivacyEvent.approx_dp`) is added by basic composition:
+   epsilon(delta) = epsilon_RDP(delta - delta_0) + epsilon_0, +inf when delta <= delta_0.
+
+Everything is vectorised over an :class:`~privgp.accounting.events.EventBatch` (one numpy call per
+search round for all settings), and over delta / epsilon arrays that broadcast against it.
+dp_accounting (Google) is the independent reference in the tests for the Gaussian profile and the
+RDP conversions (tests/test_accounting_events.py).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidParameterError, NumericalError
+from .conversion import check_conversion, epsilon_raw, log_delta_raw
+from .events import EventBatch, PrivacyEvent
+from .gaussian import gdp_epsilon, log_gdp_delta
+from .optimize import minimize_over_alpha
+
+METHODS = ("rdp", "exact-gdp", "pure")
+
+
+@dataclass(frozen=True)
+class Guarantee:
+    """An (epsilon, delta) statement and how it was obtained (arrays for a batch).
+
+    ``alpha``/``rdp``: the order and the RDP value it was converted from (NaN for the exact
+    profile); ``method``: "rdp", "exact-gdp" or "pure" (no RDP part: basic composition only)."""
+
+    epsilon: Any
+    delta: Any
+    alpha: Any
+    rdp: Any
+    conversion: str
+    method: str
+
+    def to_dict(self) -> dict:
+        def num(x):
+            a = np.asarray(x, dtype=float)
+            if a.ndim:
+                return [num(t) for t in a]
+            f = float(a)
+            return f if math.isfinite(f) else (None if math.isnan(f) else ("inf" if f > 0 else "-inf"))
+        return {"epsilon": num(self.epsilon), "delta": num(self.delta), "alpha": num(self.alpha),
+                "rdp": num(self.rdp), "conversion": self.conversion, "method": self.method}
+
+
+def _check_event(event) -> None:
+    if not isinstance(event, (PrivacyEvent, EventBatch)):
+        raise InvalidParameterError("event", "a PrivacyEvent or an EventBatch", type(event).__name__)
+
+
+def rdp(event, alpha) -> np.ndarray:
+    """The RDP curve of an event (or of every setting of a batch) at order(s) alpha > 1."""
+    _check_event(event)
+    return event.rdp(alpha)
+
+
+def _probability_array(name, x) -> np.ndarray:
+    a = np.asarray(x, dtype=float)
+    if np.any(~((a > 0) & (a < 1))):
+        raise InvalidParameterError(name, "in the open interval (0, 1)", a)
+    return a
+
+
+def _orders(alpha) -> np.ndarray:
+    a = np.asarray(alpha, dtype=float)
+    if np.any(~(a > 1.0)):
+        raise InvalidParameterError("alpha", "> 1 (Rényi order)", a)
+    return a
+
+
+def _single_rdp_fn(event: PrivacyEvent):
+    return lambda al: event.rdp(al)
+
+
+def epsilon(event, delta, *, conversion: str = "improved", alpha=None, exact: bool = True) -> Guarantee:
+    """Certified epsilon of ``event`` at ``delta`` (see the module docstring for the method).
+
+    ``alpha``: evaluate the RDP conversion at this order instead of optimising (no exact profile
+    then). For an :class:`EventBatch` every output is an array of the batch's shape (broadcast with
+    delta and alpha)."""
+    _check_event(event)
+    check_conversion(conversion)
+    d = _probability_array("delta", delta)
+    if alpha is not None:
+        alpha = _orders(alpha)
+    eps0, d0 = (0.0, 0.0) if isinstance(event, EventBatch) else event.approx_dp()
+    has_rdp = True if isinstance(event, EventBatch) else event.has_rdp
+
+    if isinstance(event, PrivacyEvent) and exact and alpha is None and (eps0, d0) == (0.0, 0.0):
+        mu = event.gdp_mu()
+        if mu is not None:
+            e = gdp_epsilon(mu, d)
+            return Guarantee(e if e.ndim else float(e), d if d.ndim else float(d), math.nan, math.nan,
+                             conversion, "exact-gdp")
+
+    d_rdp = d - d0
+    if not has_rdp:  # only an (epsilon_0, delta_0) part
+        e = np.where(d >= d0, eps0, np.inf)
+        return Guarantee(e if e.ndim else float(e), d if d.ndim else float(d), math.nan, 0.0, conversion, "pure")
+
+    if isinstance(event, EventBatch):
+        shape = np.broadcast_shapes(event.shape, d.shape, () if alpha is None else alpha.shape)
+        S = int(np.prod(shape))
+        flat_batch = event if event.shape == shape else _broadcast_batch(event, shape)
+        amax = flat_batch.alpha_max().reshape(-1)
+        rdp_fn = flat_batch.rdp_flat
+    else:
+        shape = np.broadcast_shapes(d.shape, () if alpha is None else alpha.shape)
+        S = int(np.prod(shape))
+        amax = np.full(S, event.alpha_max)
+        one = _single_rdp_fn(event)
+        rdp_fn = one
+    lid = -np.log(np.broadcast_to(np.where(d_rdp > 0, d_rdp, 0.5), shape).reshape(-1))
+    valid = np.broadcast_to(d_rdp > 0, shape).reshape(-1)
+
+    with np.errstate(all="ignore"):
+        if alpha is None:
+            lid2 = lid[:, None]
+
+            def objective(al):
+                return epsilon_raw(rdp_fn(al), al, lid2, conversion)
+
+            if not np.any(amax > 1.0):
+                raise NumericalError("no admissible Rényi order (alpha_max <= 1)")
+            a_best, _ = minimize_over_alpha(objective, np.maximum(amax, np.nextafter(1.0, 2.0) * (1 + 1e-12)))
+        else:
+            a_best = np.broadcast_to(alpha, shape).reshape(-1).astype(float)
+        r = rdp_fn(a_best[:, None])[:, 0] if isinstance(event, EventBatch) else np.asarray(rdp_fn(a_best), float)
+        e = epsilon_raw(r, a_best, lid, conversion) + eps0
+        e = np.where(valid, e, np.inf)
+    if np.isnan(e).any() or np.isnan(r).any():
+        raise NumericalError("accountant: NaN epsilon from valid inputs")
+    out = (lambda a: np.asarray(a, float).reshape(shape)) if shape else (lambda a: float(np.asarray(a).reshape(())))
+    return Guarantee(out(e), out(np.broadcast_to(d, shape)), out(a_best), out(r), conversion, "rdp")
+
+
+def _broadcast_batch(batch: EventBatch, shape) -> EventBatch:
+    """The batch broadcast to a larger shape (e.g. against an array of deltas)."""
+    params = {k: np.broadcast_to(np.broadcast_to(np.asarray(p, float), batch.shape), shape)
+              for k, p in batch.params.items()}
+    flds = {k: np.broadcast_to(np.broadcast_to(np.asarray(a), batch.shape), shape) for k, a in batch.fields.items()}
+    return EventBatch(batch.event_type, tuple(shape), params, flds, batch.extra)
+
+
+def delta(event, epsilon_value, *, conversion: str = "improved", alpha=None, exact: bool = True) -> Guarantee:
+    """Certified (smallest found) delta of ``event`` at ``epsilon_value`` (capped at 1)."""
+    _check_event(event)
+    check_conversion(conversion)
+    eps = np.asarray(epsilon_value, dtype=float)
+    if np.any(~(eps >= 0)):
+        raise InvalidParameterError("epsilon", ">= 0", eps)
+    if alpha is not None:
+        alpha = _orders(alpha)
+    if isinstance(event, EventBatch):
+        raise InvalidParameterError("event", "a single event for delta() (use epsilon() for batches)", "an EventBatch")
+    eps0, d0 = event.approx_dp()
+    if exact and alpha is None and (eps0, d0) == (0.0, 0.0):
+        mu = event.gdp_mu()
+        if mu is not None:
+            dl = np.exp(log_gdp_delta(mu, eps))
+            return Guarantee(eps if eps.ndim else float(eps), dl if dl.ndim else float(dl), math.nan, math.nan,
+                             conversion, "exact-gdp")
+    e_rdp = eps - eps0
+    if not event.has_rdp:
+        dl = np.where(e_rdp >= 0, d0, 1.0)
+        return Guarantee(eps if eps.ndim else float(eps), dl if dl.ndim else float(dl), math.nan, 0.0, conversion, "pure")
+    shape = np.broadcast_shapes(eps.shape, () if alpha is None else alpha.shape)
+    S = int(np.prod(shape))
+    e_flat = np.broadcast_to(e_rdp, shape).reshape(-1)
+    ok = e_flat >= 0
+    e_safe = np.where(ok, e_flat, 0.0)
+    with np.errstate(all="ignore"):
+        if alpha is None:
+            e2 = e_safe[:, None]
+            a_best, _ = minimize_over_alpha(lambda al: log_delta_raw(event.rdp(al), al, e2, conversion),
+                                            np.full(S, event.alpha_max))
+        else:
+            a_best = np.broadcast_to(alpha, shape).reshape(-1).astype(float)
+        r = np.asarray(event.rdp(a_best), float)
+        ld = log_delta_raw(r, a_best, e_safe, conversion)
+        dl = np.minimum(np.exp(ld) + d0, 1.0)
+        dl = np.where(ok, dl, 1.0)
+    if np.isnan(dl).any():
+        raise NumericalError("accountant: NaN delta from valid inputs")
+    out = (lambda a: np.asarray(a, float).reshape(shape)) if shape else (lambda a: float(np.asarray(a).reshape(())))
+    return Guarantee(out(np.broadcast_to(eps, shape)), out(dl), out(a_best), out(r), conversion, "rdp")

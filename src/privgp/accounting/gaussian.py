@@ -1,0 +1,146 @@
+"""The exact privacy profile of the Gaussian mechanism / mu-GDP (the one home of these formulas).
+
+A mechanism is mu-GDP (Dong, Roth & Su 2022, Def. 2.6) when distinguishing neighbours is no easier
+than distinguishing N(0, 1) from N(mu, 1). The Gaussian mechanism M(D) = f(D) + N(0, s^2 I) with
+L2 sensitivity Delta is mu-GDP with mu = Delta / s. Its exact (epsilon, delta) profile is
+
+    delta(epsilon) = Phi(-epsilon/mu + mu/2) - e^epsilon Phi(-epsilon/mu - mu/2)
+
+(Balle & Wang 2018, Thm 8; Dong et al. 2022, Cor. 2.13; seed 002, eq. (5)). It is tight: no
+smaller delta holds for every neighbouring pair, and a mechanism that is mu-GDP is
+(epsilon, delta(epsilon))-DP for every epsilon >= 0 at once. mu-GDP composes exactly:
+mu = sqrt(sum_i mu_i^2) (Dong et al. 2022, Cor. 3.3). Its Renyi curve is alpha mu^2 / 2.
+
+Numerics. delta(epsilon) is evaluated as exp(log Phi(a)) * (1 - exp(epsilon + log Phi(b) - log Phi(a)))
+with log Phi from scipy.special.log_ndtr, so that it keeps full relative precision where the two
+terms nearly cancel (large epsilon, small delta). The inverses are bracketed bisections in numpy
+(vectorised) that return the *feasible* end of the final bracket: :func:`gdp_epsilon` never returns
+an epsilon whose delta exceeds the target, :func:`gdp_mu` never a mu whose delta exceeds it.
+dp_accounting's ``GaussianPrivacyLoss``/``get_smallest_gaussian_noise`` is the independent reference
+in the tests (tests/test_accounting_gaussian.py).
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import log_ndtr
+
+from ..errors import InvalidParameterError, NumericalError
+
+BISECTION_STEPS = 200
+
+
+def _arrays(**kw):
+    return {k: np.asarray(a, dtype=float) for k, a in kw.items()}
+
+
+def _check_mu(mu):
+    if np.any(~(mu >= 0)) or np.any(np.isinf(mu)):
+        raise InvalidParameterError("mu", "finite and >= 0 (the GDP parameter)", mu)
+
+
+def log_gdp_delta(mu, epsilon):
+    """log delta(epsilon) of a mu-GDP mechanism (see the module docstring); -inf when mu = 0."""
+    a = _arrays(mu=mu, epsilon=epsilon)
+    mu, eps = a["mu"], a["epsilon"]
+    _check_mu(mu)
+    if np.any(~(eps >= 0)):
+        raise InvalidParameterError("epsilon", ">= 0", eps)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        safe = np.where(mu > 0, mu, 1.0)
+        la = log_ndtr(-eps / safe + safe / 2.0)
+        lb = log_ndtr(-eps / safe - safe / 2.0)
+        gap = eps + lb - la              # log of e^eps Phi(b) / Phi(a), < 0 in exact arithmetic
+        out = la + np.log(-np.expm1(np.minimum(gap, 0.0)))
+        out = np.where(gap >= 0.0, -np.inf, out)
+        out = np.where(np.isinf(eps), -np.inf, out)
+        out = np.where(mu > 0, out, -np.inf)
+    if np.isnan(out).any():
+        raise NumericalError("log_gdp_delta: NaN from valid inputs")
+    return out
+
+
+def gdp_delta(mu, epsilon):
+    """Exact delta(epsilon) of a mu-GDP mechanism (Gaussian mechanism with mu = Delta / s)."""
+    return np.exp(log_gdp_delta(mu, epsilon))
+
+
+def _epsilon_upper(mu, delta):
+    """An epsilon with delta(epsilon) <= delta: Phi(-eps/mu + mu/2) <= exp(-(eps/mu - mu/2)^2 / 2)
+    for eps >= mu^2/2, so eps = mu^2/2 + mu sqrt(2 log(1/delta)) suffices (doubled for margin)."""
+    return 2.0 * (0.5 * mu * mu + mu * np.sqrt(2.0 * np.log(1.0 / delta))) + 1.0
+
+
+def gdp_epsilon(mu, delta):
+    """Smallest epsilon >= 0 with delta(epsilon) <= delta for a mu-GDP mechanism (vectorised).
+
+    Bisection on a bracket [lo, hi] with delta(lo) > delta >= delta(hi); returns hi (the feasible
+    end), with relative width below 1e-13. 0 when delta(0) <= delta already.
+    """
+    a = _arrays(mu=mu, delta=delta)
+    mu, dl = np.broadcast_arrays(a["mu"], a["delta"])
+    _check_mu(mu)
+    if np.any(~((dl > 0) & (dl < 1))):
+        raise InvalidParameterError("delta", "in the open interval (0, 1)", dl)
+    log_target = np.log(dl)
+    lo = np.zeros(mu.shape)
+    hi = _epsilon_upper(mu, dl)
+    done = log_gdp_delta(mu, lo) <= log_target
+    for _ in range(BISECTION_STEPS):
+        mid = 0.5 * (lo + hi)
+        ok = log_gdp_delta(mu, mid) <= log_target
+        hi = np.where(ok, mid, hi)
+        lo = np.where(ok, lo, mid)
+        if np.all((hi - lo) <= 1e-13 * np.maximum(hi, 1e-300)):
+            break
+    out = np.where(done, 0.0, hi)
+    if np.any(log_gdp_delta(mu, out) > log_target):  # re-check: never report an infeasible epsilon
+        raise NumericalError("gdp_epsilon: bisection ended on an infeasible value")
+    return out
+
+
+def gdp_mu(epsilon, delta):
+    """Largest mu with delta_mu(epsilon) <= delta (vectorised): the GDP parameter a Gaussian mechanism
+    may have to be (epsilon, delta)-DP. delta_mu(epsilon) increases in mu, so this is a bracketed
+    root; the returned value is the feasible (lower) end of the final bracket, re-checked."""
+    a = _arrays(epsilon=epsilon, delta=delta)
+    eps, dl = np.broadcast_arrays(a["epsilon"], a["delta"])
+    if np.any(~(eps >= 0)) or np.any(np.isinf(eps)):
+        raise InvalidParameterError("epsilon", "finite and >= 0", eps)
+    if np.any(~((dl > 0) & (dl < 1))):
+        raise InvalidParameterError("delta", "in the open interval (0, 1)", dl)
+    log_target = np.log(dl)
+    lo = np.zeros(eps.shape)
+    hi = np.ones(eps.shape)
+    for _ in range(200):  # grow hi until infeasible
+        bad = log_gdp_delta(hi, eps) <= log_target
+        if not bad.any():
+            break
+        hi = np.where(bad, 2.0 * hi, hi)
+    for _ in range(BISECTION_STEPS):
+        mid = 0.5 * (lo + hi)
+        ok = log_gdp_delta(mid, eps) <= log_target
+        lo = np.where(ok, mid, lo)
+        hi = np.where(ok, hi, mid)
+        if np.all((hi - lo) <= 1e-14 * np.maximum(hi, 1e-300)):
+            break
+    if np.any(log_gdp_delta(lo, eps) > log_target):
+        raise NumericalError("gdp_mu: bisection ended on an infeasible value")
+    return lo
+
+
+def gaussian_noise_std(sensitivity, epsilon, delta):
+    """Smallest noise standard deviation s of a Gaussian mechanism with L2 sensitivity Delta that is
+    (epsilon, delta)-DP: s = Delta / mu*(epsilon, delta) (analytic Gaussian mechanism, Balle & Wang
+    2018, Thm 8 / Alg. 1, by bisection instead of their closed-form search)."""
+    s = np.asarray(sensitivity, dtype=float)
+    if np.any(~(s > 0)) or np.any(np.isinf(s)):
+        raise InvalidParameterError("sensitivity", "finite and > 0", s)
+    return s / gdp_mu(epsilon, delta)
+
+
+def compose_mu(mus, counts=None) -> float:
+    """mu of the composition of mu_i-GDP mechanisms, each used counts_i times: sqrt(sum c_i mu_i^2)."""
+    mus = np.asarray(mus, dtype=float)
+    c = np.ones_like(mus) if counts is None else np.asarray(counts, dtype=float)
+    _check_mu(mus)
+    return float(np.sqrt(np.sum(c * mus * mus)))
