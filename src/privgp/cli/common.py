@@ -7,7 +7,7 @@ import math
 import sys
 from typing import Any
 
-import numpy as np
+from ..jsonable import to_jsonable
 
 
 def positive_float(text: str) -> float:
@@ -19,23 +19,6 @@ def positive_float(text: str) -> float:
     if math.isnan(x):
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}")
     return x
-
-
-def to_jsonable(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [to_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return to_jsonable(obj.tolist())
-    if isinstance(obj, (np.floating, float)):
-        x = float(obj)
-        return x if math.isfinite(x) else ("inf" if x > 0 else "-inf" if x < 0 else "nan")
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, np.bool_):
-        return bool(obj)
-    return obj
 
 
 def print_json(obj: Any) -> None:

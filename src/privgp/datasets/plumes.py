@@ -135,7 +135,7 @@ def excursion_pairs_2d(n_pairs: int, n: int, M_xi: float, *, rng: np.random.Gene
     continuum (so that a fast exact grid sampler applies; the paper samples the continuum).
     """
     from ..domain import Box
-    from ..tasks.excursion import trapezoid_weights
+    from ..domain import trapezoid_weights
 
     rng = v.generator("rng", rng)
     prior = PlumePrior() if prior is None else prior

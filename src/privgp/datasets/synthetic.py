@@ -112,7 +112,7 @@ def excursion_pairs_1d(n_pairs: int, n: int, M_xi: float, *, rng: np.random.Gene
                        max_attempts: int = 10_000) -> ExcursionPairs:
     """``n_pairs`` independent 1-D (f*, D) pairs of App. D (see the module docstring)."""
     from ..domain import Box
-    from ..tasks.excursion import trapezoid_weights
+    from ..domain import trapezoid_weights
 
     rng = v.generator("rng", rng)
     n_pairs = v.integer("n_pairs", n_pairs, minimum=1)

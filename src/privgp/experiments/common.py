@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from .. import __version__
+from ..jsonable import to_jsonable
 
 
 def versions() -> dict[str, str]:
@@ -24,8 +25,6 @@ def versions() -> dict[str, str]:
 
 def write_run_record(out_dir: Path, name: str, config: dict[str, Any], summary: dict[str, Any] | None = None,
                      seconds: float | None = None) -> Path:
-    from ..cli.common import to_jsonable
-
     rec = {"experiment": name, "config": config, "versions": versions(),
            "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "seconds": seconds, "summary": summary or {}}
     path = Path(out_dir) / "run.json"

@@ -26,35 +26,12 @@ import numpy as np
 from scipy.special import log_ndtr, ndtr
 
 from .. import validation as v
+from ..domain import trapezoid_weights  # noqa: F401  (re-exported: tasks use it for integrals)
 from ..errors import InvalidParameterError
 
 #: Default probability clip of the BCE (as in the published scripts; the paper does not state one):
 #: each point contributes at most -log(1e-6) ~ 13.8.
 BCE_CLIP = 1e-6
-
-
-def trapezoid_weights(axes) -> np.ndarray:
-    """Trapezoid-rule weights of a tensor mesh, flattened in ``Box.grid`` (C, 'ij') order.
-
-    ``axes`` is a sequence of increasing 1-D coordinate arrays (one per dimension, each of length
-    >= 2). ``sum(w * f)`` approximates the integral of f over the box spanned by the axes.
-    """
-    if isinstance(axes, np.ndarray) and axes.ndim == 1:
-        axes = (axes,)
-    ws = []
-    for i, a in enumerate(axes):
-        a = v.finite_array(f"axes[{i}]", a, ndim=1)
-        if a.size < 2 or np.any(np.diff(a) <= 0):
-            raise InvalidParameterError(f"axes[{i}]", "increasing with at least 2 points", a)
-        h = np.diff(a)
-        w = np.zeros(a.size)
-        w[:-1] += h / 2
-        w[1:] += h / 2
-        ws.append(w)
-    out = ws[0]
-    for w in ws[1:]:
-        out = np.multiply.outer(out, w)
-    return out.reshape(-1)
 
 
 def excursion_probability(mean, kD_var, sigma, t: float = 0.0) -> np.ndarray:
