@@ -50,13 +50,13 @@ def main(argv=None):
         X = rng.uniform(size=(100, 100, d))
         y = rng.uniform(-1, 1, size=(100, 100))
         Xq = rng.uniform(size=(800, d))
-        rows.append((f"mean+var, 7 r (eigh incl.)", f"100 datasets x n=100, 800 points, d={d}",
+        rows.append(("mean+var, 7 r (eigh incl.)", f"100 datasets x n=100, 800 points, d={d}",
                      *timings(lambda: EigenPosterior(kernel, X, y).mean_var(Xq, r_values), args.repeats), 0.5))
 
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, python {platform.python_version()}, "
           f"numpy {np.__version__}, load average {os.getloadavg()[0]:.1f}, BLAS threads {args.threads or 'default'}")
-    print(f"| target | sizes | first call s | best s | median s | limit s | met |")
-    print(f"|---|---|---|---|---|---|---|")
+    print("| target | sizes | first call s | best s | median s | limit s | met |")
+    print("|---|---|---|---|---|---|---|")
     for name, sizes, first, best, med, limit in rows:
         print(f"| {name} | {sizes} | {first:.3f} | {best:.3f} | {med:.3f} | {limit} | {'yes' if med <= limit else 'NO'} |")
 

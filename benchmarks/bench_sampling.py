@@ -56,7 +56,7 @@ def main(argv=None):
     Xs = snap_to_lattice(X2, axes)
     for ell in (0.2, 1.0):
         k = Exponential(ell)
-        rows.append((f"grid 2-D circulant, one path", f"n=400 on lattice, 128x128, l={ell}",
+        rows.append(("grid 2-D circulant, one path", f"n=400 on lattice, 128x128, l={ell}",
                      *timings(lambda: grid_paths(k, Xs, y2, axes, r=4.0, sigma=0.12, rng=rng, method="circulant"),
                               args.repeats), 5.0))
     k = Exponential(0.2)

@@ -19,7 +19,7 @@ from threadpoolctl import threadpool_limits
 
 from .. import validation as v
 from ..accounting import bounds_for, rdp_covariance_term, rdp_mean_term, rdp_posterior_sample
-from ..accounting.divergences import renyi_divergence_gaussians, renyi_divergence_parts
+from ..accounting.divergences import renyi_divergence_parts
 from ..domain import Box
 from ..errors import InvalidParameterError
 from ..gp import ExactPosterior

@@ -9,12 +9,15 @@ the fixed, data-independent jitter of the documented jitter policy, which only a
 * :func:`grid_paths` - paths on regular grids by circulant embedding + Matheron conditioning,
   with :func:`snap_to_lattice` (public per-record preprocessing) and a dense fallback.
 
+* :func:`exact_paths` - the one place that chooses among them for a request on a grid.
+
 ``eta > 0`` everywhere adds an independent prior draw of GP(0, eta^2 k) (Prop. 2, eq. 5).
 """
 from .exp1d import exp1d_paths
 from .gaussian import jitter_for, psd_factor
 from .grid import grid_paths, snap_to_lattice
 from .joint import LazyPath, sample_joint
+from .paths import exact_paths
 
-__all__ = ["sample_joint", "LazyPath", "exp1d_paths", "grid_paths", "snap_to_lattice",
+__all__ = ["exact_paths", "sample_joint", "LazyPath", "exp1d_paths", "grid_paths", "snap_to_lattice",
            "psd_factor", "jitter_for"]

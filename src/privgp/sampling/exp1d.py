@@ -79,7 +79,7 @@ def _ffbs_coefficients(xb: np.ndarray, obs: np.ndarray, noise: np.ndarray, ell: 
     Pm = np.empty(N)
     P = np.empty(N)
     rho_l, q_l, s_l = rho.tolist(), q.tolist(), noise.tolist()
-    pm = 1.0
+    pm = p = 1.0
     Pm_l = [0.0] * N
     P_l = [0.0] * N
     for k in range(N):

@@ -27,7 +27,7 @@ import pandas as pd
 from .. import validation as v
 from ..domain import Box
 from ..errors import InvalidParameterError
-from ..gp import EigenPosterior, ExactPosterior
+from ..gp import EigenPosterior
 from ..kernels import make_kernel
 from . import excursion as ex
 from .hyperparameter_search import CachedLoss, EpsilonCache, SearchResult, SearchSpace, grid_searches
@@ -232,33 +232,10 @@ def posterior_paths(kernel: str, X, y, release: ReleaseSpec, theta, n_paths: int
 
 
 def _draw(kernel, X, y, release, ell, r, sigma, n_paths, rng):
-    try:
-        from .. import sampling
-    except ImportError:  # pragma: no cover - depends on the sampling layer being installed
-        sampling = None
-    X = np.asarray(X, dtype=float)
-    if X.ndim == 1:
-        X = X[:, None]
-    if sampling is not None and kernel == "exponential" and X.shape[1] == 1 and hasattr(sampling, "exp1d_paths"):
-        return sampling.exp1d_paths(X[:, 0], y, release.grid[:, 0], lengthscale=ell, r=r, sigma=sigma,
-                                    rng=rng, L=n_paths)
-    if sampling is not None and X.shape[1] >= 2 and hasattr(sampling, "grid_paths"):
-        paths = sampling.grid_paths(make_kernel(kernel, ell), X, y, release.axes, r=r, sigma=sigma, rng=rng,
-                                    L=n_paths, method="auto")
-        return paths.reshape(n_paths, -1)
-    post = ExactPosterior(make_kernel(kernel, ell), X, y, r, sigma)
-    if sampling is not None and hasattr(sampling, "sample_joint"):
-        return sampling.sample_joint(post, release.grid, n_paths, rng)
-    return _dense_draw(post, release.grid, n_paths, rng)
+    from ..sampling import exact_paths
 
-
-def _dense_draw(post: ExactPosterior, grid, n_paths, rng):  # pragma: no cover - until privgp.sampling lands
-    from ..gp import SAMPLING_JITTER
-
-    C = post.kD(grid) + SAMPLING_JITTER * np.eye(grid.shape[0])
-    w, Q = np.linalg.eigh(C)
-    A = Q * np.sqrt(np.maximum(w, 0.0))
-    return post.mean(grid)[None] + post.sigma * (rng.standard_normal((n_paths, grid.shape[0])) @ A.T)
+    paths = exact_paths(make_kernel(kernel, ell), X, y, release.axes, r=r, sigma=sigma, rng=rng, L=n_paths)
+    return paths.reshape(n_paths, -1)
 
 
 @_one_blas_thread
