@@ -3,4 +3,4 @@
 Layers (imports flow downwards only): kernels/domain -> gp -> sampling; accounting (pure maths);
 mechanisms; audit; tasks; datasets; experiments; cli. See DESIGN.md.
 """
-__version__ = "0.1.0"
+from ._version import __version__
