@@ -8,7 +8,7 @@ from privgp.errors import InvalidParameterError
 from privgp.gp import ExactPosterior
 from privgp.kernels import Constant, Exponential, Matern32, Matern52, SquaredExponential
 from privgp.sampling import grid_paths, snap_to_lattice
-from privgp.sampling.grid import _CirculantPlan, _lattice_indices
+from privgp.sampling.grid import _CirculantPlan, _lattice_indices, _MatheronPlan, grid_prior_factor
 from test_sampling_laws import affine_law, assert_law, released_law
 
 
@@ -106,13 +106,13 @@ def test_public_grid_paths_agree_with_sample_joint_in_mean_and_covariance(eta):
     assert_law(S.reshape(4000, -1), *released_law(post, grid_points(axes), eta))
 
 
-def test_auto_uses_circulant_on_the_lattice_and_dense_off_it():
+def test_auto_uses_circulant_on_the_lattice_and_matheron_off_it():
     axes = (np.linspace(0, 1, 5), np.linspace(0, 1, 4))
     k = Exponential(0.3)
     y = np.array([0.3, -0.4, 0.8])
     on = np.array([[0.25, 0.0], [0.5, 2 / 3], [1.0, 1.0]])
     off = on + [[0.01, 0.0], [0.0, 0.0], [0.0, 0.0]]
-    for X, method in ((on, "circulant"), (off, "dense")):
+    for X, method in ((on, "circulant"), (off, "matheron")):
         a = grid_paths(k, X, y, axes, r=0.5, sigma=1.0, rng=np.random.default_rng(3), L=2, method="auto", refine=1)
         b = grid_paths(k, X, y, axes, r=0.5, sigma=1.0, rng=np.random.default_rng(3), L=2, method=method, refine=1)
         assert np.array_equal(a, b)
@@ -124,10 +124,10 @@ def test_auto_falls_back_to_dense_when_the_embedding_is_not_psd():
     axes = (np.linspace(0, 1, 5),)
     k = SquaredExponential(5.0)  # very smooth: the embedding has negative eigenvalues even when padded
     X, y = np.array([[0.25], [0.75]]), np.array([1.0, -1.0])
-    with pytest.raises(InvalidParameterError, match="method must be 'dense' or 'auto' here"):
+    with pytest.raises(InvalidParameterError, match="method must be 'matheron', 'dense' or 'auto' here"):
         grid_paths(k, X, y, axes, r=0.5, sigma=1.0, rng=np.random.default_rng(4), method="circulant")
     a = grid_paths(k, X, y, axes, r=0.5, sigma=1.0, rng=np.random.default_rng(4), L=3)
-    b = grid_paths(k, X, y, axes, r=0.5, sigma=1.0, rng=np.random.default_rng(4), L=3, method="dense")
+    b = grid_paths(k, X, y, axes, r=0.5, sigma=1.0, rng=np.random.default_rng(4), L=3, method="matheron")
     assert np.array_equal(a, b)
     with pytest.raises(InvalidParameterError, match="kernel must be a stationary distance kernel"):
         grid_paths(Constant(), X, y, axes, r=0.5, sigma=1.0, rng=np.random.default_rng(4), method="circulant")
@@ -139,6 +139,44 @@ def test_dense_fallback_law_on_a_small_grid():
     y = np.array([1.0, -1.0])
     assert _lattice_indices(X, axes, None) is None
     S = grid_paths(Matern52(0.5), X, y, axes, r=0.3, sigma=1.0, rng=np.random.default_rng(5), L=4000, eta=0.4)
+    post = ExactPosterior(Matern52(0.5), X, y, 0.3, 1.0)
+    assert_law(S.reshape(4000, -1), *released_law(post, grid_points(axes), 0.4))
+
+
+@pytest.mark.parametrize("kernel,axes,X", [
+    (Exponential(0.3), (np.linspace(0, 1, 4), np.linspace(0, 1, 3)), np.array([[0.11, 0.23], [0.71, 0.93], [0.4, 0.4]])),
+    (Matern52(0.5), (np.linspace(-1, 1, 6),), np.array([[-0.33], [0.2], [0.2], [0.9]])),
+    (SquaredExponential(2.0), (np.linspace(0, 1, 5),), np.array([[0.05], [0.6]])),  # K_GG numerically singular
+])
+def test_matheron_law_is_the_posterior_plus_jitter_variance(kernel, axes, X):
+    """The Matheron plan is linear in its standard normals: its exact covariance (from unit vectors) is
+    sigma^2 k_D on the grid plus a PSD jitter term of size ~ sigma^2 SAMPLING_JITTER, its mean mu_D."""
+    y = np.linspace(-0.8, 0.9, X.shape[0])
+    r, sigma = 0.4, 1.3
+    plan = _MatheronPlan(kernel, X, y, axes, r, sigma)
+    m, n = plan.W.shape
+    f0 = plan.draw(np.zeros((1, m)), np.zeros((1, n)), np.zeros((1, n)))[0]
+    cols = np.vstack([plan.draw(np.eye(m), np.zeros((m, n)), np.zeros((m, n))) - f0,
+                      plan.draw(np.zeros((n, m)), np.eye(n), np.zeros((n, n))) - f0,
+                      plan.draw(np.zeros((n, m)), np.zeros((n, n)), np.eye(n)) - f0])
+    cov = cols.T @ cols
+    post = ExactPosterior(kernel, X, y, r, sigma)
+    G = grid_points(axes)
+    assert np.allclose(f0, post.mean(G), atol=1e-9)
+    excess = cov - post.cov(G)
+    lam = np.linalg.eigvalsh(0.5 * (excess + excess.T))
+    assert lam.min() >= -1e-7 * sigma**2          # only variance added (up to round-off)
+    assert lam.max() <= 1e-4 * sigma**2           # and only jitter-sized
+    assert not plan.L_GG.flags.writeable          # the cached grid factor cannot be altered
+    assert grid_prior_factor(kernel, axes) is plan.L_GG   # computed once per kernel and grid
+
+
+def test_matheron_sampler_law_with_gp_noise():
+    axes = (np.linspace(0, 1, 3), np.linspace(0, 1, 3))
+    X = np.array([[0.1, 0.2], [0.7, 0.9]]) + np.pi * 1e-3
+    y = np.array([1.0, -1.0])
+    S = grid_paths(Matern52(0.5), X, y, axes, r=0.3, sigma=1.0, rng=np.random.default_rng(8), L=4000, eta=0.4,
+                   method="matheron")
     post = ExactPosterior(Matern52(0.5), X, y, 0.3, 1.0)
     assert_law(S.reshape(4000, -1), *released_law(post, grid_points(axes), 0.4))
 
@@ -167,7 +205,7 @@ def test_output_shape_and_1d_axes_given_as_an_array():
 
 
 @pytest.mark.parametrize("kwargs,match", [
-    (dict(method="fft"), "method must be one of 'auto', 'circulant', 'dense'"),
+    (dict(method="fft"), "method must be one of 'auto', 'circulant', 'matheron', 'dense'"),
     (dict(axes=(np.array([0.0, 0.1, 0.3]),)), r"axes\[0\] must be uniformly spaced"),
     (dict(axes=(np.array([0.0, 1.0, 0.5]),)), r"axes\[0\] must be at least 2 strictly increasing"),
     (dict(axes=(np.array([0.0]),)), r"axes\[0\] must be at least 2 strictly increasing"),

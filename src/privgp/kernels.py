@@ -91,8 +91,14 @@ class DistanceKernel(Kernel):
     def gram(self, X1, X2) -> np.ndarray:
         return self.profile(pairwise_distances(X1, X2) / self.lengthscale)
 
-    def of_distance(self, dist) -> np.ndarray:
-        return self.profile(np.asarray(dist, dtype=float) / self.lengthscale)
+    def of_distance(self, dist, out: np.ndarray | None = None) -> np.ndarray:
+        """k at the given distances (the Gram matrix from a distance matrix computed once and reused
+        for several lengthscales); ``out``: an array of dist's shape to write into."""
+        vals = self.profile(np.asarray(dist, dtype=float) / self.lengthscale)
+        if out is None:
+            return vals
+        out[...] = vals
+        return out
 
     def kappa(self, domain: Box) -> float:
         """inf k over the box = k at the box's diameter (k decreases with distance)."""
@@ -110,6 +116,15 @@ class Exponential(DistanceKernel):
 
     def profile(self, d):
         return np.exp(-d)
+
+    def of_distance(self, dist, out: np.ndarray | None = None) -> np.ndarray:
+        """exp(-dist / l), in place into ``out`` when given (same values as :meth:`gram`)."""
+        dist = np.asarray(dist, dtype=float)
+        if out is None:
+            return np.exp(-(dist / self.lengthscale))
+        np.divide(dist, self.lengthscale, out=out)
+        np.negative(out, out=out)
+        return np.exp(out, out=out)
 
 
 @dataclass(frozen=True)

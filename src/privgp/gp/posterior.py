@@ -226,9 +226,12 @@ class EigenPosterior:
     Batched over leading dataset axes: X (B, n, d), y (B, n); a single dataset is (n, d), (n,).
     Negative round-off eigenvalues of K are raised to 0 (adds variance, see the jitter policy).
     Every contraction is a batched matrix product (BLAS).
+
+    ``gram`` (k(X, X), shape (B, n, n)) and ``cross`` of :meth:`mean_var` (k(Xq, X), shape (B, m, n))
+    may be passed precomputed, e.g. from distances computed once for several lengthscales.
     """
 
-    def __init__(self, kernel: Kernel, X, y):
+    def __init__(self, kernel: Kernel, X, y, *, gram=None):
         self.kernel = kernel
         X = np.asarray(X, dtype=float)
         self.single = X.ndim == 1 or (X.ndim == 2 and np.asarray(y).ndim == 1)
@@ -241,7 +244,11 @@ class EigenPosterior:
             if y.shape != X.shape[:2]:
                 raise v.InvalidParameterError("y", f"of shape {X.shape[:2]}", y.shape)
         self.X, self.y = X, y
-        lam, Q = np.linalg.eigh(kernel(X))
+        if gram is None:
+            gram = kernel(X)
+        elif np.shape(gram) != X.shape[:2] + X.shape[1:2]:
+            raise v.InvalidParameterError("gram", f"k(X, X) of shape {X.shape[:2] + X.shape[1:2]}", np.shape(gram))
+        lam, Q = np.linalg.eigh(gram)
         self.lam = np.maximum(lam, 0.0)
         self.Q = Q
         self.Qty = np.matmul(y[:, None, :], Q)[:, 0, :]  # (B, n): Q^T y
@@ -249,8 +256,9 @@ class EigenPosterior:
     def _squeeze(self, a):
         return a[:, 0] if self.single else a
 
-    def mean_var(self, Xq, r_values) -> tuple[np.ndarray, np.ndarray]:
-        """Mean and normalised variance, shapes (R, B, m) (or (R, m) for a single dataset)."""
+    def mean_var(self, Xq, r_values, *, cross=None) -> tuple[np.ndarray, np.ndarray]:
+        """Mean and normalised variance, shapes (R, B, m) (or (R, m) for a single dataset).
+        ``cross``: k(Xq, X) precomputed, shape (B, m, n) (or (m, n) for a single dataset)."""
         r = np.atleast_1d(v.finite_array("r_values", r_values))
         if r.ndim != 1 or np.any(r <= 0):
             raise v.InvalidParameterError("r_values", "all > 0", r)
@@ -262,11 +270,17 @@ class EigenPosterior:
         m, R = Xq.shape[0], r.shape[0]
         mean = np.empty((R, nb, m))
         var = np.empty((R, nb, m))
+        if cross is not None:
+            cross = np.asarray(cross, dtype=float)
+            cross = cross[None] if self.single and cross.ndim == 2 else cross
+            if cross.shape != (nb, m, n):
+                raise v.InvalidParameterError("cross", f"k(Xq, X) of shape {(nb, m, n)}", cross.shape)
         prior = self.kernel.diag(Xq)[:, None]
         step = max(1, _CHUNK // max(1, m * n))  # datasets per chunk: bounded temporaries, reused memory
         for b0 in range(0, nb, step):
             b = slice(b0, min(nb, b0 + step))
-            Bm = np.matmul(self.kernel(Xq, self.X[b]), self.Q[b])  # (b, m, n)
+            K = self.kernel(Xq, self.X[b]) if cross is None else cross[b]
+            Bm = np.matmul(K, self.Q[b])  # (b, m, n)
             mean[:, b] = np.matmul(Bm, inv[b] * self.Qty[b, :, None]).transpose(2, 0, 1)
             np.multiply(Bm, Bm, out=Bm)
             var[:, b] = (prior - np.matmul(Bm, inv[b])).transpose(2, 0, 1)

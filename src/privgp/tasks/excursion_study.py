@@ -17,6 +17,7 @@ local processes or on Dask. Per chunk and lengthscale one eigendecomposition ser
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -28,7 +29,7 @@ from .. import validation as v
 from ..domain import Box
 from ..errors import InvalidParameterError
 from ..gp import EigenPosterior
-from ..kernels import make_kernel
+from ..kernels import DistanceKernel, make_kernel, pairwise_distances
 from . import excursion as ex
 from .hyperparameter_search import CachedLoss, EpsilonCache, SearchResult, SearchSpace, grid_searches
 
@@ -157,6 +158,7 @@ class StudyResult:
     epsilon_star: float
     epsilon_priv: float | None
     config: dict = field(default_factory=dict)
+    stage_seconds: dict = field(default_factory=dict)   # wall time per stage (search shared by all results)
 
     @property
     def feasible(self) -> bool:
@@ -172,21 +174,55 @@ def _sub_batches(B: int, m: int, n: int):
         yield slice(lo, min(B, lo + step))
 
 
+class _Grams:
+    """k(X, X) and k(mesh, X) of a sub-batch of pairs for successive lengthscales.
+
+    The distances are computed once and each lengthscale's Gram matrices are formed from them in
+    place (the same values as ``kernel(X)`` / ``kernel(mesh, X)``); a kernel that is not a distance
+    kernel is evaluated directly."""
+
+    def __init__(self, kernel: str, X: np.ndarray, mesh: np.ndarray):
+        self.kernel, self.X, self.mesh = kernel, X, mesh
+        self.distance = isinstance(make_kernel(kernel, 1.0), DistanceKernel)
+        if self.distance:
+            self.D_xx = pairwise_distances(X, X)
+            self.D_qx = pairwise_distances(mesh, X)
+            self._cross = np.empty_like(self.D_qx)
+
+    def posterior(self, ell: float, y: np.ndarray) -> tuple[EigenPosterior, np.ndarray | None]:
+        """The eigendecomposed posterior at ``ell`` and k(mesh, X) for its :meth:`~EigenPosterior.mean_var`
+        (valid until the next call)."""
+        k = make_kernel(self.kernel, float(ell))
+        if not self.distance:
+            return EigenPosterior(k, self.X, y), None
+        post = EigenPosterior(k, self.X, y, gram=k.of_distance(self.D_xx))
+        return post, k.of_distance(self.D_qx, out=self._cross)
+
+    def mean_var(self, ell: float, y: np.ndarray, rs) -> tuple[np.ndarray, np.ndarray, EigenPosterior]:
+        """Mean and normalised variance on the mesh, shapes (R, b, m), and the posterior."""
+        post, cross = self.posterior(ell, y)
+        mean, var = post.mean_var(self.mesh, rs, cross=cross)
+        if mean.ndim == 2:
+            mean, var = mean[:, None], var[:, None]
+        return mean, var, post
+
+
 @_one_blas_thread
 def chunk_losses(chunk: PairChunk, candidates: np.ndarray, *, kernel: str, clip: float) -> np.ndarray:
-    """Integrated BCE of every candidate (lengthscale, r, sigma) on every pair: shape (C, B)."""
+    """Integrated BCE of every candidate (lengthscale, r, sigma) on every pair: shape (C, B).
+
+    Per sub-batch of pairs the distances are computed once; per lengthscale one eigendecomposition
+    serves every r (:class:`~privgp.gp.EigenPosterior`) and sigma is vectorised."""
     cand = np.asarray(candidates, dtype=float).reshape(-1, 3)
     B, n = chunk.y.shape
     out = np.empty((cand.shape[0], B))
-    for ell in np.unique(cand[:, 0]):
-        rows = np.flatnonzero(cand[:, 0] == ell)
-        rs = np.unique(cand[rows, 1])
-        k = make_kernel(kernel, float(ell))
-        for sl in _sub_batches(B, chunk.mesh.shape[0], n):
-            post = EigenPosterior(k, chunk.X[sl], chunk.y[sl])
-            mean, var = post.mean_var(chunk.mesh, rs)
-            if mean.ndim == 2:
-                mean, var = mean[:, None], var[:, None]
+    ells = np.unique(cand[:, 0])
+    for sl in _sub_batches(B, chunk.mesh.shape[0], n):
+        grams = _Grams(kernel, chunk.X[sl], chunk.mesh)
+        for ell in ells:
+            rows = np.flatnonzero(cand[:, 0] == ell)
+            rs = np.unique(cand[rows, 1])
+            mean, var, _ = grams.mean_var(ell, chunk.y[sl], rs)
             for ri, r in enumerate(rs):
                 sub = rows[cand[rows, 1] == r]
                 margin = ex.standardized_margin(chunk.truth[sl], mean[ri], var[ri], chunk.t)
@@ -194,30 +230,31 @@ def chunk_losses(chunk: PairChunk, candidates: np.ndarray, *, kernel: str, clip:
     return out
 
 
+def _theta_statistics(chunk: PairChunk, thetas, *, kernel: str, clip: float | None,
+                      probabilities: bool = True) -> list[dict[str, np.ndarray]]:
+    """Per setting theta = (lengthscale, r, sigma): the integrated BCE (when ``clip`` is given), p_D on
+    the mesh and d_eff of every pair, all from one eigendecomposition per (pair, setting)."""
+    B, n = chunk.y.shape
+    m = chunk.mesh.shape[0]
+    out = [{"bce": np.empty(B), "p": np.empty((B, m)) if probabilities else None, "deff": np.empty(B)}
+           for _ in thetas]
+    for sl in _sub_batches(B, m, n):
+        grams = _Grams(kernel, chunk.X[sl], chunk.mesh)
+        for res, (ell, r, sigma) in zip(out, thetas):
+            mean, var, post = grams.mean_var(ell, chunk.y[sl], [r])
+            if clip is not None:
+                margin = ex.standardized_margin(chunk.truth[sl], mean[0], var[0], chunk.t)
+                res["bce"][sl] = ex.bce_from_margin(margin[None], np.array([[sigma]]), chunk.weights, clip=clip)[0]
+            if probabilities:
+                res["p"][sl] = ex.excursion_probability(mean[0], var[0], sigma, chunk.t)
+            res["deff"][sl] = ex.effective_dimension(post.lam, np.array(r))
+    return out
+
+
 @_one_blas_thread
 def chunk_probabilities(chunk: PairChunk, theta, *, kernel: str) -> np.ndarray:
     """p_D on the mesh for every pair under theta: shape (B, m)."""
-    ell, r, sigma = theta
-    mean, var = _mean_var(chunk, kernel, ell, r)
-    return ex.excursion_probability(mean, var, sigma, chunk.t)
-
-
-def _mean_var(chunk: PairChunk, kernel: str, ell: float, r: float):
-    B, n = chunk.y.shape
-    k = make_kernel(kernel, float(ell))
-    means, vars_ = [], []
-    for sl in _sub_batches(B, chunk.mesh.shape[0], n):
-        post = EigenPosterior(k, chunk.X[sl], chunk.y[sl])
-        m, va = post.mean_var(chunk.mesh, [r])
-        means.append(m.reshape(-1, chunk.mesh.shape[0]))
-        vars_.append(va.reshape(-1, chunk.mesh.shape[0]))
-    return np.concatenate(means), np.concatenate(vars_)
-
-
-def chunk_deff(chunk: PairChunk, theta, *, kernel: str) -> np.ndarray:
-    ell, r, _ = theta
-    post = EigenPosterior(make_kernel(kernel, float(ell)), chunk.X, np.zeros(chunk.y.shape))
-    return ex.effective_dimension(post.lam, np.array(r))
+    return _theta_statistics(chunk, [theta], kernel=kernel, clip=None)[0]["p"]
 
 
 def posterior_paths(kernel: str, X, y, release: ReleaseSpec, theta, n_paths: int,
@@ -258,17 +295,17 @@ def chunk_release_iou(chunk: PairChunk, theta, *, kernel: str, release: ReleaseS
 def chunk_metrics(chunk: PairChunk, theta_star, theta_priv, C: float, c: float | None, *, kernel: str,
                   clip: float, release: ReleaseSpec, L: int, n_mc: int) -> dict[str, np.ndarray]:
     """Per-pair statistics of Tables 1-4 for one chunk."""
-    cands = np.array([theta_star] + ([theta_priv] if theta_priv is not None else []), dtype=float)
-    bce = chunk_losses(chunk, cands, kernel=kernel, clip=clip)
-    p_star = chunk_probabilities(chunk, theta_star, kernel=kernel)
-    out = {"bce_star": bce[0], "deff_star": chunk_deff(chunk, theta_star, kernel=kernel),
-           "iou_star": ex.iou(chunk.truth, ex.deterministic_estimate(p_star, C), chunk.weights)}
+    thetas = [tuple(theta_star)] + ([tuple(theta_priv)] if theta_priv is not None else [])
+    stats = _theta_statistics(chunk, thetas, kernel=kernel, clip=clip)
+    star = stats[0]
+    out = {"bce_star": star["bce"], "deff_star": star["deff"],
+           "iou_star": ex.iou(chunk.truth, ex.deterministic_estimate(star["p"], C), chunk.weights)}
     if theta_priv is not None:
-        p_priv = chunk_probabilities(chunk, theta_priv, kernel=kernel)
+        priv = stats[1]
         rel = chunk_release_iou(chunk, theta_priv, kernel=kernel, release=release, L=L, n_mc=n_mc,
                                 cutoffs=[c], salt=1)[:, :, 0]
-        out.update(bce_priv=bce[1], deff_priv=chunk_deff(chunk, theta_priv, kernel=kernel),
-                   iou_priv_C=ex.iou(chunk.truth, ex.deterministic_estimate(p_priv, C), chunk.weights),
+        out.update(bce_priv=priv["bce"], deff_priv=priv["deff"],
+                   iou_priv_C=ex.iou(chunk.truth, ex.deterministic_estimate(priv["p"], C), chunk.weights),
                    iou_path_mean=rel.mean(axis=1), iou_path_sd=rel.std(axis=1, ddof=1) if n_mc > 1
                    else np.zeros(rel.shape[0]))
     return out
@@ -322,6 +359,7 @@ def run_excursion_study(train, val, cfg: StudyConfig, executor, *, seed: int = 0
                              desc=f"{tag}BCE x {len(cands)} settings")
         return _cat(parts, axis=1).mean(axis=1)
 
+    clock = time.perf_counter()
     loss = CachedLoss(mean_loss)
     eps_caches = {name: EpsilonCache(spec.epsilon) for name, spec in privacy.items()}
     # all searches in lockstep: one pass over the pairs per round (each lengthscale decomposed once)
@@ -329,13 +367,16 @@ def run_excursion_study(train, val, cfg: StudyConfig, executor, *, seed: int = 0
         {"space": cfg.private_space, "epsilon": eps_caches[name], "eps0": spec.eps0}
         for name, spec in privacy.items()])
     uncon, private = found[0], dict(zip(privacy, found[1:]))
+    searched = time.perf_counter()
     theta_star = uncon.theta
     p_val = _cat(executor.map(partial(chunk_probabilities, theta=theta_star, kernel=cfg.kernel), vchunks,
                               desc=f"{tag}validation C"), axis=0)
     C, C_curve = ex.choose_cutoff(p_val, val.truth, val.weights, np.asarray(cfg.C_grid))
+    shared = {"search": searched - clock, "validation_C": time.perf_counter() - searched}
 
     results = {}
     for name, spec in privacy.items():
+        t_name = time.perf_counter()
         eps = eps_caches[name]
         priv = private[name]
         eps_star = float(eps(np.array([theta_star]))[0])
@@ -365,7 +406,7 @@ def run_excursion_study(train, val, cfg: StudyConfig, executor, *, seed: int = 0
         results[name] = StudyResult(unconstrained=uncon, private=priv, C=C, c=c, C_curve=C_curve, c_curve=c_curve,
                                     per_pair=per, epsilon_star=eps_star,
                                     epsilon_priv=None if theta_priv is None else float(priv.best["epsilon"]),
-                                    config=conf)
+                                    config=conf, stage_seconds={**shared, "metrics": time.perf_counter() - t_name})
     return results
 
 
@@ -373,7 +414,7 @@ def summarize(result: StudyResult) -> dict[str, Any]:
     """Median [q25, q75] of each per-pair column, plus the selected settings."""
     out: dict[str, Any] = {"theta_star": dict(zip(("lengthscale", "r", "sigma"), result.unconstrained.theta)),
                            "epsilon_star": result.epsilon_star, "C": result.C, "c": result.c,
-                           "feasible": result.feasible}
+                           "feasible": result.feasible, "stage_seconds": dict(result.stage_seconds)}
     if result.feasible:
         out["theta_priv"] = dict(zip(("lengthscale", "r", "sigma"), result.private.theta))
         out["epsilon_priv"] = result.epsilon_priv
