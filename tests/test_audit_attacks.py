@@ -1,4 +1,5 @@
-"""The attacks (privgp.audit.attacks): latent-mixture densities, gradients, fits, exact likelihood ratio."""
+"""The attacks (privgp.audit.attacks) and their density models (privgp.audit.densities): latent-mixture
+densities, gradients, fits, exact likelihood ratio."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,10 +7,10 @@ import pytest
 from scipy import integrate, special, stats
 from scipy.optimize import approx_fprime, minimize
 
-from privgp.audit.attacks import (GaussianMixture1D, LatentTanhMixture, TanhGaussianMixture, _BinnedObjective,
-                                  _cell_edges, _histogram, _pack, _unpack, fit_attack, fit_exact_attack,
-                                  fit_gaussian_mixture_1d, fit_gaussian_mixture_1d_binned,
-                                  fit_latent_tanh_mixture)
+from privgp.audit.attacks import fit_attack, fit_exact_attack
+from privgp.audit.densities import (GaussianMixture1D, LatentTanhMixture, TanhGaussianMixture, _BinnedObjective,
+                                    _cell_edges, _histogram, _pack, _unpack, fit_gaussian_mixture_1d,
+                                    fit_gaussian_mixture_1d_binned, fit_latent_tanh_mixture)
 from privgp.audit.game import MembershipGame, Population, play, release_values
 
 

@@ -44,7 +44,7 @@ def test_datasets_in_out_uniform_and_stratified():
     assert np.all(np.sum(Xs[:, 1:] < 0.5, axis=1) == 4) and np.all(np.sum(Xs[:, 1:] >= 0.5, axis=1) == 4)
     Xs, _ = sample_datasets(gs, False, 100, rng)
     assert np.all(np.sum(Xs < 0.5, axis=1) == 4) and np.all(np.sum(Xs >= 0.5, axis=1) == 5)
-    gn = g.replace(m_xi=0.4)
+    gn = g.replace(M_xi=0.4)
     Xn, yn = sample_datasets(gn, True, 500, rng)
     assert np.all(np.abs(yn) <= 1.0)
     assert np.all(np.abs(yn - 0.6 * np.where(Xn < 0.5, -1.0, 1.0)) <= 0.4 + 1e-15)
@@ -93,7 +93,7 @@ def test_streams_are_independent():
 
 
 @pytest.mark.parametrize("kw,name", [
-    (dict(n=1), "n"), (dict(L=0), "L"), (dict(x0=1.5), "x0"), (dict(m_xi=1.0), "m_xi"),
+    (dict(n=1), "n"), (dict(L=0), "L"), (dict(x0=1.5), "x0"), (dict(M_xi=1.0), "M_xi"),
     (dict(covariates="grid"), "covariates"), (dict(y0=1.5), "y0"), (dict(r=0.0), "r"),
     (dict(sigma=-1.0), "sigma"), (dict(lengthscale=0.0), "lengthscale")])
 def test_bad_settings(kw, name):

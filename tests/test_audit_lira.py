@@ -23,7 +23,7 @@ def audit(r, sigma, L, attacks=("paper",), seed=0, **kw):
                      keep_scores=True, **kw)
     for name, one in res.items():
         if name != "benchmark":
-            assert 0.0 <= one.lower.epsilon <= one.epsilon_certified, one.as_dict()
+            assert 0.0 <= one.lower.epsilon <= one.epsilon_certified, one.to_dict()
     return res
 
 
@@ -118,7 +118,7 @@ def test_cli_lira_json_contract(capsys):
 
 @pytest.mark.parametrize("argv,needle", [
     (["--n", "1"], "n must be"), (["--L", "0"], "L must be"), (["--fpr", "0.1", "1.0"], "fpr_targets"),
-    (["--fpr", "0"], "fpr_targets"), (["--n-shadow", "20"], "n_shadow"), (["--m-xi", "1"], "m_xi"),
+    (["--fpr", "0"], "fpr_targets"), (["--n-shadow", "20"], "n_shadow"), (["--m-xi", "1"], "M_xi"),
     (["--delta", "2"], "delta")])
 def test_cli_bad_input_is_one_line_exit_2(capsys, argv, needle):
     code, out, err = run_cli(capsys, "audit", "lira", "--r", "0.5", "--sigma", "1", "--n-eval", "50", *argv)
@@ -130,7 +130,7 @@ def test_tightness_found_divergence_is_below_the_bound(capsys):
                           test_points=1)
     assert 0 < res.found <= res.certified * (1 + 1e-9)
     assert res.alpha_source == "certificate" and 1 < res.alpha
-    d = res.as_dict()
+    d = res.to_dict()
     assert d["rdp_found_L_paths"] == pytest.approx(3 * res.found)
     code, out, _ = run_cli(capsys, "audit", "tightness", "--n", "4", "--r", "0.5", "--sigma", "1", "--alpha", "2",
                            "--restarts", "1", "--test-points", "0", "--json")

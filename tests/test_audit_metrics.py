@@ -32,7 +32,7 @@ def test_roc_metrics_match_enumeration_and_mann_whitney():
     for a, t in zip(m.fpr_targets, m.tpr_at_fpr):
         assert t == pytest.approx(naive_tpr_at_fpr(s_in, s_out, a), abs=1e-12)
     assert m.excess_tpr == pytest.approx(tuple(t - a for t, a in zip(m.tpr_at_fpr, m.fpr_targets)))
-    d = m.as_dict()
+    d = m.to_dict()
     assert set(d["tpr_at_fpr"]) == {"0.01", "0.05", "0.1", "0.3"}
 
 
@@ -85,7 +85,7 @@ def test_no_signal_gives_zero_labelled_as_not_significant():
     thr = select_threshold(rng.normal(size=500), rng.normal(size=500), 0.05, 0.95)
     lb = epsilon_lower_bound(s_in, s_out, threshold=thr, delta=0.05)
     assert lb.epsilon == 0.0 and not lb.significant
-    assert "LOWER bound" in lb.as_dict()["meaning"]
+    assert "LOWER bound" in lb.to_dict()["meaning"]
 
 
 def test_bad_input():

@@ -62,7 +62,7 @@ class MembershipGame:
     lengthscale: float = 1.0
     r: float = 0.1
     sigma: float = 0.5
-    m_xi: float = 0.0
+    M_xi: float = 0.0
     L: int = 1
     covariates: str = "uniform"
     y0: float | None = None
@@ -76,10 +76,10 @@ class MembershipGame:
         object.__setattr__(self, "lengthscale", v.positive("lengthscale", self.lengthscale))
         object.__setattr__(self, "r", v.positive("r", self.r))
         object.__setattr__(self, "sigma", v.positive("sigma", self.sigma, allow_inf=True))
-        m = v.nonnegative("m_xi", self.m_xi)
+        m = v.nonnegative("M_xi", self.M_xi)
         if m >= 1:
-            raise InvalidParameterError("m_xi", "in [0, 1)", self.m_xi)
-        object.__setattr__(self, "m_xi", m)
+            raise InvalidParameterError("M_xi", "in [0, 1)", self.M_xi)
+        object.__setattr__(self, "M_xi", m)
         object.__setattr__(self, "L", v.integer("L", self.L, minimum=1))
         if self.covariates not in COVARIATES:
             raise InvalidParameterError("covariates", f"one of {COVARIATES}", self.covariates)
@@ -114,7 +114,7 @@ class MembershipGame:
 
     def describe(self) -> dict:
         return {"n": self.n, "x0": self.x0, "lengthscale": self.lengthscale, "r": self.r, "sigma": self.sigma,
-                "m_xi": self.m_xi, "L": self.L, "covariates": self.covariates, "y0": self.y0}
+                "M_xi": self.M_xi, "L": self.L, "covariates": self.covariates, "y0": self.y0}
 
 
 @dataclass(frozen=True)
@@ -134,8 +134,8 @@ class Population:
 
 def step_response(game: MembershipGame, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """y = (1 - M_xi) f_step(x) + U[-M_xi, M_xi] (one noise draw per point, also when M_xi = 0)."""
-    noise = rng.uniform(-game.m_xi, game.m_xi, size=np.shape(x))
-    return (1.0 - game.m_xi) * np.where(x < 0.5, -1.0, 1.0) + noise
+    noise = rng.uniform(-game.M_xi, game.M_xi, size=np.shape(x))
+    return (1.0 - game.M_xi) * np.where(x < 0.5, -1.0, 1.0) + noise
 
 
 def sample_datasets(game: MembershipGame, member: bool, size: int,

@@ -48,10 +48,10 @@ class LiraResult:
     def epsilon_lower_bound(self) -> float:
         return self.lower.epsilon
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         out = {"attack": self.attack, **self.game.describe(), "seed": self.seed, "n_shadow": self.n_shadow,
-               "n_eval": self.n_eval, **self.roc.as_dict(), "epsilon_lower_bound": self.lower.epsilon,
-               "lower_bound": self.lower.as_dict(), "epsilon_certified": self.epsilon_certified,
+               "n_eval": self.n_eval, **self.roc.to_dict(), "epsilon_lower_bound": self.lower.epsilon,
+               "lower_bound": self.lower.to_dict(), "epsilon_certified": self.epsilon_certified,
                "certified_constants": self.certified_constants,
                "certified_note": (PUBLISHED_WARNING if self.certified_constants == "published" else
                                   "proven constants (Lemma B.7): an upper bound"),

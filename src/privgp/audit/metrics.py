@@ -64,7 +64,7 @@ class RocMetrics:
         """TPR@FPR - FPR (the paper's "excess TPR", Figs 2, 3, 5)."""
         return tuple(t - a for t, a in zip(self.tpr_at_fpr, self.fpr_targets))
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         key = lambda a: format(a, "g")  # noqa: E731  "0.01", "0.05", "0.1"
         return {"auc": self.auc, "tpr_at_fpr": {key(a): t for a, t in zip(self.fpr_targets, self.tpr_at_fpr)},
                 "excess_tpr_at_fpr": {key(a): e for a, e in zip(self.fpr_targets, self.excess_tpr)}}
@@ -132,7 +132,7 @@ class EpsilonLowerBound:
     n_out: int
     selection: str = "threshold chosen on the shadow populations (independent of the evaluation sets)"
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         return {"epsilon_lower_bound": self.epsilon, "significant": self.significant,
                 "confidence": self.confidence, "delta": self.delta, "threshold": self.threshold,
                 "form": self.form, "tpr": self.tpr, "fpr": self.fpr, "tpr_low": self.tpr_low,

@@ -48,7 +48,7 @@ class TightnessResult:
         """found / certified (<= 1 when the certificate holds; 1 = tight)."""
         return self.found / self.certified if self.certified > 0 else float("nan")
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         L = self.game.L
         w = self.worst
         return {**self.game.describe(), "alpha": self.alpha, "alpha_source": self.alpha_source,
@@ -64,7 +64,7 @@ class TightnessResult:
                 "evaluations": self.evaluations,
                 "worst_pair": {"X_core": w.X_core.ravel(), "y_core": w.y_core, "x": w.x.ravel(), "y": w.y,
                                "x_prime": w.x_prime.ravel(), "y_prime": w.y_prime},
-                "note": ("worst case over all replace-one neighbours on [0, 1] with |y| <= 1; x0, m_xi and the "
+                "note": ("worst case over all replace-one neighbours on [0, 1] with |y| <= 1; x0, M_xi and the "
                          "covariate design of the game do not enter")}
 
 

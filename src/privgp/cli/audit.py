@@ -10,8 +10,8 @@ from .common import positive_float, print_json
 
 LIRA_EPILOG = """\
 The game of seed 000, sec. 4 / App. C: n points on [0, 1] with step-function responses
-y = (1 - m_xi) f_step(x) + U[-m_xi, m_xi]; target z0 = (x0, f_step(x0)); exponential kernel with
-lengthscale --ell; the adversary sees L posterior path values at x0. Shadow and evaluation
+y = (1 - M_xi) f_step(x) + U[-M_xi, M_xi]; target z0 = (x0, f_step(x0)); exponential kernel with
+lengthscale --lengthscale; the adversary sees L posterior path values at x0. Shadow and evaluation
 datasets come from independent random streams of --seed.
 
 attacks: paper (the published latent-mixture LiRA), exact (likelihood ratio of all L values under
@@ -22,7 +22,7 @@ epsilon_lower_bound is a LOWER bound holding with probability >= --confidence (0
 leakage at this sample size); epsilon_certified is the certified UPPER bound (Thm 3.1, Lemma B.7,
 L-fold composition) at the same --delta. Lower <= certified unless the certificate were wrong.
 
-example:  privgp audit lira --n 10 --x0 0.5 --ell 1 --r 0.1 --sigma 0.5 --m-xi 0 --L 3 \\
+example:  privgp audit lira --n 10 --x0 0.5 --lengthscale 1 --r 0.1 --sigma 0.5 --M-xi 0 --L 3 \\
               --n-shadow 10000 --n-eval 10000 --attack paper --delta 0.05 --seed 0 --json
 """
 
@@ -37,10 +37,12 @@ RDP bound at the same order. found <= certified; found / certified = 1 would be 
 def _setting_flags(p) -> None:
     p.add_argument("--n", type=int, default=10, help="dataset size (default 10)")
     p.add_argument("--x0", type=float, default=0.5, help="target location in [0, 1] (default 0.5)")
-    p.add_argument("--ell", type=positive_float, default=1.0, help="exponential-kernel lengthscale (default 1)")
+    p.add_argument("--lengthscale", "--ell", dest="lengthscale", type=positive_float, default=1.0,
+                   help="exponential-kernel lengthscale (default 1; --ell is the old spelling)")
     p.add_argument("--r", type=positive_float, required=True, help="effective ridge r")
     p.add_argument("--sigma", type=positive_float, required=True, help="kernel scale sigma ('inf': covariance only)")
-    p.add_argument("--m-xi", dest="m_xi", type=float, default=0.0, help="label-noise level M_xi in [0, 1) (default 0)")
+    p.add_argument("--M-xi", "--m-xi", dest="M_xi", type=float, default=0.0,
+                   help="label-noise level M_xi in [0, 1) (default 0; --m-xi is the old spelling)")
     p.add_argument("--L", type=int, default=1, help="number of released paths (default 1)")
     p.add_argument("--covariates", choices=("uniform", "stratified"), default="uniform",
                    help="uniform on [0, 1] (the paper) or stratified halves (the published scripts)")
@@ -85,7 +87,7 @@ def register(sub) -> None:
 def _game(args):
     from ..audit.game import MembershipGame
 
-    return MembershipGame(n=args.n, x0=args.x0, lengthscale=args.ell, r=args.r, sigma=args.sigma, m_xi=args.m_xi,
+    return MembershipGame(n=args.n, x0=args.x0, lengthscale=args.lengthscale, r=args.r, sigma=args.sigma, M_xi=args.M_xi,
                           L=args.L, covariates=args.covariates)
 
 
@@ -97,14 +99,14 @@ def _run_lira(args) -> int:
     res = audit_lira(game, attacks=(args.attack,), n_shadow=args.n_shadow, n_eval=args.n_eval, delta=args.delta,
                      seed=args.seed, fpr_targets=args.fpr, confidence=args.confidence,
                      constants=args.constants)[args.attack]
-    out = res.as_dict()
+    out = res.to_dict()
     out["seconds"] = round(time.perf_counter() - t0, 3)
     if args.json:
         print_json(out)
         return 0
     g = game
-    print(f"LiRA audit ({args.attack} attack): n={g.n}, x0={g.x0:g}, ell={g.lengthscale:g}, r={g.r:g}, "
-          f"sigma={g.sigma:g}, m_xi={g.m_xi:g}, L={g.L}, covariates={g.covariates}, "
+    print(f"LiRA audit ({args.attack} attack): n={g.n}, x0={g.x0:g}, lengthscale={g.lengthscale:g}, r={g.r:g}, "
+          f"sigma={g.sigma:g}, M_xi={g.M_xi:g}, L={g.L}, covariates={g.covariates}, "
           f"{res.n_shadow}+{res.n_eval} shadow+eval datasets per hypothesis, seed {res.seed}")
     print(f"  AUC                         {res.auc:.4f}")
     for a, t in out["tpr_at_fpr"].items():
@@ -125,12 +127,12 @@ def _run_tightness(args) -> int:
     t0 = time.perf_counter()
     res = audit_tightness(_game(args), alpha=args.alpha, delta=args.delta, rng=np.random.default_rng(args.seed),
                           restarts=args.restarts, test_points=args.test_points, constants=args.constants)
-    out = res.as_dict()
+    out = res.to_dict()
     out["seconds"] = round(time.perf_counter() - t0, 3)
     if args.json:
         print_json(out)
         return 0
-    print(f"tightness audit: n={res.game.n}, ell={res.game.lengthscale:g}, r={res.game.r:g}, "
+    print(f"tightness audit: n={res.game.n}, lengthscale={res.game.lengthscale:g}, r={res.game.r:g}, "
           f"sigma={res.game.sigma:g}, L={res.game.L}, alpha={res.alpha:.6g} ({res.alpha_source})")
     print(f"  exact D_alpha found (one path)     {res.found:.6g}  (mean {res.found_mean:.4g}, cov {res.found_cov:.4g})")
     print(f"  certified RDP bound (one path)     {res.certified:.6g}  (mean {res.certified_mean:.4g}, "

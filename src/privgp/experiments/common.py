@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import json
+import os
 import platform
+import shlex
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -23,9 +26,38 @@ def versions() -> dict[str, str]:
             "platform": platform.platform()}
 
 
+def command_line() -> str:
+    """The command that is running, as a user would type it (``privgp ...`` for the CLI)."""
+    argv = list(sys.argv)
+    if argv and (Path(argv[0]).name == "privgp" or argv[0].endswith(("privgp/cli/main.py", "privgp.cli.main"))):
+        argv[0] = "privgp"
+    elif argv:
+        argv = [Path(sys.executable).name] + argv
+    return " ".join(shlex.quote(a) for a in argv)
+
+
+def source_commit() -> str | None:
+    """The git commit of the code that ran: $PRIVGP_COMMIT, else ``git rev-parse HEAD`` where the package
+    lives (None outside a git checkout; ``+dirty`` when it has uncommitted changes)."""
+    if os.environ.get("PRIVGP_COMMIT"):
+        return os.environ["PRIVGP_COMMIT"]
+    here = Path(__file__).resolve().parent
+    try:
+        head = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=10)
+        if head.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "-C", str(here), "status", "--porcelain", "--", str(here.parent)],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        return head.stdout.strip() + ("+dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
 def write_run_record(out_dir: Path, name: str, config: dict[str, Any], summary: dict[str, Any] | None = None,
                      seconds: float | None = None) -> Path:
-    rec = {"experiment": name, "config": config, "versions": versions(),
+    rec = {"experiment": name, "command": command_line(), "commit": source_commit(), "config": config,
+           "versions": versions(), "machine": {"cpus": os.cpu_count(), "load_average": list(os.getloadavg())},
            "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "seconds": seconds, "summary": summary or {}}
     path = Path(out_dir) / "run.json"
     path.write_text(json.dumps(to_jsonable(rec), indent=2) + "\n")
