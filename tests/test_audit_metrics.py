@@ -36,6 +36,20 @@ def test_roc_metrics_match_enumeration_and_mann_whitney():
     assert set(d["tpr_at_fpr"]) == {"0.01", "0.05", "0.1", "0.3"}
 
 
+@pytest.mark.parametrize("seed,decimals", [(0, 1), (1, 3), (2, 12)])
+def test_roc_curve_and_auc_equal_scikit_learn(seed, decimals):
+    from sklearn.metrics import roc_auc_score, roc_curve
+
+    rng = np.random.default_rng(seed)
+    s_in = np.round(rng.normal(0.5, 1.0, 257), decimals)
+    s_out = np.round(rng.normal(0.0, 1.2, 311), decimals)
+    labels = np.concatenate([np.ones(s_in.size), np.zeros(s_out.size)])
+    fpr, tpr, _ = roc_curve(labels, np.concatenate([s_in, s_out]), drop_intermediate=False)
+    m = roc_metrics(s_in, s_out)
+    assert np.array_equal(m.fpr, fpr) and np.array_equal(m.tpr, tpr)
+    assert m.auc == pytest.approx(roc_auc_score(labels, np.concatenate([s_in, s_out])), abs=1e-12)
+
+
 @pytest.mark.parametrize("k,n", [(0, 50), (1, 50), (17, 50), (49, 50), (50, 50), (123, 10000)])
 def test_clopper_pearson_matches_scipy_binomtest(k, n):
     # one-sided bounds at level a each == the exact two-sided interval at confidence 1 - 2a

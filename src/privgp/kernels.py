@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-from scipy.spatial.distance import cdist
 
 from . import validation as v
 from .domain import Box
@@ -37,6 +36,8 @@ def pairwise_distances(X1, X2) -> np.ndarray:
     if X1.shape[-1] == 1:
         return np.abs(X1[..., :, None, 0] - X2[..., None, :, 0])
     if X1.ndim == 2 and X2.ndim == 2:
+        from scipy.spatial.distance import cdist  # here: scipy.spatial costs an import of its own
+
         return cdist(X1, X2)
     # batched: accumulate squared coordinate differences (same values as cdist; ~5x faster than
     # materialising the (..., m, n, d) difference array and reducing it with einsum)

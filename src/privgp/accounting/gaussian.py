@@ -22,7 +22,6 @@ in the tests (tests/test_accounting_gaussian.py).
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import log_ndtr
 
 from ..errors import InvalidParameterError, NumericalError
 
@@ -40,6 +39,8 @@ def _check_mu(mu):
 
 def log_gdp_delta(mu, epsilon):
     """log delta(epsilon) of a mu-GDP mechanism (see the module docstring); -inf when mu = 0."""
+    from scipy.special import log_ndtr  # here, not at import: `import privgp.ledger` stays light
+
     a = _arrays(mu=mu, epsilon=epsilon)
     mu, eps = a["mu"], a["epsilon"]
     _check_mu(mu)

@@ -29,7 +29,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import minimize
 from scipy.special import expit, log_ndtr, logsumexp, ndtr
 
 from .. import validation as v
@@ -405,6 +404,8 @@ def fit_latent_tanh_mixture(samples, rng: np.random.Generator, *, bins: int = 12
     means); starts are the EM start, a wide-noise start and jittered copies (``restarts`` in all); the
     best optimum wins. ``rng`` only drives EM initialisation and the jitter.
     """
+    from scipy.optimize import minimize  # here: scipy.optimize is a slow import, needed by this fit only
+
     x = v.finite_array("samples", samples, ndim=1)
     if x.size < 10:
         raise InvalidParameterError("samples", "at least 10 values to fit a two-component mixture", x.size)

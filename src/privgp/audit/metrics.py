@@ -1,7 +1,10 @@
 """Attack metrics: ROC, AUC, TPR at fixed FPR, and empirical epsilon LOWER bounds with confidence.
 
 Conventions (seed 000, App. C): the attack declares "member" when its score S >= t, so
-FPR(t) = P_out(S >= t) and TPR(t) = P_in(S >= t). ROC and AUC come from scikit-learn.
+FPR(t) = P_out(S >= t) and TPR(t) = P_in(S >= t). The ROC curve is computed directly (one sort; the
+same points as scikit-learn's ``roc_curve(..., drop_intermediate=False)``, and the AUC the same as
+``roc_auc_score``, i.e. Mann-Whitney with ties counted one half: tests check both against
+scikit-learn); importing scikit-learn would cost an audit more time than the audit itself.
 
 Empirical epsilon lower bound. If the release is (epsilon, delta)-DP then every test satisfies
 
@@ -22,7 +25,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.stats import beta
+from scipy.special import betaincinv
 
 from .. import validation as v
 from ..errors import InvalidParameterError
@@ -70,16 +73,27 @@ class RocMetrics:
                 "excess_tpr_at_fpr": {key(a): e for a, e in zip(self.fpr_targets, self.excess_tpr)}}
 
 
-def roc_metrics(scores_in, scores_out, fpr_targets=DEFAULT_FPR_TARGETS) -> RocMetrics:
-    """ROC (scikit-learn ``roc_curve``), AUC (``roc_auc_score``) and TPR at each FPR target."""
-    from sklearn.metrics import roc_auc_score, roc_curve
-
+def roc_curve(scores_in, scores_out) -> tuple[np.ndarray, np.ndarray]:
+    """(FPR, TPR) of the tests "S >= t" for every distinct score t, from the largest down, starting at
+    (0, 0) (t = +inf); ties move both rates at once."""
     s_in, s_out = _scores("scores_in", scores_in), _scores("scores_out", scores_out)
-    targets = check_fpr_targets(fpr_targets)
-    labels = np.concatenate([np.ones(s_in.size), np.zeros(s_out.size)])
     scores = np.concatenate([s_in, s_out])
-    fpr, tpr, _ = roc_curve(labels, scores, drop_intermediate=False)
-    auc = float(roc_auc_score(labels, scores))
+    member = np.concatenate([np.ones(s_in.size), np.zeros(s_out.size)])
+    order = np.argsort(-scores, kind="mergesort")
+    scores, member = scores[order], member[order]
+    last = np.flatnonzero(np.diff(scores) != 0)             # last index of each distinct score
+    ends = np.append(last, scores.size - 1)
+    tps = np.cumsum(member)[ends]
+    fps = ends + 1 - tps
+    return np.concatenate([[0.0], fps / s_out.size]), np.concatenate([[0.0], tps / s_in.size])
+
+
+def roc_metrics(scores_in, scores_out, fpr_targets=DEFAULT_FPR_TARGETS) -> RocMetrics:
+    """ROC (:func:`roc_curve`), AUC (trapezoid rule on it = Mann-Whitney U / (n_in n_out)) and the TPR
+    at each FPR target."""
+    targets = check_fpr_targets(fpr_targets)
+    fpr, tpr = roc_curve(scores_in, scores_out)
+    auc = float(np.sum(np.diff(fpr) * (tpr[1:] + tpr[:-1]) / 2.0))
     tpr_at = tuple(float(np.max(tpr[fpr <= a + 1e-12])) for a in targets)
     return RocMetrics(auc=auc, fpr_targets=targets, tpr_at_fpr=tpr_at, fpr=fpr, tpr=tpr)
 
@@ -88,7 +102,7 @@ def clopper_pearson_lower(k, n, level):
     """One-sided (1 - level) Clopper-Pearson lower bound on a binomial proportion (0 when k = 0)."""
     k, n = np.asarray(k, float), np.asarray(n, float)
     with np.errstate(invalid="ignore"):
-        out = beta.ppf(level, k, n - k + 1.0)
+        out = betaincinv(k, n - k + 1.0, level)      # the level-quantile of Beta(k, n - k + 1)
     return np.where(k <= 0, 0.0, out)
 
 
@@ -96,7 +110,7 @@ def clopper_pearson_upper(k, n, level):
     """One-sided (1 - level) Clopper-Pearson upper bound on a binomial proportion (1 when k = n)."""
     k, n = np.asarray(k, float), np.asarray(n, float)
     with np.errstate(invalid="ignore"):
-        out = beta.ppf(1.0 - level, k + 1.0, n - k)
+        out = betaincinv(k + 1.0, n - k, 1.0 - level)  # the (1 - level)-quantile of Beta(k + 1, n - k)
     return np.where(k >= n, 1.0, out)
 
 

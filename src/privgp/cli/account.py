@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-from ..mechanisms.posterior_sample import certify_posterior_sample
-from ..domain import Box
 from ..errors import InvalidParameterError
 from .common import positive_float, print_json
+
+if TYPE_CHECKING:
+    from ..domain import Box
 
 KERNELS = ("exponential", "matern32", "matern52", "squared_exponential", "constant", "diagonal")
 SENSITIVITIES = ("generic", "exp1d", "rkhs", "constant", "diagonal")
@@ -59,6 +61,8 @@ def register(sub) -> None:
 
 
 def _domain(args) -> Box:
+    from ..domain import Box
+
     if args.lower is None and args.upper is None:
         dim = 1 if args.dim is None else args.dim
         if dim < 1:
@@ -74,6 +78,8 @@ def _domain(args) -> Box:
 
 
 def _run(args) -> int:
+    from ..mechanisms.posterior_sample import certify_posterior_sample
+
     if args.lengthscale is None and args.kernel not in ("constant", "diagonal"):
         raise InvalidParameterError("--lengthscale", f"given for the {args.kernel} kernel", None)
     cert = certify_posterior_sample(args.n, args.r, args.sigma, args.delta, kernel=args.kernel,

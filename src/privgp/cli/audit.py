@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 import argparse
+import math
 import time
-
-import numpy as np
 
 from .common import positive_float, print_json
 
@@ -114,7 +113,7 @@ def _run_lira(args) -> int:
     lb = res.lower
     print(f"  epsilon LOWER bound         {lb.epsilon:.4g}   ({lb.confidence:.0%} confidence, delta = {lb.delta:g}"
           f"{'' if lb.significant else '; no significant leakage detected'})")
-    cert = "n/a (non-private benchmark)" if not np.isfinite(res.epsilon_certified) else \
+    cert = "n/a (non-private benchmark)" if not math.isfinite(res.epsilon_certified) else \
         f"{res.epsilon_certified:.4g}   (constants = {res.certified_constants})"
     print(f"  epsilon certified (upper)   {cert}")
     print(f"  time                        {out['seconds']:.2f} s")
@@ -122,6 +121,8 @@ def _run_lira(args) -> int:
 
 
 def _run_tightness(args) -> int:
+    import numpy as np
+
     from ..audit.tightness import audit_tightness
 
     t0 = time.perf_counter()

@@ -7,8 +7,6 @@ import math
 import sys
 from typing import Any
 
-from ..jsonable import to_jsonable
-
 
 def positive_float(text: str) -> float:
     """argparse type: a number > 0; 'inf' allowed."""
@@ -22,5 +20,7 @@ def positive_float(text: str) -> float:
 
 
 def print_json(obj: Any) -> None:
+    from ..jsonable import to_jsonable
+
     json.dump(to_jsonable(obj), sys.stdout, indent=2, sort_keys=False)
     sys.stdout.write("\n")

@@ -12,8 +12,6 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import numpy as np
-
 from .common import print_json
 
 N_DATA, LENGTHSCALE, R, SIGMA, DELTA, N_PATHS, M_GRID = 30, 0.3, 2.0, 1.0, 1e-3, 3, 2001
@@ -30,6 +28,8 @@ def register(sub) -> None:
 
 
 def _run(args) -> int:
+    import numpy as np
+
     from ..mechanisms.posterior_sample import epsilon_posterior_sampling
     from ..domain import Box
     from ..experiments.common import new_figure, save_figure

@@ -13,19 +13,17 @@ import math
 import os
 import textwrap
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..datasets import baltimore
-from ..datasets.tabular import load_embedded_baltimore, load_table
-from ..domain import Box
 from ..errors import InvalidParameterError
-from ..ledger import DEFAULT_BUDGET_EPSILON, Ledger
-from ..jsonable import to_jsonable
-from ..mechanisms.posterior_release import MECHANISM, PosteriorSamplePlan, ReleasedPaths, plan_posterior_sample
-from ..mechanisms.release import ResponseMap, release
+from ..ledger import DEFAULT_BUDGET_EPSILON
 from .common import print_json
+
+if TYPE_CHECKING:  # the heavy modules are imported where used: `privgp --help` stays fast
+    from ..domain import Box
+    from ..mechanisms.posterior_release import PosteriorSamplePlan, ReleasedPaths
 
 #: Default task on the embedded data: log sale price above $50k (price is in thousand USD).
 BALTIMORE_THRESHOLD = 50.0
@@ -150,6 +148,9 @@ def register(sub) -> None:
 
 def _load(args):
     """(TabularData, domain, ResponseMap) from the arguments; raises on bad input."""
+    from ..datasets.tabular import load_embedded_baltimore, load_table
+    from ..mechanisms.release import ResponseMap
+
     if args.data is None:
         for flag in ("x_col", "y_col", "response_col"):
             if getattr(args, flag) is not None:
@@ -177,6 +178,8 @@ def _load(args):
 
 
 def _box(values, dim) -> Box:
+    from ..domain import Box
+
     if len(values) != 2 * dim:
         raise InvalidParameterError("--box", f"{2 * dim} numbers (XMIN XMAX" + (" YMIN YMAX)" if dim == 2 else ")")
                                     + f" for {dim}-D data", len(values))
@@ -184,6 +187,8 @@ def _box(values, dim) -> Box:
 
 
 def _plan(args, data, domain, rmap) -> PosteriorSamplePlan:
+    from ..mechanisms.posterior_release import plan_posterior_sample
+
     snap = DEFAULT_SNAP[domain.dim] if args.snap is None else args.snap
     if snap < 0:
         raise InvalidParameterError("--snap", "an integer >= 0", snap)
@@ -216,6 +221,8 @@ def _check_out(out: Path, overwrite: bool) -> None:
 
 
 def _randomness(seed):
+    import numpy as np
+
     if seed is None:
         return np.random.default_rng(), {"source": "fresh OS entropy (numpy default_rng())"}
     return np.random.default_rng(seed), {
@@ -227,6 +234,8 @@ def _randomness(seed):
 # -- outputs -----------------------------------------------------------------------------------
 
 def _write_paths(out: Path, rel: ReleasedPaths, plan: PosteriorSamplePlan, names) -> None:
+    import numpy as np
+
     meta = dict(coordinates=np.array(names), level=np.float64(rel.level),
                 threshold=np.float64(plan.response_map.threshold), clip=np.float64(plan.response_map.clip),
                 transform=np.array(plan.response_map.transform))
@@ -240,6 +249,8 @@ def _write_paths(out: Path, rel: ReleasedPaths, plan: PosteriorSamplePlan, names
 
 
 def _plot(out: Path, rel: ReleasedPaths, plan: PosteriorSamplePlan, names, response: str) -> None:
+    import numpy as np
+
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -288,6 +299,8 @@ def _plot(out: Path, rel: ReleasedPaths, plan: PosteriorSamplePlan, names, respo
 
 
 def _certificate_doc(plan: PosteriorSamplePlan, data, fingerprint, charge, ledger, randomness) -> dict:
+    from ..mechanisms.posterior_release import MECHANISM
+
     cert = plan.certificate
     return {
         "privgp_version": __version__,
@@ -355,6 +368,10 @@ def _print_summary(s: dict, plan: PosteriorSamplePlan, data) -> None:
 
 
 def run(args) -> int:
+    from ..jsonable import to_jsonable
+    from ..ledger import Ledger
+    from ..mechanisms.release import release
+
     data, domain, rmap = _load(args)
     plan = _plan(args, data, domain, rmap)
     out = Path(args.out)

@@ -11,10 +11,12 @@ never recomputed from the coordinates at run time.
 from __future__ import annotations
 
 from importlib import resources
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from ..domain import Box
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 CSV_NAME = "baltimore_house_sales_1978.csv"
 ATTRIBUTION = ("Baltimore house sales 1978: Dubin (1992), Regional Science and Urban Economics 22(3), "
@@ -32,5 +34,7 @@ def csv_path():
 
 def load_baltimore() -> pd.DataFrame:
     """The shipped table as a DataFrame (columns as in the CSV; price in thousands of USD)."""
+    import pandas as pd
+
     with resources.as_file(csv_path()) as p:
         return pd.read_csv(p)
