@@ -3,8 +3,18 @@
 :func:`neighbour_divergence` builds the two posteriors of replace-one neighbours D = core + (x, y),
 D' = core + (x', y') on a finite test set and evaluates eq. (12) (Prop. 2's release with prior noise
 eta when eta > 0; the covariance-only limit when sigma = inf). :func:`worst_case_neighbours` searches
-adversarially (random restarts + L-BFGS-B) for neighbours that maximise it, and reports the
-certified bound (Thm 3.1 / Prop. 2) at the same order for comparison.
+adversarially (random restarts + L-BFGS-B) for neighbours that maximise it (the total, its mean part
+or its covariance part), and reports the certified bound (Thm 3.1 / Prop. 2) at the same order.
+
+:func:`mean_shift_norm` is the quantity the Delta_n lemmas bound (App. B): the RKHS norm of the mean
+difference in the geometry of the core posterior,
+
+    || mu_D - mu_D' ||_{H_-}^2 = e^2 v(x) + e'^2 v(x') - 2 e e' k_-(x, x'),
+    e = (y - mu_-(x)) / (v(x) + r^2),   e' = (y' - mu_-(x')) / (v(x') + r^2),
+
+with mu_-, k_-, v the posterior mean, covariance and variance of the core D_- (the one-step update
+mu_D = mu_- + e k_-(., x), eq. (9)); :func:`worst_case_mean_shift` maximises it, for comparison with
+the proven Delta_n (Lemmas B.1, B.7) and the published one (Delta_n / sqrt 2, NOT covered).
 
 The closed-form divergences themselves live in :mod:`privgp.accounting.divergences`.
 """
@@ -25,6 +35,9 @@ from ..errors import InvalidParameterError
 from ..gp import ExactPosterior
 from ..kernels import Kernel
 from ..mechanisms.posterior_sample import bounds_for
+
+
+OBJECTIVES = ("total", "mean", "cov")
 
 
 def _check_alpha(alpha) -> float:
@@ -95,7 +108,7 @@ class WorstCaseNeighbours:
     """The most divergent neighbouring pair found, and the certified bound at the same order."""
 
     alpha: float
-    objective: str            # "total" or "mean"
+    objective: str            # "total", "mean" or "cov"
     divergence: float         # total D_alpha at the best pair
     mean_part: float
     cov_part: float
@@ -120,7 +133,8 @@ class WorstCaseNeighbours:
     @property
     def ratio(self) -> float:
         """Found / certified, for the chosen objective (<= 1 when the bound holds)."""
-        num, den = (self.divergence, self.bound) if self.objective == "total" else (self.mean_part, self.mean_bound)
+        num, den = {"total": (self.divergence, self.bound), "mean": (self.mean_part, self.mean_bound),
+                    "cov": (self.cov_part, self.cov_bound)}[self.objective]
         return num / den if den > 0 else (0.0 if num == 0 else math.inf)
 
 
@@ -131,8 +145,9 @@ def worst_case_neighbours(alpha, *, n, kernel: Kernel, domain: Box, r, sigma, et
     """Adversarial search for replace-one neighbours (size n, inputs in ``domain``, responses in
     [-M_Y, M_Y]) maximising the exact divergence (``objective="total"``) or its mean part
     (``"mean"``) at order alpha, over the core inputs and responses, x, x', y, y' and ``test_points``
-    extra test inputs. Random restarts (the first one structured: the core piled on one corner, x
-    and x' at the far corner, opposite responses) each refined by L-BFGS-B on the box.
+    extra test inputs. Restarts, each refined by L-BFGS-B on the box: x and x' on two core inputs of
+    a spread-out core with the opposite response (the worst mean shift found in 1-D), the core piled on
+    one corner with x, x' at the far one, then uniform random points.
     """
     alpha = _check_alpha(alpha)
     n = v.integer("n", n, minimum=1)
@@ -143,8 +158,8 @@ def worst_case_neighbours(alpha, *, n, kernel: Kernel, domain: Box, r, sigma, et
     rng = v.generator("rng", rng)
     restarts = v.integer("restarts", restarts, minimum=1)
     test_points = v.integer("test_points", test_points, minimum=0)
-    if objective not in ("total", "mean"):
-        raise InvalidParameterError("objective", "'total' or 'mean'", objective)
+    if objective not in OBJECTIVES:
+        raise InvalidParameterError("objective", "one of " + ", ".join(repr(o) for o in OBJECTIVES), objective)
     if not isinstance(kernel, Kernel):
         raise InvalidParameterError("kernel", "a privgp.kernels.Kernel instance", kernel)
     if not isinstance(domain, Box):
@@ -177,7 +192,7 @@ def worst_case_neighbours(alpha, *, n, kernel: Kernel, domain: Box, r, sigma, et
         count[0] += 1
         return neighbour_divergence(kernel, Xc, yc, x, yy, xp, yp, XT, r=r, sigma=sigma, eta=eta, alpha=alpha)
 
-    idx = 0 if objective == "total" else 1
+    idx = OBJECTIVES.index(objective)
 
     def f(z):
         val = parts(z)[idx]
@@ -197,7 +212,11 @@ def worst_case_neighbours(alpha, *, n, kernel: Kernel, domain: Box, r, sigma, et
 def _search(f, parts, idx, restarts, p, nc, d, test_points, bnds, rng, maxiter):
     best = (-math.inf, None, None)
     for k in range(restarts):
-        if k == 0:
+        if k == 0 and nc >= 2:  # x, x' on two core inputs of a spread-out core, responses opposite to the core
+            core = rng.uniform(0.0, 1.0, (nc, d))
+            z0 = np.concatenate([core.ravel(), np.full(nc, -1.0), core[0], core[1], [1.0, 1.0],
+                                 rng.uniform(0.0, 1.0, test_points * d)])
+        elif k <= 1:           # the core piled on one corner, x and x' near the far one
             z0 = np.concatenate([np.full(nc * d, 0.02), np.full(nc, 1.0), np.full(2 * d, 0.98),
                                  [-1.0, 1.0], rng.uniform(0.0, 1.0, test_points * d)])
             z0[nc * d + nc + d:nc * d + nc + 2 * d] = 0.9  # x' near x, not equal
@@ -214,3 +233,111 @@ def _search(f, parts, idx, restarts, p, nc, d, test_points, bnds, rng, maxiter):
         if not math.isfinite(val_parts[idx]):
             break
     return best
+
+
+def mean_shift_norm(kernel: Kernel, X_core, y_core, x, y, x_prime, y_prime, *, r: float) -> float:
+    """|| mu_D - mu_D' ||_{H_-} for D = core + (x, y), D' = core + (x', y') (see the module docstring):
+    the quantity bounded by Delta_n in App. B (normalised: sigma plays no part)."""
+    r = v.positive("r", r)
+    x = v.finite_array("x", x).reshape(1, -1)
+    dim = x.shape[1]
+    xp = _one_point("x_prime", x_prime, dim)
+    Xc = np.asarray(X_core, dtype=float).reshape(-1, dim)
+    yc = np.asarray(y_core, dtype=float).reshape(-1)
+    pts = np.vstack([x, xp])
+    if Xc.shape[0]:
+        core = ExactPosterior(kernel, Xc, yc, r)
+        mu, K = core.mean(pts), core.kD(pts)
+    else:
+        mu, K = np.zeros(2), kernel(pts)
+    e = (float(y) - mu[0]) / (K[0, 0] + r * r)
+    ep = (float(y_prime) - mu[1]) / (K[1, 1] + r * r)
+    sq = e * e * K[0, 0] + ep * ep * K[1, 1] - 2.0 * e * ep * K[0, 1]
+    return math.sqrt(max(sq, 0.0))
+
+
+@dataclass(frozen=True)
+class WorstMeanShift:
+    """The largest mean shift || mu_D - mu_D' ||_{H_-} found, beside the proven and published Delta_n."""
+
+    norm: float
+    Delta_proven: float
+    Delta_published: float      # Delta_n / sqrt(2) of the paper's scripts: NOT covered by the lemmas
+    lemma_Delta: str
+    X_core: np.ndarray
+    y_core: np.ndarray
+    x: np.ndarray
+    y: float
+    x_prime: np.ndarray
+    y_prime: float
+    n: int
+    r: float
+    M_Y: float
+    evaluations: int
+
+    @property
+    def ratio_proven(self) -> float:
+        return self.norm / self.Delta_proven
+
+    @property
+    def ratio_published(self) -> float:
+        return self.norm / self.Delta_published
+
+
+def worst_case_mean_shift(*, n, kernel: Kernel, domain: Box, r, M_Y=1.0, rng, restarts: int = 8,
+                          sensitivity: str = "generic", maxiter: int = 200) -> WorstMeanShift:
+    """Adversarial search (random restarts + L-BFGS-B over the core inputs and responses, x, x', y, y')
+    for the largest :func:`mean_shift_norm` of replace-one neighbours of size n in ``domain`` with
+    responses in [-M_Y, M_Y]. Starts: x and x' on two core inputs of a spread-out core with the opposite
+    response (the worst case found in 1-D), the core piled on one corner with x, x' at the far one, then
+    uniform random points."""
+    n = v.integer("n", n, minimum=1)
+    r = v.positive("r", r)
+    M_Y = v.positive("M_Y", M_Y)
+    rng = v.generator("rng", rng)
+    restarts = v.integer("restarts", restarts, minimum=1)
+    if not isinstance(kernel, Kernel):
+        raise InvalidParameterError("kernel", "a privgp.kernels.Kernel instance", kernel)
+    if not isinstance(domain, Box):
+        raise InvalidParameterError("domain", "a privgp.domain.Box", domain)
+    proven = bounds_for(n, r, kernel=kernel, domain=domain, M_Y=M_Y, sensitivity=sensitivity, constants="proven")
+    published = bounds_for(n, r, kernel=kernel, domain=domain, M_Y=M_Y, sensitivity=sensitivity,
+                           constants="published")
+    d = domain.dim
+    lo, width = np.asarray(domain.lower), domain.widths
+    nc = n - 1
+    sizes = [nc * d, nc, d, d, 1, 1]
+    cuts = np.cumsum(sizes)[:-1]
+    bnds = [(0.0, 1.0)] * (nc * d) + [(-1.0, 1.0)] * nc + [(0.0, 1.0)] * (2 * d) + [(-1.0, 1.0)] * 2
+
+    def unpack(z):
+        Xc, yc, x, xp, yy, yp = np.split(z, cuts)
+        return (lo + width * Xc.reshape(nc, d), M_Y * yc, lo + width * x, lo + width * xp, M_Y * float(yy[0]),
+                M_Y * float(yp[0]))
+
+    count = [0]
+
+    def norm(z):
+        count[0] += 1
+        Xc, yc, x, xp, yy, yp = unpack(z)
+        return mean_shift_norm(kernel, Xc, yc, x, yy, xp, yp, r=r)
+
+    best = (-math.inf, None)
+    with threadpool_limits(1):
+        for k in range(restarts):
+            if k == 0 and nc >= 2:   # x, x' on two core inputs, the core spread out, responses opposite
+                core = rng.uniform(0.0, 1.0, (nc, d))
+                z0 = np.concatenate([core.ravel(), np.full(nc, -1.0), core[0], core[1], [1.0, 1.0]])
+            elif k <= 1:             # the core piled on one corner, x and x' near the far one
+                z0 = np.concatenate([np.full(nc * d, 0.02), np.full(nc, 1.0), np.full(d, 0.98), np.full(d, 0.9),
+                                     [-1.0, 1.0]])
+            else:
+                z0 = np.array([rng.uniform(a, c) for a, c in bnds])
+            res = minimize(lambda z: -norm(z), z0, method="L-BFGS-B", bounds=bnds, options={"maxiter": maxiter})
+            val = norm(res.x)
+            if val > best[0]:
+                best = (val, res.x)
+    Xc, yc, x, xp, yy, yp = unpack(best[1])
+    return WorstMeanShift(norm=best[0], Delta_proven=float(proven.Delta), Delta_published=float(published.Delta),
+                          lemma_Delta=proven.lemma_Delta, X_core=Xc, y_core=yc, x=x, y=yy, x_prime=xp, y_prime=yp,
+                          n=n, r=r, M_Y=M_Y, evaluations=count[0])

@@ -87,3 +87,140 @@ def audit_tightness(game: MembershipGame, *, alpha: float | None = None, delta: 
                            found_cov=w.cov_part, certified=w.bound, certified_mean=w.mean_bound,
                            certified_cov=w.cov_bound, epsilon_certified=float(cert.epsilon), delta=delta,
                            constants=constants, evaluations=w.evaluations, worst=w)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# a tightness row for any kernel and dimension (the tightness table of the results page)
+
+
+@dataclass(frozen=True)
+class SettingTightness:
+    """How loose each part of the certificate is on one setting (all numbers for the L-path release
+    unless named per path).
+
+    ``epsilon_certified``: the certificate (proven constants) at delta, attained at ``alpha``;
+    ``epsilon_pair``: the same conversion applied to the exact Renyi curve (L D_alpha, minimised over
+    alpha) of the worst neighbouring pair found at ``alpha``; ``lower``: the likelihood-ratio test on
+    that pair (an empirical LOWER bound with confidence); ``mean`` / ``cov``: the largest mean / covariance
+    part of the exact divergence found at ``alpha`` against the bound's mean / covariance term;
+    ``shift``: the largest mean shift ||mu_D - mu_D'||_{H_-} found against the proven and the published
+    Delta_n; ``lira``: for the 1-D exponential kernel, the membership game's attacks (paper, exact).
+    """
+
+    setting: dict
+    delta: float
+    alpha: float
+    epsilon_certified: float
+    epsilon_published: float
+    epsilon_pair: float
+    alpha_pair: float
+    worst: WorstCaseNeighbours
+    mean: WorstCaseNeighbours
+    cov: WorstCaseNeighbours
+    shift: object
+    lower: object
+    lira: dict
+    seconds: float
+
+    def to_dict(self) -> dict:
+        lb = self.lower.lower
+        out = {**self.setting, "delta": self.delta, "alpha": self.alpha,
+               "epsilon_certified": self.epsilon_certified, "epsilon_published_not_covered": self.epsilon_published,
+               "epsilon_pair": self.epsilon_pair, "alpha_pair": self.alpha_pair,
+               "epsilon_lr_lower": lb.epsilon, "epsilon_lr_point": _point_epsilon(lb),
+               "lr_significant": lb.significant, "lr_confidence": lb.confidence,
+               "rdp_found": self.worst.divergence, "rdp_bound": self.worst.bound,
+               "mean_found": self.mean.mean_part, "mean_bound": self.mean.mean_bound,
+               "cov_found": self.cov.cov_part, "cov_bound": self.cov.cov_bound,
+               "Delta_found": self.shift.norm, "Delta_proven": self.shift.Delta_proven,
+               "Delta_published": self.shift.Delta_published,
+               "ratio_epsilon_pair": self.epsilon_pair / self.epsilon_certified,
+               "ratio_lower": lb.epsilon / self.epsilon_certified,
+               "ratio_rdp": self.worst.divergence / self.worst.bound,
+               "ratio_mean": self.mean.mean_part / self.mean.mean_bound if self.mean.mean_bound > 0 else None,
+               "ratio_cov": self.cov.cov_part / self.cov.cov_bound if self.cov.cov_bound > 0 else None,
+               "ratio_Delta_proven": self.shift.ratio_proven, "ratio_Delta_published": self.shift.ratio_published,
+               "seconds": self.seconds}
+        for name, res in self.lira.items():
+            out[f"lira_{name}_lower"] = res.lower.epsilon
+            out[f"lira_{name}_point"] = _point_epsilon(res.lower)
+            out[f"lira_{name}_auc"] = res.auc
+        return out
+
+
+def _point_epsilon(lb) -> float:
+    """The epsilon the measured rates give at the chosen threshold without the confidence correction (an
+    estimate, not a bound): max(log((TPR - delta)/FPR), log((1 - FPR - delta)/(1 - TPR))), 0 if neither
+    is positive or defined."""
+    import math
+
+    vals = []
+    if lb.tpr - lb.delta > 0 and lb.fpr > 0:
+        vals.append(math.log((lb.tpr - lb.delta) / lb.fpr))
+    if 1 - lb.fpr - lb.delta > 0 and lb.tpr < 1:
+        vals.append(math.log((1 - lb.fpr - lb.delta) / (1 - lb.tpr)))
+    return max([0.0] + vals) if vals else (math.inf if lb.fpr == 0 and lb.tpr > lb.delta else 0.0)
+
+
+def pair_epsilon(worst: WorstCaseNeighbours, kernel, L: int, delta: float, conversion: str = "improved"):
+    """(epsilon, alpha): the conversion of the exact Renyi curve of the pair (L-fold), minimised over alpha."""
+    from ..accounting.conversion import epsilon_from_rdp
+    from ..accounting.divergences import renyi_divergence_parts
+    from ..accounting.optimize import minimize_over_alpha
+    from .neighbours import neighbour_posteriors
+
+    m1, S1, m2, S2 = neighbour_posteriors(kernel, worst.X_core, worst.y_core, worst.x, worst.y, worst.x_prime,
+                                          worst.y_prime, worst.XT, r=worst.r, sigma=worst.sigma, eta=worst.eta)
+
+    def objective(alpha):
+        flat = alpha.reshape(-1)
+        rdp = np.array([L * renyi_divergence_parts(float(a), m1, S1, m2, S2)[0] for a in flat])
+        return epsilon_from_rdp(rdp, flat, delta, conversion).reshape(alpha.shape)
+
+    a, eps = minimize_over_alpha(objective, np.array([np.inf]))
+    return float(eps[0]), float(a[0])
+
+
+def audit_setting(*, kernel, domain: Box, n: int, r: float, sigma: float, L: int = 1, delta: float,
+                  sensitivity: str = "generic", rng: np.random.Generator, restarts: int = 4, test_points: int = 2,
+                  shift_restarts: int = 4, n_samples: int = 100_000, lira_size: int = 10_000, maxiter: int = 150,
+                  label: str = "") -> SettingTightness:
+    """Every column of the tightness table for one setting (see :class:`SettingTightness`)."""
+    import time
+
+    from ..mechanisms.posterior_sample import epsilon_posterior_sampling
+    from .lira import audit_lira
+    from .neighbours import neighbour_posteriors, worst_case_mean_shift
+    from .pair_attack import likelihood_ratio_lower_bound
+
+    t0 = time.perf_counter()
+    rng = v.generator("rng", rng)
+    delta = v.open_interval("delta", delta, 0.0, 1.0)
+    opts = dict(kernel=kernel, domain=domain, L=L, sensitivity=sensitivity)
+    cert = epsilon_posterior_sampling(n, r, sigma, delta, **opts).item()
+    pub = epsilon_posterior_sampling(n, r, sigma, delta, constants="published", **opts).item()
+    alpha = cert["alpha"]
+    search = dict(n=n, kernel=kernel, domain=domain, r=r, sigma=sigma, rng=rng, restarts=restarts,
+                  test_points=test_points, sensitivity=sensitivity, maxiter=maxiter)
+    worst = worst_case_neighbours(alpha, objective="total", **search)
+    mean = worst_case_neighbours(alpha, objective="mean", **search)
+    cov = worst_case_neighbours(alpha, objective="cov", **search)
+    eps_pair, a_pair = pair_epsilon(worst, kernel, L, delta)
+    shift = worst_case_mean_shift(n=n, kernel=kernel, domain=domain, r=r, rng=rng, restarts=shift_restarts,
+                                  sensitivity=sensitivity, maxiter=maxiter)
+    m1, S1, m2, S2 = neighbour_posteriors(kernel, worst.X_core, worst.y_core, worst.x, worst.y, worst.x_prime,
+                                          worst.y_prime, worst.XT, r=r, sigma=sigma)
+    lower = likelihood_ratio_lower_bound(m1, S1, m2, S2, L=L, delta=delta, rng=rng, n_select=n_samples,
+                                         n_eval=n_samples)
+    lira = {}
+    if kernel.name == "exponential" and domain.dim == 1 and lira_size:
+        game = MembershipGame(n=n, lengthscale=kernel.lengthscale, r=r, sigma=sigma, L=L)
+        lira = audit_lira(game, attacks=("paper", "exact"), n_shadow=lira_size, n_eval=lira_size, delta=delta,
+                          seed=int(rng.integers(2**31)))
+    setting = {"label": label, "kernel": kernel.name, "lengthscale": getattr(kernel, "lengthscale", None),
+               "dim": domain.dim, "n": n, "r": r, "sigma": sigma, "L": L, "sensitivity": sensitivity,
+               "lemma_Delta": cert["lemma_Delta"]}
+    return SettingTightness(setting=setting, delta=delta, alpha=alpha, epsilon_certified=cert["epsilon"],
+                            epsilon_published=pub["epsilon"], epsilon_pair=eps_pair, alpha_pair=a_pair, worst=worst,
+                            mean=mean, cov=cov, shift=shift, lower=lower, lira=lira,
+                            seconds=time.perf_counter() - t0)

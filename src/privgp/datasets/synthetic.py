@@ -109,8 +109,15 @@ def _published_accept(signal: np.ndarray, weights: np.ndarray, t: float) -> np.n
 
 def excursion_pairs_1d(n_pairs: int, n: int, M_xi: float, *, rng: np.random.Generator, mesh_size: int = 800,
                        lengthscale_gen: float = 1.0, t: float = 0.0, target_filter: str = "none",
-                       max_attempts: int = 10_000) -> ExcursionPairs:
-    """``n_pairs`` independent 1-D (f*, D) pairs of App. D (see the module docstring)."""
+                       max_attempts: int = 10_000, shared_target: bool = False) -> ExcursionPairs:
+    """``n_pairs`` independent 1-D (f*, D) pairs of App. D (see the module docstring).
+
+    ``shared_target=True`` is the published script's design instead (reference_repo.md D11): ONE target
+    f* (drawn jointly on the mesh and every dataset's inputs, rescaled and filtered as a whole) and
+    ``n_pairs`` independent datasets of it."""
+    if shared_target:
+        return _shared_target_pairs(n_pairs, n, M_xi, rng=rng, mesh_size=mesh_size, lengthscale_gen=lengthscale_gen,
+                                    t=t, target_filter=target_filter, max_attempts=max_attempts)
     from ..domain import Box
     from ..domain import trapezoid_weights
 
@@ -152,3 +159,34 @@ def excursion_pairs_1d(n_pairs: int, n: int, M_xi: float, *, rng: np.random.Gene
             "attempts": attempts, "f_X": fX}
     return ExcursionPairs(X=X[..., None], y=y, mesh=mesh, axes=axes, weights=w, signal=signal, t=t,
                           M_xi=M_xi, info=info)
+
+
+def _shared_target_pairs(n_pairs, n, M_xi, *, rng, mesh_size, lengthscale_gen, t, target_filter, max_attempts):
+    from ..domain import Box
+    from ..domain import trapezoid_weights
+
+    rng = v.generator("rng", rng)
+    n_pairs = v.integer("n_pairs", n_pairs, minimum=1)
+    n = v.integer("n", n, minimum=1)
+    M_xi = check_noise_level(M_xi)
+    if target_filter not in TARGET_FILTERS:
+        raise InvalidParameterError("target_filter", f"one of {TARGET_FILTERS}", target_filter)
+    mesh, axes = Box.unit(1).grid(v.integer("mesh_size", mesh_size, minimum=2))
+    w = trapezoid_weights(axes)
+    X = np.sort(rng.uniform(0.0, 1.0, size=(n_pairs, n)), axis=1)
+    pts = np.concatenate([mesh[:, 0], X.ravel()])[None]
+    for attempt in range(1, max_attempts + 1):
+        f = exponential_gp_paths(pts, lengthscale_gen, rng)[0]
+        f = (1.0 - M_xi) * f / np.max(np.abs(f))
+        signal = f[:mesh_size]
+        if target_filter == "none" or _published_accept(signal[None], w, t)[0]:
+            break
+    else:
+        raise InvalidParameterError("target_filter", f"acceptable within {max_attempts} attempts", "rejected")
+    fX = f[mesh_size:].reshape(n_pairs, n)
+    y = fX + rng.uniform(-M_xi, M_xi, size=fX.shape)
+    info = {"generator": "ONE exponential GP (OU) target shared by all datasets (the published script's design)",
+            "lengthscale_gen": float(lengthscale_gen), "target_filter": target_filter,
+            "attempts": np.full(n_pairs, attempt), "f_X": fX, "shared_target": True}
+    return ExcursionPairs(X=X[..., None], y=y, mesh=mesh, axes=axes, weights=w,
+                          signal=np.broadcast_to(signal, (n_pairs, mesh_size)).copy(), t=t, M_xi=M_xi, info=info)

@@ -35,6 +35,13 @@ CONSTANT_SETS = ("proven", "published")
 GRID_1D = dict(lengthscales=(0.08, 0.13, 0.2, 0.25, 0.35, 0.5, 0.6, 0.75, 1.0),
                rs=(0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0), sigmas=(0.05, 0.1, 0.5, 1.0, 2.0, 5.0))
 QUICK_GRID_1D = dict(lengthscales=(0.13, 0.35, 1.0), rs=(0.1, 0.5, 2.0, 5.0), sigmas=(0.05, 0.5, 2.0))
+#: The published 1-D script's refinement factors (reference_repo.md sec. 1.3, step 5): l x {0.7 .. 1.5},
+#: r and sigma x {0.4 .. 4}; one round for the unconstrained search, three for the private one.
+_SCRIPT_FACTORS = ((0.7, 0.85, 1.0, 1.2, 1.5), (0.4, 0.55, 0.7, 0.85, 1.0, 1.2, 1.5, 2.0, 3.0, 4.0),
+                   (0.4, 0.55, 0.7, 0.85, 1.0, 1.2, 1.5, 2.0, 3.0, 4.0))
+#: search name -> (unconstrained refinement rounds, private refinement rounds)
+SEARCHES = {"ours": (DEFAULT_REFINEMENT, DEFAULT_REFINEMENT),
+            "script": ((_SCRIPT_FACTORS,), (_SCRIPT_FACTORS,) * 3)}
 
 PAPER = {  # seed 000, Tables 2 and 3: median [q25, q75]; scalars are medians only
     "table1": {
@@ -158,14 +165,23 @@ def _check_inputs(M_values, eps0) -> None:
 def config_1d(*, quick: bool, n: int, eps0: float = 10.0, delta: float = 0.005, L: int = 1,
               n_pairs: int | None = None, n_val: int | None = None, mesh_size: int | None = None,
               n_mc: int | None = None, target_filter: str = "published", conversion: str = "mironov",
-              clip: float = 1e-6) -> dict:
-    """All settings of one 1-D study (what run.json records)."""
+              clip: float = 1e-6, search: str = "ours", shared_target: bool = False) -> dict:
+    """All settings of one 1-D study (what run.json records).
+
+    ``search``: "ours" (coarse grid + two refinement rounds around the top 3, both searches) or
+    "script" (the published script's refinement, reference_repo.md sec. 1.3: one wide round for the
+    unconstrained search, three for the private one). ``shared_target``: one target per pool (the
+    script's design, D11) instead of independent pairs."""
+    if search not in SEARCHES:
+        raise InvalidParameterError("search", f"one of {tuple(SEARCHES)}", search)
+    rounds, private_rounds = SEARCHES[search]
     cfg = {"n": n, "eps0": eps0, "delta": delta, "L": L, "lengthscale_gen": 1.0, "t": 0.0,
            "n_pairs": 40 if quick else 1000, "n_val": 20 if quick else 250,
            "mesh_size": 200 if quick else 800, "n_mc": 10 if quick else 50,
            "target_filter": target_filter, "conversion": conversion, "bce_clip": clip,
-           "grid": QUICK_GRID_1D if quick else GRID_1D,
-           "refinement": DEFAULT_REFINEMENT[:1] if quick else DEFAULT_REFINEMENT, "top_k": 3,
+           "grid": QUICK_GRID_1D if quick else GRID_1D, "search": search, "shared_target": bool(shared_target),
+           "refinement": rounds[:1] if quick else rounds,
+           "private_refinement": private_rounds[:1] if quick else private_rounds, "top_k": 3,
            "sensitivity": "exp1d (Lemma B.7), kappa = exp(-1/l)", "kernel": "exponential"}
     for k, val in (("n_pairs", n_pairs), ("n_val", n_val), ("mesh_size", mesh_size), ("n_mc", n_mc)):
         if val is not None:
@@ -183,13 +199,15 @@ def run_column(cfg: dict, M_xi: float, *, executor, seed: int, constants: tuple[
     ss = np.random.SeedSequence([seed, int(round(M_xi * 1000)), int(cfg["n"])])
     g_train, g_val, g_study = (np.random.default_rng(s) for s in ss.spawn(3))
     kw = dict(n=cfg["n"], M_xi=M_xi, mesh_size=cfg["mesh_size"], lengthscale_gen=cfg["lengthscale_gen"],
-              t=cfg["t"], target_filter=cfg["target_filter"])
+              t=cfg["t"], target_filter=cfg["target_filter"], shared_target=cfg.get("shared_target", False))
     train = excursion_pairs_1d(cfg["n_pairs"], rng=g_train, **kw)
     val = excursion_pairs_1d(cfg["n_val"], rng=g_val, **kw)
     space = SearchSpace(refinement=cfg["refinement"], top_k=cfg["top_k"], **cfg["grid"])
+    private_space = SearchSpace(refinement=cfg.get("private_refinement", cfg["refinement"]), top_k=cfg["top_k"],
+                                **cfg["grid"])
     specs = {c: PrivacySpec(eps0=eps0, delta=cfg["delta"], n=cfg["n"], domain=Box.unit(1), L=cfg["L"],
                             sensitivity="exp1d", constants=c, conversion=cfg["conversion"]) for c in constants}
-    study = StudyConfig(space=space, private_space=space, privacy=specs[constants[0]],
+    study = StudyConfig(space=space, private_space=private_space, privacy=specs[constants[0]],
                         release=ReleaseSpec(train.mesh, train.axes), clip=cfg["bce_clip"], n_mc=cfg["n_mc"],
                         chunk_size=25 if cfg["n_pairs"] < 200 else 50)
     results = run_excursion_study(train, val, study, executor, seed=int(g_study.integers(2**31)), privacy=specs,
