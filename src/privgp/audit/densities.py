@@ -214,6 +214,23 @@ def _ndtr_diff(a, b):
     return np.where(b > 0, Qb - Qa, np.where(a <= 0, Qa - Qb, 1.0 - Qa - Qb))
 
 
+def _band_edges(t, e, cells, s):
+    """alpha = (t - e_j) / s at the W + 1 edges of each point's band of W cells (shape (N, W + 1)), so
+    that the cells' left and right edges share one evaluation each; exact for the cells inside the band
+    (see :func:`_band`), the rest is masked by the caller."""
+    K = e.size - 1
+    E = np.minimum(cells[:, :1] + np.arange(cells.shape[1] + 1), K)
+    return (t[:, None] - e[E]) / s
+
+
+def _steps_from_edges(alpha):
+    """Phi(a_k) - Phi(a_{k+1}) for consecutive edges (relative accuracy in both tails), one ndtr per edge."""
+    Q = ndtr(-np.abs(alpha))
+    a, b = alpha[:, :-1], alpha[:, 1:]
+    Qa, Qb = Q[:, :-1], Q[:, 1:]
+    return np.where(b > 0, Qb - Qa, np.where(a <= 0, Qa - Qb, 1.0 - Qa - Qb))
+
+
 def _band(t, e, s, window: float = 9.0):
     """The cells [e_k, e_{k+1}] within ``window`` s of each point: (cells (N, W), inside (N, W)), or
     None when a dense evaluation is cheaper. Cells further away change a Gaussian-smoothed density by
@@ -240,7 +257,7 @@ def _box_mixture_density(t, e, h, s, *, chunk: int = 4096) -> np.ndarray:
             out[i:i + chunk] = _ndtr_steps((tt[:, None] - e[None, :]) / s) @ h
             continue
         cells, inside = band
-        G = _ndtr_diff((tt[:, None] - e[cells]) / s, (tt[:, None] - e[cells + 1]) / s)
+        G = _steps_from_edges(_band_edges(tt, e, cells, s))
         out[i:i + chunk] = np.sum(np.where(inside, G * h[cells], 0.0), axis=1)
     return out
 
@@ -340,17 +357,17 @@ class _BinnedObjective:
             g_s = -float(rw @ (dH_ds @ q))
         else:                                                             # banded: cells near each bin
             cells, inside = band
-            aL = (self.t[:, None] - self.e[cells]) / s
-            aR = (self.t[:, None] - self.e[cells + 1]) / s
+            alpha = _band_edges(self.t, self.e, cells, s)
             wd = self.width[cells]
-            H = np.where(inside, _ndtr_diff(aL, aR), 0.0) / wd
+            H = np.where(inside, _steps_from_edges(alpha), 0.0) / wd
             qc = q[cells]
             rho = np.sum(H * qc, axis=1)
             rw = _inverse_weights(self.c, rho)
             if rw is None:
                 return np.inf, np.zeros_like(theta)
             g_q = -np.bincount(cells.ravel(), weights=(rw[:, None] * H).ravel(), minlength=q.size)
-            dH_ds = np.where(inside, -(aL * _phi(aL) - aR * _phi(aR)), 0.0) / (s * wd)
+            ap = alpha * _phi(alpha)
+            dH_ds = np.where(inside, -(ap[:, :-1] - ap[:, 1:]), 0.0) / (s * wd)
             g_s = -float(rw @ np.sum(dH_ds * qc, axis=1))
         nll = -float(self.c @ np.log(rho))
         g = np.empty(6)
