@@ -320,8 +320,7 @@ def test_bad_input_in_a_subprocess_has_no_traceback(tmp_path):
 
 
 def test_help_says_hyperparameters_must_be_public(capsys):
-    with pytest.raises(SystemExit):
-        main(["release", "--help"])
+    assert main(["release", "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "would need its own privacy budget" in text
     assert "exit status 3" in text and "never the min/max of the coordinates" in text
