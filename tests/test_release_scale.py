@@ -120,7 +120,7 @@ def test_certificate_is_publishable_and_outputs_are_atomic(env, capsys):
 def test_a_kill_while_writing_leaves_no_out_and_keeps_the_charge(tmp_path):
     script = textwrap.dedent("""
         import os
-        import privgp.cli.release as R
+        import privgp.cli.release_posterior as R
         def crash(*a, **k):
             os._exit(9)
         R._plot = crash   # dies after the paths were written into the temporary folder
