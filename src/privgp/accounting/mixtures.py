@@ -415,8 +415,12 @@ class _Profile:
         for a, b in self.level_set(eps):
             pP += self.P.interval_probability(a, b)
             pQ += self.Q.interval_probability(a, b)
-        e = math.exp(eps)
-        return max(pP - e * pQ, 0.0), -e * pQ
+        if pQ > 0:   # e^eps Q(S) without overflow at large eps
+            lq = eps + math.log(pQ)
+            eq = math.exp(lq) if lq < 700.0 else math.inf
+        else:
+            eq = 0.0
+        return max(pP - eq, 0.0), -eq
 
 
 def hockey_stick_delta(epsilon, P: Mixture1D, Q: Mixture1D) -> float:

@@ -246,21 +246,40 @@ def pair_epsilon_rdp(P: GaussianLaw, Q: GaussianLaw, delta: float, *, conversion
     return float(eps[i]), float(orders[i])
 
 
-def pair_epsilon_lower(P: GaussianLaw, Q: GaussianLaw, delta: float) -> float:
-    """Exact epsilon(delta) of the Fisher statistic a^T f, a = (S_P + S_Q)^+ (m_P - m_Q), both directions:
-    post-processing of one release, so a valid lower bound on the sampler's epsilon (0 when the means agree)."""
-    d = v.probability("delta", delta)
-    diff = P.mean - Q.mean
-    S = P.cov + Q.cov
-    a = np.linalg.lstsq(S, diff, rcond=1e-12)[0]
-    if not np.any(a):
-        return 0.0
+def _projection_epsilon(a: np.ndarray, P: GaussianLaw, Q: GaussianLaw, d: float) -> float:
+    """Exact epsilon(delta) of the statistic a^T f (two univariate Gaussians), both directions."""
     sp, sq = float(a @ P.cov @ a), float(a @ Q.cov @ a)
-    if not (sp > 0 and sq > 0):
-        return math.inf if float(a @ diff) != 0 else 0.0
-    A = Mixture1D.gaussian(float(a @ P.mean), math.sqrt(sp))
-    B = Mixture1D.gaussian(float(a @ Q.mean), math.sqrt(sq))
+    mp_, mq = float(a @ P.mean), float(a @ Q.mean)
+    scale = max(sp, sq)
+    if not scale > 0:
+        return 0.0
+    if min(sp, sq) <= 1e-14 * scale:   # one side (numerically) degenerate: skip rather than claim inf
+        return 0.0
+    A = Mixture1D.gaussian(mp_, math.sqrt(sp))
+    B = Mixture1D.gaussian(mq, math.sqrt(sq))
     return max(hockey_stick_epsilon(d, A, B), hockey_stick_epsilon(d, B, A))
+
+
+def pair_epsilon_lower(P: GaussianLaw, Q: GaussianLaw, delta: float) -> float:
+    """A valid LOWER bound on the sampler's epsilon(delta): the largest exact epsilon of a one-dimensional
+    statistic a^T f of the release (each is a post-processing, so its epsilon cannot exceed the release's),
+    over the Fisher direction (S_P + S_Q)^+ (m_P - m_Q) and the generalised eigenvectors of (S_P, S_Q)
+    (directions where the covariances differ most)."""
+    d = v.probability("delta", delta)
+    S = P.cov + Q.cov
+    w, V = np.linalg.eigh(S)
+    keep = w > 1e-12 * max(float(w[-1]), 1e-300)
+    if not keep.any():
+        return 0.0
+    W = V[:, keep] / np.sqrt(w[keep])          # whitening of S on its support
+    dirs = [W @ (W.T @ (P.mean - Q.mean))]
+    lam, U = np.linalg.eigh(W.T @ P.cov @ W)   # generalised eigenvectors of (S_P, S_P + S_Q)
+    dirs.extend((W @ U).T)
+    best = 0.0
+    for a in dirs:
+        if np.any(a):
+            best = max(best, _projection_epsilon(a, P, Q, d))
+    return best
 
 
 # ------------------------------------------------------------------------------------------------
