@@ -29,7 +29,8 @@ from .sensitivity import (PUBLISHED_WARNING, SensitivityBounds, delta_constant, 
 
 __all__ = [
     "ApproxDpEvent", "CONVERSIONS", "CalibrationResult", "ComposedEvent", "EVENT_TYPES", "EventBatch", "GaussianEvent",
-    "GdpEvent", "Guarantee", "LinearRegressionPosteriorEvent", "SampleThenOptimiseEvent", "PUBLISHED_WARNING", "PosteriorSampleEvent", "PrivacyCertificate", "PrivacyEvent",
+    "GdpEvent", "Guarantee", "LinearRegressionPosteriorEvent", "SampleThenOptimiseEvent",
+    "PUBLISHED_WARNING", "PosteriorSampleEvent", "PrivacyCertificate", "PrivacyEvent",
     "PureDpEvent", "SensitivityBounds", "TabulatedRdpEvent", "ZcdpEvent", "alpha_max", "calibrate", "certify", "compose_mu", "delta",
     "delta_constant", "delta_diagonal", "delta_exp1d", "delta_generic", "delta_rkhs", "epsilon", "epsilon_from_rdp",
     "event_from_dict", "event_from_json", "gaussian_noise_std", "gdp_delta", "gdp_epsilon", "gdp_mu",
