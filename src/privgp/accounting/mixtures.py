@@ -240,22 +240,33 @@ def renyi_finite(order: float, P: Mixture1D, Q: Mixture1D) -> bool:
     return order * Q.sd_max ** 2 + (1.0 - order) * P.sd_max ** 2 > 0.0
 
 
-def _tail_spread(nu: float, A: Mixture1D, B: Mixture1D) -> float:
-    """Standard deviation of the Gaussian tail of the integrand a^nu b^(1-nu) (finite orders only)."""
-    denom = nu / A.sd_max ** 2 - (nu - 1.0) / B.sd_max ** 2
-    return 1.0 / math.sqrt(denom)
+def _tilt_range(nu: float, A: Mixture1D, B: Mixture1D) -> tuple[float, float]:
+    """Where the integrand a^nu b^(1-nu) lives (finite orders only). With B's widest component b*,
+    b >= w* phi_b* and a <= max_a phi_a, so a^nu b^(1-nu) <= max_a phi_a^nu (w* phi_b*)^(1-nu): a Gaussian
+    bump per component a, centred at c_a = (nu m_a/s_a^2 - (nu-1) m*/s*^2) / (nu/s_a^2 - (nu-1)/s*^2) with
+    scale 1/sqrt(nu/s_a^2 - (nu-1)/s*^2), times at most w*^(1-nu) <= size(B)^(nu-1). Beyond
+    z = sqrt(2 (92 + (nu-1) log size(B))) scales of every bump the integrand is below e^-92 ~ 1e-40."""
+    j = int(np.argmax(B.sds))
+    mb, vb = float(B.means[j]), float(B.sds[j]) ** 2
+    va = A.sds ** 2
+    den = nu / va - (nu - 1.0) / vb
+    centre = (nu * A.means / va - (nu - 1.0) * mb / vb) / den
+    spread = 1.0 / np.sqrt(den)
+    z = math.sqrt(2.0 * (92.0 + (nu - 1.0) * math.log(B.size)))
+    return float(np.min(centre - z * spread)), float(np.max(centre + z * spread))
 
 
 def _scan_range(P: Mixture1D, Q: Mixture1D, orders=()) -> tuple[float, float]:
-    """[lo, hi] covering both distributions and the tails of the Renyi integrands of ``orders``
-    (both directions) to TAIL_SDS of their widest scale."""
+    """[lo, hi] covering both distributions to TAIL_SDS widest sds and, for every order in ``orders``
+    (both directions, where finite), the region where the Renyi integrand lives (:func:`_tilt_range`)."""
     spread = max(P.sd_max, Q.sd_max)
+    lo = float(min(P.means.min(), Q.means.min()) - TAIL_SDS * spread)
+    hi = float(max(P.means.max(), Q.means.max()) + TAIL_SDS * spread)
     for nu in orders:
         for A, B in ((P, Q), (Q, P)):
             if renyi_finite(nu, A, B):
-                spread = max(spread, _tail_spread(nu, A, B))
-    lo = float(min(P.means.min(), Q.means.min()) - TAIL_SDS * spread)
-    hi = float(max(P.means.max(), Q.means.max()) + TAIL_SDS * spread)
+                a, b = _tilt_range(nu, A, B)
+                lo, hi = min(lo, a), max(hi, b)
     return lo, hi
 
 
@@ -280,8 +291,7 @@ class PairTable:
 
     P: Mixture1D
     Q: Mixture1D
-    lo: float
-    hi: float
+    orders: tuple[float, ...]
     x: np.ndarray
     w: np.ndarray
     lp: np.ndarray
@@ -294,7 +304,7 @@ class PairTable:
         orders = tuple(v.greater_than("order", o, 1.0) for o in orders)
         lo, hi = _scan_range(P, Q, orders)
         x, w = _quadrature_nodes(P, Q, lo, hi)
-        return cls(P, Q, lo, hi, x, w, P.logpdf(x), Q.logpdf(x))
+        return cls(P, Q, orders, x, w, P.logpdf(x), Q.logpdf(x))
 
     def renyi(self, order, direction: str = "PQ") -> float:
         """D_order(P || Q) ("PQ") or D_order(Q || P) ("QP") from the table (+inf when not finite)."""
@@ -307,27 +317,36 @@ class PairTable:
             raise InvalidParameterError("direction", "'PQ' or 'QP'", direction)
         if not renyi_finite(nu, A, B):
             return math.inf
-        lo, hi = _scan_range(A, B, (nu,))
-        if lo < self.lo or hi > self.hi:
-            raise InvalidParameterError("order", f"an order the table was built for (build with orders=(..., {nu:g}))", nu)
+        if not any(math.isclose(nu, o, rel_tol=1e-12) for o in self.orders):
+            raise InvalidParameterError("order", f"one of the orders the table was built for {self.orders}", nu)
         return _renyi_from_logs(nu, la, lb, self.w)
 
 
 def _renyi_from_logs(nu: float, la: np.ndarray, lb: np.ndarray, w: np.ndarray) -> float:
-    """log1p(I) / (nu - 1) with I = int b (e^(nu L) - 1 - nu (e^L - 1)), L = log a - log b."""
+    """D_nu = log(int a^nu b^(1-nu)) / (nu - 1) from log-densities at quadrature nodes with weights w.
+
+    Large values: the log-integral by log-sum-exp (no overflow). Small ones (log-integral < 1e-2):
+    log1p(I) with I = int b (e^(nu L) - 1 - nu (e^L - 1)), L = log a - log b, whose integrand is >= 0 and
+    second order in L (int b (e^L - 1) = 0), so nothing cancels."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        g = nu * la + (1.0 - nu) * lb
+        g = np.where(np.isfinite(la) | np.isfinite(lb), g, -np.inf)
+        log_int = float(logsumexp(g, b=w))
+    if math.isnan(log_int):
+        raise NumericalError("renyi_divergence: NaN integrand")
+    if log_int > 1e-2:
+        return log_int / (nu - 1.0)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         L = la - lb
         small = np.abs(L) <= 0.5
         Ls = np.where(small, L, 0.0)
         near = np.exp(lb) * (np.expm1(nu * Ls) - nu * np.expm1(Ls))
-        far = np.exp(nu * la + (1.0 - nu) * lb) - nu * np.exp(la) + (nu - 1.0) * np.exp(lb)
+        far = np.exp(g) - nu * np.exp(la) + (nu - 1.0) * np.exp(lb)
         f = np.where(small, near, far)
         f = np.where(np.isfinite(la) | np.isfinite(lb), f, 0.0)
     if np.isnan(f).any():
         raise NumericalError("renyi_divergence: NaN integrand")
     integral = float(np.dot(w, np.maximum(f, 0.0)))
-    if not math.isfinite(integral):
-        return math.inf
     return max(math.log1p(integral) / (nu - 1.0), 0.0)
 
 
@@ -442,33 +461,37 @@ def hockey_stick_epsilon(delta, P: Mixture1D, Q: Mixture1D, *, tol: float = 1e-9
     d0, s0 = prof.delta_and_slope(0.0)
     if d0 <= d:
         return 0.0
-    # delta(eps) is convex and decreasing: Newton's method from eps = 0 (where delta > target) stays
-    # on the left of the root and converges monotonically; bisection keeps a bracket as a safeguard.
+    # delta is convex and decreasing in t = e^eps (a supremum of the affine maps t -> P(S) - t Q(S)), with
+    # slope -Q({L > eps}): Newton's method in t from t = 1 (where delta > target) stays left of the root and
+    # converges monotonically; a bracket [lo, hi] in eps (bisection) safeguards it. The Newton step in t,
+    # t' = t + (delta - target) / Q, is taken in eps as eps' = eps + log1p((delta - target) / (e^eps Q)).
     lo, hi = 0.0, None
     cand = max(float(prof.L.max()), 1.0)
     for _ in range(60):   # an upper end of the bracket
         if prof.delta_and_slope(cand)[0] <= d:
             hi = cand
             break
-        cand *= 2.0
+        lo, cand = cand, cand * 2.0
     if hi is None:
         return math.inf
     eps, de, sl = 0.0, d0, s0
-    for _ in range(100):
-        nxt = eps - (de - d) / sl if sl < 0 else 0.5 * (lo + hi)
-        if not (lo <= nxt <= hi):
+    if lo > 0.0:
+        de, sl = prof.delta_and_slope(lo)
+        eps = lo
+    for _ in range(200):
+        nxt = eps + math.log1p((de - d) / -sl) if sl < 0 and math.isfinite(sl) else 0.5 * (lo + hi)
+        if not (lo < nxt < hi):
             nxt = 0.5 * (lo + hi)
         dn, sn = prof.delta_and_slope(nxt)
         if dn > d:
-            lo = nxt
-            step = abs(nxt - eps)
-            eps, de, sl = nxt, dn, sn
-            if step <= tol * max(1.0, eps):
+            step = nxt - eps
+            lo, eps, de, sl = nxt, nxt, dn, sn
+            if abs(step) <= tol * max(1.0, eps):
                 break
         else:
             hi = nxt
-            if hi - lo <= tol * max(1.0, hi):
-                break
+        if hi - lo <= tol * max(1.0, hi):
+            break
     return float(lo)
 
 
