@@ -31,7 +31,8 @@ from ..accounting import accountant
 from ..accounting.divergences import renyi_gaussian_1d
 from ..accounting.linear_regression import LinearRegressionPosteriorEvent, lemma43_epsilon
 from ..accounting.mixtures import (Mixture1D, PairTable, hockey_stick_epsilon, test_epsilon_lower_bound)
-from ..audit.sgld_bounds import eq15_lower_bound, eq16_epsilon_prime, kdot, paper_step
+from ..audit.sgld_bounds import (eq15_lower_bound, eq16_epsilon_prime, kdot, lemma_a2_gap_lower_bound,
+                                  lemma_a4_variance_bounds, paper_step, theorem1_constants)
 from ..audit.sgld_model import CyclicSGLD, posterior_pair
 from .common import new_figure, save_figure, write_run_record, write_table
 
@@ -178,10 +179,19 @@ def run(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, delta: floa
     i_peak = int(fin["F"].idxmax())
     peak = df.loc[i_peak]
     K_T = math.ceil(kdot(s)) + 1
+    law_T = s.law(K_T * s.n)
+    lemma_checks = {"K": K_T, "gap_r1": float(law_T.gaps[0]), "lemma_a2_gap_lower_bound": float(lemma_a2_gap_lower_bound(s, K_T - 1)),
+                    "var_r1": float(law_T.vars2[0]), "lemma_a4_var_bound_r1": float(lemma_a4_variance_bounds(s, 1)),
+                    "min_ratio": float(np.min(law_T.gaps ** 2 / law_T.vars2)), "eq15_lower_bound": eq15_lower_bound(s)}
+    theorem1 = {"inputs": dict(epsilon=1.0, epsilon_prime=2.0, delta=0.01, alpha=1.0, beta=4.0, x_h=1.0, gamma1=0.1,
+                               gamma2=1.2),
+                "constants": theorem1_constants(1.0, 2.0, 0.01, alpha=1.0, beta=4.0, x_h=1.0, gamma1=0.1,
+                                                gamma2=1.2).as_dict()}
     summary = {"n": s.n, "c": s.c, "eta": s.eta, "K_peak": int(peak["K"]), "F_peak": float(peak["F"]),
                "F_inf": float(df[~np.isfinite(df["K"])]["F"].iloc[0]), "kdot": kdot(s), "paper_step_T": paper_step(s),
                "K_of_T": K_T, "eq15_lower_bound": eq15_lower_bound(s), "eq16_epsilon_prime": eq16_epsilon_prime(s, delta),
-               "posterior": post, "digest": DIGEST if not quick else "n/a (quick)"}
+               "posterior": post, "lemma_checks_at_T": lemma_checks, "theorem1_example": theorem1,
+               "digest": DIGEST if not quick else "n/a (quick)"}
     if divergences:
         eps_peak = max(float(peak["eps_exact_D1D2"]), float(peak["eps_exact_D2D1"]))
         d2_peak = max(float(peak["D2_D1D2"]), float(peak["D2_D2D1"]))
