@@ -1,5 +1,6 @@
 """Exact GP posterior against a naive implementation (np.linalg.inv), eq. 9, batches, all r."""
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
