@@ -82,6 +82,7 @@ def _run(args) -> int:
     from ..audit.langevin_gp import audit_sampler
     from ..experiments.sampler_audit import describe_factor, plot_sampler_audit
     from ..kernels import make_kernel
+    from ..progress import Progress
     from ..validation import integer
 
     steps = _parse_steps(args.steps)
@@ -96,15 +97,17 @@ def _run(args) -> int:
         raise InvalidParameterError("--sigma", "finite (the samplers release the mean too)", args.sigma)
     kernel = make_kernel(args.kernel, args.ell)
     t0 = time.perf_counter()
-    progress = None
-    if not args.json:
-        from tqdm.auto import tqdm
+    with Progress(len(steps), "audit sampler: step counts", None) as bar:
+        def progress(items):
+            for item in items:
+                bar.stage(f"t = {item:g}")
+                yield item
+                bar.update(1)
 
-        progress = lambda it: tqdm(list(it), desc="step counts", leave=False)  # noqa: E731
-    audit = audit_sampler(args.sampler, kernel=kernel, n=n, r=args.r, sigma=args.sigma,
-                          XT=np.linspace(0.0, 1.0, m)[:, None], M_Y=args.M_Y, delta=args.delta, steps=steps,
-                          step=args.step, init=args.init, alpha=args.alpha, rng=np.random.default_rng(args.seed),
-                          restarts=args.restarts, progress=progress)
+        audit = audit_sampler(args.sampler, kernel=kernel, n=n, r=args.r, sigma=args.sigma,
+                              XT=np.linspace(0.0, 1.0, m)[:, None], M_Y=args.M_Y, delta=args.delta, steps=steps,
+                              step=args.step, init=args.init, alpha=args.alpha, rng=np.random.default_rng(args.seed),
+                              restarts=args.restarts, progress=progress)
     png = plot_sampler_audit(audit, Path(args.png))
     out = audit.as_dict()
     out.update(png=str(png), verdict=describe_factor(audit), seconds=round(time.perf_counter() - t0, 2))
