@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from privgp.accounting import accountant
 from privgp.accounting.divergences import renyi_divergence_parts
-from privgp.accounting.events import event_from_dict
+from privgp.accounting.events import ComposedEvent, event_from_dict
 from privgp.accounting.sampler_bounds import (SampleThenOptimiseEvent, convergence_rates, forward_bound,
                                               reverse_bound)
 from privgp.audit.langevin_gp import (NeighbourPair, audit_sampler, pair_epsilon_lower, pair_epsilon_rdp, pair_laws,
@@ -135,6 +135,9 @@ def test_certificate_converges_to_the_posterior_certificate():
     assert float(zero.rdp(3.0)) == 0.0      # a prior draw does not depend on the data
     ev = SampleThenOptimiseEvent(post, h, 1000, L=3)
     assert event_from_dict(ev.to_dict()) == ev
+    both = ComposedEvent.of([ev, post])
+    assert float(both.rdp(2.0)) == pytest.approx(float(ev.rdp(2.0)) + float(post.rdp(2.0)))
+    assert event_from_dict(both.to_dict()) == both
     assert float(ev.rdp(2.0)) == pytest.approx(3 * float(SampleThenOptimiseEvent(post, h, 1000).rdp(2.0)))
 
 

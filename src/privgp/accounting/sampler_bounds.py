@@ -135,6 +135,7 @@ class SampleThenOptimiseEvent(PrivacyEvent):
     steps: int
     L: int = 1
     kind: ClassVar[str] = "sample_then_optimise"
+    vectorised: ClassVar[bool] = False   # its curve is not an array formula: compositions call rdp() per event
     proof: ClassVar[str] = ("[derived] sample-then-optimise iterate: uniform Renyi convergence (privgp.accounting."
                             "sampler_bounds) + weak triangle inequality (Mironov 2017, Prop. 11) around seed 000, Thm 3.1")
 
