@@ -92,6 +92,13 @@ class GaussianLaw:
 # sample-then-optimise
 # ------------------------------------------------------------------------------------------------
 
+def _sqrt_factor(K: np.ndarray) -> np.ndarray:
+    """F with F F^T = K for a PSD matrix (eigenvectors times sqrt of the eigenvalues raised to >= 0):
+    any square root works in the recursions below, even for a singular K."""
+    w, V = np.linalg.eigh(K)
+    return V * np.sqrt(np.maximum(w, 0.0))
+
+
 def _power(base: np.ndarray, t: float) -> np.ndarray:
     """base^t for |base| < 1 (t = inf gives 0)."""
     if math.isinf(t):
@@ -129,9 +136,7 @@ def sto_sample(kernel: Kernel, X, y, XT, *, r: float, sigma: float, step: float 
     n, m = X.shape[0], XT.shape[0]
     h = default_step("sto", n, r) if step is None else v.positive("step", step)
     steps = v.integer("steps", steps, minimum=0)
-    Z = np.vstack([X, XT])
-    w, V = np.linalg.eigh(kernel(Z))
-    F = V * np.sqrt(np.maximum(w, 0.0))
+    F = _sqrt_factor(kernel(np.vstack([X, XT])))
     f0 = sigma * rng.standard_normal((size, n + m)) @ F.T
     eps = sigma * r * rng.standard_normal((size, n))
     H = kernel(X) + r * r * np.eye(n)
@@ -148,9 +153,7 @@ def sto_sample(kernel: Kernel, X, y, XT, *, r: float, sigma: float, step: float 
 
 def _ula_parts(kernel, X, XT, r):
     n = X.shape[0]
-    Z = np.vstack([X, XT])
-    w, V = np.linalg.eigh(kernel(Z))
-    L = V * np.sqrt(np.maximum(w, 0.0))          # K_ZZ = L L^T (any square root works, even if K_ZZ is singular)
+    L = _sqrt_factor(kernel(np.vstack([X, XT])))   # K_ZZ = L L^T
     beta, U = np.linalg.eigh(L[:n].T @ L[:n])    # B = L_X^T L_X
     return L, np.maximum(beta, 0.0), U
 
@@ -192,10 +195,8 @@ def ula_sample(kernel: Kernel, X, y, XT, *, r: float, sigma: float, step: float 
     n, m = X.shape[0], XT.shape[0]
     h = default_step("ula", n, r) if step is None else v.positive("step", step)
     steps = v.integer("steps", steps, minimum=0)
-    Z = np.vstack([X, XT])
-    KZ = kernel(Z)
-    w, V = np.linalg.eigh(KZ)
-    F = V * np.sqrt(np.maximum(w, 0.0))
+    KZ = kernel(np.vstack([X, XT]))
+    F = _sqrt_factor(KZ)
     u = sigma * rng.standard_normal((size, n + m)) @ F.T if init == "prior" else np.zeros((size, n + m))
     KXZ = KZ[:n]
     for _ in range(steps):
