@@ -8,6 +8,8 @@ from .certificate import PrivacyCertificate, certify
 from .conversion import CONVERSIONS, epsilon_from_rdp, log_delta_from_rdp
 from .curves import DPGuarantee, RdpCurve, compose
 from .optimize import minimize_over_alpha
+from .selection import SelectionBudget, SelectionEvent, liu_talwar_budget
+from .zcdp import zcdp_epsilon, zcdp_rho_for
 from .posterior_sampling import (EpsilonResult, bounds_for, delta_posterior_sampling,
                                  epsilon_posterior_sampling, posterior_sampling_curve)
 from .rdp import (alpha_max, psi_alpha, rdp_covariance_term, rdp_mean_term, rdp_posterior_sample,
@@ -17,7 +19,8 @@ from .sensitivity import (PUBLISHED_WARNING, SensitivityBounds, delta_constant, 
                           v_generic)
 
 __all__ = [
-    "CalibrationResult", "PrivacyCertificate", "calibrate_L", "calibrate_eta", "calibrate_r", "certify",
+    "CalibrationResult", "PrivacyCertificate", "SelectionBudget", "SelectionEvent", "liu_talwar_budget",
+    "zcdp_epsilon", "zcdp_rho_for", "calibrate_L", "calibrate_eta", "calibrate_r", "certify",
     "rdp_covariance_term",
     "CONVERSIONS", "DPGuarantee", "EpsilonResult", "PUBLISHED_WARNING", "RdpCurve", "SensitivityBounds",
     "alpha_max", "bounds_for", "compose", "delta_constant", "delta_diagonal", "delta_exp1d",
