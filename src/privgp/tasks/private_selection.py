@@ -256,8 +256,9 @@ def select_posterior_sample_lengthscale(X, z, lengthscales: Sequence[float], *, 
     (epsilon, delta) of the selection budget, and scores it on D_2 by COINPRESS of the per-point
     squared errors -(y_j - f(x_j))^2 clipped to [-4, 0] (y in [-1, 1]; f interpolated on the grid).
     The chosen path is the release: (epsilon_total, delta_total)-DP for D_1 u D_2 in all.
-    ``plan_options`` go to :func:`~privgp.mechanisms.release.plan_release` (kernel, sigma, grid, ...)."""
-    from ..mechanisms.release import plan_release, sample_release
+    ``plan_options`` go to :func:`~privgp.mechanisms.posterior_release.plan_posterior_sample` (kernel,
+    sigma, grid, ...)."""
+    from ..mechanisms.posterior_release import plan_posterior_sample, sample_release
 
     rng = np.random.default_rng() if rng is None else v.generator("rng", rng)
     ells = tuple(v.positive("lengthscale", ell) for ell in lengthscales)
@@ -271,7 +272,7 @@ def select_posterior_sample_lengthscale(X, z, lengthscales: Sequence[float], *, 
     elif split.n != X.shape[0]:
         raise InvalidParameterError("split", f"a split of the {X.shape[0]} rows of X", split.n)
     n1 = int(split.train.size)
-    plans = [plan_release(n1, domain, response_map, lengthscale=ell, target_epsilon=budget.epsilon,
+    plans = [plan_posterior_sample(n1, domain, response_map, lengthscale=ell, target_epsilon=budget.epsilon,
                           delta=budget.delta, L=1, **plan_options) for ell in ells]
     rho_cp = zcdp_rho_for(budget.epsilon, budget.delta)
     X1, z1 = X[split.train], z[split.train]
