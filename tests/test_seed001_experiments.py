@@ -29,7 +29,7 @@ def test_fig1_quick(tmp_path):
 def test_fig2_quick_s2_never_lowers_coverage(tmp_path):
     run_experiment("seed001-fig2", tmp_path, quick=True, workers=1, progress=False, repeats=2)
     runs = pd.read_csv(tmp_path / "seed001_fig2_runs.csv")
-    assert len(runs) == 2 * 4 * (4 * 3 + 1) * 3
+    assert len(runs) == 2 * 4 * (4 * 4 + 1) * 3
     piv = runs[runs["epsilon"] < float("inf")].pivot_table(index=["repeat", "sigma", "epsilon", "alpha"], columns="method", values="coverage")
     # the same release, S_2 PSD: the DP-GP bands contain the naive ones point by point
     assert (piv["DP-GP (eq. 14)"] >= piv["naive"]).all()
