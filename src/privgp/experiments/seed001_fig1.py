@@ -66,7 +66,7 @@ def run(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, epsilons=EP
     summary_t = (table.groupby(["method", "epsilon"], sort=True)[["rmse", "band_halfwidth", "coverage_2sd"]]
                  .agg(["mean", "sem"]).reset_index())
     summary_t.columns = ["_".join(c).strip("_") for c in summary_t.columns]
-    write_table(table, out_dir, "seed001_fig1_runs")
+    table.to_csv(out_dir / "seed001_fig1_runs.csv", index=False)
     write_table(summary_t, out_dir, "seed001_fig1")
 
     fig, axes = new_figure(1, len(epsilons), figsize=(4.2 * len(epsilons), 3.6), sharey=True, squeeze=False)

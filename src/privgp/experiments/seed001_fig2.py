@@ -102,7 +102,7 @@ def run(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, repeats: in
     agg = (runs.groupby(["sigma", "epsilon", "alpha", "method"], sort=True)["coverage"]
            .agg(mean="mean", se=lambda s: s.std(ddof=1) / np.sqrt(len(s)) if len(s) > 1 else np.nan).reset_index())
     agg["two_se"] = 2 * agg["se"]
-    write_table(runs, out_dir, "seed001_fig2_runs")
+    runs.to_csv(out_dir / "seed001_fig2_runs.csv", index=False)
     write_table(agg.drop(columns="se"), out_dir, "seed001_fig2")
 
     fig, axes = new_figure(len(sigmas), len(alphas), figsize=(3.6 * len(alphas), 2.6 * len(sigmas)), sharex=True,
@@ -126,7 +126,8 @@ def run(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, repeats: in
                 ax.set_ylabel(f"sigma = {s:g}\nfraction inside")
             if i == len(sigmas) - 1:
                 ax.set_xlabel("epsilon")
-    axes[0][0].legend(fontsize=7, loc="lower right")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=8, bbox_to_anchor=(0.5, -0.04))
     fig.suptitle(f"Seed 001, Fig. 2: calibration, {repeats} repeats, N = {n_total} (half test), |Z| = {N_INDUCING}, "
                  f"delta = {DELTA:g}, +-2 SE", fontsize=10)
     png = save_figure(fig, out_dir / "seed001_fig2.png")

@@ -88,7 +88,7 @@ def run(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, repeats: in
     runs = pd.DataFrame(mapper(selection_repeat, tasks, desc="seed001-fig3: selections"))
     runs["nonprivate_best"] = [best[r] for r in runs["repeat"]]
     runs["agrees"] = runs["index"] == runs["nonprivate_best"]
-    write_table(runs, out_dir, "seed001_fig3_runs")
+    runs.to_csv(out_dir / "seed001_fig3_runs.csv", index=False)
 
     freq = []
     for eps in epsilons:
