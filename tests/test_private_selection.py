@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -16,11 +17,12 @@ from privgp.accounting.events import ComposedEvent, GaussianEvent, event_from_di
 from privgp.accounting.selection import SelectionEvent, liu_talwar_budget
 from privgp.accounting.zcdp import zcdp_epsilon, zcdp_rho_for
 from privgp.domain import Box
-from privgp.errors import InfeasibleTargetError, InvalidParameterError
+from privgp.errors import BudgetExceededError, InfeasibleTargetError, InvalidParameterError
+from privgp.ledger import Ledger
 from privgp.mechanisms.coinpress import coinpress_mean, paper_schedule
-from privgp.mechanisms.release import ResponseMap
-from privgp.tasks.private_selection import (TrainValidationSplit, loglik_clip_interval, random_stopping,
-                                            select_posterior_sample_lengthscale, select_sparse_gp)
+from privgp.mechanisms.release import ResponseMap, release
+from privgp.tasks.private_selection import (TrainValidationSplit, loglik_clip_interval, plan_lengthscale_selection,
+                                            random_stopping, select_posterior_sample_lengthscale, select_sparse_gp)
 
 REF = json.loads((Path(__file__).parent / "data" / "sparse_gp_reference.json").read_text())
 
@@ -177,9 +179,36 @@ def test_seed000_lengthscale_selection_runs_and_costs_the_selection_event():
                                               response_map=ResponseMap(0.0, 1.5), epsilon_total=30.0,
                                               delta_total=1e-3, gamma=0.5, rng=rng, grid=41, keep_trace=True)
     assert res.draws == len(res.trace) >= 1
+    assert res.split.train.size == res.split.validation.size == 40
     if res.selected:
         plan, released = res.model
-        assert plan.lengthscale == res.candidate
+        assert plan.lengthscale == res.candidate and plan.n == 40
         assert float(plan.certificate.epsilon) <= res.budget.epsilon
         assert released.paths.shape == (1, 41)
     assert res.event.approx_dp()[0] <= 30.0
+
+
+def test_seed000_lengthscale_selection_through_the_ledger(tmp_path):
+    @dataclass
+    class Data:
+        X: np.ndarray
+        response: np.ndarray
+        content_digest: str = "digest"
+
+    rng = np.random.default_rng(1)
+    X = rng.uniform(0, 1, (60, 1))
+    d = Data(X, np.sin(6 * X[:, 0]))
+    plan = plan_lengthscale_selection(60, Box((0.0,), (1.0,)), ResponseMap(0.0, 1.5), [0.1, 0.4], epsilon_total=20.0,
+                                      delta_total=1e-3, gamma=0.5, grid=31)
+    assert plan.certificate.epsilon == pytest.approx(20.0) and plan.certificate.method == "pure"
+    led = Ledger(tmp_path / "l.sqlite")
+    res = release(plan, d, led, rng, budget_epsilon=25.0, budget_delta=1e-2)
+    assert isinstance(res.released.draws, int)
+    (entry,) = led.entries()
+    assert entry.event["type"] == "selection"
+    assert led.dataset(res.fingerprint).spent.epsilon == pytest.approx(20.0)
+    with pytest.raises(BudgetExceededError):          # a second search would exceed the budget
+        release(plan, d, led, rng)
+    with pytest.raises(InvalidParameterError, match="rows"):
+        release(plan, Data(X[:50], d.response[:50]), led, rng)
+    assert len(led.entries()) == 1

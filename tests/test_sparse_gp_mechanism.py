@@ -14,8 +14,9 @@ from privgp.accounting import accountant
 from privgp.accounting.events import ComposedEvent, event_from_dict
 from privgp.errors import InvalidParameterError
 from privgp.gp.sparse_posterior import noise_aware_posterior
-from privgp.mechanisms.sparse_gp import (calibrate_noise, fit_sparse_gp, pack_upper, sparse_gp_fit_predict,
-                                         sparse_gp_spec, sufficient_statistics, unpack_upper)
+from privgp.mechanisms.sparse_gp import (NoiseBounds, calibrate_noise, fit_sparse_gp, fit_sparse_gp_heteroscedastic,
+                                         pack_upper, sparse_gp_fit_predict, sparse_gp_spec, sufficient_statistics,
+                                         unpack_upper)
 from privgp.mechanisms.sparse_gp_estimator import DPDirichletGPClassifier, DPSparseGPRegressor, dirichlet_targets
 
 REF = json.loads((Path(__file__).parent / "data" / "sparse_gp_reference.json").read_text())
@@ -223,3 +224,26 @@ def test_dirichlet_classifier_budget_and_accuracy():
         clf.fit(X, np.where(lab == "in", "centre", lab))
     with pytest.raises(InvalidParameterError, match="classes"):
         DPDirichletGPClassifier(g, classes=["a"], epsilon=1.0, delta=1e-5).fit(X, lab)
+
+
+def test_heteroscedastic_with_constant_variance_is_the_homoscedastic_release():
+    """App. D with sigma_i^2 = sigma^2 for all i: weights 1/sigma^2 scale the statistics, the
+    sensitivity and the noise by the same factor, so the posterior is the homoscedastic one (same rng)."""
+    x, y = sinc_data(400)
+    spec = sparse_gp_spec(Z9, response_bound=1.5)
+    s2 = 0.01
+    hom = fit_sparse_gp(x, y, spec, noise_std=0.1, epsilon=2.0, delta=1e-4, rng=np.random.default_rng(5))
+    het = fit_sparse_gp_heteroscedastic(x, y, np.full(400, s2), spec, NoiseBounds(s2, s2), epsilon=2.0, delta=1e-4,
+                                        rng=np.random.default_rng(5))
+    assert het.sensitivity == pytest.approx(hom.sensitivity / s2, rel=1e-12)
+    np.testing.assert_allclose(het.posterior.mean, hom.posterior.mean, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(het.posterior.covariance, hom.posterior.covariance, rtol=1e-7, atol=1e-12)
+    # variances below the public lower bound are clipped up (weights never exceed 1 / min_var)
+    low = fit_sparse_gp_heteroscedastic(x, y, np.full(400, 1e-6), spec, NoiseBounds(s2), epsilon=2.0, delta=1e-4,
+                                        rng=np.random.default_rng(5))
+    assert low.n_clipped >= 400
+    with pytest.raises(InvalidParameterError, match="max_noise_var"):
+        NoiseBounds(0.1, 0.01)
+    with pytest.raises(InvalidParameterError, match="noise_var"):
+        fit_sparse_gp_heteroscedastic(x, y, np.full(10, s2), spec, NoiseBounds(s2), epsilon=2.0, delta=1e-4,
+                                      rng=np.random.default_rng(5))

@@ -246,44 +246,120 @@ def _path_at(released, X) -> np.ndarray:
     return RegularGridInterpolator(released.axes, path, method="linear")(X)
 
 
-def select_posterior_sample_lengthscale(X, z, lengthscales: Sequence[float], *, domain, response_map,
-                                        epsilon_total: float, delta_total: float, gamma: float = 0.01,
-                                        split: TrainValidationSplit | float = 0.5,
-                                        rng: np.random.Generator | None = None, keep_trace: bool = False,
-                                        **plan_options) -> SelectionResult:
-    """Choose the lengthscale of a seed-000 posterior-sample release privately: each run releases one
-    exact posterior path of D_1 on the public grid, calibrated (smallest r) to the per-run
-    (epsilon, delta) of the selection budget, and scores it on D_2 by COINPRESS of the per-point
-    squared errors -(y_j - f(x_j))^2 clipped to [-4, 0] (y in [-1, 1]; f interpolated on the grid).
-    The chosen path is the release: (epsilon_total, delta_total)-DP for D_1 u D_2 in all.
-    ``plan_options`` go to :func:`~privgp.mechanisms.posterior_release.plan_posterior_sample` (kernel,
-    sigma, grid, ...)."""
-    from ..mechanisms.posterior_release import plan_posterior_sample, sample_release
+@dataclass(frozen=True, eq=False)
+class LengthscaleSelectionPlan:
+    """A release plan (the protocol of :mod:`privgp.mechanisms.release`) for a seed-000 posterior
+    sample path whose lengthscale is chosen privately by Alg. 2 on a held-out split: ``release(plan,
+    data, ledger, rng)`` checks the data, charges the ledger one :class:`SelectionEvent` and returns
+    the :class:`SelectionResult` (the chosen path in ``model``, or none accepted).
 
-    rng = np.random.default_rng() if rng is None else v.generator("rng", rng)
+    ``plans[i]``: the posterior-sample plan of candidate i for the n_train training rows, calibrated
+    (smallest r) to the per-run (epsilon, delta) of the budget. The split is drawn in :meth:`draw`
+    from the release's rng, independently of the data values."""
+
+    n: int
+    domain: Any
+    response_map: Any
+    lengthscales: tuple[float, ...]
+    validation_fraction: float
+    budget: SelectionBudget
+    plans: tuple
+    certificate: Any
+    mechanism: str = "posterior-sample, private lengthscale selection"
+
+    @property
+    def event(self) -> SelectionEvent:
+        return self.budget.event
+
+    @property
+    def n_train(self) -> int:
+        return self.plans[0].n
+
+    def check(self, X, z):
+        X = self.domain.check_contains("coordinates", X)
+        if X.shape[0] != self.n:
+            raise InvalidParameterError("coordinates", f"{self.n} rows (the n the release was planned for)", X.shape[0])
+        return X, self.response_map.apply(v.responses("responses", z, self.n))
+
+    def draw(self, X, y, rng: np.random.Generator, *, keep_trace: bool = False) -> SelectionResult:
+        from ..mechanisms.posterior_release import draw_paths
+
+        rng = v.generator("rng", rng)
+        split = TrainValidationSplit.random(self.n, self.validation_fraction, rng)
+        return _select_paths(self, X, y, split, rng, keep_trace, draw_paths)
+
+    def describe(self) -> str:
+        return (f"posterior sample, lengthscale chosen privately among {list(self.lengthscales)} (Alg. 2, gamma "
+                f"{self.budget.gamma:g}, at most {self.budget.max_draws} runs): n={self.n}, domain {self.domain.describe()}")
+
+    def public_settings(self) -> dict:
+        p0 = self.plans[0]
+        return {"n": self.n, "n_train": self.n_train, "domain": self.domain.to_dict(),
+                "response_map": self.response_map.to_dict(), "lengthscales": list(self.lengthscales),
+                "validation_fraction": self.validation_fraction, "selection": self.budget.to_dict(),
+                "kernel": p0.kernel, "sigma": p0.sigma, "grid": list(p0.grid),
+                "r_per_candidate": [p.r for p in self.plans],
+                "score": "COINPRESS mean of -(y - f(x))^2 clipped to [-4, 0] on the validation rows"}
+
+
+def plan_lengthscale_selection(n: int, domain, response_map, lengthscales: Sequence[float], *, epsilon_total: float,
+                               delta_total: float | None = None, gamma: float = 0.01, validation_fraction: float = 0.5,
+                               **plan_options) -> LengthscaleSelectionPlan:
+    """Fix the public settings of a privately tuned posterior-sample release (see
+    :class:`LengthscaleSelectionPlan`); ``delta_total`` defaults to n^-1.1. ``plan_options`` go to
+    :func:`~privgp.mechanisms.posterior_release.plan_posterior_sample` (kernel, sigma, grid, snap, ...)."""
+    from ..accounting import certify
+    from ..mechanisms.posterior_release import plan_posterior_sample
+    from ..mechanisms.release import default_delta
+
+    n = v.integer("n", n, minimum=4)
     ells = tuple(v.positive("lengthscale", ell) for ell in lengthscales)
     if not ells:
         raise InvalidParameterError("lengthscales", "at least one candidate", [])
+    f = v.open_interval("validation_fraction", validation_fraction, 0.0, 1.0)
+    n_val = int(round(f * n))
+    if not 1 <= n_val <= n - 2:
+        raise InvalidParameterError("validation_fraction", f"leaving both parts non-empty for n = {n}", f)
+    delta_total = default_delta(n) if delta_total is None else delta_total
     budget = liu_talwar_budget(epsilon_total, delta_total, gamma)
-    X = domain.check_contains("coordinates", X)
-    z = v.responses("responses", z, X.shape[0])
-    if not isinstance(split, TrainValidationSplit):
-        split = TrainValidationSplit.random(X.shape[0], split, rng)
-    elif split.n != X.shape[0]:
-        raise InvalidParameterError("split", f"a split of the {X.shape[0]} rows of X", split.n)
-    n1 = int(split.train.size)
-    plans = [plan_posterior_sample(n1, domain, response_map, lengthscale=ell, target_epsilon=budget.epsilon,
-                          delta=budget.delta, L=1, **plan_options) for ell in ells]
-    rho_cp = zcdp_rho_for(budget.epsilon, budget.delta)
-    X1, z1 = X[split.train], z[split.train]
-    X2 = X[split.validation]
-    y2 = response_map.apply(z[split.validation])
+    plans = tuple(plan_posterior_sample(n - n_val, domain, response_map, lengthscale=ell, target_epsilon=budget.epsilon,
+                                        delta=budget.delta, L=1, **plan_options) for ell in ells)
+    cert = certify(budget.event, delta=budget.delta_total, mechanism="posterior sample with a privately selected "
+                   "lengthscale (seed 000 + seed 001, Alg. 2)", public={"lengthscales": list(ells)})
+    return LengthscaleSelectionPlan(n, domain, response_map, ells, f, budget, plans, cert)
+
+
+def _select_paths(plan: LengthscaleSelectionPlan, X, y, split, rng, keep_trace, draw_paths) -> SelectionResult:
+    rho_cp = zcdp_rho_for(plan.budget.epsilon, plan.budget.delta)
+    X1, y1 = X[split.train], y[split.train]
+    X2, y2 = X[split.validation], y[split.validation]
 
     def run(i, g):
-        released = sample_release(plans[i], X1, z1, g)
+        released = draw_paths(plan.plans[i], X1, y1, g)
         vals = -(y2 - _path_at(released, X2)) ** 2
         score, ok = private_mean_score(vals, -2.0, 2.0, rho_cp, g)
-        return (plans[i], released), score, ok
+        return (plan.plans[i], released), score, ok
 
-    i, model, score, draws, n_acc, trace = random_stopping(run, len(ells), budget, rng, keep_trace=keep_trace)
-    return SelectionResult(i, None if i is None else ells[i], model, score, draws, n_acc, budget, split, trace)
+    ells = plan.lengthscales
+    i, model, score, draws, n_acc, trace = random_stopping(run, len(ells), plan.budget, rng, keep_trace=keep_trace)
+    return SelectionResult(i, None if i is None else ells[i], model, score, draws, n_acc, plan.budget, split, trace)
+
+
+def select_posterior_sample_lengthscale(X, z, lengthscales: Sequence[float], *, domain, response_map,
+                                        epsilon_total: float, delta_total: float | None = None, gamma: float = 0.01,
+                                        validation_fraction: float = 0.5, rng: np.random.Generator | None = None,
+                                        keep_trace: bool = False, **plan_options) -> SelectionResult:
+    """Choose the lengthscale of a seed-000 posterior-sample release privately, without a ledger (for
+    experiments; a release to publish goes through ``release(plan_lengthscale_selection(...), data,
+    ledger, rng)``). Each run releases one exact posterior path of the training rows on the public
+    grid, calibrated (smallest r) to the per-run (epsilon, delta) of the selection budget, and scores
+    it on the validation rows by COINPRESS of the per-point squared errors -(y_j - f(x_j))^2 clipped
+    to [-4, 0] (y in [-1, 1]; f interpolated on the grid: post-processing of the path). The chosen
+    path is the release: (epsilon_total, delta_total)-DP for all n records."""
+    rng = np.random.default_rng() if rng is None else v.generator("rng", rng)
+    X = v.points("coordinates", X)
+    plan = plan_lengthscale_selection(X.shape[0], domain, response_map, lengthscales, epsilon_total=epsilon_total,
+                                      delta_total=delta_total, gamma=gamma, validation_fraction=validation_fraction,
+                                      **plan_options)
+    X, y = plan.check(X, z)
+    return plan.draw(X, y, rng, keep_trace=keep_trace)
