@@ -19,12 +19,21 @@ EXIT_USER_ERROR = 2
 EXIT_BUDGET = 3
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse with user errors on one line (``privgp: error: ...``, exit status 2), no usage block;
+    ``privgp COMMAND --help`` shows the usage."""
+
+    def error(self, message: str):  # type: ignore[override]
+        where = self.prog.removeprefix("privgp").strip()
+        self.exit(EXIT_USER_ERROR, f"privgp: error: {where + ': ' if where else ''}{message.strip().splitlines()[0]}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="privgp",
         description="Differentially private release of Gaussian-process posterior sample paths.")
     parser.add_argument("--version", action="version", version=f"privgp {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     sub.required = True
     for name in COMMANDS:
         importlib.import_module(f"{__package__}.{name}").register(sub)

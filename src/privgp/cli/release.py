@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import textwrap
 from pathlib import Path
 
@@ -23,9 +22,12 @@ from ..domain import Box
 from ..errors import InvalidParameterError
 from ..ledger import DEFAULT_BUDGET_EPSILON, Ledger
 from ..jsonable import to_jsonable
-from ..mechanisms.posterior_release import MECHANISM, PosteriorSamplePlan, ReleasedPaths, plan_posterior_sample
+from ..mechanisms.posterior_release import (DEFAULT_MEMORY_LIMIT, MECHANISM, PosteriorSamplePlan, ReleasedPaths,
+                                            plan_posterior_sample)
+from ..progress import Progress
 from ..mechanisms.release import ResponseMap, release
-from .common import print_json
+from .common import nonnegative_int, print_json
+from .outputs import AtomicOutput, check_output_dir
 
 #: Default task on the embedded data: log sale price above $50k (price is in thousand USD).
 BALTIMORE_THRESHOLD = 50.0
@@ -130,7 +132,7 @@ def register(sub) -> None:
                         "(a fixed public per-record map, so the guarantee holds for the original data) and "
                         "sample by fast circulant embedding; 0 = no snapping, exact dense sampling (2-D grids "
                         "up to 8000 points). Default: 1 in 2-D, 0 in 1-D")
-    o.add_argument("--seed", type=int, metavar="S",
+    o.add_argument("--seed", type=nonnegative_int, metavar="S",
                    help="DEMO ONLY: fixed seed; anyone with the seed can reproduce the release, and the "
                         "guarantee holds only if the seed is secret and unguessable (default: fresh OS entropy)")
     o.add_argument("--out", default="privgp_release", metavar="DIR",
@@ -142,6 +144,14 @@ def register(sub) -> None:
                    help=f"total epsilon of a dataset new to the ledger (default {DEFAULT_BUDGET_EPSILON:g})")
     o.add_argument("--budget-delta", type=float, metavar="D",
                    help="total delta of a dataset new to the ledger (default: n^-1.1)")
+    o.add_argument("--dataset-id", metavar="NAME",
+                   help="name the dataset in the ledger (e.g. across versions of a file): releases with the same "
+                        "NAME share one budget, whatever the records (default: a keyed fingerprint of the records)")
+    o.add_argument("--memory-limit", type=float, default=DEFAULT_MEMORY_LIMIT / 2**30, metavar="GIB",
+                   help="refuse (before anything is charged) a release whose sampler would need more memory "
+                        f"than this many GiB (default {DEFAULT_MEMORY_LIMIT / 2**30:g})")
+    o.add_argument("--progress", action="store_true",
+                   help="plain progress lines on stderr (for logs); a terminal shows a bar anyway")
     o.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=run)
 
@@ -193,26 +203,14 @@ def _plan(args, data, domain, rmap) -> PosteriorSamplePlan:
     return plan_posterior_sample(data.n, domain, rmap, kernel=args.kernel, lengthscale=args.lengthscale,
                         sigma=args.sigma, r=args.r, eta=args.eta, L=args.L, delta=args.delta,
                         target_epsilon=target, sensitivity=args.sensitivity, conversion=args.conversion,
-                        grid=args.grid or DEFAULT_GRID[domain.dim], snap=snap or None)
+                        grid=args.grid or DEFAULT_GRID[domain.dim], snap=snap or None,
+                        memory_limit=_memory_limit(args.memory_limit))
 
 
-def _check_out(out: Path, overwrite: bool) -> None:
-    if out.exists() and not out.is_dir():
-        raise InvalidParameterError("--out", "a folder (new or empty)", str(out))
-    if out.is_dir():
-        existing = [p.name for p in out.iterdir()]
-        if existing and not overwrite:
-            raise InvalidParameterError("--out", "a new or empty folder (or pass --overwrite)",
-                                        f"{out} with {len(existing)} entries")
-        if not os.access(out, os.W_OK):
-            raise InvalidParameterError("--out", "a writable folder", str(out))
-        return
-    parent = out.parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not (parent.is_dir() and os.access(parent, os.W_OK)):
-        raise InvalidParameterError("--out", "creatable (its nearest existing parent must be a writable folder)",
-                                    str(out))
+def _memory_limit(gib: float) -> float:
+    if not (math.isfinite(gib) and gib > 0):
+        raise InvalidParameterError("--memory-limit", "a finite number of GiB > 0", gib)
+    return gib * 2**30
 
 
 def _randomness(seed):
@@ -298,7 +296,7 @@ def _certificate_doc(plan: PosteriorSamplePlan, data, fingerprint, charge, ledge
         "dataset": {"fingerprint": fingerprint, "n": data.n, "dim": data.dim,
                     "coordinates": list(data.coordinates), "response": data.response_name,
                     "source": data.source if data.source.startswith("embedded:") else "user CSV file"},
-        "ledger": {"entry_id": charge.entry_id, "path": str(ledger.path), **charge.to_dict()},
+        "ledger": {"entry_id": charge.entry_id, **charge.to_dict()},
         "randomness": randomness,
         "outputs": list(OUTPUT_FILES),
         "notes": [
@@ -354,27 +352,52 @@ def _print_summary(s: dict, plan: PosteriorSamplePlan, data) -> None:
     print("\n".join(lines))
 
 
+STAGES = ("load data", "plan and certify", "check", "charge and sample", "write outputs")
+
+
 def run(args) -> int:
-    data, domain, rmap = _load(args)
-    plan = _plan(args, data, domain, rmap)
-    out = Path(args.out)
-    _check_out(out, args.overwrite)
-    ledger = Ledger(args.ledger)
-    rng, randomness = _randomness(args.seed)
-    # check, charge (a refusal raises BudgetExceededError -> exit status 3), draw; nothing written yet
-    result = release(plan, data, ledger, rng, budget_epsilon=args.budget_epsilon, budget_delta=args.budget_delta,
-                     label=data.source if data.source.startswith("embedded:") else "", mark_completed=False)
-    charge, released, fingerprint = result.charge, result.released, result.fingerprint
-    out.mkdir(parents=True, exist_ok=True)
-    names = list(data.coordinates)
-    _write_paths(out, released, plan, names)
-    _plot(out, released, plan, names, data.response_name)
-    doc = _certificate_doc(plan, data, fingerprint, charge, ledger, randomness)
-    (out / "certificate.json").write_text(json.dumps(to_jsonable(doc), indent=2) + "\n")
-    ledger.complete(charge.entry_id)
-    summary = _summary(plan, data, out, charge, ledger, randomness, fingerprint)
+    with Progress(len(STAGES), "release", "lines" if args.progress else None) as progress:
+        progress.stage(STAGES[0])
+        data, domain, rmap = _load(args)
+        progress.update(1)
+        progress.stage(STAGES[1])
+        plan = _plan(args, data, domain, rmap)
+        progress.update(1)
+        progress.stage(STAGES[2])
+        out = check_output_dir(args.out, args.overwrite)
+        ledger = Ledger(args.ledger)
+        fingerprint = (ledger.fingerprint("dataset-id:" + _dataset_id(args.dataset_id)) if args.dataset_id is not None
+                       else ledger.fingerprint(data.content_digest))
+        rng, randomness = _randomness(args.seed)
+        progress.update(1)
+        progress.stage(STAGES[3])
+        # check (everything that can fail), charge (a refusal raises BudgetExceededError -> exit status 3),
+        # draw; nothing is written before the charge, and after it only failures the user cannot cause remain
+        result = release(plan, data, ledger, rng, fingerprint=fingerprint, budget_epsilon=args.budget_epsilon,
+                         budget_delta=args.budget_delta,
+                         label=(args.dataset_id or (data.source if data.source.startswith("embedded:") else "")),
+                         mark_completed=False)
+        charge, released = result.charge, result.released
+        progress.update(1)
+        progress.stage(STAGES[4])
+        names = list(data.coordinates)
+        doc = _certificate_doc(plan, data, fingerprint, charge, ledger, randomness)
+        with AtomicOutput(out, args.overwrite) as tmp:
+            _write_paths(tmp, released, plan, names)
+            _plot(tmp, released, plan, names, data.response_name)
+            (tmp / "certificate.json").write_text(json.dumps(to_jsonable(doc), indent=2) + "\n")
+        ledger.complete(charge.entry_id)
+        progress.update(1)
+    summary = _summary(plan, data, Path(args.out), charge, ledger, randomness, fingerprint)
     if args.json:
         print_json(summary)
     else:
         _print_summary(summary, plan, data)
     return 0
+
+
+def _dataset_id(name: str) -> str:
+    name = name.strip()
+    if not name or len(name) > 200 or not name.isprintable():
+        raise InvalidParameterError("--dataset-id", "a printable name of 1 to 200 characters", name)
+    return name
