@@ -81,3 +81,24 @@ def test_bad_data_is_refused_before_the_charge(tmp_path):
         plan_sparse_gp(300, BOX, ResponseMap(0.0, 3.0), epsilon=0.0)
     with pytest.raises(InvalidParameterError, match="domain"):
         plan_sparse_gp(300, (0, 1), ResponseMap(0.0, 3.0), epsilon=1.0)
+
+
+@pytest.mark.parametrize("dim", [1, 2])
+def test_output_files(tmp_path, dim):
+    from privgp.cli.sparse_gp_outputs import write_sparse_gp_outputs
+
+    box = BOX if dim == 2 else Box((0.0,), (2.0,))
+    d = data()
+    X = d.X if dim == 2 else d.X[:, :1]
+    plan = plan_sparse_gp(300, box, ResponseMap(0.0, 3.0), epsilon=5.0, delta=1e-5, grid=31)
+    X, y = plan.check(X, d.response)
+    rel = plan.draw(X, y, np.random.default_rng(0))
+    names = ["x", "y"][:dim]
+    files = write_sparse_gp_outputs(tmp_path, rel, plan, names)
+    for f in files:
+        assert (tmp_path / f).stat().st_size > 0
+    table = np.loadtxt(tmp_path / "prediction.csv", delimiter=",", skiprows=1)
+    assert table.shape == (int(np.prod(plan.grid)), dim + 4)
+    np.testing.assert_allclose(table[:, dim + 2], table[:, dim] - 2 * table[:, dim + 1], atol=1e-8)
+    z = np.load(tmp_path / "prediction.npz")
+    assert z["mean"].shape == plan.grid

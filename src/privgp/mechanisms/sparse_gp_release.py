@@ -13,6 +13,8 @@ is calibrated to the target (epsilon, delta) by the exact Gaussian profile and t
 
 Released (all post-processing of the one Gaussian-mechanism output (a~, B~)): the noisy statistics,
 q(u) = N(m, S) on Z, and the latent predictive mean and standard deviation on the public grid.
+Caveat (docs/results.md, seed 001 Fig. 2): the noise-aware sd is overconfident under strong privacy,
+mostly because the regulariser lambda of eq. 10 acts as unmodelled extra precision.
 """
 from __future__ import annotations
 
