@@ -32,7 +32,7 @@ from scipy.optimize import brentq
 
 from .. import validation as v
 from ..errors import InfeasibleTargetError, InvalidParameterError
-from .events import PrivacyEvent, register_event
+from .events import ApproxOnlyEvent, register_event
 
 
 def _base_delta(delta) -> float:
@@ -44,7 +44,7 @@ def _base_delta(delta) -> float:
 
 @register_event
 @dataclass(frozen=True)
-class SelectionEvent(PrivacyEvent):
+class SelectionEvent(ApproxOnlyEvent):
     """One run of Liu & Talwar's random-stopping selection (their Alg. 2 with at most ``max_draws``
     runs, stopping probability ``gamma``) over an (``epsilon``, ``delta``)-DP base mechanism.
 
@@ -69,17 +69,6 @@ class SelectionEvent(PrivacyEvent):
             raise InvalidParameterError("gamma", "in (0, 1] (stopping probability)", g)
         object.__setattr__(self, "gamma", g)
         object.__setattr__(self, "max_draws", v.integer("max_draws", self.max_draws, minimum=1))
-
-    def _params(self):
-        return {}
-
-    @classmethod
-    def _rdp_arrays(cls, alpha):
-        return np.zeros_like(alpha)
-
-    @property
-    def has_rdp(self) -> bool:
-        return False
 
     @property
     def delta2(self) -> float:

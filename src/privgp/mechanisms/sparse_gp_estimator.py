@@ -43,6 +43,12 @@ class _Base:
         return f"{type(self).__name__}(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self._params
                                                      if k != "inducing_points") + ")"
 
+    def _spec(self, response_bound):
+        return sparse_gp_spec(self.inducing_points, response_bound=response_bound, kernel=self.kernel,
+                              lengthscale=self.lengthscale, signal_variance=self.signal_variance,
+                              kernel_bound=self.kernel_bound, noise_ratio=self.noise_ratio, rho=self.rho,
+                              correction=self.correction)
+
     def _check_fitted(self):
         if not hasattr(self, "release_") and not hasattr(self, "releases_"):
             raise InvalidParameterError("estimator", "fitted (call fit first)", type(self).__name__)
@@ -83,10 +89,7 @@ class DPSparseGPRegressor(_Base):
         self.rng = rng
 
     def fit(self, X, y):
-        spec = sparse_gp_spec(self.inducing_points, response_bound=self.response_bound, kernel=self.kernel,
-                              lengthscale=self.lengthscale, signal_variance=self.signal_variance,
-                              kernel_bound=self.kernel_bound, noise_ratio=self.noise_ratio, rho=self.rho,
-                              correction=self.correction)
+        spec = self._spec(self.response_bound)
         rel = fit_sparse_gp(X, y, spec, noise_std=self.noise_std, epsilon=self.epsilon, delta=self.delta,
                             rng=_rng(self.rng))
         self.release_ = rel
@@ -161,10 +164,7 @@ class DPDirichletGPClassifier(_Base):
         if classes.ndim != 1 or classes.size < 2 or np.unique(classes).size != classes.size:
             raise InvalidParameterError("classes", "at least two distinct public labels", self.classes)
         offset, Ry, bounds = self._targets()
-        spec = sparse_gp_spec(self.inducing_points, response_bound=Ry, kernel=self.kernel,
-                              lengthscale=self.lengthscale, signal_variance=self.signal_variance,
-                              kernel_bound=self.kernel_bound, noise_ratio=self.noise_ratio, rho=self.rho,
-                              correction=self.correction)
+        spec = self._spec(Ry)
         C = classes.size
         sens = bounds.sensitivity(spec)
         noise = calibrate_noise(sens, self.epsilon, self.delta, spec.noise_ratio, parts=C)

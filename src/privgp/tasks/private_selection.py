@@ -276,10 +276,16 @@ class LengthscaleSelectionPlan:
         return self.plans[0].n
 
     def check(self, X, z):
-        X = self.domain.check_contains("coordinates", X)
-        if X.shape[0] != self.n:
-            raise InvalidParameterError("coordinates", f"{self.n} rows (the n the release was planned for)", X.shape[0])
-        return X, self.response_map.apply(v.responses("responses", z, self.n))
+        """Every check that can fail, before any charge: each candidate's checks (domain, responses,
+        sampler feasibility and memory) run on all n rows, which bounds those of any training subset
+        (a subset occupies no more inputs). Returns the inputs as the samplers use them (snapped when
+        the candidates snap: a public per-record map, the same for every candidate) and y in [-1, 1]."""
+        from dataclasses import replace
+
+        from ..mechanisms.posterior_release import check_data
+
+        out = [check_data(replace(p, n=self.n), X, z) for p in self.plans]
+        return out[0]
 
     def draw(self, X, y, rng: np.random.Generator, *, keep_trace: bool = False) -> SelectionResult:
         from ..mechanisms.posterior_release import draw_paths
