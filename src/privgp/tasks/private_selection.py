@@ -93,7 +93,8 @@ class TrainValidationSplit:
 @dataclass(frozen=True, eq=False)
 class SelectionResult:
     """Outcome of one private selection. ``index`` is None (and ``model`` None) when no run was
-    accepted. ``event`` is what the search costs, whatever its outcome."""
+    accepted. ``event`` (a :class:`SelectionEvent`) is what the whole search costs, whatever its
+    outcome; the chosen model's own per-run event is covered by it and must not be charged again."""
 
     index: int | None
     candidate: Any
