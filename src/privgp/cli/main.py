@@ -42,7 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help/--version (0) or a one-line usage error (2): a status, not an exception
+        return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_USER_ERROR
     try:
         code = args.func(args)
     except BudgetExceededError as exc:
