@@ -85,7 +85,7 @@ def test_bad_data_is_refused_before_the_charge(tmp_path):
 
 @pytest.mark.parametrize("dim", [1, 2])
 def test_output_files(tmp_path, dim):
-    from privgp.cli.sparse_gp_outputs import write_sparse_gp_outputs
+    from privgp.cli.release_sparse_gp import write_outputs
 
     box = BOX if dim == 2 else Box((0.0,), (2.0,))
     d = data()
@@ -94,7 +94,7 @@ def test_output_files(tmp_path, dim):
     X, y = plan.check(X, d.response)
     rel = plan.draw(X, y, np.random.default_rng(0))
     names = ["x", "y"][:dim]
-    files = write_sparse_gp_outputs(tmp_path, rel, plan, names)
+    files = write_outputs(tmp_path, rel, plan, names)
     for f in files:
         assert (tmp_path / f).stat().st_size > 0
     table = np.loadtxt(tmp_path / "prediction.csv", delimiter=",", skiprows=1)
