@@ -42,7 +42,7 @@ from scipy.fft import fftn, irfftn, next_fast_len, rfftn
 from scipy.linalg import cho_factor, cho_solve, solve_triangular
 
 from .. import validation as v
-from ..gp.posterior import SAMPLING_JITTER, ExactPosterior
+from ..gp.posterior import SAMPLING_JITTER, ExactPosterior, aggregate_duplicates
 from ..kernels import DistanceKernel, Kernel
 from .gaussian import psd_factor
 from .joint import sample_joint
@@ -167,6 +167,26 @@ class _Embedding:
         return out[(slice(None),) + tuple(slice(0, N) for N in self.sizes)]
 
 
+def _lattice_gram(kernel: DistanceKernel, sites: np.ndarray, steps, block: int = 512) -> np.ndarray:
+    """Gram matrix of the kernel on lattice points given by integer indices (|S|, d): k depends only
+    on the lag, so the matrix is gathered from a table of k over all lags (no pairwise distances).
+    Lags are flattened to one integer per pair: key(a) - key(b) + centre indexes the raveled table."""
+    n, dim = sites.shape
+    span = (sites.max(axis=0) - sites.min(axis=0)).astype(np.int64) if n else np.zeros(dim, dtype=np.int64)
+    widths = 2 * span + 1
+    lags = [np.arange(-int(w), int(w) + 1) * h for w, h in zip(span, steps)]
+    grids = np.meshgrid(*lags, indexing="ij", sparse=True)
+    table = np.ascontiguousarray(kernel.of_distance(np.sqrt(sum(g * g for g in grids)))).reshape(-1)
+    strides = np.array([int(np.prod(widths[k + 1:])) for k in range(dim)], dtype=np.int64)  # row-major
+    key = (sites - sites.min(axis=0)) @ strides
+    centre = int(span @ strides)
+    out = np.empty((n, n))
+    for i in range(0, n, block):
+        blk = slice(i, min(n, i + block))
+        np.take(table, key[blk, None] - key[None, :] + centre, out=out[blk])
+    return out
+
+
 class _CirculantPlan:
     """Circulant embedding + Matheron conditioning for one dataset on one grid (``ok`` if exact)."""
 
@@ -179,23 +199,34 @@ class _CirculantPlan:
         self.ok = self.emb.ok
         if not self.ok:
             return
-        self.lin = np.ravel_multi_index(tuple(j - l for j, l in zip(idx, lo)), self.sizes)
+        lin = np.ravel_multi_index(tuple(j - l for j, l in zip(idx, lo)), self.sizes)
+        # Records sharing a lattice site enter only through their count c and mean (noise r^2 / c):
+        # one unknown per occupied site, the exact posterior whatever n is (gp.aggregate_duplicates).
+        self.lin, first, inv, counts = np.unique(lin, return_index=True, return_inverse=True, return_counts=True)
+        inv = inv.reshape(-1)
+        self.counts = counts.astype(float)
+        self.y = np.bincount(inv, weights=y, minlength=self.lin.size) / self.counts
         self.pick = [np.arange(a.shape[0]) * R - l for a, R, l in zip(axes, Rs, lo)]
-        self.n = X.shape[0]
-        self.y, self.r, self.sigma = y, r, sigma
-        self.A = cho_factor(kernel(X) + r**2 * np.eye(self.n), lower=True)
+        self.n = self.lin.size
+        self.r, self.sigma = r, sigma
+        sites = np.stack(np.unravel_index(self.lin, self.sizes), axis=-1)  # (|S|, d) lattice indices
+        A = _lattice_gram(kernel, sites, steps)
+        A[np.diag_indices(self.n)] += r**2 / self.counts
+        self.A = cho_factor(A, lower=True, overwrite_a=True)
 
     def condition(self, h: np.ndarray, eps: np.ndarray) -> np.ndarray:
         """Matheron's rule on the lattice, restricted to the grid: (L, *grid shape).
 
-        f = sigma h + k_X^T (K + r^2 I)^{-1} (y - sigma h(X) - sigma r eps); h (L, *sizes) prior
-        fields, eps (L, n) standard normals.
+        f = sigma h + k_S^T (K_SS + r^2 C^-1)^{-1} (ybar - sigma h(S) - sigma r C^-1/2 eps) over the
+        occupied sites S with counts C and mean responses ybar; h (L, *sizes) prior fields, eps (L, |S|)
+        standard normals. (With all counts 1 this is the usual rule on the n inputs.)
         """
         Lc = h.shape[0]
-        resid = self.y[None, :] - self.sigma * h.reshape(Lc, -1)[:, self.lin] - self.sigma * self.r * eps
-        w = cho_solve(self.A, resid.T).T  # (Lc, n)
+        resid = (self.y[None, :] - self.sigma * h.reshape(Lc, -1)[:, self.lin]
+                 - self.sigma * self.r * eps / np.sqrt(self.counts)[None, :])
+        w = cho_solve(self.A, resid.T).T  # (Lc, |S|)
         W = np.zeros((Lc, int(np.prod(self.sizes))))
-        np.add.at(W, (slice(None), self.lin), w)
+        W[:, self.lin] = w  # sites are distinct
         f = self.sigma * h + self.emb.convolve(W.reshape(h.shape))
         return f[np.ix_(np.arange(Lc), *self.pick)]
 
@@ -250,28 +281,31 @@ class _MatheronPlan:
 
     Joint prior h ~ N(0, k(J, J) + j I), J = (G, X), factored blockwise: h(G) = L_GG z1,
     h(X) = L_XG z1 + L_XX z2 with L_XG = k(X, G) L_GG^-T and L_XX L_XX^T = k(X, X) + j I - L_XG L_XG^T;
-    then f(G) = sigma h(G) + k(G, X) (K + r^2 I)^-1 (y - sigma h(X) - sigma r e), e ~ N(0, I)
-    (the module docstring, step 3), exactly GP(mu_D, sigma^2 k_D) on G (plus jitter variance).
+    then f(G) = sigma h(G) + k(G, X) (K + r^2 C^-1)^-1 (ybar - sigma h(X) - sigma r C^-1/2 e), e ~ N(0, I)
+    (the module docstring, step 3) on the distinct inputs X with counts C and mean responses ybar
+    (:func:`~privgp.gp.posterior.aggregate_duplicates`), exactly GP(mu_D, sigma^2 k_D) on G (plus jitter
+    variance).
     """
 
     def __init__(self, kernel: Kernel, X, y, axes, r: float, sigma: float):
+        X, y, counts = aggregate_duplicates(X, y)    # exact: records at one input enter via count and mean
         self.L_GG = grid_prior_factor(kernel, axes)
         G = _grid_points(axes)
         K_GX = kernel(G, X)
         K_XX = kernel(X)
-        W = solve_triangular(self.L_GG, K_GX, lower=True, check_finite=False)     # (m, n) = L_XG^T
+        W = solve_triangular(self.L_GG, K_GX, lower=True, check_finite=False)     # (m, u) = L_XG^T
         self.W = W
         self.L_XX = psd_factor(K_XX - W.T @ W, 1.0)                              # adds the jitter j I
-        self.A = cho_factor(K_XX + r**2 * np.eye(X.shape[0]), lower=True)
+        self.A = cho_factor(K_XX + np.diag(r**2 / counts), lower=True)
         self.K_GX = K_GX
-        self.y, self.r, self.sigma = y, r, sigma
+        self.y, self.r, self.sigma, self.noise_sd = y, r, sigma, r / np.sqrt(counts)
 
     def draw(self, z1: np.ndarray, z2: np.ndarray, e: np.ndarray) -> np.ndarray:
         """Paths (L, m) from standard normals z1 (L, m), z2 (L, n), e (L, n) (a linear map: tests use it
         to check the covariance exactly)."""
         hG = z1 @ self.L_GG.T
         hX = z1 @ self.W + z2 @ self.L_XX.T
-        resid = self.y[None, :] - self.sigma * hX - (self.sigma * self.r) * e
+        resid = self.y[None, :] - self.sigma * hX - self.sigma * self.noise_sd * e
         return self.sigma * hG + cho_solve(self.A, resid.T).T @ self.K_GX.T
 
     def sample(self, rng: np.random.Generator, L: int, eta: float) -> np.ndarray:
@@ -327,5 +361,5 @@ def grid_paths(kernel: Kernel, X, y, axes, *, r: float, sigma: float, rng: np.ra
                 "semidefinite even with padding (not exact)", method)
     if method in ("auto", "matheron"):
         return _MatheronPlan(kernel, X, y, axes, r, sigma).sample(rng, L, eta).reshape((L,) + shape)
-    post = ExactPosterior(kernel, X, y, r, sigma)
+    post = ExactPosterior.aggregated(kernel, X, y, r, sigma)  # exact: duplicates enter via count and mean
     return sample_joint(post, _grid_points(axes), L, rng, eta=eta).reshape((L,) + shape)
