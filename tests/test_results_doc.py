@@ -4,7 +4,8 @@ Every Markdown table in those files is preceded by a marker comment naming where
 
 * ``<!-- artefacts: docs/runs/A/x.md docs/runs/B/y.md -->``: Markdown tables written by the runs; every
   cell of the quoted table (row = its first cell, column = its header) must equal the cell with the same
-  row and column in one of them (a row or column left out is fine; a number changed is not);
+  row and column in one of them (a row or column left out is fine; a number changed is not); with
+  ``key=col1,col2`` a row is identified by the cells of those columns instead of the first one;
 * ``<!-- artefacts: docs/runs/A/run.json -->``: a two-column table ``| `dotted.key` | value |`` whose
   values must equal the run record's to the precision shown;
 * ``<!-- no-artefact: reason -->``: a table that quotes no run (commands, parameters).
@@ -56,13 +57,23 @@ def tables_with_markers(text: str):
     return out
 
 
-def md_lookup(paths: list[Path]) -> dict:
+def row_key(header: list[str], row: list[str], key: tuple[str, ...] | None):
+    if key is None:
+        return row[0]
+    cols = dict(zip(header, row))
+    return tuple(cols.get(k) for k in key)
+
+
+def md_lookup(paths: list[Path], key: tuple[str, ...] | None = None) -> dict:
     cells: dict = {}
     for p in paths:
         for _, header, rows in tables_with_markers(p.read_text()):
             for row in rows:
-                for h, c in zip(header[1:], row[1:]):
-                    cells.setdefault((row[0], h), set()).add(c)
+                k = row_key(header, row, key)
+                for h, c in zip(header, row):
+                    if key is None and h == header[0]:
+                        continue
+                    cells.setdefault((k, h), set()).add(c)
     return cells
 
 
@@ -100,7 +111,9 @@ def page_checks(page: Path):
         kind, arg = marker
         if kind == "no-artefact":
             continue
-        paths = [ROOT / p for p in arg.split()]
+        words = arg.split()
+        key = next((tuple(w[4:].split(",")) for w in words if w.startswith("key=")), None)
+        paths = [ROOT / p for p in words if not p.startswith("key=")]
         missing = [str(p) for p in paths if not p.is_file()]
         if missing:
             errors.append(f"{where}: missing artefacts {missing}")
@@ -117,16 +130,19 @@ def page_checks(page: Path):
                 if not matches_shown_precision(row[1], val):
                     errors.append(f"{where}: {key} = {row[1]} but the run says {val}")
             continue
-        cells = md_lookup(paths)
+        cells = md_lookup(paths, key)
         for row in rows:
-            for h, c in zip(header[1:], row[1:]):
-                found = cells.get((row[0], h))
+            k = row_key(header, row, key)
+            for h, c in zip(header, row):
+                if key is None and h == header[0] or key is not None and h in key:
+                    continue
+                found = cells.get((k, h))
                 if found is None:
-                    errors.append(f"{where}: no cell ({row[0]!r}, {h!r}) in {arg}")
+                    errors.append(f"{where}: no cell ({k!r}, {h!r}) in {arg}")
                 elif c not in found:
-                    errors.append(f"{where}: ({row[0]!r}, {h!r}) = {c!r}, the runs say {sorted(found)}")
+                    errors.append(f"{where}: ({k!r}, {h!r}) = {c!r}, the runs say {sorted(found)}")
                 elif len(found) > 1:
-                    errors.append(f"{where}: ({row[0]!r}, {h!r}) is ambiguous across {arg}: {sorted(found)}")
+                    errors.append(f"{where}: ({k!r}, {h!r}) is ambiguous across {arg}: {sorted(found)}")
     # commands of every referenced run appear on the page; images exist
     runs = {ROOT / m.group(0) for m in re.finditer(r"docs/runs/[\w.\-]+", text)}
     for run in sorted(runs):
@@ -174,3 +190,9 @@ def test_the_checker_catches_a_changed_number(tmp_path, monkeypatch):
     assert any("the run says" in e for e in page_checks(page)[1])
     page.write_text(good.replace("<!-- artefacts: docs/runs/demo/t.md -->\n", ""))
     assert any("no <!--" in e for e in page_checks(page)[1])
+    (run / "k.md").write_text("| attack | r | auc |\n|---|---|---|\n| paper | 1 | 0.5 |\n| paper | 2 | 0.7 |\n")
+    keyed = good + "\n<!-- artefacts: docs/runs/demo/k.md key=attack,r -->\n| attack | r | auc |\n|---|---|---|\n| paper | 2 | 0.7 |\n"
+    page.write_text(keyed)
+    assert page_checks(page)[1] == []
+    page.write_text(keyed.replace("| paper | 2 | 0.7 |\n", "| paper | 2 | 0.5 |\n"))
+    assert any("the runs say" in e for e in page_checks(page)[1])

@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-from scipy.optimize import brentq
 
 from .. import validation as v
 from ..errors import InfeasibleTargetError, InvalidParameterError
@@ -141,6 +140,8 @@ def liu_talwar_budget(epsilon_total: float, delta_total: float, gamma: float) ->
     if not gamma <= 1:
         raise InvalidParameterError("gamma", "in (0, 1] (stopping probability)", gamma)
     # t (1 - log t) increases from 0 to 1 on (0, 1]
+    from scipy.optimize import brentq  # here: scipy.optimize is a slow import (`privgp --help`)
+
     t0 = brentq(lambda t: float(delta_total_of_t(t)) - d_tot, 1e-300, 1.0, xtol=1e-300, rtol=1e-15, maxiter=500)
     T = max(1, math.ceil(math.log(1.0 / t0) / gamma))
     s = (d_tot - math.exp(-gamma * T)) / T

@@ -261,18 +261,14 @@ def posterior_paths(kernel: str, X, y, release: ReleaseSpec, theta, n_paths: int
                     rng: np.random.Generator) -> np.ndarray:
     """``n_paths`` exact independent posterior paths on the release grid, post-processed: (n_paths, mr).
 
-    Uses the O(n + m) sampler for the 1-D exponential kernel, the exact grid sampler in 2-D, and an
-    exact dense draw otherwise (all from :mod:`privgp.sampling`)."""
-    ell, r, sigma = (float(a) for a in theta)
-    paths = _draw(kernel, X, y, release, ell, r, sigma, n_paths, rng)
-    return ex.smooth_paths(paths, release.shape, release.smoothing_px)
-
-
-def _draw(kernel, X, y, release, ell, r, sigma, n_paths, rng):
+    The sampler is chosen by :func:`privgp.sampling.exact_paths` (the O(n + m) sampler for the 1-D
+    exponential kernel; on 2-D grids Matheron conditioning with the grid's prior factor shared by all
+    pairs)."""
     from ..sampling import exact_paths
 
+    ell, r, sigma = (float(a) for a in theta)
     paths = exact_paths(make_kernel(kernel, ell), X, y, release.axes, r=r, sigma=sigma, rng=rng, L=n_paths)
-    return paths.reshape(n_paths, -1)
+    return ex.smooth_paths(paths.reshape(n_paths, -1), release.shape, release.smoothing_px)
 
 
 @_one_blas_thread
