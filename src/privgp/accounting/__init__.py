@@ -2,11 +2,14 @@
 
 Seed 000: psi_alpha (Lemma A.3), the RDP bounds of Thm 3.1 / Prop. 2, V_n and Delta_n (App. B),
 composition (eq. 3), RDP -> (epsilon, delta) conversion, calibration and certificates.
+Seed 002: the functional mechanism's multipliers (Hall, RDP, GDP) and the DPSetConv event.
 """
 from .calibrate import CalibrationResult, calibrate_eta, calibrate_L, calibrate_r
 from .certificate import PrivacyCertificate, certify
 from .conversion import CONVERSIONS, epsilon_from_rdp, log_delta_from_rdp
 from .curves import DPGuarantee, RdpCurve, compose
+from .functional import (DPSetConvEvent, FunctionalEvent, dpsetconv_mu, dpsetconv_noise_scales,
+                         gdp_multiplier, hall_multiplier, rdp_multiplier, setconv_sensitivities)
 from .optimize import minimize_over_alpha
 from .posterior_sampling import (EpsilonResult, bounds_for, delta_posterior_sampling,
                                  epsilon_posterior_sampling, posterior_sampling_curve)
@@ -17,6 +20,8 @@ from .sensitivity import (PUBLISHED_WARNING, SensitivityBounds, delta_constant, 
                           v_generic)
 
 __all__ = [
+    "DPSetConvEvent", "FunctionalEvent", "dpsetconv_mu", "dpsetconv_noise_scales", "gdp_multiplier",
+    "hall_multiplier", "rdp_multiplier", "setconv_sensitivities",
     "CalibrationResult", "PrivacyCertificate", "calibrate_L", "calibrate_eta", "calibrate_r", "certify",
     "rdp_covariance_term",
     "CONVERSIONS", "DPGuarantee", "EpsilonResult", "PUBLISHED_WARNING", "RdpCurve", "SensitivityBounds",
