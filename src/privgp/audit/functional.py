@@ -103,3 +103,70 @@ def dpsetconv_tightness(plan: DPSetConvPlan, *, context=None) -> list[PairProfil
             p2 = (np.vstack([xc, p2[0]]), np.concatenate([yc, p2[1]]))
         out.append(dpsetconv_pair_profile(plan, p1, p2, name=name, noise_cov=K))
     return out
+
+
+@dataclass(frozen=True)
+class MeanSensitivitySearch:
+    """Largest exact ||mu_D - mu_D'||_{H_k} found over replace-one pairs next to the certified bound."""
+
+    kernel: str
+    lengthscale: float
+    n: int
+    r: float
+    found: float
+    bound: float
+    lemma: str
+    evaluations: int
+    worst: dict
+
+    @property
+    def ratio(self) -> float:
+        return self.found / self.bound
+
+    def as_dict(self) -> dict:
+        return {"kernel": self.kernel, "lengthscale": self.lengthscale, "n": self.n, "r": self.r, "found": self.found,
+                "bound": self.bound, "ratio": self.ratio, "lemma": self.lemma, "evaluations": self.evaluations,
+                "found_le_bound": bool(self.found <= self.bound * (1 + 1e-9))}
+
+
+def posterior_mean_search(kernel: str, lengthscale: float, n: int, r: float, *, rng: np.random.Generator,
+                          starts: int = 4, maxiter: int = 1500, M_Y: float = 1.0, sensitivity: str = "auto") -> MeanSensitivitySearch:
+    """Adversarial search (Nelder-Mead from random starts) over every input in [0, 1] and response in
+    [-M_Y, M_Y] of a replace-one pair of size n for the largest exact RKHS distance of the posterior
+    means (:func:`privgp.mechanisms.functional.posterior_mean_rkhs_distance`), beside the bound of
+    :func:`privgp.mechanisms.functional.posterior_mean_sensitivity` on the unit interval. A lower
+    estimate of the true supremum."""
+    from scipy.optimize import minimize
+
+    from ..domain import Box
+    from ..kernels import make_kernel
+    from ..mechanisms.functional import posterior_mean_rkhs_distance, posterior_mean_sensitivity
+
+    k = make_kernel(kernel, lengthscale)
+    sens = posterior_mean_sensitivity(n, r, kernel=kernel, lengthscale=lengthscale, domain=Box.unit(1), M_Y=M_Y,
+                                      sensitivity=sensitivity)
+    count = [0]
+
+    def unpack(p):
+        p = np.clip(p, -1.0, 1.0)
+        core_x = (p[: n - 1, None] + 1) / 2
+        core_y = M_Y * p[n - 1: 2 * n - 2]
+        x1, x2 = (p[2 * n - 2] + 1) / 2, (p[2 * n - 1] + 1) / 2
+        return (np.vstack([core_x, [[x1]]]), np.r_[core_y, M_Y * p[2 * n]],
+                np.vstack([core_x, [[x2]]]), np.r_[core_y, M_Y * p[2 * n + 1]])
+
+    def neg(p):
+        count[0] += 1
+        return -posterior_mean_rkhs_distance(k, r, *unpack(p))
+
+    best, best_p = -1.0, None
+    for _ in range(starts):
+        res = minimize(neg, rng.uniform(-1, 1, 2 * n + 2), method="Nelder-Mead",
+                       options=dict(maxiter=maxiter, xatol=1e-9, fatol=1e-12))
+        if -res.fun > best:
+            best, best_p = -res.fun, res.x
+    X1, y1, X2, y2 = unpack(best_p)
+    return MeanSensitivitySearch(kernel=k.name, lengthscale=float(lengthscale), n=int(n), r=float(r), found=float(best),
+                                 bound=float(sens.value), lemma=sens.lemma, evaluations=count[0],
+                                 worst={"X1": X1.ravel().tolist(), "y1": y1.tolist(), "X2": X2.ravel().tolist(),
+                                        "y2": y2.tolist()})
