@@ -188,10 +188,14 @@ class PublicGrid:
         mesh = np.meshgrid(*self.axes(), indexing="ij")
         return np.stack([m.ravel() for m in mesh], axis=-1)
 
-    def check_not_fitted_to(self, name: str, X) -> None:
+    def check_not_fitted_to(self, name: str, X, public_box: Box | None = None) -> None:
         """Tripwire: refuse a grid whose every axis spans exactly [min, max] of the private inputs X
         (the typical grid computed from the data). A public grid passes unless the data happen to sit
-        exactly on both ends of every axis; the check cannot prove that a grid is public."""
+        exactly on both ends of every axis; a grid spanning exactly the declared ``public_box`` always
+        passes (it is as public as the box, even when the data reach the box's corners, e.g. after
+        snapping to its lattice). The check cannot prove that a grid is public."""
+        if public_box is not None and self.lower == public_box.lower and self.upper == public_box.upper:
+            return
         X = np.asarray(X, dtype=float)
         if X.ndim == 1:
             X = X[:, None]

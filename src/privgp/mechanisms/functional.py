@@ -263,7 +263,7 @@ def release_functional(plan: FunctionalPlan, X, y, rng: np.random.Generator) -> 
     if X.shape[0] != plan.n:
         raise InvalidParameterError("coordinates", f"{plan.n} rows (the n the release was planned for)", X.shape[0])
     y = check_bounded("responses", v.responses("responses", y, plan.n), plan.M_Y)
-    plan.grid.check_not_fitted_to("coordinates", X)
+    plan.grid.check_not_fitted_to("coordinates", X, public_box=plan.domain)
     from ..sampling import prior_paths  # noqa: PLC0415
 
     k = plan.kernel_object()
