@@ -1,18 +1,26 @@
 """Mechanisms: private releases joining models to accounting.
 
-* :mod:`.release` -- L exact GP posterior sample paths on a grid over a public domain (seed 000),
-  with bounded responses (App. D.2), calibrated public hyperparameters and a certificate.
-* :mod:`.dpsetconv` -- DPSetConv, the private SetConv encoder of the DPConvCNP (seed 002, Alg. 3).
+* :mod:`.release` -- the protocol shared by every mechanism (plan, check, charge, draw) and
+  :func:`release`, the library's whole release workflow; response maps and grids;
+* :mod:`.posterior_sample` -- seed 000's privacy events built from kernels and public domains,
+  certificates and calibration;
+* :mod:`.posterior_release` -- the seed-000 plan: L exact GP posterior sample paths on a grid;
 * :mod:`.functional` -- the functional mechanism f_D + c g for a GP posterior mean (Hall et al. 2013;
-  GDP analysis of seed 002, Thm 4.1), with RKHS sensitivities.
+  GDP analysis of seed 002, Thm 4.1), with RKHS sensitivities;
+* :mod:`.dpsetconv` -- DPSetConv, the private SetConv encoder of the DPConvCNP (seed 002, Alg. 3).
 """
 from .dpsetconv import (DPSetConvPlan, DPSetConvRelease, dpsetconv, dpsetconv_release, plan_dpsetconv,
                         setconv_channels)
 from .functional import FunctionalPlan, FunctionalRelease, plan_functional, release_functional
-from .release import (MECHANISM, ReleasedPaths, ReleasePlan, ResponseMap, default_delta,
-                      default_lengthscale, plan_release, sample_release)
+from .posterior_release import (MECHANISM, PosteriorSamplePlan, ReleasedPaths, default_lengthscale,
+                                plan_posterior_sample, sample_release)
+from .posterior_sample import (calibrate_eta, calibrate_L, calibrate_r, certify_posterior_sample,
+                               check_certificate, epsilon_posterior_sampling, posterior_sample_event)
+from .release import ReleaseResult, ResponseMap, default_delta, grid_sizes, release
 
-__all__ = ["DPSetConvPlan", "DPSetConvRelease", "FunctionalPlan", "FunctionalRelease", "plan_functional",
-           "release_functional", "MECHANISM", "ReleasePlan", "ReleasedPaths", "ResponseMap",
-           "default_delta", "default_lengthscale", "dpsetconv", "dpsetconv_release", "plan_dpsetconv",
-           "plan_release", "sample_release", "setconv_channels"]
+__all__ = ["DPSetConvPlan", "DPSetConvRelease", "FunctionalPlan", "FunctionalRelease", "dpsetconv",
+           "dpsetconv_release", "plan_dpsetconv", "plan_functional", "release_functional", "setconv_channels",
+           "MECHANISM", "PosteriorSamplePlan", "ReleaseResult", "ReleasedPaths", "ResponseMap", "calibrate_L",
+           "calibrate_eta", "calibrate_r", "certify_posterior_sample", "check_certificate", "default_delta",
+           "default_lengthscale", "epsilon_posterior_sampling", "grid_sizes", "plan_posterior_sample",
+           "posterior_sample_event", "release", "sample_release"]

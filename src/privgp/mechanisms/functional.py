@@ -50,7 +50,7 @@ import numpy as np
 from .. import validation as v
 from ..accounting import accountant
 from ..accounting.functional import MULTIPLIERS, FunctionalEvent, check_clip
-from ..accounting.posterior_sampling import bounds_for
+from .posterior_sample import bounds_for
 from ..domain import Box, PublicGrid
 from ..errors import InvalidParameterError, NumericalError
 from ..kernels import Kernel, make_kernel

@@ -3,7 +3,7 @@
 Mechanisms (each a replace-one (epsilon, delta)-DP release of a function on a public grid):
 
 * ``posterior_sampling`` (seed 000): one exact posterior path, r calibrated as the smallest ridge
-  certified at the target epsilon for the given sigma (:func:`privgp.mechanisms.release.plan_release`,
+  certified at the target epsilon for the given sigma (:func:`privgp.mechanisms.posterior_release.plan_posterior_sample`,
   Thm 3.1, Lemma B.7 in 1-D / B.1 in 2-D, "improved" conversion), drawn by
   :func:`privgp.mechanisms.release.sample_release` (exact samplers);
 * ``functional`` (seed 002): the posterior mean with ridge r plus c g, c = Delta_n(r) / mu(epsilon,
@@ -39,7 +39,8 @@ from ..domain import Box, PublicGrid
 from ..errors import InvalidParameterError
 from ..kernels import make_kernel
 from ..mechanisms.functional import plan_functional, posterior_mean_weights, release_functional
-from ..mechanisms.release import ResponseMap, grid_sizes, plan_release, sample_release
+from ..mechanisms.posterior_release import plan_posterior_sample, sample_release
+from ..mechanisms.release import ResponseMap, grid_sizes
 from . import excursion as ex
 
 MECHANISMS = ("posterior_sampling", "functional", "dp_sparse_gp", "non_private")
@@ -221,7 +222,7 @@ def release_batch(b: Batch, mechanism: str, params: dict, epsilon: float, delta:
     P = b.grid.points()
     out = []
     if mechanism == "posterior_sampling":
-        plan = plan_release(n, b.domain, _IDENTITY, kernel=b.kernel, lengthscale=ell, sigma=float(params["sigma"]),
+        plan = plan_posterior_sample(n, b.domain, _IDENTITY, kernel=b.kernel, lengthscale=ell, sigma=float(params["sigma"]),
                             target_epsilon=epsilon, delta=delta, grid=max(b.grid.sizes), snap=b.snap)
         if tuple(plan.grid) != b.grid.sizes:  # pragma: no cover - grid_sizes is the one rule for both
             raise InvalidParameterError("grid", f"the release plan's grid {plan.grid}", b.grid.sizes)
