@@ -23,8 +23,10 @@ from ..domain import Box
 from ..errors import InvalidParameterError
 from ..ledger import DEFAULT_BUDGET_EPSILON, Ledger
 from ..jsonable import to_jsonable
+from ..domain import PublicGrid
+from ..mechanisms import functional as fm
 from ..mechanisms.posterior_release import MECHANISM, PosteriorSamplePlan, ReleasedPaths, plan_posterior_sample
-from ..mechanisms.release import ResponseMap, release
+from ..mechanisms.release import ResponseMap, grid_sizes, release
 from .common import print_json
 
 #: Default task on the embedded data: log sale price above $50k (price is in thousand USD).
@@ -35,6 +37,11 @@ DEFAULT_EPSILON = 5.0
 #: at fixed epsilon in a synthetic (plume) study with n = 211 -- chosen without the private data
 DEFAULT_SIGMA = 0.1
 DEFAULT_GRID = {1: 201, 2: 121}
+MECHANISMS = ("posterior-sample", "functional")
+#: --mechanism functional without --r: the smallest r whose noise std c (model units, |y| <= 1) is <= this
+DEFAULT_NOISE_STD = 0.2
+#: options that only the posterior-sample mechanism uses (an error with --mechanism functional)
+POSTERIOR_ONLY = ("sigma", "eta", "snap", "conversion")
 DEFAULT_SNAP = {1: 0, 2: 1}
 OUTPUT_FILES = ("paths.npz", "paths.csv", "excursion.png", "certificate.json")
 
@@ -68,6 +75,14 @@ DESCRIPTION = textwrap.dedent(f"""\
 
     Outputs in --out: paths.npz and paths.csv (the released paths on the grid), excursion.png
     (the released excursion boundaries; never the data points), certificate.json.
+
+    --mechanism functional releases instead the GP posterior mean (ridge r) plus GP noise c g of
+    the same kernel (the functional mechanism of Hall et al. 2013 with the Gaussian-DP analysis of
+    seed 002, Thm 4.1): c = Delta / mu(epsilon, delta), Delta the RKHS sensitivity of the posterior
+    mean (<= Delta_n of seed 000, Lemma B.1 / B.7). Same data, box, threshold, clipping, ledger and
+    outputs (one released function). r is given (--r) or the smallest r whose noise std c is at
+    most --noise-std (default {DEFAULT_NOISE_STD:g} in model units, where |y| <= 1), from public
+    quantities only; --sigma, --eta, --snap, --conversion do not apply.
     """)
 
 
@@ -102,6 +117,9 @@ def register(sub) -> None:
     t.add_argument("--transform", choices=["identity", "log"],
                    help="public response transform g (default: identity; embedded: log)")
     h = p.add_argument_group("public hyperparameters (never chosen from the private data)")
+    h.add_argument("--mechanism", choices=MECHANISMS, default="posterior-sample",
+                   help="posterior-sample: L exact posterior paths (seed 000, default); functional: posterior "
+                        "mean + GP noise (seed 002, Thm 4.1)")
     h.add_argument("--kernel", default="exponential",
                    choices=["exponential", "matern32", "matern52", "squared_exponential"],
                    help="kernel (default: exponential)")
@@ -112,15 +130,21 @@ def register(sub) -> None:
     h.add_argument("--epsilon", type=float, metavar="E",
                    help=f"target epsilon: calibrate the smallest r (or, with --r, the smallest eta) meeting "
                         f"it (default: {DEFAULT_EPSILON:g} when --r is not given)")
-    h.add_argument("--sigma", type=float, default=DEFAULT_SIGMA, metavar="S",
+    h.add_argument("--sigma", type=float, metavar="S",
                    help=f"kernel scale sigma (default: {DEFAULT_SIGMA:g}, chosen on synthetic data, not on yours)")
+    h.add_argument("--noise-std", type=float, metavar="C",
+                   help=f"functional mechanism without --r: calibrate the smallest r whose noise std c is <= C "
+                        f"(model units; default {DEFAULT_NOISE_STD:g})")
+    h.add_argument("--accounting", choices=sorted(fm.MULTIPLIERS), default="gdp",
+                   help="functional mechanism: how c is chosen for the target: gdp (seed 002 Thm 4.1, default), "
+                        "rdp (Jiang et al.), hall (Hall et al. Thm 3.3, epsilon <= 1 only)")
     h.add_argument("--eta", type=float, metavar="ETA", help="scale of added prior GP noise (Prop. 2; default 0)")
     h.add_argument("--L", type=int, default=1, metavar="L", help="number of released paths (default: 1)")
     h.add_argument("--delta", type=float, metavar="D", help="delta of the certificate (default: n^-1.1, "
                    "as in seed 000's real-data study; n is public under replace-one DP)")
     h.add_argument("--sensitivity", choices=["auto", "generic", "exp1d"], default="auto",
                    help="Delta_n lemma: auto = B.7 for the 1-D exponential kernel, else B.1 (default: auto)")
-    h.add_argument("--conversion", choices=["improved", "mironov"], default="improved",
+    h.add_argument("--conversion", choices=["improved", "mironov"],
                    help="RDP -> (epsilon, delta) conversion of the certificate (default: improved)")
     o = p.add_argument_group("output, randomness, ledger")
     o.add_argument("--grid", type=int, metavar="N",
@@ -183,7 +207,15 @@ def _box(values, dim) -> Box:
     return Box(tuple(values[0::2]), tuple(values[1::2]))
 
 
-def _plan(args, data, domain, rmap) -> PosteriorSamplePlan:
+def _plan(args, data, domain, rmap):
+    if args.mechanism == "functional":
+        return _plan_functional(args, data, domain, rmap)
+    for flag in ("noise_std",):
+        if getattr(args, flag) is not None:
+            raise InvalidParameterError("--" + flag.replace("_", "-"), "used with --mechanism functional only",
+                                        getattr(args, flag))
+    if args.accounting != "gdp":
+        raise InvalidParameterError("--accounting", "used with --mechanism functional only", args.accounting)
     snap = DEFAULT_SNAP[domain.dim] if args.snap is None else args.snap
     if snap < 0:
         raise InvalidParameterError("--snap", "an integer >= 0", snap)
@@ -191,9 +223,32 @@ def _plan(args, data, domain, rmap) -> PosteriorSamplePlan:
     if target is None and args.r is None:
         target = DEFAULT_EPSILON
     return plan_posterior_sample(data.n, domain, rmap, kernel=args.kernel, lengthscale=args.lengthscale,
-                        sigma=args.sigma, r=args.r, eta=args.eta, L=args.L, delta=args.delta,
-                        target_epsilon=target, sensitivity=args.sensitivity, conversion=args.conversion,
-                        grid=args.grid or DEFAULT_GRID[domain.dim], snap=snap or None)
+                        sigma=DEFAULT_SIGMA if args.sigma is None else args.sigma, r=args.r, eta=args.eta, L=args.L,
+                        delta=args.delta, target_epsilon=target, sensitivity=args.sensitivity,
+                        conversion=args.conversion or "improved", grid=args.grid or DEFAULT_GRID[domain.dim],
+                        snap=snap or None)
+
+
+def _plan_functional(args, data, domain, rmap) -> fm.FunctionalPlan:
+    for flag in POSTERIOR_ONLY:
+        if getattr(args, flag) is not None:
+            raise InvalidParameterError("--" + flag, "left out with --mechanism functional (posterior-sample only)",
+                                        getattr(args, flag))
+    if args.L != 1:
+        raise InvalidParameterError("--L", "1 with --mechanism functional (one released function per release)",
+                                    args.L)
+    if args.r is not None and args.noise_std is not None:
+        raise InvalidParameterError("--noise-std", "left out when --r is given", args.noise_std)
+    from ..mechanisms.posterior_release import default_lengthscale
+    from ..mechanisms.release import default_delta
+
+    grid = PublicGrid.on_box(domain, grid_sizes(domain, args.grid or DEFAULT_GRID[domain.dim]))
+    noise = None if args.r is not None else (DEFAULT_NOISE_STD if args.noise_std is None else args.noise_std)
+    return fm.plan_functional(data.n, domain, grid, kernel=args.kernel,
+                              lengthscale=default_lengthscale(domain) if args.lengthscale is None else args.lengthscale,
+                              r=args.r, noise_std=noise, epsilon=DEFAULT_EPSILON if args.epsilon is None else args.epsilon,
+                              delta=default_delta(data.n) if args.delta is None else args.delta,
+                              sensitivity=args.sensitivity, accounting=args.accounting, response_map=rmap)
 
 
 def _check_out(out: Path, overwrite: bool) -> None:
@@ -245,8 +300,8 @@ def _plot(out: Path, rel: ReleasedPaths, plan: PosteriorSamplePlan, names, respo
     import matplotlib.pyplot as plt
 
     cert = plan.certificate
-    title = (f"Private release: L={plan.L} path(s), epsilon={float(cert.epsilon):.3g}, "
-             f"delta={float(cert.delta):.2g}")
+    what = "functional mechanism, 1 function" if plan.mechanism == "functional" else f"L={plan.L} path(s)"
+    title = f"Private release: {what}, epsilon={float(cert.epsilon):.3g}, delta={float(cert.delta):.2g}"
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     if plan.domain.dim == 2:
         w = plan.domain.widths
@@ -278,7 +333,7 @@ def _plot(out: Path, rel: ReleasedPaths, plan: PosteriorSamplePlan, names, respo
         ax.axhline(rel.level, color="k", lw=0.8)
         ax.set_xlim(plan.domain.lower[0], plan.domain.upper[0])
         ax.set_xlabel(names[0])
-        ax.set_ylabel("released path, (g(z) - g(T)) / B")
+        ax.set_ylabel("released function, (g(z) - g(T)) / B")
         if plan.L <= 10:
             ax.legend(fontsize=8)
         ax.set_title(title + f"\nshaded: released excursion set {{{response} > {plan.response_map.threshold:g}}}",
@@ -287,11 +342,11 @@ def _plot(out: Path, rel: ReleasedPaths, plan: PosteriorSamplePlan, names, respo
     plt.close(fig)
 
 
-def _certificate_doc(plan: PosteriorSamplePlan, data, fingerprint, charge, ledger, randomness) -> dict:
+def _certificate_doc(plan, data, fingerprint, charge, ledger, randomness) -> dict:
     cert = plan.certificate
     return {
         "privgp_version": __version__,
-        "mechanism": MECHANISM,
+        "mechanism": fm.MECHANISM if plan.mechanism == "functional" else MECHANISM,
         "certificate": cert.to_dict(),
         "calibration": plan.calibration,
         "public_settings": plan.public_settings(),
@@ -311,37 +366,48 @@ def _certificate_doc(plan: PosteriorSamplePlan, data, fingerprint, charge, ledge
     }
 
 
-def _summary(plan: PosteriorSamplePlan, data, out: Path, charge, ledger, randomness, fingerprint) -> dict:
+def _summary(plan, data, out: Path, charge, ledger, randomness, fingerprint) -> dict:
     cert = plan.certificate
-    return {"out": str(out), "files": list(OUTPUT_FILES), "epsilon": float(cert.epsilon),
+    extra = ({"multiplier": plan.multiplier, "sensitivity_bound": plan.sensitivity, "accounting": plan.accounting}
+             if plan.mechanism == "functional" else {"sigma": plan.sigma, "eta": plan.eta})
+    return {"out": str(out), "files": list(OUTPUT_FILES), "mechanism": plan.mechanism, "epsilon": float(cert.epsilon),
             "delta": float(cert.delta), "n": data.n, "dim": data.dim, "L": plan.L, "r": plan.r,
-            "sigma": plan.sigma, "eta": plan.eta, "lengthscale": plan.lengthscale, "kernel": plan.kernel,
+            **extra, "lengthscale": plan.lengthscale, "kernel": plan.kernel,
             "hyperparameters": plan.hyperparameter_source, "target_epsilon": plan.target_epsilon,
             "domain": plan.domain.to_dict(), "response_map": plan.response_map.to_dict(),
-            "sensitivity": plan.sensitivity, "fingerprint": fingerprint, "ledger": str(ledger.path),
+            "sensitivity": plan.lemma if plan.mechanism == "functional" else plan.sensitivity, "fingerprint": fingerprint, "ledger": str(ledger.path),
             "entry_id": charge.entry_id, "budget_epsilon": charge.budget_epsilon,
             "budget_delta": charge.budget_delta, "spent_epsilon": charge.spent_after.epsilon,
             "remaining_epsilon": max(charge.budget_epsilon - charge.spent_after.epsilon, 0.0),
             "randomness": randomness}
 
 
-def _print_summary(s: dict, plan: PosteriorSamplePlan, data) -> None:
+def _print_summary(s: dict, plan, data) -> None:
     rm = plan.response_map
     cert = plan.certificate
-    lemma = cert.details.get("lemma_Delta")
     source = " [embedded Baltimore 1978 house sales]" if data.source == "embedded:baltimore" else ""
+    if plan.mechanism == "functional":
+        head = f"privgp release: functional mechanism (posterior mean + GP noise) from {s['n']} private records"
+        lemma = f"mu-GDP (seed 002, Thm 4.1); RKHS sensitivity <= {plan.sensitivity:.4g} by {plan.lemma}"
+        settings = (f"{plan.kernel} kernel, lengthscale {plan.lengthscale:.4g}, r={plan.r:.4g} ({plan.hyperparameter_source}"
+                    + (f" for noise std <= {plan.calibration['target_noise_std']:g}" if plan.calibration else "")
+                    + f"), noise std c={plan.multiplier:.4g} ({plan.accounting})")
+        grid = " x ".join(map(str, plan.grid.sizes))
+    else:
+        head = f"privgp release: {s['L']} posterior sample path(s) from {s['n']} private records"
+        lemma = cert.details.get("lemma_Delta") or f"sensitivity {plan.sensitivity}"
+        settings = (f"{plan.kernel} kernel, lengthscale {plan.lengthscale:.4g}, r={plan.r:.4g} "
+                    f"({plan.hyperparameter_source}" + (f" for target epsilon {plan.target_epsilon:g}" if plan.target_epsilon else "")
+                    + f"), sigma={plan.sigma:g}, eta={plan.eta:.4g}")
+        grid = (" x ".join(map(str, plan.grid)) + ("" if plan.snap is None else
+                f"; inputs snapped to the grid{'' if plan.snap == 1 else f' refined {plan.snap}x'} (public per-record map)"))
     lines = [
-        f"privgp release: {s['L']} posterior sample path(s) from {s['n']} private records ({s['dim']}-D){source}",
-        f"  guarantee   ({s['epsilon']:.4g}, {s['delta']:.3g})-DP for replace-one neighbours"
-        + (f"; {lemma}" if lemma else f"; sensitivity {plan.sensitivity}"),
-        f"  settings    {plan.kernel} kernel, lengthscale {plan.lengthscale:.4g}, r={plan.r:.4g} "
-        f"({plan.hyperparameter_source}" + (f" for target epsilon {plan.target_epsilon:g}" if plan.target_epsilon else "")
-        + f"), sigma={plan.sigma:g}, eta={plan.eta:.4g}",
+        f"{head} ({s['dim']}-D){source}",
+        f"  guarantee   ({s['epsilon']:.4g}, {s['delta']:.3g})-DP for replace-one neighbours; {lemma}",
+        f"  settings    {settings}",
         f"  task        where {data.response_name} > {rm.threshold:g} (centred on the {rm.transform} scale, "
         f"clipped at +-{rm.clip:g}); domain {plan.domain.describe()}",
-        f"  grid        {' x '.join(map(str, plan.grid))}"
-        + ("" if plan.snap is None else
-           f"; inputs snapped to the grid{'' if plan.snap == 1 else f' refined {plan.snap}x'} (public per-record map)"),
+        f"  grid        {grid}",
         f"  ledger      {s['ledger']}",
         f"              entry {s['entry_id']}; dataset {s['fingerprint'][:16]}: spent epsilon "
         f"{s['spent_epsilon']:.4g} of {s['budget_epsilon']:g} (at delta {s['budget_delta']:.3g})",

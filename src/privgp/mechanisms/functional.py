@@ -44,15 +44,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
 from .. import validation as v
-from ..accounting import accountant
+from ..accounting import PrivacyCertificate, certify
 from ..accounting.functional import MULTIPLIERS, FunctionalEvent, check_clip
 from .posterior_sample import bounds_for
+from .release import ResponseMap
 from ..domain import Box, PublicGrid
-from ..errors import InvalidParameterError, NumericalError
+from ..errors import InfeasibleTargetError, InvalidParameterError, NumericalError
 from ..kernels import Kernel, make_kernel
 
 MECHANISM = "functional mechanism f_D + c g (Hall et al. 2013; GDP analysis: seed 002, Thm 4.1)"
@@ -145,7 +147,9 @@ def posterior_mean_rkhs_distance(kernel: Kernel, r: float, X1, y1, X2, y2) -> fl
 
 @dataclass(frozen=True)
 class FunctionalPlan:
-    """Every public setting of one functional-mechanism release of a GP posterior mean."""
+    """Every public setting of one functional-mechanism release of a GP posterior mean: the seed-002
+    implementation of :class:`privgp.mechanisms.release.ReleasePlan` (``check``, ``draw``, ``event``,
+    ``certificate``), so :func:`privgp.mechanisms.release.release` charges a ledger for it."""
 
     n: int
     domain: Box
@@ -162,35 +166,104 @@ class FunctionalPlan:
     mu: float                # Delta / c: the release is mu-GDP
     multiplier: float        # c
     event: FunctionalEvent = field(repr=False)
+    certificate: PrivacyCertificate = field(repr=False)
+    response_map: ResponseMap | None = None   # None: responses must already satisfy |y| <= M_Y
+    hyperparameter_source: str = "given r"
+    calibration: dict | None = None
+    mechanism: str = "functional"
+
+    L: ClassVar[int] = 1     # one released function per release
 
     def kernel_object(self) -> Kernel:
         return make_kernel(self.kernel, self.lengthscale)
 
     @property
     def certified_epsilon(self) -> float:
-        return float(accountant.epsilon(self.event, self.delta).epsilon)
+        return float(self.certificate.epsilon)
+
+    @property
+    def target_epsilon(self) -> float:
+        return self.epsilon
 
     def public_settings(self) -> dict:
-        return {"mechanism": MECHANISM, "estimator": "posterior_mean", "n": self.n, "domain": self.domain.to_dict(),
-                "grid": self.grid.to_dict(), "kernel": self.kernel, "lengthscale": self.lengthscale, "r": self.r,
-                "M_Y": self.M_Y, "epsilon": self.epsilon, "delta": self.delta, "accounting": self.accounting,
-                "sensitivity": self.sensitivity, "lemma": self.lemma, "mu": self.mu, "multiplier": self.multiplier,
-                "event": self.event.to_dict()}
+        out = {"estimator": "GP posterior mean", "n": self.n, "dim": self.domain.dim, "domain": self.domain.to_dict(),
+               "grid": list(self.grid.sizes), "kernel": self.kernel, "lengthscale": self.lengthscale, "r": self.r,
+               "hyperparameters": self.hyperparameter_source, "M_Y": self.M_Y, "target_epsilon": self.epsilon,
+               "delta": self.delta, "accounting": self.accounting, "sensitivity_bound": self.sensitivity,
+               "sensitivity_lemma": self.lemma, "mu": self.mu, "multiplier": self.multiplier}
+        if self.response_map is not None:
+            out["response_map"] = self.response_map.to_dict()
+        return out
 
     def describe(self) -> str:
-        return (f"functional mechanism (posterior mean): n={self.n}, {self.kernel} kernel (lengthscale "
+        return (f"functional mechanism (posterior mean + c g): n={self.n}, {self.kernel} kernel (lengthscale "
                 f"{self.lengthscale:.4g}), r={self.r:.4g}, Delta={self.sensitivity:.4g}, c={self.multiplier:.4g}, "
                 f"domain {self.domain.describe()}")
 
+    def check(self, X, z) -> tuple[np.ndarray, np.ndarray]:
+        """Every check of the private inputs (before any charge): X in the public domain with n rows;
+        responses mapped by the plan's ResponseMap, or (without one) already bounded by M_Y; the grid
+        tripwire."""
+        X = self.domain.check_contains("coordinates", X)
+        if X.shape[0] != self.n:
+            raise InvalidParameterError("coordinates", f"{self.n} rows (the n the release was planned for)", X.shape[0])
+        z = v.responses("responses", z, self.n)
+        y = self.response_map.apply(z) if self.response_map is not None else check_bounded("responses", z, self.M_Y)
+        self.grid.check_not_fitted_to("coordinates", X, public_box=self.domain)
+        return X, y
+
+    def draw(self, X, y, rng: np.random.Generator) -> "FunctionalRelease":
+        """mu_D(grid) + c g(grid), g an exact draw of GP(0, k) (X, y from :meth:`check`)."""
+        from ..sampling import prior_paths  # noqa: PLC0415
+
+        rng = v.generator("rng", rng)
+        k = self.kernel_object()
+        mean = k(self.grid.points(), X) @ posterior_mean_weights(k, X, y, self.r)
+        noise = prior_paths(k, self.grid.axes(), rng=rng, L=1, scale=self.multiplier)[0]
+        return FunctionalRelease(axes=self.grid.axes(), paths=(mean.reshape(self.grid.shape) + noise)[None],
+                                 multiplier=self.multiplier)
+
+
+def ridge_for_noise(n: int, domain: Box, *, kernel: str, lengthscale: float, epsilon: float, delta: float,
+                    noise_std: float, M_Y: float = 1.0, sensitivity: str = "auto", accounting: str = "gdp",
+                    r_max: float = 1e6) -> float:
+    """The smallest r (to 1e-6 relative) whose multiplier c(r) = Delta_n(r) / mu is <= ``noise_std``:
+    Delta_n decreases in r (Lemmas B.1, B.7), so this is a bracketed bisection on public quantities
+    only. The rule trades the noise of the release against the shrinkage of the posterior mean."""
+    noise_std = v.positive("noise_std", noise_std)
+    if accounting not in MULTIPLIERS:
+        raise InvalidParameterError("accounting", f"one of {sorted(MULTIPLIERS)}", accounting)
+
+    def c_of(r):
+        d = float(posterior_mean_sensitivity(n, r, kernel=kernel, lengthscale=lengthscale, domain=domain, M_Y=M_Y,
+                                             sensitivity=sensitivity).value)
+        return float(MULTIPLIERS[accounting](d, epsilon, delta))
+
+    lo, hi = 1e-6, 1.0
+    if c_of(lo) <= noise_std:
+        return lo
+    while c_of(hi) > noise_std:
+        hi *= 2.0
+        if hi > r_max:
+            raise InfeasibleTargetError(f"no ridge r <= {r_max:g} gives noise std <= {noise_std:g} at "
+                                        f"epsilon={epsilon:g}, delta={delta:g}")
+    while hi - lo > 1e-6 * hi:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if c_of(mid) <= noise_std else (mid, hi)
+    return hi
+
 
 def plan_functional(n: int, domain: Box, grid: PublicGrid, *, kernel: str = "exponential", lengthscale: float,
-                    r: float, epsilon: float, delta: float, M_Y: float = 1.0, sensitivity: str = "auto",
-                    accounting: str = "gdp") -> FunctionalPlan:
+                    r: float | None = None, epsilon: float, delta: float, M_Y: float = 1.0, sensitivity: str = "auto",
+                    accounting: str = "gdp", response_map: ResponseMap | None = None,
+                    noise_std: float | None = None) -> FunctionalPlan:
     """Validate the public settings, bound the sensitivity and choose the multiplier c for the
     target (epsilon, delta) (``accounting="gdp"``: c = Delta / mu(epsilon, delta), Thm 4.1;
-    "rdp"/"hall" for comparison: more noise for the same target). The certified epsilon of the
-    event is recomputed and never exceeds the target (c is raised by a few ulp where rounding would
-    otherwise put it above)."""
+    "rdp"/"hall" for comparison: more noise for the same target). ``r`` given, or (``r=None``)
+    the smallest r whose c is <= ``noise_std`` (:func:`ridge_for_noise`). The certified epsilon of
+    the event is recomputed and never exceeds the target (c is raised by a few ulp where rounding
+    would otherwise put it above). With a ``response_map`` raw responses are mapped into [-1, 1]
+    (M_Y must then be 1)."""
     n = v.integer("n", n, minimum=2)
     if not isinstance(domain, Box):
         raise InvalidParameterError("domain", "a privgp.domain.Box (public)", type(domain).__name__)
@@ -202,12 +275,31 @@ def plan_functional(n: int, domain: Box, grid: PublicGrid, *, kernel: str = "exp
         raise InvalidParameterError("grid", f"of the domain's dimension {domain.dim}", grid.dim)
     lengthscale = v.positive("lengthscale", lengthscale)
     k = make_kernel(kernel, lengthscale)
-    r = v.positive("r", r)
     M_Y = v.positive("M_Y", M_Y)
+    if response_map is not None:
+        if not isinstance(response_map, ResponseMap):
+            raise InvalidParameterError("response_map", "a privgp.mechanisms.ResponseMap", type(response_map).__name__)
+        if M_Y != 1.0:
+            raise InvalidParameterError("M_Y", "1 with a response map (it maps responses into [-1, 1])", M_Y)
     epsilon = v.positive("epsilon", epsilon)
     delta = v.probability("delta", delta)
     if accounting not in MULTIPLIERS:
         raise InvalidParameterError("accounting", f"one of {sorted(MULTIPLIERS)}", accounting)
+    calibration = None
+    if r is None:
+        if noise_std is None:
+            raise InvalidParameterError("r", "given, or calibrated from a target noise_std", None)
+        r = ridge_for_noise(n, domain, kernel=k.name, lengthscale=lengthscale, epsilon=epsilon, delta=delta,
+                            noise_std=noise_std, M_Y=M_Y, sensitivity=sensitivity, accounting=accounting)
+        source = "calibrated r"
+        calibration = {"parameter": "r", "value": r, "target_noise_std": float(noise_std),
+                       "rule": "smallest r whose multiplier c = Delta_n(r) / mu is <= the target noise std "
+                               "(public quantities only)"}
+    else:
+        if noise_std is not None:
+            raise InvalidParameterError("noise_std", "left out when r is given", noise_std)
+        r = v.positive("r", r)
+        source = "given r"
     sens = posterior_mean_sensitivity(n, r, kernel=k.name, lengthscale=lengthscale, domain=domain, M_Y=M_Y,
                                       sensitivity=sensitivity)
     Delta = float(sens.value)
@@ -216,13 +308,20 @@ def plan_functional(n: int, domain: Box, grid: PublicGrid, *, kernel: str = "exp
     for grow in (0.0, 1e-13, 1e-12, 1e-11, 1e-10, 1e-9):
         c = c0 * (1.0 + grow)
         event = FunctionalEvent(sensitivity=Delta, noise_std=c)
-        if float(accountant.epsilon(event, delta).epsilon) <= epsilon:
+        cert = certify(event, delta, mechanism=MECHANISM,
+                       public={"estimator": "GP posterior mean", "kernel": k.name, "lengthscale": lengthscale, "r": r,
+                               "domain": domain.describe(), "sensitivity lemma": sens.lemma,
+                               "accounting": accounting},
+                       extra_assumptions=(f"bounded responses |y| <= M_Y = {M_Y:g}", "a public domain containing "
+                                          "every input (kappa, V_n)", sens.note))
+        if float(cert.epsilon) <= epsilon:
             break
     else:
         raise NumericalError(f"functional plan: no multiplier certified at epsilon <= {epsilon!r}")
     return FunctionalPlan(n=n, domain=domain, grid=grid, kernel=k.name, lengthscale=lengthscale, r=r, M_Y=M_Y,
                           epsilon=epsilon, delta=delta, accounting=accounting, sensitivity=Delta, lemma=sens.lemma,
-                          mu=event.mu, multiplier=c, event=event)
+                          mu=event.mu, multiplier=c, event=event, certificate=cert, response_map=response_map,
+                          hyperparameter_source=source, calibration=calibration)
 
 
 def check_bounded(name: str, y, M_Y: float) -> np.ndarray:
@@ -238,35 +337,36 @@ def check_bounded(name: str, y, M_Y: float) -> np.ndarray:
 
 @dataclass(frozen=True)
 class FunctionalRelease:
-    """The released function mu_D + c g on the public grid (shape ``plan.grid.shape``)."""
+    """The released function mu_D + c g on the public grid: ``paths`` (1, *grid shape) on ``axes`` (the
+    interface of :class:`privgp.mechanisms.posterior_release.ReleasedPaths`)."""
 
-    plan: FunctionalPlan
-    values: np.ndarray
+    axes: tuple[np.ndarray, ...]
+    paths: np.ndarray
+    multiplier: float
+    level: float = 0.0
 
     @property
-    def event(self) -> FunctionalEvent:
-        return self.plan.event
+    def values(self) -> np.ndarray:
+        return self.paths[0]
+
+    def excursion(self) -> np.ndarray:
+        return self.paths >= self.level
+
+    def grid_points(self) -> np.ndarray:
+        mesh = np.meshgrid(*self.axes, indexing="ij")
+        return np.stack([m.ravel() for m in mesh], axis=-1)
 
     def band(self, z: float = 1.959963984540054) -> tuple[np.ndarray, np.ndarray]:
         """values -+ z c: a pointwise band for the *noise-free estimator* mu_D (k(x, x) = 1); it says
         nothing about the estimator's own error against the truth."""
-        return self.values - z * self.plan.multiplier, self.values + z * self.plan.multiplier
+        return self.values - z * self.multiplier, self.values + z * self.multiplier
 
 
 def release_functional(plan: FunctionalPlan, X, y, rng: np.random.Generator) -> FunctionalRelease:
-    """One release of mu_D + c g under ``plan``. Every check runs before the noise is drawn: X in the
-    public domain with n rows, |y| <= M_Y, the grid tripwire, a generator."""
+    """check + draw WITHOUT charging any ledger (experiments, tests; a release to publish goes through
+    :func:`privgp.mechanisms.release.release`). Every check runs before the noise is drawn."""
     if not isinstance(plan, FunctionalPlan):
         raise InvalidParameterError("plan", "a FunctionalPlan (from plan_functional)", type(plan).__name__)
     rng = v.generator("rng", rng)
-    X = plan.domain.check_contains("coordinates", X)
-    if X.shape[0] != plan.n:
-        raise InvalidParameterError("coordinates", f"{plan.n} rows (the n the release was planned for)", X.shape[0])
-    y = check_bounded("responses", v.responses("responses", y, plan.n), plan.M_Y)
-    plan.grid.check_not_fitted_to("coordinates", X, public_box=plan.domain)
-    from ..sampling import prior_paths  # noqa: PLC0415
-
-    k = plan.kernel_object()
-    mean = k(plan.grid.points(), X) @ posterior_mean_weights(k, X, y, plan.r)
-    noise = prior_paths(k, plan.grid.axes(), rng=rng, L=1, scale=plan.multiplier)[0]
-    return FunctionalRelease(plan=plan, values=mean.reshape(plan.grid.shape) + noise)
+    X, y = plan.check(X, y)
+    return plan.draw(X, y, rng)
