@@ -33,7 +33,7 @@ def test_default_data_functional_release(env, capsys):
     out = env / "rel"
     assert {p.name for p in out.iterdir()} == FILES
     cert = json.loads((out / "certificate.json").read_text())
-    assert cert["mechanism"].startswith("functional mechanism")
+    assert cert["mechanism"] == "functional" and cert["certificate"]["mechanism"].startswith("functional mechanism")
     ev = event_from_dict(cert["certificate"]["event"])
     assert isinstance(ev, FunctionalEvent) and cert["certificate"]["method"] == "exact-gdp"
     s = cert["public_settings"]
@@ -75,9 +75,9 @@ def test_csv_1d_functional_release_with_given_r_hides_training_values(env, capsy
 
 
 @pytest.mark.parametrize("args", [("--sigma", "0.3"), ("--eta", "0.1"), ("--snap", "1"), ("--L", "2"),
-                                  ("--conversion", "mironov"), ("--r", "2", "--noise-std", "0.1"),
-                                  ("--noise-std", "0"), ("--accounting", "hall"), ("--epsilon", "0"),
-                                  ("--delta", "2"), ("--r", "-1"), ("--lengthscale", "0")])
+                                  ("--conversion", "mironov"), ("--r", "2", "--noise-bound", "0.1"),
+                                  ("--noise-bound", "0"), ("--noise-analysis", "hall"), ("--epsilon", "0"),
+                                  ("--delta", "2"), ("--r", "-1"), ("--lengthscale", "0"), ("--memory-limit", "0.0001")])
 def test_bad_input_exit_2_nothing_written_or_charged(env, capsys, args):
     code = main(["release", "--mechanism", "functional", *args, "--out", str(env / "rel")])
     err = capsys.readouterr().err
@@ -88,7 +88,7 @@ def test_bad_input_exit_2_nothing_written_or_charged(env, capsys, args):
 
 
 def test_functional_only_options_refused_for_posterior_sampling(env, capsys):
-    for args in (("--noise-std", "0.1"), ("--accounting", "rdp")):
+    for args in (("--noise-bound", "0.1"), ("--noise-analysis", "rdp")):
         assert main(["release", *args, "--out", str(env / "rel")]) == 2
         assert "--mechanism functional only" in capsys.readouterr().err
     assert not (env / "rel").exists()

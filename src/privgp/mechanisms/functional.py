@@ -51,6 +51,7 @@ import numpy as np
 from .. import validation as v
 from ..accounting import PrivacyCertificate, certify
 from ..accounting.functional import MULTIPLIERS, FunctionalEvent, check_clip
+from .posterior_release import DEFAULT_MEMORY_LIMIT
 from .posterior_sample import bounds_for
 from .release import ResponseMap
 from ..domain import Box, PublicGrid
@@ -256,14 +257,15 @@ def ridge_for_noise(n: int, domain: Box, *, kernel: str, lengthscale: float, eps
 def plan_functional(n: int, domain: Box, grid: PublicGrid, *, kernel: str = "exponential", lengthscale: float,
                     r: float | None = None, epsilon: float, delta: float, M_Y: float = 1.0, sensitivity: str = "auto",
                     accounting: str = "gdp", response_map: ResponseMap | None = None,
-                    noise_std: float | None = None) -> FunctionalPlan:
+                    noise_std: float | None = None, memory_limit: float = DEFAULT_MEMORY_LIMIT) -> FunctionalPlan:
     """Validate the public settings, bound the sensitivity and choose the multiplier c for the
     target (epsilon, delta) (``accounting="gdp"``: c = Delta / mu(epsilon, delta), Thm 4.1;
     "rdp"/"hall" for comparison: more noise for the same target). ``r`` given, or (``r=None``)
     the smallest r whose c is <= ``noise_std`` (:func:`ridge_for_noise`). The certified epsilon of
     the event is recomputed and never exceeds the target (c is raised by a few ulp where rounding
     would otherwise put it above). With a ``response_map`` raw responses are mapped into [-1, 1]
-    (M_Y must then be 1)."""
+    (M_Y must then be 1). The noise sampler for the grid is chosen here, from public settings, and a
+    grid it cannot handle within ``memory_limit`` bytes is refused before any data are touched."""
     n = v.integer("n", n, minimum=2)
     if not isinstance(domain, Box):
         raise InvalidParameterError("domain", "a privgp.domain.Box (public)", type(domain).__name__)
@@ -285,6 +287,14 @@ def plan_functional(n: int, domain: Box, grid: PublicGrid, *, kernel: str = "exp
     delta = v.probability("delta", delta)
     if accounting not in MULTIPLIERS:
         raise InvalidParameterError("accounting", f"one of {sorted(MULTIPLIERS)}", accounting)
+    from ..sampling.prior import plan_prior_sampler  # noqa: PLC0415
+
+    sp = plan_prior_sampler(k, grid.axes())
+    memory_limit = v.positive("memory_limit", memory_limit)
+    if sp.bytes > memory_limit:
+        raise InvalidParameterError("grid", f"small enough for the {sp.method} noise sampler within the memory limit of "
+                                    f"{memory_limit / 2**30:.3g} GiB (use a coarser grid or raise the limit)",
+                                    f"{' x '.join(map(str, grid.sizes))} points, an estimated {sp.gib:.3g} GiB")
     calibration = None
     if r is None:
         if noise_std is None:

@@ -88,6 +88,28 @@ def _resolve(kernel: Kernel, axes, method: str) -> str:
     return "dense"
 
 
+def plan_prior_sampler(kernel: Kernel, axes, *, L: int = 1, method: str = "auto"):
+    """The method :func:`prior_paths` will use and an estimate of its peak memory, without drawing
+    (a :class:`privgp.sampling.SamplerPlan`; ``unknowns`` = 0: nothing is conditioned). Mechanisms
+    call it from public settings before any budget is charged."""
+    from .paths import SamplerPlan
+
+    if method not in PRIOR_METHODS:
+        raise v.InvalidParameterError("method", f"one of {PRIOR_METHODS}", method)
+    L = v.integer("L", L, minimum=1)
+    axes = _check_axes(axes, uniform=method == "circulant")
+    sizes = [a.shape[0] for a in axes]
+    m = int(np.prod(sizes))
+    out = 2 * L * m * 8
+    how = _resolve(kernel, axes, method)
+    if how == "kronecker":
+        return SamplerPlan("kronecker", 0, m, out + sum(3 * n * n * 8 for n in sizes))
+    if how == "circulant":
+        torus = int(np.prod(_grid_embedding(kernel, axes).M))
+        return SamplerPlan("circulant", 0, m, out + 4 * 16 * torus * ((L + 1) // 2))
+    return SamplerPlan("dense", 0, m, out + 3 * m * m * 8)
+
+
 def prior_covariance(kernel: Kernel, axes, *, method: str = "auto") -> np.ndarray:
     """The covariance (scale 1) that :func:`prior_paths` with the same ``method`` actually draws from on
     the grid (m x m, C order): k(G, G) plus whatever positive semidefinite jitter / repair the method
