@@ -221,7 +221,8 @@ def _draw_2d(plt, field: ReleasedField, ctx: PictureContext):
         lo, hi = (float(v) for v in rm.to_response_units([-span, span]))
         shown = rm.to_response_units(np.clip(field.values[0], -span, span))
         norm = colors.LogNorm(lo, hi) if rm.transform == "log" else colors.Normalize(lo, hi)
-        mesh = ax.pcolormesh(X0, X1, shown, cmap="cividis", norm=norm, shading="gouraud", rasterized=True)
+        mesh = ax.pcolormesh(X0, X1, shown, cmap="cividis", norm=norm, shading="nearest", rasterized=True)
+        mesh.set_clip_path(_domain_patch(ax, ctx.domain))  # one cell per grid point, cut at the domain's edge
         saturates = span >= 1.0 and np.abs(field.values[0]).max() > 1.0
         cb = fig.colorbar(mesh, cax=_colorbar_axes(ax), extend="both" if saturates else "neither")
         cb.set_label(f"released {field.noun}: {resp.axis_label()}")

@@ -226,7 +226,7 @@ def _plain_guarantee(r: ReportInput) -> str:
                 "This is a weak guarantee: an observer who already knows a great deal could become much more "
                 "confident about a single record.")
     return (
-        f"<p>The picture above was computed from {e(r.data_description)} with <strong>differential privacy</strong>. "
+        "<p>The picture and the files published with it were made with <strong>differential privacy</strong>. "
         "Differential privacy is a promise about the process that made the picture: had any one record been "
         "replaced by a different one, the same picture would have been about as likely to come out. So whatever "
         "anyone does with what was published, alone or together with other information, what it reveals about any "
@@ -300,8 +300,9 @@ def _verify(r: ReportInput) -> str:
         out[-1] += (" The privacy calculator gives the same \u03b5 from the public settings alone (no file, no "
                     "data):</p>")
         out.append(f"<pre><code id=\"account-command\">{e(cmd)}</code></pre>")
-        out.append(f"<p>It prints <code>({e(f'{r.certificate.epsilon:.6g}')}, {e(f'{r.certificate.delta:.6g}')})-DP"
-                   "</code> on its first line (six significant digits).</p>")
+        out.append(f"<p>Its first line starts with <code>({e(f'{r.certificate.epsilon:.6g}')}, "
+                   f"{e(f'{r.certificate.delta:.6g}')})-DP</code> (six significant digits); with <code>--json</code> "
+                   "it prints the exact numbers, equal to those in <code>certificate.json</code>.</p>")
     else:
         out[-1] += "</p>"
     out.append("<p>In Python: <code>PrivacyCertificate.from_dict(json.load(open(\"certificate.json\"))"
