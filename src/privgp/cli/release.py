@@ -40,7 +40,8 @@ from .common import nonnegative_int, print_json
 from .outputs import AtomicOutput, check_output_dir
 from .release_figure import format_upper
 
-#: --mechanism NAME -> module of this package (NAME, HELP, add_arguments, plan, write, summary, summary_lines)
+#: --mechanism NAME -> module of this package (NAME, HELP, add_arguments, plan, write, summary, summary_lines,
+#: PICTURE, fields, report_text, verify; tests/test_release_report.py checks the interface)
 MECHANISMS: dict[str, str] = {"posterior-sample": "release_posterior"}
 
 #: Default task on the embedded data: log sale price above $50k (price is in thousand USD).

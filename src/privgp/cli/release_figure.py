@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..domain import Box
+from ..errors import InvalidParameterError
 from ..mechanisms.release import ResponseMap
 
 #: at most this many 1-D lines are drawn (all of them enter the shading)
@@ -45,7 +46,7 @@ def format_upper(x: float, digits: int = 3) -> str:
     +inf prints as "inf"; NaN is refused (a guarantee is never NaN)."""
     x = float(x)
     if math.isnan(x):
-        raise ValueError("a bound cannot be NaN")
+        raise InvalidParameterError("bound", "a number or +inf (a guarantee is never NaN)", x)
     if math.isinf(x) or x == 0:
         return f"{x:g}"
     text = f"{x:.{digits}g}"
@@ -85,7 +86,7 @@ class ReleasedField:
         if vals.ndim == len(shape):
             vals = vals[None]
         if vals.shape[1:] != shape:
-            raise ValueError(f"values of shape {vals.shape} do not match the grid {shape}")
+            raise InvalidParameterError("values", f"shape (K, {', '.join(map(str, shape))}) on the grid", vals.shape)
         object.__setattr__(self, "values", vals)
 
     @property

@@ -5,7 +5,8 @@ A mechanism module (``release_<name>.py``) provides, besides its options, plan a
 * ``PICTURE``: the picture's file name (e.g. ``excursion.png``);
 * ``fields(released, plan) -> ReleasedField``: its released function(s) on the grid, model units;
 * ``report_text(plan, ctx) -> MechanismReport``: its words for the report;
-* ``verify(doc) -> PrivacyCertificate``: the check ``privgp verify`` runs on its certificate.json.
+* ``verify(doc) -> PrivacyCertificate``: the check ``privgp verify`` runs on its certificate.json
+  (at least :func:`verify_recompute`).
 
 This module turns them, with the public facts of the data set (n, column names, the embedded
 data's documented coordinate system and units), into the PNG and the HTML. It reads no private
@@ -14,7 +15,9 @@ value except n and writes nothing (the command writes into its atomic output fol
 from __future__ import annotations
 
 from .. import __version__
+from ..accounting import PrivacyCertificate
 from ..datasets import baltimore
+from ..errors import NumericalError
 from . import release_figure
 from .release_figure import Picture, PictureContext, ResponseDisplay
 from .release_report import LedgerTotals, ReportInput, render
@@ -65,3 +68,16 @@ def report(mod, plan, data, pic: Picture, charge, fingerprint: str, randomness: 
         public_settings=plan.public_settings(), n=data.n, data_description=data_description(data),
         coordinates=ctx.axis_labels, response=ctx.response, threshold_text=ctx.threshold_text(), domain=plan.domain,
         picture=pic, ledger=led, randomness=randomness, files=tuple(files), version=__version__))
+
+
+def verify_recompute(doc: dict) -> PrivacyCertificate:
+    """The least a mechanism's ``verify`` must do: rebuild the certificate from its recorded event
+    through the accountant and compare (epsilon, delta). A mechanism whose event holds numbers
+    derived from public settings (kernel facts, sensitivities) should also re-derive those, as
+    posterior-sample does. Raises NumericalError on disagreement."""
+    cert = PrivacyCertificate.from_dict(doc["certificate"])
+    again = cert.recompute()
+    if (again.epsilon, again.delta) != (cert.epsilon, cert.delta):
+        raise NumericalError(f"certificate: recomputed ({again.epsilon}, {again.delta}) differs from the recorded "
+                             f"({cert.epsilon}, {cert.delta})")
+    return again

@@ -219,12 +219,15 @@ def _factor(epsilon: float) -> str:
 def _plain_guarantee(r: ReportInput) -> str:
     c = r.certificate
     eps, dlt = format_upper(c.epsilon), format_upper(c.delta)
-    strength = ("This is a strong guarantee." if c.epsilon <= 1 else
-                "This is a moderate guarantee: it rules out learning any one record with certainty, but an observer "
-                "who already knows a great deal could become noticeably more confident about a single record."
-                if c.epsilon <= 5 else
-                "This is a weak guarantee: an observer who already knows a great deal could become much more "
-                "confident about a single record.")
+    strength = ("Values of \u03b5 up to about 1 are usually considered strong protection." if c.epsilon <= 1 else
+                "A value of \u03b5 between 1 and 5 is moderate protection: an observer who already knows a great deal "
+                "could become noticeably more confident about a single record." if c.epsilon <= 5 else
+                "A value of \u03b5 above 5 is weak protection: an observer who already knows a great deal could become "
+                "much more confident about a single record.")
+    inv_n = 1.0 / r.n
+    strength += (f" \u03b4 is below 1/n = {format_upper(inv_n)}, as it should be." if c.delta < inv_n else
+                 f" Note that \u03b4 is not below 1/n = {format_upper(inv_n)}: with probability up to \u03b4 the "
+                 "release could reveal a record outright.")
     return (
         "<p>The picture and the files published with it were made with <strong>differential privacy</strong>. "
         "Differential privacy is a promise about the process that made the picture: had any one record been "
