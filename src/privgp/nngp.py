@@ -239,7 +239,7 @@ class NNGP:
     """NNGP kernel of ``Flatten -> [Dense, activation] x depth -> Dense`` (see the module docstring).
 
     Defaults are the reference code's: w_std = sqrt(2), b_std = 0. With ReLU, w_std = sqrt(2) and
-    b_std = 0 the diagonal stays |x|^2 / d at every depth, and the kernel is homogeneous of degree 1
+    b_std = 0 the diagonal stays 2 |x|^2 / d at every depth, and the kernel is homogeneous of degree 1
     in each argument (seed 003, App. C.3)."""
 
     activation: str = "relu"
