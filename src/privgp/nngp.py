@@ -317,6 +317,29 @@ class NNGP:
                 "w_std": self.w_std, "b_std": self.b_std}
 
 
+@dataclass(frozen=True)
+class Scaled:
+    """factor * base kernel (a prior variance multiplier), with the base kernel's gradients."""
+
+    base: object
+    factor: float
+
+    def __post_init__(self):
+        object.__setattr__(self, "factor", v.positive("factor", self.factor))
+
+    def __call__(self, X1, X2=None) -> np.ndarray:
+        return self.factor * self.base(X1, X2)
+
+    def diag(self, X) -> np.ndarray:
+        return self.factor * self.base.diag(X)
+
+    def vjp(self, Q, X, G) -> np.ndarray:
+        return self.factor * self.base.vjp(Q, X, G)
+
+    def describe(self) -> dict:
+        return {**self.base.describe(), "scale": self.factor}
+
+
 def make_lood_kernel(name: str, **params):
     """``rbf`` (gamma) or ``nngp`` (activation, depth, w_std, b_std) by name."""
     if name == "rbf":
