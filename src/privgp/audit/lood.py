@@ -314,10 +314,19 @@ class LoodPair:
         self._Bchol = cho_factor(self.B, lower=True)
         self._A_G = A_G
         self._Binv_e = cho_solve(self._Bchol, E)
+        self._b_S = None
 
     @property
     def size(self) -> int:
         return self.XS.shape[0]
+
+    @property
+    def b_S(self) -> np.ndarray:
+        """M_D^-1 K_DS (n, s), computed once (D the smaller dataset; pairs from :meth:`GPPosterior.add`)."""
+        if self._b_S is None:
+            b = self.base
+            self._b_S = cho_solve(b._chol, b.kernel(b.X, self.XS)) if b.n else np.zeros((0, self.size))
+        return self._b_S
 
     def _c(self, Q) -> np.ndarray:
         """c(Q) = Sigma_D(Q, S) (q, s)."""

@@ -76,12 +76,12 @@ def lood_value_and_grad(pair: LoodPair, Q, objective: str = "kl") -> tuple[float
     q = Q.shape[0]
     KQX = k(Q, b.X) if b.n else np.zeros((q, 0))
     KQS = k(Q, pair.XS)
-    MinvKXQ = cho_solve(b._chol, KQX.T) if b.n else np.zeros((0, q))
+    MinvKXQ = cho_solve(b._chol, KQX.T, check_finite=False) if b.n else np.zeros((0, q))
     Sig = k(Q, Q) - KQX @ MinvKXQ
     Sig = 0.5 * (Sig + Sig.T)
-    bS = cho_solve(b._chol, k(b.X, pair.XS)) if b.n else np.zeros((0, pair.size))
+    bS = pair.b_S                                               # M_D^-1 K_DS (n, s)
     c = KQS - KQX @ bS
-    cBinv = cho_solve(pair._Bchol, c.T).T                       # c B^-1 (q, s)
+    cBinv = cho_solve(pair._Bchol, c.T, check_finite=False).T   # c B^-1 (q, s)
     delta = c @ pair._Binv_e                                    # mu_D' - mu_D (q, C)
     Sig_p = Sig - cBinv @ c.T
     Sig_p = 0.5 * (Sig_p + Sig_p.T)
@@ -117,6 +117,7 @@ class QueryOptResult:
     history: np.ndarray = field(repr=False)   # (restarts, steps + 1) objective values along the runs
     steps: int = 0
     initial_Q: np.ndarray = field(default=None, repr=False)
+    iterates: dict = field(default_factory=dict, repr=False)   # step -> Q of the first restart (keep_iterates)
 
     @property
     def ratio(self) -> float:
@@ -154,10 +155,11 @@ def initial_queries(kind, q: int, *, pair: LoodPair, rng: np.random.Generator, b
 def optimize_queries(pair: LoodPair, q: int = 1, *, objective: str = "kl", steps: int = 300, lr: float = 0.1,
                      restarts: int = 1, init="uniform", box=None, rng: np.random.Generator,
                      patience: int | None = None, tol: float = 1e-7, betas=(0.9, 0.999),
-                     eps: float = 1e-8, progress=None) -> QueryOptResult:
+                     eps: float = 1e-8, progress=None, keep_iterates=()) -> QueryOptResult:
     """Maximise LOOD(Q) over q queries by Adam (eq. 2), from ``restarts`` initial sets; keeps the
     best iterate of all. ``patience``: stop a restart after that many steps with gain < ``tol``.
-    ``progress``: an optional callable(restart, step, value) (e.g. a tqdm update)."""
+    ``progress``: an optional callable(restart, step, value) (e.g. a tqdm update); ``keep_iterates``:
+    steps at which the first restart's query set is kept (Fig. 9 snapshots)."""
     rng = v.generator("rng", rng)
     q = v.integer("q", q, minimum=1)
     steps = v.integer("steps", steps, minimum=0)
@@ -171,7 +173,7 @@ def optimize_queries(pair: LoodPair, q: int = 1, *, objective: str = "kl", steps
     at_S = pair.at_differing(objective)
     best_val, best_Q, first_Q = -np.inf, None, None
     hist = np.full((restarts, steps + 1), np.nan)
-    per_restart = []
+    per_restart, kept = [], {}
     for r in range(restarts):
         Q = initial_queries(init, q, pair=pair, rng=rng, box=box)
         check_distinct("init", Q)
@@ -181,6 +183,8 @@ def optimize_queries(pair: LoodPair, q: int = 1, *, objective: str = "kl", steps
         for t in range(steps + 1):
             val, g = lood_value_and_grad(pair, Q, objective)
             hist[r, t] = val
+            if r == 0 and t in keep_iterates:
+                kept[t] = Q.copy()
             if val > run_best:
                 run_best = val
             if val > best_val:
@@ -203,7 +207,7 @@ def optimize_queries(pair: LoodPair, q: int = 1, *, objective: str = "kl", steps
         per_restart.append(run_best)
     return QueryOptResult(best_Q=best_Q, best_value=float(best_val), value_at_S=float(at_S), objective=objective,
                           restart_values=tuple(float(x) for x in per_restart), history=hist, steps=steps,
-                          initial_Q=first_Q)
+                          initial_Q=first_Q, iterates=kept)
 
 
 # -- reconstruction ------------------------------------------------------------------------------
