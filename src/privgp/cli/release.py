@@ -84,6 +84,27 @@ def _number_list(text: str) -> float:
 def register(sub) -> None:
     p = sub.add_parser("release", help="release a private GP posterior sample map (certificate + ledger)",
                        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_plan_arguments(p)
+    o = p.add_argument_group("output, randomness, ledger")
+    o.add_argument("--seed", type=int, metavar="S",
+                   help="DEMO ONLY: fixed seed; anyone with the seed can reproduce the release, and the "
+                        "guarantee holds only if the seed is secret and unguessable (default: fresh OS entropy)")
+    o.add_argument("--out", default="privgp_release", metavar="DIR",
+                   help="output folder, new or empty (default: ./privgp_release)")
+    o.add_argument("--overwrite", action="store_true", help="allow replacing an earlier release in --out")
+    o.add_argument("--ledger", metavar="PATH", help="ledger file (default: $PRIVGP_LEDGER or "
+                   "~/.local/share/privgp/ledger.sqlite)")
+    o.add_argument("--budget-epsilon", type=float, metavar="E",
+                   help=f"total epsilon of a dataset new to the ledger (default {DEFAULT_BUDGET_EPSILON:g})")
+    o.add_argument("--budget-delta", type=float, metavar="D",
+                   help="total delta of a dataset new to the ledger (default: n^-1.1)")
+    o.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.set_defaults(func=run)
+
+
+def add_plan_arguments(p) -> None:
+    """The flags that define a planned release: private data, public task and domain, public
+    hyperparameters, grid (shared by ``privgp release`` and ``privgp audit lood``)."""
     d = p.add_argument_group("data (private)")
     d.add_argument("--data", metavar="CSV", help="CSV file with a header row (default: embedded Baltimore sales)")
     d.add_argument("--x-col", metavar="NAME", help="first coordinate column (default: x)")
@@ -122,33 +143,19 @@ def register(sub) -> None:
                    help="Delta_n lemma: auto = B.7 for the 1-D exponential kernel, else B.1 (default: auto)")
     h.add_argument("--conversion", choices=["improved", "mironov"], default="improved",
                    help="RDP -> (epsilon, delta) conversion of the certificate (default: improved)")
-    o = p.add_argument_group("output, randomness, ledger")
-    o.add_argument("--grid", type=int, metavar="N",
+    g = p.add_argument_group("grid")
+    g.add_argument("--grid", type=int, metavar="N",
                    help="grid points along the longest side of the box (default: 201 in 1-D, 121 in 2-D)")
-    o.add_argument("--snap", type=int, metavar="R",
+    g.add_argument("--snap", type=int, metavar="R",
                    help="move each input to the nearest point of the grid lattice refined R times per axis "
                         "(a fixed public per-record map, so the guarantee holds for the original data) and "
                         "sample by fast circulant embedding; 0 = no snapping, exact dense sampling (2-D grids "
                         "up to 8000 points). Default: 1 in 2-D, 0 in 1-D")
-    o.add_argument("--seed", type=int, metavar="S",
-                   help="DEMO ONLY: fixed seed; anyone with the seed can reproduce the release, and the "
-                        "guarantee holds only if the seed is secret and unguessable (default: fresh OS entropy)")
-    o.add_argument("--out", default="privgp_release", metavar="DIR",
-                   help="output folder, new or empty (default: ./privgp_release)")
-    o.add_argument("--overwrite", action="store_true", help="allow replacing an earlier release in --out")
-    o.add_argument("--ledger", metavar="PATH", help="ledger file (default: $PRIVGP_LEDGER or "
-                   "~/.local/share/privgp/ledger.sqlite)")
-    o.add_argument("--budget-epsilon", type=float, metavar="E",
-                   help=f"total epsilon of a dataset new to the ledger (default {DEFAULT_BUDGET_EPSILON:g})")
-    o.add_argument("--budget-delta", type=float, metavar="D",
-                   help="total delta of a dataset new to the ledger (default: n^-1.1)")
-    o.add_argument("--json", action="store_true", help="print the summary as JSON")
-    p.set_defaults(func=run)
 
 
 # -- steps -------------------------------------------------------------------------------------
 
-def _load(args):
+def load_data(args):
     """(TabularData, domain, ResponseMap) from the arguments; raises on bad input."""
     if args.data is None:
         for flag in ("x_col", "y_col", "response_col"):
@@ -183,7 +190,7 @@ def _box(values, dim) -> Box:
     return Box(tuple(values[0::2]), tuple(values[1::2]))
 
 
-def _plan(args, data, domain, rmap) -> PosteriorSamplePlan:
+def make_plan(args, data, domain, rmap) -> PosteriorSamplePlan:
     snap = DEFAULT_SNAP[domain.dim] if args.snap is None else args.snap
     if snap < 0:
         raise InvalidParameterError("--snap", "an integer >= 0", snap)
@@ -355,8 +362,8 @@ def _print_summary(s: dict, plan: PosteriorSamplePlan, data) -> None:
 
 
 def run(args) -> int:
-    data, domain, rmap = _load(args)
-    plan = _plan(args, data, domain, rmap)
+    data, domain, rmap = load_data(args)
+    plan = make_plan(args, data, domain, rmap)
     out = Path(args.out)
     _check_out(out, args.overwrite)
     ledger = Ledger(args.ledger)

@@ -61,8 +61,9 @@ def curves(P: GPPosterior, sx: float, Q: np.ndarray) -> dict:
     return {"M": mean, "ratio": var / var_p, "kl": kl, "pair": pair}
 
 
-def _refine_max(pair, q0: float, objective: str, rng) -> float:
-    res = optimize_queries(pair, 1, objective=objective, steps=400, lr=0.01, init=np.array([[q0]]), rng=rng)
+def _refine_max(pair, q0: float, objective: str, rng, steps: int = 400) -> float:
+    """Adam from the grid's argmax (lr 0.01: a fraction of the grid spacing)."""
+    res = optimize_queries(pair, 1, objective=objective, steps=steps, lr=0.01, init=np.array([[q0]]), rng=rng)
     return float(res.best_Q[0, 0])
 
 
@@ -71,6 +72,7 @@ def run(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, n_grid: int
     out_dir = Path(out_dir)
     rng = np.random.default_rng(seed)
     n_grid = n_grid or (201 if quick else 2001)
+    steps = 150 if quick else 400
     X, Y = toy_data(rng)
     P = GPPosterior(KERNEL, X, Y, NOISE)
     s_grid = np.linspace(-5.0, 5.0, n_grid)
@@ -80,14 +82,14 @@ def run(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, n_grid: int
     s_star, gnorm = algorithm1(P, s_grid)
     # Fig. 7 / 11b at S*
     c = curves(P, s_star, q_grid)
-    q_star_M = _refine_max(c["pair"], float(q_grid[np.argmax(c["M"])]), "mean_distance", rng)
-    q_star_kl = _refine_max(c["pair"], float(q_grid[np.argmax(c["kl"])]), "kl", rng)
+    q_star_M = _refine_max(c["pair"], float(q_grid[np.argmax(c["M"])]), "mean_distance", rng, steps)
+    q_star_kl = _refine_max(c["pair"], float(q_grid[np.argmax(c["kl"])]), "kl", rng, steps)
     ratio_peak = float(q_grid[np.argmax(c["ratio"])])
     # Fig. 12
     fig12 = []
     for sx in (-5.0, 0.0, 5.0):
         cc = curves(P, sx, q_grid)
-        qm = _refine_max(cc["pair"], float(q_grid[np.argmax(cc["M"])]), "mean_distance", rng)
+        qm = _refine_max(cc["pair"], float(q_grid[np.argmax(cc["M"])]), "mean_distance", rng, steps)
         fig12.append({"S_x": sx, "argmax_M": qm, "max_M": float(cc["pair"].lood([[qm]], "mean_distance")),
                       "M_at_S": float(cc["pair"].at_differing("mean_distance")), "curve": cc["M"]})
     # Fig. 4a
@@ -98,7 +100,7 @@ def run(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, n_grid: int
     for sx in S4:
         kl = P4.add_each(q_grid[:, None], [[sx]], [[np.sin(sx)]], "kl")[:, 0]
         pair = P4.add([[sx]], [[np.sin(sx)]])
-        qk = _refine_max(pair, float(q_grid[np.argmax(kl)]), "kl", rng)
+        qk = _refine_max(pair, float(q_grid[np.argmax(kl)]), "kl", rng, steps)
         fig4.append({"S_x": float(sx), "argmax_kl": qk, "kl_at_S": pair.at_differing(), "curve": kl})
 
     # -- figures -----------------------------------------------------------------------------
