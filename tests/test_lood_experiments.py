@@ -91,3 +91,22 @@ def test_image_helpers():
         d.select_classes((3, 11))
     with pytest.raises(InvalidParameterError, match="size"):
         balanced_subset(d.labels, 5000, np.random.default_rng(0))
+
+
+def test_nn_side(tmp_path):
+    pytest.importorskip("torch")
+    s = _run("seed003-nn", tmp_path, records=3, models=4, epochs=5, width=16, depth=2, splits=2)
+    assert set(s["median_nn_auc"]) == {"relu", "gelu"} and 0.0 <= s["mean_train_accuracy"] <= 1.0
+    assert (tmp_path / "fig1bc_fig5nn.png").exists()
+
+
+def test_half_split_auc_matches_the_gaussian_value():
+    """Two unit-variance Gaussians one apart in one coordinate: AUC = Phi(1/sqrt(2)) = 0.760."""
+    from privgp.audit.lood_mia import half_split_gaussian_lr_auc
+
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(400, 2)) + [1.0, 0.0], rng.normal(size=(400, 2))
+    mean, sd = half_split_gaussian_lr_auc(a, b, splits=20, rng=rng)
+    assert mean == pytest.approx(0.760, abs=0.03) and sd < 0.05
+    with pytest.raises(InvalidParameterError, match="scores_in"):
+        half_split_gaussian_lr_auc(a[:2], b, rng=rng)

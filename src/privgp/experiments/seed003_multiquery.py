@@ -34,8 +34,8 @@ def run(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, dataset: st
     rng = np.random.default_rng(seed)
     depths = as_tuple(depths) if depths is not None else ((2,) if quick else (2, 4, 6, 8, 10))
     qs = as_tuple(qs) if qs is not None else ((1, 2) if quick else (1, 2, 4, 8))
-    pairs = pairs or (2 if quick else 20)
-    steps = steps or (20 if quick else 200)
+    pairs = pairs or (2 if quick else 10)
+    steps = steps or (20 if quick else 150)
     data = load_images(dataset, cifar_dir=cifar_dir, classes=classes)
     N, d = data.X.shape
     C = int(data.labels.max()) + 1
