@@ -1,5 +1,6 @@
 """``privgp audit``: membership-inference audits (LiRA), tightness audits of a release setting, and the
-per-record LOOD of a planned release (``privgp audit lood``, :mod:`.audit_lood`)."""
+per-record LOOD of a planned release (``privgp audit lood``, :mod:`.audit_lood`), and the privacy of
+iterative samplers' iterates (``privgp audit sampler``, :mod:`.audit_sampler`)."""
 from __future__ import annotations
 
 import argparse
@@ -85,6 +86,9 @@ def register(sub) -> None:
                        help="datasets of the game for the LOOD column (seed 003; 0 = skip; default 6)")
     tight.set_defaults(func=_run_tightness)
     register_lood(asub)
+    from .audit_sampler import register_sampler
+
+    register_sampler(asub)
 
 
 def _game(args):

@@ -10,8 +10,8 @@ from ..audit.lood_release import NOTICE, audit_release_lood
 from .common import positive_float, print_json
 
 EPILOG = """\
-Takes exactly the data, task and hyperparameter flags of `privgp release` (without --data: the
-embedded Baltimore house sales) and plans the same release, then computes for every record i
+Takes the data, task and hyperparameter flags of `privgp release --mechanism posterior-sample`
+(without --data: the embedded Baltimore house sales) and plans the same release, then computes for every record i
 the LOOD of the released paths between the data without record i and the data (seed 003,
 Def. 2.1): KL and Renyi of order alpha (default: the order of the certified epsilon), both
 directions, for all L paths. With eta = 0 these are the divergences of the whole path (the law
@@ -28,13 +28,19 @@ covered by the release's guarantee. Do not publish them.
 
 
 def register_lood(asub) -> None:
-    from .release import add_plan_arguments
+    from . import release_posterior
+    from .release import add_data_arguments
 
     p = asub.add_parser("lood", help="per-record LOOD of a planned release (internal audit, not for publication)",
                         description="Per-record leave-one-out distinguishability of a planned posterior-sample "
                                     "release on your own data (seed 003), next to the certified worst case.",
                         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_plan_arguments(p)
+    add_data_arguments(p)
+    release_posterior.add_arguments(p.add_argument_group("--mechanism posterior-sample (the only one audited)"))
+    g = p.add_argument_group("grid")
+    g.add_argument("--grid", type=int, metavar="N",
+                   help="grid points along the longest side of the box (default: 201 in 1-D, 121 in 2-D); "
+                        "with snapping it sets the lattice the inputs move to")
     a = p.add_argument_group("audit")
     a.add_argument("--alpha", type=positive_float, default=None,
                    help="Renyi order (> 1; default: the order at which the certified epsilon is attained)")
@@ -50,11 +56,13 @@ def _fmt(x) -> str:
 
 
 def _run(args) -> int:
-    from .release import load_data, make_plan
+    from ..mechanisms.posterior_release import DEFAULT_MEMORY_LIMIT
+    from . import release_posterior
+    from .release import load_data
 
     t0 = time.perf_counter()
     data, domain, rmap = load_data(args)
-    plan = make_plan(args, data, domain, rmap)
+    plan = release_posterior.plan(args, data, domain, rmap, memory_limit=DEFAULT_MEMORY_LIMIT)
     res = audit_release_lood(plan, data.X, data.response, alpha=args.alpha, top=args.top,
                              candidates_per_axis=args.candidates)
     out = res.as_dict(top=args.top)

@@ -154,6 +154,26 @@ class _Embedding:
         return out[(slice(None),) + tuple(slice(0, N) for N in self.sizes)]
 
 
+def _lattice_gram(kernel: DistanceKernel, sites: np.ndarray, steps, block: int = 512) -> np.ndarray:
+    """Gram matrix of the kernel on lattice points given by integer indices (|S|, d): k depends only
+    on the lag, so the matrix is gathered from a table of k over all lags (no pairwise distances).
+    Lags are flattened to one integer per pair: key(a) - key(b) + centre indexes the raveled table."""
+    n, dim = sites.shape
+    span = (sites.max(axis=0) - sites.min(axis=0)).astype(np.int64) if n else np.zeros(dim, dtype=np.int64)
+    widths = 2 * span + 1
+    lags = [np.arange(-int(w), int(w) + 1) * h for w, h in zip(span, steps)]
+    grids = np.meshgrid(*lags, indexing="ij", sparse=True)
+    table = np.ascontiguousarray(kernel.of_distance(np.sqrt(sum(g * g for g in grids)))).reshape(-1)
+    strides = np.array([int(np.prod(widths[k + 1:])) for k in range(dim)], dtype=np.int64)  # row-major
+    key = (sites - sites.min(axis=0)) @ strides
+    centre = int(span @ strides)
+    out = np.empty((n, n))
+    for i in range(0, n, block):
+        blk = slice(i, min(n, i + block))
+        np.take(table, key[blk, None] - key[None, :] + centre, out=out[blk])
+    return out
+
+
 class _CirculantPlan:
     """Circulant embedding + Matheron conditioning for one dataset on one grid (``ok`` if exact)."""
 
@@ -176,7 +196,8 @@ class _CirculantPlan:
         self.pick = [np.arange(a.shape[0]) * R - l for a, R, l in zip(axes, Rs, lo)]
         self.n = self.lin.size
         self.r, self.sigma = r, sigma
-        A = kernel(X[first])
+        sites = np.stack(np.unravel_index(self.lin, self.sizes), axis=-1)  # (|S|, d) lattice indices
+        A = _lattice_gram(kernel, sites, steps)
         A[np.diag_indices(self.n)] += r**2 / self.counts
         self.A = cho_factor(A, lower=True, overwrite_a=True)
 
