@@ -36,7 +36,8 @@ from .common import nonnegative_int, print_json
 from .outputs import AtomicOutput, check_output_dir
 
 #: --mechanism NAME -> module of this package (NAME, HELP, add_arguments, plan, write, summary, summary_lines)
-MECHANISMS: dict[str, str] = {"posterior-sample": "release_posterior"}
+MECHANISMS: dict[str, str] = {"posterior-sample": "release_posterior", "sparse-gp": "release_sparse_gp",
+                               "posterior-sample-tuned": "release_tuned"}
 
 #: Default task on the embedded data: log sale price above $50k (price is in thousand USD).
 BALTIMORE_THRESHOLD = 50.0
