@@ -192,3 +192,30 @@ def gaussian_shift_mu(mean1, mean2, cov) -> float:
         raise InvalidParameterError("cov", "positive definite", "a singular or indefinite covariance") from None
     b = scipy.linalg.solve_triangular(L, m1 - m2, lower=True)
     return float(np.sqrt(b @ b))
+def renyi_gaussians_batched(alpha, mean1, cov1, mean2, cov2) -> np.ndarray:
+    """D_alpha(N(mean1, cov1) || N(mean2, cov2)) for stacks of small Gaussians, eq. (12) with ordinary
+    inverses and determinants: means (..., k), covariances (..., k, k), each positive definite (use
+    :func:`renyi_divergence_gaussians` for singular ones); alpha > 1. +inf where
+    S_alpha = alpha cov2 + (1 - alpha) cov1 is not positive definite. Vectorised over the leading axes."""
+    alpha = _check_alpha(alpha)
+    m1, m2 = np.asarray(mean1, float), np.asarray(mean2, float)
+    S1, S2 = np.asarray(cov1, float), np.asarray(cov2, float)
+    if S1.shape[-1] != S1.shape[-2] or S1.shape != S2.shape or m1.shape != S1.shape[:-1] or m2.shape != m1.shape:
+        raise InvalidParameterError("mean/cov", "means (..., k) and covariances (..., k, k) of matching shapes",
+                                    (m1.shape, S1.shape, m2.shape, S2.shape))
+    for name, S in (("cov1", S1), ("cov2", S2)):
+        if np.any(np.linalg.eigvalsh(S)[..., 0] <= 0):
+            raise InvalidParameterError(name, "positive definite (use renyi_divergence_gaussians for singular ones)",
+                                        "a singular or indefinite covariance")
+    Sa = alpha * S2 + (1.0 - alpha) * S1
+    lam_a = np.linalg.eigvalsh(Sa)[..., 0]
+    ok = lam_a > 0
+    Sa_safe = np.where(ok[..., None, None], Sa, np.eye(S1.shape[-1]))
+    d = m1 - m2
+    quad = np.einsum("...i,...i->...", d, np.linalg.solve(Sa_safe, d[..., None])[..., 0])
+    ld_a, ld_1, ld_2 = (np.linalg.slogdet(S)[1] for S in (Sa_safe, S1, S2))
+    out = 0.5 * alpha * quad - (ld_a - (1.0 - alpha) * ld_1 - alpha * ld_2) / (2.0 * (alpha - 1.0))
+    out = np.where(ok, np.maximum(out, 0.0), np.inf)
+    if np.isnan(out).any():
+        raise NumericalError("renyi_gaussians_batched: NaN from valid inputs")
+    return out

@@ -113,38 +113,7 @@ def register(sub) -> None:
                        description=_description(), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--mechanism", choices=sorted(MECHANISMS), default="posterior-sample",
                    help="what to release (default: posterior-sample)")
-    d = p.add_argument_group("data (private)")
-    d.add_argument("--data", metavar="CSV", help="CSV file with a header row (default: embedded Baltimore sales)")
-    d.add_argument("--x-col", metavar="NAME", help="first coordinate column (default: x)")
-    d.add_argument("--y-col", metavar="NAME", help="second coordinate column for 2-D data (default: none, i.e. 1-D)")
-    d.add_argument("--response-col", metavar="NAME", help="response column (default: response)")
-    t = p.add_argument_group("public task and domain")
-    t.add_argument("--box", nargs="+", type=_number_list, metavar="V",
-                   help="public domain XMIN XMAX [YMIN YMAX]; required with --data (default: the "
-                        "embedded data's stated box)")
-    t.add_argument("--threshold", type=_number_list, metavar="T",
-                   help="public threshold in the response's own units; the released excursion set is "
-                        "where the response exceeds it (required with --data; embedded: 50 = $50k)")
-    t.add_argument("--clip", type=_number_list, metavar="B",
-                   help="public clipping bound B on g(z) - g(T), in transformed units (required with "
-                        "--data; embedded: 1, a factor e on log price)")
-    t.add_argument("--transform", choices=["identity", "log"],
-                   help="public response transform g (default: identity; embedded: log)")
-    h = p.add_argument_group("public hyperparameters (never chosen from the private data)")
-    h.add_argument("--kernel", default="exponential",
-                   choices=["exponential", "matern32", "matern52", "squared_exponential"],
-                   help="kernel (default: exponential)")
-    h.add_argument("--lengthscale", type=float, metavar="ELL",
-                   help="kernel lengthscale in coordinate units (default: one fifth of the box diameter)")
-    h.add_argument("--epsilon", type=float, metavar="E",
-                   help="target epsilon: the mechanism's noise is calibrated to meet it (posterior-sample: the "
-                        "smallest r, or with --r the smallest eta; default 5 when --r is not given)")
-    h.add_argument("--sigma", type=float, metavar="S",
-                   help="kernel scale sigma (posterior-sample default: 0.1, chosen on synthetic data, not on yours)")
-    h.add_argument("--delta", type=float, metavar="D", help="delta of the certificate (default: n^-1.1, "
-                   "as in seed 000's real-data study; n is public under replace-one DP)")
-    h.add_argument("--conversion", choices=["improved", "mironov"], default="improved",
-                   help="RDP -> (epsilon, delta) conversion of the certificate (default: improved)")
+    add_data_arguments(p)
     for name in MECHANISMS:
         mod = mechanism_module(name)
         mod.add_arguments(p.add_argument_group(f"--mechanism {name}"))
@@ -177,9 +146,46 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
+def add_data_arguments(p) -> None:
+    """The private data, public task/domain and shared hyperparameter flags (also used by
+    ``privgp audit lood``, which plans the same release without releasing)."""
+    d = p.add_argument_group("data (private)")
+    d.add_argument("--data", metavar="CSV", help="CSV file with a header row (default: embedded Baltimore sales)")
+    d.add_argument("--x-col", metavar="NAME", help="first coordinate column (default: x)")
+    d.add_argument("--y-col", metavar="NAME", help="second coordinate column for 2-D data (default: none, i.e. 1-D)")
+    d.add_argument("--response-col", metavar="NAME", help="response column (default: response)")
+    t = p.add_argument_group("public task and domain")
+    t.add_argument("--box", nargs="+", type=_number_list, metavar="V",
+                   help="public domain XMIN XMAX [YMIN YMAX]; required with --data (default: the "
+                        "embedded data's stated box)")
+    t.add_argument("--threshold", type=_number_list, metavar="T",
+                   help="public threshold in the response's own units; the released excursion set is "
+                        "where the response exceeds it (required with --data; embedded: 50 = $50k)")
+    t.add_argument("--clip", type=_number_list, metavar="B",
+                   help="public clipping bound B on g(z) - g(T), in transformed units (required with "
+                        "--data; embedded: 1, a factor e on log price)")
+    t.add_argument("--transform", choices=["identity", "log"],
+                   help="public response transform g (default: identity; embedded: log)")
+    h = p.add_argument_group("public hyperparameters (never chosen from the private data)")
+    h.add_argument("--kernel", default="exponential",
+                   choices=["exponential", "matern32", "matern52", "squared_exponential"],
+                   help="kernel (default: exponential)")
+    h.add_argument("--lengthscale", type=float, metavar="ELL",
+                   help="kernel lengthscale in coordinate units (default: one fifth of the box diameter)")
+    h.add_argument("--epsilon", type=float, metavar="E",
+                   help="target epsilon: the mechanism's noise is calibrated to meet it (posterior-sample: the "
+                        "smallest r, or with --r the smallest eta; default 5 when --r is not given)")
+    h.add_argument("--sigma", type=float, metavar="S",
+                   help="kernel scale sigma (posterior-sample default: 0.1, chosen on synthetic data, not on yours)")
+    h.add_argument("--delta", type=float, metavar="D", help="delta of the certificate (default: n^-1.1, "
+                   "as in seed 000's real-data study; n is public under replace-one DP)")
+    h.add_argument("--conversion", choices=["improved", "mironov"], default="improved",
+                   help="RDP -> (epsilon, delta) conversion of the certificate (default: improved)")
+
+
 # -- steps -------------------------------------------------------------------------------------
 
-def _load(args):
+def load_data(args):
     """(TabularData, domain, ResponseMap) from the arguments; raises on bad input."""
     if args.data is None:
         for flag in ("x_col", "y_col", "response_col"):
@@ -308,7 +314,7 @@ def run(args) -> int:
     _refuse_foreign_options(args)
     with Progress(len(STAGES), "release", "lines" if args.progress else None) as progress:
         progress.stage(STAGES[0])
-        data, domain, rmap = _load(args)
+        data, domain, rmap = load_data(args)
         progress.update(1)
         progress.stage(STAGES[1])
         plan = mod.plan(args, data, domain, rmap, memory_limit=_memory_limit(args.memory_limit))

@@ -23,6 +23,9 @@ EXPERIMENTS: dict[str, str] = {
     "seed002-fig4": "seed002:fig4", "seed002-audit": "seed002:audit",
     "mechanisms": "mechanisms:run",
     "fig2": "lira_figures:fig2", "fig3": "lira_figures:fig3", "fig5": "lira_figures:fig5", "fig6": "lira_figures:fig6",
+    "seed003-toy": "seed003_toy:run", "seed003-activations": "seed003_activations:run",
+    "seed003-reconstruction": "seed003_reconstruction:run", "seed003-multiquery": "seed003_multiquery:run",
+    "seed003-mia": "seed003_mia:run", "seed003-nn": "seed003_nn:run",
 }
 
 
