@@ -13,6 +13,8 @@ from typing import Any, Callable
 
 from ..errors import InvalidParameterError
 
+__all__ = ["EXPERIMENTS", "get_experiment", "run_experiment"]
+
 EXPERIMENTS: dict[str, str] = {
     "table1": "excursion_1d:table1", "table2": "excursion_1d:table2", "table3": "excursion_1d:table3",
     "table4": "excursion_2d:table4", "fig7": "excursion_2d:fig7", "fig8": "excursion_2d:fig8",
