@@ -341,6 +341,7 @@ class DPConvCNP(nn.Module):
         return model
 
 
-def gaussian_nll(y: torch.Tensor, mean: torch.Tensor, std: torch.Tensor) -> torch.Tensor:
-    """-log N(y | mean, std^2), elementwise."""
-    return 0.5 * math.log(2 * math.pi) + torch.log(std) + 0.5 * ((y - mean) / std) ** 2
+def gaussian_nll(y, mean, std):
+    """-log N(y | mean, std^2), elementwise (torch tensors or numpy arrays)."""
+    log = torch.log if isinstance(std, torch.Tensor) else np.log
+    return 0.5 * math.log(2 * math.pi) + log(std) + 0.5 * ((y - mean) / std) ** 2
