@@ -111,8 +111,9 @@ def noise_multiplier(epsilon: float, delta: float, sample_rate: float, steps: in
 # ----------------------------------------------------------------------------------------------
 def kernel_matrix(kind: str, a: torch.Tensor, b: torch.Tensor, p: dict[str, torch.Tensor]) -> torch.Tensor:
     """s^2 k(a_i, b_j) for a (..., I), b (..., J), parameters of shape (...): EQ exp(-d^2 / (2 l^2));
-    Matérn-3/2 (1 + sqrt3 d / l) exp(-sqrt3 d / l); periodic exp(-2 sin^2(pi d / period) / l^2)
-    (gpytorch's RBFKernel, MaternKernel(nu=1.5), PeriodicKernel, each in a ScaleKernel)."""
+    Matérn-3/2 (1 + sqrt3 d / l) exp(-sqrt3 d / l); periodic exp(-2 sin^2(pi d / period) / l)
+    (gpytorch's RBFKernel, MaternKernel(nu=1.5), PeriodicKernel -- whose l is not squared -- each in
+    a ScaleKernel)."""
     d = a[..., :, None] - b[..., None, :]
     ls = p["log_lengthscale"].exp()[..., None, None]
     s2 = (2 * p["log_scale"]).exp()[..., None, None]
@@ -123,7 +124,7 @@ def kernel_matrix(kind: str, a: torch.Tensor, b: torch.Tensor, p: dict[str, torc
         k = (1 + r) * torch.exp(-r)
     else:
         period = p["log_period"].exp()[..., None, None]
-        k = torch.exp(-2.0 * torch.sin(math.pi * d / period) ** 2 / ls**2)
+        k = torch.exp(-2.0 * torch.sin(math.pi * d / period) ** 2 / ls)
     return s2 * k
 
 
@@ -176,6 +177,27 @@ def per_example_grads(kind: str, p: dict[str, torch.Tensor], names, x: torch.Ten
     loss = (-expected_loglik(kind, rep, x[..., None], y[..., None])[..., 0] + kl_divergence(rep) / n).sum()
     grads = torch.autograd.grad(loss, [rep[k] for k in names])
     return dict(zip(names, grads))
+
+
+def dp_sgd_gradient(grads: dict[str, torch.Tensor], valid: torch.Tensor, max_grad_norm: float,
+                    noise_multiplier: torch.Tensor, expected_batch_size: float,
+                    generator: torch.Generator) -> dict[str, torch.Tensor]:
+    """One DP-SGD gradient per task, as Opacus's DPOptimizer forms it: per-example gradients (T, K, ...)
+    clipped to total norm ``max_grad_norm`` over all parameters (factor min(1, C / (norm + 1e-6))),
+    summed over the sampled examples (``valid``), plus N(0, (sigma C)^2) noise per coordinate, divided
+    by the expected batch size q N. ``noise_multiplier`` is (T,)."""
+    names = list(grads)
+    T, K = valid.shape
+    sq = sum(grads[k].reshape(T, K, -1).pow(2).sum(-1) for k in names)
+    factor = torch.clamp(max_grad_norm / (sq.sqrt() + 1e-6), max=1.0) * valid
+    out = {}
+    for k in names:
+        g = grads[k]
+        summed = (factor.reshape(T, K, *([1] * (g.dim() - 2))) * g).sum(1)
+        noise = torch.randn(summed.shape, generator=generator, dtype=summed.dtype)
+        std = (noise_multiplier * max_grad_norm).reshape(T, *([1] * (summed.dim() - 1)))
+        out[k] = (summed + std * noise) / expected_batch_size
+    return out
 
 
 def init_params(settings: DpsvgpSettings, n_tasks: int) -> dict[str, torch.Tensor]:
@@ -251,14 +273,10 @@ def fit(xc, yc, epsilon, delta: float, settings: DpsvgpSettings, generator: torc
         valid = torch.arange(K)[None, :] < counts[:, None]
         xb, yb = torch.gather(X, 1, order), torch.gather(Y, 1, order)
         grads = per_example_grads(kind, {k: t.detach() for k, t in params.items()}, trainable, xb, yb, N)
-        sq = sum(grads[k].reshape(T, K, -1).pow(2).sum(-1) for k in trainable)
-        factor = torch.clamp(C / (sq.sqrt() + 1e-6), max=1.0) * valid
+        noisy = dp_sgd_gradient(grads, valid, C, sig_t, expected_batch, generator)
         opt.zero_grad(set_to_none=True)
         for k in trainable:
-            g = grads[k]
-            summed = (factor.reshape(T, K, *([1] * (g.dim() - 2))) * g).sum(1)
-            noise = torch.randn(summed.shape, generator=generator, dtype=torch.float64)
-            params[k].grad = (summed + (sig_t * C).reshape(T, *([1] * (summed.dim() - 1))) * noise) / expected_batch
+            params[k].grad = noisy[k]
         opt.step()
     return DpsvgpFit(settings=settings, params={k: t.detach() for k, t in params.items()}, noise_multipliers=sigma,
                      steps=steps, sample_rate=q)
