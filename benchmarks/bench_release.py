@@ -18,7 +18,9 @@ import numpy as np
 from privgp.datasets import baltimore
 from privgp.datasets.tabular import load_embedded_baltimore
 from privgp.ledger import Ledger
-from privgp.mechanisms.release import ResponseMap, plan_release, sample_release
+from privgp.mechanisms.posterior_release import plan_posterior_sample as plan_release
+from privgp.mechanisms.posterior_release import sample_release
+from privgp.mechanisms.release import ResponseMap
 
 REPEATS = 3
 
@@ -51,7 +53,7 @@ def main():
         plan = plan_release(data.n, box, rmap, target_epsilon=0.01, grid=121, snap=1)
         fp = led.fingerprint(data.content_digest)
         rows.append(("ledger charge (IMMEDIATE txn)", "1 entry on a fresh ledger",
-                     median_time(lambda: led.charge(fp, plan.curve, epsilon=plan.epsilon, delta=plan.delta,
+                     median_time(lambda: led.charge(fp, plan.event, epsilon=plan.epsilon, delta=plan.delta,
                                                     budget_epsilon=1e6, default_budget_delta=plan.delta))))
         env = dict(os.environ, PRIVGP_LEDGER=str(Path(d) / "cli.sqlite"), MPLBACKEND="Agg")
         k = iter(range(100))

@@ -6,85 +6,120 @@ import math
 
 import pytest
 
-from privgp.accounting import (PrivacyCertificate, certify, delta_posterior_sampling, epsilon_posterior_sampling,
-                               rdp_posterior_sample)
+from privgp.accounting import (GaussianEvent, PosteriorSampleEvent, PrivacyCertificate, ZcdpEvent, certify,
+                               event_from_dict, rdp_posterior_sample)
 from privgp.cli.main import main
 from privgp.domain import Box
-from privgp.errors import InvalidParameterError
+from privgp.errors import InvalidParameterError, NumericalError
 from privgp.kernels import Exponential
+from privgp.mechanisms.posterior_sample import (certify_posterior_sample, check_certificate,
+                                                delta_posterior_sampling, epsilon_posterior_sampling,
+                                                posterior_sample_event)
 
 BASE = dict(kernel="exponential", lengthscale=1.0, domain=Box.unit(1), sensitivity="exp1d")
 
 
-def test_certificate_records_inputs_lemmas_and_the_accountants_numbers():
-    c = certify(10, 1.0, 5.0, 0.05, L=3, eta=0.5, **BASE)
+def test_certificate_records_the_event_lemmas_and_the_accountants_numbers():
+    c = certify_posterior_sample(10, 1.0, 5.0, 0.05, L=3, eta=0.5, **BASE)
     res = epsilon_posterior_sampling(10, 1.0, 5.0, 0.05, L=3, eta=0.5, **BASE)
-    assert (c.n, c.kernel, c.lengthscale, c.r, c.sigma, c.eta, c.L, c.delta) == (10, "exponential", 1.0, 1.0, 5.0,
-                                                                                0.5, 3, 0.05)
-    assert c.domain == Box.unit(1) and c.sensitivity == "exp1d" and c.constants == "proven"
-    assert c.conversion == "improved" and c.solved_for == "epsilon" and c.alpha_optimised
+    ev = c.event
+    assert isinstance(ev, PosteriorSampleEvent)
+    assert (ev.n, ev.kernel, ev.r, ev.sigma, ev.eta, ev.L) == (10, "exponential", 1.0, 5.0, 0.5, 3)
+    assert c.public == {"kernel": "exponential", "lengthscale": 1.0, "domain": Box.unit(1).to_dict()}
+    assert ev.sensitivity == "exp1d" and ev.constants == "proven" and c.delta == 0.05
+    assert c.conversion == "improved" and c.solved_for == "epsilon" and c.alpha_optimised and c.method == "rdp"
     assert c.epsilon == float(res.epsilon) and c.alpha == float(res.alpha) and c.rdp == float(res.rdp)
-    assert (c.V_n, c.Delta_n, c.kappa) == (float(res.V), float(res.Delta), float(res.kappa))
-    assert "B.7" in c.lemma_Delta and "Prop. 3" in c.lemma_V
-    assert c.rdp == pytest.approx(3 * c.rdp_single, rel=1e-14)
-    assert c.rdp_single == float(rdp_posterior_sample(c.alpha, c.V_n, c.Delta_n, 1.0, 5.0, 0.5))
+    d = c.details
+    assert (d["V_n"], d["Delta_n"], d["kappa"]) == (float(res.V), float(res.Delta), float(res.kappa))
+    assert "B.7" in d["lemma_Delta"] and "Prop. 3" in d["lemma_V"]
+    assert any("Thm 3.1" in x for x in c.lemmas)
+    assert c.rdp == pytest.approx(3 * float(rdp_posterior_sample(c.alpha, d["V_n"], d["Delta_n"], 1.0, 5.0, 0.5)),
+                                  rel=1e-13)
     assert c.covered and c.warnings == ()
     text = " ".join(c.assumptions)
-    for words in ("replacing one record", "|y| <= M_Y", "public domain", "independently of the private data",
+    for words in ("replacing one record", "|y| <= M_Y", "the public domain is [0, 1]", "independently of the private data",
                   "exact draw", "1-D interval", "prior noise"):
         assert words in text
     assert c.privgp_version and "posterior sample paths" in c.mechanism
 
 
 def test_certificate_json_round_trip_including_infinities():
-    for c in (certify(10, 1.0, 5.0, 0.05, **BASE),
-              certify(10, 1.0, math.inf, 0.05, alpha=3.0, **BASE),  # alpha beyond the range: epsilon inf
-              certify(20, 0.5, 1.0, None, epsilon=2.0, kernel="matern32", lengthscale=0.4, domain=Box((0, 0), (2, 1)))):
+    for c in (certify_posterior_sample(10, 1.0, 5.0, 0.05, **BASE),
+              certify_posterior_sample(10, 1.0, math.inf, 0.05, alpha=3.0, **BASE),  # alpha beyond the range
+              certify_posterior_sample(20, 0.5, 1.0, None, epsilon=2.0, kernel="matern32", lengthscale=0.4,
+                                       domain=Box((0, 0), (2, 1))),
+              certify(GaussianEvent(1.0, 2.0), 1e-5), certify(ZcdpEvent(0.1) + GaussianEvent(1.0, 3.0), epsilon=2.0)):
         text = c.to_json()
         assert "Infinity" not in text and "NaN" not in text
         d = json.loads(text)
-        for key in ("epsilon", "delta", "alpha", "rdp", "V_n", "Delta_n", "kappa", "conversion", "constants",
-                    "covered", "warnings"):
+        for key in ("epsilon", "delta", "alpha", "rdp", "event", "conversion", "method", "covered", "warnings",
+                    "lemmas", "assumptions", "details"):
             assert key in d
+        assert event_from_dict(d["event"]) == c.event
         back = PrivacyCertificate.from_json(text)
         assert back == c and back.to_dict() == d
         assert back.recompute() == c
-    inf_cert = certify(10, 1.0, math.inf, 0.05, alpha=3.0, **BASE)
+    inf_cert = certify_posterior_sample(10, 1.0, math.inf, 0.05, alpha=3.0, **BASE)
     assert math.isinf(inf_cert.epsilon) and json.loads(inf_cert.to_json())["epsilon"] == "inf"
     assert any("+inf" in w for w in inf_cert.warnings)
     with pytest.raises(InvalidParameterError, match="certificate"):
         PrivacyCertificate.from_dict({"n": 3})
+    with pytest.raises(InvalidParameterError, match="certificate"):
+        PrivacyCertificate.from_json("{not json")
+
+
+def test_gaussian_certificates_use_the_exact_profile():
+    c = certify(GaussianEvent(1.0, 2.0), 1e-5)
+    assert c.method == "exact-gdp" and math.isnan(c.alpha)
+    rdp_only = certify(GaussianEvent(1.0, 2.0), 1e-5, exact=False)
+    assert rdp_only.method == "rdp" and rdp_only.epsilon > c.epsilon
+    assert rdp_only.recompute() == rdp_only and c.recompute() == c
 
 
 def test_published_constants_are_labelled_not_covered():
-    c = certify(10, 1.0, 5.0, 0.05, constants="published", conversion="mironov", **BASE)
+    c = certify_posterior_sample(10, 1.0, 5.0, 0.05, constants="published", conversion="mironov", **BASE)
     assert not c.covered and any("NOT covered" in w for w in c.warnings)
     assert c.epsilon == pytest.approx(5.0537, abs=1e-4)  # reference_repo.md sec. 2.3
     assert "NOT COVERED" in c.summary()
 
 
 def test_given_alpha_and_given_epsilon():
-    c = certify(10, 1.0, 5.0, 0.05, alpha=1.5, **BASE)
+    c = certify_posterior_sample(10, 1.0, 5.0, 0.05, alpha=1.5, **BASE)
     assert not c.alpha_optimised and c.alpha == 1.5
     assert c.epsilon == float(epsilon_posterior_sampling(10, 1.0, 5.0, 0.05, alpha=1.5, **BASE).epsilon)
-    opt = certify(10, 1.0, 5.0, 0.05, **BASE)
+    opt = certify_posterior_sample(10, 1.0, 5.0, 0.05, **BASE)
     assert opt.epsilon <= c.epsilon
-    d = certify(10, 1.0, 5.0, None, epsilon=opt.epsilon, **BASE)
+    d = certify_posterior_sample(10, 1.0, 5.0, None, epsilon=opt.epsilon, **BASE)
     assert d.solved_for == "delta" and d.epsilon == opt.epsilon
     assert d.delta <= 0.05 * (1 + 1e-6)  # epsilon(delta) and delta(epsilon) are inverse up to the search tolerance
     assert d.delta == pytest.approx(delta_posterior_sampling(10, 1.0, 5.0, opt.epsilon, **BASE).delta, rel=1e-14)
     with pytest.raises(InvalidParameterError, match="delta/epsilon"):
-        certify(10, 1.0, 5.0, 0.05, epsilon=1.0, **BASE)
+        certify_posterior_sample(10, 1.0, 5.0, 0.05, epsilon=1.0, **BASE)
     with pytest.raises(InvalidParameterError, match="alpha"):
-        certify(10, 1.0, 5.0, 0.05, alpha=1.0, **BASE)
+        certify_posterior_sample(10, 1.0, 5.0, 0.05, alpha=1.0, **BASE)
 
 
-def test_kernel_instances_and_rdp_curve():
-    c = certify(10, 1.0, 5.0, 0.05, kernel=Exponential(0.5), lengthscale=None, domain=None, sensitivity="exp1d")
-    assert c.lengthscale == 0.5 and c.domain == Box.unit(1)
-    assert c == certify(10, 1.0, 5.0, 0.05, kernel="exponential", lengthscale=0.5, domain=None, sensitivity="exp1d")
-    curve = c.rdp_curve()
-    assert curve(c.alpha) == pytest.approx(c.rdp, rel=1e-14)
+def test_kernel_instances_and_event():
+    c = certify_posterior_sample(10, 1.0, 5.0, 0.05, kernel=Exponential(0.5), lengthscale=None, domain=None,
+                                 sensitivity="exp1d")
+    assert c.public["lengthscale"] == 0.5 and c.public["domain"] == Box.unit(1).to_dict()
+    assert c == certify_posterior_sample(10, 1.0, 5.0, 0.05, kernel="exponential", lengthscale=0.5, domain=None,
+                                         sensitivity="exp1d")
+    assert c.event == posterior_sample_event(10, 1.0, 5.0, kernel="exponential", lengthscale=0.5, sensitivity="exp1d")
+    assert c.event.rdp(c.alpha) == pytest.approx(c.rdp, rel=1e-14)
+
+
+def test_check_certificate_rederives_the_kernel_facts_from_public_settings():
+    c = certify_posterior_sample(30, 1.0, 2.0, 1e-3, kernel="matern32", lengthscale=0.4, domain=Box((0, 0), (2, 1)))
+    assert check_certificate(c) == c
+    d = c.to_dict()
+    d["public"]["lengthscale"] = 0.8  # a published certificate whose kappa does not match its settings
+    with pytest.raises(NumericalError, match="kernel facts"):
+        check_certificate(PrivacyCertificate.from_dict(d))
+    d = c.to_dict()
+    d["epsilon"] = c.epsilon / 2  # a tampered epsilon
+    with pytest.raises(NumericalError, match="recomputed"):
+        check_certificate(PrivacyCertificate.from_dict(d))
 
 
 # ----------------------------------------------------------------------------- CLI
@@ -102,10 +137,11 @@ def test_cli_json_has_the_contract_keys(capsys):
     code, out, _ = run_cli(capsys, "--delta", "0.05", "--json")
     d = json.loads(out)
     assert code == 0
-    for key in ("epsilon", "delta", "alpha", "rdp", "V_n", "Delta_n", "kappa", "conversion", "constants", "covered",
-                "warnings"):
+    for key in ("epsilon", "delta", "alpha", "rdp", "event", "details", "conversion", "covered", "warnings"):
         assert key in d
-    assert d["epsilon"] == certify(10, 1.0, 5.0, 0.05, **BASE).epsilon and d["conversion"] == "improved"
+    for key in ("V_n", "Delta_n", "kappa"):
+        assert key in d["details"]
+    assert d["epsilon"] == certify_posterior_sample(10, 1.0, 5.0, 0.05, **BASE).epsilon and d["conversion"] == "improved"
 
 
 def test_cli_published_summary_says_not_covered(capsys):
@@ -116,13 +152,14 @@ def test_cli_published_summary_says_not_covered(capsys):
 def test_cli_sigma_inf_alpha_and_epsilon_modes(capsys):
     code, out, _ = run_cli(capsys, "--delta", "0.05", "--sigma", "inf", "--alpha", "1.5", "--json")
     d = json.loads(out)
-    assert code == 0 and d["sigma"] == "inf" and d["alpha"] == 1.5 and not d["alpha_optimised"]
-    assert d["rdp_single"] == pytest.approx(float(rdp_posterior_sample(1.5, d["V_n"], d["Delta_n"], 1.0, math.inf)))
+    assert code == 0 and d["event"]["sigma"] == "inf" and d["alpha"] == 1.5 and not d["alpha_optimised"]
+    det = d["details"]
+    assert d["rdp"] == pytest.approx(float(rdp_posterior_sample(1.5, det["V_n"], det["Delta_n"], 1.0, math.inf)))
     code, out, _ = run_cli(capsys, "--epsilon", "3", "--json")
     d = json.loads(out)
     assert code == 0 and d["solved_for"] == "delta" and d["epsilon"] == 3.0 and 0 < d["delta"] < 1
     code, out, _ = run_cli(capsys, "--delta", "0.05", "--dim", "1", "--lower", "0", "--upper", "2", "--json")
-    assert json.loads(out)["domain"] == {"lower": [0.0], "upper": [2.0]}
+    assert json.loads(out)["public"]["domain"] == {"lower": [0.0], "upper": [2.0]}
 
 
 @pytest.mark.parametrize("extra,needle", [

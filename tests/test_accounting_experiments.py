@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from privgp.accounting import epsilon_posterior_sampling
+from privgp.mechanisms.posterior_sample import epsilon_posterior_sampling
 from privgp.cli.main import main
 from privgp.experiments import EXPERIMENTS, run_experiment
 

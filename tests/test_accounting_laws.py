@@ -13,9 +13,11 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from privgp.accounting import (CalibrationResult, RdpCurve, bounds_for, calibrate_eta, calibrate_L, calibrate_r,
-                               compose, epsilon_from_rdp, epsilon_posterior_sampling, log_delta_from_rdp,
-                               posterior_sampling_curve, psi_alpha, rdp_mean_term, rdp_posterior_sample)
+from privgp.accounting import (CalibrationResult, ComposedEvent, TabulatedRdpEvent, epsilon_from_rdp,
+                               log_delta_from_rdp, psi_alpha, rdp_mean_term, rdp_posterior_sample)
+from privgp.accounting import epsilon as account_epsilon
+from privgp.mechanisms.posterior_sample import (bounds_for, calibrate_eta, calibrate_L, calibrate_r,
+                                                epsilon_posterior_sampling, posterior_sample_event)
 from privgp.domain import Box
 from privgp.errors import AssumptionError, InfeasibleTargetError, InvalidParameterError
 from privgp.kernels import Exponential, Matern32
@@ -88,27 +90,28 @@ def test_epsilon_decreases_in_eta(s, eta):
 def test_epsilon_increases_in_L_and_composition_is_additive(s, extra):
     assert _le(eps(s), eps(s, L=s["L"] + extra))
     kw = {k: v for k, v in s["kw"].items() if k != "conversion"}
-    one, _ = posterior_sampling_curve(s["n"], s["r"], s["sigma"], eta=s["eta"], L=1, **kw)
-    many, _ = posterior_sampling_curve(s["n"], s["r"], s["sigma"], eta=s["eta"], L=s["L"], **kw)
+    one = posterior_sample_event(s["n"], s["r"], s["sigma"], eta=s["eta"], L=1, **kw)
+    many = posterior_sample_event(s["n"], s["r"], s["sigma"], eta=s["eta"], L=s["L"], **kw)
     alphas = 1 + (one.alpha_max - 1) * np.array([0.05, 0.5, 0.95])
-    assert np.allclose(many(alphas), s["L"] * one(alphas), rtol=1e-14)
-    assert np.allclose(compose([one] * 3)(alphas), 3 * one(alphas), rtol=1e-14)
-    assert np.allclose((one + many)(alphas), (s["L"] + 1) * one(alphas), rtol=1e-14)
+    assert np.allclose(many.rdp(alphas), s["L"] * one.rdp(alphas), rtol=1e-14)
+    assert np.allclose(ComposedEvent.of([one] * 3).rdp(alphas), 3 * one.rdp(alphas), rtol=1e-14)
+    assert np.allclose(one.times(3).rdp(alphas), 3 * one.rdp(alphas), rtol=1e-14)
+    assert np.allclose((one + many).rdp(alphas), (s["L"] + 1) * one.rdp(alphas), rtol=1e-14)
     res = epsilon_posterior_sampling(s["n"], s["r"], s["sigma"], s["delta"], eta=s["eta"], L=s["L"], **s["kw"])
     assert float(res.rdp) == pytest.approx(s["L"] * single_rdp(s, float(res.alpha)), rel=1e-13)
 
 
 def test_composition_of_different_releases_adds_rdp_curves():
-    a, _ = posterior_sampling_curve(10, 1.0, 5.0, sensitivity="exp1d")
-    b, _ = posterior_sampling_curve(50, 2.0, 1.0, kernel="matern32", lengthscale=0.3, domain=Box.unit(2))
+    a = posterior_sample_event(10, 1.0, 5.0, sensitivity="exp1d")
+    b = posterior_sample_event(50, 2.0, 1.0, kernel="matern32", lengthscale=0.3, domain=Box.unit(2))
     both = a + b
     assert both.alpha_max == min(a.alpha_max, b.alpha_max)
     al = np.linspace(1.01, both.alpha_max - 1e-6, 7)
-    assert np.allclose(both(al), a(al) + b(al), rtol=1e-14)
-    assert np.isinf(both(both.alpha_max + 0.1))
-    g = both.epsilon(1e-3)
-    assert g.epsilon == pytest.approx(float(epsilon_from_rdp(both(g.alpha), g.alpha, 1e-3)), rel=1e-14)
-    assert g.epsilon >= max(a.epsilon(1e-3).epsilon, b.epsilon(1e-3).epsilon) * (1 - OPT_TOL)
+    assert np.allclose(both.rdp(al), a.rdp(al) + b.rdp(al), rtol=1e-14)
+    assert np.isinf(both.rdp(both.alpha_max + 0.1))
+    g = account_epsilon(both, 1e-3)
+    assert g.epsilon == pytest.approx(float(epsilon_from_rdp(both.rdp(g.alpha), g.alpha, 1e-3)), rel=1e-14)
+    assert g.epsilon >= max(account_epsilon(a, 1e-3).epsilon, account_epsilon(b, 1e-3).epsilon) * (1 - OPT_TOL)
 
 
 @given(settings_st())
@@ -173,7 +176,7 @@ def test_calibrate_r_meets_target_and_is_minimal(s, target):
         assert eps(s, r=1e4) > target
         return
     assert isinstance(c, CalibrationResult) and c.checked and c.parameter == "r"
-    assert eps(s, r=c.value) <= target and float(c.result.epsilon) <= target
+    assert eps(s, r=c.value) <= target and c.epsilon <= target
     if c.value > 1e-3 * 1.0001:
         assert eps(s, r=c.value * (1 - 1e-4)) > target
 
@@ -295,5 +298,7 @@ def test_primitives_refuse_bad_orders_and_never_return_a_silent_zero():
     # a huge ridge gives a tiny but strictly positive epsilon under Mironov's rule
     tiny = epsilon_posterior_sampling(10, 1e3, 1e3, 0.5, conversion="mironov")
     assert 0 < float(tiny.epsilon) < 1e-3
-    curve = RdpCurve(lambda a: 0.1 * a, alpha_max=3.0)
-    assert np.isinf(curve(3.0)) and np.isinf(curve(1.0)) and curve(2.0) == pytest.approx(0.2)
+    tab = TabulatedRdpEvent((2.0, 3.0), (0.2, 0.3))
+    assert np.isinf(tab.rdp(3.5)) and tab.rdp(2.5) == 0.3 and tab.rdp(1.5) == 0.2
+    with pytest.raises(InvalidParameterError, match="alpha"):
+        tab.rdp(1.0)

@@ -16,9 +16,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from privgp.accounting import (alpha_max, bounds_for, certify, delta_constant, delta_diagonal, delta_exp1d,
-                               delta_generic, delta_posterior_sampling, delta_rkhs, epsilon_posterior_sampling,
+from privgp.accounting import (alpha_max, delta_constant, delta_diagonal, delta_exp1d, delta_generic, delta_rkhs,
                                phi_n, psi_alpha, rdp_posterior_sample, v_bar)
+from privgp.mechanisms.posterior_sample import bounds_for, delta_posterior_sampling, epsilon_posterior_sampling
+from privgp.mechanisms.posterior_sample import certify_posterior_sample as certify
 from privgp.domain import Box
 from privgp.errors import AssumptionError
 

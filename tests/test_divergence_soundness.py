@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 from scipy import integrate, stats
 from threadpoolctl import threadpool_limits
 
-from privgp.accounting import bounds_for, rdp_covariance_term, rdp_mean_term, rdp_posterior_sample
+from privgp.accounting import rdp_covariance_term, rdp_mean_term, rdp_posterior_sample
+from privgp.mechanisms.posterior_sample import bounds_for
 from privgp.accounting.divergences import renyi_divergence_gaussians, renyi_divergence_parts
 from privgp.audit.neighbours import neighbour_divergence, worst_case_neighbours
 from privgp.domain import Box

@@ -1,6 +1,48 @@
-"""privgp: differentially private release of Gaussian-process posterior sample paths.
+"""privgp: differentially private release of Gaussian-process posterior sample paths, and the
+mechanisms and analyses around them, under one accountant.
 
-Layers (imports flow downwards only): kernels/domain -> gp -> sampling; accounting (pure maths);
-mechanisms; audit; tasks; datasets; experiments; cli. See DESIGN.md.
+The few names a user needs are available here (loaded on first use, so that ``import privgp`` and
+``privgp --help`` stay fast):
+
+* privacy events and the accountant: ``PosteriorSampleEvent``, ``GaussianEvent``, ``GdpEvent``,
+  ``ComposedEvent``, ``epsilon``, ``delta``, ``certify``, ``calibrate``, ``PrivacyCertificate``;
+* releasing: ``release`` (check, charge the ``Ledger``, draw), ``plan_posterior_sample``,
+  ``ResponseMap``, ``posterior_sample_event``;
+* the public domain and kernels: ``Box``, ``Exponential``, ``Matern32``, ``Matern52``,
+  ``SquaredExponential``, ``make_kernel``.
+
+Layers (imports flow one way) are described in docs/architecture.md.
 """
-__version__ = "0.1.0"
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from ._version import __version__
+
+_EXPORTS = {
+    "PosteriorSampleEvent": "privgp.accounting", "GaussianEvent": "privgp.accounting", "GdpEvent": "privgp.accounting",
+    "ComposedEvent": "privgp.accounting", "PrivacyEvent": "privgp.accounting", "epsilon": "privgp.accounting",
+    "delta": "privgp.accounting", "certify": "privgp.accounting", "calibrate": "privgp.accounting",
+    "PrivacyCertificate": "privgp.accounting",
+    "release": "privgp.mechanisms", "plan_posterior_sample": "privgp.mechanisms", "ResponseMap": "privgp.mechanisms",
+    "posterior_sample_event": "privgp.mechanisms", "Ledger": "privgp.ledger",
+    "Box": "privgp.domain",
+    "Exponential": "privgp.kernels", "Matern32": "privgp.kernels", "Matern52": "privgp.kernels",
+    "SquaredExponential": "privgp.kernels", "make_kernel": "privgp.kernels",
+}
+
+__all__ = ["__version__", *sorted(_EXPORTS)]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'privgp' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -2,20 +2,20 @@
 
 What it records
     Each private dataset has a total budget (epsilon_B, delta_B), set when the dataset is first
-    charged. Each release on it is an *entry* holding the release's Rényi-DP curve evaluated on a
-    fixed grid of orders (the ledger's ``orders``, stored once in the file), its own certified
-    (epsilon, delta), a short public description, and a status: ``charged`` when the budget was
-    taken, ``completed`` once the outputs were written.
+    charged. Each release on it is an *entry* holding the release's privacy **event** (JSON, see
+    :mod:`privgp.accounting.events`), its own certified (epsilon, delta), a short public
+    description, and a status: ``charged`` when the budget was taken, ``completed`` once the
+    outputs were written.
 
 How releases compose
-    RDP composes additively at every order (Mironov 2017, Prop. 1; seed 000, eq. (3)), for
-    releases chosen adaptively too. The ledger adds the stored curves order by order and converts
-    the sum to (epsilon, delta) at the dataset's budget delta_B, minimising over the grid of
-    orders:
-        spent = min_{alpha in orders} conv(sum_i rdp_i(alpha), alpha, delta_B).
-    Any order gives a valid bound, so using a grid only makes the total (slightly) larger, never
-    smaller. Orders at or beyond a release's alpha_max carry +inf. Entries with status
-    ``charged`` count exactly like completed ones.
+    The spent (epsilon, delta) of a dataset is the accountant's guarantee of the composition of its
+    events (:class:`~privgp.accounting.ComposedEvent`: RDP curves add at every order, Mironov 2017,
+    Prop. 1, also for adaptively chosen releases), converted at the budget's delta_B and minimised
+    over the order alpha exactly (the composed curve is evaluated at any order, not on a grid);
+    purely Gaussian compositions use the exact Gaussian-DP profile. The spent epsilon is never
+    reported below the certified epsilon of an entry certified at the budget's own delta (a max of
+    valid upper bounds is a valid upper bound). Entries with status ``charged`` count exactly like
+    completed ones.
 
 When a release is refused
     :meth:`Ledger.charge` checks and records inside one ``BEGIN IMMEDIATE`` transaction, so two
@@ -25,12 +25,24 @@ When a release is refused
     charge *before* writing any output and mark the entry completed afterwards: a crash in between
     wastes budget but never under-counts it.
 
+Old files and tampering
+    Schema-1 files (RDP values on a fixed grid of orders) are migrated in place, in one
+    transaction, to schema 2: each entry becomes a :class:`~privgp.accounting.TabulatedRdpEvent`
+    (sound: RDP is non-decreasing in the order, so a tabulated value bounds every smaller order).
+    A file whose entries do not parse (wrong blob sizes, NaN, unknown event types) is reported as
+    corrupt (:class:`~privgp.errors.DataError`, exit status 2), never composed into NaN.
+
 Fingerprints
-    The ledger key is a keyed hash HMAC-SHA256(secret, content digest of the table), where the
+    The ledger key is a keyed hash HMAC-SHA256(secret, content digest of the records), where the
     secret is 32 random bytes created with the ledger file. A plain hash of the data would be a
     deterministic function of the private records: anyone knowing all records but one could test
     guesses of the last one against it. The keyed fingerprint can be printed in a certificate;
     only the holder of the ledger file can link it to a table.
+
+What it can and cannot do
+    It protects an honest data holder from overspending by mistake (the same records released
+    again, with any file name or number format). It cannot stop someone who deliberately changes
+    the data (drops or perturbs one record) to get a fresh budget, or who uses another ledger file.
 """
 from __future__ import annotations
 
@@ -38,24 +50,23 @@ import datetime as _dt
 import hashlib
 import hmac
 import json
+import math
 import os
 import secrets
 import sqlite3
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
 
 import numpy as np
 
 from . import validation as v
-from .accounting import epsilon_from_rdp
-from .errors import BudgetExceededError, DataError, InvalidParameterError
+from .accounting import accountant
+from .accounting.events import ComposedEvent, PrivacyEvent, event_from_dict
+from .accounting.tabulated import TabulatedRdpEvent
+from .errors import BudgetExceededError, DataError, InvalidParameterError, PrivgpError
 
-SCHEMA_VERSION = "1"
-#: Fixed grid of Rényi orders on which every release's curve is stored: 1 + 10^u, u in [-4, 5],
-#: 50 points per decade (adjacent orders differ by under 5% in alpha - 1).
-DEFAULT_ORDERS = 1.0 + np.logspace(-4.0, 5.0, 451)
+SCHEMA_VERSION = "2"
 DEFAULT_CONVERSION = "improved"
 #: Default total budget of a dataset (the seed paper's epsilon_0 = 10 for its real-data release).
 DEFAULT_BUDGET_EPSILON = 10.0
@@ -78,7 +89,7 @@ CREATE TABLE IF NOT EXISTS entries (
     status TEXT NOT NULL CHECK (status IN ('charged', 'completed')),
     epsilon REAL NOT NULL,
     delta REAL NOT NULL,
-    rdp BLOB NOT NULL,
+    event TEXT NOT NULL,
     description TEXT NOT NULL DEFAULT '',
     settings TEXT NOT NULL DEFAULT '{}'
 );
@@ -105,8 +116,9 @@ class Spent:
 
     epsilon: float
     delta: float
-    alpha: float | None      # the order of the grid that gave epsilon (None: no entries)
+    alpha: float | None      # the order that gave epsilon (None: no entries or not converted from RDP)
     entries: int
+    method: str = "rdp"
 
 
 @dataclass(frozen=True)
@@ -126,7 +138,7 @@ class DatasetBudget:
         return {"fingerprint": self.fingerprint, "budget_epsilon": self.budget_epsilon,
                 "budget_delta": self.budget_delta, "created": self.created, "label": self.label,
                 "spent_epsilon": self.spent.epsilon, "spent_at_delta": self.spent.delta,
-                "spent_alpha": self.spent.alpha, "entries": self.spent.entries,
+                "spent_alpha": self.spent.alpha, "spent_method": self.spent.method, "entries": self.spent.entries,
                 "remaining_epsilon": self.remaining_epsilon}
 
 
@@ -141,11 +153,13 @@ class LedgerEntry:
     delta: float
     description: str
     settings: dict = field(default_factory=dict)
+    event: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return {"id": self.id, "fingerprint": self.fingerprint, "created": self.created,
                 "completed": self.completed, "status": self.status, "epsilon": self.epsilon,
-                "delta": self.delta, "description": self.description, "settings": self.settings}
+                "delta": self.delta, "description": self.description, "settings": self.settings,
+                "event": self.event}
 
 
 @dataclass(frozen=True)
@@ -167,14 +181,6 @@ class Charge:
                 "remaining_epsilon": max(self.budget_epsilon - self.spent_after.epsilon, 0.0)}
 
 
-def _to_blob(a: np.ndarray) -> bytes:
-    return np.ascontiguousarray(a, dtype="<f8").tobytes()
-
-
-def _from_blob(b: bytes) -> np.ndarray:
-    return np.frombuffer(b, dtype="<f8").copy()
-
-
 class Ledger:
     """The ledger stored in one SQLite file (created on first use, with its parent folder)."""
 
@@ -189,15 +195,11 @@ class Ledger:
         except (OSError, sqlite3.Error) as exc:
             raise DataError(f"cannot open the privacy ledger {self.path}: {exc}") from None
         try:
-            self._initialise(con)
-            meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
+            meta = self._initialise(con)
         except sqlite3.DatabaseError as exc:
             raise DataError(f"{self.path} is not a usable privgp ledger: {exc}") from None
         finally:
             con.close()
-        if meta.get("schema") != SCHEMA_VERSION:
-            raise DataError(f"{self.path}: unsupported ledger schema {meta.get('schema')!r}")
-        self.orders = _from_blob(meta["orders"])
         self.conversion = str(meta["conversion"])
         self._secret = bytes(meta["secret"])
 
@@ -208,20 +210,32 @@ class Ledger:
         con.execute("PRAGMA synchronous = FULL")
         return con
 
-    def _initialise(self, con: sqlite3.Connection) -> None:
+    def _initialise(self, con: sqlite3.Connection) -> dict:
         con.execute("BEGIN IMMEDIATE")
         try:
+            tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if "meta" in tables:
+                meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
+                schema = meta.get("schema")
+                if schema == "1":
+                    _migrate_v1(con, meta, self.path)
+                elif schema != SCHEMA_VERSION:
+                    raise DataError(f"{self.path}: unsupported ledger schema {schema!r} (this privgp reads "
+                                    f"schema {SCHEMA_VERSION} and migrates schema 1)")
             for stmt in _SCHEMA.strip().split(";"):
                 if stmt.strip():
                     con.execute(stmt)
-            defaults = {"schema": SCHEMA_VERSION, "orders": _to_blob(DEFAULT_ORDERS),
-                        "conversion": DEFAULT_CONVERSION, "secret": secrets.token_bytes(32)}
+            defaults = {"schema": SCHEMA_VERSION, "conversion": DEFAULT_CONVERSION, "secret": secrets.token_bytes(32)}
             for k, val in defaults.items():
                 con.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)", (k, val))
+            meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
             raise
+        if meta.get("conversion") not in ("improved", "mironov") or len(bytes(meta.get("secret", b""))) != 32:
+            raise DataError(f"{self.path}: corrupt ledger (bad meta table)")
+        return meta
 
     # -- fingerprints ----------------------------------------------------------------------------
     def fingerprint(self, content_digest: str) -> str:
@@ -229,50 +243,50 @@ class Ledger:
         return hmac.new(self._secret, content_digest.encode("ascii"), hashlib.sha256).hexdigest()
 
     # -- accounting ------------------------------------------------------------------------------
-    def _compose(self, rdps: Iterable[np.ndarray], delta: float) -> Spent:
-        rdps = list(rdps)
-        if not rdps:
-            return Spent(0.0, delta, None, 0)
-        total = np.sum(np.vstack(rdps), axis=0)
-        eps = epsilon_from_rdp(total, self.orders, delta, self.conversion)
-        i = int(np.argmin(eps))
-        return Spent(float(eps[i]), float(delta), float(self.orders[i]), len(rdps))
+    def _compose(self, entries: list[tuple[PrivacyEvent, float, float]], delta: float) -> Spent:
+        """Spent guarantee of (event, certified epsilon, certified delta) entries at ``delta``."""
+        if not entries:
+            return Spent(0.0, delta, None, 0, "none")
+        events = [e for e, _, _ in entries]
+        total = events[0] if len(events) == 1 else ComposedEvent.of(events)
+        g = accountant.epsilon(total, delta, conversion=self.conversion)
+        eps = float(g.epsilon)
+        # an entry certified at this very delta is a valid bound on its own part: never report less
+        same = [ce for _, ce, cd in entries if math.isclose(cd, delta, rel_tol=1e-12)]
+        if same:
+            eps = max(eps, max(same))
+        alpha = float(g.alpha) if g.method == "rdp" else None
+        return Spent(eps, float(delta), alpha, len(entries), g.method)
 
-    def rdp_on_orders(self, curve) -> np.ndarray:
-        """A release's RDP curve (callable on an array of orders) on the ledger's grid, checked."""
-        rdp = np.asarray(curve(self.orders) if callable(curve) else curve, dtype=float)
-        if rdp.shape != self.orders.shape:
-            raise InvalidParameterError("rdp", f"values on the ledger's {self.orders.size} orders", rdp.shape)
-        if np.any(np.isnan(rdp)) or np.any(rdp < 0):
-            raise InvalidParameterError("rdp", "non-negative (possibly +inf) at every order", "NaN or negative values")
-        if not np.any(np.isfinite(rdp)):
-            raise InvalidParameterError(
-                "the release's RDP curve", f"finite at some order of the ledger's grid (alpha in "
-                f"[{self.orders[0]:.6g}, {self.orders[-1]:.6g}]); a release this leaky cannot be accounted "
-                "for (increase r)", "+inf at every order")
-        return rdp
+    def _check_event(self, event) -> PrivacyEvent:
+        if not isinstance(event, PrivacyEvent):
+            raise InvalidParameterError("event", "a privgp.accounting PrivacyEvent", type(event).__name__)
+        return event
 
-    def standalone_epsilon(self, rdp, delta: float) -> float:
-        """epsilon of one release alone, on the ledger's grid, at ``delta``."""
-        return self._compose([self.rdp_on_orders(rdp)], v.probability("delta", delta)).epsilon
+    def standalone_epsilon(self, event: PrivacyEvent, delta: float) -> float:
+        """epsilon of one release alone at ``delta`` (the ledger's conversion)."""
+        ev = self._check_event(event)
+        return float(accountant.epsilon(ev, v.probability("delta", delta), conversion=self.conversion).epsilon)
 
-    def charge(self, fingerprint: str, rdp, *, epsilon: float, delta: float,
-               budget_epsilon: float | None = None, budget_delta: float | None = None,
+    def charge(self, fingerprint: str, event: PrivacyEvent, *, epsilon: float | None = None,
+               delta: float | None = None, budget_epsilon: float | None = None, budget_delta: float | None = None,
                default_budget_delta: float | None = None, description: str = "",
                settings: dict | None = None, label: str = "") -> Charge:
         """Record a release if the dataset's budget allows it; otherwise raise BudgetExceededError.
 
-        ``rdp``: the release's RDP curve (callable) or its values on :attr:`orders`;
-        ``epsilon``/``delta``: the release's own certified guarantee (recorded for display).
+        ``event``: the release's privacy event; ``epsilon``/``delta``: the release's own certified
+        guarantee (recorded for display; default: the event's epsilon at the budget's delta).
         ``budget_epsilon``/``budget_delta`` set the budget of a dataset seen for the first time
         (``budget_epsilon`` defaults to :data:`DEFAULT_BUDGET_EPSILON`, ``budget_delta`` to
         ``default_budget_delta``, one of which is then required); for a known dataset they must be
-        omitted or equal the recorded budget (``default_budget_delta`` is then ignored).
-        Check and insert happen in one IMMEDIATE transaction.
+        omitted or equal the recorded budget. Check and insert happen in one IMMEDIATE transaction.
         """
-        rdp = self.rdp_on_orders(rdp)
-        epsilon = v.nonnegative("epsilon", epsilon, allow_inf=False)
-        delta = v.probability("delta", delta)
+        event = self._check_event(event)
+        event_json = json.dumps(event.to_dict(), sort_keys=True, allow_nan=False)
+        if epsilon is not None:
+            epsilon = v.nonnegative("epsilon", epsilon, allow_inf=False)
+        if delta is not None:
+            delta = v.probability("delta", delta)
         if budget_epsilon is not None:
             budget_epsilon = v.positive("budget_epsilon", budget_epsilon)
         if budget_delta is not None:
@@ -291,31 +305,39 @@ class Ledger:
                     b_del = default_budget_delta if budget_delta is None else budget_delta
                     if b_del is None:
                         raise InvalidParameterError("budget_delta", "given for a dataset new to the ledger", None)
-                    con.execute("INSERT INTO datasets(fingerprint, budget_epsilon, budget_delta, created, label) "
-                                "VALUES (?, ?, ?, ?, ?)", (fingerprint, b_eps, b_del, _now(), label))
+                    new = True
                 else:
-                    b_eps, b_del = float(row[0]), float(row[1])
+                    b_eps, b_del = _budget(row, self.path)
                     for name, given, rec in (("budget_epsilon", budget_epsilon, b_eps),
                                              ("budget_delta", budget_delta, b_del)):
                         if given is not None and not np.isclose(given, rec, rtol=1e-12, atol=0.0):
                             raise InvalidParameterError(
                                 name, f"the budget recorded for this dataset in {self.path} ({rec:g}); "
                                 "a dataset's budget is fixed when it is first charged", given)
-                previous = [_from_blob(b) for (b,) in con.execute(
-                    "SELECT rdp FROM entries WHERE fingerprint = ?", (fingerprint,))]
+                    new = False
+                if epsilon is None or delta is None:
+                    epsilon = float(accountant.epsilon(event, b_del, conversion=self.conversion).epsilon)
+                    delta = b_del
+                if not math.isfinite(epsilon):
+                    raise InvalidParameterError("the release's epsilon", "finite (a release this leaky cannot be "
+                                                "accounted for)", epsilon)
+                previous = self._entries_of(con, fingerprint)
                 before = self._compose(previous, b_del)
-                after = self._compose(previous + [rdp], b_del)
+                after = self._compose(previous + [(event, epsilon, delta)], b_del)
                 if not after.epsilon <= b_eps:
-                    alone = self._compose([rdp], b_del).epsilon
+                    alone = self._compose([(event, epsilon, delta)], b_del).epsilon
                     raise BudgetExceededError(
                         f"this release would bring the dataset's spent epsilon to {after.epsilon:.4g} "
                         f"(at delta={b_del:.3g}), over its budget epsilon={b_eps:g}; already spent "
                         f"{before.epsilon:.4g} in {before.entries} release(s), this release alone costs "
                         f"{alone:.4g}; nothing was charged or written (ledger: {self.path})")
+                if new:
+                    con.execute("INSERT INTO datasets(fingerprint, budget_epsilon, budget_delta, created, label) "
+                                "VALUES (?, ?, ?, ?, ?)", (fingerprint, b_eps, b_del, _now(), label))
                 entry_id = uuid.uuid4().hex
-                con.execute("INSERT INTO entries(id, fingerprint, created, status, epsilon, delta, rdp, "
+                con.execute("INSERT INTO entries(id, fingerprint, created, status, epsilon, delta, event, "
                             "description, settings) VALUES (?, ?, ?, 'charged', ?, ?, ?, ?, ?)",
-                            (entry_id, fingerprint, _now(), epsilon, delta, _to_blob(rdp), description,
+                            (entry_id, fingerprint, _now(), epsilon, delta, event_json, description,
                              settings_json))
                 con.execute("COMMIT")
             except BaseException:
@@ -326,6 +348,11 @@ class Ledger:
         finally:
             con.close()
         return Charge(entry_id, fingerprint, b_eps, b_del, before, after)
+
+    def _entries_of(self, con, fingerprint: str) -> list[tuple[PrivacyEvent, float, float]]:
+        rows = con.execute("SELECT id, event, epsilon, delta FROM entries WHERE fingerprint = ? ORDER BY rowid",
+                           (fingerprint,)).fetchall()
+        return [_parse_entry(r, self.path) for r in rows]
 
     def complete(self, entry_id: str) -> None:
         """Mark a charged entry completed (its outputs were written)."""
@@ -342,14 +369,20 @@ class Ledger:
     def entries(self, fingerprint: str | None = None) -> list[LedgerEntry]:
         con = self._connect()
         try:
-            q = ("SELECT id, fingerprint, created, completed, status, epsilon, delta, description, settings "
+            q = ("SELECT id, fingerprint, created, completed, status, epsilon, delta, description, settings, event "
                  "FROM entries")
             rows = (con.execute(q + " WHERE fingerprint = ? ORDER BY created, rowid", (fingerprint,))
                     if fingerprint else con.execute(q + " ORDER BY created, rowid")).fetchall()
         finally:
             con.close()
-        return [LedgerEntry(r[0], r[1], r[2], r[3], r[4], float(r[5]), float(r[6]), r[7], json.loads(r[8]))
-                for r in rows]
+        out = []
+        for r in rows:
+            try:
+                out.append(LedgerEntry(r[0], r[1], r[2], r[3], r[4], _finite(r[5]), _finite(r[6]), r[7],
+                                       json.loads(r[8]), json.loads(r[9])))
+            except (ValueError, TypeError) as exc:
+                raise DataError(f"{self.path}: corrupt ledger entry {r[0]!r} ({exc})") from None
+        return out
 
     def datasets(self) -> list[DatasetBudget]:
         con = self._connect()
@@ -358,8 +391,8 @@ class Ledger:
                              "ORDER BY created, rowid").fetchall()
             out = []
             for fp, b_eps, b_del, created, label in ds:
-                rdps = [_from_blob(b) for (b,) in con.execute("SELECT rdp FROM entries WHERE fingerprint = ?", (fp,))]
-                out.append(DatasetBudget(fp, float(b_eps), float(b_del), created, label, self._compose(rdps, float(b_del))))
+                b_eps, b_del = _budget((b_eps, b_del), self.path)
+                out.append(DatasetBudget(fp, b_eps, b_del, created, label, self._compose(self._entries_of(con, fp), b_del)))
         finally:
             con.close()
         return out
@@ -369,3 +402,68 @@ class Ledger:
             if d.fingerprint == fingerprint:
                 return d
         return None
+
+
+def _finite(x) -> float:
+    x = float(x)
+    if not math.isfinite(x):
+        raise ValueError(f"non-finite value {x}")
+    return x
+
+
+def _budget(row, path) -> tuple[float, float]:
+    try:
+        b_eps, b_del = float(row[0]), float(row[1])
+    except (TypeError, ValueError):
+        raise DataError(f"{path}: corrupt ledger (a dataset budget is not a number)") from None
+    if not (b_eps > 0 and math.isfinite(b_eps) and 0 < b_del < 1):
+        raise DataError(f"{path}: corrupt ledger (dataset budget ({b_eps}, {b_del}) out of range)")
+    return b_eps, b_del
+
+
+def _parse_entry(row, path) -> tuple[PrivacyEvent, float, float]:
+    entry_id, text, eps, dl = row
+    try:
+        ev = event_from_dict(json.loads(text))
+        eps, dl = _finite(eps), _finite(dl)
+        if not (eps >= 0 and 0 < dl < 1):
+            raise ValueError(f"certified ({eps}, {dl}) out of range")
+    except (PrivgpError, ValueError, TypeError) as exc:
+        raise DataError(f"{path}: corrupt ledger entry {entry_id!r}: {exc}") from None
+    return ev, eps, dl
+
+
+def _migrate_v1(con: sqlite3.Connection, meta: dict, path) -> None:
+    """Schema 1 (RDP values on a fixed order grid, one blob per entry) -> schema 2 (events), in the
+    caller's transaction. Each entry becomes a TabulatedRdpEvent on the old grid (sound: see
+    :mod:`privgp.accounting.tabulated`). Corrupt blobs refuse the migration (nothing changes)."""
+    try:
+        orders = np.frombuffer(bytes(meta["orders"]), dtype="<f8")
+    except (KeyError, ValueError, TypeError):
+        raise DataError(f"{path}: corrupt schema-1 ledger (no valid order grid)") from None
+    rows = con.execute("SELECT id, fingerprint, created, completed, status, epsilon, delta, rdp, description, "
+                       "settings FROM entries").fetchall()
+    converted = []
+    for r in rows:
+        blob = bytes(r[7])
+        if len(blob) != 8 * orders.size:
+            raise DataError(f"{path}: corrupt ledger entry {r[0]!r}: RDP blob of {len(blob)} bytes, expected "
+                            f"{8 * orders.size}")
+        values = np.frombuffer(blob, dtype="<f8")
+        try:
+            ev = TabulatedRdpEvent(tuple(orders), tuple(values), source="migrated from a schema-1 ledger")
+            eps, dl = _finite(r[5]), _finite(r[6])
+        except (PrivgpError, ValueError) as exc:
+            raise DataError(f"{path}: corrupt ledger entry {r[0]!r}: {exc}") from None
+        converted.append((r[0], r[1], r[2], r[3], r[4], eps, dl,
+                          json.dumps(ev.to_dict(), sort_keys=True, allow_nan=False), r[8], r[9]))
+    con.execute("ALTER TABLE entries RENAME TO entries_v1")
+    con.execute("DROP INDEX IF EXISTS entries_by_dataset")
+    for stmt in _SCHEMA.strip().split(";"):
+        if stmt.strip():
+            con.execute(stmt)
+    con.executemany("INSERT INTO entries(id, fingerprint, created, completed, status, epsilon, delta, event, "
+                    "description, settings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", converted)
+    con.execute("DROP TABLE entries_v1")
+    con.execute("DELETE FROM meta WHERE key = 'orders'")
+    con.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (SCHEMA_VERSION,))

@@ -1,28 +1,33 @@
-"""Privacy accounting: pure maths, imports nothing from the GP layers.
+"""Privacy accounting: pure maths; imports nothing above ``errors``/``validation``.
 
-Seed 000: psi_alpha (Lemma A.3), the RDP bounds of Thm 3.1 / Prop. 2, V_n and Delta_n (App. B),
-composition (eq. 3), RDP -> (epsilon, delta) conversion, calibration and certificates.
+* events (:mod:`.events`, :mod:`.posterior_sampling`): what each mechanism's analysis needs;
+* the accountant (:mod:`.accountant`): ``epsilon(event, delta)``, ``delta(event, epsilon)``, ``rdp``;
+* :func:`calibrate` (one calibrator), :func:`certify` / :class:`PrivacyCertificate`;
+* formulas: seed 000's RDP bounds (:mod:`.rdp`, :mod:`.sensitivity`), the Gaussian/GDP profile
+  (:mod:`.gaussian`), conversions (:mod:`.conversion`), Gaussian divergences (:mod:`.divergences`).
+
+Events are built by mechanisms (:mod:`privgp.mechanisms`), which know kernels and domains.
 """
-from .calibrate import CalibrationResult, calibrate_eta, calibrate_L, calibrate_r
+from .accountant import Guarantee, delta, epsilon, rdp
+from .calibrate import CalibrationResult, calibrate
 from .certificate import PrivacyCertificate, certify
 from .conversion import CONVERSIONS, epsilon_from_rdp, log_delta_from_rdp
-from .curves import DPGuarantee, RdpCurve, compose
+from .events import (EVENT_TYPES, ApproxDpEvent, ComposedEvent, EventBatch, GaussianEvent, GdpEvent, PrivacyEvent,
+                     PureDpEvent, ZcdpEvent, event_from_dict, event_from_json, register_event)
+from .gaussian import compose_mu, gaussian_noise_std, gdp_delta, gdp_epsilon, gdp_mu
 from .optimize import minimize_over_alpha
-from .posterior_sampling import (EpsilonResult, bounds_for, delta_posterior_sampling,
-                                 epsilon_posterior_sampling, posterior_sampling_curve)
-from .rdp import (alpha_max, psi_alpha, rdp_covariance_term, rdp_mean_term, rdp_posterior_sample,
-                  tau_tilde)
-from .sensitivity import (PUBLISHED_WARNING, SensitivityBounds, delta_constant, delta_diagonal,
-                          delta_exp1d, delta_generic, delta_rkhs, phi_n, sensitivity_bounds, v_bar,
-                          v_generic)
+from .posterior_sampling import PosteriorSampleEvent
+from .rdp import alpha_max, psi_alpha, rdp_covariance_term, rdp_mean_term, rdp_posterior_sample, tau_tilde
+from .tabulated import TabulatedRdpEvent
+from .sensitivity import (PUBLISHED_WARNING, SensitivityBounds, delta_constant, delta_diagonal, delta_exp1d,
+                          delta_generic, delta_rkhs, phi_n, sensitivity_bounds, v_bar, v_generic)
 
 __all__ = [
-    "CalibrationResult", "PrivacyCertificate", "calibrate_L", "calibrate_eta", "calibrate_r", "certify",
-    "rdp_covariance_term",
-    "CONVERSIONS", "DPGuarantee", "EpsilonResult", "PUBLISHED_WARNING", "RdpCurve", "SensitivityBounds",
-    "alpha_max", "bounds_for", "compose", "delta_constant", "delta_diagonal", "delta_exp1d",
-    "delta_generic", "delta_posterior_sampling", "delta_rkhs", "epsilon_from_rdp",
-    "epsilon_posterior_sampling", "log_delta_from_rdp", "minimize_over_alpha", "phi_n",
-    "posterior_sampling_curve", "psi_alpha", "rdp_mean_term", "rdp_posterior_sample",
-    "sensitivity_bounds", "tau_tilde", "v_bar", "v_generic",
+    "ApproxDpEvent", "CONVERSIONS", "CalibrationResult", "ComposedEvent", "EVENT_TYPES", "EventBatch", "GaussianEvent",
+    "GdpEvent", "Guarantee", "PUBLISHED_WARNING", "PosteriorSampleEvent", "PrivacyCertificate", "PrivacyEvent",
+    "PureDpEvent", "SensitivityBounds", "TabulatedRdpEvent", "ZcdpEvent", "alpha_max", "calibrate", "certify", "compose_mu", "delta",
+    "delta_constant", "delta_diagonal", "delta_exp1d", "delta_generic", "delta_rkhs", "epsilon", "epsilon_from_rdp",
+    "event_from_dict", "event_from_json", "gaussian_noise_std", "gdp_delta", "gdp_epsilon", "gdp_mu",
+    "log_delta_from_rdp", "minimize_over_alpha", "phi_n", "psi_alpha", "rdp", "rdp_covariance_term", "rdp_mean_term",
+    "rdp_posterior_sample", "register_event", "sensitivity_bounds", "tau_tilde", "v_bar", "v_generic",
 ]

@@ -144,7 +144,9 @@ def epsilon(event, delta, *, conversion: str = "improved", alpha=None, exact: bo
 
             if not np.any(amax > 1.0):
                 raise NumericalError("no admissible Rényi order (alpha_max <= 1)")
-            a_best, _ = minimize_over_alpha(objective, np.maximum(amax, np.nextafter(1.0, 2.0) * (1 + 1e-12)))
+            a_best, v_best = minimize_over_alpha(objective, np.maximum(amax, np.nextafter(1.0, 2.0) * (1 + 1e-12)))
+            if isinstance(event, PrivacyEvent):
+                a_best = _try_candidates(event, objective, a_best, v_best, S)
         else:
             a_best = np.broadcast_to(alpha, shape).reshape(-1).astype(float)
         r = rdp_fn(a_best[:, None])[:, 0] if isinstance(event, EventBatch) else np.asarray(rdp_fn(a_best), float)
@@ -154,6 +156,19 @@ def epsilon(event, delta, *, conversion: str = "improved", alpha=None, exact: bo
         raise NumericalError("accountant: NaN epsilon from valid inputs")
     out = (lambda a: np.asarray(a, float).reshape(shape)) if shape else (lambda a: float(np.asarray(a).reshape(())))
     return Guarantee(out(e), out(np.broadcast_to(d, shape)), out(a_best), out(r), conversion, "rdp")
+
+
+def _try_candidates(event: PrivacyEvent, objective, a_best, v_best, S: int):
+    """Also evaluate the event's candidate orders (e.g. the steps of a tabulated curve) and keep the
+    better order per setting; the value is recomputed at the returned order by the caller."""
+    cand = np.asarray(event.candidate_orders(), dtype=float)
+    cand = cand[(cand > 1.0) & (cand < event.alpha_max)]
+    if cand.size == 0:
+        return a_best
+    vals = np.asarray(objective(np.broadcast_to(cand, (S, cand.size))), dtype=float)
+    j = np.argmin(vals, axis=1)
+    better = vals[np.arange(S), j] < v_best
+    return np.where(better, cand[j], a_best)
 
 
 def _broadcast_batch(batch: EventBatch, shape) -> EventBatch:

@@ -1,209 +1,174 @@
-"""Calibration of one hyperparameter for a target (epsilon, delta) (seed 000, Thm 3.1 / Prop. 2).
+"""The one calibrator: the smallest (or largest) value of one parameter whose event meets a target.
 
-* :func:`calibrate_r`: the smallest effective ridge r at fixed sigma (and eta, L);
-* :func:`calibrate_eta`: the smallest GP-noise level eta (Prop. 2) at fixed (sigma, r);
-* :func:`calibrate_L`: the largest number L of released paths.
-
-Each search evaluates the vectorised accountant on a grid, brackets the boundary of the feasible
-set {epsilon <= target} and refines it, always keeping the feasible end of the bracket. The value
-returned is then re-checked with a fresh call to :func:`epsilon_posterior_sampling`; a value that
-fails the re-check is never returned. A target that no admissible value reaches raises
+:func:`calibrate` evaluates the accountant on a grid of the parameter (vectorised when a
+``make_batch`` is given), brackets the boundary of the feasible set {epsilon <= target} and refines
+it, always keeping the feasible end of the bracket. The value returned is then re-checked with a
+fresh event from ``make_event`` and a fresh accountant call; a value that fails the re-check is
+never returned. A target that no admissible value reaches raises
 :class:`~privgp.errors.InfeasibleTargetError` saying why.
 
-"Smallest r" / "smallest eta" is exact up to the refinement tolerance when epsilon is monotone in
-the parameter (the accountant's epsilon decreases in r, sigma and eta and increases in L; the tests
-check these laws); otherwise it is the smallest feasible grid value, still feasible.
+``direction="smallest"``: the parameter makes the release more private as it grows (a noise level:
+r, eta, a noise std); the result is the smallest feasible value. ``"largest"``: it makes the release
+less private as it grows (a number of releases L, a GDP mu); the result is the largest feasible
+value. "Smallest"/"largest" is exact up to the refinement tolerance when epsilon is monotone in the
+parameter (the tests check these laws for the seed-000 event); otherwise it is the first feasible
+grid value from the private end, still feasible.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
 from .. import validation as v
 from ..errors import InfeasibleTargetError, InvalidParameterError, NumericalError
-from .posterior_sampling import EpsilonResult, epsilon_posterior_sampling
+from . import accountant
+from .accountant import Guarantee
+from .events import EventBatch, PrivacyEvent
 
 GRID = 129          # first pass over the whole range
 REFINE = 33         # points per refinement round inside the bracket
 ROUNDS = 3          # refinement rounds: the bracket shrinks by (REFINE - 1)^ROUNDS
+DIRECTIONS = ("smallest", "largest")
+SCALES = ("log", "linear")
 
 
 @dataclass(frozen=True)
 class CalibrationResult:
-    """The calibrated value of one parameter and the certified result at it.
-
-    parameter: "r", "eta" or "L"; value: the calibrated value (an int for L); result: the
-    EpsilonResult at the chosen setting (scalar arrays); checked: the chosen setting was
-    re-evaluated independently of the search and meets the target (always True for a returned
-    result: a failed re-check raises instead).
-    """
+    """The calibrated value of one parameter, the event at it and its re-checked guarantee."""
 
     parameter: str
     value: float
     target_epsilon: float
     target_delta: float
-    result: EpsilonResult
+    event: PrivacyEvent
+    guarantee: Guarantee
     checked: bool
 
     @property
     def epsilon(self) -> float:
-        return float(self.result.epsilon)
+        return float(self.guarantee.epsilon)
 
     def to_dict(self) -> dict:
         return {"parameter": self.parameter, "value": self.value, "target_epsilon": self.target_epsilon,
-                "target_delta": self.target_delta, "checked": self.checked, "result": self.result.item()}
+                "target_delta": self.target_delta, "epsilon_at_value": self.epsilon, "checked": self.checked,
+                "event": self.event.to_dict(), "guarantee": self.guarantee.to_dict()}
 
 
-def _targets(target_epsilon, delta):
-    return v.positive("target_epsilon", target_epsilon), v.probability("delta", delta)
+def _grid(lo: float, hi: float, scale: str, integer: bool, points: int) -> np.ndarray:
+    if integer:
+        g = np.unique(np.round(np.geomspace(max(lo, 1), hi, points) if scale == "log"
+                               else np.linspace(lo, hi, points)).astype(np.int64))
+        return g.astype(float)
+    if scale == "log":
+        if lo == 0.0:
+            return np.concatenate([[0.0], np.geomspace(hi * 1e-9, hi, points - 1)])
+        return np.geomspace(lo, hi, points)
+    return np.linspace(lo, hi, points)
 
 
-def _opts(kernel, lengthscale, domain, M_Y, sensitivity, rkhs_norm, constants, conversion) -> dict:
-    return dict(kernel=kernel, lengthscale=lengthscale, domain=domain, M_Y=M_Y, sensitivity=sensitivity,
-                rkhs_norm=rkhs_norm, constants=constants, conversion=conversion)
+def _inner(lo: float, hi: float, scale: str, integer: bool) -> np.ndarray:
+    if integer:
+        return np.unique(np.linspace(lo, hi, int(min(hi - lo + 1, REFINE))).round())[1:-1]
+    pts = np.geomspace(lo, hi, REFINE) if (scale == "log" and lo > 0) else np.linspace(lo, hi, REFINE)
+    return pts[1:-1]
 
 
-def _finish(parameter: str, value, target: float, delta: float, setting: dict, opts: dict) -> CalibrationResult:
-    """Re-check the chosen value with a fresh accountant call; never return an infeasible value."""
-    res = epsilon_posterior_sampling(setting["n"], setting["r"], setting["sigma"], delta, eta=setting["eta"],
-                                     L=setting["L"], **opts)
-    eps = float(res.epsilon)
-    if not eps <= target:
-        raise NumericalError(f"calibration of {parameter}: the chosen value {value} gives epsilon {eps} > "
-                             f"target {target} on re-check")
-    return CalibrationResult(parameter, value, target, delta, res, True)
+def calibrate(make_event: Callable[[float], PrivacyEvent], parameter: str, bounds, target_epsilon, target_delta, *,
+              direction: str = "smallest", integer: bool = False, scale: str = "log",
+              make_batch: Callable[[np.ndarray], EventBatch] | None = None, conversion: str = "improved",
+              infeasible_hint: Callable[[np.ndarray, np.ndarray], str] | None = None) -> CalibrationResult:
+    """Calibrate ``parameter`` in ``bounds = (lo, hi)`` so that the event meets (target_epsilon, target_delta).
 
-
-def _first_feasible(values: np.ndarray, eps: np.ndarray, target: float, f, log: bool) -> float:
-    """Smallest feasible value: the first feasible grid point, then refinement of the bracket
-    [last infeasible, first feasible] keeping its feasible end. ``f(values) -> eps``."""
-    feas = eps <= target
-    i = int(np.argmax(feas))
-    if i == 0:
-        return float(values[0])
-    lo, hi = float(values[i - 1]), float(values[i])  # eps(lo) > target >= eps(hi)
-    for _ in range(ROUNDS):
-        inner = (np.geomspace(lo, hi, REFINE) if log and lo > 0 else np.linspace(lo, hi, REFINE))[1:-1]
-        e = f(inner)
-        ok = e <= target
-        if np.any(ok):
-            j = int(np.argmax(ok))
-            hi = float(inner[j])
-            if j > 0:
-                lo = float(inner[j - 1])
-        else:
-            lo = float(inner[-1])
-    return hi
-
-
-def calibrate_r(target_epsilon, delta, *, n, sigma, eta=0.0, L=1, kernel="exponential", lengthscale=None,
-                domain=None, M_Y=1.0, sensitivity="generic", rkhs_norm=None, constants="proven",
-                conversion="improved", r_bounds=(1e-3, 1e4)) -> CalibrationResult:
-    """Smallest effective ridge r in ``r_bounds`` with certified epsilon <= target_epsilon at delta
-    (sigma, eta and L fixed; sigma = inf allowed). Raises InfeasibleTargetError when even the
-    largest r in range misses the target."""
-    target, delta = _targets(target_epsilon, delta)
-    n = v.integer("n", n, minimum=1)
-    sigma = v.positive("sigma", sigma, allow_inf=True)
-    eta = v.nonnegative("eta", eta)
-    L = v.integer("L", L, minimum=1)
+    ``make_event(value)`` builds the event at one value; ``make_batch(values)`` (optional) builds an
+    :class:`EventBatch` for an array of values (one vectorised accountant call per grid). ``lo`` may
+    be 0 on the log scale (0 is then the first grid point). ``infeasible_hint(grid, eps)`` may add
+    a sentence to the error raised when no value meets the target.
+    """
+    target = v.positive("target_epsilon", target_epsilon)
+    delta = v.probability("target_delta", target_delta)
+    if direction not in DIRECTIONS:
+        raise InvalidParameterError("direction", f"one of {DIRECTIONS}", direction)
+    if scale not in SCALES:
+        raise InvalidParameterError("scale", f"one of {SCALES}", scale)
     try:
-        r_lo, r_hi = (float(b) for b in r_bounds)
+        lo, hi = (float(b) for b in bounds)
     except (TypeError, ValueError):
-        raise InvalidParameterError("r_bounds", "a pair (r_min, r_max)", r_bounds) from None
-    if not (0 < r_lo < r_hi < np.inf):
-        raise InvalidParameterError("r_bounds", "0 < r_min < r_max < inf", r_bounds)
-    opts = _opts(kernel, lengthscale, domain, M_Y, sensitivity, rkhs_norm, constants, conversion)
+        raise InvalidParameterError(f"{parameter} bounds", "a pair (lower, upper)", bounds) from None
+    if not (0 <= lo < hi < np.inf) or (scale == "log" and not integer and lo < 0):
+        raise InvalidParameterError(f"{parameter} bounds", "0 <= lower < upper < inf", bounds)
 
-    def f(r):
-        return np.asarray(epsilon_posterior_sampling(n, r, sigma, delta, eta=eta, L=L, **opts).epsilon)
+    def eps_of(values: np.ndarray) -> np.ndarray:
+        if make_batch is not None:
+            return np.asarray(accountant.epsilon(make_batch(values), delta, conversion=conversion).epsilon,
+                              dtype=float).reshape(values.shape)
+        return np.array([accountant.epsilon(make_event(int(x) if integer else float(x)), delta,
+                                            conversion=conversion).epsilon for x in values], dtype=float)
 
-    grid = np.geomspace(r_lo, r_hi, GRID)
-    eps = f(grid)
-    if not np.any(eps <= target):
-        best = int(np.argmin(eps))
-        msg = (f"no r in [{r_lo:g}, {r_hi:g}] reaches epsilon <= {target:g} at delta = {delta:g} with "
-               f"n = {n}, sigma = {sigma:g}, eta = {eta:g}, L = {L}: the smallest epsilon found is "
-               f"{eps[best]:.4g} (at r = {grid[best]:.4g})")
-        if np.isfinite(sigma):
-            cov_only = float(epsilon_posterior_sampling(n, r_hi, np.inf, delta, eta=eta, L=L, **opts).epsilon)
-            if cov_only > target:
-                msg += (f"; the covariance term alone (sigma = inf) already gives epsilon {cov_only:.4g} at "
-                        f"r = {r_hi:g}, so no sigma helps: allow larger r, fewer draws L or a looser target")
-            else:
-                msg += "; a larger sigma, a larger r_max or GP noise eta > 0 may reach it"
+    grid = _grid(lo, hi, scale, integer, GRID)
+    eps = eps_of(grid)
+    feas = eps <= target
+    hint = ""
+    if infeasible_hint is not None and not feas.any():
+        hint = infeasible_hint(grid, eps)
+    if direction == "smallest":
+        if not feas.any():
+            best = int(np.argmin(eps))
+            raise InfeasibleTargetError(
+                f"no {parameter} in [{lo:g}, {hi:g}] reaches epsilon <= {target:g} at delta = {delta:g}: the "
+                f"smallest epsilon found is {eps[best]:.4g} (at {parameter} = {grid[best]:.4g})" + hint)
+        i = int(np.argmax(feas))
+        if i == 0:
+            value = grid[0]
         else:
-            msg += " (sigma = inf: this is the covariance term alone; allow larger r or fewer draws L)"
-        raise InfeasibleTargetError(msg)
-    r = _first_feasible(grid, eps, target, f, log=True)
-    return _finish("r", r, target, delta, dict(n=n, r=r, sigma=sigma, eta=eta, L=L), opts)
-
-
-def calibrate_eta(target_epsilon, delta, *, n, r, sigma, L=1, kernel="exponential", lengthscale=None,
-                  domain=None, M_Y=1.0, sensitivity="generic", rkhs_norm=None, constants="proven",
-                  conversion="improved", eta_max=1e4) -> CalibrationResult:
-    """Smallest GP-noise level eta in [0, eta_max] (release f_D + g, g ~ GP(0, eta^2 k), Prop. 2)
-    with certified epsilon <= target_epsilon at delta; 0 when no noise is needed."""
-    target, delta = _targets(target_epsilon, delta)
-    n = v.integer("n", n, minimum=1)
-    r = v.positive("r", r)
-    sigma = v.positive("sigma", sigma, allow_inf=True)
-    L = v.integer("L", L, minimum=1)
-    eta_max = v.positive("eta_max", eta_max)
-    opts = _opts(kernel, lengthscale, domain, M_Y, sensitivity, rkhs_norm, constants, conversion)
-
-    def f(eta):
-        return np.asarray(epsilon_posterior_sampling(n, r, sigma, delta, eta=eta, L=L, **opts).epsilon)
-
-    grid = np.concatenate([[0.0], np.geomspace(eta_max * 1e-9, eta_max, GRID - 1)])
-    eps = f(grid)
-    if not np.any(eps <= target):
-        msg = (f"no eta in [0, {eta_max:g}] reaches epsilon <= {target:g} at delta = {delta:g} with n = {n}, "
-               f"r = {r:g}, sigma = {sigma:g}, L = {L}: epsilon is {eps[0]:.4g} at eta = 0 and "
-               f"{eps[-1]:.4g} at eta = {eta_max:g}")
-        if not np.isfinite(sigma):
-            msg += " (sigma = inf: eta has no effect on the covariance-only bound; increase r instead)"
-        else:
-            msg += "; allow a larger eta_max or increase r"
-        raise InfeasibleTargetError(msg)
-    eta = _first_feasible(grid, eps, target, f, log=True)
-    return _finish("eta", eta, target, delta, dict(n=n, r=r, sigma=sigma, eta=eta, L=L), opts)
-
-
-def calibrate_L(target_epsilon, delta, *, n, r, sigma, eta=0.0, kernel="exponential", lengthscale=None,
-                domain=None, M_Y=1.0, sensitivity="generic", rkhs_norm=None, constants="proven",
-                conversion="improved", L_max=10**6) -> CalibrationResult:
-    """Largest number L <= L_max of independently released paths with certified epsilon <=
-    target_epsilon at delta (the result is capped at L_max). Raises when even L = 1 misses it."""
-    target, delta = _targets(target_epsilon, delta)
-    n = v.integer("n", n, minimum=1)
-    r = v.positive("r", r)
-    sigma = v.positive("sigma", sigma, allow_inf=True)
-    eta = v.nonnegative("eta", eta)
-    L_max = v.integer("L_max", L_max, minimum=1)
-    opts = _opts(kernel, lengthscale, domain, M_Y, sensitivity, rkhs_norm, constants, conversion)
-
-    def f(L):
-        return np.asarray(epsilon_posterior_sampling(n, r, sigma, delta, eta=eta, L=L, **opts).epsilon)
-
-    grid = np.unique(np.round(np.geomspace(1, L_max, 64)).astype(np.int64))
-    eps = f(grid)
-    if not eps[0] <= target:
-        raise InfeasibleTargetError(
-            f"even one released path (L = 1) gives epsilon {eps[0]:.4g} > {target:g} at delta = {delta:g} "
-            f"(n = {n}, r = {r:g}, sigma = {sigma:g}, eta = {eta:g}); increase r, sigma or eta, or loosen the target")
-    bad = np.flatnonzero(~(eps <= target))
-    if bad.size == 0:
-        L = int(grid[-1])
+            bad, good = grid[i - 1], grid[i]      # eps(bad) > target >= eps(good), bad < good
+            value = _refine(eps_of, bad, good, target, scale, integer)
     else:
-        lo, hi = int(grid[bad[0] - 1]), int(grid[bad[0]])  # eps(lo) <= target < eps(hi)
-        while hi - lo > 1:
-            span = np.unique(np.linspace(lo, hi, min(hi - lo + 1, REFINE)).round().astype(np.int64))[1:-1]
-            e = f(span)
-            ok = e <= target
-            j = int(np.argmin(ok)) if not np.all(ok) else span.size  # first infeasible
-            lo = int(span[j - 1]) if j > 0 else lo
-            hi = int(span[j]) if j < span.size else hi
-        L = lo
-    return _finish("L", L, target, delta, dict(n=n, r=r, sigma=sigma, eta=eta, L=L), opts)
+        if not feas[0]:
+            raise InfeasibleTargetError(
+                f"even the smallest {parameter} = {grid[0]:g} gives epsilon {eps[0]:.4g} > {target:g} at "
+                f"delta = {delta:g}" + hint)
+        if feas.all():
+            value = grid[-1]
+        else:
+            j = int(np.argmin(feas))
+            good, bad = grid[j - 1], grid[j]     # eps(good) <= target < eps(bad), good < bad
+            value = _refine(eps_of, bad, good, target, scale, integer)
+    value = int(round(value)) if integer else float(value)
+    event = make_event(value)
+    g = accountant.epsilon(event, delta, conversion=conversion)
+    if not float(g.epsilon) <= target:
+        raise NumericalError(f"calibration of {parameter}: the chosen value {value} gives epsilon {float(g.epsilon)} "
+                             f"> target {target} on re-check")
+    return CalibrationResult(parameter, value, target, delta, event, g, True)
+
+
+def _refine(eps_of, bad: float, good: float, target: float, scale: str, integer: bool) -> float:
+    """Shrink the bracket between an infeasible and a feasible value, keeping the feasible end."""
+    for _ in range(ROUNDS if not integer else 64):
+        lo, hi = min(bad, good), max(bad, good)
+        if integer and hi - lo <= 1:
+            break
+        inner = _inner(lo, hi, scale, integer)
+        if inner.size == 0:
+            break
+        ok = eps_of(inner) <= target
+        if good > bad:   # feasible set above: find the first feasible inner point
+            if ok.any():
+                j = int(np.argmax(ok))
+                good = float(inner[j])
+                bad = float(inner[j - 1]) if j > 0 else bad
+            else:
+                bad = float(inner[-1])
+        else:            # feasible set below: find the last feasible inner point
+            if not ok.all():
+                j = int(np.argmin(ok))
+                bad = float(inner[j])
+                good = float(inner[j - 1]) if j > 0 else good
+            else:
+                good = float(inner[-1])
+    return good
+
+
+__all__ = ["CalibrationResult", "calibrate"]

@@ -79,6 +79,9 @@ class PrivacyEvent:
     kind: ClassVar[str] = ""
     #: the result that proves the event's curve (paper, theorem), for certificates
     proof: ClassVar[str] = ""
+    #: False for event types whose parameters are not a fixed set of floats (then they override
+    #: :meth:`rdp` and are evaluated one by one inside compositions)
+    vectorised: ClassVar[bool] = True
 
     # -- the privacy analysis ------------------------------------------------------------------
     def _params(self) -> dict[str, float]:
@@ -122,6 +125,11 @@ class PrivacyEvent:
     def approx_dp(self) -> tuple[float, float]:
         """(epsilon_0, delta_0) composed by basic composition on top of the RDP curve."""
         return (0.0, 0.0)
+
+    def candidate_orders(self) -> np.ndarray:
+        """Orders the accountant should try besides its search (e.g. the tabulated orders of a step
+        curve, where the optimum sits); empty by default."""
+        return np.empty(0)
 
     def gdp_mu(self) -> float | None:
         """mu when the event is exactly mu-GDP (then its exact (epsilon, delta) profile is known)."""
@@ -412,6 +420,11 @@ class ComposedEvent(PrivacyEvent):
             for cls, (evs, cs) in self._groups().items():
                 if not evs[0].has_rdp:
                     continue
+                if not getattr(cls, "vectorised", True):  # curves without array parameters: one call each
+                    for ev, c in zip(evs, cs):
+                        vals = ev.rdp(alpha)
+                        total = total + np.where(vals == 0.0, 0.0, c * vals)
+                    continue
                 k = len(evs)
                 plist = [e._params() for e in evs]
                 params = {name: np.asarray([p[name] for p in plist], dtype=float).reshape((k,) + (1,) * alpha.ndim)
@@ -468,6 +481,10 @@ class ComposedEvent(PrivacyEvent):
         for ev, _ in self.events:
             out.extend(x for x in ev.notes() if x not in out)
         return tuple(out)
+
+    def candidate_orders(self) -> np.ndarray:
+        parts = [ev.candidate_orders() for ev, _ in self.events]
+        return np.unique(np.concatenate(parts)) if parts else np.empty(0)
 
     @property
     def count(self) -> int:

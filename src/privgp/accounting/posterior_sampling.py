@@ -1,98 +1,47 @@
-"""The certified (epsilon, delta) of releasing L posterior sample paths (seed 000, sec. 2-3, App. A-B).
+"""The privacy event of releasing L exact GP posterior sample paths (seed 000, sec. 2-3, App. A-B).
 
-:func:`epsilon_posterior_sampling` is the one vectorised entry point: n, r, sigma, eta, L,
-lengthscale and delta broadcast against each other, so that a hyperparameter grid is one call.
-Per setting: V_n and Delta_n from App. B (:mod:`.sensitivity`), the single-draw RDP bound of
-Thm 3.1 / Prop. 2 (:mod:`.rdp`), L-fold composition (eq. 3), conversion to (epsilon, delta)
-(:mod:`.conversion`), minimised over the admissible orders (:mod:`.optimize`).
+:class:`PosteriorSampleEvent` holds what Thm 3.1 / Prop. 2 need and nothing else: n, r, sigma,
+eta, L, the response bound M_Y (or the RKHS norm for Lemma B.8), and the kernel facts the lemmas
+use — kappa = inf k over the public domain (Prop. 3), the input dimension, the kernel family (for
+Lemma B.7's "exponential kernel on an interval"), whether k(x, x) = 1 everywhere and whether
+k >= 0 — plus the sensitivity lemma and the constants. Mechanisms compute the kernel facts from
+their kernel and public domain (:func:`privgp.mechanisms.posterior_sample.posterior_sample_event`);
+this module never sees a kernel.
+
+Per draw (Prop. 2; Thm 3.1 when eta = 0), with V >= V_n(r), Delta >= Delta_n(r) from App. B
+(:mod:`.sensitivity`), tau~ = sigma^2 V / (sigma^2 r^2 + eta^2 (V + r^2)):
+
+    eps_alpha <= 2 psi_alpha(tau~) + alpha/2 (V + r^2) Delta^2 / (sigma^2 (r^2 - (alpha-1) V) + eta^2 (V + r^2))
+
+for 1 < alpha < 1 + 1/tau~ (+inf beyond), and L draws compose to L times that (eq. (3)).
+:meth:`PosteriorSampleEvent.batch` builds the struct-of-arrays form for grids of settings.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
 from .. import validation as v
-from ..domain import Box
-from ..errors import InvalidParameterError, NumericalError
-from ..kernels import KERNELS, Kernel, make_kernel
-from .conversion import check_conversion, epsilon_raw
-from .curves import RdpCurve
-from .optimize import minimize_over_alpha
-from .rdp import alpha_max as _alpha_max
-from .rdp import bound_coefficients, rdp_posterior_sample, rdp_raw
-from .sensitivity import SensitivityBounds, sensitivity_bounds
+from ..errors import InvalidParameterError
+from .events import EventBatch, PrivacyEvent, register_event
+from .rdp import bound_coefficients, rdp_raw
+from .sensitivity import CONSTANTS, PUBLISHED_WARNING, SENSITIVITIES, SensitivityBounds, sensitivity_bounds
+
+#: the kernel families whose facts the lemmas know by name ("other": any normalised kernel)
+KERNEL_FAMILIES = ("exponential", "matern32", "matern52", "squared_exponential", "constant", "diagonal", "other")
 
 
-@dataclass(frozen=True)
-class EpsilonResult:
-    """Arrays (broadcast shape of the inputs) plus the lemmas and rules used."""
-
-    epsilon: np.ndarray
-    delta: np.ndarray
-    alpha: np.ndarray
-    rdp: np.ndarray          # L-fold RDP at alpha (what is converted)
-    V: np.ndarray
-    Delta: np.ndarray
-    kappa: np.ndarray
-    tau: np.ndarray
-    alpha_max: np.ndarray
-    conversion: str
-    constants: str
-    lemma_V: str
-    lemma_Delta: str
-    covered: bool
-    notes: tuple[str, ...] = field(default_factory=tuple)
-
-    def item(self) -> dict:
-        """The scalar result as a plain dict (inputs must have been scalars)."""
-        out = {}
-        for k in ("epsilon", "delta", "alpha", "rdp", "V", "Delta", "kappa", "tau", "alpha_max"):
-            a = np.asarray(getattr(self, k))
-            if a.size != 1:
-                raise InvalidParameterError("result", "a single setting for item()", f"shape {a.shape}")
-            out[k] = float(a.reshape(()))
-        out.update(conversion=self.conversion, constants=self.constants, lemma_V=self.lemma_V,
-                   lemma_Delta=self.lemma_Delta, covered=self.covered, notes=list(self.notes))
-        return out
-
-
-_UNIT_KERNELS = {name: cls(1.0) for name, cls in KERNELS.items()}  # profiles of the named families
-_UNIT_INTERVAL = Box.unit(1)
-
-
-def kernel_facts(kernel, lengthscale, domain: Box):
-    """(family name, kappa array, unit_diagonal, nonnegative) for a kernel name or instance.
-
-    kappa = inf over the public domain of k(x, x') (Prop. 3). A name ("exponential", "matern32",
-    "matern52", "squared_exponential") takes ``lengthscale`` (scalar or array; None means 1.0);
-    "constant" and "diagonal" take none. A Kernel instance carries its own lengthscale: then
-    ``lengthscale`` must be None or equal to it (a disagreeing value is an error, never a silent
-    override).
-    """
-    if isinstance(kernel, Kernel):
-        own = getattr(kernel, "lengthscale", None)
-        if lengthscale is not None:
-            ell = np.asarray(lengthscale, dtype=float)
-            if own is None or ell.size == 0 or np.any(ell != own):
-                raise InvalidParameterError(
-                    "lengthscale", f"None or equal to the kernel instance's own ({own}); pass the kernel "
-                    "by name to vary the lengthscale", lengthscale)
-        return kernel.name, np.asarray(float(kernel.kappa(domain))), bool(kernel.unit_diagonal), \
-            bool(kernel.nonnegative)
-    name = str(kernel)
-    if name in ("constant", "diagonal"):
-        k = make_kernel(name)
-        return name, np.asarray(float(k.kappa(domain))), bool(k.unit_diagonal), True
-    if name not in _UNIT_KERNELS:
-        make_kernel(name, 1.0)  # raises the standard error for an unknown name
-    ell = np.asarray(1.0 if lengthscale is None else lengthscale, dtype=float)
-    if ell.size == 0 or not np.all((ell > 0) & (ell < np.inf)):
-        raise InvalidParameterError("lengthscale", "finite and > 0", lengthscale)
-    return name, _UNIT_KERNELS[name].profile(domain.diameter / ell), True, True
-
-
-def _check_common(sigma, eta, L, delta=None):
+def _check_numbers(n, r, sigma, eta, L, M_Y, kappa, dim, sensitivity, constants, rkhs_norm, kernel):
+    """Validate (possibly array-valued) numeric fields; returns float arrays."""
+    n = np.asarray(n, dtype=float)
+    if np.any(~np.isfinite(n)) or np.any(n < 1) or np.any(n != np.floor(n)):
+        raise InvalidParameterError("n", "a finite integer >= 1", n)
+    r = np.asarray(r, dtype=float)
+    if np.any(~(r > 0)) or np.any(np.isinf(r)):
+        raise InvalidParameterError("r", "finite and > 0", r)
     sigma = np.asarray(sigma, dtype=float)
     if np.any(~(sigma > 0)):
         raise InvalidParameterError("sigma", "> 0 (inf allowed: covariance-only limit)", sigma)
@@ -100,106 +49,207 @@ def _check_common(sigma, eta, L, delta=None):
     if np.any(~(eta >= 0)) or np.any(np.isinf(eta)):
         raise InvalidParameterError("eta", "finite and >= 0", eta)
     try:
-        L_arr = np.asarray(L, dtype=float)
+        L = np.asarray(L, dtype=float)
     except (TypeError, ValueError):
         raise InvalidParameterError("L", "an integer >= 1", L) from None
-    if np.any(~np.isfinite(L_arr)) or np.any(L_arr < 1) or np.any(L_arr != np.floor(L_arr)):
+    if np.any(~np.isfinite(L)) or np.any(L < 1) or np.any(L != np.floor(L)):
         raise InvalidParameterError("L", "a finite integer >= 1", L)
-    if delta is not None:
-        d = np.asarray(delta, dtype=float)
-        if np.any(~((d > 0) & (d < 1))):
-            raise InvalidParameterError("delta", "in the open interval (0, 1)", delta)
-    return sigma, eta, L_arr
+    M_Y = np.asarray(M_Y, dtype=float)
+    if np.any(~(M_Y > 0)) or np.any(np.isinf(M_Y)):
+        raise InvalidParameterError("M_Y", "finite and > 0", M_Y)
+    kappa = np.asarray(kappa, dtype=float)
+    if np.any(~np.isfinite(kappa)) or np.any(kappa > 1):
+        raise InvalidParameterError("kappa", "finite and <= 1 (inf of a normalised kernel over the domain)", kappa)
+    dim = v.integer("dim", dim, minimum=1)
+    if sensitivity not in SENSITIVITIES:
+        raise InvalidParameterError("sensitivity", f"one of {SENSITIVITIES}", sensitivity)
+    if constants not in CONSTANTS:
+        raise InvalidParameterError("constants", f"one of {CONSTANTS}", constants)
+    if kernel not in KERNEL_FAMILIES:
+        raise InvalidParameterError("kernel", f"one of {KERNEL_FAMILIES}", kernel)
+    if rkhs_norm is not None:
+        rk = np.asarray(rkhs_norm, dtype=float)
+        if np.any(~(rk > 0)) or np.any(np.isinf(rk)):
+            raise InvalidParameterError("rkhs_norm", "finite and > 0", rkhs_norm)
+    return n, r, sigma, eta, L, M_Y, kappa, dim
 
 
-def bounds_for(n, r, *, kernel="exponential", lengthscale=None, domain: Box | None = None,
-               M_Y=1.0, sensitivity="generic", rkhs_norm=None, constants="proven") -> SensitivityBounds:
-    """V_n and Delta_n bounds for a kernel, a public domain and a sensitivity lemma."""
-    domain = _UNIT_INTERVAL if domain is None else domain
-    name, kappa, unit_diag, nonneg = kernel_facts(kernel, lengthscale, domain)
-    return sensitivity_bounds(n, r, kernel=name, kappa=kappa, dim=domain.dim, unit_diagonal=unit_diag,
-                              nonnegative=nonneg, sensitivity=sensitivity, M_Y=M_Y, rkhs_norm=rkhs_norm,
+def _bounds(n, r, kappa, *, kernel, dim, unit_diagonal, nonnegative, sensitivity, M_Y, rkhs_norm,
+            constants) -> SensitivityBounds:
+    return sensitivity_bounds(n, r, kernel=kernel, kappa=kappa, dim=dim, unit_diagonal=unit_diagonal,
+                              nonnegative=nonnegative, sensitivity=sensitivity, M_Y=M_Y, rkhs_norm=rkhs_norm,
                               constants=constants)
 
 
-def epsilon_posterior_sampling(n, r, sigma, delta, *, kernel="exponential", lengthscale=None,
-                               domain: Box | None = None, eta=0.0, L=1, M_Y=1.0,
-                               sensitivity: str = "generic", rkhs_norm=None, constants: str = "proven",
-                               conversion: str = "improved", alpha=None) -> EpsilonResult:
-    """Certified epsilon of releasing L independent posterior paths f_D (+ g, g ~ GP(0, eta^2 k)).
+@register_event
+@dataclass(frozen=True)
+class PosteriorSampleEvent(PrivacyEvent):
+    """Release of L independent exact posterior paths f_D ~ GP(mu_D, sigma^2 k_D) (+ independent prior
+    noise GP(0, eta^2 k) when eta > 0) of a GP with ridge r fitted to n records (seed 000, eqs. (1),
+    (5); Thm 3.1, Prop. 2, App. B).
 
-    RDP per draw: Thm 3.1 (eta = 0) / Prop. 2 with V_n, Delta_n from App. B; L-fold composition
-    (eq. 3); (epsilon, delta) conversion minimised over 1 < alpha < 1 + 1/tau~ (or evaluated at
-    the given ``alpha``, which broadcasts like the other inputs; outside the admissible range the
-    result is +inf). n, r, sigma (inf allowed), eta, L, lengthscale, delta and alpha broadcast.
-    Assumptions: |y| <= M_Y (or y = f*(x) with ||f*||_H <= rkhs_norm for 'rkhs'), sup k(x,x) = 1,
-    replace-one neighbours of size n, public domain, hyperparameters independent of the data.
+    Assumptions (each lemma checks its own, raising AssumptionError outside them): |y| <= M_Y (or
+    noiseless y = f*(x) with ||f*||_H <= rkhs_norm for Lemma B.8); sup k(x,x) <= 1 (= 1 when
+    ``unit_diagonal``); ``kappa`` = inf k over the public domain (used when ``nonnegative``);
+    replace-one neighbours of size n; hyperparameters independent of the data.
     """
-    check_conversion(conversion)
-    sigma, eta, L = _check_common(sigma, eta, L, delta)
-    if alpha is not None:
-        alpha = np.asarray(alpha, dtype=float)
-        if np.any(~(alpha > 1.0)):
-            raise InvalidParameterError("alpha", "> 1 (Rényi order)", alpha)
-    b = bounds_for(n, r, kernel=kernel, lengthscale=lengthscale, domain=domain, M_Y=M_Y,
-                   sensitivity=sensitivity, rkhs_norm=rkhs_norm, constants=constants)
-    r = np.asarray(r, dtype=float)
-    delta = np.asarray(delta, dtype=float)
-    shapes = [b.V.shape, b.Delta.shape, b.kappa.shape, r.shape, sigma.shape, eta.shape, L.shape, delta.shape]
-    if alpha is not None:
-        shapes.append(alpha.shape)
-    shape = np.broadcast_shapes(*shapes)
-    V, Delta, kappa, r_, s_, e_, L_, d_ = (np.broadcast_to(a, shape).reshape(-1) for a in
-                                           (b.V, b.Delta, b.kappa, r, sigma, eta, L, delta))
-    coef = bound_coefficients(V, Delta, r_, s_, e_)  # (tau~, V, r^2, eta^2/sigma^2, m), checked for NaN
-    tau = coef[0]
-    with np.errstate(divide="ignore"):
-        amax = 1.0 + 1.0 / tau  # Prop. 2: 1 < alpha < 1 + 1/tau~
 
-    with np.errstate(all="ignore"):
-        if alpha is None:
-            coef2 = tuple(c[:, None] for c in coef)
-            Lc = L_[:, None]
-            lid = -np.log(d_)[:, None]
+    n: int
+    r: float
+    sigma: float
+    eta: float = 0.0
+    L: int = 1
+    M_Y: float = 1.0
+    kappa: float = 0.0
+    dim: int = 1
+    kernel: str = "other"
+    unit_diagonal: bool = True
+    nonnegative: bool = True
+    sensitivity: str = "generic"
+    rkhs_norm: float | None = None
+    constants: str = "proven"
+    _bounds: SensitivityBounds = field(init=False, repr=False, compare=False)
+    _coef: tuple = field(init=False, repr=False, compare=False)
 
-            def objective(al):  # orders from the search are always > 1; called under errstate
-                return epsilon_raw(Lc * rdp_raw(al, *coef2), al, lid, conversion)
+    kind: ClassVar[str] = "posterior_sample"
+    proof: ClassVar[str] = "seed 000, Thm 3.1 / Prop. 2 (single draw), eq. (3) (L draws)"
 
-            alpha_, _ = minimize_over_alpha(objective, amax)
+    def __post_init__(self):
+        kernel = str(self.kernel)
+        sens, const = str(self.sensitivity), str(self.constants)
+        rk = None if self.rkhs_norm is None else float(self.rkhs_norm)
+        n, r, sigma, eta, L, M_Y, kappa, dim = _check_numbers(
+            self.n, self.r, self.sigma, self.eta, self.L, self.M_Y, self.kappa, self.dim, sens, const, rk, kernel)
+        for name in ("n", "r", "sigma", "eta", "L", "M_Y", "kappa"):
+            if np.ndim(locals()[name]) != 0:
+                raise InvalidParameterError(name, "a scalar (use PosteriorSampleEvent.batch for arrays)", locals()[name])
+        vals = dict(n=int(n), r=float(r), sigma=float(sigma), eta=float(eta), L=int(L), M_Y=float(M_Y),
+                    kappa=float(kappa), dim=dim, kernel=kernel, unit_diagonal=bool(self.unit_diagonal),
+                    nonnegative=bool(self.nonnegative), sensitivity=sens, rkhs_norm=rk, constants=const)
+        for k, val in vals.items():
+            object.__setattr__(self, k, val)
+        b = _bounds(vals["n"], vals["r"], vals["kappa"], kernel=kernel, dim=dim, unit_diagonal=vals["unit_diagonal"],
+                    nonnegative=vals["nonnegative"], sensitivity=sens, M_Y=vals["M_Y"], rkhs_norm=rk, constants=const)
+        object.__setattr__(self, "_bounds", b)
+        object.__setattr__(self, "_coef", tuple(float(c) for c in
+                                                bound_coefficients(b.V, b.Delta, vals["r"], vals["sigma"], vals["eta"])))
+
+    # -- the curve ----------------------------------------------------------------------------------
+    def _params(self):
+        tau, V, r2, eta2_s2, m = self._coef
+        return {"tau": tau, "V": V, "r2": r2, "eta2_s2": eta2_s2, "m": m, "L": float(self.L)}
+
+    @classmethod
+    def _rdp_arrays(cls, alpha, tau, V, r2, eta2_s2, m, L):
+        return L * rdp_raw(alpha, tau, V, r2, eta2_s2, m)
+
+    @classmethod
+    def _alpha_max_arrays(cls, tau, V, r2, eta2_s2, m, L):
+        return np.broadcast_to(1.0 + 1.0 / tau, np.broadcast_shapes(np.shape(tau), np.shape(L)))
+
+    def single_draw(self) -> "PosteriorSampleEvent":
+        """The same release with L = 1 (the per-draw bound)."""
+        if self.L == 1:
+            return self
+        return self.with_values(L=1)
+
+    def with_values(self, **changes) -> "PosteriorSampleEvent":
+        """A copy with some fields changed (validated again)."""
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__ if self.__dataclass_fields__[k].init}
+        d.update(changes)
+        return PosteriorSampleEvent(**d)
+
+    # -- what a certificate shows ------------------------------------------------------------------------
+    @property
+    def V(self) -> float:
+        return float(self._bounds.V)
+
+    @property
+    def Delta(self) -> float:
+        return float(self._bounds.Delta)
+
+    @property
+    def tau(self) -> float:
+        return self._coef[0]
+
+    @property
+    def covered(self) -> bool:
+        return bool(self._bounds.covered)
+
+    def lemmas(self):
+        return (self.proof, f"V_n: {self._bounds.lemma_V}", f"Delta_n: {self._bounds.lemma_Delta}")
+
+    def notes(self):
+        return tuple(self._bounds.notes)
+
+    def details(self):
+        return {"V_n": self.V, "Delta_n": self.Delta, "kappa": self.kappa, "tau": self.tau,
+                "alpha_max": self.alpha_max, "lemma_V": self._bounds.lemma_V,
+                "lemma_Delta": self._bounds.lemma_Delta}
+
+    def assumptions(self):
+        out = [
+            f"neighbouring datasets differ by replacing one record; both have n = {self.n} records (Def. 3.1)",
+            "every input, private or queried, lies in the public domain, fixed before seeing the data",
+            "the kernel is normalised (sup_x k(x, x) = 1) and kappa = inf k over the public domain is as "
+            f"recorded ({self.kappa:.6g}; Prop. 3)",
+            "the kernel, lengthscale, r, sigma, eta, L and the domain are chosen independently of the private data",
+            "each released path is an exact draw from the GP posterior (approximate samplers are not covered)",
+        ]
+        if self.sensitivity == "rkhs":
+            out.append(f"responses are noiseless values y = f*(x) of one fixed function f* with RKHS norm "
+                       f"||f*||_H <= {self.rkhs_norm:g} (Lemma B.8)")
         else:
-            alpha_ = np.broadcast_to(alpha, shape).reshape(-1)  # checked > 1 above
-        # recomputed at the reported alpha (the same formulas as rdp_posterior_sample / epsilon_from_rdp)
-        rdp = L_ * rdp_raw(alpha_, *coef)
-        eps = epsilon_raw(rdp, alpha_, -np.log(d_), conversion)
-    if np.isnan(rdp).any() or np.isnan(eps).any():
-        raise NumericalError("epsilon_posterior_sampling: NaN epsilon from valid inputs")
-    rs = lambda a: np.asarray(a, dtype=float).reshape(shape)  # noqa: E731
-    return EpsilonResult(epsilon=rs(eps), delta=rs(d_), alpha=rs(alpha_), rdp=rs(rdp), V=rs(V), Delta=rs(Delta),
-                         kappa=rs(kappa), tau=rs(tau), alpha_max=rs(amax),
-                         conversion=conversion, constants=constants, lemma_V=b.lemma_V,
-                         lemma_Delta=b.lemma_Delta, covered=b.covered, notes=b.notes)
+            out.append(f"every response satisfies |y| <= M_Y = {self.M_Y:g} (clip responses before release)")
+        if self.sensitivity == "exp1d":
+            out.append("the kernel is exp(-|x - x'| / lengthscale) on a 1-D interval (Lemmas B.6, B.7)")
+        if self.sensitivity == "constant":
+            out.append("the kernel is the constant kernel k = 1 (Lemma B.4)")
+        if self.sensitivity == "diagonal":
+            out.append("the kernel is purely diagonal (Lemma B.5)")
+        if self.L > 1:
+            out.append(f"the {self.L} paths are drawn independently; RDP adds over them (eq. (3)), also for "
+                       "adaptive releases")
+        if self.eta > 0:
+            out.append("the prior noise g is drawn independently of the posterior draw (Prop. 2)")
+        if math.isinf(self.sigma):
+            out.append("sigma = inf: the covariance-only limit, i.e. release of the centred path f_D - mu_D "
+                       "(sec. 4); the posterior mean is not released")
+        return tuple(out)
+
+    def describe(self) -> str:
+        return (f"posterior sample (n={self.n}, r={self.r:.6g}, sigma={self.sigma:.6g}, eta={self.eta:.6g}, "
+                f"L={self.L}, {self.kernel} kernel, kappa={self.kappa:.4g}, dim={self.dim}, "
+                f"{self.sensitivity}, {self.constants})")
+
+    # -- many settings at once ------------------------------------------------------------------------
+    @classmethod
+    def batch(cls, n, r, sigma, *, eta=0.0, L=1, M_Y=1.0, kappa=0.0, dim: int = 1, kernel: str = "other",
+              unit_diagonal: bool = True, nonnegative: bool = True, sensitivity: str = "generic",
+              rkhs_norm=None, constants: str = "proven") -> EventBatch:
+        """Struct-of-arrays form: n, r, sigma, eta, L, M_Y, kappa (and rkhs_norm) broadcast against each
+        other; the other fields are shared. One vectorised pass computes V_n, Delta_n and the curve's
+        coefficients for every setting (:func:`privgp.accounting.accountant.epsilon` then optimises all
+        orders in lock-step)."""
+        kernel, sensitivity, constants = str(kernel), str(sensitivity), str(constants)
+        n, r, sigma, eta, L, M_Y, kappa, dim = _check_numbers(n, r, sigma, eta, L, M_Y, kappa, dim, sensitivity,
+                                                              constants, rkhs_norm, kernel)
+        b = _bounds(n, r, kappa, kernel=kernel, dim=dim, unit_diagonal=bool(unit_diagonal),
+                    nonnegative=bool(nonnegative), sensitivity=sensitivity, M_Y=M_Y, rkhs_norm=rkhs_norm,
+                    constants=constants)
+        shape = np.broadcast_shapes(np.shape(b.V), np.shape(b.Delta), r.shape, sigma.shape, eta.shape, L.shape)
+        tau, V, r2, eta2_s2, m = (np.broadcast_to(c, shape) for c in bound_coefficients(b.V, b.Delta, r, sigma, eta))
+        params = {"tau": tau, "V": V, "r2": r2, "eta2_s2": eta2_s2, "m": m, "L": np.broadcast_to(L, shape)}
+        fields_ = {"n": n, "r": r, "sigma": sigma, "eta": eta, "L": L, "M_Y": M_Y, "kappa": kappa,
+                   "dim": np.asarray(dim), "kernel": np.asarray(kernel, dtype=object),
+                   "unit_diagonal": np.asarray(bool(unit_diagonal)), "nonnegative": np.asarray(bool(nonnegative)),
+                   "sensitivity": np.asarray(sensitivity, dtype=object),
+                   "rkhs_norm": np.asarray(rkhs_norm if rkhs_norm is not None else None, dtype=object),
+                   "constants": np.asarray(constants, dtype=object)}
+        extra = {"V": np.broadcast_to(b.V, shape), "Delta": np.broadcast_to(b.Delta, shape),
+                 "kappa": np.broadcast_to(b.kappa, shape), "lemma_V": b.lemma_V, "lemma_Delta": b.lemma_Delta,
+                 "covered": b.covered, "notes": b.notes}
+        return EventBatch(cls, tuple(shape), params, fields_, extra)
 
 
-def delta_posterior_sampling(n, r, sigma, epsilon, **kwargs):
-    """Smallest delta (over alpha) at which the release is (epsilon, delta)-DP; scalar inputs."""
-    conversion = kwargs.pop("conversion", "improved")
-    curve, _ = posterior_sampling_curve(n, r, sigma, **kwargs)
-    return curve.delta(epsilon, conversion)
-
-
-def posterior_sampling_curve(n, r, sigma, *, kernel="exponential", lengthscale=None, domain: Box | None = None,
-                             eta=0.0, L=1, M_Y=1.0, sensitivity="generic", rkhs_norm=None,
-                             constants="proven") -> tuple[RdpCurve, SensitivityBounds]:
-    """The RDP curve of L draws for one (scalar) setting, for composition with other releases."""
-    n = v.integer("n", n, minimum=1)
-    r = v.positive("r", r)
-    sigma = v.positive("sigma", sigma, allow_inf=True)
-    eta = v.nonnegative("eta", eta)
-    L = v.integer("L", L, minimum=1)
-    b = bounds_for(n, r, kernel=kernel, lengthscale=lengthscale, domain=domain, M_Y=M_Y,
-                   sensitivity=sensitivity, rkhs_norm=rkhs_norm, constants=constants)
-    V, Delta = float(b.V), float(b.Delta)
-    amax = float(_alpha_max(V, r, sigma, eta))
-    one = RdpCurve(lambda al: rdp_posterior_sample(al, V, Delta, r, sigma, eta), amax,
-                   f"posterior sample (n={n}, r={r:g}, sigma={sigma:g}, eta={eta:g})")
-    return (one.times(L) if L > 1 else one), b
+__all__ = ["KERNEL_FAMILIES", "PUBLISHED_WARNING", "PosteriorSampleEvent"]

@@ -106,7 +106,7 @@ class MembershipGame:
     def certified_epsilon(self, delta: float, *, constants: str = "proven", conversion: str = "improved"):
         """Certified (epsilon, delta) of the release: Thm 3.1 with V_n from Prop. 3 and Delta_n from
         Lemma B.7 (1-D exponential kernel on [0, 1], kappa = exp(-1/l), M_Y = 1), L-fold composition."""
-        from ..accounting import epsilon_posterior_sampling
+        from ..mechanisms.posterior_sample import epsilon_posterior_sampling
 
         return epsilon_posterior_sampling(self.n, self.r, self.sigma, delta, kernel="exponential",
                                           lengthscale=self.lengthscale, sensitivity="exp1d", L=self.L,

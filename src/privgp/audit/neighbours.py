@@ -18,12 +18,13 @@ from scipy.optimize import minimize
 from threadpoolctl import threadpool_limits
 
 from .. import validation as v
-from ..accounting import bounds_for, rdp_covariance_term, rdp_mean_term, rdp_posterior_sample
+from ..accounting import rdp_covariance_term, rdp_mean_term, rdp_posterior_sample
 from ..accounting.divergences import renyi_divergence_parts
 from ..domain import Box
 from ..errors import InvalidParameterError
 from ..gp import ExactPosterior
 from ..kernels import Kernel
+from ..mechanisms.posterior_sample import bounds_for
 
 
 def _check_alpha(alpha) -> float:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..accounting import certify
+from ..mechanisms.posterior_sample import certify_posterior_sample
 from ..domain import Box
 from ..errors import InvalidParameterError
 from .common import positive_float, print_json
@@ -76,7 +76,7 @@ def _domain(args) -> Box:
 def _run(args) -> int:
     if args.lengthscale is None and args.kernel not in ("constant", "diagonal"):
         raise InvalidParameterError("--lengthscale", f"given for the {args.kernel} kernel", None)
-    cert = certify(args.n, args.r, args.sigma, args.delta, kernel=args.kernel,
+    cert = certify_posterior_sample(args.n, args.r, args.sigma, args.delta, kernel=args.kernel,
                    lengthscale=None if args.kernel in ("constant", "diagonal") else args.lengthscale,
                    domain=_domain(args), eta=args.eta, L=args.L, M_Y=args.M_Y, sensitivity=args.sensitivity,
                    rkhs_norm=args.rkhs_norm, constants=args.constants, conversion=args.conversion,

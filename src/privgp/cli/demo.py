@@ -30,7 +30,7 @@ def register(sub) -> None:
 
 
 def _run(args) -> int:
-    from ..accounting import epsilon_posterior_sampling
+    from ..mechanisms.posterior_sample import epsilon_posterior_sampling
     from ..domain import Box
     from ..experiments.common import new_figure, save_figure
     from ..gp import ExactPosterior

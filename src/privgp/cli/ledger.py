@@ -14,9 +14,10 @@ DESCRIPTION = textwrap.dedent("""\
     certified (epsilon, delta) and status ('charged': budget taken, outputs possibly not written,
     e.g. after a crash; 'completed': outputs written). Both count against the budget.
 
-    Composition: each release's Renyi-DP curve is stored on a fixed grid of orders; a dataset's
-    spent epsilon is the sum of its curves converted to (epsilon, delta) at the budget's delta,
-    minimised over the grid (any order gives a valid bound).
+    Composition: each release's privacy event is stored; a dataset's spent epsilon is the
+    accountant's guarantee for the composition of its events at the budget's delta (Renyi-DP curves
+    add, minimised over the order exactly; the exact Gaussian-DP profile for purely Gaussian
+    mechanisms).
     """)
 
 
@@ -50,8 +51,6 @@ def show(args) -> int:
         entries = [e for e in entries if e.fingerprint in keep]
     if args.json:
         print_json({"ledger": str(led.path), "exists": True, "conversion": led.conversion,
-                    "orders": {"min": float(led.orders.min()), "max": float(led.orders.max()),
-                               "count": int(led.orders.size)},
                     "datasets": [d.to_dict() for d in datasets], "entries": [e.to_dict() for e in entries]})
         return 0
     print(f"ledger {led.path}: {len(datasets)} dataset(s), {len(entries)} release(s)")

@@ -22,9 +22,10 @@ from ..datasets.tabular import load_embedded_baltimore, load_table
 from ..domain import Box
 from ..errors import InvalidParameterError
 from ..ledger import DEFAULT_BUDGET_EPSILON, Ledger
-from ..mechanisms.release import (MECHANISM, ReleasedPaths, ReleasePlan, ResponseMap, default_delta,
-                                  plan_release, sample_release)
-from .common import print_json, to_jsonable
+from ..jsonable import to_jsonable
+from ..mechanisms.posterior_release import MECHANISM, PosteriorSamplePlan, ReleasedPaths, plan_posterior_sample
+from ..mechanisms.release import ResponseMap, release
+from .common import print_json
 
 #: Default task on the embedded data: log sale price above $50k (price is in thousand USD).
 BALTIMORE_THRESHOLD = 50.0
@@ -182,14 +183,14 @@ def _box(values, dim) -> Box:
     return Box(tuple(values[0::2]), tuple(values[1::2]))
 
 
-def _plan(args, data, domain, rmap) -> ReleasePlan:
+def _plan(args, data, domain, rmap) -> PosteriorSamplePlan:
     snap = DEFAULT_SNAP[domain.dim] if args.snap is None else args.snap
     if snap < 0:
         raise InvalidParameterError("--snap", "an integer >= 0", snap)
     target = args.epsilon
     if target is None and args.r is None:
         target = DEFAULT_EPSILON
-    return plan_release(data.n, domain, rmap, kernel=args.kernel, lengthscale=args.lengthscale,
+    return plan_posterior_sample(data.n, domain, rmap, kernel=args.kernel, lengthscale=args.lengthscale,
                         sigma=args.sigma, r=args.r, eta=args.eta, L=args.L, delta=args.delta,
                         target_epsilon=target, sensitivity=args.sensitivity, conversion=args.conversion,
                         grid=args.grid or DEFAULT_GRID[domain.dim], snap=snap or None)
@@ -225,7 +226,7 @@ def _randomness(seed):
 
 # -- outputs -----------------------------------------------------------------------------------
 
-def _write_paths(out: Path, rel: ReleasedPaths, plan: ReleasePlan, names) -> None:
+def _write_paths(out: Path, rel: ReleasedPaths, plan: PosteriorSamplePlan, names) -> None:
     meta = dict(coordinates=np.array(names), level=np.float64(rel.level),
                 threshold=np.float64(plan.response_map.threshold), clip=np.float64(plan.response_map.clip),
                 transform=np.array(plan.response_map.transform))
@@ -238,7 +239,7 @@ def _write_paths(out: Path, rel: ReleasedPaths, plan: ReleasePlan, names) -> Non
                comments="", fmt="%.10g")
 
 
-def _plot(out: Path, rel: ReleasedPaths, plan: ReleasePlan, names, response: str) -> None:
+def _plot(out: Path, rel: ReleasedPaths, plan: PosteriorSamplePlan, names, response: str) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -286,7 +287,7 @@ def _plot(out: Path, rel: ReleasedPaths, plan: ReleasePlan, names, response: str
     plt.close(fig)
 
 
-def _certificate_doc(plan: ReleasePlan, data, fingerprint, charge, ledger, randomness) -> dict:
+def _certificate_doc(plan: PosteriorSamplePlan, data, fingerprint, charge, ledger, randomness) -> dict:
     cert = plan.certificate
     return {
         "privgp_version": __version__,
@@ -310,7 +311,7 @@ def _certificate_doc(plan: ReleasePlan, data, fingerprint, charge, ledger, rando
     }
 
 
-def _summary(plan: ReleasePlan, data, out: Path, charge, ledger, randomness, fingerprint) -> dict:
+def _summary(plan: PosteriorSamplePlan, data, out: Path, charge, ledger, randomness, fingerprint) -> dict:
     cert = plan.certificate
     return {"out": str(out), "files": list(OUTPUT_FILES), "epsilon": float(cert.epsilon),
             "delta": float(cert.delta), "n": data.n, "dim": data.dim, "L": plan.L, "r": plan.r,
@@ -324,10 +325,10 @@ def _summary(plan: ReleasePlan, data, out: Path, charge, ledger, randomness, fin
             "randomness": randomness}
 
 
-def _print_summary(s: dict, plan: ReleasePlan, data) -> None:
+def _print_summary(s: dict, plan: PosteriorSamplePlan, data) -> None:
     rm = plan.response_map
     cert = plan.certificate
-    lemma = getattr(cert, "lemma_Delta", None)
+    lemma = cert.details.get("lemma_Delta")
     source = " [embedded Baltimore 1978 house sales]" if data.source == "embedded:baltimore" else ""
     lines = [
         f"privgp release: {s['L']} posterior sample path(s) from {s['n']} private records ({s['dim']}-D){source}",
@@ -359,15 +360,11 @@ def run(args) -> int:
     out = Path(args.out)
     _check_out(out, args.overwrite)
     ledger = Ledger(args.ledger)
-    fingerprint = ledger.fingerprint(data.content_digest)
-    # charge BEFORE anything is written (a refusal raises BudgetExceededError -> exit status 3)
-    charge = ledger.charge(fingerprint, plan.curve, epsilon=float(plan.certificate.epsilon),
-                           delta=float(plan.certificate.delta), budget_epsilon=args.budget_epsilon,
-                           budget_delta=args.budget_delta, default_budget_delta=default_delta(data.n),
-                           description=plan.describe(), settings=to_jsonable(plan.public_settings()),
-                           label=data.source if data.source.startswith("embedded:") else "")
     rng, randomness = _randomness(args.seed)
-    released = sample_release(plan, data.X, data.response, rng)
+    # check, charge (a refusal raises BudgetExceededError -> exit status 3), draw; nothing written yet
+    result = release(plan, data, ledger, rng, budget_epsilon=args.budget_epsilon, budget_delta=args.budget_delta,
+                     label=data.source if data.source.startswith("embedded:") else "", mark_completed=False)
+    charge, released, fingerprint = result.charge, result.released, result.fingerprint
     out.mkdir(parents=True, exist_ok=True)
     names = list(data.coordinates)
     _write_paths(out, released, plan, names)

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..accounting import epsilon_posterior_sampling
+from ..mechanisms.posterior_sample import epsilon_posterior_sampling
 from .common import new_figure, save_figure, write_run_record, write_table
 
 N, DELTA, KAPPA2, M_Y, RKHS_NORM = 1000, 5e-4, 0.1, 1.0, 3.0

@@ -3,7 +3,7 @@
 n = 10, delta = 0.05, L = 1, exponential kernel with lengthscale 1 on [0, 1] (V_n = V̄_n with
 kappa = e^-1, Prop. 3), Delta_n of Lemma B.7, one curve per sigma including the covariance-only limit
 sigma = inf (sec. 4). A dashed line marks epsilon = 10, and dashed verticals the smallest r at which each
-curve reaches it (found with :func:`privgp.accounting.calibrate_r`, so on the feasible side).
+curve reaches it (found with :func:`privgp.mechanisms.posterior_sample.calibrate_r`, so on the feasible side).
 The paper converts with its eq. (3) (Mironov), as the plot does by default; the CSV has both rules.
 ``constants="published"`` reproduces the paper's (uncovered) sqrt(2)-smaller Delta_n.
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..accounting import calibrate_r
+from ..mechanisms.posterior_sample import calibrate_r
 from ..errors import InfeasibleTargetError
 from .common import new_figure, save_figure, write_run_record, write_table
 from .fig1 import epsilon_vs_r, plot_epsilon_vs_r

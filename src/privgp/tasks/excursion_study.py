@@ -81,7 +81,7 @@ class PrivacySpec:
             raise InvalidParameterError("constants", "'proven' or 'published'", self.constants)
 
     def epsilon(self, lengthscale, r, sigma) -> np.ndarray:
-        from ..accounting import epsilon_posterior_sampling
+        from ..mechanisms.posterior_sample import epsilon_posterior_sampling
 
         return epsilon_posterior_sampling(self.n, r, sigma, self.delta, kernel=self.kernel,
                                           lengthscale=lengthscale, domain=self.domain, L=self.L, M_Y=self.M_Y,

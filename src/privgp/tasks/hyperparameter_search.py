@@ -8,7 +8,7 @@ constraint is applied before the loss is evaluated, so infeasible settings cost 
 The loss and epsilon are plain callables on candidate arrays (C, 3), so the search knows nothing
 about GPs: the excursion study supplies a loss that reuses one eigendecomposition per
 (dataset, lengthscale) across r and vectorises over sigma, and an epsilon from
-:func:`privgp.accounting.epsilon_posterior_sampling` (vectorised over the candidates). Both are
+:func:`privgp.mechanisms.posterior_sample.epsilon_posterior_sampling` (vectorised over the candidates). Both are
 memoised by setting (:class:`CachedLoss`, :class:`EpsilonCache`), so the unconstrained and the
 private search share every evaluation.
 """
