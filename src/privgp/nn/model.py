@@ -166,11 +166,19 @@ class DPSetConv(nn.Module):
 
     def noise_factor(self) -> torch.Tensor:
         """L with L L^T = K + jitter I, K_ij = psi((g_i - g_j) / lam): the encoder's own RBF on the grid,
-        amplitude 1 (C_k = 1), float64."""
+        amplitude 1 (C_k = 1), float64. Outside autograd the factor is cached for the current lam (it
+        depends on public settings only)."""
+        lam = self.log_lengthscale.detach().clone()
+        cache = getattr(self, "_factor_cache", None)
+        if not torch.is_grad_enabled() and cache is not None and torch.equal(cache[0], lam):
+            return cache[1]
         g = self.grid.double()
         K = rbf_weights(g, g, self.lengthscale.double())
         K = K + self.cfg.jitter * torch.eye(len(g), dtype=torch.float64)
-        return torch.linalg.cholesky(K)
+        L = torch.linalg.cholesky(K)
+        if not torch.is_grad_enabled():
+            self._factor_cache = (lam, L)
+        return L
 
     def sample_noise(self, batch: int, generator: torch.Generator | None) -> torch.Tensor:
         """Two independent unit-amplitude GP draws per task on the grid: shape (batch, 2, G), float64."""
