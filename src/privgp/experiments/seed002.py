@@ -99,14 +99,16 @@ def tune(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, families=(
 # ------------------------------------------------------------------------------------------------
 def nll(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, families=("eq", "sawtooth"),
         n_values=(50, 100, 200, 400), eps_for_n: float = 1.0, eps_values=(1.0, 2.0, 3.0, 4.0), n_for_eps: int = 100,
-        tasks: int = 256, n_target: int = 512, dpsvgp: int = 1, eq_lengthscale: float = 0.71,
+        tasks: int = 256, n_target: int = 512, dpsvgp: int = 1, dpsvgp_tasks: int | None = None,
+        eq_lengthscale: float = 0.71,
         sawtooth_frequency: float = 0.5, timing_repeats: int = 32, dpsvgp_timing_repeats: int = 3,
         checkpoint: str | None = None, tuned: str | None = None, threads: int = 1) -> dict:
     """NLL vs N (at eps_for_n) and vs eps (at n_for_eps) for each family and method, and the
-    meta-test wall time per task at each N. Every method sees the same test tasks."""
+    meta-test wall time per task at each N. Every method sees the same test tasks; the DP-SVGP
+    (DP-SGD per task, the costly part) runs on the first ``dpsvgp_tasks`` of them (default: all)."""
     torch = _torch(threads)
     from ..nn.evaluate import dpconvcnp_nll, dpsvgp_nll, mean_ci, oracle_nll, time_dpconvcnp, time_dpsvgp
-    from ..nn.tasks import sample_batch
+    from ..nn.tasks import TaskBatch, sample_batch
 
     if quick:
         n_values, eps_values, n_for_eps, tasks, n_target, timing_repeats, dpsvgp_timing_repeats = (8, 16), (1.0,), 8, 4, 16, 2, 1
@@ -126,7 +128,10 @@ def nll(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, families=("
             res = {"DPConvCNP": dpconvcnp_nll(model, b, torch.Generator().manual_seed(seed + 1)),
                    "oracle": oracle_nll(b)}
             if settings is not None:
-                res["DP-SVGP"] = dpsvgp_nll(settings, b, torch.Generator().manual_seed(seed + 2))
+                k_sv = min(dpsvgp_tasks or tasks, tasks)
+                sub = TaskBatch(b.xc[:k_sv], b.yc[:k_sv], b.xt[:k_sv], b.yt[:k_sv], b.epsilon[:k_sv], b.delta,
+                                b.mu[:k_sv], b.family)
+                res["DP-SVGP"] = dpsvgp_nll(settings, sub, torch.Generator().manual_seed(seed + 2))
             for method, vals in res.items():
                 m, ci = mean_ci(vals)
                 rows.append({"family": fam, "sweep": sweep, "N": n, "epsilon": eps, "method": method, "nll": m,
@@ -147,7 +152,8 @@ def nll(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, families=("
     config = {"families": as_tuple(families), "n_values": as_tuple(n_values), "eps_for_n": eps_for_n,
               "eps_values": as_tuple(eps_values), "n_for_eps": n_for_eps, "tasks": tasks, "n_target": n_target,
               "delta": 1e-3, "context_range": [-2, 2], "target_range": [-2, 2], "eq_lengthscale": eq_lengthscale,
-              "sawtooth_frequency": sawtooth_frequency, "dpsvgp": bool(dpsvgp), "checkpoint": checkpoint or "shipped",
+              "sawtooth_frequency": sawtooth_frequency, "dpsvgp": bool(dpsvgp),
+              "dpsvgp_tasks": min(dpsvgp_tasks or tasks, tasks), "checkpoint": checkpoint or "shipped",
               "tuned": tuned or "shipped", "threads": threads, "quick": quick, "seed": seed,
               "dpsvgp_settings": {f: _settings(f, tuned).to_dict() for f in as_tuple(families)} if dpsvgp else None}
     summary = {"nll": rows, "timing": timing}
