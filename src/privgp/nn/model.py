@@ -35,7 +35,7 @@ from torch import nn
 from .. import validation as v
 from ..accounting.events import GdpEvent
 from ..accounting.gaussian import gdp_mu
-from ..errors import InvalidParameterError
+from ..errors import InvalidParameterError, NumericalError
 
 N_NORM = 512.0  # the public context size enters the C/t networks and the CNN as N / 512 (repo convention)
 Y_CLIP_FLOOR = 0.01  # C = 0.01 + exp(...) (repo form), so C > 0 always
@@ -63,6 +63,7 @@ class ModelConfig:
     mlp_hidden: int = 32
     jitter: float = 1e-6               # added to the unit-amplitude noise Gram matrix (more noise only)
     min_std: float = 1e-3
+    input_scale: float = 1.0 / 16.0    # fixed factor on [r_s, r_d, s_s, s_d] before the UNet (post-processing)
 
     def __post_init__(self):
         lo, hi = (float(a) for a in self.window)
@@ -81,6 +82,7 @@ class ModelConfig:
         v.greater_than("clip_init", self.clip_init, Y_CLIP_FLOOR)
         v.open_interval("split_init", self.split_init, SPLIT_FLOOR, 1 - SPLIT_FLOOR)
         v.positive("jitter", self.jitter)
+        v.positive("input_scale", self.input_scale)
 
     @property
     def grid_size(self) -> int:
@@ -189,9 +191,11 @@ class DPSetConv(nn.Module):
     def forward(self, xc: torch.Tensor, yc: torch.Tensor, mu: torch.Tensor,
                 generator: torch.Generator | None = None) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         B, N = xc.shape
-        n = torch.full((B,), float(N), dtype=mu.dtype)
-        clip, split = self.clip_and_split(mu, n)
-        s_sig, s_den = noise_scales(mu, clip, split)
+        n = torch.full((B,), float(N), dtype=xc.dtype)
+        clip, split = self.clip_and_split(mu.to(xc.dtype), n)
+        # noise scales in float64 from the float32 C actually used for clipping (mu lowered by 1e-12
+        # relative, so that rounding can only add noise; release() re-derives and checks mu)
+        s_sig, s_den = noise_scales(mu.double() * (1 - 1e-12), clip.double(), split.double())
         ytil = torch.maximum(torch.minimum(yc, clip[:, None]), -clip[:, None])  # clip before the SetConv
         w = rbf_weights(self.grid, xc, self.lengthscale)  # (B, G, N)
         density = w.sum(-1)
@@ -200,7 +204,7 @@ class DPSetConv(nn.Module):
         signal = signal + (s_sig.double()[:, None] * noise[:, 0]).to(signal.dtype)
         density = density + (s_den.double()[:, None] * noise[:, 1]).to(density.dtype)
         G = self.grid.shape[0]
-        const = torch.stack([s_sig, s_den, n / N_NORM], dim=1)[:, :, None].expand(B, 3, G)
+        const = torch.stack([s_sig.to(signal.dtype), s_den.to(signal.dtype), n / N_NORM], dim=1)[:, :, None].expand(B, 3, G)
         channels = torch.cat([signal[:, None], density[:, None], const.to(signal.dtype)], dim=1)
         return channels, {"clip": clip, "split": split, "sigma_signal": s_sig, "sigma_density": s_den}
 
@@ -290,7 +294,10 @@ class DPConvCNP(nn.Module):
         return self.decode(channels, xt)
 
     def decode(self, channels: torch.Tensor, xt: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.decoder(self.unet(channels), self.encoder.grid, xt)
+        """Post-processing of released channels (B, 5, G): a fixed rescaling of the first four (they
+        reach O(100) at N = 512; the paper feeds them raw), the UNet, the SetConv decoder."""
+        scale = torch.tensor([self.cfg.input_scale] * 4 + [1.0], dtype=channels.dtype)[None, :, None]
+        return self.decoder(self.unet(channels * scale), self.encoder.grid, xt)
 
     def loss(self, xc, yc, xt, yt, mu, generator=None) -> torch.Tensor:
         """Eq. 2 as a loss: the NLL per target point, averaged over the batch."""
@@ -318,14 +325,18 @@ class DPConvCNP(nn.Module):
             raise InvalidParameterError("generator", "a torch.Generator or None", type(generator).__name__)
         mu = float(gdp_mu(eps, dl))
         with torch.no_grad():
-            mu_t = torch.tensor([mu], dtype=torch.float32)
+            mu_t = torch.tensor([mu], dtype=torch.float64)  # the noise scales use mu in float64
             channels, info = self.encoder(torch.as_tensor(x, dtype=torch.float32)[None],
                                           torch.as_tensor(y, dtype=torch.float32)[None], mu_t, generator)
         clip, split = float(info["clip"][0]), float(info["split"][0])
         s_s, s_d = float(info["sigma_signal"][0]), float(info["sigma_density"][0])
-        event = GdpEvent(mu)
+        # the event of the noise actually added (Thm 4.2, C_k = 1): never above the target mu
+        mu_used = math.sqrt(4 * clip**2 / s_s**2 + 2 / s_d**2)
+        if not mu_used <= mu:
+            raise NumericalError(f"DPSetConv release: mu of the noise used ({mu_used!r}) exceeds the target {mu!r}")
+        event = GdpEvent(mu_used)
         return NoisyRepresentation(grid=self.cfg.grid(), channels=channels[0].detach().clone(), n_context=x.shape[0],
-                                   epsilon=eps, delta=dl, mu=mu, clip=clip, split=split, sigma_signal=s_s,
+                                   epsilon=eps, delta=dl, mu=mu_used, clip=clip, split=split, sigma_signal=s_s,
                                    sigma_density=s_d, lengthscale=float(self.encoder.lengthscale.detach()), event=event), event
 
     def predict(self, rep: NoisyRepresentation, xt) -> tuple[np.ndarray, np.ndarray]:
