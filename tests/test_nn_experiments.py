@@ -54,6 +54,11 @@ def test_seed002_quick_experiments(tmp_path):
     methods = {r["method"] for r in rec["summary"]["nll"]}
     assert methods == {"DPConvCNP", "DP-SVGP", "oracle"}
     assert (tmp_path / "nll" / "nll.png").exists() and (tmp_path / "nll" / "timing.csv").exists()
+    # a re-run that reuses the DP-SVGP rows reproduces them (and the other methods) exactly
+    run_experiment("seed002-nll", tmp_path / "nll2", quick=True, tuned=tuned, dpsvgp_from=str(tmp_path / "nll"))
+    rec2 = json.loads((tmp_path / "nll2" / "run.json").read_text())
+    key = lambda r: (r["family"], r["sweep"], r["N"], r["epsilon"], r["method"])  # noqa: E731
+    assert sorted(rec2["summary"]["nll"], key=key) == sorted(rec["summary"]["nll"], key=key)
     run_experiment("seed002-fits", tmp_path / "fits", quick=True, eps_values=(1.0,), n_context=20)
     assert (tmp_path / "fits" / "fits.png").exists()
     run_experiment("seed002-sim2real", tmp_path / "s2r", quick=True, tuned=tuned)

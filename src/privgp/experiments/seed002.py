@@ -102,10 +102,14 @@ def nll(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, families=("
         tasks: int = 256, n_target: int = 512, dpsvgp: int = 1, dpsvgp_tasks: int | None = None,
         eq_lengthscale: float = 0.71,
         sawtooth_frequency: float = 0.5, timing_repeats: int = 32, dpsvgp_timing_repeats: int = 3,
-        checkpoint: str | None = None, tuned: str | None = None, threads: int = 1) -> dict:
+        checkpoint: str | None = None, tuned: str | None = None, dpsvgp_from: str | None = None,
+        threads: int = 1) -> dict:
     """NLL vs N (at eps_for_n) and vs eps (at n_for_eps) for each family and method, and the
     meta-test wall time per task at each N. Every method sees the same test tasks; the DP-SVGP
-    (DP-SGD per task, the costly part) runs on the first ``dpsvgp_tasks`` of them (default: all)."""
+    (DP-SGD per task, the costly part) runs on the first ``dpsvgp_tasks`` of them (default: all).
+    ``dpsvgp_from`` (an earlier run directory of this experiment with the same tasks and DP-SVGP
+    settings, checked) reuses its DP-SVGP rows instead of refitting, e.g. after retraining the
+    DPConvCNP."""
     torch = _torch(threads)
     from ..nn.evaluate import dpconvcnp_nll, dpsvgp_nll, mean_ci, oracle_nll, time_dpconvcnp, time_dpsvgp
     from ..nn.tasks import TaskBatch, sample_batch
@@ -115,6 +119,12 @@ def nll(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, families=("
     model = _model(checkpoint)
     t0 = time.perf_counter()
     rows, timing = [], []
+    same = {"families": as_tuple(families), "n_values": as_tuple(n_values), "eps_for_n": eps_for_n,
+            "eps_values": as_tuple(eps_values), "n_for_eps": n_for_eps, "tasks": tasks, "n_target": n_target,
+            "eq_lengthscale": eq_lengthscale, "sawtooth_frequency": sawtooth_frequency, "seed": seed,
+            "dpsvgp_tasks": min(dpsvgp_tasks or tasks, tasks), "quick": quick,
+            "dpsvgp_settings": {f: _settings(f, tuned).to_dict() for f in as_tuple(families)} if dpsvgp else None}
+    reused = _reuse_dpsvgp(dpsvgp_from, same) if (dpsvgp and dpsvgp_from) else None
     points = [("N", int(n), float(eps_for_n)) for n in as_tuple(n_values)]
     points += [("epsilon", int(n_for_eps), float(e)) for e in as_tuple(eps_values)]
     for fam in as_tuple(families):
@@ -127,7 +137,10 @@ def nll(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, families=("
             b = sample_batch(spec.fixed(epsilon=eps), tasks, n, n_target, g)
             res = {"DPConvCNP": dpconvcnp_nll(model, b, torch.Generator().manual_seed(seed + 1)),
                    "oracle": oracle_nll(b)}
-            if settings is not None:
+            if reused is not None:
+                rows += [r for r in reused["nll"] if r["family"] == fam and r["sweep"] == sweep and r["N"] == n
+                         and r["epsilon"] == eps]
+            elif settings is not None:
                 k_sv = min(dpsvgp_tasks or tasks, tasks)
                 sub = TaskBatch(b.xc[:k_sv], b.yc[:k_sv], b.xt[:k_sv], b.yt[:k_sv], b.epsilon[:k_sv], b.delta,
                                 b.mu[:k_sv], b.family)
@@ -141,7 +154,9 @@ def nll(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, families=("
                 tc = time_dpconvcnp(model, tb, timing_repeats)
                 timing.append({"family": fam, "N": n, "method": "DPConvCNP", "seconds_per_task": float(np.median(tc)),
                                "repeats": len(tc)})
-                if settings is not None:
+                if reused is not None:
+                    timing += [r for r in reused["timing"] if r["family"] == fam and r["N"] == n]
+                elif settings is not None:
                     ts = time_dpsvgp(settings, tb, dpsvgp_timing_repeats)
                     timing.append({"family": fam, "N": n, "method": "DP-SVGP", "seconds_per_task": float(np.median(ts)),
                                    "repeats": len(ts), "epochs": settings.epochs, "steps": settings.steps(n)})
@@ -149,16 +164,27 @@ def nll(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, families=("
     write_table(df, out_dir, "nll")
     write_table(tdf, out_dir, "timing")
     _plot_nll(df, out_dir / "nll.png", eps_for_n, n_for_eps)
-    config = {"families": as_tuple(families), "n_values": as_tuple(n_values), "eps_for_n": eps_for_n,
-              "eps_values": as_tuple(eps_values), "n_for_eps": n_for_eps, "tasks": tasks, "n_target": n_target,
-              "delta": 1e-3, "context_range": [-2, 2], "target_range": [-2, 2], "eq_lengthscale": eq_lengthscale,
-              "sawtooth_frequency": sawtooth_frequency, "dpsvgp": bool(dpsvgp),
-              "dpsvgp_tasks": min(dpsvgp_tasks or tasks, tasks), "checkpoint": checkpoint or "shipped",
-              "tuned": tuned or "shipped", "threads": threads, "quick": quick, "seed": seed,
-              "dpsvgp_settings": {f: _settings(f, tuned).to_dict() for f in as_tuple(families)} if dpsvgp else None}
+    config = {**same, "delta": 1e-3, "context_range": [-2, 2], "target_range": [-2, 2], "dpsvgp": bool(dpsvgp),
+              "checkpoint": checkpoint or "shipped", "tuned": tuned or "shipped", "threads": threads,
+              "dpsvgp_from": dpsvgp_from}
     summary = {"nll": rows, "timing": timing}
     write_run_record(out_dir, "seed002-nll", config, summary, seconds=time.perf_counter() - t0)
     return {"rows": len(rows), "timing": timing}
+
+
+def _reuse_dpsvgp(run_dir: str, same: dict) -> dict:
+    """DP-SVGP rows of an earlier seed002-nll run whose task settings and DP-SVGP settings match."""
+    from ..errors import InvalidParameterError
+    from ..jsonable import to_jsonable
+
+    rec = json.loads((Path(run_dir) / "run.json").read_text())
+    cfg = rec["config"]
+    want = to_jsonable(same)
+    bad = [k for k, val in want.items() if json.dumps(cfg.get(k), sort_keys=True) != json.dumps(val, sort_keys=True)]
+    if bad:
+        raise InvalidParameterError("dpsvgp_from", f"a seed002-nll run with the same {bad}", run_dir)
+    return {"nll": [r for r in rec["summary"]["nll"] if r["method"] == "DP-SVGP"],
+            "timing": [r for r in rec["summary"]["timing"] if r["method"] == "DP-SVGP"]}
 
 
 def _plot_nll(df: pd.DataFrame, path: Path, eps_for_n: float, n_for_eps: int) -> None:
@@ -227,14 +253,15 @@ def fits(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, families=(
 def sim2real(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, n_values=(30, 60, 100, 200, 300),
              epsilon: float = 1.0, delta: float = 1e-3, repeats: int = 256, dpsvgp: int = 1,
              dpsvgp_repeats: int | None = None, checkpoint: str | None = None, tuned: str | None = None,
-             threads: int = 1) -> dict:
+             dpsvgp_from: str | None = None, threads: int = 1) -> dict:
     """Fig. 7 protocol on sklearn's diabetes data (442 patients; disease progression one year after
     baseline from BMI, and from s5 = log serum triglycerides): x min-max scaled to [-1, 1], y
     standardised (statistics assumed public, as in App. E.2); for each N, N random patients form the
     private context and the rest are targets; ``repeats`` random splits; mean NLL +- 95 % interval.
     The DPConvCNP was trained with the Matérn-3/2 simulator (contexts in [-1, 1]); the DP-SVGP uses a
     Matérn-3/2 kernel with the settings tuned for the EQ task (no separate sim-to-real tuning) and
-    runs on the first ``dpsvgp_repeats`` splits (default: all)."""
+    runs on the first ``dpsvgp_repeats`` splits (default: all); ``dpsvgp_from`` reuses the DP-SVGP rows
+    of an earlier run with the same splits and settings (checked)."""
     torch = _torch(threads)
     from ..nn.evaluate import dpconvcnp_nll, dpsvgp_nll, mean_ci
     from ..nn.tasks import TaskBatch
@@ -250,6 +277,20 @@ def sim2real(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, n_valu
                                      **({"epochs": 2} if quick else {})})
     t0 = time.perf_counter()
     rows = []
+    same = {"n_values": as_tuple(n_values), "epsilon": epsilon, "delta": delta, "repeats": repeats, "seed": seed,
+            "dpsvgp_repeats": min(dpsvgp_repeats or repeats, repeats), "quick": quick,
+            "dpsvgp_settings": settings.to_dict() if settings is not None else None}
+    reused = None
+    if settings is not None and dpsvgp_from:
+        from ..errors import InvalidParameterError
+        from ..jsonable import to_jsonable
+
+        rec = json.loads((Path(dpsvgp_from) / "run.json").read_text())
+        bad = [k for k, val in to_jsonable(same).items()
+               if json.dumps(rec["config"].get(k), sort_keys=True) != json.dumps(val, sort_keys=True)]
+        if bad:
+            raise InvalidParameterError("dpsvgp_from", f"a seed002-sim2real run with the same {bad}", dpsvgp_from)
+        reused = [r for r in rec["summary"]["nll"] if r["method"] == "DP-SVGP"]
     rng = np.random.default_rng(seed)
     examples = {}
     for name, (x, y) in tasks_xy.items():
@@ -262,7 +303,9 @@ def sim2real(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, n_valu
                           epsilon=torch.full((repeats,), float(epsilon)), delta=delta,
                           mu=torch.full((repeats,), float(gdp_mu(epsilon, delta)), dtype=f32), family="real")
             res = {"DPConvCNP": dpconvcnp_nll(model, b, torch.Generator().manual_seed(seed + 1))}
-            if settings is not None:
+            if reused is not None:
+                rows += [r for r in reused if r["task"] == name and r["N"] == int(n)]
+            elif settings is not None:
                 k = min(dpsvgp_repeats or repeats, repeats)
                 sub = TaskBatch(b.xc[:k], b.yc[:k], b.xt[:k], b.yt[:k], b.epsilon[:k], delta, b.mu[:k], "real")
                 res["DP-SVGP"] = dpsvgp_nll(settings, sub, torch.Generator().manual_seed(seed + 2))
@@ -274,13 +317,10 @@ def sim2real(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, n_valu
     df = pd.DataFrame(rows)
     write_table(df, out_dir, "nll")
     _plot_sim2real(df, model, examples, x_all, tasks_xy, epsilon, delta, seed, out_dir / "sim2real.png")
-    config = {"data": "sklearn.datasets.load_diabetes (scaled=False), BSD-3-Clause (scikit-learn)",
+    config = {**same, "data": "sklearn.datasets.load_diabetes (scaled=False), BSD-3-Clause (scikit-learn)",
               "tasks": {"progression_from_bmi": "target ~ bmi", "progression_from_s5": "target ~ s5"},
-              "preprocessing": "x min-max to [-1, 1]; y standardised", "n_values": as_tuple(n_values),
-              "epsilon": epsilon, "delta": delta, "repeats": repeats, "dpsvgp": bool(dpsvgp),
-              "dpsvgp_repeats": min(dpsvgp_repeats or repeats, repeats),
-              "dpsvgp_settings": settings.to_dict() if settings is not None else None,
-              "checkpoint": checkpoint or "shipped", "seed": seed, "quick": quick}
+              "preprocessing": "x min-max to [-1, 1]; y standardised", "dpsvgp": bool(dpsvgp),
+              "checkpoint": checkpoint or "shipped", "dpsvgp_from": dpsvgp_from}
     write_run_record(out_dir, "seed002-sim2real", config, {"nll": rows}, seconds=time.perf_counter() - t0)
     return {"rows": len(rows)}
 
