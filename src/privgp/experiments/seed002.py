@@ -107,9 +107,9 @@ def nll(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, families=("
     """NLL vs N (at eps_for_n) and vs eps (at n_for_eps) for each family and method, and the
     meta-test wall time per task at each N. Every method sees the same test tasks; the DP-SVGP
     (DP-SGD per task, the costly part) runs on the first ``dpsvgp_tasks`` of them (default: all).
-    ``dpsvgp_from`` (an earlier run directory of this experiment with the same tasks and DP-SVGP
-    settings, checked) reuses its DP-SVGP rows instead of refitting, e.g. after retraining the
-    DPConvCNP."""
+    ``dpsvgp_from`` (earlier run directories of this experiment, comma-separated, with the same tasks
+    and DP-SVGP settings, checked) reuses their DP-SVGP rows instead of refitting, e.g. after
+    retraining the DPConvCNP."""
     torch = _torch(threads)
     from ..nn.evaluate import dpconvcnp_nll, dpsvgp_nll, mean_ci, oracle_nll, time_dpconvcnp, time_dpsvgp
     from ..nn.tasks import TaskBatch, sample_batch
@@ -172,19 +172,27 @@ def nll(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, families=("
     return {"rows": len(rows), "timing": timing}
 
 
-def _reuse_dpsvgp(run_dir: str, same: dict) -> dict:
-    """DP-SVGP rows of an earlier seed002-nll run whose task settings and DP-SVGP settings match."""
+def _reuse_dpsvgp(run_dirs, same: dict) -> dict:
+    """DP-SVGP rows of earlier seed002-nll runs (one or several directories, e.g. one per family)
+    whose task settings and, family by family, DP-SVGP settings match."""
     from ..errors import InvalidParameterError
     from ..jsonable import to_jsonable
 
-    rec = json.loads((Path(run_dir) / "run.json").read_text())
-    cfg = rec["config"]
     want = to_jsonable(same)
-    bad = [k for k, val in want.items() if json.dumps(cfg.get(k), sort_keys=True) != json.dumps(val, sort_keys=True)]
-    if bad:
-        raise InvalidParameterError("dpsvgp_from", f"a seed002-nll run with the same {bad}", run_dir)
-    return {"nll": [r for r in rec["summary"]["nll"] if r["method"] == "DP-SVGP"],
-            "timing": [r for r in rec["summary"]["timing"] if r["method"] == "DP-SVGP"]}
+    out = {"nll": [], "timing": []}
+    for run_dir in as_tuple(run_dirs):
+        cfg = json.loads((Path(run_dir) / "run.json").read_text())
+        rec, cfg = cfg, cfg["config"]
+        fams = [f for f in cfg["families"] if f in want["families"]]
+        bad = [k for k, val in want.items() if k not in ("families", "dpsvgp_settings")
+               and json.dumps(cfg.get(k), sort_keys=True) != json.dumps(val, sort_keys=True)]
+        bad += [f"dpsvgp_settings[{f}]" for f in fams if json.dumps(cfg["dpsvgp_settings"][f], sort_keys=True)
+                != json.dumps(want["dpsvgp_settings"][f], sort_keys=True)]
+        if bad or not fams:
+            raise InvalidParameterError("dpsvgp_from", f"seed002-nll runs with the same {bad or 'families'}", run_dir)
+        out["nll"] += [r for r in rec["summary"]["nll"] if r["method"] == "DP-SVGP" and r["family"] in fams]
+        out["timing"] += [r for r in rec["summary"]["timing"] if r["method"] == "DP-SVGP" and r["family"] in fams]
+    return out
 
 
 def _plot_nll(df: pd.DataFrame, path: Path, eps_for_n: float, n_for_eps: int) -> None:
