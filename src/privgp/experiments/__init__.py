@@ -20,6 +20,8 @@ EXPERIMENTS: dict[str, str] = {
     "fig1": "fig1:run", "fig2-bound": "fig2_bound:run",
     "seed002-train": "seed002_train:train", "seed002-tune": "seed002:tune", "seed002-nll": "seed002:nll",
     "seed002-fits": "seed002:fits", "seed002-sim2real": "seed002:sim2real",
+    "seed004-fig1": "seed004_fig1:run",
+    "seed001-fig1": "seed001_fig1:run", "seed001-fig2": "seed001_fig2:run", "seed001-fig3": "seed001_fig3:run",
     "fig2": "lira_figures:fig2", "fig3": "lira_figures:fig3", "fig5": "lira_figures:fig5", "fig6": "lira_figures:fig6",
 }
 
