@@ -33,7 +33,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .. import validation as v
-from ..accounting.events import GdpEvent
+from ..accounting.functional import DPSetConvEvent
 from ..accounting.gaussian import gdp_mu
 from ..errors import InvalidParameterError, NumericalError
 
@@ -271,7 +271,7 @@ class NoisyRepresentation:
     sigma_signal: float
     sigma_density: float
     lengthscale: float
-    event: GdpEvent
+    event: DPSetConvEvent
 
 
 class DPConvCNP(nn.Module):
@@ -306,7 +306,7 @@ class DPConvCNP(nn.Module):
 
     # -- deployment: one private release, then free post-processing ------------------------------
     def release(self, xc, yc, epsilon: float, delta: float, *,
-                generator: torch.Generator | None = None) -> tuple[NoisyRepresentation, GdpEvent]:
+                generator: torch.Generator | None = None) -> tuple[NoisyRepresentation, DPSetConvEvent]:
         """Release the DPSetConv representation of one private context set (Alg. 3; Cor. 4.3).
 
         The only function that reads the private (xc, yc). All inputs are checked before any noise is
@@ -331,10 +331,10 @@ class DPConvCNP(nn.Module):
         clip, split = float(info["clip"][0]), float(info["split"][0])
         s_s, s_d = float(info["sigma_signal"][0]), float(info["sigma_density"][0])
         # the event of the noise actually added (Thm 4.2, C_k = 1): never above the target mu
-        mu_used = math.sqrt(4 * clip**2 / s_s**2 + 2 / s_d**2)
+        event = DPSetConvEvent(clip=clip, sigma_signal=s_s, sigma_density=s_d)
+        mu_used = event.mu
         if not mu_used <= mu:
             raise NumericalError(f"DPSetConv release: mu of the noise used ({mu_used!r}) exceeds the target {mu!r}")
-        event = GdpEvent(mu_used)
         return NoisyRepresentation(grid=self.cfg.grid(), channels=channels[0].detach().clone(), n_context=x.shape[0],
                                    epsilon=eps, delta=dl, mu=mu_used, clip=clip, split=split, sigma_signal=s_s,
                                    sigma_density=s_d, lengthscale=float(self.encoder.lengthscale.detach()), event=event), event
