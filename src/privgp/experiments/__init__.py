@@ -19,6 +19,7 @@ EXPERIMENTS: dict[str, str] = {
     "realdata": "realdata:realdata",
     "fig1": "fig1:run", "fig2-bound": "fig2_bound:run",
     "fig2": "lira_figures:fig2", "fig3": "lira_figures:fig3", "fig5": "lira_figures:fig5", "fig6": "lira_figures:fig6",
+    "thompson": "thompson:run",
 }
 
 
