@@ -210,3 +210,20 @@ def test_private_regret_decreases_with_epsilon():
     for lo, hi in zip(eps[:-1], eps[1:]):
         p = wilcoxon(regret[lo], regret[hi], alternative="greater").pvalue
         assert p < 0.01, (lo, hi, p, np.mean(regret[lo]), np.mean(regret[hi]))
+
+
+def test_recommendation_is_the_densest_query_of_the_second_half():
+    from privgp.tasks.thompson import recommend_from_queries
+
+    pts = np.linspace(0, 1, 11)[:, None]
+    idx = [5, 3, 3, 7, 7, 2, 7]
+    # radius 0, the most frequent query of rounds floor(t/2)+1..t, ties to the earliest:
+    # t=1: [5]; t=2: [3]; t=3: [3, 3]; t=4: [3, 7]; t=5: [3, 7, 7]; t=6: [7, 7, 2]; t=7: [7, 7, 2, 7]
+    assert recommend_from_queries(idx, pts).tolist() == [5, 3, 3, 3, 7, 7, 7]
+    # with a radius, neighbours count: 8 and 9 have each other, 2 has nobody
+    assert recommend_from_queries([2, 2, 8, 9, 2], pts, radius=0.1).tolist()[-1] == 8
+    assert recommend_from_queries([2, 2, 8, 9, 2], pts, radius=0.0).tolist()[-1] == 8   # tie 8/9/2: earliest
+    res = run_thompson(PLAN, lambda x: 0.0, np.random.default_rng(4))
+    i, x = res.recommendation()
+    assert i == recommend_from_queries(res.indices, PLAN.candidates.points, PLAN.lengthscale / 4)[-1]
+    assert np.array_equal(x, PLAN.candidates.points[i]) and res.summary()["recommendation"] == x.tolist()

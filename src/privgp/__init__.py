@@ -8,6 +8,7 @@ The few names a user needs are available here (loaded on first use, so that ``im
   ``ComposedEvent``, ``epsilon``, ``delta``, ``certify``, ``calibrate``, ``PrivacyCertificate``;
 * releasing: ``release`` (check, charge the ``Ledger``, draw), ``plan_posterior_sample``,
   ``ResponseMap``, ``posterior_sample_event``;
+* private Thompson sampling: ``Candidates``, ``plan_thompson``, ``run_thompson``;
 * the public domain and kernels: ``Box``, ``Exponential``, ``Matern32``, ``Matern52``,
   ``SquaredExponential``, ``make_kernel``.
 
@@ -28,6 +29,8 @@ _EXPORTS = {
     "release": "privgp.mechanisms", "plan_posterior_sample": "privgp.mechanisms", "ResponseMap": "privgp.mechanisms",
     "posterior_sample_event": "privgp.mechanisms", "Ledger": "privgp.ledger",
     "Box": "privgp.domain",
+    "Candidates": "privgp.tasks.thompson", "plan_thompson": "privgp.tasks.thompson",
+    "run_thompson": "privgp.tasks.thompson",
     "Exponential": "privgp.kernels", "Matern32": "privgp.kernels", "Matern52": "privgp.kernels",
     "SquaredExponential": "privgp.kernels", "make_kernel": "privgp.kernels",
 }

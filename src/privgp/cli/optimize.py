@@ -73,6 +73,10 @@ DESCRIPTION = textwrap.dedent(f"""\
     the callable's name, or the function and its --objective-seed). A run that stops early keeps
     the whole charge, so the ledger never holds less than was released. Refusal: exit status 3.
 
+    Recommendation: the released query of the second half of the run with the most other queries of
+    that half within a quarter lengthscale (post-processing of released queries: free; the responses
+    are never used to pick it).
+
     Outputs in --out: history.csv (per round: n, r, eta, the released query, the round's epsilon and
     the epsilon spent after it; no responses), queries.png, certificate.json (the released rounds;
     with the planned run's certificate when it stopped early), summary.json. The private responses
@@ -324,7 +328,8 @@ def _plot(out: Path, res: ThompsonResult, truth) -> None:
         ax.legend(fontsize=8)
     title = f"Released queries of private Thompson sampling: {k} of {p.rounds} rounds, epsilon {res.epsilon:.3g}"
     if truth is not None and k:
-        title += f"\n(simulation) regret of the last query {float(truth.regret(res.queries[-1:])[0]):.3g}"
+        rec = res.recommendation()
+        title += f"\n(simulation) regret of the recommended point {float(truth.regret(rec[1][None, :])[0]):.3g}"
     ax.set_title(title, fontsize=10)
     fig.savefig(out / "queries.png", dpi=120)
     plt.close(fig)
@@ -341,9 +346,14 @@ def _summary(res: ThompsonResult, out: Path, ledger, source: str, randomness: di
          "entry_id": c.entry_id, "charged_epsilon": p.epsilon, "budget_epsilon": c.budget_epsilon,
          "budget_delta": c.budget_delta, "spent_epsilon": c.spent_after.epsilon,
          "remaining_epsilon": max(c.budget_epsilon - c.spent_after.epsilon, 0.0), "randomness": randomness}
+    for k in ("last_query", "recommendation"):
+        if s.get(k) is not None:
+            s[k] = [float(f"{x:.6g}") for x in s[k]]
     if truth is not None and res.released:
         reg = truth.regret(res.queries)
-        s["simulation"] = {"regret_last_query": float(reg[-1]), "best_query_regret": float(reg.min()),
+        rec = res.recommendation()
+        s["simulation"] = {"regret_recommendation": float(truth.regret(rec[1][None, :])[0]),
+                           "regret_last_query": float(reg[-1]), "best_query_regret": float(reg.min()),
                            "note": "known only because the objective is simulated"}
     return s
 
@@ -390,12 +400,14 @@ def _print_summary(s: dict, res: ThompsonResult) -> None:
         f"  ledger      {s['ledger']}",
         f"              entry {s['entry_id']}; dataset {s['fingerprint'][:16]}: charged {s['charged_epsilon']:.4g} "
         f"(whole run); spent {s['spent_epsilon']:.4g} of {s['budget_epsilon']:g} (at delta {s['budget_delta']:.3g})",
-        f"  last query  {s['last_query']}",
+        f"  recommended {s['recommendation']} (densest released query of the second half of the run; "
+        f"last query {s['last_query']})",
         f"  outputs     {s['out']}/: " + ", ".join(s["files"]),
     ]
     if "simulation" in s:
-        lines.insert(-1, f"  simulation  regret of the last query {s['simulation']['regret_last_query']:.4g}, best query "
-                         f"{s['simulation']['best_query_regret']:.4g} (the function is known)")
+        sim = s["simulation"]
+        lines.insert(-1, f"  simulation  regret of the recommendation {sim['regret_recommendation']:.4g}, of the last query "
+                         f"{sim['regret_last_query']:.4g}, best query {sim['best_query_regret']:.4g} (the function is known)")
     lines.append("  randomness  " + ("SEEDED (demo): " + s["randomness"]["warning"] if "warning" in s["randomness"]
                                      else "fresh OS entropy"))
     print("\n".join(lines))

@@ -18,14 +18,20 @@ Methods
   grid, then one Gaussian report-noisy-max, calibrated to the full budget for each horizon t.
 
 Metrics (regret = 1 - f(x), the function's maximum is 1)
-* ``recommendation regret`` at round t: the regret of what the method would publish after t rounds
-  -- TS: its latest query (the argmax of the latest released path; for private TS the only thing it
-  releases); random search: its best observed point; noisy argmax: its released point;
+* ``recommendation regret`` at round t: the regret of the point the method would recommend after t
+  rounds -- TS (private and not, the same rule): the densest released query of rounds floor(t/2)+1..t
+  (most other queries of that window within a quarter lengthscale;
+  :func:`privgp.tasks.thompson.recommend_from_queries`, post-processing of released queries; the
+  radius was chosen in a pilot on these functions); random search: its best observed response
+  (non-private); noisy argmax: its release;
+* ``latest-query regret``: 1 - f(x_t), the regret of the query itself (TS and random search);
 * ``best-query regret`` at round t: 1 - max_{s <= t} f(x_s), the usual BO simple regret of the
   queries (an oracle quantity: picking that query needs the responses, which private TS does not
   release). Not defined for noisy argmax (its queries are a fixed grid).
-The table reports the recommendation regret averaged over the last ``window`` rounds and the
-best-query regret at T, mean +- SE over seeds; the PNG shows mean +- 1.96 SE bands.
+Regret is measured against the function's global maximum 1, so a finite candidate grid has a floor
+(its best candidate's regret; ``grid_floor`` in thompson_settings.csv). The table reports the
+recommendation and latest-query regrets averaged over the last ``window`` rounds and the best-query
+regret at T, mean +- SE over seeds; the PNG shows mean +- 1.96 SE bands.
 """
 from __future__ import annotations
 
@@ -42,7 +48,7 @@ from ..domain import Box
 from ..errors import InvalidParameterError
 from ..mechanisms.noisy_argmax import grid_argmax, plan_grid_argmax
 from ..mechanisms.release import default_delta
-from ..tasks.thompson import Candidates, ThompsonPlan, plan_thompson, run_thompson
+from ..tasks.thompson import Candidates, ThompsonPlan, plan_thompson, recommend_from_queries, run_thompson
 from .common import as_tuple, new_figure, save_figure, write_run_record, write_table
 
 #: per function: kernel, lengthscale, TS candidate grid per axis, noisy-argmax grid per axis
@@ -90,8 +96,10 @@ def run_seed(task: SeedTask) -> list[dict]:
     for (eps, plan), st in zip(task.ts_plans, ts_streams, strict=True):
         res = run_thompson(plan, source(), np.random.default_rng(st))
         reg = f.regret(res.queries)
+        rec = f.regret(plan.candidates.points[recommend_from_queries(res.indices, plan.candidates.points,
+                                                                     plan.recommendation_radius)])
         rows.append({"method": "private TS" if math.isfinite(eps) else "non-private TS", "epsilon": eps,
-                     "recommendation": reg, "best_query": np.minimum.accumulate(reg)})
+                     "recommendation": rec, "latest_query": reg, "best_query": np.minimum.accumulate(reg)})
     # random search (non-private): recommends its best observed (clipped) response
     cand = _candidates(f.dim, task.grid).points
     rng = np.random.default_rng(random_seed)
@@ -100,7 +108,7 @@ def run_seed(task: SeedTask) -> list[dict]:
     y = np.clip([obj(cand[i]) for i in idx], -task.M_Y, task.M_Y)
     reg = f.regret(cand[idx])
     rec = reg[np.array([int(np.argmax(y[: t + 1])) for t in range(T)])]
-    rows.append({"method": "random search", "epsilon": math.inf, "recommendation": rec,
+    rows.append({"method": "random search", "epsilon": math.inf, "recommendation": rec, "latest_query": reg,
                  "best_query": np.minimum.accumulate(reg)})
     # noisy argmax on a coarse grid: records round-robin, one release per horizon t (full budget each)
     grid_pts = Box.unit(f.dim).grid(task.baseline_grid)[0]
@@ -118,7 +126,7 @@ def run_seed(task: SeedTask) -> list[dict]:
             counts = np.bincount(order[: t + 1], minlength=G)
             rec[t] = grid_reg[grid_argmax(plan, sums, counts, rng)]
         rows.append({"method": "noisy argmax", "epsilon": eps, "recommendation": rec,
-                     "best_query": np.full(T, np.nan)})
+                     "latest_query": np.full(T, np.nan), "best_query": np.full(T, np.nan)})
     for row in rows:
         row.update(function=task.function, seed=task.seed)
     return rows
@@ -132,23 +140,34 @@ class _BaselinePlan:
     noise_std: float
 
 
+METRICS = ("recommendation", "latest_query", "best_query")
+
+
 def _summarise(rows: list[dict], window: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per-round curves (mean, SE over seeds) and the summary table."""
     curves, table = [], []
     keys = sorted({(r["function"], r["method"], r["epsilon"]) for r in rows}, key=lambda k: (k[0], k[1], k[2]))
     for fn, method, eps in keys:
         sel = [r for r in rows if (r["function"], r["method"], r["epsilon"]) == (fn, method, eps)]
-        rec = np.stack([r["recommendation"] for r in sel])
-        best = np.stack([r["best_query"] for r in sel])
-        S = rec.shape[0]
-        for t in range(rec.shape[1]):
-            curves.append({"function": fn, "method": method, "epsilon": eps, "round": t + 1, "seeds": S,
-                           "recommendation_mean": rec[:, t].mean(), "recommendation_se": rec[:, t].std(ddof=1) / math.sqrt(S),
-                           "best_query_mean": best[:, t].mean(), "best_query_se": best[:, t].std(ddof=1) / math.sqrt(S)})
-        win = rec[:, -window:].mean(axis=1)
-        table.append({"function": fn, "method": method, "epsilon": eps, "seeds": S,
-                      "recommendation_regret_last": win.mean(), "recommendation_regret_last_se": win.std(ddof=1) / math.sqrt(S),
-                      "best_query_regret_T": best[:, -1].mean(), "best_query_regret_T_se": best[:, -1].std(ddof=1) / math.sqrt(S)})
+        arr = {k: np.stack([r[k] for r in sel]) for k in METRICS}
+        S = arr["recommendation"].shape[0]
+
+        def mse(a):  # mean and standard error over seeds
+            return a.mean(axis=0), a.std(axis=0, ddof=1) / math.sqrt(S)
+
+        stats = {k: mse(a) for k, a in arr.items()}
+        for t in range(arr["recommendation"].shape[1]):
+            row = {"function": fn, "method": method, "epsilon": eps, "round": t + 1, "seeds": S}
+            for k, (m, se) in stats.items():
+                row[f"{k}_mean"], row[f"{k}_se"] = m[t], se[t]
+            curves.append(row)
+        row = {"function": fn, "method": method, "epsilon": eps, "seeds": S}
+        for k in ("recommendation", "latest_query"):
+            m, se = mse(arr[k][:, -window:].mean(axis=1))
+            row[f"{k}_regret_last"], row[f"{k}_regret_last_se"] = m, se
+        m, se = mse(arr["best_query"][:, -1])
+        row["best_query_regret_T"], row["best_query_regret_T_se"] = m, se
+        table.append(row)
     return pd.DataFrame(curves), pd.DataFrame(table)
 
 
@@ -184,8 +203,9 @@ def _plot(curves: pd.DataFrame, table: pd.DataFrame, functions, curve_eps, path:
                         band(ax, d, col, f"noisy argmax, ε={e:g}", color=color[e], ls="--")
             ax.set_xlabel("round t")
             ax.set_ylabel("recommendation regret" if col == "recommendation" else "best-query regret (oracle)")
-            ax.set_title(f"{fn}: " + ("regret of the released recommendation" if col == "recommendation"
-                                      else "1 - max f over queries so far"), fontsize=9)
+            ax.set_title(f"{fn}: " + ("regret of the recommended point (TS: densest query, 2nd half)"
+                                      if col == "recommendation" else "best-query regret: 1 - max f over queries so far"),
+                         fontsize=9)
             if col == "best_query":
                 ax.set_yscale("symlog", linthresh=1e-2)
             ax.set_ylim(bottom=0.0)
@@ -245,14 +265,17 @@ def run(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, functions=N
         plans = [(math.inf, plan_thompson(cand, r=noise / sigma, **common))]
         plans += [(e, plan_thompson(cand, epsilon=e, schedule=schedule, **common)) for e in eps_list]
         base = [(e, plan_grid_argmax(epsilon=e, delta=delta, M_Y=M_Y).noise_std) for e in eps_list]
+        ts_floor = float(f.regret(cand.points).min())
+        base_floor = float(f.regret(Box.unit(f.dim).grid(setup["baseline_grid"])[0]).min())
         for e, p in plans:
             plans_info.append({"function": fn, "method": "private TS" if math.isfinite(e) else "non-private TS",
                                "epsilon": e, "certified_epsilon": p.epsilon, "r": float(p.r[0]),
                                "round_epsilon_first": float(p.round_epsilon[0]),
-                               "round_epsilon_last": float(p.round_epsilon[-1])})
+                               "round_epsilon_last": float(p.round_epsilon[-1]), "grid_floor": ts_floor})
+        plans_info.append({"function": fn, "method": "random search", "epsilon": math.inf, "grid_floor": ts_floor})
         for e, s in base:
             plans_info.append({"function": fn, "method": "noisy argmax", "epsilon": e, "certified_epsilon": e,
-                               "noise_std": s})
+                               "noise_std": s, "grid_floor": base_floor})
         for sd in range(S):
             tasks.append(SeedTask(fn, seed + sd, T, noise, M_Y, g, setup["baseline_grid"], tuple(plans), tuple(base)))
     mapper = executor.map if executor is not None else (lambda fn, items, desc=None: [fn(x) for x in items])

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
@@ -190,6 +190,11 @@ class ThompsonPlan:
     def n(self) -> np.ndarray:
         """Records used by each data round: 1..T-1."""
         return np.arange(1, self.rounds)
+
+    @property
+    def recommendation_radius(self) -> float:
+        """A quarter of the kernel lengthscale (0 without one): the radius of :meth:`ThompsonResult.recommendation`."""
+        return 0.25 * self.lengthscale if self.lengthscale is not None else 0.0
 
     def kernel_object(self):
         return make_kernel(self.kernel, self.lengthscale)
@@ -437,12 +442,48 @@ class ThompsonResult:
             rows["response_private"] = resp
         return pd.DataFrame(rows)
 
+    def recommendation(self, radius: float | None = None) -> tuple[int, np.ndarray] | None:
+        """The run's recommended candidate (index, point): the densest released query of the second half
+        of the released rounds (:func:`recommend_from_queries`, ``radius`` default: lengthscale / 4);
+        post-processing of public queries, so it costs nothing. None when nothing was released."""
+        if self.released == 0:
+            return None
+        if radius is None:
+            radius = self.plan.recommendation_radius
+        i = int(recommend_from_queries(self.indices, self.plan.candidates.points, radius)[-1])
+        return i, self.plan.candidates.points[i].copy()
+
     def summary(self) -> dict:
         """Public facts of the run (no responses)."""
+        rec = self.recommendation()
         return {"status": self.status, "stop_reason": self.stop_reason, "rounds_planned": self.plan.rounds,
                 "rounds_released": self.released, "records_collected": int(self.responses.shape[0]),
                 "epsilon_released": self.epsilon, "epsilon_planned": self.plan.epsilon, "delta": self.plan.delta,
-                "last_query": self.queries[-1].tolist() if self.released else None}
+                "last_query": self.queries[-1].tolist() if self.released else None,
+                "recommendation": None if rec is None else rec[1].tolist()}
+
+
+def recommend_from_queries(indices, points, radius: float = 0.0) -> np.ndarray:
+    """For every t = 1..k, a recommended candidate index from the released queries of rounds
+    floor(t/2)+1..t only: the query with the most queries of that window within ``radius`` of it
+    (itself included; ties: the earliest); ``radius = 0`` is the most frequent query.
+
+    Post-processing of released queries (no privacy cost). Thompson sampling queries the maximiser of
+    a posterior draw, so late queries are draws from the posterior law of the maximiser; this picks the
+    densest point of that empirical law (early, prior-like rounds are left out). On fine grids the
+    exact mode is mostly ties, hence the radius (:meth:`ThompsonResult.recommendation` uses a quarter
+    of the kernel lengthscale, a public choice)."""
+    idx = np.asarray(indices, dtype=np.int64).reshape(-1)
+    P = np.asarray(points, dtype=float)
+    P = P[:, None] if P.ndim == 1 else P
+    radius = v.nonnegative("radius", radius)
+    out = np.empty(idx.shape[0], dtype=np.int64)
+    for t in range(1, idx.shape[0] + 1):
+        W = idx[t // 2: t]
+        X = P[W]
+        d2 = ((X[:, None, :] - X[None, :, :]) ** 2).sum(axis=-1)
+        out[t - 1] = W[int(np.argmax((d2 <= radius * radius).sum(axis=1)))]
+    return out
 
 
 def _draw(plan: ThompsonPlan, kernel, X, y, j: int, rng) -> np.ndarray:
@@ -541,11 +582,5 @@ def optimize(plan: ThompsonPlan, objective, ledger, rng: np.random.Generator, *,
                              "charge": charge, "fingerprint": fingerprint})
 
 
-def regret_curve(values_at_queries: Sequence[float], best: float) -> np.ndarray:
-    """Simple regret of the best query so far: best - max_{s <= t} f(x_s), t = 1..k."""
-    f = v.finite_array("values_at_queries", values_at_queries, ndim=1)
-    return float(best) - np.maximum.accumulate(f)
-
-
 __all__ = ["KNOBS", "MECHANISM", "SCHEDULES", "Candidates", "ThompsonPlan", "ThompsonResult", "optimize",
-           "plan_thompson", "regret_curve", "released_certificate", "run_thompson", "schedule_multipliers"]
+           "plan_thompson", "recommend_from_queries", "released_certificate", "run_thompson", "schedule_multipliers"]
