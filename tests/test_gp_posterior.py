@@ -1,5 +1,6 @@
 """Exact GP posterior against a naive implementation (np.linalg.inv), eq. 9, batches, all r."""
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -197,3 +198,27 @@ def test_posterior_mean_of_exponential_kernel_bounded_by_responses():
         y = rng.choice([-1.0, 1.0], size=12)
         post = ExactPosterior(Exponential(rng.uniform(0.05, 2)), X, y, r=rng.uniform(0.05, 2))
         assert np.max(np.abs(post.mean(np.linspace(-1, 2, 301)))) <= 1 + 1e-12
+
+
+@pytest.mark.parametrize("dim", [1, 2])
+def test_aggregated_posterior_equals_the_unaggregated_one(dim):
+    """Records sharing an input enter only through their count and mean (noise r^2 / count): the
+    posterior on the distinct inputs is exactly the posterior of all records (issue 10)."""
+    from privgp.gp import aggregate_duplicates
+    from privgp.kernels import Matern32
+
+    rng = np.random.default_rng(dim)
+    sites = rng.uniform(0, 1, (7, dim))
+    X = sites[rng.integers(0, 7, 60)]          # 60 records on 7 sites
+    y = rng.uniform(-1, 1, 60)
+    k = Matern32(0.4)
+    raw = ExactPosterior(k, X, y, 0.3, 1.7)
+    agg = ExactPosterior.aggregated(k, X, y, 0.3, 1.7)
+    assert agg.n <= 7 and agg.counts.sum() == 60
+    Xq = rng.uniform(0, 1, (25, dim))
+    np.testing.assert_allclose(agg.mean(Xq), raw.mean(Xq), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(agg.cov(Xq), raw.cov(Xq), rtol=0, atol=1e-10)
+    Xu, ybar, c = aggregate_duplicates(X, y)
+    for s in range(Xu.shape[0]):
+        at = np.all(X == Xu[s], axis=1)
+        assert c[s] == at.sum() and ybar[s] == pytest.approx(y[at].mean(), rel=1e-14)

@@ -25,12 +25,25 @@ def test_load_2d_and_1d(tmp_path):
     assert d1.X.shape == (2, 1)
 
 
-def test_digest_ignores_row_and_column_order_but_not_content(tmp_path):
-    a = load_table(write(tmp_path, "x,v,w\n1,2,3\n4,5,6\n", "a.csv"), ["x"], "v")
-    b = load_table(write(tmp_path, "w,x,v\n6,4,5\n3,1,2\n", "b.csv"), ["x"], "v")
-    c = load_table(write(tmp_path, "x,v,w\n1,2,3\n4,5,7\n", "c.csv"), ["x"], "v")  # other column changed
-    assert a.content_digest == b.content_digest
-    assert a.content_digest != c.content_digest
+def test_digest_is_of_the_records_used_not_of_the_file(tmp_path):
+    """The ledger's fingerprint input: the parsed values of the used columns in canonical order (issue 10)."""
+    a = load_table(write(tmp_path, "x,v,w\n1,0.2616,3\n4,5,6\n", "a.csv"), ["x"], "v")
+    same = [load_table(write(tmp_path, "w,x,v\n6,4,5\n3,1,0.2616\n", "b.csv"), ["x"], "v"),       # order
+            load_table(write(tmp_path, "x,v\n1,0.26160\n4.0,5e0\n", "c.csv"), ["x"], "v"),        # format
+            load_table(write(tmp_path, "x,v,w,extra\n1,0.2616,3,z\n4,5,7,q\n", "d.csv"), ["x"], "v"),  # unused
+            load_table(write(tmp_path, "x,v\n1,0.2616\n4,5\n", "renamed.csv"), ["x"], "v")]
+    for d in same:
+        assert d.content_digest == a.content_digest
+    different = [load_table(write(tmp_path, "x,v\n1,0.2617\n4,5\n", "e.csv"), ["x"], "v"),
+                 load_table(write(tmp_path, "x,v\n1,0.2616\n4,5\n4,5\n", "f.csv"), ["x"], "v"),  # a duplicate
+                 load_table(write(tmp_path, "x,v,w\n1,0.2616,3\n4,5,6\n", "g.csv"), ["w"], "v")]
+    for d in different:
+        assert d.content_digest != a.content_digest
+    # the embedded table and the same records from a CSV are the same dataset
+    emb = load_embedded_baltimore()
+    lines = ["x,y,price"] + [f"{float(x)!r},{float(y)!r},{float(p)!r}" for (x, y), p in zip(emb.X, emb.response)]
+    assert load_table(write(tmp_path, "\n".join(lines) + "\n", "copy.csv"), ["x", "y"], "price").content_digest == \
+        emb.content_digest
 
 
 @pytest.mark.parametrize("text, cols, resp, match", [

@@ -72,7 +72,7 @@ def test_a_failing_objective_stops_cleanly_keeps_outputs_and_the_charge(tmp_path
         """))
     code, out, err = run(capsys, "--callable", f"{mod}:flaky", "--box", 0, 1, "--grid", 33, "--rounds", 10,
                          "--epsilon", 3, "--out", tmp_path / "o", "--ledger", tmp_path / "l.sqlite",
-                         "--dataset", "pilot", "--save-responses", tmp_path / "private.csv")
+                         "--dataset-id", "pilot", "--save-responses", tmp_path / "private.csv")
     assert code == 2
     assert err.count("\n") == 1 and "round 4" in err and "sensor offline" in err and "charge for the whole run" in err
     doc = json.loads((tmp_path / "o" / "certificate.json").read_text())

@@ -171,9 +171,10 @@ SANITY = {"forrester": (64, "exponential", 0.2, 0.25), "branin": (16, "matern52"
 
 @pytest.mark.parametrize("name", sorted(SANITY))
 def test_nonprivate_thompson_sampling_finds_the_optimum(name):
-    """Sanity: with the model's own ridge (r = noise / sigma), 40 rounds find the best candidate within
-    0.01 (median of 5 seeds; 40 uniformly random queries do so with probability 0.74 / 0.30 / 0.18 on
-    these grids) and exploit it: the last 10 queries have a smaller regret than a random candidate."""
+    """Sanity: with the model's own ridge (r = noise / sigma), 40 rounds come within 0.03 of the best
+    candidate in at least 6 of 7 seeds (40 uniformly random queries do so with probability 0.72 / 0.55 /
+    0.27 on these grids: Forrester / Branin / Hartmann-3), and exploit it: the last 10 queries have a
+    smaller mean regret than a random candidate (by the factor in SANITY)."""
     f = get_function(name)
     g, kernel, ell, factor = SANITY[name]
     cand = Candidates.grid(f.box, g)
@@ -181,12 +182,12 @@ def test_nonprivate_thompson_sampling_finds_the_optimum(name):
     best = float(f.regret(cand.points).min())
     random_regret = float(f.regret(cand.points).mean())
     found, late = [], []
-    for s in range(5):
+    for s in range(7):
         res = run_thompson(plan, f.noisy(0.1, np.random.default_rng([1, s])), np.random.default_rng([2, s]))
         reg = f.regret(res.queries)
         found.append(reg.min() - best)
         late.append(reg[-10:].mean())
-    assert np.median(found) <= 0.01
+    assert np.sum(np.array(found) <= 0.03) >= 6, found
     assert np.mean(late) < factor * random_regret
 
 

@@ -321,6 +321,7 @@ class Ledger:
                 if not math.isfinite(epsilon):
                     raise InvalidParameterError("the release's epsilon", "finite (a release this leaky cannot be "
                                                 "accounted for)", epsilon)
+                self._check_integrity(con)  # a tampered file is refused whole, before any composition
                 previous = self._entries_of(con, fingerprint)
                 before = self._compose(previous, b_del)
                 after = self._compose(previous + [(event, epsilon, delta)], b_del)
@@ -348,6 +349,13 @@ class Ledger:
         finally:
             con.close()
         return Charge(entry_id, fingerprint, b_eps, b_del, before, after)
+
+    def _check_integrity(self, con) -> None:
+        """Every dataset budget and every entry of the file parse and are in range (DataError otherwise)."""
+        for row in con.execute("SELECT budget_epsilon, budget_delta FROM datasets"):
+            _budget(row, self.path)
+        for row in con.execute("SELECT id, event, epsilon, delta FROM entries"):
+            _parse_entry(row, self.path)
 
     def _entries_of(self, con, fingerprint: str) -> list[tuple[PrivacyEvent, float, float]]:
         rows = con.execute("SELECT id, event, epsilon, delta FROM entries WHERE fingerprint = ? ORDER BY rowid",

@@ -2,21 +2,20 @@
 
 ``get_executor()`` gives local worker processes (default), ``get_executor(scheduler=ADDRESS)`` a
 Dask distributed cluster. Both expose ``map(fn, items, desc=...)`` returning results in input
-order, with a progress bar on stderr when it is a terminal (or when ``progress=True``).
+order, with progress on stderr (:mod:`privgp.progress`: a bar on a terminal, ``progress="lines"`` for
+plain periodic lines in logs).
 Worker processes pin BLAS to one thread: the small dense linear algebra of the sweeps runs faster
 that way and oversubscription cost the published scripts a factor 27 (reference_repo.md, sec. 3).
 """
 from __future__ import annotations
 
 import os
-import sys
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator
 
-from tqdm.auto import tqdm
-
 from . import validation as v
+from .progress import Progress
 
 
 def _single_thread_blas():
@@ -30,23 +29,22 @@ def _single_thread_blas():
         os.environ.setdefault(var, "1")
 
 
-def _show_progress(progress: bool | None) -> bool:
-    if progress is None:
-        return sys.stderr.isatty()
-    return bool(progress)
-
-
 class SerialExecutor:
     """Runs tasks in this process (workers = 1); same interface as the others."""
 
     kind = "serial"
 
-    def __init__(self, progress: bool | None = None):
-        self.progress = _show_progress(progress)
+    def __init__(self, progress: Any = None):
+        self.progress = progress
 
     def map(self, fn: Callable[[Any], Any], items: Iterable[Any], desc: str | None = None) -> list:
         items = list(items)
-        return [fn(x) for x in tqdm(items, desc=desc, disable=not self.progress, leave=False)]
+        out = []
+        with Progress(len(items), desc or "tasks", self.progress) as bar:
+            for x in items:
+                out.append(fn(x))
+                bar.update(1)
+        return out
 
 
 class LocalExecutor:
@@ -54,15 +52,15 @@ class LocalExecutor:
 
     kind = "local"
 
-    def __init__(self, workers: int | None = None, progress: bool | None = None):
+    def __init__(self, workers: int | None = None, progress: Any = None):
         self.workers = v.integer("workers", workers if workers is not None else (os.cpu_count() or 1), minimum=1)
-        self.progress = _show_progress(progress)
+        self.progress = progress
         self._pool = ProcessPoolExecutor(max_workers=self.workers, initializer=_single_thread_blas)
 
     def map(self, fn: Callable[[Any], Any], items: Iterable[Any], desc: str | None = None) -> list:
         items = list(items)
         futures = [self._pool.submit(fn, x) for x in items]
-        with tqdm(total=len(futures), desc=desc, disable=not self.progress, leave=False) as bar:
+        with Progress(len(futures), desc or "tasks", self.progress) as bar:
             out = []
             for f in futures:
                 out.append(f.result())
@@ -78,12 +76,21 @@ class DaskExecutor:
 
     kind = "dask"
 
-    def __init__(self, scheduler: Any, progress: bool | None = None):
+    def __init__(self, scheduler: Any, progress: Any = None, timeout: float = 10.0):
         from distributed import Client
 
+        from .errors import DataError
+
         self._own = not isinstance(scheduler, Client)
-        self.client = Client(scheduler) if self._own else scheduler
-        self.progress = _show_progress(progress)
+        if self._own:
+            try:
+                self.client = Client(scheduler, timeout=timeout)
+            except (OSError, TimeoutError, ValueError, TypeError) as exc:
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                raise DataError(f"cannot reach the Dask scheduler at {scheduler!r} within {timeout:g} s: {first}") from None
+        else:
+            self.client = scheduler
+        self.progress = progress
         self.client.run(_single_thread_blas)
 
     def map(self, fn: Callable[[Any], Any], items: Iterable[Any], desc: str | None = None) -> list:
@@ -91,7 +98,7 @@ class DaskExecutor:
 
         items = list(items)
         futures = self.client.map(fn, items, pure=False)
-        with tqdm(total=len(futures), desc=desc, disable=not self.progress, leave=False) as bar:
+        with Progress(len(futures), desc or "tasks", self.progress) as bar:
             for _ in as_completed(futures):
                 bar.update(1)
         return self.client.gather(futures)
@@ -103,7 +110,7 @@ class DaskExecutor:
 
 @contextmanager
 def get_executor(scheduler: Any = None, workers: int | None = None,
-                 progress: bool | None = None) -> Iterator[SerialExecutor | LocalExecutor | DaskExecutor]:
+                 progress: Any = None) -> Iterator[SerialExecutor | LocalExecutor | DaskExecutor]:
     """Local processes by default (``workers=1`` runs in-process), Dask when a scheduler is given."""
     if scheduler is not None:
         ex = DaskExecutor(scheduler, progress=progress)

@@ -21,6 +21,17 @@ def positive_float(text: str) -> float:
     return x
 
 
+def nonnegative_int(text: str) -> int:
+    """argparse type: an integer >= 0 (seeds)."""
+    try:
+        x = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if x < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return x
+
+
 def print_json(obj: Any) -> None:
     json.dump(to_jsonable(obj), sys.stdout, indent=2, sort_keys=False)
     sys.stdout.write("\n")

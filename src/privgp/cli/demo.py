@@ -14,7 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .common import print_json
+from .common import nonnegative_int, print_json
+from .outputs import AtomicOutput, check_output_dir
 
 N_DATA, LENGTHSCALE, R, SIGMA, DELTA, N_PATHS, M_GRID = 30, 0.3, 2.0, 1.0, 1e-3, 3, 2001
 
@@ -22,14 +23,16 @@ N_DATA, LENGTHSCALE, R, SIGMA, DELTA, N_PATHS, M_GRID = 30, 0.3, 2.0, 1.0, 1e-3,
 def register(sub) -> None:
     p = sub.add_parser("demo", help="draw and plot exact GP posterior paths on a tiny synthetic dataset",
                        description=__doc__.split("\n\n")[1].replace("\n", " "))
-    p.add_argument("--out", default="privgp-demo", help="output directory (default: ./privgp-demo)")
-    p.add_argument("--seed", type=int, default=None,
+    p.add_argument("--out", default="privgp-demo", help="output directory, new or empty (default: ./privgp-demo)")
+    p.add_argument("--overwrite", action="store_true", help="allow replacing an earlier demo in --out")
+    p.add_argument("--seed", type=nonnegative_int, default=None,
                    help="seed of the data and the draws (default: fresh OS entropy, printed)")
     p.add_argument("--json", action="store_true", help="print a JSON summary")
     p.set_defaults(func=_run)
 
 
 def _run(args) -> int:
+    out = check_output_dir(args.out, args.overwrite)
     from ..mechanisms.posterior_sample import epsilon_posterior_sampling
     from ..domain import Box
     from ..experiments.common import new_figure, save_figure
@@ -63,9 +66,9 @@ def _run(args) -> int:
                  f"sigma = {SIGMA}\nreleasing them is ({epsilon:.2f}, {DELTA:g})-DP (Thm 3.1, Lemma B.7)",
                  fontsize=9)
     ax.legend(fontsize=7, loc="lower left")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    png = save_figure(fig, out / "demo_posterior_paths.png")
+    with AtomicOutput(out, args.overwrite) as tmp:
+        save_figure(fig, tmp / "demo_posterior_paths.png")
+    png = Path(args.out) / "demo_posterior_paths.png"
 
     summary = {"figure": str(png), "seed": seed, "n": N_DATA, "lengthscale": LENGTHSCALE, "r": R,
                "sigma": SIGMA, "paths": N_PATHS, "grid_points": M_GRID, "epsilon": epsilon, "delta": DELTA}

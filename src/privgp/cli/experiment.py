@@ -7,13 +7,15 @@ import time
 from ..errors import InvalidParameterError
 from ..experiments import EXPERIMENTS, run_experiment
 from .common import print_json
+from .outputs import check_output_dir
 
 
 def register(sub) -> None:
     p = sub.add_parser("experiment", help="reproduce a table or figure of the seed papers",
                        description="Run a registered experiment; writes PNG/CSV/Markdown and run.json to --out.")
     p.add_argument("name", metavar="NAME", help="one of: " + ", ".join(sorted(EXPERIMENTS)))
-    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--out", required=True, help="output directory (new or empty, or pass --overwrite)")
+    p.add_argument("--overwrite", action="store_true", help="allow writing into a non-empty --out")
     p.add_argument("--quick", action="store_true", help="a small version (about a minute or less)")
     p.add_argument("--seed", type=int, default=0, help="base seed of the experiment (default 0)")
     p.add_argument("--scheduler", default=None, help="Dask scheduler address (default: local processes)")
@@ -23,6 +25,8 @@ def register(sub) -> None:
     p.add_argument("--set", dest="options", action="append", default=[], metavar="KEY=VALUE",
                    help="an experiment option, e.g. --set n_pairs=200 --set M_xi_values=0.1,0.5 "
                         "(repeatable; see the experiment's docstring and run.json for its options)")
+    p.add_argument("--progress", action="store_true",
+                   help="plain progress lines on stderr (for logs); a terminal shows a bar anyway")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=_run)
 
@@ -54,12 +58,18 @@ def parse_options(items: list[str]) -> dict:
 
 
 def _run(args) -> int:
+    if args.name not in EXPERIMENTS:
+        raise InvalidParameterError("experiment", f"one of {sorted(EXPERIMENTS)}", args.name)
+    if args.workers is not None and args.workers < 1:
+        raise InvalidParameterError("--workers", "an integer >= 1", args.workers)
+    check_output_dir(args.out, args.overwrite)
     opts = parse_options(args.options)
     if args.constants is not None:
         opts["constants"] = args.constants
     t0 = time.perf_counter()
     summary = run_experiment(args.name, args.out, quick=args.quick, scheduler=args.scheduler,
-                             workers=args.workers, seed=args.seed, **opts)
+                             workers=args.workers, seed=args.seed,
+                             progress="lines" if args.progress else None, **opts)
     summary = dict(summary or {})
     summary.setdefault("seconds", round(time.perf_counter() - t0, 2))
     summary.setdefault("out", str(args.out))

@@ -19,12 +19,21 @@ EXIT_USER_ERROR = 2
 EXIT_BUDGET = 3
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse with user errors on one line (``privgp: error: ...``, exit status 2), no usage block;
+    ``privgp COMMAND --help`` shows the usage."""
+
+    def error(self, message: str):  # type: ignore[override]
+        where = self.prog.removeprefix("privgp").strip()
+        self.exit(EXIT_USER_ERROR, f"privgp: error: {where + ': ' if where else ''}{message.strip().splitlines()[0]}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="privgp",
         description="Differentially private release of Gaussian-process posterior sample paths.")
     parser.add_argument("--version", action="version", version=f"privgp {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     sub.required = True
     for name in COMMANDS:
         importlib.import_module(f"{__package__}.{name}").register(sub)
@@ -33,7 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help/--version (0) or a one-line usage error (2): a status, not an exception
+        return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_USER_ERROR
     try:
         code = args.func(args)
     except BudgetExceededError as exc:

@@ -10,7 +10,6 @@ stands, and the command exits with status 2 and one line saying what happened.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import importlib
 import importlib.util
 import json
@@ -30,9 +29,12 @@ from ..domain import Box
 from ..errors import DataError, InvalidParameterError, ObjectiveError
 from ..jsonable import to_jsonable
 from ..ledger import DEFAULT_BUDGET_EPSILON, Ledger
+from ..mechanisms.posterior_release import DEFAULT_MEMORY_LIMIT
+from ..progress import Progress
 from ..tasks.thompson import KNOBS, SCHEDULES, Candidates, ThompsonPlan, ThompsonResult, optimize, plan_thompson
-from .common import print_json
-from .release import _box, _check_out, _number_list, _randomness
+from .common import nonnegative_int, print_json
+from .outputs import AtomicOutput, check_output_dir
+from .release import _box, _dataset_id, _memory_limit, _number_list, _randomness
 
 DEFAULT_GRID = {1: 1001, 2: 64, 3: 16}
 DEFAULT_ROUNDS = 50
@@ -69,9 +71,11 @@ DESCRIPTION = textwrap.dedent(f"""\
     uses the unit box.
 
     Ledger: the run is charged ONCE, before round 1, for all planned rounds (one entry holding the
-    composed event), against a dataset named by --dataset (default: the lookup table's content,
-    the callable's name, or the function and its --objective-seed). A run that stops early keeps
-    the whole charge, so the ledger never holds less than was released. Refusal: exit status 3.
+    composed event), against one dataset whose record count grows over the run: --dataset-id NAME
+    (the same name as for `privgp release` shares the budget), default: the lookup table's
+    content (as `privgp release` keys a table), the callable's name, or the function and its
+    --objective-seed. A run that stops early keeps the whole charge, so the ledger never holds less
+    than was released. Refusal: exit status 3.
 
     Recommendation: the released query of the second half of the run with the most other queries of
     that half within a quarter lengthscale (post-processing of released queries: free; the responses
@@ -124,17 +128,23 @@ def register(sub) -> None:
                    help="--schedule early: noise multiplier of the first data round (default 2, decaying to 1)")
     h.add_argument("--conversion", choices=["improved", "mironov"], default="improved")
     x = p.add_argument_group("output, randomness, ledger")
-    x.add_argument("--out", default="privgp_optimize", metavar="DIR", help="output folder, new or empty")
+    x.add_argument("--out", default="privgp_optimize", metavar="DIR", help="output folder, new or empty (written "
+                   "atomically)")
     x.add_argument("--overwrite", action="store_true", help="allow replacing earlier outputs in --out")
     x.add_argument("--save-responses", metavar="PATH", help="also write the PRIVATE responses to this CSV")
-    x.add_argument("--seed", type=int, help="DEMO ONLY: fixed seed of the released paths (default: fresh OS entropy)")
+    x.add_argument("--seed", type=nonnegative_int, help="DEMO ONLY: fixed seed of the released paths (default: fresh "
+                   "OS entropy)")
+    x.add_argument("--memory-limit", type=float, default=DEFAULT_MEMORY_LIMIT / 2**30, metavar="GIB",
+                   help="refuse (before anything is charged) a run whose sampler would need more memory "
+                        f"(default {DEFAULT_MEMORY_LIMIT / 2**30:g} GiB)")
     x.add_argument("--ledger", metavar="PATH", help="ledger file (default: $PRIVGP_LEDGER or "
                    "~/.local/share/privgp/ledger.sqlite)")
-    x.add_argument("--dataset", metavar="NAME", help="name of the record source in the ledger")
+    x.add_argument("--dataset-id", metavar="NAME", help="name of the record source in the ledger")
     x.add_argument("--budget-epsilon", type=float, help=f"total epsilon of a dataset new to the ledger "
                    f"(default {DEFAULT_BUDGET_EPSILON:g})")
     x.add_argument("--budget-delta", type=float, help="total delta of a dataset new to the ledger (default: --delta)")
-    x.add_argument("--progress", action="store_true", help="progress bar on stderr even when it is not a terminal")
+    x.add_argument("--progress", choices=["bar", "lines", "off"], default=None,
+                   help="progress on stderr (default: a bar on a terminal, nothing otherwise)")
     x.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=run)
 
@@ -213,7 +223,7 @@ def _read_points(path: str) -> np.ndarray:
 
 
 def _objective(args):
-    """(objective callable, candidates, source description, dataset digest, truth function or None)."""
+    """(objective callable, candidates, source description, ledger key, truth function or None)."""
     if args.function is not None:
         for flag in ("box", "candidates", "x_cols", "response_col"):
             if getattr(args, flag) is not None:
@@ -224,8 +234,8 @@ def _objective(args):
         cand = Candidates.grid(f.box, _grid(args, f.dim))
         rng = np.random.default_rng(args.objective_seed)
         seed_part = str(args.objective_seed) if args.objective_seed is not None else uuid.uuid4().hex
-        digest = f"function:{f.name}:noise={noise!r}:seed={seed_part}"
-        return f.noisy(noise, rng), cand, f"simulated {f.name} + N(0, {noise:g}^2) noise", digest, f
+        key = f"optimize:function:{f.name}:noise={noise!r}:seed={seed_part}"
+        return f.noisy(noise, rng), cand, f"simulated {f.name} + N(0, {noise:g}^2) noise", key, f
     if args.objective_seed is not None:
         raise InvalidParameterError("--objective-seed", "used only with --function", args.objective_seed)
     if args.lookup is not None:
@@ -245,7 +255,7 @@ def _objective(args):
         box = None if args.box is None else _box(args.box, data.dim)
         cand = Candidates.finite(np.unique(data.X, axis=0), box)
         return _Lookup(data.X, data.response), cand, f"lookup table {args.lookup} ({data.n} records)", \
-            "lookup:" + data.content_digest, None
+            data.content_digest, None
     for flag in ("x_cols", "response_col"):
         if getattr(args, flag) is not None:
             raise InvalidParameterError("--" + flag.replace("_", "-"), "used only with --lookup", getattr(args, flag))
@@ -262,7 +272,7 @@ def _objective(args):
         dim = len(args.box) // 2
         box = Box(tuple(args.box[0::2]), tuple(args.box[1::2]))
         cand = Candidates.grid(box, _grid(args, dim))
-    return fn, cand, f"callable {args.callable}", "callable:" + args.callable, None
+    return fn, cand, f"callable {args.callable}", "optimize:callable:" + args.callable, None
 
 
 def _nonneg(name, x) -> float:
@@ -293,7 +303,7 @@ def _plan(args, cand: Candidates) -> ThompsonPlan:
     return plan_thompson(cand, rounds=args.rounds, epsilon=args.epsilon, delta=args.delta, kernel=kernel,
                          lengthscale=ell, sigma=args.sigma, M_Y=args.M_Y, knob=args.knob,
                          schedule=args.schedule, early_factor=args.early_factor, conversion=args.conversion,
-                         **extra)
+                         memory_limit=_memory_limit(args.memory_limit), **extra)
 
 
 # -- outputs ----------------------------------------------------------------------------------------------------------
@@ -358,8 +368,8 @@ def _summary(res: ThompsonResult, out: Path, ledger, source: str, randomness: di
     return s
 
 
-def _write(out: Path, res: ThompsonResult, summary: dict, randomness: dict, save_responses, truth) -> None:
-    out.mkdir(parents=True, exist_ok=True)
+def _write(out: Path, res: ThompsonResult, summary: dict, randomness: dict, truth) -> None:
+    """The public outputs into ``out`` (a temporary folder of :class:`AtomicOutput`)."""
     res.history().to_csv(out / "history.csv", index=False)
     _plot(out, res, truth)
     doc = {"privgp_version": __version__, "status": res.status, "stop_reason": res.stop_reason,
@@ -371,15 +381,15 @@ def _write(out: Path, res: ThompsonResult, summary: dict, randomness: dict, save
            "randomness": randomness,
            "notes": ["Only the query points (and the certificate) are released; the responses are private.",
                      "The candidates, kernel, lengthscale, sigma, M_Y, rounds and budget must be chosen "
-                     "independently of the private responses."]}
+                     "independently of the private responses.",
+                     "The fingerprint is a keyed hash (secret key in the ledger file), not a hash of the data."]}
     if res.certificate is None:
         doc["notes"].append("Only the data-independent first round (a prior draw) was released: no privacy cost.")
     if res.status != "completed":
         doc["planned_certificate"] = res.plan.certificate.to_dict()
     (out / "certificate.json").write_text(json.dumps(to_jsonable(doc), indent=2) + "\n")
-    (out / "summary.json").write_text(json.dumps(to_jsonable(summary), indent=2) + "\n")
-    if save_responses:
-        res.history(include_responses=True).to_csv(save_responses, index=False)
+    public = {k: val for k, val in summary.items() if k not in ("ledger",)}  # no local paths
+    (out / "summary.json").write_text(json.dumps(to_jsonable(public), indent=2) + "\n")
 
 
 def _print_summary(s: dict, res: ThompsonResult) -> None:
@@ -413,33 +423,51 @@ def _print_summary(s: dict, res: ThompsonResult) -> None:
     print("\n".join(lines))
 
 
-def run(args) -> int:
-    objective, cand, source, digest, truth = _objective(args)
-    plan = _plan(args, cand)
-    out = Path(args.out)
-    _check_out(out, args.overwrite)
-    if args.save_responses and Path(args.save_responses).resolve().parent == out.resolve():
-        raise InvalidParameterError("--save-responses", "a path outside --out (the private responses must not sit "
-                                    "with the outputs to publish)", args.save_responses)
-    ledger = Ledger(args.ledger)
-    name = args.dataset if args.dataset is not None else digest
-    fingerprint = ledger.fingerprint(hashlib.sha256(("privgp-optimize:" + name).encode()).hexdigest())
-    rng, randomness = _randomness(args.seed)
-    bar = None
-    if args.progress or sys.stderr.isatty():
-        from tqdm.auto import tqdm
+def _check_response_file(path: Path) -> None:
+    if path.is_dir() or not path.parent.is_dir() or not os.access(path.parent, os.W_OK):
+        raise InvalidParameterError("--save-responses", "a file path in an existing writable folder", str(path))
 
-        bar = tqdm(total=plan.rounds, desc="privgp optimize", leave=False)
-    try:
-        res = optimize(plan, objective, ledger, rng, fingerprint=fingerprint, budget_epsilon=args.budget_epsilon,
-                       budget_delta=args.budget_delta, label=args.dataset or "", mark_completed=False,
-                       on_round=(lambda t: bar.update(1)) if bar is not None else None)
-    finally:
-        if bar is not None:
-            bar.close()
-    summary = _summary(res, out, ledger, source, randomness, truth)
-    _write(out, res, summary, randomness, args.save_responses, truth)
-    ledger.complete(res.charge.entry_id)
+
+STAGES = ("objective and candidates", "plan and certify", "check", "rounds", "write outputs")
+
+
+def run(args) -> int:
+    with Progress(len(STAGES), "optimize", "lines" if args.progress == "lines" else
+                  (False if args.progress == "off" else None)) as progress:
+        progress.stage(STAGES[0])
+        objective, cand, source, key, truth = _objective(args)
+        progress.update(1)
+        progress.stage(STAGES[1])
+        plan = _plan(args, cand)
+        progress.update(1)
+        progress.stage(STAGES[2])
+        out = check_output_dir(args.out, args.overwrite)
+        if args.save_responses and Path(args.save_responses).expanduser().absolute().parent == out:
+            raise InvalidParameterError("--save-responses", "a path outside --out (the private responses must not "
+                                        "sit with the outputs to publish)", args.save_responses)
+        if args.save_responses:
+            _check_response_file(Path(args.save_responses).expanduser().absolute())
+        ledger = Ledger(args.ledger)
+        fingerprint = (ledger.fingerprint("dataset-id:" + _dataset_id(args.dataset_id)) if args.dataset_id is not None
+                       else ledger.fingerprint(key))
+        rng, randomness = _randomness(args.seed)
+        progress.update(1)
+        progress.stage(STAGES[3])
+        with Progress(plan.rounds, "optimize: rounds", "lines" if args.progress == "lines" else
+                      (False if args.progress == "off" else None)) as rounds:
+            # charge the whole planned run (a refusal raises BudgetExceededError -> exit status 3), then run
+            res = optimize(plan, objective, ledger, rng, fingerprint=fingerprint, budget_epsilon=args.budget_epsilon,
+                           budget_delta=args.budget_delta, label=args.dataset_id or "", mark_completed=False,
+                           on_round=lambda t: rounds.update(1))
+        progress.update(1)
+        progress.stage(STAGES[4])
+        summary = _summary(res, Path(args.out), ledger, source, randomness, truth)
+        with AtomicOutput(out, args.overwrite) as tmp:
+            _write(tmp, res, summary, randomness, truth)
+        if args.save_responses:
+            res.history(include_responses=True).to_csv(args.save_responses, index=False)
+        ledger.complete(res.charge.entry_id)
+        progress.update(1)
     if args.json:
         print_json(summary)
     else:
@@ -447,5 +475,5 @@ def run(args) -> int:
     if res.status != "completed":
         raise ObjectiveError(f"the run stopped at {res.stop_reason}; {res.released} of {plan.rounds} rounds were "
                              f"released (epsilon {res.epsilon:.4g}), the charge for the whole run "
-                             f"({plan.epsilon:.4g}) stands; outputs in {out}")
+                             f"({plan.epsilon:.4g}) stands; outputs in {args.out}")
     return 0

@@ -1,16 +1,22 @@
-"""``privgp release``: a differentially private map from private data, with certificate and ledger.
+"""``privgp release``: a differentially private release from private data, with certificate and ledger.
+
+One command for every mechanism (``--mechanism``, default ``posterior-sample``); each mechanism's
+options, plan and outputs live in a module of this package listed in :data:`MECHANISMS`
+(``release_<name>.py`` with NAME, HELP, add_arguments, plan, write, summary, summary_lines).
 
 Order of work (nothing is written or charged until every check has passed):
 parse -> load and check the data -> public domain check -> plan (calibrate, certify for this n,
-delta, domain) -> check the output folder -> charge the ledger (atomic; refusal = exit 3) ->
-sample -> write outputs -> mark the ledger entry completed.
+delta, domain) -> check the output folder (probe file) -> open the ledger (a corrupt file is refused)
+-> check the private data against the plan (sampler feasibility, memory) -> charge (atomic; refusal =
+exit 3) -> draw -> write outputs into a temporary folder -> rename it into place -> mark the ledger
+entry completed. A failure after the charge (disk full, a kill) leaves the entry charged.
 """
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import math
-import os
 import textwrap
 from pathlib import Path
 
@@ -21,29 +27,35 @@ from ..datasets import baltimore
 from ..datasets.tabular import load_embedded_baltimore, load_table
 from ..domain import Box
 from ..errors import InvalidParameterError
-from ..ledger import DEFAULT_BUDGET_EPSILON, Ledger
 from ..jsonable import to_jsonable
-from ..mechanisms.posterior_release import MECHANISM, PosteriorSamplePlan, ReleasedPaths, plan_posterior_sample
+from ..ledger import DEFAULT_BUDGET_EPSILON, Ledger
+from ..mechanisms.posterior_release import DEFAULT_MEMORY_LIMIT
 from ..mechanisms.release import ResponseMap, release
-from .common import print_json
+from ..progress import Progress
+from .common import nonnegative_int, print_json
+from .outputs import AtomicOutput, check_output_dir
+
+#: --mechanism NAME -> module of this package (NAME, HELP, add_arguments, plan, write, summary, summary_lines)
+MECHANISMS: dict[str, str] = {"posterior-sample": "release_posterior"}
 
 #: Default task on the embedded data: log sale price above $50k (price is in thousand USD).
 BALTIMORE_THRESHOLD = 50.0
 BALTIMORE_CLIP = 1.0
-DEFAULT_EPSILON = 5.0
-#: default kernel scale: with responses scaled to [-1, 1], sigma = 0.1 gave the best one-path IoU
-#: at fixed epsilon in a synthetic (plume) study with n = 211 -- chosen without the private data
-DEFAULT_SIGMA = 0.1
-DEFAULT_GRID = {1: 201, 2: 121}
-DEFAULT_SNAP = {1: 0, 2: 1}
-OUTPUT_FILES = ("paths.npz", "paths.csv", "excursion.png", "certificate.json")
+CERTIFICATE = "certificate.json"
 
-DESCRIPTION = textwrap.dedent(f"""\
-    Release L exact posterior sample paths of a Gaussian process fitted to private data, on a grid
-    over a PUBLIC domain, with a certified (epsilon, delta) differential-privacy guarantee
-    (seed 000: Thm 3.1 / Prop. 2, Lemma B.1 in 2-D, Lemma B.7 for the 1-D exponential kernel,
-    proven constants). The excursion set {{x: path(x) >= threshold}} is post-processing.
 
+def mechanism_module(name: str):
+    if name not in MECHANISMS:
+        raise InvalidParameterError("--mechanism", f"one of {sorted(MECHANISMS)}", name)
+    return importlib.import_module(f"{__package__}.{MECHANISMS[name]}")
+
+
+def _description() -> str:
+    mechs = "\n".join(f"      {name}: {mechanism_module(name).HELP}" for name in MECHANISMS)
+    return textwrap.dedent("""\
+    Release a function of private data on a grid over a PUBLIC domain, with a certified
+    (epsilon, delta) differential-privacy guarantee, charged to a budget ledger. Mechanisms:
+    """) + mechs + "\n\n" + textwrap.dedent(f"""\
     Without --data: the embedded Baltimore 1978 house sales (211 sales; coordinates x, y; stated
     public box {baltimore.PUBLIC_BOX.describe()}); task: where the log sale price exceeds the
     public threshold $50k (--threshold 50 --transform log --clip 1).
@@ -60,14 +72,18 @@ DESCRIPTION = textwrap.dedent(f"""\
     of the private data and is never reported.
 
     Budget ledger (SQLite, --ledger, default $PRIVGP_LEDGER or ~/.local/share/privgp/ledger.sqlite):
-    each dataset (keyed by a keyed hash of its content) has a total budget, fixed at its first
-    release (default epsilon {DEFAULT_BUDGET_EPSILON:g}, delta = n^-1.1). Releases compose by adding
-    their Renyi-DP curves on a fixed grid of orders; the spent epsilon is that sum converted at the
-    budget's delta. A release is charged before anything is written; one that would exceed the
-    budget is refused (exit status 3) and nothing is written. Bad input: exit status 2.
+    each dataset (a keyed hash of the records used, or --dataset-id) has a total budget, fixed at
+    its first release (default epsilon {DEFAULT_BUDGET_EPSILON:g}, delta = n^-1.1). The ledger stores
+    each release's privacy event; the spent epsilon is the accountant's epsilon of their composition
+    at the budget's delta. A release is charged before anything is written; one that would exceed
+    the budget is refused (exit status 3) and nothing is written. Bad input: exit status 2, one line;
+    such messages may name counts of your data and are for you, not for publication. The ledger
+    protects an honest data holder from overspending by mistake; it cannot stop someone who edits
+    the data on purpose to get a fresh budget.
 
-    Outputs in --out: paths.npz and paths.csv (the released paths on the grid), excursion.png
-    (the released excursion boundaries; never the data points), certificate.json.
+    Outputs in --out (written to a temporary folder and renamed into place at the end): the
+    mechanism's files (e.g. paths.npz, paths.csv, excursion.png; never the data points) and
+    certificate.json (public: no local paths, no statistics of the data).
     """)
 
 
@@ -82,8 +98,10 @@ def _number_list(text: str) -> float:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("release", help="release a private GP posterior sample map (certificate + ledger)",
-                       description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser("release", help="release a private map from private data (certificate + ledger)",
+                       description=_description(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--mechanism", choices=sorted(MECHANISMS), default="posterior-sample",
+                   help="what to release (default: posterior-sample)")
     d = p.add_argument_group("data (private)")
     d.add_argument("--data", metavar="CSV", help="CSV file with a header row (default: embedded Baltimore sales)")
     d.add_argument("--x-col", metavar="NAME", help="first coordinate column (default: x)")
@@ -107,30 +125,22 @@ def register(sub) -> None:
                    help="kernel (default: exponential)")
     h.add_argument("--lengthscale", type=float, metavar="ELL",
                    help="kernel lengthscale in coordinate units (default: one fifth of the box diameter)")
-    h.add_argument("--r", type=float, metavar="R", help="effective ridge r (noise-to-signal ratio); "
-                   "without --epsilon it is used as given, with --epsilon eta is calibrated")
     h.add_argument("--epsilon", type=float, metavar="E",
-                   help=f"target epsilon: calibrate the smallest r (or, with --r, the smallest eta) meeting "
-                        f"it (default: {DEFAULT_EPSILON:g} when --r is not given)")
-    h.add_argument("--sigma", type=float, default=DEFAULT_SIGMA, metavar="S",
-                   help=f"kernel scale sigma (default: {DEFAULT_SIGMA:g}, chosen on synthetic data, not on yours)")
-    h.add_argument("--eta", type=float, metavar="ETA", help="scale of added prior GP noise (Prop. 2; default 0)")
-    h.add_argument("--L", type=int, default=1, metavar="L", help="number of released paths (default: 1)")
+                   help="target epsilon: the mechanism's noise is calibrated to meet it (posterior-sample: the "
+                        "smallest r, or with --r the smallest eta; default 5 when --r is not given)")
+    h.add_argument("--sigma", type=float, metavar="S",
+                   help="kernel scale sigma (posterior-sample default: 0.1, chosen on synthetic data, not on yours)")
     h.add_argument("--delta", type=float, metavar="D", help="delta of the certificate (default: n^-1.1, "
                    "as in seed 000's real-data study; n is public under replace-one DP)")
-    h.add_argument("--sensitivity", choices=["auto", "generic", "exp1d"], default="auto",
-                   help="Delta_n lemma: auto = B.7 for the 1-D exponential kernel, else B.1 (default: auto)")
     h.add_argument("--conversion", choices=["improved", "mironov"], default="improved",
                    help="RDP -> (epsilon, delta) conversion of the certificate (default: improved)")
+    for name in MECHANISMS:
+        mod = mechanism_module(name)
+        mod.add_arguments(p.add_argument_group(f"--mechanism {name}"))
     o = p.add_argument_group("output, randomness, ledger")
     o.add_argument("--grid", type=int, metavar="N",
                    help="grid points along the longest side of the box (default: 201 in 1-D, 121 in 2-D)")
-    o.add_argument("--snap", type=int, metavar="R",
-                   help="move each input to the nearest point of the grid lattice refined R times per axis "
-                        "(a fixed public per-record map, so the guarantee holds for the original data) and "
-                        "sample by fast circulant embedding; 0 = no snapping, exact dense sampling (2-D grids "
-                        "up to 8000 points). Default: 1 in 2-D, 0 in 1-D")
-    o.add_argument("--seed", type=int, metavar="S",
+    o.add_argument("--seed", type=nonnegative_int, metavar="S",
                    help="DEMO ONLY: fixed seed; anyone with the seed can reproduce the release, and the "
                         "guarantee holds only if the seed is secret and unguessable (default: fresh OS entropy)")
     o.add_argument("--out", default="privgp_release", metavar="DIR",
@@ -142,6 +152,14 @@ def register(sub) -> None:
                    help=f"total epsilon of a dataset new to the ledger (default {DEFAULT_BUDGET_EPSILON:g})")
     o.add_argument("--budget-delta", type=float, metavar="D",
                    help="total delta of a dataset new to the ledger (default: n^-1.1)")
+    o.add_argument("--dataset-id", metavar="NAME",
+                   help="name the dataset in the ledger (e.g. across versions of a file): releases with the same "
+                        "NAME share one budget, whatever the records (default: a keyed fingerprint of the records)")
+    o.add_argument("--memory-limit", type=float, default=DEFAULT_MEMORY_LIMIT / 2**30, metavar="GIB",
+                   help="refuse (before anything is charged) a release whose sampler would need more memory "
+                        f"than this many GiB (default {DEFAULT_MEMORY_LIMIT / 2**30:g})")
+    o.add_argument("--progress", action="store_true",
+                   help="plain progress lines on stderr (for logs); a terminal shows a bar anyway")
     o.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=run)
 
@@ -183,36 +201,10 @@ def _box(values, dim) -> Box:
     return Box(tuple(values[0::2]), tuple(values[1::2]))
 
 
-def _plan(args, data, domain, rmap) -> PosteriorSamplePlan:
-    snap = DEFAULT_SNAP[domain.dim] if args.snap is None else args.snap
-    if snap < 0:
-        raise InvalidParameterError("--snap", "an integer >= 0", snap)
-    target = args.epsilon
-    if target is None and args.r is None:
-        target = DEFAULT_EPSILON
-    return plan_posterior_sample(data.n, domain, rmap, kernel=args.kernel, lengthscale=args.lengthscale,
-                        sigma=args.sigma, r=args.r, eta=args.eta, L=args.L, delta=args.delta,
-                        target_epsilon=target, sensitivity=args.sensitivity, conversion=args.conversion,
-                        grid=args.grid or DEFAULT_GRID[domain.dim], snap=snap or None)
-
-
-def _check_out(out: Path, overwrite: bool) -> None:
-    if out.exists() and not out.is_dir():
-        raise InvalidParameterError("--out", "a folder (new or empty)", str(out))
-    if out.is_dir():
-        existing = [p.name for p in out.iterdir()]
-        if existing and not overwrite:
-            raise InvalidParameterError("--out", "a new or empty folder (or pass --overwrite)",
-                                        f"{out} with {len(existing)} entries")
-        if not os.access(out, os.W_OK):
-            raise InvalidParameterError("--out", "a writable folder", str(out))
-        return
-    parent = out.parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not (parent.is_dir() and os.access(parent, os.W_OK)):
-        raise InvalidParameterError("--out", "creatable (its nearest existing parent must be a writable folder)",
-                                    str(out))
+def _memory_limit(gib: float) -> float:
+    if not (math.isfinite(gib) and gib > 0):
+        raise InvalidParameterError("--memory-limit", "a finite number of GiB > 0", gib)
+    return gib * 2**30
 
 
 def _randomness(seed):
@@ -226,81 +218,21 @@ def _randomness(seed):
 
 # -- outputs -----------------------------------------------------------------------------------
 
-def _write_paths(out: Path, rel: ReleasedPaths, plan: PosteriorSamplePlan, names) -> None:
-    meta = dict(coordinates=np.array(names), level=np.float64(rel.level),
-                threshold=np.float64(plan.response_map.threshold), clip=np.float64(plan.response_map.clip),
-                transform=np.array(plan.response_map.transform))
-    axes = {f"axis_{nm}": ax for nm, ax in zip(names, rel.axes)}
-    np.savez(out / "paths.npz", paths=rel.paths, **axes, **meta)
-    pts = rel.grid_points()
-    flat = rel.paths.reshape(rel.paths.shape[0], -1).T
-    header = ",".join(list(names) + [f"path_{i + 1}" for i in range(flat.shape[1])])
-    np.savetxt(out / "paths.csv", np.column_stack([pts, flat]), delimiter=",", header=header,
-               comments="", fmt="%.10g")
-
-
-def _plot(out: Path, rel: ReleasedPaths, plan: PosteriorSamplePlan, names, response: str) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    cert = plan.certificate
-    title = (f"Private release: L={plan.L} path(s), epsilon={float(cert.epsilon):.3g}, "
-             f"delta={float(cert.delta):.2g}")
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    if plan.domain.dim == 2:
-        w = plan.domain.widths
-        fig, ax = plt.subplots(figsize=(7.5, max(3.0, 7.5 * w[1] / w[0]) + 0.6), constrained_layout=True)
-        X0, X1 = np.meshgrid(*rel.axes, indexing="ij")
-        frac = rel.excursion().mean(axis=0)
-        # shading: at least k of the L paths above the threshold, k = 1..L (L = 1: the excursion set)
-        levels = np.append((np.arange(1, plan.L + 1) - 0.5) / plan.L, 1.5)
-        cf = ax.contourf(X0, X1, frac, levels=levels, cmap="Greys", alpha=0.4, vmin=0.0, vmax=1.6)
-        for i, f in enumerate(rel.paths):
-            ax.contour(X0, X1, f, levels=[rel.level], colors=[colors[i % len(colors)]], linewidths=1.6,
-                       linestyles="solid" if i == 0 else "dashed")
-        ax.set_xlim(plan.domain.lower[0], plan.domain.upper[0])
-        ax.set_ylim(plan.domain.lower[1], plan.domain.upper[1])
-        ax.set_aspect("equal")
-        ax.set_xlabel(names[0])
-        ax.set_ylabel(names[1])
-        if 1 < plan.L <= 20:
-            cb = fig.colorbar(cf, ax=ax, shrink=0.8, label="fraction of paths above the threshold")
-            cb.set_ticks(np.arange(1, plan.L + 1) / plan.L, labels=[f"{k}/{plan.L}" for k in range(1, plan.L + 1)])
-        ax.set_title(title + f"\nshaded: released excursion set {{{response} > {plan.response_map.threshold:g}}}; "
-                     "lines: its boundary per path", fontsize=10)
-    else:
-        fig, ax = plt.subplots(figsize=(8, 4), constrained_layout=True)
-        x = rel.axes[0]
-        for i, f in enumerate(rel.paths):
-            ax.plot(x, f, color=colors[i % len(colors)], lw=1.2, label=f"path {i + 1}" if plan.L <= 10 else None)
-            ax.fill_between(x, rel.level, f, where=f >= rel.level, color=colors[i % len(colors)], alpha=0.15)
-        ax.axhline(rel.level, color="k", lw=0.8)
-        ax.set_xlim(plan.domain.lower[0], plan.domain.upper[0])
-        ax.set_xlabel(names[0])
-        ax.set_ylabel("released path, (g(z) - g(T)) / B")
-        if plan.L <= 10:
-            ax.legend(fontsize=8)
-        ax.set_title(title + f"\nshaded: released excursion set {{{response} > {plan.response_map.threshold:g}}}",
-                     fontsize=10)
-    fig.savefig(out / "excursion.png", dpi=120)
-    plt.close(fig)
-
-
-def _certificate_doc(plan: PosteriorSamplePlan, data, fingerprint, charge, ledger, randomness) -> dict:
+def certificate_doc(mechanism: str, plan, data, fingerprint, charge, randomness, files) -> dict:
+    """certificate.json: public quantities only (no local paths, no statistics of the data)."""
     cert = plan.certificate
     return {
         "privgp_version": __version__,
-        "mechanism": MECHANISM,
+        "mechanism": mechanism,
         "certificate": cert.to_dict(),
-        "calibration": plan.calibration,
+        "calibration": getattr(plan, "calibration", None),
         "public_settings": plan.public_settings(),
         "dataset": {"fingerprint": fingerprint, "n": data.n, "dim": data.dim,
                     "coordinates": list(data.coordinates), "response": data.response_name,
                     "source": data.source if data.source.startswith("embedded:") else "user CSV file"},
-        "ledger": {"entry_id": charge.entry_id, "path": str(ledger.path), **charge.to_dict()},
+        "ledger": {"entry_id": charge.entry_id, **charge.to_dict()},
         "randomness": randomness,
-        "outputs": list(OUTPUT_FILES),
+        "outputs": list(files),
         "notes": [
             "The guarantee assumes the domain, threshold, clipping bound and all hyperparameters were chosen "
             "independently of the private data; choosing them on the data needs its own privacy accounting.",
@@ -311,37 +243,27 @@ def _certificate_doc(plan: PosteriorSamplePlan, data, fingerprint, charge, ledge
     }
 
 
-def _summary(plan: PosteriorSamplePlan, data, out: Path, charge, ledger, randomness, fingerprint) -> dict:
+def _summary(mod, plan, data, out: Path, files, charge, ledger, randomness, fingerprint) -> dict:
     cert = plan.certificate
-    return {"out": str(out), "files": list(OUTPUT_FILES), "epsilon": float(cert.epsilon),
-            "delta": float(cert.delta), "n": data.n, "dim": data.dim, "L": plan.L, "r": plan.r,
-            "sigma": plan.sigma, "eta": plan.eta, "lengthscale": plan.lengthscale, "kernel": plan.kernel,
-            "hyperparameters": plan.hyperparameter_source, "target_epsilon": plan.target_epsilon,
+    return {"mechanism": mod.NAME, "out": str(out), "files": list(files), "epsilon": float(cert.epsilon),
+            "delta": float(cert.delta), "n": data.n, "dim": data.dim, **mod.summary(plan),
             "domain": plan.domain.to_dict(), "response_map": plan.response_map.to_dict(),
-            "sensitivity": plan.sensitivity, "fingerprint": fingerprint, "ledger": str(ledger.path),
-            "entry_id": charge.entry_id, "budget_epsilon": charge.budget_epsilon,
-            "budget_delta": charge.budget_delta, "spent_epsilon": charge.spent_after.epsilon,
+            "fingerprint": fingerprint, "ledger": str(ledger.path), "entry_id": charge.entry_id,
+            "budget_epsilon": charge.budget_epsilon, "budget_delta": charge.budget_delta,
+            "spent_epsilon": charge.spent_after.epsilon,
             "remaining_epsilon": max(charge.budget_epsilon - charge.spent_after.epsilon, 0.0),
             "randomness": randomness}
 
 
-def _print_summary(s: dict, plan: PosteriorSamplePlan, data) -> None:
+def _print_summary(s: dict, mod, plan, data) -> None:
     rm = plan.response_map
-    cert = plan.certificate
-    lemma = cert.details.get("lemma_Delta")
     source = " [embedded Baltimore 1978 house sales]" if data.source == "embedded:baltimore" else ""
     lines = [
-        f"privgp release: {s['L']} posterior sample path(s) from {s['n']} private records ({s['dim']}-D){source}",
-        f"  guarantee   ({s['epsilon']:.4g}, {s['delta']:.3g})-DP for replace-one neighbours"
-        + (f"; {lemma}" if lemma else f"; sensitivity {plan.sensitivity}"),
-        f"  settings    {plan.kernel} kernel, lengthscale {plan.lengthscale:.4g}, r={plan.r:.4g} "
-        f"({plan.hyperparameter_source}" + (f" for target epsilon {plan.target_epsilon:g}" if plan.target_epsilon else "")
-        + f"), sigma={plan.sigma:g}, eta={plan.eta:.4g}",
+        f"privgp release ({s['mechanism']}) from {s['n']} private records ({s['dim']}-D){source}",
+        f"  guarantee   ({s['epsilon']:.4g}, {s['delta']:.3g})-DP for replace-one neighbours",
+        *mod.summary_lines(plan, data),
         f"  task        where {data.response_name} > {rm.threshold:g} (centred on the {rm.transform} scale, "
         f"clipped at +-{rm.clip:g}); domain {plan.domain.describe()}",
-        f"  grid        {' x '.join(map(str, plan.grid))}"
-        + ("" if plan.snap is None else
-           f"; inputs snapped to the grid{'' if plan.snap == 1 else f' refined {plan.snap}x'} (public per-record map)"),
         f"  ledger      {s['ledger']}",
         f"              entry {s['entry_id']}; dataset {s['fingerprint'][:16]}: spent epsilon "
         f"{s['spent_epsilon']:.4g} of {s['budget_epsilon']:g} (at delta {s['budget_delta']:.3g})",
@@ -354,27 +276,51 @@ def _print_summary(s: dict, plan: PosteriorSamplePlan, data) -> None:
     print("\n".join(lines))
 
 
+STAGES = ("load data", "plan and certify", "check", "charge and sample", "write outputs")
+
+
 def run(args) -> int:
-    data, domain, rmap = _load(args)
-    plan = _plan(args, data, domain, rmap)
-    out = Path(args.out)
-    _check_out(out, args.overwrite)
-    ledger = Ledger(args.ledger)
-    rng, randomness = _randomness(args.seed)
-    # check, charge (a refusal raises BudgetExceededError -> exit status 3), draw; nothing written yet
-    result = release(plan, data, ledger, rng, budget_epsilon=args.budget_epsilon, budget_delta=args.budget_delta,
-                     label=data.source if data.source.startswith("embedded:") else "", mark_completed=False)
-    charge, released, fingerprint = result.charge, result.released, result.fingerprint
-    out.mkdir(parents=True, exist_ok=True)
-    names = list(data.coordinates)
-    _write_paths(out, released, plan, names)
-    _plot(out, released, plan, names, data.response_name)
-    doc = _certificate_doc(plan, data, fingerprint, charge, ledger, randomness)
-    (out / "certificate.json").write_text(json.dumps(to_jsonable(doc), indent=2) + "\n")
-    ledger.complete(charge.entry_id)
-    summary = _summary(plan, data, out, charge, ledger, randomness, fingerprint)
+    mod = mechanism_module(args.mechanism)
+    with Progress(len(STAGES), "release", "lines" if args.progress else None) as progress:
+        progress.stage(STAGES[0])
+        data, domain, rmap = _load(args)
+        progress.update(1)
+        progress.stage(STAGES[1])
+        plan = mod.plan(args, data, domain, rmap, memory_limit=_memory_limit(args.memory_limit))
+        progress.update(1)
+        progress.stage(STAGES[2])
+        out = check_output_dir(args.out, args.overwrite)
+        ledger = Ledger(args.ledger)
+        fingerprint = (ledger.fingerprint("dataset-id:" + _dataset_id(args.dataset_id)) if args.dataset_id is not None
+                       else ledger.fingerprint(data.content_digest))
+        rng, randomness = _randomness(args.seed)
+        progress.update(1)
+        progress.stage(STAGES[3])
+        # check (everything that can fail), charge (a refusal raises BudgetExceededError -> exit status 3),
+        # draw; nothing is written before the charge, and after it only failures the user cannot cause remain
+        result = release(plan, data, ledger, rng, fingerprint=fingerprint, budget_epsilon=args.budget_epsilon,
+                         budget_delta=args.budget_delta,
+                         label=(args.dataset_id or (data.source if data.source.startswith("embedded:") else "")),
+                         mark_completed=False)
+        charge, released = result.charge, result.released
+        progress.update(1)
+        progress.stage(STAGES[4])
+        with AtomicOutput(out, args.overwrite) as tmp:
+            files = mod.write(tmp, released, plan, data) + [CERTIFICATE]
+            doc = certificate_doc(mod.NAME, plan, data, fingerprint, charge, randomness, files)
+            (tmp / CERTIFICATE).write_text(json.dumps(to_jsonable(doc), indent=2) + "\n")
+        ledger.complete(charge.entry_id)
+        progress.update(1)
+    summary = _summary(mod, plan, data, Path(args.out), files, charge, ledger, randomness, fingerprint)
     if args.json:
         print_json(summary)
     else:
-        _print_summary(summary, plan, data)
+        _print_summary(summary, mod, plan, data)
     return 0
+
+
+def _dataset_id(name: str) -> str:
+    name = name.strip()
+    if not name or len(name) > 200 or not name.isprintable():
+        raise InvalidParameterError("--dataset-id", "a printable name of 1 to 200 characters", name)
+    return name

@@ -64,15 +64,50 @@ def _single_point(name: str, x, dim: int) -> np.ndarray:
     return arr.reshape(1, dim)
 
 
-class ExactPosterior:
-    """The exact posterior Pi_D = GP(mu_D, sigma^2 k_D) of one dataset D = (X, y)."""
+def aggregate_duplicates(X, y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(distinct inputs, mean response at each, count at each) of a dataset.
 
-    def __init__(self, kernel: Kernel, X, y, r: float, sigma: float = 1.0):
+    Records sharing an input enter the exact posterior only through their count c and mean ybar:
+    c observations y_j = f(x) + noise of variance sigma^2 r^2 have the likelihood of one observation
+    ybar = f(x) + noise of variance sigma^2 r^2 / c, up to a factor free of f (ybar is sufficient).
+    So the posterior of the aggregated data with noise r^2 / c is *exactly* the posterior of the
+    original data (the sampler that uses it is exact, not an approximation). Distinct inputs are
+    returned in lexicographic order.
+    """
+    X = v.points("X", X)
+    y = v.responses("y", y, X.shape[0])
+    Xu, inv, counts = np.unique(X, axis=0, return_inverse=True, return_counts=True)
+    inv = inv.reshape(-1)
+    ybar = np.bincount(inv, weights=y, minlength=Xu.shape[0]) / counts
+    return Xu, ybar, counts.astype(float)
+
+
+class ExactPosterior:
+    """The exact posterior Pi_D = GP(mu_D, sigma^2 k_D) of one dataset D = (X, y).
+
+    ``counts`` (optional, >= 1 each): observation i is the mean of counts[i] records at X[i], i.e.
+    has noise variance sigma^2 r^2 / counts[i] (:func:`aggregate_duplicates`); the posterior is then
+    that of the original records. :meth:`aggregated` builds it from raw records."""
+
+    def __init__(self, kernel: Kernel, X, y, r: float, sigma: float = 1.0, counts=None):
         self.kernel = kernel
         self.r, self.sigma = _check_hyper(r, sigma)
         self.X = v.points("X", X)
         self.y = v.responses("y", y, self.X.shape[0])
+        if counts is None:
+            self.counts = None
+        else:
+            c = v.finite_array("counts", counts, ndim=1, allow_empty=True)
+            if c.shape[0] != self.X.shape[0] or np.any(c < 1):
+                raise v.InvalidParameterError("counts", f"{self.X.shape[0]} values >= 1", c)
+            self.counts = c
         self._factor()
+
+    @classmethod
+    def aggregated(cls, kernel: Kernel, X, y, r: float, sigma: float = 1.0) -> "ExactPosterior":
+        """The exact posterior of (X, y) computed on its distinct inputs (one unknown per site)."""
+        Xu, ybar, counts = aggregate_duplicates(X, y)
+        return cls(kernel, Xu, ybar, r, sigma, counts=counts)
 
     @classmethod
     def prior(cls, kernel: Kernel, dim: int, r: float, sigma: float = 1.0) -> "ExactPosterior":
@@ -82,6 +117,7 @@ class ExactPosterior:
         self.r, self.sigma = _check_hyper(r, sigma)
         self.X = np.zeros((0, v.integer("dim", dim, minimum=1)))
         self.y = np.zeros(0)
+        self.counts = None
         self._factor()
         return self
 
@@ -92,8 +128,10 @@ class ExactPosterior:
             self._chol = None
             self._w = np.zeros(0)
             return
-        A = self.kernel(self.X) + self.r**2 * np.eye(n)
-        self._chol = cho_factor(A, lower=True)
+        A = self.kernel(self.X)
+        noise = self.r**2 if self.counts is None else self.r**2 / self.counts
+        A[np.diag_indices(n)] += noise
+        self._chol = cho_factor(A, lower=True, overwrite_a=True)
         self._w = cho_solve(self._chol, self.y)
 
     @property
@@ -149,8 +187,9 @@ class ExactPosterior:
     def with_point(self, x, y: float) -> "ExactPosterior":
         """The posterior of D with (x, y) appended (a refit)."""
         x = _single_point("x", x, self.dim)
+        counts = None if self.counts is None else np.append(self.counts, 1.0)
         return ExactPosterior(self.kernel, np.vstack([self.X, x]), np.append(self.y, float(y)),
-                              self.r, self.sigma)
+                              self.r, self.sigma, counts=counts)
 
 
 def one_step_update(core: ExactPosterior, x, y: float, XT) -> tuple[np.ndarray, np.ndarray]:

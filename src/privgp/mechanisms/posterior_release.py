@@ -40,6 +40,9 @@ from .release import ResponseMap, default_delta, grid_sizes
 SENSITIVITIES = ("auto", "generic", "exp1d")
 #: largest number of grid points sampled densely (O(m^3)); larger grids need snapping (``snap``)
 DENSE_MAX_POINTS = 8000
+#: default limit on the estimated peak memory of the sampler (bytes); a release above it is refused
+#: before anything is charged, naming the option that would work
+DEFAULT_MEMORY_LIMIT = 4 * 2**30
 MECHANISM = "posterior sample paths (seed 000, Thm 3.1 / Prop. 2, L-fold composition eq. (3))"
 
 
@@ -81,6 +84,7 @@ class PosteriorSamplePlan:
     calibration: dict | None = None
     target_epsilon: float | None = None
     snap: int | None = None               # inputs snapped to the grid lattice refined snap times
+    memory_limit: float = DEFAULT_MEMORY_LIMIT
     mechanism: str = "posterior-sample"
 
     def check(self, X, z) -> tuple[np.ndarray, np.ndarray]:
@@ -128,7 +132,7 @@ def plan_posterior_sample(n: int, domain: Box, response_map: ResponseMap, *, ker
                  eta: float | None = None, L: int = 1, delta: float | None = None,
                  target_epsilon: float | None = None, sensitivity: str = "auto",
                  conversion: str = "improved", grid: int = 81, snap: int | None = None,
-                 r_bounds=None) -> PosteriorSamplePlan:
+                 r_bounds=None, memory_limit: float = DEFAULT_MEMORY_LIMIT) -> PosteriorSamplePlan:
     """Fix the public settings of a release and certify it for this n, delta and domain.
 
     Hyperparameters: with ``target_epsilon`` and no ``r``, r is the smallest value meeting the
@@ -195,7 +199,7 @@ def plan_posterior_sample(n: int, domain: Box, response_map: ResponseMap, *, ker
                        r=float(r), sigma=sigma, eta=float(eta), L=L, delta=delta, sensitivity=sens,
                        constants=constants, conversion=conversion, grid=sizes, hyperparameter_source=source,
                        certificate=cert, calibration=calibration, target_epsilon=target_epsilon,
-                       snap=snap)
+                       snap=snap, memory_limit=v.positive("memory_limit", memory_limit))
 
 
 def _calibration_dict(cal) -> dict:
@@ -222,39 +226,70 @@ class ReleasedPaths:
         return np.stack([m.ravel() for m in mesh], axis=-1)
 
 
+def _method(plan: PosteriorSamplePlan) -> str:
+    if plan.snap is not None:
+        return "circulant"
+    return "exp1d" if (plan.kernel == "exponential" and plan.domain.dim == 1) else "dense"
+
+
 def check_data(plan: PosteriorSamplePlan, X, z) -> tuple[np.ndarray, np.ndarray]:
-    """The private inputs as the mechanism uses them: X inside ``plan.domain`` with ``plan.n`` rows,
-    responses mapped to [-1, 1] by the plan's ResponseMap. Raises (before any charge) on bad input."""
+    """Every check of the private inputs that can fail, before any charge: X inside ``plan.domain``
+    with ``plan.n`` rows, responses mappable by the plan's ResponseMap, and the sampler feasible —
+    circulant embedding exact on this grid, estimated peak memory under ``plan.memory_limit``.
+    Returns the inputs the sampler uses (snapped to the grid lattice when ``plan.snap``) and the
+    responses mapped to [-1, 1]. Error messages may name counts of the private data (for the data
+    holder; not for publication)."""
+    from ..sampling import plan_sampler, snap_to_lattice
+
     X = plan.domain.check_contains("coordinates", X)
     if X.shape[0] != plan.n:
         raise InvalidParameterError("coordinates", f"{plan.n} rows (the n the release was certified for)",
                                     X.shape[0])
     y = plan.response_map.apply(v.responses("responses", z, plan.n))
+    axes = plan.axes()
+    if plan.snap is not None:
+        X = snap_to_lattice(X, axes, refine=plan.snap)
+    method = _method(plan)
+    try:
+        sp = plan_sampler(make_kernel(plan.kernel, plan.lengthscale), X, axes, L=plan.L, method=method,
+                          refine=plan.snap)
+    except InvalidParameterError as exc:
+        raise InvalidParameterError(
+            "grid", f"a grid on which the circulant embedding of the {plan.kernel} kernel is exact ({exc.requirement}); "
+            "try another grid size, or no snapping (dense sampling, grids up to "
+            f"{DENSE_MAX_POINTS} points)", "x".join(map(str, plan.grid))) from None
+    if sp.bytes > plan.memory_limit:
+        if method == "dense":
+            hint = ("snap the inputs to the grid (snap=1 / --snap 1): the circulant sampler needs one unknown per "
+                    "occupied grid site, whatever n is" if plan.domain.dim >= 1 else "")
+        elif method == "circulant":
+            hint = "a coarser lattice (a smaller snap refinement) or a coarser grid"
+        else:
+            hint = "fewer paths L or a coarser grid"
+        raise InvalidParameterError(
+            "memory", f"at most the limit of {plan.memory_limit / 2**30:.3g} GiB for the {sp.method} sampler "
+            f"({sp.unknowns} unknowns, {sp.grid_points} grid points, L = {plan.L}); use {hint}, or raise the "
+            "limit (memory_limit / --memory-limit)", f"an estimated {sp.gib:.3g} GiB")
     return X, y
 
 
 def draw_paths(plan: PosteriorSamplePlan, X, y, rng: np.random.Generator) -> ReleasedPaths:
-    """The L released paths: exact posterior draws of D = (X, y) on the grid (X, y from :func:`check_data`).
+    """The L released paths: exact posterior draws of D = (X, y) on the grid (X, y from
+    :func:`check_data`, i.e. already snapped when ``plan.snap``).
 
     The sampler is chosen from public settings only (:func:`privgp.sampling.exact_paths`): O(n + m)
-    Markov sampler for the 1-D exponential kernel; with ``plan.snap`` = R the inputs are first moved
-    to the grid lattice refined R times (a fixed public per-record map, so replace-one neighbours stay
-    neighbours) and sampled by circulant embedding; otherwise the dense joint sampler. All are exact.
+    Markov sampler for the 1-D exponential kernel; with ``plan.snap`` = R the inputs were moved to
+    the grid lattice refined R times (a fixed public per-record map, so replace-one neighbours stay
+    neighbours) and are sampled by circulant embedding with one unknown per occupied site; otherwise
+    the dense joint sampler (distinct inputs only). All are exact.
     """
-    from ..sampling import exact_paths, snap_to_lattice
+    from ..sampling import exact_paths
 
     rng = v.generator("rng", rng)
-    axes = plan.axes()
-    kernel = make_kernel(plan.kernel, plan.lengthscale)
-    if plan.snap is not None:
-        X = snap_to_lattice(X, axes, refine=plan.snap)
-        method = "circulant"
-    else:
-        method = "exp1d" if (plan.kernel == "exponential" and plan.domain.dim == 1) else "dense"
-    paths = exact_paths(kernel, X, y, axes, r=plan.r, sigma=plan.sigma, rng=rng, L=plan.L, eta=plan.eta,
-                        method=method, refine=plan.snap)
+    paths = exact_paths(make_kernel(plan.kernel, plan.lengthscale), X, y, plan.axes(), r=plan.r, sigma=plan.sigma,
+                        rng=rng, L=plan.L, eta=plan.eta, method=_method(plan), refine=plan.snap)
     paths = np.asarray(paths, dtype=float).reshape((plan.L,) + tuple(plan.grid))
-    return ReleasedPaths(axes=axes, paths=paths)
+    return ReleasedPaths(axes=plan.axes(), paths=paths)
 
 
 def sample_release(plan: PosteriorSamplePlan, X, z, rng: np.random.Generator) -> ReleasedPaths:

@@ -17,7 +17,7 @@ from .exp1d import exp1d_paths
 from .gaussian import jitter_for, psd_factor
 from .grid import grid_paths, snap_to_lattice
 from .joint import LazyPath, sample_joint
-from .paths import exact_paths
+from .paths import SamplerPlan, exact_paths, plan_sampler
 
-__all__ = ["exact_paths", "sample_joint", "LazyPath", "exp1d_paths", "grid_paths", "snap_to_lattice",
+__all__ = ["SamplerPlan", "exact_paths", "plan_sampler", "sample_joint", "LazyPath", "exp1d_paths", "grid_paths", "snap_to_lattice",
            "psd_factor", "jitter_for"]

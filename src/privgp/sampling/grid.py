@@ -163,6 +163,26 @@ def _embedding(kernel: DistanceKernel, steps: tuple[float, ...], sizes: tuple[in
     return _Embedding(kernel, steps, sizes)
 
 
+def _lattice_gram(kernel: DistanceKernel, sites: np.ndarray, steps, block: int = 512) -> np.ndarray:
+    """Gram matrix of the kernel on lattice points given by integer indices (|S|, d): k depends only
+    on the lag, so the matrix is gathered from a table of k over all lags (no pairwise distances).
+    Lags are flattened to one integer per pair: key(a) - key(b) + centre indexes the raveled table."""
+    n, dim = sites.shape
+    span = (sites.max(axis=0) - sites.min(axis=0)).astype(np.int64) if n else np.zeros(dim, dtype=np.int64)
+    widths = 2 * span + 1
+    lags = [np.arange(-int(w), int(w) + 1) * h for w, h in zip(span, steps)]
+    grids = np.meshgrid(*lags, indexing="ij", sparse=True)
+    table = np.ascontiguousarray(kernel.of_distance(np.sqrt(sum(g * g for g in grids)))).reshape(-1)
+    strides = np.array([int(np.prod(widths[k + 1:])) for k in range(dim)], dtype=np.int64)  # row-major
+    key = (sites - sites.min(axis=0)) @ strides
+    centre = int(span @ strides)
+    out = np.empty((n, n))
+    for i in range(0, n, block):
+        blk = slice(i, min(n, i + block))
+        np.take(table, key[blk, None] - key[None, :] + centre, out=out[blk])
+    return out
+
+
 class _CirculantPlan:
     """Circulant embedding + Matheron conditioning for one dataset on one grid (``ok`` if exact)."""
 
@@ -175,23 +195,34 @@ class _CirculantPlan:
         self.ok = self.emb.ok
         if not self.ok:
             return
-        self.lin = np.ravel_multi_index(tuple(j - l for j, l in zip(idx, lo)), self.sizes)
+        lin = np.ravel_multi_index(tuple(j - l for j, l in zip(idx, lo)), self.sizes)
+        # Records sharing a lattice site enter only through their count c and mean (noise r^2 / c):
+        # one unknown per occupied site, the exact posterior whatever n is (gp.aggregate_duplicates).
+        self.lin, first, inv, counts = np.unique(lin, return_index=True, return_inverse=True, return_counts=True)
+        inv = inv.reshape(-1)
+        self.counts = counts.astype(float)
+        self.y = np.bincount(inv, weights=y, minlength=self.lin.size) / self.counts
         self.pick = [np.arange(a.shape[0]) * R - l for a, R, l in zip(axes, Rs, lo)]
-        self.n = X.shape[0]
-        self.y, self.r, self.sigma = y, r, sigma
-        self.A = cho_factor(kernel(X) + r**2 * np.eye(self.n), lower=True)
+        self.n = self.lin.size
+        self.r, self.sigma = r, sigma
+        sites = np.stack(np.unravel_index(self.lin, self.sizes), axis=-1)  # (|S|, d) lattice indices
+        A = _lattice_gram(kernel, sites, steps)
+        A[np.diag_indices(self.n)] += r**2 / self.counts
+        self.A = cho_factor(A, lower=True, overwrite_a=True)
 
     def condition(self, h: np.ndarray, eps: np.ndarray) -> np.ndarray:
         """Matheron's rule on the lattice, restricted to the grid: (L, *grid shape).
 
-        f = sigma h + k_X^T (K + r^2 I)^{-1} (y - sigma h(X) - sigma r eps); h (L, *sizes) prior
-        fields, eps (L, n) standard normals.
+        f = sigma h + k_S^T (K_SS + r^2 C^-1)^{-1} (ybar - sigma h(S) - sigma r C^-1/2 eps) over the
+        occupied sites S with counts C and mean responses ybar; h (L, *sizes) prior fields, eps (L, |S|)
+        standard normals. (With all counts 1 this is the usual rule on the n inputs.)
         """
         Lc = h.shape[0]
-        resid = self.y[None, :] - self.sigma * h.reshape(Lc, -1)[:, self.lin] - self.sigma * self.r * eps
-        w = cho_solve(self.A, resid.T).T  # (Lc, n)
+        resid = (self.y[None, :] - self.sigma * h.reshape(Lc, -1)[:, self.lin]
+                 - self.sigma * self.r * eps / np.sqrt(self.counts)[None, :])
+        w = cho_solve(self.A, resid.T).T  # (Lc, |S|)
         W = np.zeros((Lc, int(np.prod(self.sizes))))
-        np.add.at(W, (slice(None), self.lin), w)
+        W[:, self.lin] = w  # sites are distinct
         f = self.sigma * h + self.emb.convolve(W.reshape(h.shape))
         return f[np.ix_(np.arange(Lc), *self.pick)]
 
@@ -255,7 +286,7 @@ def grid_paths(kernel: Kernel, X, y, axes, *, r: float, sigma: float, rng: np.ra
             raise v.InvalidParameterError(
                 "method", "'dense' or 'auto' here: the circulant embedding is not positive semidefinite "
                 "even with padding (not exact)", method)
-    post = ExactPosterior(kernel, X, y, r, sigma)
+    post = ExactPosterior.aggregated(kernel, X, y, r, sigma)  # exact: duplicates enter via count and mean
     mesh = np.meshgrid(*axes, indexing="ij")
     G = np.stack([m.ravel() for m in mesh], axis=-1)
     return sample_joint(post, G, L, rng, eta=eta).reshape((L,) + shape)

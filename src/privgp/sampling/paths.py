@@ -16,13 +16,84 @@ from __future__ import annotations
 
 import numpy as np
 
+from dataclasses import dataclass
+
 from .. import validation as v
-from ..kernels import Kernel
+from ..kernels import DistanceKernel, Kernel
 from .exp1d import exp1d_paths
-from .grid import grid_paths
+from .grid import _CHUNK_POINTS, _check_axes, _embedding, _lattice_indices, _spacing, grid_paths
 from .prior import prior_paths
 
 METHODS = ("auto", "exp1d", "circulant", "dense")
+_F8 = 8
+
+
+@dataclass(frozen=True)
+class SamplerPlan:
+    """What :func:`exact_paths` will do for a request, decided before anything is drawn.
+
+    ``method``: the exact sampler; ``unknowns``: the size of the linear system it solves (distinct
+    inputs / occupied lattice sites: records sharing a site enter through their count and mean);
+    ``bytes``: an estimate of its peak memory (the largest arrays it allocates); ``reason``: why
+    another method was not used (empty when the first choice applies)."""
+
+    method: str
+    unknowns: int
+    grid_points: int
+    bytes: int
+    reason: str = ""
+
+    @property
+    def gib(self) -> float:
+        return self.bytes / 2**30
+
+
+def plan_sampler(kernel: Kernel, X, axes, *, L: int = 1, method: str = "auto", refine: int | None = None) -> SamplerPlan:
+    """Choose the sampler of :func:`exact_paths` and estimate its memory, without drawing.
+
+    Used by the release mechanisms before any privacy budget is charged: a request that cannot run
+    (circulant embedding not exact, memory above a limit) is refused while nothing has been spent.
+    """
+    if method not in METHODS:
+        raise v.InvalidParameterError("method", f"one of {METHODS}", method)
+    axes = _check_axes(axes, uniform=method not in ("dense", "exp1d"))
+    X = v.points("X", X, dim=len(axes))
+    L = v.integer("L", L, minimum=1)
+    m = int(np.prod([a.shape[0] for a in axes]))
+    out_bytes = L * m * _F8
+    one_d_exp = kernel.name == "exponential" and len(axes) == 1
+    if method == "exp1d" or (method == "auto" and one_d_exp):
+        u = int(np.unique(X[:, 0]).size)
+        return SamplerPlan("exp1d", u, m, out_bytes + 12 * _F8 * L * (u + m) + 6 * _F8 * X.shape[0])
+    reason = ""
+    if method in ("auto", "circulant"):
+        if not isinstance(kernel, DistanceKernel):
+            reason = f"the circulant sampler needs a stationary distance kernel ({kernel.name} is not)"
+        else:
+            lattice = _lattice_indices(X, axes, refine)
+            if lattice is None:
+                reason = "the inputs are not on a lattice refining the grid (snap them: snap_to_lattice / --snap)"
+            else:
+                Rs, idx = lattice
+                lo = [min(0, int(j.min())) for j in idx]
+                hi = [max(R * (a.shape[0] - 1), int(j.max())) for R, a, j in zip(Rs, axes, idx)]
+                sizes = tuple(h - l_ + 1 for l_, h in zip(lo, hi))
+                emb = _embedding(kernel, tuple(float(_spacing(a) / R) for a, R in zip(axes, Rs)), sizes)
+                if emb.ok:
+                    lin = np.ravel_multi_index(tuple(j - l_ for j, l_ in zip(idx, lo)), sizes)
+                    s = int(np.unique(lin).size)
+                    torus = int(np.prod(emb.M))
+                    chunk = max(1, min(L, _CHUNK_POINTS // torus))
+                    est = (2 * s * s * _F8 + 3 * 16 * torus * chunk + 2 * _F8 * chunk * int(np.prod(sizes))
+                           + 6 * _F8 * X.shape[0] + 2 * out_bytes)
+                    return SamplerPlan("circulant", s, m, est)
+                reason = ("the circulant embedding of this kernel on this grid is not positive semidefinite even "
+                          "with 16x padding (not exact)")
+        if method == "circulant":
+            raise v.InvalidParameterError("method", "'dense' or 'auto' here: " + reason, method)
+    u = int(np.unique(X, axis=0).shape[0])
+    est = 2 * u * u * _F8 + 3 * m * m * _F8 + 2 * u * m * _F8 + 2 * out_bytes
+    return SamplerPlan("dense", u, m, est, reason)
 
 
 def exact_paths(kernel: Kernel, X, y, axes, *, r: float, sigma: float, rng: np.random.Generator, L: int = 1,

@@ -51,10 +51,10 @@ from ..domain import Box
 from ..errors import InfeasibleTargetError, InvalidParameterError, NumericalError
 from ..gp.posterior import ExactPosterior
 from ..kernels import make_kernel
-from ..mechanisms.posterior_release import resolve_sensitivity
+from ..mechanisms.posterior_release import DEFAULT_MEMORY_LIMIT, resolve_sensitivity
 from ..mechanisms.posterior_sample import posterior_sample_batch, posterior_sample_event
 from ..mechanisms.release import default_delta
-from ..sampling import exact_paths, sample_joint
+from ..sampling import exact_paths, plan_sampler, sample_joint
 
 SCHEDULES = ("equal", "early")
 KNOBS = ("r", "eta")
@@ -181,6 +181,8 @@ class ThompsonPlan:
     round_epsilon: np.ndarray
     cumulative_epsilon: np.ndarray
     calibration: dict | None = None
+    sampler: str = ""
+    sampler_bytes: int = 0
 
     @property
     def epsilon(self) -> float:
@@ -204,7 +206,7 @@ class ThompsonPlan:
                 "sigma": self.sigma, "M_Y": self.M_Y, "rounds": self.rounds, "delta": self.delta,
                 "knob": self.knob, "schedule": self.schedule,
                 "r": _range(self.r), "eta": _range(self.eta), "sensitivity": self.sensitivity,
-                "conversion": self.conversion, "target_epsilon": self.target_epsilon,
+                "conversion": self.conversion, "target_epsilon": self.target_epsilon, "sampler": self.sampler,
                 "hyperparameters": "calibrated " + self.knob if self.calibration else "given"}
 
     def describe(self) -> str:
@@ -251,11 +253,27 @@ def _batch(n, r, eta, sigma, opts):
     return posterior_sample_batch(n, r, sigma, eta=eta, **opts)
 
 
+def sampler_for(candidates: Candidates, kernel, rounds: int) -> tuple[str, int]:
+    """(sampler, estimated peak bytes) of the largest round (``rounds`` - 1 distinct queries), from public
+    settings only: the exact sampler :func:`_draw` uses and :func:`privgp.sampling.plan_sampler`'s estimate."""
+    c = candidates
+    k = max(1, min(rounds - 1, c.m))
+    if c.axes is not None:
+        sp = plan_sampler(kernel, c.points[:k], c.axes, L=1)
+        return sp.method, int(sp.bytes)
+    if c.dim == 1 and kernel.name == "exponential":
+        sp = plan_sampler(kernel, c.points[:k], (np.sort(c.points[:, 0]),), L=1, method="exp1d")
+        return sp.method, int(sp.bytes)
+    m = c.m  # sample_joint on the candidates: the m x m covariance, its factor, cross-covariances
+    return "dense", int(8 * (3 * m * m + 3 * k * m + 2 * k * k))
+
+
 def plan_thompson(candidates: Candidates, *, rounds: int, epsilon: float | None = None, delta: float | None = None,
                   kernel: str = "exponential", lengthscale: float | None = None, sigma: float = 1.0,
                   M_Y: float = 1.0, knob: str = "r", r: float | None = None, eta: float | None = None,
                   schedule="equal", early_factor: float = 2.0, sensitivity: str = "auto",
-                  conversion: str = "improved", r_bounds=(1e-2, 1e4), eta_max: float = 1e4) -> ThompsonPlan:
+                  conversion: str = "improved", r_bounds=(1e-2, 1e4), eta_max: float = 1e4,
+                  memory_limit: float = DEFAULT_MEMORY_LIMIT) -> ThompsonPlan:
     """Fix the public settings of a T-round run and certify it.
 
     With ``epsilon`` (the total budget of the run at ``delta``; default delta = T^-1.1, T records,
@@ -277,6 +295,14 @@ def plan_thompson(candidates: Candidates, *, rounds: int, epsilon: float | None 
     kern = make_kernel(kernel, lengthscale if kernel not in ("constant", "diagonal") else None)
     ell = getattr(kern, "lengthscale", None)
     sens = resolve_sensitivity(sensitivity, kern.name, candidates.dim)
+    memory_limit = v.positive("memory_limit", memory_limit)
+    sampler, sampler_bytes = sampler_for(candidates, kern, T)
+    if sampler_bytes > memory_limit:
+        raise InvalidParameterError(
+            "memory", f"at most the limit of {memory_limit / 2**30:.3g} GiB for the {sampler} sampler on "
+            f"{candidates.describe()} ({T} rounds); use a coarser grid, fewer candidates, a regular grid "
+            "(circulant sampler) or raise the limit (memory_limit / --memory-limit)",
+            f"an estimated {sampler_bytes / 2**30:.3g} GiB")
     opts = dict(kernel=kern.name, lengthscale=ell, domain=candidates.box, M_Y=M_Y, sensitivity=sens)
     K = T - 1
     n = np.arange(1, T)
@@ -358,7 +384,8 @@ def plan_thompson(candidates: Candidates, *, rounds: int, epsilon: float | None 
                         delta=delta, knob=knob, schedule=schedule_name, multipliers=mult, r=r_arr, eta=eta_arr,
                         sensitivity=sens, conversion=conversion, target_epsilon=None if epsilon is None else float(epsilon),
                         event=event, certificate=cert, round_epsilon=round_eps.reshape(K),
-                        cumulative_epsilon=cumulative.reshape(K), calibration=calibration)
+                        cumulative_epsilon=cumulative.reshape(K), calibration=calibration, sampler=sampler,
+                        sampler_bytes=sampler_bytes)
 
 
 def _bounds(name, bounds) -> tuple[float, float]:
@@ -583,4 +610,5 @@ def optimize(plan: ThompsonPlan, objective, ledger, rng: np.random.Generator, *,
 
 
 __all__ = ["KNOBS", "MECHANISM", "SCHEDULES", "Candidates", "ThompsonPlan", "ThompsonResult", "optimize",
-           "plan_thompson", "recommend_from_queries", "released_certificate", "run_thompson", "schedule_multipliers"]
+           "plan_thompson", "recommend_from_queries", "released_certificate", "run_thompson", "sampler_for",
+           "schedule_multipliers"]
