@@ -177,7 +177,8 @@ STYLE = {"non-private TS": dict(color="k", ls="-"), "random search": dict(color=
 def _plot(curves: pd.DataFrame, table: pd.DataFrame, functions, curve_eps, path: Path, T: int, window: int):
     import matplotlib
 
-    fig, axes = new_figure(len(functions), 3, figsize=(15, 3.8 * len(functions)), squeeze=False)
+    fig, axes = new_figure(len(functions), 3, figsize=(16, 4.4 * len(functions)), squeeze=False,
+                           constrained_layout=True)
     cmap = matplotlib.colormaps["viridis"]
     eps_all = sorted({e for e in table["epsilon"] if math.isfinite(e)})
     color = {e: cmap(i / max(len(eps_all) - 1, 1)) for i, e in enumerate(eps_all)}
@@ -203,12 +204,16 @@ def _plot(curves: pd.DataFrame, table: pd.DataFrame, functions, curve_eps, path:
                         band(ax, d, col, f"noisy argmax, ε={e:g}", color=color[e], ls="--")
             ax.set_xlabel("round t")
             ax.set_ylabel("recommendation regret" if col == "recommendation" else "best-query regret (oracle)")
+            if col == "recommendation":  # the first rounds of the noisy argmax (few records) can be far off
+                late = c[c["round"] >= min(10, T)]["recommendation_mean"]
+                ax.set_ylim(0.0, max(1.5, 1.15 * float(late.max())) if len(late) else None)
             ax.set_title(f"{fn}: " + ("regret of the recommended point (TS: densest query, 2nd half)"
                                       if col == "recommendation" else "best-query regret: 1 - max f over queries so far"),
                          fontsize=9)
             if col == "best_query":
                 ax.set_yscale("symlog", linthresh=1e-2)
-            ax.set_ylim(bottom=0.0)
+            if col == "best_query":
+                ax.set_ylim(bottom=0.0)
         ax = axes[i][2]
         tb = table[table["function"] == fn]
         for method, kw in (("private TS", dict(color="C0", marker="o")), ("noisy argmax", dict(color="C3", marker="s", ls="--"))):
@@ -223,11 +228,11 @@ def _plot(curves: pd.DataFrame, table: pd.DataFrame, functions, curve_eps, path:
                 ax.axhspan(m - 1.96 * se, m + 1.96 * se, color=STYLE[method]["color"], alpha=0.12, lw=0)
         ax.set_xscale("log")
         ax.set_xlabel("total ε of the run (δ = T^-1.1)")
-        ax.set_ylabel(f"recommendation regret, mean of rounds {T - window + 1}..{T}")
+        ax.set_ylabel(f"recommendation regret (rounds {T - window + 1}..{T})")
         ax.set_title(f"{fn}: regret vs ε after {T} rounds", fontsize=9)
         for a in axes[i]:
             a.grid(alpha=0.3)
-        axes[i][0].legend(fontsize=7)
+        axes[i][0].legend(fontsize=6.5, ncol=2)
         ax.legend(fontsize=7)
     return save_figure(fig, path)
 
