@@ -234,7 +234,7 @@ def _plot(curves: pd.DataFrame, table: pd.DataFrame, functions, curve_eps, path:
             a.grid(alpha=0.3)
         axes[i][0].legend(fontsize=6.5, ncol=2)
         ax.legend(fontsize=7)
-    return save_figure(fig, path)
+    return save_figure(fig, path, dpi=90)
 
 
 def run(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, functions=None, rounds: int | None = None,
@@ -290,7 +290,7 @@ def run(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, functions=N
     table = table.merge(settings[["function", "method", "epsilon", "certified_epsilon"]], how="left",
                         on=["function", "method", "epsilon"])
     png = _plot(curves, table, functions, curve_eps, out_dir / "thompson.png", T, window)
-    curves.to_csv(out_dir / "thompson_curves.csv", index=False)
+    curves.to_csv(out_dir / "thompson_curves.csv", index=False, float_format="%.6g")
     write_table(table, out_dir, "thompson_table")
     write_table(settings, out_dir, "thompson_settings")
     seconds = round(time.perf_counter() - t0, 2)
