@@ -226,3 +226,12 @@ def test_calibrate_largest_integer_and_infeasible_targets():
         calibrate(lambda s: GaussianEvent(1.0, s), "noise_std", (1e-3, 1e-2), 1.0, 1e-5)
     with pytest.raises(InvalidParameterError, match="direction"):
         calibrate(lambda s: GaussianEvent(1.0, s), "noise_std", (1e-3, 1.0), 1.0, 1e-5, direction="up")
+
+
+def test_with_values_and_single_draw():
+    ev = PosteriorSampleEvent(n=10, r=1.0, sigma=2.0, L=3, kappa=0.4, kernel="matern32")
+    one = ev.single_draw()
+    assert one == ev.with_values(L=1) and one.L == 1 and one.kernel == "matern32"
+    np.testing.assert_allclose(ev.rdp([1.5, 2.0]), 3 * one.rdp([1.5, 2.0]), rtol=1e-14)
+    with pytest.raises(InvalidParameterError, match="r"):
+        ev.with_values(r=-1.0)

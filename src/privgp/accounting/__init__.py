@@ -4,7 +4,10 @@
 * the accountant (:mod:`.accountant`): ``epsilon(event, delta)``, ``delta(event, epsilon)``, ``rdp``;
 * :func:`calibrate` (one calibrator), :func:`certify` / :class:`PrivacyCertificate`;
 * formulas: seed 000's RDP bounds (:mod:`.rdp`, :mod:`.sensitivity`), the Gaussian/GDP profile
-  (:mod:`.gaussian`), conversions (:mod:`.conversion`), Gaussian divergences (:mod:`.divergences`).
+  (:mod:`.gaussian`), conversions (:mod:`.conversion`), Gaussian divergences (:mod:`.divergences`);
+* seed 004: divergences between a Gaussian and a Gaussian mixture (:mod:`.mixtures`), the posterior RDP
+  of 1-D Bayesian linear regression (:mod:`.linear_regression`), and the certificate of the
+  sample-then-optimise iterate (:mod:`.sampler_bounds`).
 
 Events are built by mechanisms (:mod:`privgp.mechanisms`), which know kernels and domains.
 """
@@ -15,8 +18,10 @@ from .conversion import CONVERSIONS, epsilon_from_rdp, log_delta_from_rdp
 from .events import (EVENT_TYPES, ApproxDpEvent, ComposedEvent, EventBatch, GaussianEvent, GdpEvent, PrivacyEvent,
                      PureDpEvent, ZcdpEvent, event_from_dict, event_from_json, register_event)
 from .gaussian import compose_mu, gaussian_noise_std, gdp_delta, gdp_epsilon, gdp_mu
+from .linear_regression import LinearRegressionPosteriorEvent
 from .optimize import minimize_over_alpha
 from .posterior_sampling import PosteriorSampleEvent
+from .sampler_bounds import SampleThenOptimiseEvent
 from .rdp import alpha_max, psi_alpha, rdp_covariance_term, rdp_mean_term, rdp_posterior_sample, tau_tilde
 from .tabulated import TabulatedRdpEvent
 from .sensitivity import (PUBLISHED_WARNING, SensitivityBounds, delta_constant, delta_diagonal, delta_exp1d,
@@ -24,7 +29,8 @@ from .sensitivity import (PUBLISHED_WARNING, SensitivityBounds, delta_constant, 
 
 __all__ = [
     "ApproxDpEvent", "CONVERSIONS", "CalibrationResult", "ComposedEvent", "EVENT_TYPES", "EventBatch", "GaussianEvent",
-    "GdpEvent", "Guarantee", "PUBLISHED_WARNING", "PosteriorSampleEvent", "PrivacyCertificate", "PrivacyEvent",
+    "GdpEvent", "Guarantee", "LinearRegressionPosteriorEvent", "SampleThenOptimiseEvent",
+    "PUBLISHED_WARNING", "PosteriorSampleEvent", "PrivacyCertificate", "PrivacyEvent",
     "PureDpEvent", "SensitivityBounds", "TabulatedRdpEvent", "ZcdpEvent", "alpha_max", "calibrate", "certify", "compose_mu", "delta",
     "delta_constant", "delta_diagonal", "delta_exp1d", "delta_generic", "delta_rkhs", "epsilon", "epsilon_from_rdp",
     "event_from_dict", "event_from_json", "gaussian_noise_std", "gdp_delta", "gdp_epsilon", "gdp_mu",

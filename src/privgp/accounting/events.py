@@ -405,32 +405,43 @@ class ComposedEvent(PrivacyEvent):
         pairs = [(it, 1) if isinstance(it, PrivacyEvent) else tuple(it) for it in items]
         return cls(tuple(pairs))  # type: ignore[arg-type]
 
-    def _groups(self) -> dict[type, tuple[list[PrivacyEvent], np.ndarray]]:
+    def _stacked(self) -> list:
+        """Per event type: (class, events, counts (k,), params {name: (k,) array} or None), computed once
+        (the composition is immutable) so that each evaluation of the curve is a few numpy calls."""
+        cached = self.__dict__.get("_stacked_cache")
+        if cached is not None:
+            return cached
         groups: dict[type, tuple[list[PrivacyEvent], list[int]]] = {}
         for ev, c in self.events:
             evs, cs = groups.setdefault(type(ev), ([], []))
             evs.append(ev)
             cs.append(c)
-        return {k: (evs, np.asarray(cs, dtype=float)) for k, (evs, cs) in groups.items()}
+        out = []
+        for cls, (evs, cs) in groups.items():
+            params = None
+            if evs[0].has_rdp and getattr(cls, "vectorised", True):
+                plist = [e._params() for e in evs]
+                params = {name: np.asarray([p[name] for p in plist], dtype=float) for name in plist[0]}
+            out.append((cls, evs, np.asarray(cs, dtype=float), params))
+        object.__setattr__(self, "_stacked_cache", out)
+        return out
 
     def rdp(self, alpha) -> np.ndarray:
         alpha = _check_orders(alpha)
         total = np.zeros(alpha.shape)
         with np.errstate(all="ignore"):
-            for cls, (evs, cs) in self._groups().items():
+            for cls, evs, cs, params in self._stacked():
                 if not evs[0].has_rdp:
                     continue
-                if not getattr(cls, "vectorised", True):  # curves without array parameters: one call each
+                if params is None:  # curves without array parameters: one call each
                     for ev, c in zip(evs, cs):
                         vals = ev.rdp(alpha)
                         total = total + np.where(vals == 0.0, 0.0, c * vals)
                     continue
                 k = len(evs)
-                plist = [e._params() for e in evs]
-                params = {name: np.asarray([p[name] for p in plist], dtype=float).reshape((k,) + (1,) * alpha.ndim)
-                          for name in plist[0]}
-                vals = np.asarray(cls._rdp_arrays(alpha[None, ...], **params), dtype=float)
-                vals = np.where(alpha[None, ...] < cls._alpha_max_arrays(**params), vals, np.inf)
+                shaped = {name: a.reshape((k,) + (1,) * alpha.ndim) for name, a in params.items()}
+                vals = np.asarray(cls._rdp_arrays(alpha[None, ...], **shaped), dtype=float)
+                vals = np.where(alpha[None, ...] < cls._alpha_max_arrays(**shaped), vals, np.inf)
                 vals = np.broadcast_to(vals, (k,) + alpha.shape)
                 contrib = np.where(vals == 0.0, 0.0, cs.reshape((k,) + (1,) * alpha.ndim) * vals)
                 total = total + contrib.sum(axis=0)
@@ -440,7 +451,16 @@ class ComposedEvent(PrivacyEvent):
 
     @property
     def alpha_max(self) -> float:
-        return min((ev.alpha_max for ev, _ in self.events if ev.has_rdp), default=math.inf)
+        out = math.inf
+        with np.errstate(all="ignore"):
+            for cls, evs, _, params in self._stacked():
+                if not evs[0].has_rdp:
+                    continue
+                if params is None:
+                    out = min([out] + [ev.alpha_max for ev in evs])
+                else:
+                    out = min(out, float(np.min(cls._alpha_max_arrays(**params))))
+        return out
 
     @property
     def has_rdp(self) -> bool:

@@ -19,7 +19,7 @@ for 1 < alpha < 1 + 1/tau~ (+inf beyond), and L draws compose to L times that (e
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import ClassVar
 
 import numpy as np
@@ -28,10 +28,22 @@ from .. import validation as v
 from ..errors import InvalidParameterError
 from .events import EventBatch, PrivacyEvent, register_event
 from .rdp import bound_coefficients, rdp_raw
-from .sensitivity import CONSTANTS, PUBLISHED_WARNING, SENSITIVITIES, SensitivityBounds, sensitivity_bounds
+from .sensitivity import (CONSTANTS, PUBLISHED_WARNING, SENSITIVITIES, SensitivityBounds,
+                          checked_sensitivity_bounds, sensitivity_bounds)
 
 #: the kernel families whose facts the lemmas know by name ("other": any normalised kernel)
 KERNEL_FAMILIES = ("exponential", "matern32", "matern52", "squared_exponential", "constant", "diagonal", "other")
+
+
+def _scalar_ok(n, r, sigma, eta, L, M_Y, kappa) -> bool:
+    """Fast path for scalar fields (what a ledger parses a thousand times): all plainly valid."""
+    try:
+        n, r, sigma, eta, L, M_Y, kappa = (float(x) for x in (n, r, sigma, eta, L, M_Y, kappa))
+    except (TypeError, ValueError):
+        return False
+    return (math.isfinite(n) and n >= 1 and n == math.floor(n) and 0 < r < math.inf and sigma > 0
+            and 0 <= eta < math.inf and math.isfinite(L) and L >= 1 and L == math.floor(L) and 0 < M_Y < math.inf
+            and math.isfinite(kappa) and kappa <= 1)
 
 
 def _check_numbers(n, r, sigma, eta, L, M_Y, kappa, dim, sensitivity, constants, rkhs_norm, kernel):
@@ -118,18 +130,27 @@ class PosteriorSampleEvent(PrivacyEvent):
         kernel = str(self.kernel)
         sens, const = str(self.sensitivity), str(self.constants)
         rk = None if self.rkhs_norm is None else float(self.rkhs_norm)
-        n, r, sigma, eta, L, M_Y, kappa, dim = _check_numbers(
-            self.n, self.r, self.sigma, self.eta, self.L, self.M_Y, self.kappa, self.dim, sens, const, rk, kernel)
-        for name in ("n", "r", "sigma", "eta", "L", "M_Y", "kappa"):
-            if np.ndim(locals()[name]) != 0:
-                raise InvalidParameterError(name, "a scalar (use PosteriorSampleEvent.batch for arrays)", locals()[name])
+        fields_ = (self.n, self.r, self.sigma, self.eta, self.L, self.M_Y, self.kappa)
+        if (all(np.ndim(x) == 0 for x in fields_) and _scalar_ok(*fields_) and isinstance(self.dim, (int, np.integer))
+                and self.dim >= 1 and sens in SENSITIVITIES and const in CONSTANTS and kernel in KERNEL_FAMILIES
+                and (rk is None or 0 < rk < math.inf)):
+            n, r, sigma, eta, L, M_Y, kappa = (float(x) for x in fields_)
+            dim = int(self.dim)
+        else:
+            n, r, sigma, eta, L, M_Y, kappa, dim = _check_numbers(
+                self.n, self.r, self.sigma, self.eta, self.L, self.M_Y, self.kappa, self.dim, sens, const, rk, kernel)
+            for name in ("n", "r", "sigma", "eta", "L", "M_Y", "kappa"):
+                if np.ndim(locals()[name]) != 0:
+                    raise InvalidParameterError(name, "a scalar (use PosteriorSampleEvent.batch for arrays)",
+                                                locals()[name])
         vals = dict(n=int(n), r=float(r), sigma=float(sigma), eta=float(eta), L=int(L), M_Y=float(M_Y),
                     kappa=float(kappa), dim=dim, kernel=kernel, unit_diagonal=bool(self.unit_diagonal),
                     nonnegative=bool(self.nonnegative), sensitivity=sens, rkhs_norm=rk, constants=const)
         for k, val in vals.items():
             object.__setattr__(self, k, val)
-        b = _bounds(vals["n"], vals["r"], vals["kappa"], kernel=kernel, dim=dim, unit_diagonal=vals["unit_diagonal"],
-                    nonnegative=vals["nonnegative"], sensitivity=sens, M_Y=vals["M_Y"], rkhs_norm=rk, constants=const)
+        b = checked_sensitivity_bounds(vals["n"], vals["r"], kernel=kernel, kappa=vals["kappa"], dim=dim,
+                                       unit_diagonal=vals["unit_diagonal"], nonnegative=vals["nonnegative"],
+                                       sensitivity=sens, M_Y=vals["M_Y"], rkhs_norm=rk, constants=const)
         object.__setattr__(self, "_bounds", b)
         object.__setattr__(self, "_coef", tuple(float(c) for c in
                                                 bound_coefficients(b.V, b.Delta, vals["r"], vals["sigma"], vals["eta"])))
@@ -155,7 +176,7 @@ class PosteriorSampleEvent(PrivacyEvent):
 
     def with_values(self, **changes) -> "PosteriorSampleEvent":
         """A copy with some fields changed (validated again)."""
-        d = {k: getattr(self, k) for k in self.__dataclass_fields__ if self.__dataclass_fields__[k].init}
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.init}
         d.update(changes)
         return PosteriorSampleEvent(**d)
 

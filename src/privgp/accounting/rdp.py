@@ -78,14 +78,16 @@ def bound_coefficients(V, Delta, r, sigma, eta):
     (tau~, V, r^2, eta^2/sigma^2, m) with m = 1/2 (V + r^2) Delta^2 / sigma^2 (0 when sigma = inf,
     the covariance-only limit, or Delta = 0). See :func:`rdp_from_coefficients`."""
     V, Delta, r, sigma, eta = _arrays(V, Delta, r, sigma, eta)
-    tau = tau_tilde(V, r, sigma, eta)
     r2 = r * r
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         # Divide through by sigma^2 so that sigma = inf is the limit, not inf/inf.
         inv_s2 = np.where(np.isinf(sigma), 0.0, 1.0 / (sigma * sigma))
-        eta2_s2 = np.where(np.isinf(sigma), 0.0, (eta * eta) * inv_s2)
+        eta2_s2 = np.where(np.isinf(sigma), 0.0, (eta * eta) * inv_s2)  # eta^2 / sigma^2
+        tau = V / (r2 + eta2_s2 * (V + r2))                              # tau~ of Prop. 2 (= tau_tilde)
         m = np.where((Delta == 0.0) | (inv_s2 == 0.0), 0.0, 0.5 * (V + r2) * (Delta * Delta) * inv_s2)
-    return tau, V, r2, eta2_s2, _nan_check("bound coefficients", m)
+    if np.isnan(tau).any() or np.isnan(m).any():
+        raise NumericalError("bound coefficients: NaN produced from finite inputs")
+    return tau, V, r2, eta2_s2, m
 
 
 def _mean_raw(alpha, V, r2, eta2_s2, m):

@@ -115,7 +115,15 @@ def sensitivity_bounds(n, r, *, kernel: str, kappa, dim: int = 1, unit_diagonal:
         raise InvalidParameterError("M_Y", "finite and > 0", M_Y)
     if np.any(~np.isfinite(kappa)):
         raise InvalidParameterError("kappa", "finite", kappa)
+    return checked_sensitivity_bounds(n, r, kernel=kernel, kappa=kappa, dim=dim, unit_diagonal=unit_diagonal,
+                                      nonnegative=nonnegative, sensitivity=sensitivity, M_Y=M_Y,
+                                      rkhs_norm=rkhs_norm, constants=constants)
 
+
+def checked_sensitivity_bounds(n, r, *, kernel: str, kappa, dim: int, unit_diagonal: bool, nonnegative: bool,
+                               sensitivity: str, M_Y, rkhs_norm, constants: str) -> SensitivityBounds:
+    """:func:`sensitivity_bounds` for inputs the caller has already validated (n, r, M_Y, kappa, the
+    names); each lemma still checks its own assumptions."""
     notes: list[str] = []
     if nonnegative and np.all(kappa >= 0):
         V = v_bar(n, r, kappa)

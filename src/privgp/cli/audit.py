@@ -1,4 +1,5 @@
-"""``privgp audit``: membership-inference audits (LiRA) and tightness audits of a release setting."""
+"""``privgp audit``: membership-inference audits (LiRA), tightness audits of a release setting, and the
+privacy of iterative samplers' iterates (``privgp audit sampler``, :mod:`.audit_sampler`)."""
 from __future__ import annotations
 
 import argparse
@@ -80,6 +81,9 @@ def register(sub) -> None:
     tight.add_argument("--test-points", dest="test_points", type=int, default=2,
                        help="extra test inputs searched over (default 2)")
     tight.set_defaults(func=_run_tightness)
+    from .audit_sampler import register_sampler
+
+    register_sampler(asub)
 
 
 def _game(args):

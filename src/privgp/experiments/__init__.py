@@ -18,6 +18,7 @@ EXPERIMENTS: dict[str, str] = {
     "table4": "excursion_2d:table4", "fig7": "excursion_2d:fig7", "fig8": "excursion_2d:fig8",
     "realdata": "realdata:realdata",
     "fig1": "fig1:run", "fig2-bound": "fig2_bound:run",
+    "seed004-fig1": "seed004_fig1:run",
     "fig2": "lira_figures:fig2", "fig3": "lira_figures:fig3", "fig5": "lira_figures:fig5", "fig6": "lira_figures:fig6",
     "thompson": "thompson:run",
 }
