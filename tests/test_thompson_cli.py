@@ -89,10 +89,13 @@ def test_a_failing_objective_stops_cleanly_keeps_outputs_and_the_charge(tmp_path
 def test_a_lookup_table_is_used_record_by_record(tmp_path, capsys):
     (tmp_path / "t.csv").write_text("x,response\n0.1,0.2\n0.1,0.3\n0.5,0.9\n0.9,-0.4\n")
     code, out, err = run(capsys, "--lookup", tmp_path / "t.csv", "--box", 0, 1, "--rounds", 20, "--epsilon", 20,
-                         "--budget-epsilon", 20, "--out", tmp_path / "o", "--ledger", tmp_path / "l.sqlite", "--json")
+                         "--budget-epsilon", 20, "--out", tmp_path / "o", "--ledger", tmp_path / "l.sqlite", "--json",
+                         "--seed", 5)
     assert code == 2 and "record(s) at" in err and "are used" in err
     s = json.loads(out)
-    assert s["status"] == "stopped" and 2 <= s["records_collected"] <= 4
+    # 4 records at 3 candidates: the run stops at the first query of a candidate whose records are used up
+    assert s["status"] == "stopped" and 1 <= s["records_collected"] <= 4
+    assert s["rounds_released"] == s["records_collected"] + 1
     assert s["candidates"].startswith("3 public points")
 
 
