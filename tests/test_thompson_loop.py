@@ -29,8 +29,9 @@ REFERENCE = json.loads((Path(__file__).parent / "data" / "objective_reference.js
 
 @pytest.mark.parametrize("case", ["exp1d", "circulant-2d", "dense-2d", "circulant-3d"])
 def test_prior_paths_have_the_prior_covariance(case):
-    """Monte Carlo: 4000 draws; the empirical covariance of GP(0, (sigma^2 + eta^2) k) at a few grid points
-    matches the kernel within 5 standard errors (SE of a covariance estimate <= sqrt(2/N) * variance)."""
+    """exact_paths without data (Thompson sampling's round 1). Monte Carlo: 4000 draws; the empirical
+    covariance of GP(0, (sigma^2 + eta^2) k) at a few grid points matches the kernel within 5 standard
+    errors (SE of a covariance estimate <= sqrt(2/N) * variance)."""
     rng = np.random.default_rng(11)
     sigma, eta, N = 0.7, 0.4, 4000
     if case == "exp1d":
@@ -45,7 +46,9 @@ def test_prior_paths_have_the_prior_covariance(case):
         k = make_kernel("matern32", 0.3)
         axes = (np.linspace(0, 1, 7), np.linspace(0, 2, 6))
         method = "circulant" if case == "circulant-2d" else "dense"
-    paths = prior_paths(k, axes, sigma=sigma, rng=rng, L=N, eta=eta, method=method).reshape(N, -1)
+    empty = np.zeros((0, len(axes)))
+    paths = exact_paths(k, empty, np.zeros(0), axes, r=1.0, sigma=sigma, rng=rng, L=N, eta=eta,
+                        method=method).reshape(N, -1)
     mesh = np.meshgrid(*axes, indexing="ij")
     G = np.stack([m.ravel() for m in mesh], axis=-1)
     pick = np.array([0, G.shape[0] // 3, G.shape[0] - 1])
@@ -57,13 +60,16 @@ def test_prior_paths_have_the_prior_covariance(case):
 
 
 def test_exact_paths_without_data_are_prior_paths():
-    k = make_kernel("exponential", 0.2)
-    axes = (np.linspace(0, 1, 50),)
-    a = exact_paths(k, np.zeros((0, 1)), np.zeros(0), axes, r=1.0, sigma=0.5, rng=np.random.default_rng(3))
-    b = prior_paths(k, axes, sigma=0.5, rng=np.random.default_rng(3))
-    np.testing.assert_array_equal(a, b)
+    k = make_kernel("matern32", 0.2)
+    axes = (np.linspace(0, 1, 12), np.linspace(0, 1, 9))
+    a = exact_paths(k, np.zeros((0, 2)), np.zeros(0), axes, r=1.0, sigma=0.3, eta=0.4, rng=np.random.default_rng(3))
+    b = prior_paths(k, axes, rng=np.random.default_rng(3), scale=0.5)  # sqrt(0.3^2 + 0.4^2)
+    np.testing.assert_allclose(a, b, rtol=1e-12)
     with pytest.raises(InvalidParameterError):
-        exact_paths(k, np.zeros((0, 1)), np.ones(2), axes, r=1.0, sigma=0.5, rng=np.random.default_rng(3))
+        exact_paths(k, np.zeros((0, 2)), np.ones(2), axes, r=1.0, sigma=0.5, rng=np.random.default_rng(3))
+    with pytest.raises(InvalidParameterError):
+        exact_paths(k, np.zeros((0, 2)), np.zeros(0), axes, r=1.0, sigma=0.5, rng=np.random.default_rng(3),
+                    method="exp1d")
 
 
 # -- candidates ----------------------------------------------------------------------------------------------------

@@ -7,7 +7,8 @@ The few names a user needs are available here (loaded on first use, so that ``im
 * privacy events and the accountant: ``PosteriorSampleEvent``, ``GaussianEvent``, ``GdpEvent``,
   ``ComposedEvent``, ``epsilon``, ``delta``, ``certify``, ``calibrate``, ``PrivacyCertificate``;
 * releasing: ``release`` (check, charge the ``Ledger``, draw), ``plan_posterior_sample``,
-  ``ResponseMap``, ``posterior_sample_event``;
+  ``ResponseMap``, ``posterior_sample_event``; the DP sparse GP of seed 001: ``plan_sparse_gp``,
+  ``DPSparseGPRegressor``, ``DPDirichletGPClassifier``, ``SelectionEvent`` (private selection);
 * private Thompson sampling: ``Candidates``, ``plan_thompson``, ``run_thompson``;
 * the public domain and kernels: ``Box``, ``Exponential``, ``Matern32``, ``Matern52``,
   ``SquaredExponential``, ``make_kernel``.
@@ -28,6 +29,8 @@ _EXPORTS = {
     "PrivacyCertificate": "privgp.accounting",
     "release": "privgp.mechanisms", "plan_posterior_sample": "privgp.mechanisms", "ResponseMap": "privgp.mechanisms",
     "posterior_sample_event": "privgp.mechanisms", "Ledger": "privgp.ledger",
+    "plan_sparse_gp": "privgp.mechanisms", "DPSparseGPRegressor": "privgp.mechanisms",
+    "DPDirichletGPClassifier": "privgp.mechanisms", "SelectionEvent": "privgp.accounting",
     "Box": "privgp.domain",
     "Candidates": "privgp.tasks.thompson", "plan_thompson": "privgp.tasks.thompson",
     "run_thompson": "privgp.tasks.thompson",

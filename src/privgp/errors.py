@@ -34,6 +34,11 @@ class InvalidParameterError(PrivgpError, ValueError):
         self.value = value
         super().__init__(f"{name} must be {requirement}; got {_show(value)}")
 
+    def __reduce__(self):
+        # picklable (worker processes send errors back to the parent); the value may not be
+        # picklable itself, so it travels as its displayed text
+        return (type(self), (self.name, self.requirement, _show(self.value)))
+
 
 class AssumptionError(PrivgpError, ValueError):
     """A bound (lemma, proposition) was asked for outside the assumptions it is proved under."""

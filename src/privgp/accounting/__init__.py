@@ -3,11 +3,15 @@
 * events (:mod:`.events`, :mod:`.posterior_sampling`): what each mechanism's analysis needs;
 * the accountant (:mod:`.accountant`): ``epsilon(event, delta)``, ``delta(event, epsilon)``, ``rdp``;
 * :func:`calibrate` (one calibrator), :func:`certify` / :class:`PrivacyCertificate`;
+* private selection (:mod:`.selection`: Liu & Talwar's random stopping, seed 001 eq. 20) and the
+  zCDP conversion of seed 001's eq. 19 (:mod:`.zcdp`);
 * formulas: seed 000's RDP bounds (:mod:`.rdp`, :mod:`.sensitivity`), the Gaussian/GDP profile
   (:mod:`.gaussian`), conversions (:mod:`.conversion`), Gaussian divergences (:mod:`.divergences`);
 * seed 004: divergences between a Gaussian and a Gaussian mixture (:mod:`.mixtures`), the posterior RDP
   of 1-D Bayesian linear regression (:mod:`.linear_regression`), and the certificate of the
   sample-then-optimise iterate (:mod:`.sampler_bounds`).
+* seed 002 (:mod:`.functional`): the functional mechanism's multipliers (Hall, RDP, GDP), its event
+  and the DPSetConv event.
 
 Events are built by mechanisms (:mod:`privgp.mechanisms`), which know kernels and domains.
 """
@@ -17,17 +21,23 @@ from .certificate import PrivacyCertificate, certify
 from .conversion import CONVERSIONS, epsilon_from_rdp, log_delta_from_rdp
 from .events import (EVENT_TYPES, ApproxDpEvent, ComposedEvent, EventBatch, GaussianEvent, GdpEvent, PrivacyEvent,
                      PureDpEvent, ZcdpEvent, event_from_dict, event_from_json, register_event)
+from .functional import (DPSetConvEvent, FunctionalEvent, dpsetconv_mu, dpsetconv_noise_scales, gdp_multiplier,
+                         hall_multiplier, rdp_multiplier, setconv_sensitivities)
 from .gaussian import compose_mu, gaussian_noise_std, gdp_delta, gdp_epsilon, gdp_mu
 from .linear_regression import LinearRegressionPosteriorEvent
 from .optimize import minimize_over_alpha
 from .posterior_sampling import PosteriorSampleEvent
 from .sampler_bounds import SampleThenOptimiseEvent
+from .selection import SelectionBudget, SelectionEvent, liu_talwar_budget
 from .rdp import alpha_max, psi_alpha, rdp_covariance_term, rdp_mean_term, rdp_posterior_sample, tau_tilde
 from .tabulated import TabulatedRdpEvent
+from .zcdp import zcdp_epsilon, zcdp_rho_for
 from .sensitivity import (PUBLISHED_WARNING, SensitivityBounds, delta_constant, delta_diagonal, delta_exp1d,
                           delta_generic, delta_rkhs, phi_n, sensitivity_bounds, v_bar, v_generic)
 
 __all__ = [
+    "DPSetConvEvent", "FunctionalEvent", "dpsetconv_mu", "dpsetconv_noise_scales", "gdp_multiplier",
+    "hall_multiplier", "rdp_multiplier", "setconv_sensitivities",
     "ApproxDpEvent", "CONVERSIONS", "CalibrationResult", "ComposedEvent", "EVENT_TYPES", "EventBatch", "GaussianEvent",
     "GdpEvent", "Guarantee", "LinearRegressionPosteriorEvent", "SampleThenOptimiseEvent",
     "PUBLISHED_WARNING", "PosteriorSampleEvent", "PrivacyCertificate", "PrivacyEvent",
@@ -36,4 +46,5 @@ __all__ = [
     "event_from_dict", "event_from_json", "gaussian_noise_std", "gdp_delta", "gdp_epsilon", "gdp_mu",
     "log_delta_from_rdp", "minimize_over_alpha", "phi_n", "psi_alpha", "rdp", "rdp_covariance_term", "rdp_mean_term",
     "rdp_posterior_sample", "register_event", "sensitivity_bounds", "tau_tilde", "v_bar", "v_generic",
+    "SelectionBudget", "SelectionEvent", "liu_talwar_budget", "zcdp_epsilon", "zcdp_rho_for",
 ]

@@ -27,6 +27,8 @@ covariance singular where the other is not / S_alpha not positive definite on th
 directions (eigenvalue of S1 + S2 above 1e-6 of the largest); when such a defect shows only in
 directions barely above ``rtol``, those are projected away instead.
 
+Equal-covariance Gaussians (seed 002): :func:`gaussian_shift_mu`, the mu of their exact GDP profile.
+
 Univariate closed forms (vectorised) for the other seeds: :func:`renyi_gaussian_1d`,
 :func:`kl_gaussian_1d`; the multivariate KL :func:`kl_gaussians`.
 """
@@ -169,3 +171,24 @@ def kl_gaussians(mean1, cov1, mean2, cov2) -> float:
     logdet = 2.0 * (np.sum(np.log(np.diag(L2))) - np.sum(np.log(np.diag(L1))))
     out = 0.5 * (float(np.sum(A * A)) + float(b @ b) - k + logdet)
     return max(out, 0.0)
+
+
+def gaussian_shift_mu(mean1, mean2, cov) -> float:
+    """mu = ||S^{-1/2} (m1 - m2)||_2 for two Gaussians N(m1, S), N(m2, S) with one positive definite
+    covariance S. Their privacy-loss distribution is exactly that of the mu-GDP Gaussian mechanism
+    (the log-likelihood ratio is N(mu^2/2, mu^2) under N(m1, S)), so their tight (epsilon, delta)
+    profile is :func:`privgp.accounting.gaussian.gdp_delta` (Balle & Wang 2018, Thm 8; Dong, Roth &
+    Su 2022, Cor. 2.13). Computed with a Cholesky factor of S (refuses a singular S)."""
+    m1 = v.finite_array("mean1", mean1, ndim=1)
+    m2 = v.finite_array("mean2", mean2, ndim=1)
+    S = v.finite_array("cov", cov, ndim=2)
+    k = m1.shape[0]
+    if m2.shape != (k,) or S.shape != (k, k):
+        raise InvalidParameterError("mean/cov", f"means of shape ({k},) and a covariance of shape ({k}, {k})",
+                                    (m1.shape, m2.shape, S.shape))
+    try:
+        L = np.linalg.cholesky(0.5 * (S + S.T))
+    except np.linalg.LinAlgError:
+        raise InvalidParameterError("cov", "positive definite", "a singular or indefinite covariance") from None
+    b = scipy.linalg.solve_triangular(L, m1 - m2, lower=True)
+    return float(np.sqrt(b @ b))

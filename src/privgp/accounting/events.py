@@ -316,9 +316,25 @@ class PureDpEvent(PrivacyEvent):
         return np.minimum(epsilon, 0.5 * alpha * epsilon * epsilon)
 
 
+@dataclass(frozen=True)
+class ApproxOnlyEvent(PrivacyEvent):
+    """Base of events whose whole guarantee is :meth:`approx_dp` (no Renyi curve: RDP part 0)."""
+
+    def _params(self):
+        return {}
+
+    @classmethod
+    def _rdp_arrays(cls, alpha):
+        return np.zeros_like(alpha)
+
+    @property
+    def has_rdp(self) -> bool:
+        return False
+
+
 @register_event
 @dataclass(frozen=True)
-class ApproxDpEvent(PrivacyEvent):
+class ApproxDpEvent(ApproxOnlyEvent):
     """A mechanism known only to be (epsilon, delta)-DP. It has no RDP curve; the accountant composes
     it with everything else by basic composition (epsilons and deltas add; Dwork & Roth 2014,
     Thm 3.16). ``source`` names the result that gives the guarantee."""
@@ -336,17 +352,6 @@ class ApproxDpEvent(PrivacyEvent):
             raise InvalidParameterError("delta", "in [0, 1)", d)
         object.__setattr__(self, "delta", d)
         object.__setattr__(self, "source", str(self.source))
-
-    def _params(self):
-        return {}
-
-    @classmethod
-    def _rdp_arrays(cls, alpha):
-        return np.zeros_like(alpha)
-
-    @property
-    def has_rdp(self) -> bool:
-        return False
 
     def approx_dp(self):
         return (self.epsilon, self.delta)

@@ -36,7 +36,8 @@ from .common import nonnegative_int, print_json
 from .outputs import AtomicOutput, check_output_dir
 
 #: --mechanism NAME -> module of this package (NAME, HELP, add_arguments, plan, write, summary, summary_lines)
-MECHANISMS: dict[str, str] = {"posterior-sample": "release_posterior"}
+MECHANISMS: dict[str, str] = {"posterior-sample": "release_posterior", "sparse-gp": "release_sparse_gp",
+                               "posterior-sample-tuned": "release_tuned", "functional": "release_functional"}
 
 #: Default task on the embedded data: log sale price above $50k (price is in thousand USD).
 BALTIMORE_THRESHOLD = 50.0
@@ -279,8 +280,20 @@ def _print_summary(s: dict, mod, plan, data) -> None:
 STAGES = ("load data", "plan and certify", "check", "charge and sample", "write outputs")
 
 
+def _refuse_foreign_options(args) -> None:
+    """An option that belongs to another mechanism (listed in its module's OWN_OPTIONS) is an error."""
+    for name in MECHANISMS:
+        if name == args.mechanism:
+            continue
+        for dest in getattr(mechanism_module(name), "OWN_OPTIONS", ()):
+            if getattr(args, dest, None) is not None:
+                raise InvalidParameterError("--" + dest.replace("_", "-"), f"used with --mechanism {name} only",
+                                            getattr(args, dest))
+
+
 def run(args) -> int:
     mod = mechanism_module(args.mechanism)
+    _refuse_foreign_options(args)
     with Progress(len(STAGES), "release", "lines" if args.progress else None) as progress:
         progress.stage(STAGES[0])
         data, domain, rmap = _load(args)

@@ -19,6 +19,9 @@ EXPERIMENTS: dict[str, str] = {
     "realdata": "realdata:realdata",
     "fig1": "fig1:run", "fig2-bound": "fig2_bound:run",
     "seed004-fig1": "seed004_fig1:run",
+    "seed001-fig1": "seed001_fig1:run", "seed001-fig2": "seed001_fig2:run", "seed001-fig3": "seed001_fig3:run",
+    "seed002-fig4": "seed002:fig4", "seed002-audit": "seed002:audit",
+    "mechanisms": "mechanisms:run",
     "fig2": "lira_figures:fig2", "fig3": "lira_figures:fig3", "fig5": "lira_figures:fig5", "fig6": "lira_figures:fig6",
     "thompson": "thompson:run",
 }

@@ -9,8 +9,8 @@ inputs sit on the grid lattice), never on private values, and every choice is ex
   embedding + Matheron conditioning (:func:`grid_paths`, ``method="circulant"``);
 * otherwise the dense joint sampler on the grid points (O(m^3); ``method="dense"``).
 
-With no inputs (n = 0) the posterior is the prior: :func:`~privgp.sampling.prior.prior_paths` with the
-same choice of sampler (OU recursion, circulant embedding or dense).
+With no inputs (n = 0) the posterior is the prior: the OU recursion for the 1-D exponential kernel,
+otherwise :func:`~privgp.sampling.prior.prior_paths` (Kronecker, circulant embedding or dense).
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from .. import validation as v
 from ..kernels import DistanceKernel, Kernel
-from .exp1d import exp1d_paths
+from .exp1d import _ou_prior_paths, exp1d_paths
 from .grid import _CHUNK_POINTS, _check_axes, _embedding, _lattice_indices, _spacing, grid_paths
 from .prior import prior_paths
 
@@ -112,10 +112,20 @@ def exact_paths(kernel: Kernel, X, y, axes, *, r: float, sigma: float, rng: np.r
     axes = tuple(np.asarray(a, dtype=float) for a in axes)
     one_d_exp = kernel.name == "exponential" and len(axes) == 1
     X = v.points("X", X, dim=len(axes), allow_empty=True)
-    if X.shape[0] == 0:  # no data: the posterior is the prior (r plays no role)
+    if X.shape[0] == 0:  # no data: the posterior is the prior GP(0, (sigma^2 + eta^2) k) (r plays no role)
         if np.asarray(y).size:
             raise v.InvalidParameterError("y", "empty when X has no rows", np.shape(y))
-        return prior_paths(kernel, axes, sigma=sigma, rng=rng, L=L, eta=eta, method=method)
+        sigma, eta = v.positive("sigma", sigma), v.nonnegative("eta", eta)
+        rng, L = v.generator("rng", rng), v.integer("L", L, minimum=1)
+        scale = float(np.sqrt(sigma * sigma + eta * eta))
+        if method == "exp1d" or (method == "auto" and one_d_exp):
+            if not one_d_exp:
+                raise v.InvalidParameterError("method", "'exp1d' only for the exponential kernel on a 1-D grid",
+                                              f"{kernel.name} kernel on a {len(axes)}-D grid")
+            # the Ornstein-Uhlenbeck recursion at any sorted distinct 1-D points (exact, O(m))
+            t, inv = np.unique(v.finite_array("axes[0]", axes[0], ndim=1), return_inverse=True)
+            return scale * _ou_prior_paths(t, rng.standard_normal((L, t.shape[0])), kernel.lengthscale)[:, inv.reshape(-1)]
+        return prior_paths(kernel, axes, rng=rng, L=L, scale=scale, method="auto" if method == "auto" else method)
     if method == "exp1d" or (method == "auto" and one_d_exp):
         if not one_d_exp:
             raise v.InvalidParameterError("method", "'exp1d' only for the exponential kernel on a 1-D grid",

@@ -1,0 +1,88 @@
+"""``privgp release --mechanism posterior-sample-tuned``: one exact GP posterior sample path (seed 000)
+whose lengthscale is chosen *privately* among ``--lengthscales`` by seed 001's Alg. 2: a random
+held-out split of the records (drawn from the release's randomness, not from the data), repeated
+runs of a posterior-sample release of the training part scored on the held-out part by a private
+mean (COINPRESS), Liu & Talwar's random stopping. The whole search is one
+:class:`~privgp.accounting.selection.SelectionEvent` in the ledger: (epsilon, delta) for all n
+records, whatever it selects (:class:`privgp.tasks.private_selection.LengthscaleSelectionPlan`).
+
+Files: the posterior-sample files of the chosen path (paths.npz, paths.csv, excursion.png) and
+``selection.json`` (the candidates, the chosen lengthscale and r, the number of runs). When no run is
+accepted only ``selection.json`` is written (the search has still been charged).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..errors import InvalidParameterError
+from ..tasks.private_selection import LengthscaleSelectionPlan, SelectionResult, plan_lengthscale_selection
+from . import release_posterior
+
+NAME = "posterior-sample-tuned"
+HELP = ("one exact posterior sample path, its lengthscale chosen privately among --lengthscales on a held-out "
+        "split (seed 001, Alg. 2: Liu-Talwar private selection; one selection event)")
+DEFAULT_EPSILON = 5.0
+DEFAULT_GAMMA = 0.1
+
+
+def add_arguments(group) -> None:
+    group.add_argument("--lengthscales", type=float, nargs="+", metavar="ELL",
+                       help="candidate lengthscales (public; required for this mechanism)")
+    group.add_argument("--gamma", type=float, metavar="G",
+                       help=f"stopping probability of the private selection after each run (default {DEFAULT_GAMMA:g}; "
+                            "smaller = more runs, better choice, more per-run budget spent on the delta term)")
+    group.add_argument("--validation-fraction", type=float, metavar="F",
+                       help="fraction of the records held out to score the candidates (default 0.5)")
+
+
+def plan(args, data, domain, rmap, *, memory_limit: float) -> LengthscaleSelectionPlan:
+    if not args.lengthscales:
+        raise InvalidParameterError("--lengthscales", "given with --mechanism posterior-sample-tuned", None)
+    for flag, val in (("--lengthscale", args.lengthscale), ("--r", args.r), ("--eta", args.eta)):
+        if val is not None:
+            raise InvalidParameterError(flag, "left out with --mechanism posterior-sample-tuned (the lengthscale "
+                                        "is selected, r calibrated per candidate)", val)
+    if args.L != 1:
+        raise InvalidParameterError("--L", "1 with --mechanism posterior-sample-tuned", args.L)
+    snap = release_posterior.DEFAULT_SNAP[domain.dim] if args.snap is None else args.snap
+    if snap < 0:
+        raise InvalidParameterError("--snap", "an integer >= 0", snap)
+    return plan_lengthscale_selection(
+        data.n, domain, rmap, args.lengthscales, epsilon_total=DEFAULT_EPSILON if args.epsilon is None else args.epsilon,
+        delta_total=args.delta, gamma=DEFAULT_GAMMA if args.gamma is None else args.gamma,
+        validation_fraction=0.5 if args.validation_fraction is None else args.validation_fraction,
+        kernel=args.kernel, sigma=release_posterior.DEFAULT_SIGMA if args.sigma is None else args.sigma,
+        sensitivity=args.sensitivity, conversion=args.conversion,
+        grid=args.grid or release_posterior.DEFAULT_GRID[domain.dim], snap=snap or None, memory_limit=memory_limit)
+
+
+def write(out: Path, released: SelectionResult, plan: LengthscaleSelectionPlan, data) -> list[str]:
+    files = []
+    doc = {"candidates": list(plan.lengthscales), "selected": released.selected,
+           "lengthscale": released.candidate, "runs": released.draws, "accepted_runs": released.accepted,
+           "max_runs": plan.budget.max_draws, "per_run_epsilon": plan.budget.epsilon,
+           "per_run_delta": plan.budget.delta, "n_train": plan.n_train, "n_validation": plan.n - plan.n_train}
+    if released.selected:
+        chosen, paths = released.model
+        doc["r"] = chosen.r
+        files += release_posterior.write(out, paths, chosen, data)
+    (out / "selection.json").write_text(json.dumps(doc, indent=2) + "\n")
+    return files + ["selection.json"]
+
+
+def summary(plan: LengthscaleSelectionPlan) -> dict:
+    return {"lengthscales": list(plan.lengthscales), "gamma": plan.budget.gamma, "max_runs": plan.budget.max_draws,
+            "per_run_epsilon": plan.budget.epsilon, "per_run_delta": plan.budget.delta, "kernel": plan.plans[0].kernel,
+            "sigma": plan.plans[0].sigma, "r_per_candidate": [p.r for p in plan.plans]}
+
+
+def summary_lines(plan: LengthscaleSelectionPlan, data) -> list[str]:
+    b = plan.budget
+    return [
+        f"  mechanism   private lengthscale selection (seed 001, Alg. 2) among {list(plan.lengthscales)}: gamma "
+        f"{b.gamma:g}, at most {b.max_draws} runs, each ({b.epsilon:.4g}, {b.delta:.3g})-DP",
+        f"  settings    {plan.plans[0].kernel} kernel, sigma={plan.plans[0].sigma:g}, r per candidate "
+        + ", ".join(f"{p.r:.4g}" for p in plan.plans) + f"; {plan.n_train} training / {plan.n - plan.n_train} "
+        "held-out records (random split); the outcome is in selection.json",
+    ]

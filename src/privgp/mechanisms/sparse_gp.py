@@ -1,0 +1,402 @@
+"""DP sparse GP with private inputs and outputs (seed 001, Honkela: sec. 3, Alg. 1, App. A, App. D).
+
+The data (X, y) enter only through two sums over the records (eq. 3), on public inducing inputs Z:
+
+    A = sum_i y_i k_i,    B = sum_i k_i k_i^T,    k_i = (sigma_f^2 k_r(|z_j - x_i|))_j .
+
+One Gaussian mechanism releases [A ; B^] + N(0, diag(sigma_a^2 I, sigma_b^2 I)) (eq. 5), B^ the
+upper triangle of B with off-diagonal entries scaled by sqrt(2) (so that ||B^(k)|| = ||k||^2).
+Rescaled, it is f(D) + N(0, sigma_a^2 I) with L2 sensitivity Delta of eq. 6 (Lemma 5), i.e. a
+:class:`~privgp.accounting.events.GaussianEvent` (Delta, sigma_a), mu-GDP with mu = Delta / sigma_a;
+sigma_a is the smallest std meeting (epsilon, delta) by the exact Gaussian profile (Balle & Wang
+2018), re-checked by the accountant. Theorem 2: the release is (epsilon, delta)-DP in (X, y).
+Everything after the release (m, S, lambda, S_2, predictions) is post-processing
+(:mod:`privgp.gp.sparse_posterior`).
+
+What this module enforces (the assumptions of Lemma 5 / Thm 2):
+
+* |y| <= R_y: responses are always clipped to [-R_y, R_y] (``n_clipped`` reports how many were);
+  R_y is a public setting with no data-derived default;
+* ||k_i|| <= R_k for every possible input: from Z and the kernel only (eqs. 4, 7, 8; no bound on x);
+* Z public: fixed with the settings before any data is seen; a Z made of training inputs is refused
+  (the usual way of choosing Z from the data);
+* replace-one neighbours of a public size n; hyperparameters (kernel, lengthscale, sigma) public or
+  chosen privately (:mod:`privgp.tasks.private_selection`).
+
+Heteroscedastic noise (App. D): weights w_i = 1/sigma_i^2 with the noise variances clipped into
+[min_noise_var, max_noise_var] (a *lower* bound is what bounds the weights; the paper's App. D
+states the bound the wrong way round); sensitivity from
+:func:`~privgp.mechanisms.sparse_gp_sensitivity.weighted_sensitivity`.
+
+Floating-point Gaussian noise has known side channels (Mironov 2012-style attacks on the low bits);
+like the rest of privgp this module does not defend against them.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import validation as v
+from ..accounting import accountant
+from ..accounting.events import ComposedEvent, GaussianEvent
+from ..accounting.gaussian import gaussian_noise_std
+from ..errors import InvalidParameterError
+from ..gp.sparse_posterior import CORRECTIONS, SparsePosterior, noise_aware_posterior
+from ..kernels import Kernel, make_kernel
+from .sparse_gp_sensitivity import (kernel_norm_bound, resolve_noise_ratio, statistics_sensitivity,
+                                    weighted_sensitivity)
+
+MECHANISM = "DP sparse GP: noisy sufficient statistics on public inducing inputs (seed 001, Alg. 1, Thm 2)"
+#: rows of X per block when accumulating the statistics (bounds memory at |Z| x CHUNK floats)
+CHUNK = 32768
+
+
+# ------------------------------------------------------------------------------------------------
+# The sqrt(2)-scaled upper triangle (t_b of App. A, eq. 23)
+# ------------------------------------------------------------------------------------------------
+
+def pack_upper(B) -> np.ndarray:
+    """B^: the diagonal of the symmetric B, then its strict upper triangle (row-major) times sqrt(2)."""
+    B = np.asarray(B, dtype=float)
+    d = B.shape[-1]
+    iu = np.triu_indices(d, 1)
+    return np.concatenate([np.diagonal(B, axis1=-2, axis2=-1), math.sqrt(2.0) * B[..., iu[0], iu[1]]], axis=-1)
+
+
+def unpack_upper(b, d: int) -> np.ndarray:
+    """The symmetric matrix whose :func:`pack_upper` is b (noise on an off-diagonal entry is divided
+    by sqrt(2): variance sigma_b^2 / 2 there, sigma_b^2 on the diagonal)."""
+    b = np.asarray(b, dtype=float)
+    if b.shape[-1] != d * (d + 1) // 2:
+        raise InvalidParameterError("packed statistics", f"length d(d+1)/2 = {d * (d + 1) // 2}", b.shape[-1])
+    out = np.zeros(b.shape[:-1] + (d, d))
+    idx = np.arange(d)
+    out[..., idx, idx] = b[..., :d]
+    iu = np.triu_indices(d, 1)
+    off = b[..., d:] / math.sqrt(2.0)
+    out[..., iu[0], iu[1]] = off
+    out[..., iu[1], iu[0]] = off
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# Public settings
+# ------------------------------------------------------------------------------------------------
+
+def check_public_inducing(Z: np.ndarray, X: np.ndarray) -> None:
+    """Refuse inducing inputs that are all training inputs (Z chosen from the data is not public).
+    Stops at the first inducing point that is not a training input (one pass over X usually)."""
+    for z in Z:
+        if not np.any(np.all(X == z, axis=1)):
+            return
+    raise InvalidParameterError(
+        "inducing_points", "public inputs fixed independently of the private data "
+        "(every inducing point here is a training input)", f"{Z.shape[0]} of {Z.shape[0]} in X")
+
+
+@dataclass(frozen=True, eq=False)
+class SparseGpSpec:
+    """Every public setting of the mechanism, fixed before any private value is used: inducing
+    inputs Z, kernel sigma_f^2 k, response bound R_y, kernel-norm bound R_k (and the rule that gave
+    it), sigma_a/sigma_b (``noise_ratio``), rho of eq. 10 and the S_2 correction."""
+
+    inducing_points: np.ndarray
+    kernel: Kernel
+    signal_variance: float
+    response_bound: float
+    kernel_bound_method: str
+    kernel_bound: float
+    noise_ratio: float
+    noise_ratio_rule: str
+    rho: float
+    correction: str
+
+    @property
+    def n_inducing(self) -> int:
+        return int(self.inducing_points.shape[0])
+
+    @property
+    def dim(self) -> int:
+        return int(self.inducing_points.shape[1])
+
+    def sensitivity(self) -> float:
+        """Delta of eq. 6 for the homoscedastic statistics."""
+        return statistics_sensitivity(self.response_bound, self.kernel_bound, self.noise_ratio)
+
+    def to_dict(self) -> dict:
+        return {"n_inducing": self.n_inducing, "inducing_points": self.inducing_points.tolist(),
+                **self.kernel.describe(), "signal_variance": self.signal_variance,
+                "response_bound": self.response_bound, "kernel_bound_method": self.kernel_bound_method,
+                "kernel_bound": self.kernel_bound, "noise_ratio": self.noise_ratio,
+                "noise_ratio_rule": self.noise_ratio_rule, "rho": self.rho, "correction": self.correction}
+
+
+def sparse_gp_spec(inducing_points, *, response_bound: float, kernel: Kernel | str = "squared_exponential",
+                   lengthscale: float | None = 1.0, signal_variance: float = 1.0, kernel_bound: str = "auto",
+                   noise_ratio: float | str = 1.0, rho: float = 0.01, correction: str = "symmetric") -> SparseGpSpec:
+    """Validate and fix the public settings (see :class:`SparseGpSpec`)."""
+    Z = v.points("inducing_points", inducing_points)
+    k = make_kernel(kernel, lengthscale) if isinstance(kernel, str) else kernel
+    if not isinstance(k, Kernel):
+        raise InvalidParameterError("kernel", "a kernel name or a privgp.kernels.Kernel", type(kernel).__name__)
+    Ry = v.positive("response_bound", response_bound)
+    sf2 = v.positive("signal_variance", signal_variance)
+    Rk = kernel_norm_bound(Z, k, kernel_bound, signal_variance=sf2)
+    ratio = resolve_noise_ratio(noise_ratio, Ry, Rk)
+    if correction not in CORRECTIONS:
+        raise InvalidParameterError("correction", f"one of {CORRECTIONS}", correction)
+    rule = noise_ratio if isinstance(noise_ratio, str) else "given"
+    return SparseGpSpec(Z, k, sf2, Ry, kernel_bound, Rk, ratio, rule, v.probability("rho", rho), correction)
+
+
+# ------------------------------------------------------------------------------------------------
+# Statistics, calibration, noise
+# ------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class SufficientStatistics:
+    """The exact (private!) statistics A (|Z|,) and B (|Z|, |Z|) of n records, with the number of
+    responses (and noise variances) that clipping changed. Never released as such."""
+
+    A: np.ndarray
+    B: np.ndarray
+    n: int
+    n_clipped: int
+    weighted: bool = False
+
+
+def kernel_vectors(X, spec: SparseGpSpec) -> np.ndarray:
+    """K_ZX (|Z|, n): the vectors k_i as columns."""
+    return spec.signal_variance * spec.kernel(spec.inducing_points, X)
+
+
+def _accumulate(X: np.ndarray, yw: np.ndarray, w: np.ndarray | None, spec: SparseGpSpec, chunk: int):
+    d = spec.n_inducing
+    A = np.zeros(d)
+    B = np.zeros((d, d))
+    for s in range(0, X.shape[0], chunk):
+        Kc = kernel_vectors(X[s:s + chunk], spec)
+        A += Kc @ yw[s:s + chunk]
+        B += (Kc if w is None else Kc * w[None, s:s + chunk]) @ Kc.T
+    return A, 0.5 * (B + B.T)
+
+
+def _data(X, y, spec: SparseGpSpec):
+    X = v.points("X", X, dim=spec.dim)
+    y = v.responses("y", y, X.shape[0])
+    if X.shape[0] < 1:
+        raise InvalidParameterError("X", "at least one record", 0)
+    check_public_inducing(spec.inducing_points, X)
+    yc = np.clip(y, -spec.response_bound, spec.response_bound)
+    return X, yc, int(np.sum(yc != y))
+
+
+def sufficient_statistics(X, y, spec: SparseGpSpec, *, chunk: int = CHUNK) -> SufficientStatistics:
+    """A = K_ZX clip(y), B = K_ZX K_XZ (eq. 3), responses clipped to [-R_y, R_y]; O(n |Z|^2) in blocks."""
+    X, yc, nc = _data(X, y, spec)
+    A, B = _accumulate(X, yc, None, spec, v.integer("chunk", chunk, minimum=1))
+    return SufficientStatistics(A, B, X.shape[0], nc)
+
+
+@dataclass(frozen=True)
+class NoiseBounds:
+    """Public bounds of App. D: noise variances are clipped into [min_var, max_var]; optionally a
+    public bound on |w_i y_i| tighter than w_max R_y (e.g. the Dirichlet transform)."""
+
+    min_var: float
+    max_var: float = math.inf
+    weighted_response_bound: float | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "min_var", v.positive("min_noise_var", self.min_var))
+        mx = v.positive("max_noise_var", self.max_var, allow_inf=True)
+        if mx < self.min_var:
+            raise InvalidParameterError("max_noise_var", f">= min_noise_var = {self.min_var:g}", mx)
+        object.__setattr__(self, "max_var", mx)
+        if self.weighted_response_bound is not None:
+            object.__setattr__(self, "weighted_response_bound",
+                               v.positive("weighted_response_bound", self.weighted_response_bound))
+
+    def sensitivity(self, spec: SparseGpSpec) -> float:
+        return weighted_sensitivity(spec.response_bound, spec.kernel_bound, spec.noise_ratio, 1.0 / self.min_var,
+                                    weight_min=0.0 if math.isinf(self.max_var) else 1.0 / self.max_var,
+                                    weighted_response_bound=self.weighted_response_bound)
+
+
+def weighted_statistics(X, y, noise_var, spec: SparseGpSpec, bounds: NoiseBounds, *, chunk: int = CHUNK
+                        ) -> SufficientStatistics:
+    """A_h = sum w_i y_i k_i, B_h = sum w_i k_i k_i^T with w_i = 1/clip(sigma_i^2, min, max) (eq. 37),
+    and y clipped to [-R_y, R_y] (and w y to [-R_A, R_A] when a weighted bound is given)."""
+    X, yc, nc = _data(X, y, spec)
+    s2 = v.finite_array("noise_var", noise_var, ndim=1)
+    if s2.shape[0] != X.shape[0]:
+        raise InvalidParameterError("noise_var", f"one variance per record ({X.shape[0]})", s2.shape[0])
+    s2c = np.clip(s2, bounds.min_var, bounds.max_var)
+    w = 1.0 / s2c
+    wy = w * yc
+    if bounds.weighted_response_bound is not None:
+        wy = np.clip(wy, -bounds.weighted_response_bound, bounds.weighted_response_bound)
+    nc += int(np.sum(s2c != s2))
+    A, B = _accumulate(X, wy, w, spec, v.integer("chunk", chunk, minimum=1))
+    return SufficientStatistics(A, B, X.shape[0], nc, weighted=True)
+
+
+@dataclass(frozen=True)
+class NoiseCalibration:
+    """sigma_a, sigma_b = sigma_a / noise_ratio and the privacy event of one release. With
+    ``parts`` > 1 the (epsilon, delta) budget is shared by that many equal releases on the same
+    records (e.g. the classes of :class:`~privgp.mechanisms.sparse_gp_estimator.DPDirichletGPClassifier`):
+    each is mu/sqrt(parts)-GDP, and ``total_event`` (their composition) is exactly mu-GDP."""
+
+    sigma_a: float
+    sigma_b: float
+    event: GaussianEvent
+    epsilon: float
+    delta: float
+    parts: int = 1
+
+    @property
+    def total_event(self):
+        return self.event if self.parts == 1 else ComposedEvent.of([(self.event, self.parts)])
+
+
+def calibrate_noise(sensitivity: float, epsilon: float, delta: float, noise_ratio: float, *,
+                    parts: int = 1) -> NoiseCalibration:
+    """The smallest sigma_a with ``parts`` releases of GaussianEvent(Delta, sigma_a) jointly
+    (epsilon, delta)-DP by the exact Gaussian profile (mu_total = mu*(epsilon, delta), each part
+    mu_total / sqrt(parts)), re-checked by the accountant; sigma_b = sigma_a / noise_ratio (Alg. 1,
+    lines 2-4)."""
+    eps = v.positive("epsilon", epsilon)
+    delta = v.probability("delta", delta)
+    sens = v.positive("sensitivity", sensitivity)
+    ratio = v.positive("noise_ratio", noise_ratio)
+    parts = v.integer("parts", parts, minimum=1)
+    sa = float(gaussian_noise_std(sens, eps, delta)) * math.sqrt(parts)
+    for _ in range(64):  # re-check with the exact profile: delta(epsilon) <= delta
+        cal = NoiseCalibration(sa, sa / ratio, GaussianEvent(sens, sa), eps, delta, parts)
+        if accountant.delta(cal.total_event, eps).delta <= delta:
+            return cal
+        sa *= 1.0 + 1e-13
+    raise InvalidParameterError("sigma_a", f"a noise level meeting epsilon {eps:g}", sa)  # pragma: no cover
+
+
+def privatise(stats: SufficientStatistics, noise: NoiseCalibration, rng: np.random.Generator):
+    """(A + E_a, B + E_b): one draw of the Gaussian mechanism of eq. 5 on [A ; B^]."""
+    rng = v.generator("rng", rng)
+    d = stats.A.shape[0]
+    a = stats.A + noise.sigma_a * rng.standard_normal(d)
+    b = pack_upper(stats.B) + noise.sigma_b * rng.standard_normal(d * (d + 1) // 2)
+    return a, unpack_upper(b, d)
+
+
+# ------------------------------------------------------------------------------------------------
+# The release
+# ------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class SparseGpRelease:
+    """One run of Alg. 1: the released statistics (a~, B~), the noise-aware posterior q(u) derived
+    from them, and the privacy event. ``noise_std`` is sigma (None for heteroscedastic fits)."""
+
+    spec: SparseGpSpec
+    noise: NoiseCalibration
+    sensitivity: float
+    a_released: np.ndarray
+    B_released: np.ndarray
+    posterior: SparsePosterior
+    noise_std: float | None
+    n: int
+    n_clipped: int
+
+    @property
+    def event(self) -> GaussianEvent:
+        return self.noise.event
+
+    def predict(self, X, *, return_std: bool = False, include_noise: bool = False):
+        """Predictive mean (and std) at X (eq. 17); ``include_noise`` adds sigma^2 (noisy y)."""
+        mu, var = self.posterior.predict(X)
+        if include_noise:
+            if self.noise_std is None:
+                raise InvalidParameterError("include_noise", "False for a heteroscedastic fit (no single sigma)", True)
+            var = var + self.noise_std**2
+        return (mu, np.sqrt(var)) if return_std else mu
+
+    def public_settings(self) -> dict:
+        return {"mechanism": MECHANISM, **self.spec.to_dict(), "noise_std": self.noise_std, "n": self.n,
+                "epsilon": self.noise.epsilon, "delta": self.noise.delta, "sensitivity": self.sensitivity,
+                "sigma_a": self.noise.sigma_a, "sigma_b": self.noise.sigma_b, "ridge": self.posterior.ridge,
+                "repair_shift": self.posterior.repair_shift}
+
+
+def release_from_statistics(stats: SufficientStatistics, spec: SparseGpSpec, noise: NoiseCalibration,
+                            sensitivity: float, rng: np.random.Generator, *, noise_std: float | None) -> SparseGpRelease:
+    """Draw the mechanism's noise on precomputed statistics and post-process (a fresh release per call:
+    each call is one run of the mechanism and must be accounted for)."""
+    a, B = privatise(stats, noise, rng)
+    scale = 1.0 if stats.weighted else noise_std**2
+    post = noise_aware_posterior(spec.inducing_points, spec.kernel, a, B, scale=scale, sigma_a=noise.sigma_a,
+                                 sigma_b=noise.sigma_b, rho=spec.rho, correction=spec.correction,
+                                 signal_variance=spec.signal_variance)
+    return SparseGpRelease(spec, noise, sensitivity, a, B, post, noise_std, stats.n, stats.n_clipped)
+
+
+def fit_sparse_gp(X, y, spec: SparseGpSpec, *, noise_std: float, epsilon: float, delta: float,
+                  rng: np.random.Generator) -> SparseGpRelease:
+    """Alg. 1 (DP-GP-INFERENCE): (epsilon, delta)-DP in (X, y) under replace-one neighbours.
+    All checks run before the noise is drawn."""
+    sigma = v.positive("noise_std", noise_std)
+    rng = v.generator("rng", rng)
+    sens = spec.sensitivity()
+    noise = calibrate_noise(sens, epsilon, delta, spec.noise_ratio)
+    stats = sufficient_statistics(X, y, spec)
+    return release_from_statistics(stats, spec, noise, sens, rng, noise_std=sigma)
+
+
+def fit_sparse_gp_heteroscedastic(X, y, noise_var, spec: SparseGpSpec, bounds: NoiseBounds, *, epsilon: float,
+                                  delta: float, rng: np.random.Generator) -> SparseGpRelease:
+    """App. D: the weighted statistics released with the sensitivity of
+    :func:`~privgp.mechanisms.sparse_gp_sensitivity.weighted_sensitivity`; (epsilon, delta)-DP in
+    the records (x_i, y_i, sigma_i^2)."""
+    rng = v.generator("rng", rng)
+    if not isinstance(bounds, NoiseBounds):
+        raise InvalidParameterError("bounds", "a NoiseBounds", type(bounds).__name__)
+    sens = bounds.sensitivity(spec)
+    noise = calibrate_noise(sens, epsilon, delta, spec.noise_ratio)
+    stats = weighted_statistics(X, y, noise_var, spec, bounds)
+    return release_from_statistics(stats, spec, noise, sens, rng, noise_std=None)
+
+
+# ------------------------------------------------------------------------------------------------
+# One call: fit at (epsilon, delta), predict on points
+# ------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class SparseGpPrediction:
+    """Predictive mean and sd (latent f, or noisy y with ``include_noise``) at the query points,
+    with the release they came from and its privacy event."""
+
+    mean: np.ndarray
+    sd: np.ndarray
+    release: SparseGpRelease = field(repr=False)
+
+    @property
+    def event(self) -> GaussianEvent:
+        return self.release.event
+
+
+def sparse_gp_fit_predict(X, y, points, *, epsilon: float, delta: float, inducing_points, noise_std: float,
+                          response_bound: float, rng: np.random.Generator | None = None,
+                          kernel: Kernel | str = "squared_exponential", lengthscale: float | None = 1.0,
+                          include_noise: bool = False, **spec_options) -> SparseGpPrediction:
+    """Fit the DP sparse GP on (X, y) at (epsilon, delta) and predict at ``points``: the mechanism as
+    one plain function (for comparisons with other mechanisms). ``rng=None`` draws fresh OS entropy.
+    ``spec_options``: signal_variance, kernel_bound, noise_ratio, rho, correction."""
+    rng = np.random.default_rng() if rng is None else v.generator("rng", rng)
+    spec = sparse_gp_spec(inducing_points, response_bound=response_bound, kernel=kernel, lengthscale=lengthscale,
+                          **spec_options)
+    points = v.points("points", points, dim=spec.dim)
+    rel = fit_sparse_gp(X, y, spec, noise_std=noise_std, epsilon=epsilon, delta=delta, rng=rng)
+    mu, sd = rel.predict(points, return_std=True, include_noise=include_noise)
+    return SparseGpPrediction(mu, sd, rel)

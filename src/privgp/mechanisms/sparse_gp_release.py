@@ -1,0 +1,167 @@
+"""The DP sparse GP (seed 001) as a release plan: the protocol of :mod:`privgp.mechanisms.release`
+(plan with every public quantity, ``check``, ``draw``; :func:`~privgp.mechanisms.release.release`
+charges the ledger between the two).
+
+Same inputs as a posterior-sample release: private coordinates inside a public box and raw responses
+mapped to [-1, 1] by a public :class:`~privgp.mechanisms.release.ResponseMap` (so R_y = 1, with the
+clipping done by the map). Public settings fixed from the box and the arguments only: inducing
+inputs Z on a regular grid over the box (``inducing`` points along the longest side), kernel and
+lengthscale (default: one fifth of the box diameter), signal variance 1, observation noise std
+``noise_std`` in model units, the R_k rule, sigma_a / sigma_b, rho and the S_2 correction. The noise
+is calibrated to the target (epsilon, delta) by the exact Gaussian profile and the certificate
+(:func:`~privgp.accounting.certify`) is re-checked to be <= the target.
+
+Released (all post-processing of the one Gaussian-mechanism output (a~, B~)): the noisy statistics,
+q(u) = N(m, S) on Z, and the latent predictive mean and standard deviation on the public grid.
+Caveat (docs/results.md, seed 001 Fig. 2): the noise-aware sd is overconfident under strong privacy,
+mostly because the regulariser lambda of eq. 10 acts as unmodelled extra precision.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import validation as v
+from ..accounting import PrivacyCertificate, certify
+from ..accounting.events import GaussianEvent
+from ..domain import Box
+from ..errors import InvalidParameterError
+from .posterior_release import default_lengthscale
+from .release import ResponseMap, default_delta, grid_sizes
+from .sparse_gp import (MECHANISM, NoiseCalibration, SparseGpSpec, calibrate_noise, check_public_inducing,
+                        release_from_statistics, sparse_gp_spec, sufficient_statistics)
+
+DEFAULT_NOISE_STD = 0.3
+DEFAULT_INDUCING = {1: 15, 2: 8}
+
+
+def inducing_grid(domain: Box, points: int) -> np.ndarray:
+    """A regular grid of inducing inputs over the public box (corners included), ``points`` along
+    its longest side (:func:`~privgp.mechanisms.release.grid_sizes`)."""
+    axes = [np.linspace(a, b, m) for a, b, m in zip(domain.lower, domain.upper, grid_sizes(domain, points))]
+    mesh = np.meshgrid(*axes, indexing="ij")
+    return np.stack([m.ravel() for m in mesh], axis=-1)
+
+
+@dataclass(frozen=True)
+class SparseGpReleased:
+    """What a sparse-GP release publishes: the grid ``axes``, the latent predictive ``mean`` and
+    ``sd`` on it (shape of the grid), q(u) = N(``m``, ``S``) on the inducing inputs ``Z``, and the
+    released statistics (a~, B~) they were computed from."""
+
+    axes: tuple[np.ndarray, ...]
+    mean: np.ndarray
+    sd: np.ndarray
+    Z: np.ndarray
+    m: np.ndarray
+    S: np.ndarray
+    a_released: np.ndarray
+    B_released: np.ndarray
+    repair_shift: float
+
+    def grid_points(self) -> np.ndarray:
+        mesh = np.meshgrid(*self.axes, indexing="ij")
+        return np.stack([m.ravel() for m in mesh], axis=-1)
+
+
+@dataclass(frozen=True, eq=False)
+class SparseGpPlan:
+    """Every public quantity of one DP sparse-GP release (seed 001, Alg. 1)."""
+
+    n: int
+    domain: Box
+    response_map: ResponseMap
+    spec: SparseGpSpec
+    noise_std: float
+    delta: float
+    target_epsilon: float
+    grid: tuple[int, ...]
+    noise: NoiseCalibration
+    certificate: PrivacyCertificate
+    mechanism: str = "sparse-gp"
+
+    @property
+    def event(self) -> GaussianEvent:
+        return self.noise.event
+
+    @property
+    def epsilon(self) -> float:
+        return float(self.certificate.epsilon)
+
+    def axes(self) -> tuple[np.ndarray, ...]:
+        return tuple(np.linspace(a, b, m) for a, b, m in zip(self.domain.lower, self.domain.upper, self.grid))
+
+    def check(self, X, z) -> tuple[np.ndarray, np.ndarray]:
+        """X inside the box with n rows; responses mapped to [-1, 1]; Z not drawn from X."""
+        X = self.domain.check_contains("coordinates", X)
+        if X.shape[0] != self.n:
+            raise InvalidParameterError("coordinates", f"{self.n} rows (the n the release was planned for)", X.shape[0])
+        y = self.response_map.apply(v.responses("responses", z, self.n))
+        check_public_inducing(self.spec.inducing_points, X)
+        return X, y
+
+    def draw(self, X, y, rng: np.random.Generator) -> SparseGpReleased:
+        rng = v.generator("rng", rng)
+        stats = sufficient_statistics(X, y, self.spec)
+        rel = release_from_statistics(stats, self.spec, self.noise, self.spec.sensitivity(), rng,
+                                      noise_std=self.noise_std)
+        axes = self.axes()
+        mesh = np.meshgrid(*axes, indexing="ij")
+        pts = np.stack([m.ravel() for m in mesh], axis=-1)
+        mu, sd = rel.predict(pts, return_std=True)
+        post = rel.posterior
+        return SparseGpReleased(axes, mu.reshape(self.grid), sd.reshape(self.grid), self.spec.inducing_points,
+                                post.mean, post.covariance, rel.a_released, rel.B_released, post.repair_shift)
+
+    def describe(self) -> str:
+        k = self.spec.kernel.describe()
+        return (f"DP sparse GP release: n={self.n}, |Z|={self.spec.n_inducing}, {k['kernel']} kernel "
+                f"(lengthscale {k.get('lengthscale', float('nan')):.4g}), sigma={self.noise_std:.4g}, "
+                f"sigma_a={self.noise.sigma_a:.4g}, domain {self.domain.describe()}")
+
+    def public_settings(self) -> dict:
+        return {"mechanism": MECHANISM, "n": self.n, "dim": self.domain.dim, "domain": self.domain.to_dict(),
+                "response_map": self.response_map.to_dict(), **self.spec.to_dict(), "noise_std": self.noise_std,
+                "sensitivity": self.spec.sensitivity(), "sigma_a": self.noise.sigma_a, "sigma_b": self.noise.sigma_b,
+                "delta": self.delta, "target_epsilon": self.target_epsilon, "grid": list(self.grid)}
+
+
+def plan_sparse_gp(n: int, domain: Box, response_map: ResponseMap, *, epsilon: float, delta: float | None = None,
+                   kernel: str = "squared_exponential", lengthscale: float | None = None,
+                   noise_std: float = DEFAULT_NOISE_STD, inducing: int | None = None, grid: int = 81,
+                   kernel_bound: str = "auto", noise_ratio: float | str = 1.0, rho: float = 0.01,
+                   correction: str = "symmetric") -> SparseGpPlan:
+    """Fix the public settings of a DP sparse-GP release and certify it at (epsilon, delta) for this n
+    (see the module docstring). Only public inputs enter."""
+    n = v.integer("n", n, minimum=2)
+    if not isinstance(domain, Box):
+        raise InvalidParameterError("domain", "a privgp.domain.Box", type(domain).__name__)
+    if not isinstance(response_map, ResponseMap):
+        raise InvalidParameterError("response_map", "a ResponseMap", type(response_map).__name__)
+    eps = v.positive("epsilon", epsilon)
+    delta = default_delta(n) if delta is None else v.probability("delta", delta)
+    lengthscale = default_lengthscale(domain) if lengthscale is None else v.positive("lengthscale", lengthscale)
+    sigma = v.positive("noise_std", noise_std)
+    inducing = DEFAULT_INDUCING.get(domain.dim, 8) if inducing is None else v.integer("inducing", inducing, minimum=1)
+    Z = inducing_grid(domain, inducing) if inducing > 1 else np.array([0.5 * (np.asarray(domain.lower) +
+                                                                            np.asarray(domain.upper))])
+    spec = sparse_gp_spec(Z, response_bound=1.0, kernel=kernel, lengthscale=lengthscale, kernel_bound=kernel_bound,
+                          noise_ratio=noise_ratio, rho=rho, correction=correction)
+    sizes = grid_sizes(domain, grid)
+    noise = calibrate_noise(spec.sensitivity(), eps, delta, spec.noise_ratio)
+    public = {"inducing_points": spec.n_inducing, "kernel_bound": f"{kernel_bound} (R_k = {spec.kernel_bound:.6g})",
+              "response_bound": "1 (responses mapped to [-1, 1])", "noise_ratio": spec.noise_ratio}
+    assumptions = ("inducing inputs, kernel, lengthscale, noise std and the response map are public, fixed "
+                   "without the private data", "responses clipped to [-1, 1] by the public response map",
+                   "replace-one neighbours of a public size n")
+    for _ in range(64):
+        cert = certify(noise.event, delta=delta, mechanism=MECHANISM, public=public, extra_assumptions=assumptions)
+        if float(cert.epsilon) <= eps:
+            break
+        # the reported epsilon is the exact profile's bisection bracket end: nudge the noise up
+        noise = NoiseCalibration(noise.sigma_a * (1 + 1e-12), noise.sigma_b * (1 + 1e-12),
+                                 GaussianEvent(noise.event.sensitivity, noise.sigma_a * (1 + 1e-12)), eps, delta)
+    else:  # pragma: no cover
+        raise InvalidParameterError("calibrated setting", f"certified epsilon <= target {eps:g}", float(cert.epsilon))
+    return SparseGpPlan(n, domain, response_map, spec, sigma, delta, eps, sizes, noise, cert)

@@ -1,0 +1,104 @@
+"""The DP sparse GP as a release plan (the protocol of privgp.mechanisms.release): certificate, ledger
+charge, outputs, and checks that fail before any charge."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from privgp.accounting import GaussianEvent, accountant
+from privgp.domain import Box
+from privgp.errors import InvalidParameterError
+from privgp.ledger import Ledger
+from privgp.mechanisms.release import ResponseMap, release
+from privgp.mechanisms.sparse_gp_release import inducing_grid, plan_sparse_gp
+
+BOX = Box((0.0, 0.0), (2.0, 1.0))
+
+
+@dataclass
+class Data:
+    X: np.ndarray
+    response: np.ndarray
+    content_digest: str = "test-digest"
+
+
+def data(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0, 1, (n, 2)) * [2.0, 1.0]
+    return Data(X, 3.0 * np.sin(3 * X[:, 0]) * np.cos(2 * X[:, 1]) + 0.3 * rng.standard_normal(n))
+
+
+def test_inducing_grid_depends_only_on_the_box():
+    Z = inducing_grid(BOX, 8)
+    assert Z.shape == (8 * 5, 2)
+    assert np.all(BOX.contains(Z))
+
+
+@pytest.mark.parametrize("eps", [0.5, 3.0, 30.0])
+def test_plan_certifies_the_target(eps):
+    plan = plan_sparse_gp(300, BOX, ResponseMap(0.0, 3.0), epsilon=eps, delta=1e-5)
+    assert isinstance(plan.event, GaussianEvent)
+    assert plan.certificate.epsilon <= eps
+    assert plan.certificate.epsilon == pytest.approx(eps, rel=1e-9)
+    assert plan.certificate.method == "exact-gdp"
+    assert accountant.delta(plan.event, eps).delta <= 1e-5
+    assert plan.certificate.recompute().epsilon == plan.certificate.epsilon
+    assert plan.public_settings()["n_inducing"] == 40
+
+
+def test_release_through_the_protocol_charges_the_ledger(tmp_path):
+    d = data()
+    plan = plan_sparse_gp(300, BOX, ResponseMap(0.0, 3.0), epsilon=20.0, delta=1e-5, lengthscale=0.5, grid=41)
+    led = Ledger(tmp_path / "ledger.sqlite")
+    res = release(plan, d, led, np.random.default_rng(1), budget_epsilon=50.0, budget_delta=1e-4)
+    out = res.released
+    assert out.mean.shape == out.sd.shape == plan.grid == (41, 21)
+    assert np.all(out.sd >= 0)
+    truth = np.sin(3 * out.grid_points()[:, 0]) * np.cos(2 * out.grid_points()[:, 1])  # model units (clip 3)
+    assert np.sqrt(np.mean((out.mean.ravel() - truth) ** 2)) < 0.5
+    entries = led.entries()
+    assert len(entries) == 1 and entries[0].event == plan.event.to_dict()
+    assert led.dataset(res.fingerprint).spent.epsilon <= 20.0 + 1e-9
+
+
+def test_bad_data_is_refused_before_the_charge(tmp_path):
+    plan = plan_sparse_gp(300, BOX, ResponseMap(0.0, 3.0), epsilon=1.0, delta=1e-5)
+    led = Ledger(tmp_path / "ledger.sqlite")
+    bad = data()
+    bad.X[0] = [3.0, 0.5]                       # outside the public box
+    with pytest.raises(InvalidParameterError, match="coordinates"):
+        release(plan, bad, led, np.random.default_rng(0))
+    with pytest.raises(InvalidParameterError, match="rows"):
+        release(plan, data(n=200), led, np.random.default_rng(0))
+    on_grid = data(n=300)
+    on_grid.X[:40] = plan.spec.inducing_points  # every inducing point is a record: Z is not public
+    with pytest.raises(InvalidParameterError, match="inducing_points"):
+        release(plan, on_grid, led, np.random.default_rng(0))
+    assert led.entries() == []
+    with pytest.raises(InvalidParameterError, match="epsilon"):
+        plan_sparse_gp(300, BOX, ResponseMap(0.0, 3.0), epsilon=0.0)
+    with pytest.raises(InvalidParameterError, match="domain"):
+        plan_sparse_gp(300, (0, 1), ResponseMap(0.0, 3.0), epsilon=1.0)
+
+
+@pytest.mark.parametrize("dim", [1, 2])
+def test_output_files(tmp_path, dim):
+    from privgp.cli.release_sparse_gp import write_outputs
+
+    box = BOX if dim == 2 else Box((0.0,), (2.0,))
+    d = data()
+    X = d.X if dim == 2 else d.X[:, :1]
+    plan = plan_sparse_gp(300, box, ResponseMap(0.0, 3.0), epsilon=5.0, delta=1e-5, grid=31)
+    X, y = plan.check(X, d.response)
+    rel = plan.draw(X, y, np.random.default_rng(0))
+    names = ["x", "y"][:dim]
+    files = write_outputs(tmp_path, rel, plan, names)
+    for f in files:
+        assert (tmp_path / f).stat().st_size > 0
+    table = np.loadtxt(tmp_path / "prediction.csv", delimiter=",", skiprows=1)
+    assert table.shape == (int(np.prod(plan.grid)), dim + 4)
+    np.testing.assert_allclose(table[:, dim + 2], table[:, dim] - 2 * table[:, dim + 1], atol=1e-8)
+    z = np.load(tmp_path / "prediction.npz")
+    assert z["mean"].shape == plan.grid
