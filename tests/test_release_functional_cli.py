@@ -16,7 +16,7 @@ from privgp.ledger import Ledger
 from privgp.mechanisms.functional import posterior_mean_sensitivity
 from privgp.domain import Box
 
-FILES = {"paths.npz", "paths.csv", "excursion.png", "certificate.json"}
+FILES = {"paths.npz", "paths.csv", "excursion.png", "certificate.json", "report.html"}
 
 
 @pytest.fixture

@@ -327,6 +327,12 @@ class Ledger:
                 after = self._compose(previous + [(event, epsilon, delta)], b_del)
                 if not after.epsilon <= b_eps:
                     alone = self._compose([(event, epsilon, delta)], b_del).epsilon
+                    d0 = sum(ev.approx_dp()[1] for ev, _, _ in previous) + event.approx_dp()[1]
+                    if not math.isfinite(after.epsilon) and d0 >= b_del:
+                        raise BudgetExceededError(
+                            f"the releases known only as (epsilon, delta)-DP on this dataset would use a total delta of "
+                            f"{d0:.3g}, not below its budget delta={b_del:.3g}, so no finite epsilon remains; give this "
+                            f"release a smaller delta; nothing was charged or written (ledger: {self.path})")
                     raise BudgetExceededError(
                         f"this release would bring the dataset's spent epsilon to {after.epsilon:.4g} "
                         f"(at delta={b_del:.3g}), over its budget epsilon={b_eps:g}; already spent "

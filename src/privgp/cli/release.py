@@ -2,14 +2,17 @@
 
 One command for every mechanism (``--mechanism``, default ``posterior-sample``); each mechanism's
 options, plan and outputs live in a module of this package listed in :data:`MECHANISMS`
-(``release_<name>.py`` with NAME, HELP, add_arguments, plan, write, summary, summary_lines).
+(``release_<name>.py`` with NAME, HELP, add_arguments, plan, write, summary, summary_lines, and for
+the shared picture, report and ``privgp verify``: PICTURE, fields, report_text, verify; see
+:mod:`privgp.cli.release_publish`).
 
 Order of work (nothing is written or charged until every check has passed):
 parse -> load and check the data -> public domain check -> plan (calibrate, certify for this n,
 delta, domain) -> check the output folder (probe file) -> open the ledger (a corrupt file is refused)
 -> check the private data against the plan (sampler feasibility, memory) -> charge (atomic; refusal =
-exit 3) -> draw -> write outputs into a temporary folder -> rename it into place -> mark the ledger
-entry completed. A failure after the charge (disk full, a kill) leaves the entry charged.
+exit 3) -> draw -> write outputs (data files, picture, certificate, report.html) into a temporary
+folder -> rename it into place -> mark the ledger entry completed. A failure after the charge (disk
+full, a kill) leaves the entry charged.
 """
 from __future__ import annotations
 
@@ -32,10 +35,13 @@ from ..ledger import DEFAULT_BUDGET_EPSILON, Ledger
 from ..mechanisms.posterior_release import DEFAULT_MEMORY_LIMIT
 from ..mechanisms.release import ResponseMap, release
 from ..progress import Progress
+from . import release_publish as publish
 from .common import nonnegative_int, print_json
 from .outputs import AtomicOutput, check_output_dir
+from .release_figure import format_upper
 
-#: --mechanism NAME -> module of this package (NAME, HELP, add_arguments, plan, write, summary, summary_lines)
+#: --mechanism NAME -> module of this package (NAME, HELP, add_arguments, plan, write, summary, summary_lines,
+#: PICTURE, fields, report_text, verify; tests/test_release_report.py checks the interface)
 MECHANISMS: dict[str, str] = {"posterior-sample": "release_posterior", "sparse-gp": "release_sparse_gp",
                                "posterior-sample-tuned": "release_tuned", "functional": "release_functional"}
 
@@ -83,8 +89,12 @@ def _description() -> str:
     the data on purpose to get a fresh budget.
 
     Outputs in --out (written to a temporary folder and renamed into place at the end): the
-    mechanism's files (e.g. paths.npz, paths.csv, excursion.png; never the data points) and
-    certificate.json (public: no local paths, no statistics of the data).
+    mechanism's files (e.g. paths.npz, paths.csv; never the data points), its picture (e.g.
+    excursion.png: the released field in the response's units, the excursion boundary, the public
+    domain; a vote map for L > 1), certificate.json and report.html (a self-contained page for
+    publication: what was released, from how many records, what the guarantee means, the settings,
+    the ledger's totals, how to verify; --no-report skips it). Both are public: no local paths, no
+    statistics of the data beyond n. Check a certificate with `privgp verify certificate.json`.
     """)
 
 
@@ -147,6 +157,8 @@ def register(sub) -> None:
     o.add_argument("--out", default="privgp_release", metavar="DIR",
                    help="output folder, new or empty (default: ./privgp_release)")
     o.add_argument("--overwrite", action="store_true", help="allow replacing an earlier release in --out")
+    o.add_argument("--no-report", dest="report", action="store_false",
+                   help="do not write report.html (the one-page report for publication; written by default)")
     o.add_argument("--ledger", metavar="PATH", help="ledger file (default: $PRIVGP_LEDGER or "
                    "~/.local/share/privgp/ledger.sqlite)")
     o.add_argument("--budget-epsilon", type=float, metavar="E",
@@ -261,13 +273,13 @@ def _print_summary(s: dict, mod, plan, data) -> None:
     source = " [embedded Baltimore 1978 house sales]" if data.source == "embedded:baltimore" else ""
     lines = [
         f"privgp release ({s['mechanism']}) from {s['n']} private records ({s['dim']}-D){source}",
-        f"  guarantee   ({s['epsilon']:.4g}, {s['delta']:.3g})-DP for replace-one neighbours",
+        f"  guarantee   ({format_upper(s['epsilon'], 4)}, {format_upper(s['delta'])})-DP for replace-one neighbours",
         *mod.summary_lines(plan, data),
         f"  task        where {data.response_name} > {rm.threshold:g} (centred on the {rm.transform} scale, "
         f"clipped at +-{rm.clip:g}); domain {plan.domain.describe()}",
         f"  ledger      {s['ledger']}",
         f"              entry {s['entry_id']}; dataset {s['fingerprint'][:16]}: spent epsilon "
-        f"{s['spent_epsilon']:.4g} of {s['budget_epsilon']:g} (at delta {s['budget_delta']:.3g})",
+        f"{format_upper(s['spent_epsilon'], 4)} of {s['budget_epsilon']:g} (at delta {format_upper(s['budget_delta'])})",
         f"  outputs     {s['out']}/: " + ", ".join(s["files"]),
     ]
     if "warning" in s["randomness"]:
@@ -319,9 +331,15 @@ def run(args) -> int:
         progress.update(1)
         progress.stage(STAGES[4])
         with AtomicOutput(out, args.overwrite) as tmp:
-            files = mod.write(tmp, released, plan, data) + [CERTIFICATE]
+            files = mod.write(tmp, released, plan, data)
+            pic = publish.picture(mod, released, plan, data)
+            (tmp / mod.PICTURE).write_bytes(pic.png)
+            files += [mod.PICTURE, CERTIFICATE] + ([publish.REPORT] if args.report else [])
             doc = certificate_doc(mod.NAME, plan, data, fingerprint, charge, randomness, files)
             (tmp / CERTIFICATE).write_text(json.dumps(to_jsonable(doc), indent=2) + "\n")
+            if args.report:
+                (tmp / publish.REPORT).write_text(
+                    publish.report(mod, plan, data, pic, charge, fingerprint, randomness, files), encoding="utf-8")
         ledger.complete(charge.entry_id)
         progress.update(1)
     summary = _summary(mod, plan, data, Path(args.out), files, charge, ledger, randomness, fingerprint)

@@ -18,6 +18,9 @@ from ..mechanisms import functional as fm
 from ..mechanisms.posterior_release import default_lengthscale
 from ..mechanisms.release import default_delta, grid_sizes
 from . import release_posterior as rp
+from .release_figure import PictureContext, ReleasedField
+from .release_publish import verify_recompute
+from .release_report import MechanismReport
 
 NAME = "functional"
 HELP = ("the GP posterior mean plus GP noise of the same kernel (functional mechanism; seed 002, Thm 4.1: "
@@ -27,6 +30,7 @@ DEFAULT_EPSILON = 5.0
 DEFAULT_NOISE_BOUND = 0.2
 #: options of this mechanism only (refused with another --mechanism)
 OWN_OPTIONS = ("noise_bound", "noise_analysis")
+PICTURE = rp.PICTURE
 
 
 def add_arguments(group) -> None:
@@ -62,11 +66,47 @@ def plan(args, data, domain, rmap, *, memory_limit: float) -> fm.FunctionalPlan:
 
 
 def write(out: Path, released: fm.FunctionalRelease, plan: fm.FunctionalPlan, data) -> list[str]:
-    """paths.npz / paths.csv (the released function as one 'path') and excursion.png, as posterior-sample."""
+    """paths.npz / paths.csv (the released function as one 'path'), as posterior-sample."""
     names = list(data.coordinates)
     rp._write_paths(out, released, plan, names)
-    rp._plot(out, released, plan, names, data.response_name)
     return list(rp.FILES)
+
+
+def fields(released: fm.FunctionalRelease, plan: fm.FunctionalPlan) -> ReleasedField:
+    """The released function (posterior mean + GP noise) for the picture (model units, threshold 0)."""
+    return ReleasedField(axes=released.axes, values=released.paths, noun="released function",
+                         plural="released functions")
+
+
+def report_text(plan: fm.FunctionalPlan, ctx: PictureContext) -> MechanismReport:
+    """What this mechanism says in the report (public facts only)."""
+    resp = ctx.response
+    thr = resp.value(plan.response_map.threshold)
+    released = (f"One map of {resp.label} over the public domain: a smooth estimate fitted to the private records "
+                f"(a Gaussian-process posterior mean) plus random smooth noise, and where it exceeds the threshold "
+                f"{thr}.")
+    how = ("The estimate is a smooth function of the records; how far one record can move it is bounded in the "
+           "function's own norm (its RKHS sensitivity). Random noise drawn from a Gaussian process with the same "
+           "kernel, scaled to that bound, is added once to the whole function (the functional mechanism). "
+           "Responses were first put on a clipped, bounded scale.")
+    statement = (f"R\u00e4is\u00e4, Markou et al., Thm 4.1: the functional mechanism with noise multiplier c = "
+                 f"\u0394/\u03bc is \u03bc-GDP; \u0394 \u2264 {plan.sensitivity:.6g} ({plan.lemma}); the exact "
+                 "Gaussian-DP privacy profile gives (\u03b5, \u03b4) with no RDP conversion.")
+    given = "set by the data holder"
+    rows = (("kernel", plan.kernel, given), ("lengthscale", f"{plan.lengthscale:.6g}", given),
+            ("r (ridge)", f"{plan.r:.6g}", plan.hyperparameter_source),
+            ("noise multiplier c", f"{plan.multiplier:.6g}", f"calibrated ({plan.accounting}) to the target epsilon"),
+            ("grid", " \u00d7 ".join(map(str, plan.grid.sizes)), "resolution of the released map"))
+    return MechanismReport(released=released, how=how, statement=statement, hyperparameters=rows, account_command=None,
+                           references=("J. Räisä, S. Markou et al., Noise-Aware Differentially Private Regression "
+                                       "via Meta-Learning (seed paper 002).",
+                                       "R. Hall, A. Rinaldo and L. Wasserman, Differential Privacy for Functions and "
+                                       "Functional Data, JMLR 2013."))
+
+
+def verify(doc: dict):
+    """Recompute the certificate from its recorded event (exact GDP profile)."""
+    return verify_recompute(doc)
 
 
 def summary(plan: fm.FunctionalPlan) -> dict:
