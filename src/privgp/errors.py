@@ -56,5 +56,9 @@ class BudgetExceededError(PrivgpError):
     """A release would exceed the privacy budget recorded in the ledger."""
 
 
+class ObjectiveError(PrivgpError):
+    """A user's objective (e.g. a Thompson-sampling response source) failed or cannot be used."""
+
+
 class NumericalError(PrivgpError, ArithmeticError):
     """A computation produced NaN or failed where a guarantee was expected."""

@@ -30,6 +30,7 @@ EXPERIMENTS: dict[str, str] = {
     "seed003-toy": "seed003_toy:run", "seed003-activations": "seed003_activations:run",
     "seed003-reconstruction": "seed003_reconstruction:run", "seed003-multiquery": "seed003_multiquery:run",
     "seed003-mia": "seed003_mia:run", "seed003-nn": "seed003_nn:run",
+    "thompson": "thompson:run",
 }
 
 
