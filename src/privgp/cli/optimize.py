@@ -34,7 +34,11 @@ from ..progress import Progress
 from ..tasks.thompson import KNOBS, SCHEDULES, Candidates, ThompsonPlan, ThompsonResult, optimize, plan_thompson
 from .common import nonnegative_int, print_json
 from .outputs import AtomicOutput, check_output_dir
-from .release import _box, _dataset_id, _memory_limit, _number_list, _randomness
+from .common import box_from_values as _box
+from .common import dataset_id as _dataset_id
+from .common import memory_limit as _memory_limit
+from .common import number_list as _number_list
+from .common import randomness as _randomness
 
 DEFAULT_GRID = {1: 1001, 2: 64, 3: 16}
 DEFAULT_ROUNDS = 50
