@@ -56,5 +56,17 @@ class BudgetExceededError(PrivgpError):
     """A release would exceed the privacy budget recorded in the ledger."""
 
 
+class MissingExtraError(PrivgpError, ImportError):
+    """A feature needs a package of an optional extra that is not installed (``pip install 'privgp[EXTRA]'``)."""
+
+    def __init__(self, feature: str, package: str, extra: str):
+        self.feature, self.package, self.extra = feature, package, extra
+        super().__init__(f"{feature} needs the optional package {package!r}, which is not installed: "
+                         f"pip install 'privgp[{extra}]'")
+
+    def __reduce__(self):
+        return (type(self), (self.feature, self.package, self.extra))
+
+
 class NumericalError(PrivgpError, ArithmeticError):
     """A computation produced NaN or failed where a guarantee was expected."""
