@@ -68,5 +68,9 @@ class MissingExtraError(PrivgpError, ImportError):
         return (type(self), (self.feature, self.package, self.extra))
 
 
+class ObjectiveError(PrivgpError):
+    """A user's objective (e.g. a Thompson-sampling response source) failed or cannot be used."""
+
+
 class NumericalError(PrivgpError, ArithmeticError):
     """A computation produced NaN or failed where a guarantee was expected."""

@@ -217,7 +217,9 @@ class PosteriorSampleEvent(PrivacyEvent):
 
     def assumptions(self) -> tuple[str, ...]:
         out = [
-            f"neighbouring datasets differ by replacing one record; both have n = {self.n} records (Def. 3.1)",
+            # n itself is in the event (describe()); keeping it out of this sentence lets a composition
+            # of rounds with growing n (Thompson sampling) state the relation once
+            "neighbouring datasets differ by replacing one record and both have the event's n records (Def. 3.1)",
             "every input, private or queried, lies in the public domain, fixed before seeing the data",
             "the kernel is normalised (sup_x k(x, x) = 1) and kappa = inf k over the public domain is as "
             f"recorded ({self.kappa:.6g}; Prop. 3)",
