@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -75,6 +76,19 @@ def test_licence_metadata_and_files():
     assert not [c for c in project["classifiers"] if c.startswith("License ::")]
     assert "urls" not in project
     assert (ROOT / "src/privgp/py.typed").is_file()
+
+
+def test_citation_and_changelog_name_this_version():
+    cff = (ROOT / "CITATION.cff").read_text()
+    assert re.search(r"^version: (\S+)$", cff, re.M).group(1) == privgp.__version__
+    assert "license: BSD-3-Clause" in cff
+    for title in ("Differential Privacy of Gaussian Process Posterior Sampling", "Gaussian Processes with Differential Privacy",
+                  "Noise-Aware Differentially Private Regression via Meta-Learning",
+                  "Leave-One-Out Distinguishability in Machine Learning",
+                  "CAN STOCHASTIC GRADIENT LANGEVIN DYNAMICS PROVIDE DIFFERENTIAL PRIVACY FOR DEEP LEARNING?"):
+        assert f'title: "{title}"' in cff, title
+    changelog = (ROOT / "CHANGELOG.md").read_text()
+    assert f"## [{privgp.__version__}]" in changelog and "Semantic Versioning" in changelog
 
 
 def test_extras_named_for_what_they_enable():
