@@ -171,7 +171,7 @@ def test_pair_epsilons_and_a_small_audit():
         assert row.epsilon_iterate_lower <= row.epsilon_iterate_certified * (1 + 1e-9)
         assert row.rdp_iterate <= audit.rows[-1].epsilon_iterate_certified + 1e9  # finite, recorded
     assert rows[-1].epsilon_iterate_certified == audit.epsilon_posterior_certified
-    assert audit.as_dict()["rows"][1]["pair"]["x"]
+    assert audit.to_dict()["rows"][1]["pair"]["x"]
     with pytest.raises(InvalidParameterError, match="sampler"):
         audit_sampler("mala", kernel=K, n=4, r=1.0, sigma=1.0, XT=XT, steps=[1], rng=np.random.default_rng(0))
     assert Box.unit(1).dim == 1

@@ -66,7 +66,7 @@ def test_too_few_records_return_null_but_still_charge():
     res = propose_test_sample(x, y, p, rng)
     assert res.theta is None and res.stopped_at == "n_W < n_min"
     g = accountant.epsilon(res.event, 2 * 0.01)
-    assert g.epsilon == pytest.approx(100.0) and res.as_dict()["event"]["epsilon"] == 100.0
+    assert g.epsilon == pytest.approx(100.0) and res.to_dict()["event"]["epsilon"] == 100.0
     tiny = propose_test_sample(x[:1], y[:1], p, rng)
     assert tiny.stopped_at == "n2 <= 1"
 

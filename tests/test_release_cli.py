@@ -26,7 +26,7 @@ from privgp.datasets.baltimore import PUBLIC_BOX
 from privgp.domain import Box
 from privgp.ledger import Ledger
 
-FILES = {"paths.npz", "paths.csv", "excursion.png", "certificate.json"}
+FILES = {"paths.npz", "paths.csv", "excursion.png", "certificate.json", "report.html"}
 
 
 def env_for(tmp_path: Path) -> dict:
@@ -143,7 +143,7 @@ def test_csv_2d_release_hides_every_training_value(tmp_path):
         for s in secrets:  # binary and printed forms of every private value
             for pat in (struct.pack("<d", s), struct.pack("<f", s), repr(float(s)).encode(), f"{s:.8g}".encode()):
                 assert pat not in data, (f.name, s)
-        if f.suffix in (".csv", ".json"):
+        if f.suffix in (".csv", ".json", ".html"):
             text = f.read_text()
             nums = np.array([float(t) for t in re.findall(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?", text)])
             close = np.isclose(nums[:, None], secrets[None, :], rtol=1e-8, atol=0)

@@ -108,22 +108,24 @@ def test_large_n_in_2d_runs_exactly_and_certifies_for_n(env, capsys):
 def test_certificate_is_publishable_and_outputs_are_atomic(env, capsys):
     code, out, err = run(capsys, "--out", str(env / "rel"), "--grid", "31", "--seed", "3")
     assert code == 0, err
-    text = (env / "rel" / "certificate.json").read_text()
-    assert str(env) not in text and "/home" not in text and "ledger.sqlite" not in text
+    for name in ("certificate.json", "report.html"):  # both are for publication
+        text = (env / "rel" / name).read_text()
+        assert str(env) not in text and "/home" not in text and "ledger.sqlite" not in text, name
     assert [p.name for p in env.iterdir() if p.name.startswith(".privgp-tmp-")] == []
     # --overwrite replaces the folder only once the new release is complete
     code, out, err = run(capsys, "--out", str(env / "rel"), "--grid", "31", "--overwrite")
-    assert code == 0, err and sorted(p.name for p in (env / "rel").iterdir()) == sorted(
-        ["paths.npz", "paths.csv", "excursion.png", "certificate.json"])
+    assert code == 0, err
+    assert sorted(p.name for p in (env / "rel").iterdir()) == sorted(
+        ["paths.npz", "paths.csv", "excursion.png", "certificate.json", "report.html"])
 
 
 def test_a_kill_while_writing_leaves_no_out_and_keeps_the_charge(tmp_path):
     script = textwrap.dedent("""
         import os
-        import privgp.cli.release_posterior as R
+        import privgp.cli.release_figure as F
         def crash(*a, **k):
             os._exit(9)
-        R._plot = crash   # dies after the paths were written into the temporary folder
+        F.draw = crash   # dies after the paths were written into the temporary folder
         from privgp.cli.main import main
         main(["release", "--out", "rel", "--grid", "31"])
     """)

@@ -20,7 +20,8 @@ def test_embedded_release(tmp_path, capsys):
     s = json.loads(capsys.readouterr().out)
     assert s["mechanism"] == "sparse-gp" and s["epsilon"] <= 3.0 and s["inducing_points"] == 40
     files = {p.name for p in (tmp_path / "out").iterdir()}
-    assert files == {"prediction.npz", "prediction.csv", "inducing.csv", "prediction.png", "certificate.json"}
+    assert files == {"prediction.npz", "prediction.csv", "inducing.csv", "prediction.png", "certificate.json", "report.html"}
+    assert "sparse-gp" in (tmp_path / "out" / "report.html").read_text()
     doc = json.loads((tmp_path / "out" / "certificate.json").read_text())
     cert = PrivacyCertificate.from_dict(doc["certificate"])
     assert cert.event.kind == "gaussian" and cert.method == "exact-gdp"

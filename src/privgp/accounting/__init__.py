@@ -10,6 +10,8 @@
 * seed 004: divergences between a Gaussian and a Gaussian mixture (:mod:`.mixtures`), the posterior RDP
   of 1-D Bayesian linear regression (:mod:`.linear_regression`), and the certificate of the
   sample-then-optimise iterate (:mod:`.sampler_bounds`).
+* seed 002 (:mod:`.functional`): the functional mechanism's multipliers (Hall, RDP, GDP), its event
+  and the DPSetConv event.
 
 Events are built by mechanisms (:mod:`privgp.mechanisms`), which know kernels and domains.
 """
@@ -19,6 +21,8 @@ from .certificate import PrivacyCertificate, certify
 from .conversion import CONVERSIONS, epsilon_from_rdp, log_delta_from_rdp
 from .events import (EVENT_TYPES, ApproxDpEvent, ComposedEvent, EventBatch, GaussianEvent, GdpEvent, PrivacyEvent,
                      PureDpEvent, ZcdpEvent, event_from_dict, event_from_json, register_event)
+from .functional import (DPSetConvEvent, FunctionalEvent, dpsetconv_mu, dpsetconv_noise_scales, gdp_multiplier,
+                         hall_multiplier, rdp_multiplier, setconv_sensitivities)
 from .gaussian import compose_mu, gaussian_noise_std, gdp_delta, gdp_epsilon, gdp_mu
 from .linear_regression import LinearRegressionPosteriorEvent
 from .optimize import minimize_over_alpha
@@ -32,6 +36,8 @@ from .sensitivity import (PUBLISHED_WARNING, SensitivityBounds, delta_constant, 
                           delta_generic, delta_rkhs, phi_n, sensitivity_bounds, v_bar, v_generic)
 
 __all__ = [
+    "DPSetConvEvent", "FunctionalEvent", "dpsetconv_mu", "dpsetconv_noise_scales", "gdp_multiplier",
+    "hall_multiplier", "rdp_multiplier", "setconv_sensitivities",
     "ApproxDpEvent", "CONVERSIONS", "CalibrationResult", "ComposedEvent", "EVENT_TYPES", "EventBatch", "GaussianEvent",
     "GdpEvent", "Guarantee", "LinearRegressionPosteriorEvent", "SampleThenOptimiseEvent",
     "PUBLISHED_WARNING", "PosteriorSampleEvent", "PrivacyCertificate", "PrivacyEvent",

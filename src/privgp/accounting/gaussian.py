@@ -15,13 +15,19 @@ Numerics. delta(epsilon) is evaluated as exp(log Phi(a)) * (1 - exp(epsilon + lo
 with log Phi from scipy.special.log_ndtr, so that it keeps full relative precision where the two
 terms nearly cancel (large epsilon, small delta). The inverses are bracketed bisections in numpy
 (vectorised) that return the *feasible* end of the final bracket: :func:`gdp_epsilon` never returns
-an epsilon whose delta exceeds the target, :func:`gdp_mu` never a mu whose delta exceeds it.
+an epsilon whose delta exceeds the target, :func:`gdp_mu` never a mu whose delta exceeds it. A point
+counts as feasible only if it is feasible after allowing for a bound on the floating-point error of
+the evaluation (``_surely_feasible``): a bisection that compared rounded values could end a few ulp
+on the wrong side of the exact root (seen against mpmath at epsilon = 0.1, delta = 1e-3).
 dp_accounting's ``GaussianPrivacyLoss``/``get_smallest_gaussian_noise`` is the independent reference
 in the tests (tests/test_accounting_gaussian.py).
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import InvalidParameterError, NumericalError
 
@@ -37,15 +43,10 @@ def _check_mu(mu):
         raise InvalidParameterError("mu", "finite and >= 0 (the GDP parameter)", mu)
 
 
-def log_gdp_delta(mu, epsilon):
-    """log delta(epsilon) of a mu-GDP mechanism (see the module docstring); -inf when mu = 0."""
+def _log_gdp_delta_parts(mu, eps):
+    """(log delta(eps), an upper bound on its floating-point error) for validated arrays."""
     from scipy.special import log_ndtr  # here, not at import: `import privgp.ledger` stays light
 
-    a = _arrays(mu=mu, epsilon=epsilon)
-    mu, eps = a["mu"], a["epsilon"]
-    _check_mu(mu)
-    if np.any(~(eps >= 0)):
-        raise InvalidParameterError("epsilon", ">= 0", eps)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         safe = np.where(mu > 0, mu, 1.0)
         la = log_ndtr(-eps / safe + safe / 2.0)
@@ -55,12 +56,39 @@ def log_gdp_delta(mu, epsilon):
         out = np.where(gap >= 0.0, -np.inf, out)
         out = np.where(np.isinf(eps), -np.inf, out)
         out = np.where(mu > 0, out, -np.inf)
+        # round-off: log_ndtr is accurate to a few ulp of its value; an absolute error e_g of gap moves
+        # log(1 - e^gap) by about e_g / (e^-gap - 1), large where the two terms nearly cancel
+        big = np.maximum.reduce([np.ones_like(la), np.abs(eps), np.abs(la), np.abs(lb)])
+        e_g = 16.0 * np.finfo(float).eps * np.where(np.isfinite(big), big, 0.0)
+        err = 16.0 * np.finfo(float).eps * np.where(np.isfinite(la), np.abs(la), 0.0) \
+            + e_g * (1.0 + 1.0 / np.maximum(np.expm1(-np.minimum(gap, 0.0)), 1e-300))
+        err = np.where(np.isfinite(out), err, 0.0)
+    return out, err
+
+
+def log_gdp_delta(mu: ArrayLike, epsilon: ArrayLike) -> np.ndarray:
+    """log delta(epsilon) of a mu-GDP mechanism (see the module docstring); -inf when mu = 0."""
+    a = _arrays(mu=mu, epsilon=epsilon)
+    mu, eps = a["mu"], a["epsilon"]
+    _check_mu(mu)
+    if np.any(~(eps >= 0)):
+        raise InvalidParameterError("epsilon", ">= 0", eps)
+    out, _ = _log_gdp_delta_parts(mu, eps)
     if np.isnan(out).any():
         raise NumericalError("log_gdp_delta: NaN from valid inputs")
     return out
 
 
-def gdp_delta(mu, epsilon):
+def _surely_feasible(mu, eps, log_target):
+    """delta_mu(eps) <= target even after allowing for the floating-point error of its evaluation."""
+    mu, eps = np.broadcast_arrays(np.asarray(mu, float), np.asarray(eps, float))
+    out, err = _log_gdp_delta_parts(mu, eps)
+    if np.isnan(out).any():
+        raise NumericalError("log_gdp_delta: NaN from valid inputs")
+    return out + err <= log_target
+
+
+def gdp_delta(mu: ArrayLike, epsilon: ArrayLike) -> np.ndarray:
     """Exact delta(epsilon) of a mu-GDP mechanism (Gaussian mechanism with mu = Delta / s)."""
     return np.exp(log_gdp_delta(mu, epsilon))
 
@@ -71,7 +99,21 @@ def _epsilon_upper(mu, delta):
     return 2.0 * (0.5 * mu * mu + mu * np.sqrt(2.0 * np.log(1.0 / delta))) + 1.0
 
 
-def gdp_epsilon(mu, delta):
+def _bisect(feasible: Callable[[np.ndarray], np.ndarray], good: np.ndarray, bad: np.ndarray,
+            rtol: float) -> np.ndarray:
+    """Vectorised bisection between a feasible end ``good`` and an infeasible end ``bad`` of a monotone
+    condition; returns the feasible end once the bracket is narrower than ``rtol`` (relative)."""
+    for _ in range(BISECTION_STEPS):
+        mid = 0.5 * (good + bad)
+        ok = feasible(mid)
+        good = np.where(ok, mid, good)
+        bad = np.where(ok, bad, mid)
+        if np.all(np.abs(good - bad) <= rtol * np.maximum(np.maximum(np.abs(good), np.abs(bad)), 1e-300)):
+            break
+    return good
+
+
+def gdp_epsilon(mu: ArrayLike, delta: ArrayLike) -> np.ndarray:
     """Smallest epsilon >= 0 with delta(epsilon) <= delta for a mu-GDP mechanism (vectorised).
 
     Bisection on a bracket [lo, hi] with delta(lo) > delta >= delta(hi); returns hi (the feasible
@@ -83,23 +125,16 @@ def gdp_epsilon(mu, delta):
     if np.any(~((dl > 0) & (dl < 1))):
         raise InvalidParameterError("delta", "in the open interval (0, 1)", dl)
     log_target = np.log(dl)
-    lo = np.zeros(mu.shape)
-    hi = _epsilon_upper(mu, dl)
-    done = log_gdp_delta(mu, lo) <= log_target
-    for _ in range(BISECTION_STEPS):
-        mid = 0.5 * (lo + hi)
-        ok = log_gdp_delta(mu, mid) <= log_target
-        hi = np.where(ok, mid, hi)
-        lo = np.where(ok, lo, mid)
-        if np.all((hi - lo) <= 1e-13 * np.maximum(hi, 1e-300)):
-            break
+    zero = np.zeros(mu.shape)
+    done = _surely_feasible(mu, zero, log_target)
+    hi = _bisect(lambda e: _surely_feasible(mu, e, log_target), _epsilon_upper(mu, dl), zero, 1e-13)
     out = np.where(done, 0.0, hi)
-    if np.any(log_gdp_delta(mu, out) > log_target):  # re-check: never report an infeasible epsilon
+    if not np.all(_surely_feasible(mu, out, log_target)):  # re-check: never report an infeasible epsilon
         raise NumericalError("gdp_epsilon: bisection ended on an infeasible value")
     return out
 
 
-def gdp_mu(epsilon, delta):
+def gdp_mu(epsilon: ArrayLike, delta: ArrayLike) -> np.ndarray:
     """Largest mu with delta_mu(epsilon) <= delta (vectorised): the GDP parameter a Gaussian mechanism
     may have to be (epsilon, delta)-DP. delta_mu(epsilon) increases in mu, so this is a bracketed
     root; the returned value is the feasible (lower) end of the final bracket, re-checked."""
@@ -113,23 +148,17 @@ def gdp_mu(epsilon, delta):
     lo = np.zeros(eps.shape)
     hi = np.ones(eps.shape)
     for _ in range(200):  # grow hi until infeasible
-        bad = log_gdp_delta(hi, eps) <= log_target
+        bad = _surely_feasible(hi, eps, log_target)
         if not bad.any():
             break
         hi = np.where(bad, 2.0 * hi, hi)
-    for _ in range(BISECTION_STEPS):
-        mid = 0.5 * (lo + hi)
-        ok = log_gdp_delta(mid, eps) <= log_target
-        lo = np.where(ok, mid, lo)
-        hi = np.where(ok, hi, mid)
-        if np.all((hi - lo) <= 1e-14 * np.maximum(hi, 1e-300)):
-            break
-    if np.any(log_gdp_delta(lo, eps) > log_target):
+    lo = _bisect(lambda m: _surely_feasible(m, eps, log_target), lo, hi, 1e-14)
+    if not np.all(_surely_feasible(lo, eps, log_target)):
         raise NumericalError("gdp_mu: bisection ended on an infeasible value")
     return lo
 
 
-def gaussian_noise_std(sensitivity, epsilon, delta):
+def gaussian_noise_std(sensitivity: ArrayLike, epsilon: ArrayLike, delta: ArrayLike) -> np.ndarray:
     """Smallest noise standard deviation s of a Gaussian mechanism with L2 sensitivity Delta that is
     (epsilon, delta)-DP: s = Delta / mu*(epsilon, delta) (analytic Gaussian mechanism, Balle & Wang
     2018, Thm 8 / Alg. 1, by bisection instead of their closed-form search)."""
@@ -139,7 +168,7 @@ def gaussian_noise_std(sensitivity, epsilon, delta):
     return s / gdp_mu(epsilon, delta)
 
 
-def compose_mu(mus, counts=None) -> float:
+def compose_mu(mus: ArrayLike, counts: ArrayLike | None = None) -> float:
     """mu of the composition of mu_i-GDP mechanisms, each used counts_i times: sqrt(sum c_i mu_i^2)."""
     mus = np.asarray(mus, dtype=float)
     c = np.ones_like(mus) if counts is None else np.asarray(counts, dtype=float)

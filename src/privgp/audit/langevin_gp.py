@@ -303,7 +303,7 @@ class NeighbourPair:
         X2 = np.vstack([self.X_core, self.x_prime[None, :]])
         return (X1, np.append(self.y_core, self.y)), (X2, np.append(self.y_core, self.y_prime))
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         return {"X_core": self.X_core.tolist(), "y_core": self.y_core.tolist(), "x": self.x.tolist(), "y": self.y,
                 "x_prime": self.x_prime.tolist(), "y_prime": self.y_prime}
 
@@ -383,8 +383,8 @@ class SamplerAuditRow:
     epsilon_iterate_certified: float  # certified upper bound (sto only; inf where the bound is vacuous / nan for ula)
     pair: NeighbourPair = field(repr=False)
 
-    def as_dict(self) -> dict:
-        return {k: (getattr(self, k) if k != "pair" else self.pair.as_dict()) for k in self.__dataclass_fields__}
+    def to_dict(self) -> dict:
+        return {k: (getattr(self, k) if k != "pair" else self.pair.to_dict()) for k in self.__dataclass_fields__}
 
 
 @dataclass(frozen=True)
@@ -400,10 +400,10 @@ class SamplerAudit:
     rows: tuple[SamplerAuditRow, ...]
     settings: dict
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         return {"sampler": self.sampler, "n": self.n, "r": self.r, "sigma": self.sigma, "step": self.step,
                 "delta": self.delta, "alpha": self.alpha, "epsilon_posterior_certified": self.epsilon_posterior_certified,
-                "settings": self.settings, "rows": [row.as_dict() for row in self.rows]}
+                "settings": self.settings, "rows": [row.to_dict() for row in self.rows]}
 
     def worst_factor(self) -> float:
         """max over steps of (lower bound on the iterate's epsilon) / (certified posterior epsilon): above 1

@@ -139,7 +139,7 @@ class Theorem1Constants:
     def log10_c_p(self) -> float:
         return float(mpmath.log10(self.c_p))
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         s = lambda x: mpmath.nstr(x, 12)  # noqa: E731
         return {"n1": s(self.n1), "n2": s(self.n2), "n3": s(self.n3), "n_eps_prime": s(self.n_eps_prime),
                 "n_p": s(self.n_p), "c_p": s(self.c_p), "log10_n_p": self.log10_n_p,

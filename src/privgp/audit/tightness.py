@@ -13,6 +13,12 @@ found <= certified must hold (a found value above the bound would refute the cer
 ratio found / certified says how tight the certificate is, separately for the mean and covariance parts.
 The search is a lower estimate of the true supremum (a local search from random starts), so the slack
 it reports is an upper estimate of the true slack.
+
+LOOD column (seed 003): the largest one-path Rényi LOOD at alpha found by record optimisation on
+datasets of the game (:func:`privgp.audit.lood_release.game_lood`: D = n - 1 points of the game,
+S = (x, y) optimised, the query S itself, which is the maximum over query sets), both directions.
+It is add/remove-one distinguishability, a different neighbour relation from the certificate's
+replace-one: reported next to the certified bound for scale, not as a check of it.
 """
 from __future__ import annotations
 
@@ -22,8 +28,9 @@ import numpy as np
 
 from .. import validation as v
 from ..domain import Box
-from .neighbours import WorstCaseNeighbours, worst_case_neighbours
 from .game import MembershipGame
+from .lood_release import GameLood, game_lood
+from .neighbours import WorstCaseNeighbours, worst_case_neighbours
 
 
 @dataclass(frozen=True)
@@ -42,6 +49,7 @@ class TightnessResult:
     constants: str
     evaluations: int
     worst: WorstCaseNeighbours
+    lood: GameLood | None = None   # seed-003 LOOD column (one path); None when not computed
 
     @property
     def ratio(self) -> float:
@@ -65,16 +73,27 @@ class TightnessResult:
                 "worst_pair": {"X_core": w.X_core.ravel(), "y_core": w.y_core, "x": w.x.ravel(), "y": w.y,
                                "x_prime": w.x_prime.ravel(), "y_prime": w.y_prime},
                 "note": ("worst case over all replace-one neighbours on [0, 1] with |y| <= 1; x0, M_xi and the "
-                         "covariate design of the game do not enter")}
+                         "covariate design of the game do not enter"),
+                **self._lood_dict()}
+
+    def _lood_dict(self) -> dict:
+        if self.lood is None:
+            return {}
+        c = self.certified
+        ratio = lambda x: x / c if c > 0 else None  # noqa: E731
+        return {**self.lood.to_dict(), "lood_renyi_forward_over_certified": ratio(self.lood.forward),
+                "lood_renyi_reverse_over_certified": ratio(self.lood.reverse)}
 
 
 def audit_tightness(game: MembershipGame, *, alpha: float | None = None, delta: float = 0.05,
                     rng: np.random.Generator, restarts: int = 6, test_points: int = 2,
-                    constants: str = "proven") -> TightnessResult:
+                    constants: str = "proven", lood_datasets: int = 6) -> TightnessResult:
     """Largest exact divergence over neighbouring datasets found at ``alpha`` (default: the order of
-    the certified epsilon at ``delta``), beside the certified bound at the same alpha."""
+    the certified epsilon at ``delta``), beside the certified bound at the same alpha; with
+    ``lood_datasets`` > 0 also the LOOD column (seed 003) from that many datasets of the game."""
     rng = v.generator("rng", rng)
     delta = v.open_interval("delta", delta, 0.0, 1.0)
+    lood_datasets = v.integer("lood_datasets", lood_datasets, minimum=0)
     cert = game.certified_epsilon(delta, constants=constants)
     if alpha is None:
         alpha, source = float(cert.alpha), "certificate"
@@ -83,10 +102,11 @@ def audit_tightness(game: MembershipGame, *, alpha: float | None = None, delta: 
     w = worst_case_neighbours(alpha, n=game.n, kernel=game.kernel, domain=Box.unit(1), r=game.r, sigma=game.sigma,
                               eta=0.0, M_Y=1.0, rng=rng, restarts=restarts, test_points=test_points,
                               sensitivity="exp1d", constants=constants)
+    lood = game_lood(game, alpha, rng=rng, datasets=lood_datasets) if lood_datasets else None
     return TightnessResult(game=game, alpha=alpha, alpha_source=source, found=w.divergence, found_mean=w.mean_part,
                            found_cov=w.cov_part, certified=w.bound, certified_mean=w.mean_bound,
                            certified_cov=w.cov_bound, epsilon_certified=float(cert.epsilon), delta=delta,
-                           constants=constants, evaluations=w.evaluations, worst=w)
+                           constants=constants, evaluations=w.evaluations, worst=w, lood=lood)
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -1,11 +1,13 @@
 """``privgp audit``: membership-inference audits (LiRA), tightness audits of a release setting, and the
-privacy of iterative samplers' iterates (``privgp audit sampler``, :mod:`.audit_sampler`)."""
+per-record LOOD of a planned release (``privgp audit lood``, :mod:`.audit_lood`), and the privacy of
+iterative samplers' iterates (``privgp audit sampler``, :mod:`.audit_sampler`)."""
 from __future__ import annotations
 
 import argparse
 import math
 import time
 
+from .audit_lood import register_lood
 from .common import positive_float, print_json
 
 LIRA_EPILOG = """\
@@ -54,7 +56,7 @@ def _setting_flags(p) -> None:
 
 
 def register(sub) -> None:
-    p = sub.add_parser("audit", help="membership-inference (LiRA) and tightness audits",
+    p = sub.add_parser("audit", help="membership-inference (LiRA), tightness and per-record LOOD audits",
                        description="Empirical privacy audits of GP posterior sample-path release (seed 000, sec. 4).")
     asub = p.add_subparsers(dest="audit_command", metavar="AUDIT")
     asub.required = True
@@ -81,7 +83,10 @@ def register(sub) -> None:
     tight.add_argument("--restarts", type=int, default=6, help="random restarts of the search (default 6)")
     tight.add_argument("--test-points", dest="test_points", type=int, default=2,
                        help="extra test inputs searched over (default 2)")
+    tight.add_argument("--lood-datasets", dest="lood_datasets", type=int, default=6,
+                       help="datasets of the game for the LOOD column (seed 003; 0 = skip; default 6)")
     tight.set_defaults(func=_run_tightness)
+    register_lood(asub)
     from .audit_sampler import register_sampler
 
     register_sampler(asub)
@@ -131,7 +136,8 @@ def _run_tightness(args) -> int:
 
     t0 = time.perf_counter()
     res = audit_tightness(_game(args), alpha=args.alpha, delta=args.delta, rng=np.random.default_rng(args.seed),
-                          restarts=args.restarts, test_points=args.test_points, constants=args.constants)
+                          restarts=args.restarts, test_points=args.test_points, constants=args.constants,
+                          lood_datasets=args.lood_datasets)
     out = res.to_dict()
     out["seconds"] = round(time.perf_counter() - t0, 3)
     if args.json:
@@ -145,5 +151,10 @@ def _run_tightness(args) -> int:
     print(f"  found / certified                  {res.ratio:.4g}")
     print(f"  L-path values                      found {res.game.L * res.found:.6g} <= certified "
           f"{res.game.L * res.certified:.6g}")
+    if res.lood is not None:
+        lo = res.lood
+        print(f"  Renyi LOOD found (one path)        D -> D+S {lo.forward:.6g}, D+S -> D {lo.reverse:.6g}  "
+              f"(KL {lo.kl:.4g}; seed 003, add/remove one record:")
+        print("                                     a different neighbour relation, shown for scale, not a check)")
     print(f"  time                               {out['seconds']:.2f} s")
     return 0

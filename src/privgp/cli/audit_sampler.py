@@ -48,7 +48,8 @@ def register_sampler(asub) -> None:
     p.add_argument("--sigma", type=positive_float, default=10.0, help="kernel scale sigma (default 10)")
     p.add_argument("--kernel", default="exponential",
                    choices=("exponential", "matern32", "matern52", "squared_exponential"), help="kernel family")
-    p.add_argument("--ell", type=positive_float, default=0.3, help="kernel lengthscale (default 0.3)")
+    p.add_argument("--lengthscale", "--ell", dest="lengthscale", type=positive_float, default=0.3,
+                   help="kernel lengthscale (default 0.3; --ell is the old spelling)")
     p.add_argument("--M-Y", dest="M_Y", type=positive_float, default=1.0, help="response bound (default 1)")
     p.add_argument("--delta", type=positive_float, default=1e-3, help="delta (default 1e-3)")
     p.add_argument("--steps", default=DEFAULT_STEPS, help=f"comma-separated step counts, 'inf' allowed (default {DEFAULT_STEPS})")
@@ -95,7 +96,7 @@ def _run(args) -> int:
         raise InvalidParameterError("--alpha", "> 1", args.alpha)
     if not math.isfinite(args.sigma):
         raise InvalidParameterError("--sigma", "finite (the samplers release the mean too)", args.sigma)
-    kernel = make_kernel(args.kernel, args.ell)
+    kernel = make_kernel(args.kernel, args.lengthscale)
     t0 = time.perf_counter()
     with Progress(len(steps), "audit sampler: step counts", None) as bar:
         def progress(items):
@@ -109,12 +110,12 @@ def _run(args) -> int:
                               step=args.step, init=args.init, alpha=args.alpha, rng=np.random.default_rng(args.seed),
                               restarts=args.restarts, progress=progress)
     png = plot_sampler_audit(audit, Path(args.png))
-    out = audit.as_dict()
+    out = audit.to_dict()
     out.update(png=str(png), verdict=describe_factor(audit), seconds=round(time.perf_counter() - t0, 2))
     if args.json:
         print_json(out)
         return 0
-    print(f"{args.sampler} sampler: n={n}, r={args.r:g}, sigma={args.sigma:g}, {args.kernel}(ell={args.ell:g}), "
+    print(f"{args.sampler} sampler: n={n}, r={args.r:g}, sigma={args.sigma:g}, {args.kernel}(lengthscale={args.lengthscale:g}), "
           f"h={audit.step:.4g}, delta={args.delta:g}, search order alpha={audit.alpha:.4g}")
     print(f"  exact posterior, certified epsilon (seed 000): {audit.epsilon_posterior_certified:.4g}")
     print(f"  {'t':>6} {'iterate cert.':>14} {'iterate pair':>13} {'iter. lower':>12} {'post. pair':>11}")

@@ -2,41 +2,49 @@
 
 One command for every mechanism (``--mechanism``, default ``posterior-sample``); each mechanism's
 options, plan and outputs live in a module of this package listed in :data:`MECHANISMS`
-(``release_<name>.py`` with NAME, HELP, add_arguments, plan, write, summary, summary_lines).
+(``release_<name>.py`` with NAME, HELP, add_arguments, plan, write, summary, summary_lines, and for
+the shared picture, report and ``privgp verify``: PICTURE, fields, report_text, verify; see
+:mod:`privgp.cli.release_publish`).
 
 Order of work (nothing is written or charged until every check has passed):
 parse -> load and check the data -> public domain check -> plan (calibrate, certify for this n,
 delta, domain) -> check the output folder (probe file) -> open the ledger (a corrupt file is refused)
 -> check the private data against the plan (sampler feasibility, memory) -> charge (atomic; refusal =
-exit 3) -> draw -> write outputs into a temporary folder -> rename it into place -> mark the ledger
-entry completed. A failure after the charge (disk full, a kill) leaves the entry charged.
+exit 3) -> draw -> write outputs (data files, picture, certificate, report.html) into a temporary
+folder -> rename it into place -> mark the ledger entry completed. A failure after the charge (disk
+full, a kill) leaves the entry charged.
 """
 from __future__ import annotations
 
 import argparse
 import importlib
 import json
-import math
 import textwrap
 from pathlib import Path
 
-import numpy as np
 
 from .. import __version__
 from ..datasets import baltimore
-from ..domain import Box
 from ..errors import InvalidParameterError
 from ..jsonable import to_jsonable
 from ..ledger import DEFAULT_BUDGET_EPSILON, Ledger
 from ..mechanisms.posterior_release import DEFAULT_MEMORY_LIMIT
 from ..mechanisms.release import ResponseMap, release
 from ..progress import Progress
+from . import release_publish as publish
+from .common import box_from_values as _box
+from .common import dataset_id as _dataset_id
+from .common import memory_limit as _memory_limit
 from .common import nonnegative_int, print_json
+from .common import number_list as _number_list
+from .common import randomness as _randomness
 from .outputs import AtomicOutput, check_output_dir
+from .release_figure import format_upper
 
-#: --mechanism NAME -> module of this package (NAME, HELP, add_arguments, plan, write, summary, summary_lines)
+#: --mechanism NAME -> module of this package (NAME, HELP, add_arguments, plan, write, summary, summary_lines,
+#: PICTURE, fields, report_text, verify; tests/test_release_report.py checks the interface)
 MECHANISMS: dict[str, str] = {"posterior-sample": "release_posterior", "sparse-gp": "release_sparse_gp",
-                               "posterior-sample-tuned": "release_tuned"}
+                               "posterior-sample-tuned": "release_tuned", "functional": "release_functional"}
 
 #: Default task on the embedded data: log sale price above $50k (price is in thousand USD).
 BALTIMORE_THRESHOLD = 50.0
@@ -82,19 +90,15 @@ def _description() -> str:
     the data on purpose to get a fresh budget.
 
     Outputs in --out (written to a temporary folder and renamed into place at the end): the
-    mechanism's files (e.g. paths.npz, paths.csv, excursion.png; never the data points) and
-    certificate.json (public: no local paths, no statistics of the data).
+    mechanism's files (e.g. paths.npz, paths.csv; never the data points), its picture (e.g.
+    excursion.png: the released field in the response's units, the excursion boundary, the public
+    domain; a vote map for L > 1), certificate.json and report.html (a self-contained page for
+    publication: what was released, from how many records, what the guarantee means, the settings,
+    the ledger's totals, how to verify; --no-report skips it). Both are public: no local paths, no
+    statistics of the data beyond n. Check a certificate with `privgp verify certificate.json`.
     """)
 
 
-def _number_list(text: str) -> float:
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not math.isfinite(x):
-        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
-    return x
 
 
 def register(sub) -> None:
@@ -102,6 +106,42 @@ def register(sub) -> None:
                        description=_description(), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--mechanism", choices=sorted(MECHANISMS), default="posterior-sample",
                    help="what to release (default: posterior-sample)")
+    add_data_arguments(p)
+    for name in MECHANISMS:
+        mod = mechanism_module(name)
+        mod.add_arguments(p.add_argument_group(f"--mechanism {name}"))
+    o = p.add_argument_group("output, randomness, ledger")
+    o.add_argument("--grid", type=int, metavar="N",
+                   help="grid points along the longest side of the box (default: 201 in 1-D, 121 in 2-D)")
+    o.add_argument("--seed", type=nonnegative_int, metavar="S",
+                   help="DEMO ONLY: fixed seed; anyone with the seed can reproduce the release, and the "
+                        "guarantee holds only if the seed is secret and unguessable (default: fresh OS entropy)")
+    o.add_argument("--out", default="privgp_release", metavar="DIR",
+                   help="output folder, new or empty (default: ./privgp_release)")
+    o.add_argument("--overwrite", action="store_true", help="allow replacing an earlier release in --out")
+    o.add_argument("--no-report", dest="report", action="store_false",
+                   help="do not write report.html (the one-page report for publication; written by default)")
+    o.add_argument("--ledger", metavar="PATH", help="ledger file (default: $PRIVGP_LEDGER or "
+                   "~/.local/share/privgp/ledger.sqlite)")
+    o.add_argument("--budget-epsilon", type=float, metavar="E",
+                   help=f"total epsilon of a dataset new to the ledger (default {DEFAULT_BUDGET_EPSILON:g})")
+    o.add_argument("--budget-delta", type=float, metavar="D",
+                   help="total delta of a dataset new to the ledger (default: n^-1.1)")
+    o.add_argument("--dataset-id", metavar="NAME",
+                   help="name the dataset in the ledger (e.g. across versions of a file): releases with the same "
+                        "NAME share one budget, whatever the records (default: a keyed fingerprint of the records)")
+    o.add_argument("--memory-limit", type=float, default=DEFAULT_MEMORY_LIMIT / 2**30, metavar="GIB",
+                   help="refuse (before anything is charged) a release whose sampler would need more memory "
+                        f"than this many GiB (default {DEFAULT_MEMORY_LIMIT / 2**30:g})")
+    o.add_argument("--progress", action="store_true",
+                   help="plain progress lines on stderr (for logs); a terminal shows a bar anyway")
+    o.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.set_defaults(func=run)
+
+
+def add_data_arguments(p) -> None:
+    """The private data, public task/domain and shared hyperparameter flags (also used by
+    ``privgp audit lood``, which plans the same release without releasing)."""
     d = p.add_argument_group("data (private)")
     d.add_argument("--data", metavar="CSV", help="CSV file with a header row (default: embedded Baltimore sales)")
     d.add_argument("--x-col", metavar="NAME", help="first coordinate column (default: x)")
@@ -134,39 +174,11 @@ def register(sub) -> None:
                    "as in seed 000's real-data study; n is public under replace-one DP)")
     h.add_argument("--conversion", choices=["improved", "mironov"], default="improved",
                    help="RDP -> (epsilon, delta) conversion of the certificate (default: improved)")
-    for name in MECHANISMS:
-        mod = mechanism_module(name)
-        mod.add_arguments(p.add_argument_group(f"--mechanism {name}"))
-    o = p.add_argument_group("output, randomness, ledger")
-    o.add_argument("--grid", type=int, metavar="N",
-                   help="grid points along the longest side of the box (default: 201 in 1-D, 121 in 2-D)")
-    o.add_argument("--seed", type=nonnegative_int, metavar="S",
-                   help="DEMO ONLY: fixed seed; anyone with the seed can reproduce the release, and the "
-                        "guarantee holds only if the seed is secret and unguessable (default: fresh OS entropy)")
-    o.add_argument("--out", default="privgp_release", metavar="DIR",
-                   help="output folder, new or empty (default: ./privgp_release)")
-    o.add_argument("--overwrite", action="store_true", help="allow replacing an earlier release in --out")
-    o.add_argument("--ledger", metavar="PATH", help="ledger file (default: $PRIVGP_LEDGER or "
-                   "~/.local/share/privgp/ledger.sqlite)")
-    o.add_argument("--budget-epsilon", type=float, metavar="E",
-                   help=f"total epsilon of a dataset new to the ledger (default {DEFAULT_BUDGET_EPSILON:g})")
-    o.add_argument("--budget-delta", type=float, metavar="D",
-                   help="total delta of a dataset new to the ledger (default: n^-1.1)")
-    o.add_argument("--dataset-id", metavar="NAME",
-                   help="name the dataset in the ledger (e.g. across versions of a file): releases with the same "
-                        "NAME share one budget, whatever the records (default: a keyed fingerprint of the records)")
-    o.add_argument("--memory-limit", type=float, default=DEFAULT_MEMORY_LIMIT / 2**30, metavar="GIB",
-                   help="refuse (before anything is charged) a release whose sampler would need more memory "
-                        f"than this many GiB (default {DEFAULT_MEMORY_LIMIT / 2**30:g})")
-    o.add_argument("--progress", action="store_true",
-                   help="plain progress lines on stderr (for logs); a terminal shows a bar anyway")
-    o.add_argument("--json", action="store_true", help="print the summary as JSON")
-    p.set_defaults(func=run)
 
 
 # -- steps -------------------------------------------------------------------------------------
 
-def _load(args):
+def load_data(args):
     """(TabularData, domain, ResponseMap) from the arguments; raises on bad input."""
     from ..datasets.tabular import load_embedded_baltimore, load_table  # pandas: imported where used
 
@@ -196,26 +208,10 @@ def _load(args):
     return data, domain, rmap
 
 
-def _box(values, dim) -> Box:
-    if len(values) != 2 * dim:
-        raise InvalidParameterError("--box", f"{2 * dim} numbers (XMIN XMAX" + (" YMIN YMAX)" if dim == 2 else ")")
-                                    + f" for {dim}-D data", len(values))
-    return Box(tuple(values[0::2]), tuple(values[1::2]))
 
 
-def _memory_limit(gib: float) -> float:
-    if not (math.isfinite(gib) and gib > 0):
-        raise InvalidParameterError("--memory-limit", "a finite number of GiB > 0", gib)
-    return gib * 2**30
 
 
-def _randomness(seed):
-    if seed is None:
-        return np.random.default_rng(), {"source": "fresh OS entropy (numpy default_rng())"}
-    return np.random.default_rng(seed), {
-        "source": "fixed seed (demo); the seed is not recorded here",
-        "warning": "anyone with the seed can reproduce this release; the privacy guarantee holds only if "
-                   "the seed is secret and unguessable. Omit --seed for a real release."}
 
 
 # -- outputs -----------------------------------------------------------------------------------
@@ -262,13 +258,13 @@ def _print_summary(s: dict, mod, plan, data) -> None:
     source = " [embedded Baltimore 1978 house sales]" if data.source == "embedded:baltimore" else ""
     lines = [
         f"privgp release ({s['mechanism']}) from {s['n']} private records ({s['dim']}-D){source}",
-        f"  guarantee   ({s['epsilon']:.4g}, {s['delta']:.3g})-DP for replace-one neighbours",
+        f"  guarantee   ({format_upper(s['epsilon'], 4)}, {format_upper(s['delta'])})-DP for replace-one neighbours",
         *mod.summary_lines(plan, data),
         f"  task        where {data.response_name} > {rm.threshold:g} (centred on the {rm.transform} scale, "
         f"clipped at +-{rm.clip:g}); domain {plan.domain.describe()}",
         f"  ledger      {s['ledger']}",
         f"              entry {s['entry_id']}; dataset {s['fingerprint'][:16]}: spent epsilon "
-        f"{s['spent_epsilon']:.4g} of {s['budget_epsilon']:g} (at delta {s['budget_delta']:.3g})",
+        f"{format_upper(s['spent_epsilon'], 4)} of {s['budget_epsilon']:g} (at delta {format_upper(s['budget_delta'])})",
         f"  outputs     {s['out']}/: " + ", ".join(s["files"]),
     ]
     if "warning" in s["randomness"]:
@@ -281,11 +277,23 @@ def _print_summary(s: dict, mod, plan, data) -> None:
 STAGES = ("load data", "plan and certify", "check", "charge and sample", "write outputs")
 
 
+def _refuse_foreign_options(args) -> None:
+    """An option that belongs to another mechanism (listed in its module's OWN_OPTIONS) is an error."""
+    for name in MECHANISMS:
+        if name == args.mechanism:
+            continue
+        for dest in getattr(mechanism_module(name), "OWN_OPTIONS", ()):
+            if getattr(args, dest, None) is not None:
+                raise InvalidParameterError("--" + dest.replace("_", "-"), f"used with --mechanism {name} only",
+                                            getattr(args, dest))
+
+
 def run(args) -> int:
     mod = mechanism_module(args.mechanism)
+    _refuse_foreign_options(args)
     with Progress(len(STAGES), "release", "lines" if args.progress else None) as progress:
         progress.stage(STAGES[0])
-        data, domain, rmap = _load(args)
+        data, domain, rmap = load_data(args)
         progress.update(1)
         progress.stage(STAGES[1])
         plan = mod.plan(args, data, domain, rmap, memory_limit=_memory_limit(args.memory_limit))
@@ -308,9 +316,15 @@ def run(args) -> int:
         progress.update(1)
         progress.stage(STAGES[4])
         with AtomicOutput(out, args.overwrite) as tmp:
-            files = mod.write(tmp, released, plan, data) + [CERTIFICATE]
+            files = mod.write(tmp, released, plan, data)
+            pic = publish.picture(mod, released, plan, data)
+            (tmp / mod.PICTURE).write_bytes(pic.png)
+            files += [mod.PICTURE, CERTIFICATE] + ([publish.REPORT] if args.report else [])
             doc = certificate_doc(mod.NAME, plan, data, fingerprint, charge, randomness, files)
             (tmp / CERTIFICATE).write_text(json.dumps(to_jsonable(doc), indent=2) + "\n")
+            if args.report:
+                (tmp / publish.REPORT).write_text(
+                    publish.report(mod, plan, data, pic, charge, fingerprint, randomness, files), encoding="utf-8")
         ledger.complete(charge.entry_id)
         progress.update(1)
     summary = _summary(mod, plan, data, Path(args.out), files, charge, ledger, randomness, fingerprint)
@@ -320,9 +334,3 @@ def run(args) -> int:
         _print_summary(summary, mod, plan, data)
     return 0
 
-
-def _dataset_id(name: str) -> str:
-    name = name.strip()
-    if not name or len(name) > 200 or not name.isprintable():
-        raise InvalidParameterError("--dataset-id", "a printable name of 1 to 200 characters", name)
-    return name

@@ -26,13 +26,17 @@ from ..mechanisms.sparse_gp import CHUNK
 from ..mechanisms.sparse_gp_release import (DEFAULT_INDUCING, DEFAULT_NOISE_STD, SparseGpPlan, SparseGpReleased,
                                             plan_sparse_gp)
 from ..mechanisms.sparse_gp_sensitivity import KERNEL_BOUNDS
+from .release_figure import PictureContext, ReleasedField
+from .release_publish import verify_recompute
+from .release_report import MechanismReport
 
 NAME = "sparse-gp"
 HELP = ("DP sparse GP (seed 001, Alg. 1): noisy sufficient statistics on a public grid of inducing inputs, "
         "predictive mean and +-2 sd on the grid (exact Gaussian-mechanism calibration)")
 DEFAULT_EPSILON = 5.0
 DEFAULT_GRID = {1: 201, 2: 121}
-FILES = ("prediction.npz", "prediction.csv", "inducing.csv", "prediction.png")
+FILES = ("prediction.npz", "prediction.csv", "inducing.csv")
+PICTURE = "prediction.png"
 
 
 def _ratio(text: str):
@@ -134,45 +138,47 @@ def write_outputs(folder, released: SparseGpReleased, plan: SparseGpPlan, names,
                header=",".join(names + ["mean", "sd", "lower_2sd", "upper_2sd"]), comments="", fmt="%.10g")
     np.savetxt(folder / "inducing.csv", np.column_stack([released.Z, released.m, np.sqrt(np.maximum(np.diag(released.S), 0))]),
                delimiter=",", header=",".join(names + ["m", "sd"]), comments="", fmt="%.10g")
-    _plot(folder / "prediction.png", released, plan, names, response_name)
     return list(FILES)
 
 
-def _plot(path: Path, rel, plan, names, response: str) -> None:
-    import matplotlib
+def fields(released: SparseGpReleased, plan: SparseGpPlan) -> ReleasedField:
+    """The released predictive mean for the picture (model units, threshold 0), with its +-2 sd band."""
+    mean = np.asarray(released.mean, dtype=float)
+    sd = np.asarray(released.sd, dtype=float)
+    return ReleasedField(axes=released.axes, values=mean[None], noun="predictive mean", plural="predictive means",
+                         band=(mean - 2 * sd, mean + 2 * sd), band_label="predictive mean \u00b1 2 sd")
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    cert = plan.certificate
-    title = (f"DP sparse GP: epsilon={float(cert.epsilon):.3g}, delta={float(cert.delta):.2g}, "
-             f"|Z|={rel.Z.shape[0]}; model units (g({response}) - g(T)) / B")
-    if len(rel.axes) == 1:
-        fig, ax = plt.subplots(figsize=(8, 4), constrained_layout=True)
-        x = rel.axes[0]
-        ax.plot(x, rel.mean, color="C0", lw=1.5, label="predictive mean")
-        ax.fill_between(x, rel.mean - 2 * rel.sd, rel.mean + 2 * rel.sd, color="C0", alpha=0.25, label="+-2 sd")
-        ax.plot(rel.Z[:, 0], rel.m, "o", color="C2", ms=4, label="q(u) means at Z")
-        ax.axhline(0.0, color="k", lw=0.8)
-        ax.set_xlim(x[0], x[-1])
-        ax.set_xlabel(names[0])
-        ax.legend(fontsize=8)
-    else:
-        fig, axs = plt.subplots(1, 2, figsize=(12, 4.6), constrained_layout=True)
-        X0, X1 = np.meshgrid(*rel.axes, indexing="ij")
-        for ax, field, label, cmap in ((axs[0], rel.mean, "predictive mean", "RdBu_r"), (axs[1], rel.sd, "predictive sd", "viridis")):
-            lim = float(np.max(np.abs(field))) or 1.0
-            im = ax.pcolormesh(X0, X1, field, shading="auto", cmap=cmap,
-                               **({"vmin": -lim, "vmax": lim} if cmap == "RdBu_r" else {}))
-            if cmap == "RdBu_r":
-                ax.contour(X0, X1, field, levels=[0.0], colors="k", linewidths=1.2)
-            ax.plot(rel.Z[:, 0], rel.Z[:, 1], "k+", ms=5, alpha=0.6)
-            ax.set_aspect("equal")
-            ax.set_xlabel(names[0])
-            ax.set_ylabel(names[1])
-            ax.set_title(label + (" (black: 0 = the threshold)" if cmap == "RdBu_r" else "") + "; +: inducing inputs",
-                         fontsize=9)
-            fig.colorbar(im, ax=ax, shrink=0.8)
-    fig.suptitle(title, fontsize=10)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+def report_text(plan: SparseGpPlan, ctx: PictureContext) -> MechanismReport:
+    """What this mechanism says in the report (public facts only)."""
+    resp = ctx.response
+    thr = resp.value(plan.response_map.threshold)
+    k = plan.spec.kernel.describe()
+    released = (f"The predictive mean (and standard deviation) of {resp.label} over the public domain from a "
+                f"sparse Gaussian-process model fitted to noisy summaries of the private records, and where the "
+                f"mean exceeds the threshold {thr}.")
+    how = ("Each record contributes to a few summary numbers on a fixed, public set of reference locations (the "
+           "\u201cinducing inputs\u201d, laid out on a grid over the domain before seeing the data). Random noise "
+           "calibrated to how much one record can move these summaries is added once; everything shown is computed "
+           "from the noisy summaries only, with a model that knows how much noise was added. Responses were first "
+           "clipped to a public bound, so no single record can move the summaries far.")
+    statement = ("Honkela, Gaussian Processes with Differential Privacy, Alg. 1: one Gaussian mechanism on "
+                 f"the sufficient statistics with L2 sensitivity {plan.spec.sensitivity():.6g} (eq. 6, with the "
+                 f"kernel bound R_k = {plan.spec.kernel_bound:.6g} by {plan.spec.kernel_bound_method}) and noise "
+                 "calibrated by the exact Gaussian privacy profile (Balle & Wang 2018); the prediction is "
+                 "post-processing.")
+    given = "set by the data holder"
+    rows = (("kernel", str(k["kernel"]), given), ("lengthscale", f"{k.get('lengthscale', float('nan')):.6g}", given),
+            ("inducing inputs", str(plan.spec.n_inducing), "a public grid over the domain"),
+            ("noise std of the model", f"{plan.noise_std:g}", given),
+            ("noise added (sigma_a)", f"{plan.noise.sigma_a:.6g}", "calibrated to the target (epsilon, delta)"),
+            ("grid", " \u00d7 ".join(map(str, plan.grid)), "resolution of the released map"))
+    return MechanismReport(released=released, how=how, statement=statement, hyperparameters=rows,
+                           account_command=None,
+                           references=("A. Honkela, Gaussian Processes with Differential Privacy (the seed paper 001 of "
+                                       "privgp).",))
+
+
+def verify(doc: dict):
+    """Recompute the certificate from its recorded Gaussian event (the sensitivity is recorded in the event)."""
+    return verify_recompute(doc)

@@ -18,12 +18,16 @@ from pathlib import Path
 from ..errors import InvalidParameterError
 from ..tasks.private_selection import LengthscaleSelectionPlan, SelectionResult, plan_lengthscale_selection
 from . import release_posterior
+from .release_figure import PictureContext, ReleasedField
+from .release_publish import verify_recompute
+from .release_report import MechanismReport
 
 NAME = "posterior-sample-tuned"
 HELP = ("one exact posterior sample path, its lengthscale chosen privately among --lengthscales on a held-out "
         "split (seed 001, Alg. 2: Liu-Talwar private selection; one selection event)")
 DEFAULT_EPSILON = 5.0
 DEFAULT_GAMMA = 0.1
+PICTURE = release_posterior.PICTURE
 
 
 def add_arguments(group) -> None:
@@ -86,3 +90,42 @@ def summary_lines(plan: LengthscaleSelectionPlan, data) -> list[str]:
         + ", ".join(f"{p.r:.4g}" for p in plan.plans) + f"; {plan.n_train} training / {plan.n - plan.n_train} "
         "held-out records (random split); the outcome is in selection.json",
     ]
+
+
+def fields(released: SelectionResult, plan: LengthscaleSelectionPlan) -> ReleasedField | None:
+    """The chosen candidate's released path, or None when the selection accepted no candidate."""
+    if not released.selected:
+        return None
+    chosen, paths = released.model
+    return release_posterior.fields(paths, chosen)
+
+
+def report_text(plan: LengthscaleSelectionPlan, ctx: PictureContext) -> MechanismReport:
+    """What this mechanism says in the report (public facts only; the chosen lengthscale is in
+    selection.json, released with the same guarantee)."""
+    b = plan.budget
+    resp = ctx.response
+    released = (f"One random map of {resp.label} over the public domain (an exact posterior sample path), whose "
+                f"kernel lengthscale was chosen privately among {', '.join(f'{x:g}' for x in plan.lengthscales)}, "
+                "and which lengthscale was chosen (or that none was accepted).")
+    how = ("The records are split at random into a training and a held-out part. Repeatedly, at random, one "
+           "candidate lengthscale is tried: a private map is drawn from the training part and scored privately on "
+           "the held-out part; the search stops at random (Liu and Talwar's random stopping), so that the choice "
+           "itself is private. Only the chosen map is published.")
+    statement = ("Liu & Talwar (2019), Thm 3.4 (random stopping) as in Honkela's Alg. 2 and Lemma 3, over runs that "
+                 f"are each ({b.epsilon:.6g}, {b.delta:.3g})-DP (the posterior-sample bound of Maciazek 2026, "
+                 "Thm 3.1, for each candidate; COINPRESS private mean of the held-out scores).")
+    rows = (("candidate lengthscales", ", ".join(f"{x:g}" for x in plan.lengthscales), "set by the data holder"),
+            ("stopping probability gamma", f"{b.gamma:g}", "set by the data holder (privgp's default 0.1)"),
+            ("most runs", str(b.max_draws), "from gamma and the budget"),
+            ("held-out share", f"{plan.validation_fraction:g}", "set by the data holder (default 0.5)"))
+    return MechanismReport(released=released, how=how, statement=statement, hyperparameters=rows, account_command=None,
+                           references=("J. Liu and K. Talwar, Private Selection from Private Candidates (STOC 2019).",
+                                       "A. Honkela, Gaussian Processes with Differential Privacy (seed paper 001).",
+                                       "Maciazek (2026), Differential Privacy of Gaussian Process Posterior Sampling "
+                                       "(seed paper 000)."))
+
+
+def verify(doc: dict):
+    """Recompute the certificate from its recorded selection event."""
+    return verify_recompute(doc)

@@ -25,6 +25,13 @@ ATTRIBUTION = ("Baltimore house sales 1978: Dubin (1992), Regional Science and U
 PUBLIC_BOX = Box((850.0, 500.0), (1000.0, 590.0))
 COORDINATES = ("x", "y")
 RESPONSE = "price"
+#: axis labels: the source documents x, y only as coordinates "on the Maryland grid", projection type
+#: and unit unknown (spData / hspm documentation of the same table)
+COORDINATE_LABELS = ("x (Maryland grid; unit not documented)", "y (Maryland grid; unit not documented)")
+#: the response in words, its unit, and how one value is written ($50k)
+RESPONSE_LABEL = "sale price"
+RESPONSE_UNIT = "$1,000"
+RESPONSE_FORMAT = "${:g}k"
 
 
 def csv_path():

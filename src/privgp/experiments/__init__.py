@@ -13,15 +13,25 @@ from typing import Any, Callable
 
 from ..errors import InvalidParameterError
 
+__all__ = ["EXPERIMENTS", "get_experiment", "run_experiment"]
+
 EXPERIMENTS: dict[str, str] = {
     "table1": "excursion_1d:table1", "table2": "excursion_1d:table2", "table3": "excursion_1d:table3",
     "table4": "excursion_2d:table4", "fig7": "excursion_2d:fig7", "fig8": "excursion_2d:fig8",
     "realdata": "realdata:realdata",
     "fig1": "fig1:run", "fig2-bound": "fig2_bound:run",
+    "seed002-train": "seed002_train:train", "seed002-tune": "seed002_nn:tune", "seed002-nll": "seed002_nn:nll",
+    "seed002-fits": "seed002_nn:fits", "seed002-sim2real": "seed002_nn:sim2real",
     "seed004-fig1": "seed004_fig1:run",
     "seed001-fig1": "seed001_fig1:run", "seed001-fig2": "seed001_fig2:run", "seed001-fig3": "seed001_fig3:run",
+    "seed002-fig4": "seed002:fig4", "seed002-audit": "seed002:audit",
+    "mechanisms": "mechanisms:run",
     "fig2": "lira_figures:fig2", "fig3": "lira_figures:fig3", "fig5": "lira_figures:fig5", "fig6": "lira_histograms:fig6",
     "tightness": "tightness:run", "selection-study": "selection_study:run",
+    "seed003-toy": "seed003_toy:run", "seed003-activations": "seed003_activations:run",
+    "seed003-reconstruction": "seed003_reconstruction:run", "seed003-multiquery": "seed003_multiquery:run",
+    "seed003-mia": "seed003_mia:run", "seed003-nn": "seed003_nn:run",
+    "thompson": "thompson:run",
 }
 
 
@@ -39,8 +49,8 @@ def run_experiment(name: str, out_dir: str | Path, *, quick: bool = False, sched
 
     fn = get_experiment(name)
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     with get_executor(scheduler=scheduler, workers=workers, progress=progress) as ex:
+        out.mkdir(parents=True, exist_ok=True)  # after the executor: a missing or unreachable scheduler writes nothing
         try:
             return fn(out, quick=quick, executor=ex, seed=seed, **options)
         except TypeError as exc:  # an option the experiment does not know: a user error

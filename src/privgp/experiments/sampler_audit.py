@@ -11,7 +11,7 @@ from .common import new_figure, save_figure
 
 
 def audit_table(audit) -> pd.DataFrame:
-    rows = [{k: val for k, val in row.as_dict().items() if k != "pair"} for row in audit.rows]
+    rows = [{k: val for k, val in row.to_dict().items() if k != "pair"} for row in audit.rows]
     df = pd.DataFrame(rows)
     df.insert(0, "sampler", audit.sampler)
     df["epsilon_posterior_certified"] = audit.epsilon_posterior_certified

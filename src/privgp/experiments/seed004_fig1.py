@@ -196,7 +196,7 @@ def run(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, delta: floa
     theorem1 = {"inputs": dict(epsilon=1.0, epsilon_prime=2.0, delta=0.01, alpha=1.0, beta=4.0, x_h=1.0, gamma1=0.1,
                                gamma2=1.2),
                 "constants": theorem1_constants(1.0, 2.0, 0.01, alpha=1.0, beta=4.0, x_h=1.0, gamma1=0.1,
-                                                gamma2=1.2).as_dict()}
+                                                gamma2=1.2).to_dict()}
     summary = {"n": s.n, "c": s.c, "eta": s.eta, "K_peak": int(peak["K"]), "F_peak": float(peak["F"]),
                "F_inf": float(df[~np.isfinite(df["K"])]["F"].iloc[0]), "kdot": kdot(s), "paper_step_T": paper_step(s),
                "K_of_T": K_T, "eq15_lower_bound": eq15_lower_bound(s), "eq16_epsilon_prime": eq16_epsilon_prime(s, delta),

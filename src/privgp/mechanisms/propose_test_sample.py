@@ -119,7 +119,7 @@ class PtsResult:
     W: np.ndarray | None = field(default=None, repr=False)   # indices of W (not released; for audits)
     event: ApproxDpEvent | None = None
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         return {"theta": self.theta, "stopped_at": self.stopped_at, "n1_check": self.n1_check, "n2": self.n2,
                 "m_check": self.m_check, "n_W": self.n_W, "n_min": self.n_min,
                 "event": None if self.event is None else self.event.to_dict()}

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -43,10 +44,12 @@ from ..accounting import accountant
 from ..accounting.events import ComposedEvent, GaussianEvent
 from ..accounting.gaussian import gaussian_noise_std
 from ..errors import InvalidParameterError
-from ..gp.sparse_posterior import CORRECTIONS, SparsePosterior, noise_aware_posterior
 from ..kernels import Kernel, make_kernel
 from .sparse_gp_sensitivity import (kernel_norm_bound, resolve_noise_ratio, statistics_sensitivity,
                                     weighted_sensitivity)
+
+if TYPE_CHECKING:
+    from ..gp.sparse_posterior import SparsePosterior
 
 MECHANISM = "DP sparse GP: noisy sufficient statistics on public inducing inputs (seed 001, Alg. 1, Thm 2)"
 #: rows of X per block when accumulating the statistics (bounds memory at |Z| x CHUNK floats)
@@ -145,6 +148,8 @@ def sparse_gp_spec(inducing_points, *, response_bound: float, kernel: Kernel | s
     sf2 = v.positive("signal_variance", signal_variance)
     Rk = kernel_norm_bound(Z, k, kernel_bound, signal_variance=sf2)
     ratio = resolve_noise_ratio(noise_ratio, Ry, Rk)
+    from ..gp.sparse_posterior import CORRECTIONS  # here: scipy.linalg (`privgp --help` stays light)
+
     if correction not in CORRECTIONS:
         raise InvalidParameterError("correction", f"one of {CORRECTIONS}", correction)
     rule = noise_ratio if isinstance(noise_ratio, str) else "given"
@@ -334,6 +339,8 @@ def release_from_statistics(stats: SufficientStatistics, spec: SparseGpSpec, noi
                             sensitivity: float, rng: np.random.Generator, *, noise_std: float | None) -> SparseGpRelease:
     """Draw the mechanism's noise on precomputed statistics and post-process (a fresh release per call:
     each call is one run of the mechanism and must be accounted for)."""
+    from ..gp.sparse_posterior import noise_aware_posterior  # here: scipy.linalg (`privgp --help` stays light)
+
     a, B = privatise(stats, noise, rng)
     scale = 1.0 if stats.weighted else noise_std**2
     post = noise_aware_posterior(spec.inducing_points, spec.kernel, a, B, scale=scale, sigma_a=noise.sigma_a,

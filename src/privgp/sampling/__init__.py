@@ -10,6 +10,8 @@ the fixed, data-independent jitter of the documented jitter policy, which only a
   with :func:`snap_to_lattice` (public per-record preprocessing) and a dense fallback.
 
 * :func:`exact_paths` - the one place that chooses among them for a request on a grid.
+* :func:`prior_paths` - exact draws of the prior GP(0, scale^2 k) on a grid (the noise of the
+  functional mechanism and DPSetConv, seed 002).
 
 ``eta > 0`` everywhere adds an independent prior draw of GP(0, eta^2 k) (Prop. 2, eq. 5).
 """
@@ -18,6 +20,8 @@ from .gaussian import jitter_for, psd_factor
 from .grid import grid_paths, snap_to_lattice
 from .joint import LazyPath, sample_joint
 from .paths import SamplerPlan, exact_paths, plan_sampler
+from .prior import prior_paths
 
-__all__ = ["SamplerPlan", "exact_paths", "plan_sampler", "sample_joint", "LazyPath", "exp1d_paths", "grid_paths", "snap_to_lattice",
+__all__ = ["SamplerPlan", "exact_paths", "plan_sampler", "prior_paths", "sample_joint", "LazyPath", "exp1d_paths",
+           "grid_paths", "snap_to_lattice",
            "psd_factor", "jitter_for"]

@@ -1,0 +1,94 @@
+"""``privgp audit lood``: per-record leave-one-out distinguishability (seed 003) of a planned
+posterior-sample release on the data holder's own data. Nothing is released, charged or written."""
+from __future__ import annotations
+
+import argparse
+import math
+import time
+
+from .common import positive_float, print_json
+
+EPILOG = """\
+Takes the data, task and hyperparameter flags of `privgp release --mechanism posterior-sample`
+(without --data: the embedded Baltimore house sales) and plans the same release, then computes for every record i
+the LOOD of the released paths between the data without record i and the data (seed 003,
+Def. 2.1): KL and Renyi of order alpha (default: the order of the certified epsilon), both
+directions, for all L paths. With eta = 0 these are the divergences of the whole path (the law
+at the record's own location is a sufficient statistic). For the --top most exposed records it
+also searches replacements of the record (replace-one neighbours, what the certificate covers)
+and reports the largest divergence found, which must stay below the certified RDP.
+
+LOOD is add/remove-one distinguishability; the certificate is for replace-one neighbours, so a
+LOOD above the certified RDP does not contradict the certificate.
+
+THIS IS AN INTERNAL AUDIT: the per-record values are statistics of the private data and are not
+covered by the release's guarantee. Do not publish them.
+"""
+
+
+def register_lood(asub) -> None:
+    from . import release_posterior
+    from .release import add_data_arguments
+
+    p = asub.add_parser("lood", help="per-record LOOD of a planned release (internal audit, not for publication)",
+                        description="Per-record leave-one-out distinguishability of a planned posterior-sample "
+                                    "release on your own data (seed 003), next to the certified worst case.",
+                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_data_arguments(p)
+    release_posterior.add_arguments(p.add_argument_group("--mechanism posterior-sample (the only one audited)"))
+    g = p.add_argument_group("grid")
+    g.add_argument("--grid", type=int, metavar="N",
+                   help="grid points along the longest side of the box (default: 201 in 1-D, 121 in 2-D); "
+                        "with snapping it sets the lattice the inputs move to")
+    a = p.add_argument_group("audit")
+    a.add_argument("--alpha", type=positive_float, default=None,
+                   help="Renyi order (> 1; default: the order at which the certified epsilon is attained)")
+    a.add_argument("--top", type=int, default=10, help="most exposed records listed and searched (default 10)")
+    a.add_argument("--candidates", type=int, default=None,
+                   help="replacement locations per axis of the public box (default 201 in 1-D, 31 in 2-D)")
+    a.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=_run)
+
+
+def _fmt(x) -> str:
+    return "inf" if x is None or (isinstance(x, float) and math.isinf(x)) else f"{x:.4g}"
+
+
+def _run(args) -> int:
+    from ..audit.lood_release import NOTICE, audit_release_lood  # here: scipy.linalg (`privgp --help`)
+    from ..mechanisms.posterior_release import DEFAULT_MEMORY_LIMIT
+    from . import release_posterior
+    from .release import load_data
+
+    t0 = time.perf_counter()
+    data, domain, rmap = load_data(args)
+    plan = release_posterior.plan(args, data, domain, rmap, memory_limit=DEFAULT_MEMORY_LIMIT)
+    res = audit_release_lood(plan, data.X, data.response, alpha=args.alpha, top=args.top,
+                             candidates_per_axis=args.candidates)
+    out = res.to_dict(top=args.top)
+    out["settings"] = plan.public_settings()
+    out["seconds"] = round(time.perf_counter() - t0, 3)
+    if args.json:
+        print_json(out)
+        return 0
+    print(NOTICE)
+    print(f"privgp audit lood: {res.n} records, {plan.describe()}")
+    print(f"  certificate        ({res.epsilon_certified:.4g}, {res.delta:.3g})-DP, replace-one; certified RDP at "
+          f"alpha = {res.alpha:.4g} ({res.alpha_source}): {res.certified_rdp:.4g}")
+    print(f"  LOOD over records  KL median {out['kl_median']:.4g}, max {out['kl_max']:.4g}; Renyi (alpha "
+          f"{res.alpha:.4g}, larger direction) max {_fmt(out['renyi_max'])}"
+          + ("" if out["renyi_max_over_certified"] is None else
+             f" = {out['renyi_max_over_certified']:.3g} x certified"))
+    print(f"  most exposed       {'record':>6} {'KL':>10} {'Renyi':>10} {'/cert':>8} {'replace-one':>12} {'/cert':>8}")
+    for r in out["most_exposed"]:
+        ren = max(r["renyi"], r["renyi_reverse"])
+        print(f"                     {r['record']:>6} {r['kl']:>10.4g} {_fmt(ren):>10} "
+              f"{_fmt(r['renyi_max_over_certified']):>8} {_fmt(r['replace_one_found']):>12} "
+              f"{_fmt(r['replace_one_over_certified']):>8}")
+    verdict = "<= certified (as it must be)" if out["replace_one_le_certified"] else \
+        "ABOVE the certified RDP: the certificate is contradicted; please report this"
+    print(f"  replace-one found  max {_fmt(out['replace_one_max_found'])} {verdict}")
+    for note in res.notes:
+        print(f"  note: {note}")
+    print(f"  time               {out['seconds']:.2f} s")
+    return 0

@@ -1,0 +1,405 @@
+"""``report.html``: the one-page, self-contained report of a release, for publication.
+
+:func:`render` turns a :class:`ReportInput` (public facts only) into one HTML string; it writes
+nothing (the release command writes the file). The same page serves every mechanism of
+``privgp release``: a mechanism contributes its own words as a :class:`MechanismReport` (what was
+released, how, the exact theorem, how each hyperparameter was chosen, a ``privgp account`` command
+that recomputes epsilon) and its picture as a :class:`~privgp.cli.release_figure.ReleasedField`.
+
+What the page may contain: the released picture, n (public under replace-one DP), the public
+settings, the certificate (event, lemmas, assumptions, RDP order and conversion), the ledger's
+totals for this data set, the privgp version and how the randomness was drawn. What it never
+contains: data values or any statistic of them beyond n, local paths (data file, ledger, output
+folder), the ledger label or --dataset-id, the seed.
+
+Self-contained: the figure is embedded as a ``data:image/png;base64`` URI; the CSS is inline; there
+is no script, no web font, no external link target that the page loads; a Content-Security-Policy
+(``default-src 'none'``) makes a browser refuse any fetch even if one were added. Every dynamic
+string is escaped with :func:`html.escape`. Responsive: a single column that fits a phone's width
+(tables and code scroll or wrap inside their box) and reads as a page on a desktop.
+"""
+from __future__ import annotations
+
+import base64
+import html
+import math
+import shlex
+from dataclasses import dataclass
+from string import Template
+
+from ..accounting import PrivacyCertificate
+from ..domain import Box
+from .release_figure import Picture, ResponseDisplay, format_upper
+
+CONVERSIONS = {"improved": "Canonne, Kamath and Steinke (2020), Prop. 12 (also Balle et al. 2020)",
+               "mironov": "Mironov (2017), Prop. 3"}
+CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+
+
+@dataclass(frozen=True)
+class MechanismReport:
+    """A mechanism's own words for the report (plain text; the renderer escapes it).
+
+    ``released``: one sentence, what was published ("One random map of ... drawn from ...").
+    ``how``: a short paragraph, how the release is made and where its protection comes from.
+    ``statement``: the exact result the certificate applies (paper, theorem, lemmas).
+    ``hyperparameters``: rows (name, value, how it was chosen).
+    ``account_command``: ``privgp`` arguments that recompute epsilon from the public settings alone
+    (None when no calculator covers the mechanism).
+    ``references``: full references of the papers named above."""
+
+    released: str
+    how: str
+    statement: str
+    hyperparameters: tuple[tuple[str, str, str], ...] = ()
+    account_command: tuple[str, ...] | None = None
+    references: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LedgerTotals:
+    """The data set's budget after this release (the ledger's numbers; no path, no label)."""
+
+    budget_epsilon: float
+    budget_delta: float
+    spent_epsilon: float
+    releases: int
+    fingerprint: str
+
+
+@dataclass(frozen=True)
+class ReportInput:
+    """Everything the report states; all of it public."""
+
+    mechanism: str
+    text: MechanismReport
+    certificate: PrivacyCertificate
+    public_settings: dict
+    n: int
+    data_description: str
+    coordinates: tuple[str, ...]
+    response: ResponseDisplay
+    threshold_text: str
+    domain: Box
+    picture: Picture
+    ledger: LedgerTotals
+    randomness: dict
+    files: tuple[str, ...]
+    version: str
+
+
+PAGE = Template("""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="$csp">
+<meta name="generator" content="privgp $version">
+<title>$title</title>
+<style>
+:root { color-scheme: light; --ink: #1b1f24; --muted: #57606a; --line: #d0d7de; --soft: #f6f8fa; --accent: #0b5cad; }
+* { box-sizing: border-box; }
+html { -webkit-text-size-adjust: 100%; text-size-adjust: 100%; }
+body { margin: 0; color: var(--ink); background: #fff; line-height: 1.55;
+       font: 16px/1.55 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
+main { max-width: 52rem; margin: 0 auto; padding: 1rem 1rem 3rem; }
+h1 { font-size: 1.55rem; line-height: 1.25; margin: 0.6rem 0 0.4rem; }
+h2 { font-size: 1.2rem; margin: 2rem 0 0.5rem; padding-top: 0.6rem; border-top: 1px solid var(--line); }
+h3 { font-size: 1rem; margin: 1.2rem 0 0.3rem; }
+p, li { overflow-wrap: anywhere; }
+.lede { font-size: 1.05rem; }
+.badge { display: inline-block; margin: 0.2rem 0.4rem 0.2rem 0; padding: 0.2rem 0.6rem; border-radius: 1rem;
+         background: #e7f0fb; color: #0a3d73; font-weight: 600; white-space: nowrap; }
+.warn { border-left: 4px solid #c62828; background: #fdecea; padding: 0.6rem 0.9rem; margin: 1rem 0; }
+.note { color: var(--muted); font-size: 0.93rem; }
+figure { margin: 1rem 0; }
+figure img { display: block; width: 100%; height: auto; border: 1px solid var(--line); }
+figcaption { color: var(--muted); font-size: 0.93rem; margin-top: 0.4rem; }
+.table-wrap { overflow-x: auto; -webkit-overflow-scrolling: touch; }
+table { border-collapse: collapse; width: 100%; font-size: 0.93rem; }
+th, td { text-align: left; vertical-align: top; padding: 0.35rem 0.5rem; border-bottom: 1px solid var(--line); }
+th { background: var(--soft); font-weight: 600; }
+td.num, code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace; }
+code { font-size: 0.9em; background: var(--soft); padding: 0.05rem 0.25rem; border-radius: 3px; overflow-wrap: anywhere; }
+pre { background: var(--soft); border: 1px solid var(--line); padding: 0.7rem; font-size: 0.85rem;
+      white-space: pre-wrap; overflow-wrap: anywhere; }
+pre code { background: none; padding: 0; }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.25rem 1rem; margin: 0.8rem 0; }
+dl.facts dt { font-weight: 600; }
+dl.facts dd { margin: 0; overflow-wrap: anywhere; }
+@media (max-width: 34rem) {
+  body { font-size: 15px; }
+  main { padding: 0.6rem 0.75rem 2rem; }
+  h1 { font-size: 1.3rem; }
+  dl.facts { grid-template-columns: 1fr; }
+  dl.facts dd { margin-bottom: 0.4rem; }
+}
+@media print { h2 { break-after: avoid; } figure { break-inside: avoid; } }
+</style>
+</head>
+<body>
+<main>
+$body
+</main>
+</body>
+</html>
+""")
+
+
+def e(x) -> str:
+    """HTML-escape any value's text."""
+    return html.escape(str(x), quote=True)
+
+
+def num(x, digits: int = 10) -> str:
+    """A public number written precisely (up to ``digits`` significant digits; inf as inf)."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return str(x)
+    if isinstance(x, int):
+        return str(x)
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return f"{x:.{digits}g}"
+
+
+#: readable names of common public settings (others are shown under their own key)
+SETTING_NAMES = {"n": "n (number of records)", "dim": "dimension", "response_map": "response map",
+                 "sensitivity": "\u0394_n lemma", "constants": "constants", "conversion": "R\u00e9nyi \u2192 (\u03b5, \u03b4) conversion",
+                 "hyperparameters": "hyperparameters", "preprocessing": "preprocessing", "target_epsilon": "target \u03b5",
+                 "delta": "\u03b4", "sigma": "\u03c3", "eta": "\u03b7"}
+
+
+def setting_rows(settings: dict) -> list[tuple[str, str]]:
+    """The public settings as (name, value) rows: boxes and response maps in words, numbers precise."""
+    return [(SETTING_NAMES.get(key, key), value) for key, value in _setting_values(settings)]
+
+
+def _setting_values(settings: dict) -> list[tuple[str, str]]:
+    rows = []
+    for key, val in settings.items():
+        if key == "domain" and isinstance(val, dict) and "lower" in val:
+            rows.append((key, Box(tuple(val["lower"]), tuple(val["upper"])).describe()))
+        elif key == "response_map" and isinstance(val, dict):
+            rows.append((key, f"{val.get('formula', '')} (threshold T = {num(val.get('threshold'))}, "
+                                         f"clipping bound B = {num(val.get('clip'))})"))
+        elif key == "grid" and isinstance(val, (list, tuple)):
+            rows.append((key, " \u00d7 ".join(str(int(m)) for m in val) + " points"))
+        elif isinstance(val, dict):
+            rows.append((key, ", ".join(f"{k} = {num(v)}" for k, v in val.items())))
+        elif isinstance(val, (list, tuple)):
+            rows.append((key, ", ".join(num(v) for v in val)))
+        else:
+            rows.append((key, num(val)))
+    return rows
+
+
+def _table(head: tuple[str, ...], rows, cls: tuple[str, ...] = ()) -> str:
+    cls = cls or ("",) * len(head)
+    th = "".join(f"<th scope=\"col\">{e(h)}</th>" for h in head)
+    body = "".join("<tr>" + "".join(_td(v, c) for v, c in zip(row, cls)) + "</tr>" for row in rows)
+    return f"<div class=\"table-wrap\"><table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table></div>"
+
+
+def _td(value, cls: str) -> str:
+    attr = f' class="{e(cls)}"' if cls else ""
+    return f"<td{attr}>{e(value)}</td>"
+
+
+def _ul(items) -> str:
+    return "<ul>" + "".join(f"<li>{e(x)}</li>" for x in items) + "</ul>"
+
+
+def _factor(epsilon: float) -> str:
+    """e^epsilon rounded up, in words for the plain-language paragraph."""
+    if not math.isfinite(epsilon) or epsilon > 700:
+        return "an unbounded number of"
+    return format_upper(math.exp(epsilon), 3)
+
+
+def _plain_guarantee(r: ReportInput) -> str:
+    c = r.certificate
+    eps, dlt = format_upper(c.epsilon), format_upper(c.delta)
+    strength = ("Values of \u03b5 up to about 1 are usually considered strong protection." if c.epsilon <= 1 else
+                "A value of \u03b5 between 1 and 5 is moderate protection: an observer who already knows a great deal "
+                "could become noticeably more confident about a single record." if c.epsilon <= 5 else
+                "A value of \u03b5 above 5 is weak protection: an observer who already knows a great deal could become "
+                "much more confident about a single record.")
+    inv_n = 1.0 / r.n
+    strength += (f" \u03b4 is below 1/n = {format_upper(inv_n)}, as it should be." if c.delta < inv_n else
+                 f" Note that \u03b4 is not below 1/n = {format_upper(inv_n)}: with probability up to \u03b4 the "
+                 "release could reveal a record outright.")
+    return (
+        "<p>The picture and the files published with it were made with <strong>differential privacy</strong>. "
+        "Differential privacy is a promise about the process that made the picture: had any one record been "
+        "replaced by a different one, the same picture would have been about as likely to come out. So whatever "
+        "anyone does with what was published, alone or together with other information, what it reveals about any "
+        "single record is limited.</p>"
+        f"<p>How limited is set by two numbers, <span class=\"badge\">\u03b5 = <span id=\"epsilon\" "
+        f"data-epsilon=\"{e(repr(float(c.epsilon)))}\">{e(eps)}</span></span> and "
+        f"<span class=\"badge\">\u03b4 = <span id=\"delta\" data-delta=\"{e(repr(float(c.delta)))}\">{e(dlt)}</span>"
+        f"</span>: every possible result of the release is at most e<sup>\u03b5</sup> \u2248 {e(_factor(c.epsilon))} "
+        f"times as likely with one record as with that record replaced, except for results of total probability at "
+        f"most \u03b4. Smaller numbers mean stronger protection. {e(strength)}</p>"
+        f"<p>The number of records, n = {r.n}, is public: it is part of what is released. The promise also "
+        "depends on the settings listed below having been chosen without looking at the private records, and on "
+        "the randomness being secret.</p>")
+
+
+def _exact(r: ReportInput) -> str:
+    c = r.certificate
+    parts = [
+        f"<p>{e(r.text.statement)}</p>",
+        "<p>The release mechanism M satisfies (\u03b5, \u03b4)-differential privacy with "
+        f"<code>\u03b5 = {e(repr(float(c.epsilon)))}</code> and <code>\u03b4 = {e(repr(float(c.delta)))}</code> for "
+        f"replace-one neighbouring data sets of n = {r.n} records: for every two data sets D, D\u2032 of n records "
+        "that differ in one record, and every set S of outputs, "
+        "P[M(D) \u2208 S] \u2264 e<sup>\u03b5</sup> P[M(D\u2032) \u2208 S] + \u03b4.</p>",
+    ]
+    if c.method == "rdp":
+        parts.append(f"<p>Derived from R\u00e9nyi differential privacy of order \u03b1 = {e(num(c.alpha, 8))} "
+                     f"({'optimised' if c.alpha_optimised else 'given'}) with value {e(num(c.rdp, 8))}, converted to "
+                     f"(\u03b5, \u03b4) by the rule of {e(CONVERSIONS.get(c.conversion, c.conversion))}.</p>")
+    elif c.method == "exact-gdp":
+        parts.append("<p>Computed from the exact Gaussian-DP privacy profile (no R\u00e9nyi conversion).</p>")
+    parts.append("<h3>Proof ingredients</h3>" + _ul(c.lemmas))
+    details = [(k, num(v, 8)) for k, v in c.details.items()]
+    if details:
+        parts.append(_table(("quantity", "value"), details, ("", "num")))
+    parts.append("<h3>Assumptions</h3>" + _ul(c.assumptions))
+    parts.append(f"<h3>Privacy event</h3><p><code>{e(c.event.describe())}</code></p>")
+    if r.text.references:
+        parts.append("<h3>References</h3>" + _ul(r.text.references))
+    return "\n".join(parts)
+
+
+def _ledger(r: ReportInput) -> str:
+    c, led = r.certificate, r.ledger
+    remaining = max(led.budget_epsilon - led.spent_epsilon, 0.0)
+    return (
+        f"<p>This release alone: \u03b5 = {e(format_upper(c.epsilon))} at \u03b4 = {e(format_upper(c.delta))}. "
+        "The data holder's privacy ledger keeps one budget per data set and charges every release against it "
+        "before anything is published; what it records for this data set, this release included:</p>"
+        "<dl class=\"facts\">"
+        f"<dt>budget</dt><dd>\u03b5 = {e(num(led.budget_epsilon, 6))} at \u03b4 = {e(format_upper(led.budget_delta))} "
+        "(fixed at the data set's first release)</dd>"
+        f"<dt>spent</dt><dd>\u03b5 = <span id=\"spent-epsilon\">{e(format_upper(led.spent_epsilon))}</span> over "
+        f"{led.releases} release{'s' if led.releases != 1 else ''} (their combined guarantee, composed by the "
+        "accountant at the budget's \u03b4)</dd>"
+        f"<dt>remaining</dt><dd>\u03b5 = {e(num(float(f'{remaining:.4g}'), 6))}</dd>"
+        f"<dt>data set</dt><dd><code>{e(led.fingerprint[:16])}</code> (a keyed fingerprint: it names the data set in "
+        "the ledger and reveals nothing about it)</dd></dl>"
+        "<p class=\"note\">Someone who sees several releases of the same data set is protected by the combined "
+        "guarantee (the spent \u03b5), not by each release's own. The ledger records only releases made with it.</p>")
+
+
+def _verify(r: ReportInput) -> str:
+    out = ["<p>Everything needed to check the guarantee is in <code>certificate.json</code> (public settings, the "
+           f"privacy event, the lemmas used). With privgp {e(r.version)} installed, in the folder holding the "
+           "release:</p>",
+           "<pre><code>privgp verify certificate.json</code></pre>",
+           "<p>recomputes the guarantee from the recorded event and public settings and says whether it matches."]
+    if r.text.account_command:
+        cmd = shlex.join(("privgp", *r.text.account_command))
+        out[-1] += (" The privacy calculator gives the same \u03b5 from the public settings alone (no file, no "
+                    "data):</p>")
+        out.append(f"<pre><code id=\"account-command\">{e(cmd)}</code></pre>")
+        out.append(f"<p>Its first line starts with <code>({e(f'{r.certificate.epsilon:.6g}')}, "
+                   f"{e(f'{r.certificate.delta:.6g}')})-DP</code> (six significant digits); with <code>--json</code> "
+                   "it prints the exact numbers, equal to those in <code>certificate.json</code>.</p>")
+    else:
+        out[-1] += "</p>"
+    out.append("<p>In Python: <code>PrivacyCertificate.from_dict(json.load(open(\"certificate.json\"))"
+               "[\"certificate\"]).recompute()</code> (from <code>privgp.accounting</code>) rebuilds the same "
+               "certificate.</p>")
+    return "\n".join(out)
+
+
+def _hyperparameters(r: ReportInput) -> str:
+    if not r.text.hyperparameters:
+        return ""
+    return ("<p>Every setting below is public. The guarantee assumes none was chosen by looking at the private "
+            "records; a setting marked <em>calibrated</em> was computed from public quantities only (n, the domain "
+            "and the other settings) to meet the target.</p>"
+            + _table(("setting", "value", "how it was chosen"), r.text.hyperparameters, ("", "num", "")))
+
+
+def _randomness(r: ReportInput) -> tuple[str, str]:
+    """(banner at the top or "", sentence for the footer)."""
+    if "warning" in r.randomness:
+        banner = (f"<div class=\"warn\" role=\"note\"><strong>Demonstration only.</strong> This release used a fixed "
+                  f"random seed: {e(r.randomness['warning'])}</div>")
+        return banner, "Randomness: a fixed seed (demonstration; the seed is not published)."
+    return "", "Randomness: fresh entropy from the operating system."
+
+
+def figure_uri(picture: Picture) -> str:
+    return "data:image/png;base64," + base64.b64encode(picture.png).decode("ascii")
+
+
+def render(r: ReportInput) -> str:
+    """The report as one self-contained HTML page (a string; nothing is written)."""
+    c = r.certificate
+    title = f"Private release: where {r.threshold_text}"
+    banner, rand = _randomness(r)
+    warnings = "".join(f"<div class=\"warn\" role=\"note\"><strong>Warning.</strong> {e(w)}</div>" for w in c.warnings)
+    pic = r.picture
+    body = f"""
+<header>
+<p class="note">privgp release report \u00b7 mechanism <code>{e(r.mechanism)}</code></p>
+<h1>{e(title)}</h1>
+<p class="lede">{e(r.text.released)}</p>
+<p><span class="badge">\u03b5 = {e(format_upper(c.epsilon))}</span>
+<span class="badge">\u03b4 = {e(format_upper(c.delta))}</span>
+<span class="badge">n = {r.n} records</span></p>
+</header>
+{banner}{warnings}
+<figure>
+<img id="release-figure" src="{figure_uri(pic)}" width="{pic.width}" height="{pic.height}" alt="{e(pic.alt)}">
+<figcaption>{e(pic.caption)}</figcaption>
+</figure>
+
+<section id="what">
+<h2>What was released</h2>
+<p>The release was computed from {e(r.data_description)}; coordinates
+{e(", ".join(r.coordinates))}, response {e(r.response.axis_label())}, over the public domain {e(r.domain.describe())}.</p>
+<p>{e(r.text.how)}</p>
+<p>Files published with this report: {e(", ".join(r.files))}. No data point, and no statistic of the data other
+than n, is published.</p>
+</section>
+
+<section id="guarantee">
+<h2>What the guarantee means</h2>
+{_plain_guarantee(r)}
+</section>
+
+<section id="hyperparameters">
+<h2>How the settings were chosen</h2>
+{_hyperparameters(r)}
+</section>
+
+<section id="settings">
+<h2>Public settings</h2>
+{_table(("setting", "value"), setting_rows(r.public_settings), ("", "num"))}
+</section>
+
+<section id="ledger">
+<h2>Privacy budget of this data set</h2>
+{_ledger(r)}
+</section>
+
+<section id="exact">
+<h2>The exact statement</h2>
+{_exact(r)}
+</section>
+
+<section id="verify">
+<h2>How to verify</h2>
+{_verify(r)}
+</section>
+
+<footer>
+<h2>About this report</h2>
+<p class="note">Made by privgp {e(r.version)} (<code>privgp release</code>). {e(rand)} The report is self-contained:
+it loads nothing from the network.</p>
+</footer>"""
+    return PAGE.substitute(csp=e(CSP), version=e(r.version), title=e(title), body=body)

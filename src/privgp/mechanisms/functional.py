@@ -1,0 +1,382 @@
+"""The functional mechanism as a release: f_D + c g on a public grid (Hall et al. 2013; seed 002, Thm 4.1).
+
+The released function is f_D + c g with g ~ GP(0, k) a sample path of the *same* kernel k whose RKHS
+norm bounds the sensitivity Delta = sup_{D ~ D'} ||f_D - f_D'||_{H_k}, and c = Delta / mu: mu-GDP
+for every epsilon (seed 002, Thm 4.1 via Lemma A.3), hence (epsilon, delta(epsilon))-DP with
+delta(epsilon) of eq. (5). Values on any finite grid inherit the guarantee (App. A.1-A.3), and
+anything computed from them (excursion sets, plots) is post-processing.
+
+RKHS sensitivities of the estimators a user would release (replace-one neighbours):
+
+* kernel mean embedding / SetConv density  sum_i k(., x_i)  (``density_sensitivity``):
+  ||k_{x1} - k_{x2}||_H^2 = k11 - 2 k12 + k22 <= 2 C_k for 0 <= k <= C_k (seed 002, eqs. 20-26;
+  tight for the RBF, and for every normalised stationary kernel here, as x1, x2 move apart).
+  The normalised mean embedding (1/N) sum_i k(., x_i) has sqrt(2 C_k) / N (N public).
+* SetConv signal  sum_i clip(y_i, C) k(., x_i)  (``signal_sensitivity``):
+  ||y1 k_{x1} - y2 k_{x2}||_H^2 <= 4 C^2 C_k (eqs. 27-30; equality at x1 = x2, y1 = -y2 = C).
+* GP posterior mean with ridge r, mu_D = k_X^T (K_XX + r^2 I)^{-1} y, bounded responses
+  |y_i| <= M_Y, k(x, x) <= 1 (``posterior_mean_sensitivity``): Delta <= Delta_n(r) of seed 000.
+
+  *Proof note.* Let D = D_- u {(x, y)}, D' = D_- u {(x', y')} and k_- = k_{D_-} the normalised
+  posterior kernel of the common core (ridge r), H_- its RKHS. Seed 000, Lemma A.2: mu_D - mu_D' =
+  eta k_-(., x) - eta' k_-(., x') lies in H_-, and Delta_n(r) = sup ||mu_D - mu_D'||_{H_-}
+  (Def. 3.1). Now k = k_- + k_{X_-}(.)^T (K_- + r^2 I)^{-1} k_{X_-}(.) is k_- plus a positive
+  semidefinite kernel, so by Aronszajn's theorem on sums of reproducing kernels (Aronszajn 1950,
+  "Theory of reproducing kernels", Part I, sec. 6) H_- is contained in H_k with
+  ||h||_{H_k} <= ||h||_{H_-}. Hence sup ||mu_D - mu_D'||_{H_k} <= Delta_n(r), and every bound
+  on Delta_n(r) of seed 000, App. B applies unchanged: Lemma B.1 (generic; with V_n <= V̄_n of
+  Prop. 3) and Lemma B.7 (1-D exponential kernel on an interval), under their assumptions
+  (bounded responses, public domain, sup k(x, x) = 1). Exactly, ||h||_{H_k}^2 = ||h||_{H_-}^2 -
+  r^2 ||(K_- + r^2 I)^{-1} (eta k_{X_-}(x) - eta' k_{X_-}(x'))||^2, so the bound can be loose;
+  :func:`posterior_mean_rkhs_distance` computes the exact H_k distance of a given pair and the
+  tests search for bad pairs (tests/test_functional_mechanism.py).
+
+Exact noise: :func:`privgp.sampling.prior_paths` (float64, no rank truncation, jitter only upwards:
+a covariance K + P, P positive semidefinite, is K-noise plus independent noise, post-processing).
+
+The plan fixes every public setting before the data are seen: the grid is a
+:class:`~privgp.domain.PublicGrid` (never computed from the data), the domain a public
+:class:`~privgp.domain.Box` (kappa and V̄_n use it), responses must already lie in [-M_Y, M_Y]
+(map and clip them with a public :class:`~privgp.mechanisms.release.ResponseMap`; unclipped
+responses are an error, not silently clipped).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from .. import validation as v
+from ..accounting import PrivacyCertificate, certify
+from ..accounting.functional import MULTIPLIERS, FunctionalEvent, check_clip
+from .posterior_release import DEFAULT_MEMORY_LIMIT
+from .posterior_sample import bounds_for
+from .release import ResponseMap
+from ..domain import Box, PublicGrid
+from ..errors import InfeasibleTargetError, InvalidParameterError, NumericalError
+from ..kernels import Kernel, make_kernel
+
+MECHANISM = "functional mechanism f_D + c g (Hall et al. 2013; GDP analysis: seed 002, Thm 4.1)"
+ESTIMATORS = ("posterior_mean",)
+SENSITIVITY_LEMMAS = ("auto", "generic", "exp1d")
+
+
+def _kernel_bound(kernel: Kernel) -> float:
+    """C_k = sup k for privgp's normalised kernels (sup k(x, x) = 1; all are nonnegative)."""
+    if not kernel.nonnegative:
+        raise InvalidParameterError("kernel", "nonnegative (the bounds of seed 002, eqs. 20-30, assume 0 <= k <= C_k)",
+                                    kernel.name)
+    return 1.0
+
+
+def density_sensitivity(kernel: Kernel, n: int | None = None) -> float:
+    """RKHS sensitivity of sum_i k(., x_i) (SetConv density): sqrt(2 C_k); of the kernel mean
+    embedding (1/n) sum_i k(., x_i) when the public size n is given: sqrt(2 C_k) / n."""
+    out = math.sqrt(2.0 * _kernel_bound(kernel))
+    return out if n is None else out / v.integer("n", n, minimum=1)
+
+
+def signal_sensitivity(kernel: Kernel, clip: float) -> float:
+    """RKHS sensitivity of sum_i clip(y_i, C) k(., x_i) (SetConv signal): 2 C sqrt(C_k)."""
+    return 2.0 * check_clip(clip) * math.sqrt(_kernel_bound(kernel))
+
+
+@dataclass(frozen=True)
+class MeanSensitivity:
+    """An upper bound on sup ||mu_D - mu_D'||_{H_k} and where it comes from."""
+
+    value: float
+    lemma: str
+    V: float
+    note: str = ("Delta_H(mu) <= Delta_n(r): seed 000 Lemma A.2 + Aronszajn's inclusion H_{k_-} in H_k "
+                 "(privgp.mechanisms.functional, proof note)")
+
+
+def resolve_lemma(sensitivity: str, kernel: str, dim: int) -> str:
+    """'auto': Lemma B.7 for the exponential kernel on an interval, Lemma B.1 otherwise."""
+    if sensitivity not in SENSITIVITY_LEMMAS:
+        raise InvalidParameterError("sensitivity", f"one of {SENSITIVITY_LEMMAS}", sensitivity)
+    if sensitivity == "auto":
+        return "exp1d" if (kernel == "exponential" and dim == 1) else "generic"
+    return sensitivity
+
+
+def posterior_mean_sensitivity(n: int, r, *, kernel: str, lengthscale: float, domain: Box, M_Y: float = 1.0,
+                               sensitivity: str = "auto"):
+    """Upper bound on the RKHS (H_k) sensitivity of the posterior mean with ridge r (see the module
+    docstring's proof note): Delta_n(r) of seed 000, Lemma B.1 / B.7 with V̄_n (Prop. 3). ``r`` may be
+    an array (one bound per value); returns a :class:`MeanSensitivity` (``value`` an array then)."""
+    n = v.integer("n", n, minimum=2)
+    if not isinstance(domain, Box):
+        raise InvalidParameterError("domain", "a privgp.domain.Box (public)", type(domain).__name__)
+    name = make_kernel(kernel, v.positive("lengthscale", lengthscale)).name
+    lemma = resolve_lemma(sensitivity, name, domain.dim)
+    b = bounds_for(n, r, kernel=name, lengthscale=lengthscale, domain=domain, M_Y=v.positive("M_Y", M_Y),
+                   sensitivity=lemma)
+    val = np.asarray(b.Delta, dtype=float)
+    V = np.asarray(b.V, dtype=float)
+    return MeanSensitivity(value=float(val) if val.ndim == 0 else val, lemma=b.lemma_Delta,
+                           V=float(V) if V.ndim == 0 else V)
+
+
+def posterior_mean_weights(kernel: Kernel, X, y, r: float) -> np.ndarray:
+    """alpha = (K_XX + r^2 I)^{-1} y: mu_D = sum_i alpha_i k(., x_i)."""
+    from scipy.linalg import cho_factor, cho_solve
+
+    X = v.points("X", X)
+    y = v.responses("y", y, X.shape[0])
+    r = v.positive("r", r)
+    return cho_solve(cho_factor(kernel(X) + r * r * np.eye(X.shape[0]), lower=True), y)
+
+
+def posterior_mean_rkhs_distance(kernel: Kernel, r: float, X1, y1, X2, y2) -> float:
+    """||mu_{D1} - mu_{D2}||_{H_k} exactly: with Z = (X1, X2) and c = (alpha_1, -alpha_2),
+    ||sum_j c_j k(., z_j)||^2 = c^T K_ZZ c (for any two datasets; used by audits and tests)."""
+    X1, X2 = v.points("X1", X1), v.points("X2", X2)
+    a1 = posterior_mean_weights(kernel, X1, y1, r)
+    a2 = posterior_mean_weights(kernel, X2, y2, r)
+    Z = np.vstack([X1, X2])
+    c = np.concatenate([a1, -a2])
+    return float(np.sqrt(max(c @ kernel(Z) @ c, 0.0)))
+
+
+# ------------------------------------------------------------------------------------------------
+# Plan and release
+# ------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class FunctionalPlan:
+    """Every public setting of one functional-mechanism release of a GP posterior mean: the seed-002
+    implementation of :class:`privgp.mechanisms.release.ReleasePlan` (``check``, ``draw``, ``event``,
+    ``certificate``), so :func:`privgp.mechanisms.release.release` charges a ledger for it."""
+
+    n: int
+    domain: Box
+    grid: PublicGrid
+    kernel: str
+    lengthscale: float
+    r: float
+    M_Y: float
+    epsilon: float
+    delta: float
+    accounting: str          # how c was chosen: "gdp" (Thm 4.1), "rdp" (Jiang et al.), "hall" (Thm 3.3)
+    sensitivity: float       # RKHS sensitivity bound Delta
+    lemma: str
+    mu: float                # Delta / c: the release is mu-GDP
+    multiplier: float        # c
+    event: FunctionalEvent = field(repr=False)
+    certificate: PrivacyCertificate = field(repr=False)
+    response_map: ResponseMap | None = None   # None: responses must already satisfy |y| <= M_Y
+    hyperparameter_source: str = "given r"
+    calibration: dict | None = None
+    mechanism: str = "functional"
+
+    L: ClassVar[int] = 1     # one released function per release
+
+    def kernel_object(self) -> Kernel:
+        return make_kernel(self.kernel, self.lengthscale)
+
+    @property
+    def certified_epsilon(self) -> float:
+        return float(self.certificate.epsilon)
+
+    @property
+    def target_epsilon(self) -> float:
+        return self.epsilon
+
+    def public_settings(self) -> dict:
+        out = {"estimator": "GP posterior mean", "n": self.n, "dim": self.domain.dim, "domain": self.domain.to_dict(),
+               "grid": list(self.grid.sizes), "kernel": self.kernel, "lengthscale": self.lengthscale, "r": self.r,
+               "hyperparameters": self.hyperparameter_source, "M_Y": self.M_Y, "target_epsilon": self.epsilon,
+               "delta": self.delta, "accounting": self.accounting, "sensitivity_bound": self.sensitivity,
+               "sensitivity_lemma": self.lemma, "mu": self.mu, "multiplier": self.multiplier}
+        if self.response_map is not None:
+            out["response_map"] = self.response_map.to_dict()
+        return out
+
+    def describe(self) -> str:
+        return (f"functional mechanism (posterior mean + c g): n={self.n}, {self.kernel} kernel (lengthscale "
+                f"{self.lengthscale:.4g}), r={self.r:.4g}, Delta={self.sensitivity:.4g}, c={self.multiplier:.4g}, "
+                f"domain {self.domain.describe()}")
+
+    def check(self, X, z) -> tuple[np.ndarray, np.ndarray]:
+        """Every check of the private inputs (before any charge): X in the public domain with n rows;
+        responses mapped by the plan's ResponseMap, or (without one) already bounded by M_Y; the grid
+        tripwire."""
+        X = self.domain.check_contains("coordinates", X)
+        if X.shape[0] != self.n:
+            raise InvalidParameterError("coordinates", f"{self.n} rows (the n the release was planned for)", X.shape[0])
+        z = v.responses("responses", z, self.n)
+        y = self.response_map.apply(z) if self.response_map is not None else check_bounded("responses", z, self.M_Y)
+        self.grid.check_not_fitted_to("coordinates", X, public_box=self.domain)
+        return X, y
+
+    def draw(self, X, y, rng: np.random.Generator) -> "FunctionalRelease":
+        """mu_D(grid) + c g(grid), g an exact draw of GP(0, k) (X, y from :meth:`check`)."""
+        from ..sampling import prior_paths  # noqa: PLC0415
+
+        rng = v.generator("rng", rng)
+        k = self.kernel_object()
+        mean = k(self.grid.points(), X) @ posterior_mean_weights(k, X, y, self.r)
+        noise = prior_paths(k, self.grid.axes(), rng=rng, L=1, scale=self.multiplier)[0]
+        return FunctionalRelease(axes=self.grid.axes(), paths=(mean.reshape(self.grid.shape) + noise)[None],
+                                 multiplier=self.multiplier)
+
+
+def ridge_for_noise(n: int, domain: Box, *, kernel: str, lengthscale: float, epsilon: float, delta: float,
+                    noise_std: float, M_Y: float = 1.0, sensitivity: str = "auto", accounting: str = "gdp",
+                    r_max: float = 1e6) -> float:
+    """The smallest r (to 1e-6 relative) whose multiplier c(r) = Delta_n(r) / mu is <= ``noise_std``:
+    Delta_n decreases in r (Lemmas B.1, B.7), so this is a bracketed bisection on public quantities
+    only. The rule trades the noise of the release against the shrinkage of the posterior mean."""
+    noise_std = v.positive("noise_std", noise_std)
+    if accounting not in MULTIPLIERS:
+        raise InvalidParameterError("accounting", f"one of {sorted(MULTIPLIERS)}", accounting)
+
+    def c_of(r):
+        d = float(posterior_mean_sensitivity(n, r, kernel=kernel, lengthscale=lengthscale, domain=domain, M_Y=M_Y,
+                                             sensitivity=sensitivity).value)
+        return float(MULTIPLIERS[accounting](d, epsilon, delta))
+
+    lo, hi = 1e-6, 1.0
+    if c_of(lo) <= noise_std:
+        return lo
+    while c_of(hi) > noise_std:
+        hi *= 2.0
+        if hi > r_max:
+            raise InfeasibleTargetError(f"no ridge r <= {r_max:g} gives noise std <= {noise_std:g} at "
+                                        f"epsilon={epsilon:g}, delta={delta:g}")
+    while hi - lo > 1e-6 * hi:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if c_of(mid) <= noise_std else (mid, hi)
+    return hi
+
+
+def plan_functional(n: int, domain: Box, grid: PublicGrid, *, kernel: str = "exponential", lengthscale: float,
+                    r: float | None = None, epsilon: float, delta: float, M_Y: float = 1.0, sensitivity: str = "auto",
+                    accounting: str = "gdp", response_map: ResponseMap | None = None,
+                    noise_std: float | None = None, memory_limit: float = DEFAULT_MEMORY_LIMIT) -> FunctionalPlan:
+    """Validate the public settings, bound the sensitivity and choose the multiplier c for the
+    target (epsilon, delta) (``accounting="gdp"``: c = Delta / mu(epsilon, delta), Thm 4.1;
+    "rdp"/"hall" for comparison: more noise for the same target). ``r`` given, or (``r=None``)
+    the smallest r whose c is <= ``noise_std`` (:func:`ridge_for_noise`). The certified epsilon of
+    the event is recomputed and never exceeds the target (c is raised by a few ulp where rounding
+    would otherwise put it above). With a ``response_map`` raw responses are mapped into [-1, 1]
+    (M_Y must then be 1). The noise sampler for the grid is chosen here, from public settings, and a
+    grid it cannot handle within ``memory_limit`` bytes is refused before any data are touched."""
+    n = v.integer("n", n, minimum=2)
+    if not isinstance(domain, Box):
+        raise InvalidParameterError("domain", "a privgp.domain.Box (public)", type(domain).__name__)
+    if not isinstance(grid, PublicGrid):
+        raise InvalidParameterError("grid", "a privgp.domain.PublicGrid built from public numbers (an array of "
+                                    "points is refused: a grid computed from the private data would leak it)",
+                                    type(grid).__name__)
+    if grid.dim != domain.dim:
+        raise InvalidParameterError("grid", f"of the domain's dimension {domain.dim}", grid.dim)
+    lengthscale = v.positive("lengthscale", lengthscale)
+    k = make_kernel(kernel, lengthscale)
+    M_Y = v.positive("M_Y", M_Y)
+    if response_map is not None:
+        if not isinstance(response_map, ResponseMap):
+            raise InvalidParameterError("response_map", "a privgp.mechanisms.ResponseMap", type(response_map).__name__)
+        if M_Y != 1.0:
+            raise InvalidParameterError("M_Y", "1 with a response map (it maps responses into [-1, 1])", M_Y)
+    epsilon = v.positive("epsilon", epsilon)
+    delta = v.probability("delta", delta)
+    if accounting not in MULTIPLIERS:
+        raise InvalidParameterError("accounting", f"one of {sorted(MULTIPLIERS)}", accounting)
+    from ..sampling.prior import plan_prior_sampler  # noqa: PLC0415
+
+    sp = plan_prior_sampler(k, grid.axes())
+    memory_limit = v.positive("memory_limit", memory_limit)
+    if sp.bytes > memory_limit:
+        raise InvalidParameterError("grid", f"small enough for the {sp.method} noise sampler within the memory limit of "
+                                    f"{memory_limit / 2**30:.3g} GiB (use a coarser grid or raise the limit)",
+                                    f"{' x '.join(map(str, grid.sizes))} points, an estimated {sp.gib:.3g} GiB")
+    calibration = None
+    if r is None:
+        if noise_std is None:
+            raise InvalidParameterError("r", "given, or calibrated from a target noise_std", None)
+        r = ridge_for_noise(n, domain, kernel=k.name, lengthscale=lengthscale, epsilon=epsilon, delta=delta,
+                            noise_std=noise_std, M_Y=M_Y, sensitivity=sensitivity, accounting=accounting)
+        source = "calibrated r"
+        calibration = {"parameter": "r", "value": r, "target_noise_std": float(noise_std),
+                       "rule": "smallest r whose multiplier c = Delta_n(r) / mu is <= the target noise std "
+                               "(public quantities only)"}
+    else:
+        if noise_std is not None:
+            raise InvalidParameterError("noise_std", "left out when r is given", noise_std)
+        r = v.positive("r", r)
+        source = "given r"
+    sens = posterior_mean_sensitivity(n, r, kernel=k.name, lengthscale=lengthscale, domain=domain, M_Y=M_Y,
+                                      sensitivity=sensitivity)
+    Delta = float(sens.value)
+    c0 = float(MULTIPLIERS[accounting](Delta, epsilon, delta))
+    # the accountant rounds epsilon up: raise c by a few ulp until the certified epsilon is <= the target
+    for grow in (0.0, 1e-13, 1e-12, 1e-11, 1e-10, 1e-9):
+        c = c0 * (1.0 + grow)
+        event = FunctionalEvent(sensitivity=Delta, noise_std=c)
+        cert = certify(event, delta, mechanism=MECHANISM,
+                       public={"estimator": "GP posterior mean", "kernel": k.name, "lengthscale": lengthscale, "r": r,
+                               "domain": domain.describe(), "sensitivity lemma": sens.lemma,
+                               "accounting": accounting},
+                       extra_assumptions=(f"bounded responses |y| <= M_Y = {M_Y:g}", "a public domain containing "
+                                          "every input (kappa, V_n)", sens.note))
+        if float(cert.epsilon) <= epsilon:
+            break
+    else:
+        raise NumericalError(f"functional plan: no multiplier certified at epsilon <= {epsilon!r}")
+    return FunctionalPlan(n=n, domain=domain, grid=grid, kernel=k.name, lengthscale=lengthscale, r=r, M_Y=M_Y,
+                          epsilon=epsilon, delta=delta, accounting=accounting, sensitivity=Delta, lemma=sens.lemma,
+                          mu=event.mu, multiplier=c, event=event, certificate=cert, response_map=response_map,
+                          hyperparameter_source=source, calibration=calibration)
+
+
+def check_bounded(name: str, y, M_Y: float) -> np.ndarray:
+    """Responses must already satisfy |y| <= M_Y (the sensitivity lemmas assume it)."""
+    y = np.asarray(y, dtype=float)
+    bad = int(np.sum(~(np.abs(y) <= M_Y)))
+    if bad:
+        raise InvalidParameterError(name, f"bounded by M_Y = {M_Y:g} in absolute value (map and clip them with a "
+                                    "public ResponseMap first; the mechanism does not clip silently)",
+                                    f"{bad} of {y.size} values outside [-{M_Y:g}, {M_Y:g}]")
+    return y
+
+
+@dataclass(frozen=True)
+class FunctionalRelease:
+    """The released function mu_D + c g on the public grid: ``paths`` (1, *grid shape) on ``axes`` (the
+    interface of :class:`privgp.mechanisms.posterior_release.ReleasedPaths`)."""
+
+    axes: tuple[np.ndarray, ...]
+    paths: np.ndarray
+    multiplier: float
+    level: float = 0.0
+
+    @property
+    def values(self) -> np.ndarray:
+        return self.paths[0]
+
+    def excursion(self) -> np.ndarray:
+        return self.paths >= self.level
+
+    def grid_points(self) -> np.ndarray:
+        mesh = np.meshgrid(*self.axes, indexing="ij")
+        return np.stack([m.ravel() for m in mesh], axis=-1)
+
+    def band(self, z: float = 1.959963984540054) -> tuple[np.ndarray, np.ndarray]:
+        """values -+ z c: a pointwise band for the *noise-free estimator* mu_D (k(x, x) = 1); it says
+        nothing about the estimator's own error against the truth."""
+        return self.values - z * self.multiplier, self.values + z * self.multiplier
+
+
+def release_functional(plan: FunctionalPlan, X, y, rng: np.random.Generator) -> FunctionalRelease:
+    """check + draw WITHOUT charging any ledger (experiments, tests; a release to publish goes through
+    :func:`privgp.mechanisms.release.release`). Every check runs before the noise is drawn."""
+    if not isinstance(plan, FunctionalPlan):
+        raise InvalidParameterError("plan", "a FunctionalPlan (from plan_functional)", type(plan).__name__)
+    rng = v.generator("rng", rng)
+    X, y = plan.check(X, y)
+    return plan.draw(X, y, rng)
