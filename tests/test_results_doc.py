@@ -10,11 +10,13 @@ Every Markdown table in those files is preceded by a marker comment naming where
   values must equal the run record's to the precision shown;
 * ``<!-- no-artefact: reason -->``: a table that quotes no run (commands, parameters).
 
-Each run directory referenced must hold a run.json whose command appears verbatim on the page, and
-every image on the page must exist.
+Each experiment run directory referenced must hold a run.json whose command appears verbatim on the page
+(a release folder, recognised by its certificate.json, records itself), and every image on the page must
+exist.
 
-Scope: README and every seed-000 section of docs/results.md. The sections of seeds 001-004 (headings
-``## Seed 00N``) were written before this check; their tables are checked when they carry a marker and
+Scope: README and every seed-000 section of docs/results.md. The sections of the other work (headings
+``## Seed 00N`` of seeds 001-004, ``## Three mechanisms ...``, ``## Private Thompson sampling``; see
+``OTHER_SECTIONS``) were written before this check; their tables are checked when they carry a marker and
 skipped otherwise (they quote CSV aggregates with their own formatting).
 """
 from __future__ import annotations
@@ -35,7 +37,7 @@ def split_row(line: str) -> list[str]:
     return [c.strip() for c in line.strip().strip("|").split("|")]
 
 
-OTHER_SEEDS = re.compile(r"^## Seed 00[1-9]")
+OTHER_SECTIONS = re.compile(r"^## (Seed 00[1-9]|Three mechanisms|Private Thompson sampling)")
 
 
 def tables_with_markers(text: str, *, skip_unmarked_other_seeds: bool = False):
@@ -45,7 +47,7 @@ def tables_with_markers(text: str, *, skip_unmarked_other_seeds: bool = False):
     while i < len(lines):
         line = lines[i]
         if line.startswith("## "):
-            other = bool(OTHER_SEEDS.match(line))
+            other = bool(OTHER_SECTIONS.match(line))
         m = MARKER.search(line)
         if m:
             pending = (m.group(1), m.group(2))
@@ -79,7 +81,7 @@ def checked_text(text: str) -> str:
     keep, other = [], False
     for line in text.splitlines():
         if line.startswith("## "):
-            other = bool(OTHER_SEEDS.match(line))
+            other = bool(OTHER_SECTIONS.match(line))
         if not other:
             keep.append(line)
     return "\n".join(keep)
@@ -168,6 +170,8 @@ def page_checks(page: Path):
     runs = {ROOT / m.group(0) for m in re.finditer(r"docs/runs/[\w.\-]+", checked_text(text))}
     for run in sorted(runs):
         rec_path = run / "run.json"
+        if (run / "certificate.json").is_file() and not rec_path.exists():
+            continue  # a release's folder (certificate.json says how it was made), not an experiment run
         if not rec_path.is_file():
             errors.append(f"{page.name}: {run.relative_to(ROOT)} has no run.json")
             continue
