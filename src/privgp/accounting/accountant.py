@@ -33,7 +33,7 @@ import numpy as np
 
 from ..errors import InvalidParameterError, NumericalError
 from .conversion import check_conversion, epsilon_raw, log_delta_raw
-from .events import EventBatch, PrivacyEvent
+from .events import EventBatch, GaussianCurve, PrivacyEvent
 from .gaussian import gdp_epsilon, log_gdp_delta
 from .optimize import minimize_over_alpha
 
@@ -108,11 +108,12 @@ def epsilon(event, delta, *, conversion: str = "improved", alpha=None, exact: bo
     eps0, d0 = (0.0, 0.0) if isinstance(event, EventBatch) else event.approx_dp()
     has_rdp = True if isinstance(event, EventBatch) else event.has_rdp
 
-    if isinstance(event, PrivacyEvent) and exact and alpha is None and (eps0, d0) == (0.0, 0.0):
-        mu = event.gdp_mu()
+    if exact and alpha is None and (eps0, d0) == (0.0, 0.0):
+        mu = event.gdp_mu() if isinstance(event, PrivacyEvent) else _batch_mu(event)
         if mu is not None:
             e = gdp_epsilon(mu, d)
-            return Guarantee(e if e.ndim else float(e), d if d.ndim else float(d), math.nan, math.nan,
+            dd = np.broadcast_to(d, np.shape(e))
+            return Guarantee(e if e.ndim else float(e), dd if dd.ndim else float(dd), math.nan, math.nan,
                              conversion, "exact-gdp")
 
     d_rdp = d - d0
@@ -156,6 +157,13 @@ def epsilon(event, delta, *, conversion: str = "improved", alpha=None, exact: bo
         raise NumericalError("accountant: NaN epsilon from valid inputs")
     out = (lambda a: np.asarray(a, float).reshape(shape)) if shape else (lambda a: float(np.asarray(a).reshape(())))
     return Guarantee(out(e), out(np.broadcast_to(d, shape)), out(a_best), out(r), conversion, "rdp")
+
+
+def _batch_mu(batch: EventBatch):
+    """mu of every setting of a batch of exactly-GDP events (None for other event types)."""
+    if issubclass(batch.event_type, GaussianCurve):
+        return np.broadcast_to(np.asarray(batch.params["mu"], dtype=float), batch.shape)
+    return None
 
 
 def _try_candidates(event: PrivacyEvent, objective, a_best, v_best, S: int):
