@@ -216,18 +216,14 @@ def event_from_json(text: str) -> PrivacyEvent:
 # Gaussian-type events
 # ------------------------------------------------------------------------------------------------
 
-@register_event
 @dataclass(frozen=True)
-class GdpEvent(PrivacyEvent):
-    """A mu-GDP mechanism (Dong, Roth & Su 2022): RDP alpha mu^2 / 2 for every alpha > 1 (their
-    Cor. B.6 / the Gaussian Renyi divergence), exact profile :func:`privgp.accounting.gaussian.gdp_delta`."""
+class GaussianCurve(PrivacyEvent):
+    """Base of the events that are exactly mu-GDP (a Gaussian privacy-loss distribution): RDP
+    alpha mu^2 / 2 at every alpha > 1 (the Renyi divergence of N(mu, 1) from N(0, 1)) and the exact
+    (epsilon, delta) profile of :mod:`privgp.accounting.gaussian`. Subclasses define ``mu`` (a field or
+    a property; not declared here, so that a subclass field named ``mu`` has no inherited default)."""
 
-    mu: float
-    kind: ClassVar[str] = "gdp"
-    proof: ClassVar[str] = "mu-GDP (Dong, Roth & Su 2022, Def. 2.6); exact profile Cor. 2.13"
-
-    def __post_init__(self):
-        object.__setattr__(self, "mu", v.nonnegative("mu", self.mu))
+    mu: ClassVar[float]  # provided by each subclass
 
     def _params(self):
         return {"mu": self.mu}
@@ -242,7 +238,21 @@ class GdpEvent(PrivacyEvent):
 
 @register_event
 @dataclass(frozen=True)
-class GaussianEvent(PrivacyEvent):
+class GdpEvent(GaussianCurve):
+    """A mu-GDP mechanism (Dong, Roth & Su 2022): RDP alpha mu^2 / 2 for every alpha > 1 (their
+    Cor. B.6 / the Gaussian Renyi divergence), exact profile :func:`privgp.accounting.gaussian.gdp_delta`."""
+
+    mu: float  # type: ignore[misc]
+    kind: ClassVar[str] = "gdp"
+    proof: ClassVar[str] = "mu-GDP (Dong, Roth & Su 2022, Def. 2.6); exact profile Cor. 2.13"
+
+    def __post_init__(self):
+        object.__setattr__(self, "mu", v.nonnegative("mu", self.mu))
+
+
+@register_event
+@dataclass(frozen=True)
+class GaussianEvent(GaussianCurve):
     """The Gaussian mechanism f(D) + N(0, noise_std^2 I) with L2 sensitivity ``sensitivity`` (under the
     neighbouring relation of the mechanism that builds it): mu-GDP with mu = sensitivity / noise_std;
     RDP alpha Delta^2 / (2 s^2) (Mironov 2017, Prop. 7)."""
@@ -260,16 +270,6 @@ class GaussianEvent(PrivacyEvent):
     @property
     def mu(self) -> float:
         return self.sensitivity / self.noise_std
-
-    def _params(self):
-        return {"mu": self.mu}
-
-    @classmethod
-    def _rdp_arrays(cls, alpha, mu):
-        return 0.5 * alpha * mu * mu
-
-    def gdp_mu(self) -> float:
-        return self.mu
 
     def details(self):
         return {"mu": self.mu}

@@ -39,7 +39,7 @@ import numpy as np
 
 from .. import validation as v
 from ..errors import InvalidParameterError
-from .events import GaussianEvent, PrivacyEvent, register_event
+from .events import GaussianCurve, GaussianEvent, register_event
 from .gaussian import gdp_mu
 
 #: Hall et al.'s Thm 3.3 is proved only for epsilon <= 1.
@@ -196,7 +196,7 @@ class FunctionalEvent(GaussianEvent):
 
 @register_event
 @dataclass(frozen=True)
-class DPSetConvEvent(PrivacyEvent):
+class DPSetConvEvent(GaussianCurve):
     """One DPSetConv release (seed 002, Alg. 3): density and signal channels with independent GP
     noises sigma_d g_d, sigma_s g_s of the encoder's kernel (0 <= k <= C_k), responses clipped to
     [-C, C]. mu-GDP with mu^2 = 4 C^2 C_k / sigma_s^2 + 2 C_k / sigma_d^2 (Thm 4.2); RDP
@@ -219,16 +219,6 @@ class DPSetConvEvent(PrivacyEvent):
     @property
     def mu(self) -> float:
         return dpsetconv_mu(self.clip, self.sigma_signal, self.sigma_density, self.kernel_bound)
-
-    def _params(self):
-        return {"mu": self.mu}
-
-    @classmethod
-    def _rdp_arrays(cls, alpha, mu):
-        return 0.5 * alpha * mu * mu
-
-    def gdp_mu(self) -> float:
-        return self.mu
 
     def assumptions(self):
         return ("noise kernel = the SetConv RBF psi (same lengthscale), 0 <= k <= C_k",

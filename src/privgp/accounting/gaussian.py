@@ -95,6 +95,19 @@ def _epsilon_upper(mu, delta):
     return 2.0 * (0.5 * mu * mu + mu * np.sqrt(2.0 * np.log(1.0 / delta))) + 1.0
 
 
+def _bisect(feasible, good, bad, rtol: float):
+    """Vectorised bisection between a feasible end ``good`` and an infeasible end ``bad`` of a monotone
+    condition; returns the feasible end once the bracket is narrower than ``rtol`` (relative)."""
+    for _ in range(BISECTION_STEPS):
+        mid = 0.5 * (good + bad)
+        ok = feasible(mid)
+        good = np.where(ok, mid, good)
+        bad = np.where(ok, bad, mid)
+        if np.all(np.abs(good - bad) <= rtol * np.maximum(np.maximum(np.abs(good), np.abs(bad)), 1e-300)):
+            break
+    return good
+
+
 def gdp_epsilon(mu, delta):
     """Smallest epsilon >= 0 with delta(epsilon) <= delta for a mu-GDP mechanism (vectorised).
 
@@ -107,16 +120,9 @@ def gdp_epsilon(mu, delta):
     if np.any(~((dl > 0) & (dl < 1))):
         raise InvalidParameterError("delta", "in the open interval (0, 1)", dl)
     log_target = np.log(dl)
-    lo = np.zeros(mu.shape)
-    hi = _epsilon_upper(mu, dl)
-    done = _surely_feasible(mu, lo, log_target)
-    for _ in range(BISECTION_STEPS):
-        mid = 0.5 * (lo + hi)
-        ok = _surely_feasible(mu, mid, log_target)
-        hi = np.where(ok, mid, hi)
-        lo = np.where(ok, lo, mid)
-        if np.all((hi - lo) <= 1e-13 * np.maximum(hi, 1e-300)):
-            break
+    zero = np.zeros(mu.shape)
+    done = _surely_feasible(mu, zero, log_target)
+    hi = _bisect(lambda e: _surely_feasible(mu, e, log_target), _epsilon_upper(mu, dl), zero, 1e-13)
     out = np.where(done, 0.0, hi)
     if not np.all(_surely_feasible(mu, out, log_target)):  # re-check: never report an infeasible epsilon
         raise NumericalError("gdp_epsilon: bisection ended on an infeasible value")
@@ -141,13 +147,7 @@ def gdp_mu(epsilon, delta):
         if not bad.any():
             break
         hi = np.where(bad, 2.0 * hi, hi)
-    for _ in range(BISECTION_STEPS):
-        mid = 0.5 * (lo + hi)
-        ok = _surely_feasible(mid, eps, log_target)
-        lo = np.where(ok, mid, lo)
-        hi = np.where(ok, hi, mid)
-        if np.all((hi - lo) <= 1e-14 * np.maximum(hi, 1e-300)):
-            break
+    lo = _bisect(lambda m: _surely_feasible(m, eps, log_target), lo, hi, 1e-14)
     if not np.all(_surely_feasible(lo, eps, log_target)):
         raise NumericalError("gdp_mu: bisection ended on an infeasible value")
     return lo

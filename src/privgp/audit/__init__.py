@@ -1,5 +1,13 @@
-"""Auditing: exact divergences between neighbouring posteriors, membership-inference games and
-attacks (LiRA), ROC metrics, empirical epsilon lower bounds, tightness audits.
+"""Auditing: what a release leaks in practice and how loose its certificate is.
 
-Import the submodules directly (``privgp.audit.divergence``, ``privgp.audit.lira``, ...).
+Import the submodules directly; each holds one job:
+
+* :mod:`.neighbours` -- exact divergences between neighbouring posteriors, adversarial worst pairs;
+* :mod:`.game`, :mod:`.attacks`, :mod:`.lira`, :mod:`.metrics` -- membership-inference games, attacks,
+  ROC metrics and empirical epsilon lower bounds; :mod:`.tightness` -- certified vs exact vs attack;
+* :mod:`.lood`, :mod:`.lood_queries`, :mod:`.lood_mia`, :mod:`.lood_release` -- leave-one-out
+  distinguishability (seed 003);
+* :mod:`.sgld_model`, :mod:`.sgld_bounds`, :mod:`.langevin_gp` -- what approximate samplers leak (seed 004);
+* :mod:`.functional` -- exact privacy profiles of the functional mechanism (seed 002).
 """
+__all__: list[str] = []  # a namespace of submodules; nothing is re-exported here

@@ -13,11 +13,15 @@ from typing import Any, Callable
 
 from ..errors import InvalidParameterError
 
+__all__ = ["EXPERIMENTS", "get_experiment", "run_experiment"]
+
 EXPERIMENTS: dict[str, str] = {
     "table1": "excursion_1d:table1", "table2": "excursion_1d:table2", "table3": "excursion_1d:table3",
     "table4": "excursion_2d:table4", "fig7": "excursion_2d:fig7", "fig8": "excursion_2d:fig8",
     "realdata": "realdata:realdata",
     "fig1": "fig1:run", "fig2-bound": "fig2_bound:run",
+    "seed002-train": "seed002_train:train", "seed002-tune": "seed002_nn:tune", "seed002-nll": "seed002_nn:nll",
+    "seed002-fits": "seed002_nn:fits", "seed002-sim2real": "seed002_nn:sim2real",
     "seed004-fig1": "seed004_fig1:run",
     "seed001-fig1": "seed001_fig1:run", "seed001-fig2": "seed001_fig2:run", "seed001-fig3": "seed001_fig3:run",
     "seed002-fig4": "seed002:fig4", "seed002-audit": "seed002:audit",

@@ -1,0 +1,164 @@
+"""Meta-training of the DPConvCNP (Alg. 1; App. E): Adam 3e-4 on the NLL per target point of simulated
+tasks with the DP mechanism inside the forward pass, a fixed validation set, the best model kept.
+
+:class:`Trainer` holds the whole resumable state (model, optimiser, step, the training
+``torch.Generator``'s state, best validation loss and weights, history); it writes no files -- the
+``seed002-train`` experiment saves :meth:`Trainer.state` as checkpoints and resumes from them.
+"""
+from __future__ import annotations
+
+import copy
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from .. import validation as v
+from ..errors import InvalidParameterError
+from .model import DPConvCNP, ModelConfig, gaussian_nll
+from .tasks import TaskBatch, TaskSampler, TaskSpec, default_specs
+
+DEFAULT_WEIGHTS = {"eq": 0.4, "matern32": 0.2, "sawtooth": 0.4}
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Training schedule (paper: 409,600 steps of batch 16, 512 targets in [-6, 6], 2,048 validation
+    tasks; the defaults are the reduced CPU schedule)."""
+
+    steps: int = 20000
+    batch_size: int = 16
+    n_context: tuple[int, int] = (1, 512)
+    n_target: int = 256
+    target_range: tuple[float, float] = (-3.0, 3.0)
+    lr: float = 3e-4
+    weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+    val_tasks: int = 512
+    val_every: int = 1000
+    seed: int = 0
+
+    def __post_init__(self):
+        v.integer("steps", self.steps, minimum=0)
+        v.integer("batch_size", self.batch_size, minimum=1)
+        v.integer("n_target", self.n_target, minimum=1)
+        v.positive("lr", self.lr)
+        v.integer("val_tasks", self.val_tasks, minimum=1)
+        v.integer("val_every", self.val_every, minimum=1)
+        object.__setattr__(self, "n_context", tuple(int(a) for a in self.n_context))
+        object.__setattr__(self, "target_range", tuple(float(a) for a in self.target_range))
+        if set(self.weights) - set(DEFAULT_WEIGHTS):
+            raise InvalidParameterError("weights", f"keys among {sorted(DEFAULT_WEIGHTS)}", self.weights)
+
+    def specs(self) -> dict[str, TaskSpec]:
+        return default_specs(self.target_range)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["n_context"], d["target_range"] = list(self.n_context), list(self.target_range)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "TrainConfig":
+        return cls(**{**d, "n_context": tuple(d["n_context"]), "target_range": tuple(d["target_range"])})
+
+
+class Trainer:
+    """Resumable meta-training state. Seeds: training tasks and noise from ``seed``; the validation
+    tasks from ``seed + 1`` (fixed); validation noise from ``seed + 2``, re-seeded at every validation
+    (common random numbers, so validation losses are comparable across steps)."""
+
+    def __init__(self, model_cfg: ModelConfig, cfg: TrainConfig):
+        self.model_cfg, self.cfg = model_cfg, cfg
+        torch.manual_seed(cfg.seed)  # parameter initialisation
+        self.model = DPConvCNP(model_cfg)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=cfg.lr)
+        self.generator = torch.Generator().manual_seed(cfg.seed)
+        self.sampler = TaskSampler(cfg.specs(), cfg.weights, batch_size=cfg.batch_size, n_context=cfg.n_context,
+                                   n_target=cfg.n_target)
+        self.step = 0
+        self.skipped = 0
+        self.seconds = 0.0
+        self.best_val = math.inf
+        self.best_step = -1
+        self.best_state: dict[str, torch.Tensor] | None = None
+        self.history: list[dict[str, float]] = []
+        self._val: list[TaskBatch] | None = None
+
+    # -- data -------------------------------------------------------------------------------------
+    def validation_batches(self) -> list[TaskBatch]:
+        if self._val is None:
+            g = torch.Generator().manual_seed(self.cfg.seed + 1)
+            n_batches = max(1, math.ceil(self.cfg.val_tasks / self.cfg.batch_size))
+            self._val = [self.sampler.sample(g) for _ in range(n_batches)]
+        return self._val
+
+    # -- optimisation -----------------------------------------------------------------------------
+    def train_step(self) -> float:
+        """One Adam step on a fresh batch; a non-finite loss skips the step (counted in ``skipped``)."""
+        t0 = time.perf_counter()
+        self.model.train()
+        b = self.sampler.sample(self.generator)
+        loss = self.model.loss(b.xc, b.yc, b.xt, b.yt, b.mu, self.generator)
+        value = float(loss.detach())
+        self.optimizer.zero_grad(set_to_none=True)
+        if math.isfinite(value):
+            loss.backward()
+            grads_ok = all(p.grad is None or bool(torch.isfinite(p.grad).all()) for p in self.model.parameters())
+            if grads_ok:
+                self.optimizer.step()
+            else:
+                self.skipped += 1
+        else:
+            self.skipped += 1
+        self.step += 1
+        self.seconds += time.perf_counter() - t0
+        return value
+
+    def validate(self) -> tuple[float, float]:
+        """Mean validation NLL per target point and its standard error over the fixed tasks."""
+        t0 = time.perf_counter()
+        g = torch.Generator().manual_seed(self.cfg.seed + 2)
+        self.model.eval()
+        per_task = []
+        with torch.no_grad():
+            for b in self.validation_batches():
+                mean, std = self.model(b.xc, b.yc, b.xt, b.mu, g)
+                per_task.append(gaussian_nll(b.yt, mean, std).mean(dim=1))
+        nll = torch.cat(per_task).double().numpy()
+        m, se = float(nll.mean()), float(nll.std(ddof=1) / np.sqrt(len(nll))) if len(nll) > 1 else 0.0
+        if m < self.best_val:
+            self.best_val, self.best_step = m, self.step
+            self.best_state = copy.deepcopy(self.model.state_dict())
+        self.seconds += time.perf_counter() - t0
+        return m, se
+
+    def best_model(self) -> DPConvCNP:
+        model = DPConvCNP(self.model_cfg)
+        model.load_state_dict(self.best_state if self.best_state is not None else self.model.state_dict())
+        model.eval()
+        return model
+
+    # -- persistence ------------------------------------------------------------------------------
+    def state(self) -> dict[str, Any]:
+        return {"model_config": self.model_cfg.to_dict(), "train_config": self.cfg.to_dict(),
+                "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
+                "generator": self.generator.get_state(), "step": self.step, "skipped": self.skipped,
+                "seconds": self.seconds, "best_val": self.best_val, "best_step": self.best_step,
+                "best_state": self.best_state, "history": list(self.history)}
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any], **overrides) -> "Trainer":
+        """Rebuild a trainer where it stopped; ``overrides`` may change only ``steps`` of the schedule."""
+        if set(overrides) - {"steps"}:
+            raise InvalidParameterError("overrides", "only 'steps' (the schedule is fixed once started)", sorted(overrides))
+        cfg = TrainConfig.from_dict({**state["train_config"], **overrides})
+        tr = cls(ModelConfig.from_dict(state["model_config"]), cfg)
+        tr.model.load_state_dict(state["model"])
+        tr.optimizer.load_state_dict(state["optimizer"])
+        tr.generator.set_state(state["generator"])
+        for k in ("step", "skipped", "seconds", "best_val", "best_step", "best_state", "history"):
+            setattr(tr, k, state[k])
+        return tr

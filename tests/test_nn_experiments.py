@@ -1,0 +1,66 @@
+"""The shipped DPConvCNP and the seed-002 experiments (quick sizes)."""
+import json
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from privgp.experiments import run_experiment  # noqa: E402
+from privgp.nn.evaluate import dpconvcnp_nll  # noqa: E402
+from privgp.nn.model import gaussian_nll  # noqa: E402
+from privgp.nn.oracle import prior_predictive  # noqa: E402
+from privgp.nn.pretrained import load, training_record  # noqa: E402
+from privgp.nn.tasks import default_specs, sample_batch  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    torch.set_num_threads(1)
+    return load()
+
+
+@pytest.mark.parametrize("family", ["eq", "sawtooth"])
+@pytest.mark.parametrize("eps", [1.0, 4.0])
+def test_shipped_model_beats_the_prior_predictive(shipped, family, eps):
+    """64 fixed tasks (N = 100, 128 targets in [-2, 2]): the paired NLL gain over the context-free
+    predictive N(0, 1.04) is positive by more than 3 standard errors."""
+    spec = default_specs()[family].fixed(epsilon=eps)
+    spec = spec.fixed(lengthscale=0.71) if family == "eq" else spec.fixed(frequency=0.5)
+    b = sample_batch(spec, 64, 100, 128, torch.Generator().manual_seed(11))
+    ours = dpconvcnp_nll(shipped, b, torch.Generator().manual_seed(12))
+    pm, ps = prior_predictive(b.yt.shape, noise_std=0.2)
+    prior = gaussian_nll(b.yt.double().numpy(), pm, ps).mean(1)
+    gain = prior - ours
+    assert gain.mean() > 3 * gain.std(ddof=1) / np.sqrt(len(gain)), (ours.mean(), prior.mean())
+
+
+def test_shipped_model_records_its_training(shipped):
+    rec = training_record()
+    assert rec["step"] >= rec["best_step"] > 0 and rec["train_seconds"] > 0
+    assert 1e5 < shipped.n_parameters() < 2e6
+
+
+def test_seed002_quick_experiments(tmp_path):
+    torch.set_num_threads(1)
+    s = run_experiment("seed002-train", tmp_path / "train", quick=True, progress=False, steps=30, val_every=15)
+    assert s["step"] == 30 and (tmp_path / "train" / "best.pt").exists()
+    s2 = run_experiment("seed002-train", tmp_path / "train", quick=True, progress=False, steps=40, val_every=15)
+    assert s2["step"] == 40 and s2["chunk_steps"] == 10  # resumed, not restarted
+    run_experiment("seed002-tune", tmp_path / "tune", quick=True)
+    tuned = str(tmp_path / "tune" / "dpsvgp_tuned.json")
+    run_experiment("seed002-nll", tmp_path / "nll", quick=True, tuned=tuned)
+    rec = json.loads((tmp_path / "nll" / "run.json").read_text())
+    methods = {r["method"] for r in rec["summary"]["nll"]}
+    assert methods == {"DPConvCNP", "DP-SVGP", "oracle"}
+    assert (tmp_path / "nll" / "nll.png").exists() and (tmp_path / "nll" / "timing.csv").exists()
+    # a re-run that reuses the DP-SVGP rows reproduces them (and the other methods) exactly
+    run_experiment("seed002-nll", tmp_path / "nll2", quick=True, tuned=tuned, dpsvgp_from=str(tmp_path / "nll"))
+    rec2 = json.loads((tmp_path / "nll2" / "run.json").read_text())
+    key = lambda r: (r["family"], r["sweep"], r["N"], r["epsilon"], r["method"])  # noqa: E731
+    assert sorted(rec2["summary"]["nll"], key=key) == sorted(rec["summary"]["nll"], key=key)
+    run_experiment("seed002-fits", tmp_path / "fits", quick=True, eps_values=(1.0,), n_context=20)
+    assert (tmp_path / "fits" / "fits.png").exists()
+    run_experiment("seed002-sim2real", tmp_path / "s2r", quick=True, tuned=tuned)
+    rows = json.loads((tmp_path / "s2r" / "run.json").read_text())["summary"]["nll"]
+    assert {r["task"] for r in rows} == {"progression_from_bmi", "progression_from_s5"}
