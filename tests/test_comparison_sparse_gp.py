@@ -55,3 +55,23 @@ def test_sparse_gp_candidates():
     assert len({tuple(sorted(x.items())) for x in c}) == len(c)
     with pytest.raises(InvalidParameterError, match="mechanism"):
         cmp.candidates("sparse", (0.1,))
+
+
+def test_non_private_sparse_gp_reference(workload):
+    """The noise-free reference is Titsias' predictive mean K_VZ (s^2 K_ZZ + K_ZX K_XZ)^-1 K_ZX y on the
+    same public model (computed here directly), and the DP sparse GP approaches it as epsilon grows."""
+    from privgp.kernels import make_kernel
+    from privgp.mechanisms.sparse_gp_release import inducing_grid
+
+    b = cmp.batch_of(workload, [0])
+    params = {"kernel": "squared_exponential", "lengthscale": 0.3, "noise_std": 0.3, "inducing": 8}
+    ref = cmp.release_batch(b, "non_private_sparse_gp", params, 1.0, 1e-3, np.random.default_rng(0))
+    k = make_kernel("squared_exponential", 0.3)
+    Z, X, y, V = inducing_grid(b.domain, 8), b.X[0], b.y[0], b.grid.points()
+    Kzx = k(Z, X)
+    direct = k(V, Z) @ np.linalg.solve(0.09 * k(Z, Z) + Kzx @ Kzx.T, Kzx @ y)
+    np.testing.assert_allclose(ref.values[0], direct, atol=1e-6)
+    assert ref.used["inducing_points"] == 8 and ref.half_width.shape == ref.values.shape
+    gaps = [np.abs(cmp.release_batch(b, "dp_sparse_gp", params, e, 1e-3, np.random.default_rng(1)).values
+                   - ref.values).max() for e in (1.0, 1e4, 1e8)]
+    assert gaps[0] > gaps[1] > gaps[2]

@@ -44,14 +44,15 @@ def test_mechanisms_quick(tmp_path):
     s = fn(tmp_path, quick=True, executor=SerialExecutor(progress=False), seed=1, datasets=3, pilot=2)
     df = pd.read_csv(tmp_path / "mechanisms.csv")
     ok = df[df["status"] == "ok"]
-    assert len(ok) == len(df) == 3 * (1 + 3 * 2)                       # tasks x (reference + 3 mechanisms x 2 eps)
-    assert set(ok["mechanism"]) == {"posterior_sampling", "functional", "dp_sparse_gp", "non_private"}
-    priv = ok[ok["mechanism"] != "non_private"]
+    assert len(ok) == len(df) == 3 * (2 + 3 * 2)                       # tasks x (2 references + 3 mechanisms x 2 eps)
+    assert set(ok["mechanism"]) == {"posterior_sampling", "functional", "dp_sparse_gp", "non_private",
+                                    "non_private_sparse_gp"}
+    priv = ok[~ok["mechanism"].str.startswith("non_private")]
     assert (priv["used_certified_epsilon"] <= priv["epsilon"]).all()
     assert np.isfinite(ok["rmse"]).all() and ((ok["iou"] >= 0) & (ok["iou"] <= 1)).all()
     assert (ok["releases"] == 3).all()
     # bands: the functional mechanism and the DP sparse GP have one, one posterior-sample path has none
-    banded = ok[ok["mechanism"].isin(["functional", "dp_sparse_gp"])]
+    banded = ok[ok["mechanism"].isin(["functional", "dp_sparse_gp", "non_private_sparse_gp"])]
     assert ((banded["coverage"] >= 0) & (banded["coverage"] <= 1)).all() and (banded["band_half_width"] > 0).all()
     assert ok.loc[ok["mechanism"].isin(["posterior_sampling", "non_private"]), "coverage"].isna().all()
     # the DP sparse GP's public settings come from its own pilot candidates

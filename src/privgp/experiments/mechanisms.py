@@ -35,7 +35,8 @@ FRONT = ("task", "mechanism", "epsilon", "delta", "releases", "rmse", "rmse_se",
 STYLE = {"posterior_sampling": ("C0", "o", "posterior sampling (seed 000)"),
          "functional": ("C1", "s", "functional mechanism (seed 002)"),
          "dp_sparse_gp": ("C2", "^", "DP sparse GP (seed 001)"),
-         "non_private": ("k", None, "non-private posterior mean")}
+         "non_private": ("k", None, "non-private posterior mean"),
+         "non_private_sparse_gp": ("C2", None, "non-private sparse GP (same settings search)")}
 
 
 def _workloads(tasks, quick: bool, datasets: int, pilot: int, seed: int) -> dict[str, cmp.Workload]:
@@ -86,6 +87,10 @@ def run(out_dir: Path, *, quick: bool, executor, seed: int = 0, epsilons=(0.5, 1
                            inducing=(w.inducing[0], w.inducing[-1]) if quick else w.inducing)
         for e in epsilons:
             settings.append((tname, "dp_sparse_gp", e, c))
+    for tname, w in wl.items():   # and its noise-free reference (Titsias), last as well
+        c = cmp.candidates("non_private_sparse_gp", w.lengthscales[::2] if quick else w.lengthscales,
+                           noise_stds=noise_stds, inducing=(w.inducing[0], w.inducing[-1]) if quick else w.inducing)
+        settings.append((tname, "non_private_sparse_gp", math.inf, c))
     jobs, owner = [], []
     for si, (tname, mech, e, cands) in enumerate(settings):
         eps_job = 1.0 if math.isinf(e) else e  # non-private ignores epsilon
@@ -121,7 +126,7 @@ def run(out_dir: Path, *, quick: bool, executor, seed: int = 0, epsilons=(0.5, 1
                 owner.append(si)
     results = executor.map(cmp.evaluate_job, jobs, desc="releases")
     rows = []
-    rank = {m: i for i, m in enumerate(("non_private",) + PRIVATE)}
+    rank = {m: i for i, m in enumerate(("non_private", "non_private_sparse_gp") + PRIVATE)}
     for si in sorted(range(len(settings)), key=lambda i: (list(wl).index(settings[i][0]), rank[settings[i][1]], settings[i][2])):
         tname, mech, e, _ = settings[si]
         parts = [r for r, o in zip(results, owner) if o == si]
@@ -177,7 +182,7 @@ def _plot(table: pd.DataFrame, wl, path: Path, delta: float) -> Path:
                 if metric not in g or not np.isfinite(g[metric]).any():
                     continue
                 color, marker, label = STYLE[mech]
-                if mech == "non_private":
+                if mech.startswith("non_private"):
                     ax.axhline(float(g[metric].iloc[0]), color=color, ls="--", lw=1.2, label=label)
                     continue
                 g = g.sort_values("epsilon")

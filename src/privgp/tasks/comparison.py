@@ -14,7 +14,10 @@ Mechanisms (each a replace-one (epsilon, delta)-DP release of a function on a pu
   R_k by the tightest proven rule); the released function is its predictive mean on the grid
   (:func:`privgp.mechanisms.sparse_gp_release.plan_sparse_gp`, ``check`` / ``draw``), its band the
   predictive mean -+ 2 sd of the latent f;
-* ``non_private``: the posterior mean without privacy (epsilon = inf), for reference.
+* ``non_private``: the posterior mean without privacy (epsilon = inf), for reference;
+* ``non_private_sparse_gp``: the sparse GP without privacy (Titsias' posterior, seed 001 eq. 2, on
+  the same public inducing grid, no noise, no regulariser), for reference: what the DP sparse GP
+  would reach without noise, i.e. the part of its error due to the sparse model itself.
 
 Neighbouring relation. All three are replace-one guarantees for datasets of a public size n with
 responses |y| <= 1 (here y already lies in [-1, 1], so the public clip is the identity): seed 000's
@@ -58,10 +61,12 @@ from ..kernels import make_kernel
 from ..mechanisms.functional import plan_functional, posterior_mean_weights, release_functional
 from ..mechanisms.posterior_release import plan_posterior_sample, sample_release
 from ..mechanisms.release import ResponseMap, grid_sizes
-from ..mechanisms.sparse_gp_release import plan_sparse_gp
+from ..gp.sparse_posterior import noise_aware_posterior
+from ..mechanisms.sparse_gp import sparse_gp_spec, sufficient_statistics
+from ..mechanisms.sparse_gp_release import inducing_grid, plan_sparse_gp
 from . import excursion as ex
 
-MECHANISMS = ("posterior_sampling", "functional", "dp_sparse_gp", "non_private")
+MECHANISMS = ("posterior_sampling", "functional", "dp_sparse_gp", "non_private", "non_private_sparse_gp")
 #: the kernels searched for the DP sparse GP (the others use the workload's kernel)
 SPARSE_GP_KERNELS = ("exponential", "squared_exponential")
 Z95 = 1.959963984540054
@@ -289,6 +294,19 @@ def release_batch(b: Batch, mechanism: str, params: dict, epsilon: float, delta:
             "inducing_points": plan.spec.n_inducing, "R_k": plan.spec.kernel_bound,
             "sensitivity": plan.spec.sensitivity(), "sigma_a": plan.noise.sigma_a, "certified_epsilon": plan.epsilon},
             {"repaired": np.asarray(repaired)})
+    if mechanism == "non_private_sparse_gp":   # the same public model as plan_sparse_gp, no noise, no lambda
+        spec = sparse_gp_spec(inducing_grid(b.domain, int(params["inducing"])), response_bound=1.0,
+                              kernel=str(params["kernel"]), lengthscale=ell)
+        bands = []
+        for X, y in zip(b.X, b.y):
+            st = sufficient_statistics(X, y, spec)
+            post = noise_aware_posterior(spec.inducing_points, spec.kernel, st.A, st.B,
+                                         scale=float(params["noise_std"]) ** 2, sigma_a=0.0, sigma_b=0.0,
+                                         regularise=False)
+            mu, var = post.predict(P)
+            out.extend([mu] * b.repeats)
+            bands.extend([2.0 * np.sqrt(var)] * b.repeats)
+        return Released(np.asarray(out), np.asarray(bands), {"inducing_points": spec.n_inducing})
     # non_private: the posterior mean itself (deterministic; repeats are identical)
     r = float(params["r"])
     for X, y in zip(b.X, b.y):
@@ -332,11 +350,11 @@ def candidates(mechanism: str, lengthscales, *, sigmas=(0.03, 0.1, 0.3, 1.0),
                noise_stds=(0.03, 0.1, 0.3, 1.0), inducing=(4, 8, 16, 32)) -> list[dict]:
     """The public grid of free hyperparameters searched on the pilot data: lengthscale x sigma
     (posterior sampling), lengthscale x r (functional, non-private), kernel x lengthscale x noise std
-    x inducing inputs along the longest side of the box (DP sparse GP)."""
+    x inducing inputs along the longest side of the box (the sparse GPs)."""
     _check_mechanism(mechanism)
     if mechanism == "posterior_sampling":
         return [{"lengthscale": float(l), "sigma": float(s)} for l in lengthscales for s in sigmas]
-    if mechanism == "dp_sparse_gp":
+    if mechanism in ("dp_sparse_gp", "non_private_sparse_gp"):
         return [{"kernel": str(k), "lengthscale": float(l), "noise_std": float(s), "inducing": int(m)}
                 for k in kernels for l in lengthscales for s in noise_stds for m in inducing]
     return [{"lengthscale": float(l), "r": float(r)} for l in lengthscales for r in ridges]
