@@ -17,6 +17,7 @@ from privgp.accounting import (ApproxDpEvent, ComposedEvent, EventBatch, Gaussia
                                PosteriorSampleEvent, PrivacyEvent, PureDpEvent, TabulatedRdpEvent, ZcdpEvent, calibrate,
                                delta, epsilon, event_from_dict, event_from_json, gaussian_noise_std, gdp_delta,
                                gdp_epsilon, gdp_mu)
+from privgp.accounting.events import gaussian_batch
 from privgp.errors import InfeasibleTargetError, InvalidParameterError
 
 REF = json.loads((Path(__file__).parent / "data" / "event_reference.json").read_text())
@@ -198,6 +199,10 @@ def test_batches_agree_with_scalar_events():
         assert ev == PosteriorSampleEvent(n=int(n[i]), r=r[i], sigma=sigma[i], eta=0.2, L=4, kappa=0.3, dim=2,
                                           kernel="matern52")
         assert e.epsilon[i] == pytest.approx(epsilon(ev, 1e-4).epsilon, rel=1e-12)
+    exact = epsilon(gaussian_batch(1.0, [1.0, 2.0, 4.0]), 1e-5)
+    assert exact.method == "exact-gdp"
+    np.testing.assert_allclose(exact.epsilon, [epsilon(GaussianEvent(1.0, s), 1e-5).epsilon for s in (1.0, 2.0, 4.0)],
+                               rtol=1e-12)
     g = EventBatch.from_events([GaussianEvent(1.0, s) for s in (1.0, 2.0, 4.0)])
     np.testing.assert_allclose(epsilon(g, 1e-5, exact=False).epsilon,
                                [epsilon(GaussianEvent(1.0, s), 1e-5, exact=False).epsilon for s in (1.0, 2.0, 4.0)],
@@ -209,7 +214,8 @@ def test_batches_agree_with_scalar_events():
 @settings(max_examples=30)
 @given(log_uniform(0.05, 20.0), log_uniform(1e-9, 1e-2), log_uniform(0.1, 10.0))
 def test_calibrate_a_gaussian_noise_level_lands_on_the_feasible_side(target, dl, sens):
-    res = calibrate(lambda s: GaussianEvent(sens, s), "noise_std", (1e-3, 1e4), target, dl, direction="smallest")
+    res = calibrate(lambda s: GaussianEvent(sens, s), "noise_std", (1e-3, 1e4), target, dl, direction="smallest",
+                    make_batch=lambda s: gaussian_batch(sens, s))
     assert res.checked and res.epsilon <= target
     assert epsilon(GaussianEvent(sens, res.value * (1 - 1e-4)), dl).epsilon > target
     # the exact answer, for comparison: s = sens / mu*(target, delta), within the refinement tolerance

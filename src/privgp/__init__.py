@@ -9,6 +9,7 @@ The few names a user needs are available here (loaded on first use, so that ``im
 * releasing: ``release`` (check, charge the ``Ledger``, draw), ``plan_posterior_sample``,
   ``ResponseMap``, ``posterior_sample_event``; the DP sparse GP of seed 001: ``plan_sparse_gp``,
   ``DPSparseGPRegressor``, ``DPDirichletGPClassifier``, ``SelectionEvent`` (private selection);
+* private Thompson sampling: ``Candidates``, ``plan_thompson``, ``run_thompson``;
 * the public domain and kernels: ``Box``, ``Exponential``, ``Matern32``, ``Matern52``,
   ``SquaredExponential``, ``make_kernel``.
 
@@ -31,6 +32,8 @@ _EXPORTS = {
     "plan_sparse_gp": "privgp.mechanisms", "DPSparseGPRegressor": "privgp.mechanisms",
     "DPDirichletGPClassifier": "privgp.mechanisms", "SelectionEvent": "privgp.accounting",
     "Box": "privgp.domain",
+    "Candidates": "privgp.tasks.thompson", "plan_thompson": "privgp.tasks.thompson",
+    "run_thompson": "privgp.tasks.thompson",
     "Exponential": "privgp.kernels", "Matern32": "privgp.kernels", "Matern52": "privgp.kernels",
     "SquaredExponential": "privgp.kernels", "make_kernel": "privgp.kernels",
 }

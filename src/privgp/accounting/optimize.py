@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Callable
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import NumericalError
 
@@ -54,7 +55,7 @@ def search_range(alpha_max: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi
 
 
-def minimize_over_alpha(objective: Callable[[np.ndarray], np.ndarray], alpha_max,
+def minimize_over_alpha(objective: Callable[[np.ndarray], np.ndarray], alpha_max: ArrayLike,
                         *, grid: int = GRID, iterations: int = GOLDEN_ITERATIONS) -> tuple[np.ndarray, np.ndarray]:
     """Minimise ``objective(alpha)`` over 1 < alpha < alpha_max, elementwise over settings.
 

@@ -1,4 +1,5 @@
-"""Shared CLI helpers: number parsing with clear errors, JSON printing."""
+"""Shared CLI helpers: argument parsing with clear errors (numbers, boxes, seeds, memory limits, dataset
+ids), the randomness record of a release, JSON printing."""
 from __future__ import annotations
 
 import argparse
@@ -7,6 +8,10 @@ import math
 import sys
 from typing import Any
 
+import numpy as np
+
+from ..domain import Box
+from ..errors import InvalidParameterError
 from ..jsonable import to_jsonable
 
 
@@ -35,3 +40,47 @@ def nonnegative_int(text: str) -> int:
 def print_json(obj: Any) -> None:
     json.dump(to_jsonable(obj), sys.stdout, indent=2, sort_keys=False)
     sys.stdout.write("\n")
+
+
+def number_list(text: str) -> float:
+    """argparse type: a finite number."""
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(x):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return x
+
+
+def box_from_values(values, dim) -> Box:
+    """A public box from --box XMIN XMAX [YMIN YMAX] for dim-D data."""
+    if len(values) != 2 * dim:
+        raise InvalidParameterError("--box", f"{2 * dim} numbers (XMIN XMAX" + (" YMIN YMAX)" if dim == 2 else ")")
+                                    + f" for {dim}-D data", len(values))
+    return Box(tuple(values[0::2]), tuple(values[1::2]))
+
+
+def memory_limit(gib: float) -> float:
+    """--memory-limit GIB in bytes."""
+    if not (math.isfinite(gib) and gib > 0):
+        raise InvalidParameterError("--memory-limit", "a finite number of GiB > 0", gib)
+    return gib * 2**30
+
+
+def randomness(seed):
+    """(generator, record): fresh OS entropy without a seed; a fixed seed is for demonstrations and says so."""
+    if seed is None:
+        return np.random.default_rng(), {"source": "fresh OS entropy (numpy default_rng())"}
+    return np.random.default_rng(seed), {
+        "source": "fixed seed (demo); the seed is not recorded here",
+        "warning": "anyone with the seed can reproduce this release; the privacy guarantee holds only if "
+                   "the seed is secret and unguessable. Omit --seed for a real release."}
+
+
+def dataset_id(name: str) -> str:
+    """--dataset-id NAME, checked."""
+    name = name.strip()
+    if not name or len(name) > 200 or not name.isprintable():
+        raise InvalidParameterError("--dataset-id", "a printable name of 1 to 200 characters", name)
+    return name

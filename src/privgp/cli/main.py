@@ -13,7 +13,7 @@ import sys
 from .. import __version__
 from ..errors import BudgetExceededError, PrivgpError
 
-COMMANDS: list[str] = ["experiment", "release", "verify", "ledger", "account", "demo", "audit"]
+COMMANDS: list[str] = ["experiment", "release", "verify", "optimize", "ledger", "account", "demo", "audit"]
 
 EXIT_USER_ERROR = 2
 EXIT_BUDGET = 3

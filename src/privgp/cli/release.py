@@ -19,16 +19,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import math
 import textwrap
 from pathlib import Path
 
-import numpy as np
 
 from .. import __version__
 from ..datasets import baltimore
 from ..datasets.tabular import load_embedded_baltimore, load_table
-from ..domain import Box
 from ..errors import InvalidParameterError
 from ..jsonable import to_jsonable
 from ..ledger import DEFAULT_BUDGET_EPSILON, Ledger
@@ -36,7 +33,12 @@ from ..mechanisms.posterior_release import DEFAULT_MEMORY_LIMIT
 from ..mechanisms.release import ResponseMap, release
 from ..progress import Progress
 from . import release_publish as publish
+from .common import box_from_values as _box
+from .common import dataset_id as _dataset_id
+from .common import memory_limit as _memory_limit
 from .common import nonnegative_int, print_json
+from .common import number_list as _number_list
+from .common import randomness as _randomness
 from .outputs import AtomicOutput, check_output_dir
 from .release_figure import format_upper
 
@@ -98,14 +100,6 @@ def _description() -> str:
     """)
 
 
-def _number_list(text: str) -> float:
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not math.isfinite(x):
-        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
-    return x
 
 
 def register(sub) -> None:
@@ -213,26 +207,10 @@ def load_data(args):
     return data, domain, rmap
 
 
-def _box(values, dim) -> Box:
-    if len(values) != 2 * dim:
-        raise InvalidParameterError("--box", f"{2 * dim} numbers (XMIN XMAX" + (" YMIN YMAX)" if dim == 2 else ")")
-                                    + f" for {dim}-D data", len(values))
-    return Box(tuple(values[0::2]), tuple(values[1::2]))
 
 
-def _memory_limit(gib: float) -> float:
-    if not (math.isfinite(gib) and gib > 0):
-        raise InvalidParameterError("--memory-limit", "a finite number of GiB > 0", gib)
-    return gib * 2**30
 
 
-def _randomness(seed):
-    if seed is None:
-        return np.random.default_rng(), {"source": "fresh OS entropy (numpy default_rng())"}
-    return np.random.default_rng(seed), {
-        "source": "fixed seed (demo); the seed is not recorded here",
-        "warning": "anyone with the seed can reproduce this release; the privacy guarantee holds only if "
-                   "the seed is secret and unguessable. Omit --seed for a real release."}
 
 
 # -- outputs -----------------------------------------------------------------------------------
@@ -355,9 +333,3 @@ def run(args) -> int:
         _print_summary(summary, mod, plan, data)
     return 0
 
-
-def _dataset_id(name: str) -> str:
-    name = name.strip()
-    if not name or len(name) > 200 or not name.isprintable():
-        raise InvalidParameterError("--dataset-id", "a printable name of 1 to 200 characters", name)
-    return name

@@ -30,6 +30,7 @@ EXPERIMENTS: dict[str, str] = {
     "seed003-toy": "seed003_toy:run", "seed003-activations": "seed003_activations:run",
     "seed003-reconstruction": "seed003_reconstruction:run", "seed003-multiquery": "seed003_multiquery:run",
     "seed003-mia": "seed003_mia:run", "seed003-nn": "seed003_nn:run",
+    "thompson": "thompson:run",
 }
 
 
@@ -47,8 +48,8 @@ def run_experiment(name: str, out_dir: str | Path, *, quick: bool = False, sched
 
     fn = get_experiment(name)
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     with get_executor(scheduler=scheduler, workers=workers, progress=progress) as ex:
+        out.mkdir(parents=True, exist_ok=True)  # after the executor: a missing or unreachable scheduler writes nothing
         try:
             return fn(out, quick=quick, executor=ex, seed=seed, **options)
         except TypeError as exc:  # an option the experiment does not know: a user error

@@ -28,6 +28,8 @@ the m x m posterior covariance, O(m^3): only for small grids.
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 from scipy.fft import fftn, irfftn, next_fast_len, rfftn
 from scipy.linalg import cho_factor, cho_solve
@@ -154,6 +156,13 @@ class _Embedding:
         return out[(slice(None),) + tuple(slice(0, N) for N in self.sizes)]
 
 
+@lru_cache(maxsize=16)
+def _embedding(kernel: DistanceKernel, steps: tuple[float, ...], sizes: tuple[int, ...]) -> _Embedding:
+    """The embedding of (kernel, lattice steps, lattice sizes), built once and reused (it holds no
+    randomness and is never modified; repeated draws on one grid, e.g. Thompson-sampling rounds, share it)."""
+    return _Embedding(kernel, steps, sizes)
+
+
 def _lattice_gram(kernel: DistanceKernel, sites: np.ndarray, steps, block: int = 512) -> np.ndarray:
     """Gram matrix of the kernel on lattice points given by integer indices (|S|, d): k depends only
     on the lag, so the matrix is gathered from a table of k over all lags (no pairwise distances).
@@ -182,7 +191,7 @@ class _CirculantPlan:
         hi = [max(R * (a.shape[0] - 1), int(j.max())) for R, a, j in zip(Rs, axes, idx)]
         self.sizes = tuple(h - l + 1 for l, h in zip(lo, hi))
         steps = [_spacing(a) / R for a, R in zip(axes, Rs)]
-        self.emb = _Embedding(kernel, steps, self.sizes)
+        self.emb = _embedding(kernel, tuple(float(h) for h in steps), self.sizes)
         self.ok = self.emb.ok
         if not self.ok:
             return

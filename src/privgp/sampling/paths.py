@@ -8,6 +8,9 @@ inputs sit on the grid lattice), never on private values, and every choice is ex
 * a regular grid in any dimension with the inputs on a lattice that refines it: circulant
   embedding + Matheron conditioning (:func:`grid_paths`, ``method="circulant"``);
 * otherwise the dense joint sampler on the grid points (O(m^3); ``method="dense"``).
+
+With no inputs (n = 0) the posterior is the prior: the OU recursion for the 1-D exponential kernel,
+otherwise :func:`~privgp.sampling.prior.prior_paths` (Kronecker, circulant embedding or dense).
 """
 from __future__ import annotations
 
@@ -17,8 +20,9 @@ from dataclasses import dataclass
 
 from .. import validation as v
 from ..kernels import DistanceKernel, Kernel
-from .exp1d import exp1d_paths
-from .grid import _CHUNK_POINTS, _check_axes, _Embedding, _lattice_indices, _spacing, grid_paths
+from .exp1d import _ou_prior_paths, exp1d_paths
+from .grid import _CHUNK_POINTS, _check_axes, _embedding, _lattice_indices, _spacing, grid_paths
+from .prior import prior_paths
 
 METHODS = ("auto", "exp1d", "circulant", "dense")
 _F8 = 8
@@ -74,7 +78,7 @@ def plan_sampler(kernel: Kernel, X, axes, *, L: int = 1, method: str = "auto", r
                 lo = [min(0, int(j.min())) for j in idx]
                 hi = [max(R * (a.shape[0] - 1), int(j.max())) for R, a, j in zip(Rs, axes, idx)]
                 sizes = tuple(h - l_ + 1 for l_, h in zip(lo, hi))
-                emb = _Embedding(kernel, [_spacing(a) / R for a, R in zip(axes, Rs)], sizes)
+                emb = _embedding(kernel, tuple(float(_spacing(a) / R) for a, R in zip(axes, Rs)), sizes)
                 if emb.ok:
                     lin = np.ravel_multi_index(tuple(j - l_ for j, l_ in zip(idx, lo)), sizes)
                     s = int(np.unique(lin).size)
@@ -96,6 +100,7 @@ def exact_paths(kernel: Kernel, X, y, axes, *, r: float, sigma: float, rng: np.r
                 eta: float = 0.0, method: str = "auto", refine: int | None = None) -> np.ndarray:
     """L exact posterior paths of GP(mu_D, sigma^2 k_D) (+ GP(0, eta^2 k) noise, seed 000 Prop. 2) on
     the grid spanned by ``axes`` (a sequence of 1-D coordinate arrays): shape (L, *grid shape).
+    X with zero rows (and an empty y) gives prior paths.
 
     ``method``: "auto" (see the module docstring), or one sampler by name ("exp1d" needs the
     exponential kernel in 1-D; "circulant" needs the inputs on the lattice, see
@@ -106,6 +111,21 @@ def exact_paths(kernel: Kernel, X, y, axes, *, r: float, sigma: float, rng: np.r
         axes = (axes,)
     axes = tuple(np.asarray(a, dtype=float) for a in axes)
     one_d_exp = kernel.name == "exponential" and len(axes) == 1
+    X = v.points("X", X, dim=len(axes), allow_empty=True)
+    if X.shape[0] == 0:  # no data: the posterior is the prior GP(0, (sigma^2 + eta^2) k) (r plays no role)
+        if np.asarray(y).size:
+            raise v.InvalidParameterError("y", "empty when X has no rows", np.shape(y))
+        sigma, eta = v.positive("sigma", sigma), v.nonnegative("eta", eta)
+        rng, L = v.generator("rng", rng), v.integer("L", L, minimum=1)
+        scale = float(np.sqrt(sigma * sigma + eta * eta))
+        if method == "exp1d" or (method == "auto" and one_d_exp):
+            if not one_d_exp:
+                raise v.InvalidParameterError("method", "'exp1d' only for the exponential kernel on a 1-D grid",
+                                              f"{kernel.name} kernel on a {len(axes)}-D grid")
+            # the Ornstein-Uhlenbeck recursion at any sorted distinct 1-D points (exact, O(m))
+            t, inv = np.unique(v.finite_array("axes[0]", axes[0], ndim=1), return_inverse=True)
+            return scale * _ou_prior_paths(t, rng.standard_normal((L, t.shape[0])), kernel.lengthscale)[:, inv.reshape(-1)]
+        return prior_paths(kernel, axes, rng=rng, L=L, scale=scale, method="auto" if method == "auto" else method)
     if method == "exp1d" or (method == "auto" and one_d_exp):
         if not one_d_exp:
             raise v.InvalidParameterError("method", "'exp1d' only for the exponential kernel on a 1-D grid",

@@ -31,7 +31,7 @@ from .. import validation as v
 from ..gp.posterior import ExactPosterior
 from ..kernels import DistanceKernel, Kernel, SquaredExponential
 from .gaussian import psd_factor
-from .grid import _check_axes, _Embedding, _spacing
+from .grid import _check_axes, _Embedding, _embedding, _spacing
 from .joint import sample_joint
 
 PRIOR_METHODS = ("auto", "kronecker", "circulant", "dense")
@@ -44,12 +44,6 @@ def _axis_factor(kernel: Kernel, axis: tuple[float, ...]) -> np.ndarray:
     F = psd_factor(kernel(a), 1.0, triangular=True, overwrite=True)
     F.setflags(write=False)
     return F
-
-
-@lru_cache(maxsize=16)
-def _embedding(kernel: DistanceKernel, steps: tuple[float, ...], sizes: tuple[int, ...]) -> _Embedding:
-    """The circulant embedding of a public grid (cached: it depends on public settings only)."""
-    return _Embedding(kernel, steps, sizes)
 
 
 def _grid_embedding(kernel: DistanceKernel, axes) -> _Embedding:

@@ -1,0 +1,483 @@
+"""``privgp optimize``: private Bayesian optimisation by Thompson sampling (certificate + ledger).
+
+Order of work (nothing is charged or written until every check has passed): parse -> load the
+objective and the public candidates -> plan (calibrate the per-round noise for the total budget,
+certify) -> check the output folder -> charge the ledger for the whole planned run (atomic; refusal
+= exit 3) -> run the rounds -> write outputs -> mark the ledger entry completed. An objective that
+fails mid-run stops the run: the outputs of the rounds released so far are written, the charge
+stands, and the command exits with status 2 and one line saying what happened.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import json
+import math
+import os
+import sys
+import textwrap
+import uuid
+from pathlib import Path
+
+import numpy as np
+
+from .. import __version__
+from ..datasets.objectives import FUNCTIONS, get_function
+from ..datasets.tabular import load_table
+from ..domain import Box
+from ..errors import DataError, InvalidParameterError, ObjectiveError
+from ..jsonable import to_jsonable
+from ..ledger import DEFAULT_BUDGET_EPSILON, Ledger
+from ..mechanisms.posterior_release import DEFAULT_MEMORY_LIMIT
+from ..progress import Progress
+from ..tasks.thompson import KNOBS, SCHEDULES, Candidates, ThompsonPlan, ThompsonResult, optimize, plan_thompson
+from .common import nonnegative_int, print_json
+from .outputs import AtomicOutput, check_output_dir
+from .common import box_from_values as _box
+from .common import dataset_id as _dataset_id
+from .common import memory_limit as _memory_limit
+from .common import number_list as _number_list
+from .common import randomness as _randomness
+
+DEFAULT_GRID = {1: 1001, 2: 64, 3: 16}
+DEFAULT_ROUNDS = 50
+DEFAULT_EPSILON = 10.0
+DEFAULT_SIGMA = 0.5
+OUTPUT_FILES = ("history.csv", "queries.png", "certificate.json", "summary.json")
+
+DESCRIPTION = textwrap.dedent(f"""\
+    Thompson sampling whose every round is a certified posterior-sample release. Round t draws
+    one exact path from the GP posterior of the t-1 private records collected so far, on PUBLIC
+    candidates; the query is its argmax (post-processing, released); the objective's response
+    at that query is the new private record, clipped to |y| <= M_Y. The whole run is
+    (epsilon, delta)-DP for replace-one neighbours among the records collected (seed 000,
+    Thm 3.1 / Prop. 2; rounds compose adaptively in Renyi DP). Round 1 draws from the prior: no
+    record is used, it costs nothing. The per-round ridge r_t (or GP noise eta_t) is calibrated
+    from public quantities so that all planned rounds together meet --epsilon at --delta.
+
+    Objective (one of):
+      --function NAME    a simulated test function on the unit box ({', '.join(sorted(FUNCTIONS))}),
+                         scaled to max 1, observed with Gaussian noise (--noise); responses are
+                         synthetic;
+      --lookup CSV       a table of records: coordinate column(s) (--x-cols) and a response column
+                         (--response-col). Its distinct coordinates are the candidates (they must be
+                         PUBLIC, e.g. the doses of a trial design); each query at a candidate uses the
+                         next unused row for it, in file order; a candidate without rows left stops
+                         the run;
+      --callable M:F     a Python function F(x) -> response in module M (importable, or a path to a
+                         .py file), called with one candidate x (a 1-D numpy array). It runs your code.
+    An objective that raises or returns a non-finite value stops the run cleanly: the rounds
+    released so far are written, the charge stands, exit status 2.
+
+    Candidates (PUBLIC, never derived from private data): a regular grid over --box (--grid points
+    per axis), or --candidates CSV (one point per row, numeric columns = coordinates). --function
+    uses the unit box.
+
+    Ledger: the run is charged ONCE, before round 1, for all planned rounds (one entry holding the
+    composed event), against one dataset whose record count grows over the run: --dataset-id NAME
+    (the same name as for `privgp release` shares the budget), default: the lookup table's
+    content (as `privgp release` keys a table), the callable's name, or the function and its
+    --objective-seed. A run that stops early keeps the whole charge, so the ledger never holds less
+    than was released. Refusal: exit status 3.
+
+    Recommendation: the released query of the second half of the run with the most other queries of
+    that half within a quarter lengthscale (post-processing of released queries: free; the responses
+    are never used to pick it).
+
+    Outputs in --out: history.csv (per round: n, r, eta, the released query, the round's epsilon and
+    the epsilon spent after it; no responses), queries.png, certificate.json (the released rounds;
+    with the planned run's certificate when it stopped early), summary.json. The private responses
+    are written only with --save-responses PATH.
+    """)
+
+
+def register(sub) -> None:
+    p = sub.add_parser("optimize", help="private Bayesian optimisation: Thompson sampling with a certified budget",
+                       description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    o = p.add_argument_group("objective (exactly one)")
+    src = o.add_mutually_exclusive_group(required=True)
+    src.add_argument("--function", choices=sorted(FUNCTIONS), help="simulated test function on the unit box")
+    src.add_argument("--lookup", metavar="CSV", help="table of records: coordinates -> response")
+    src.add_argument("--callable", metavar="MODULE:FUNC", help="Python function x -> response")
+    o.add_argument("--x-cols", metavar="A[,B]", help="--lookup: coordinate columns (default: x, or x1,x2)")
+    o.add_argument("--response-col", metavar="NAME", help="--lookup: response column (default: response)")
+    o.add_argument("--noise", type=float, default=0.1, metavar="S",
+                   help="--function: std of the Gaussian observation noise (default 0.1)")
+    o.add_argument("--objective-seed", type=int, metavar="S",
+                   help="--function: seed of the simulated noise (default: fresh entropy)")
+    d = p.add_argument_group("public candidates")
+    d.add_argument("--box", nargs="+", type=_number_list, metavar="V",
+                   help="public domain XMIN XMAX [YMIN YMAX [ZMIN ZMAX]] (with --callable, or to widen a lookup's)")
+    d.add_argument("--grid", type=int, metavar="N",
+                   help="grid points per axis over --box (default 1001 in 1-D, 64 in 2-D, 16 in 3-D)")
+    d.add_argument("--candidates", metavar="CSV", help="finite public candidate set (numeric columns)")
+    h = p.add_argument_group("public settings (never chosen from the private data)")
+    h.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS, help=f"rounds T = records collected (default {DEFAULT_ROUNDS})")
+    h.add_argument("--epsilon", type=float, default=DEFAULT_EPSILON,
+                   help=f"total epsilon of the run (default {DEFAULT_EPSILON:g})")
+    h.add_argument("--delta", type=float, help="total delta (default T^-1.1)")
+    h.add_argument("--kernel", choices=["exponential", "matern32", "matern52", "squared_exponential"],
+                   help="kernel (default: exponential in 1-D, matern52 otherwise)")
+    h.add_argument("--lengthscale", type=float, help="lengthscale (default: one fifth of the box diameter)")
+    h.add_argument("--sigma", type=float, default=DEFAULT_SIGMA, help=f"kernel scale sigma (default {DEFAULT_SIGMA:g})")
+    h.add_argument("--M-Y", dest="M_Y", type=float, default=1.0, help="response clipping bound M_Y (default 1)")
+    h.add_argument("--knob", choices=KNOBS, default="r", help="calibrated per-round knob: ridge r (default) or "
+                   "GP noise eta (then --r is the fixed ridge)")
+    h.add_argument("--r", type=float, help="fixed ridge r (with --knob eta)")
+    h.add_argument("--eta", type=float, help="fixed GP noise eta (with --knob r; default 0)")
+    h.add_argument("--schedule", choices=SCHEDULES, default="equal",
+                   help="per-round noise: equal (same every round, default) or early (more noise early)")
+    h.add_argument("--early-factor", type=float, default=2.0,
+                   help="--schedule early: noise multiplier of the first data round (default 2, decaying to 1)")
+    h.add_argument("--conversion", choices=["improved", "mironov"], default="improved")
+    x = p.add_argument_group("output, randomness, ledger")
+    x.add_argument("--out", default="privgp_optimize", metavar="DIR", help="output folder, new or empty (written "
+                   "atomically)")
+    x.add_argument("--overwrite", action="store_true", help="allow replacing earlier outputs in --out")
+    x.add_argument("--save-responses", metavar="PATH", help="also write the PRIVATE responses to this CSV")
+    x.add_argument("--seed", type=nonnegative_int, help="DEMO ONLY: fixed seed of the released paths (default: fresh "
+                   "OS entropy)")
+    x.add_argument("--memory-limit", type=float, default=DEFAULT_MEMORY_LIMIT / 2**30, metavar="GIB",
+                   help="refuse (before anything is charged) a run whose sampler would need more memory "
+                        f"(default {DEFAULT_MEMORY_LIMIT / 2**30:g} GiB)")
+    x.add_argument("--ledger", metavar="PATH", help="ledger file (default: $PRIVGP_LEDGER or "
+                   "~/.local/share/privgp/ledger.sqlite)")
+    x.add_argument("--dataset-id", metavar="NAME", help="name of the record source in the ledger")
+    x.add_argument("--budget-epsilon", type=float, help=f"total epsilon of a dataset new to the ledger "
+                   f"(default {DEFAULT_BUDGET_EPSILON:g})")
+    x.add_argument("--budget-delta", type=float, help="total delta of a dataset new to the ledger (default: --delta)")
+    x.add_argument("--progress", choices=["bar", "lines", "off"], default=None,
+                   help="progress on stderr (default: a bar on a terminal, nothing otherwise)")
+    x.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.set_defaults(func=run)
+
+
+# -- objectives -------------------------------------------------------------------------------------------------------
+
+class _Lookup:
+    """Responses from a table: each query at a candidate takes its next unused row (file order)."""
+
+    def __init__(self, X: np.ndarray, response: np.ndarray):
+        self.rows: dict[bytes, list[float]] = {}
+        for x, y in zip(X, response):
+            self.rows.setdefault(_key(x), []).append(float(y))
+        self.used: dict[bytes, int] = {}
+
+    def __call__(self, x) -> float:
+        k = _key(np.asarray(x, dtype=float))
+        vals = self.rows.get(k)
+        if vals is None:
+            raise ObjectiveError(f"no record at {np.asarray(x).tolist()}")
+        i = self.used.get(k, 0)
+        if i >= len(vals):
+            raise ObjectiveError(f"all {len(vals)} record(s) at {np.asarray(x).tolist()} are used")
+        self.used[k] = i + 1
+        return vals[i]
+
+
+def _key(x: np.ndarray) -> bytes:
+    return np.ascontiguousarray(np.asarray(x, dtype=float) + 0.0).tobytes()
+
+
+def _load_callable(spec: str):
+    mod_name, sep, func = spec.rpartition(":")
+    if not sep or not mod_name or not func.isidentifier():
+        raise InvalidParameterError("--callable", "MODULE:FUNCTION (a module name or a .py path, and a function name)",
+                                    spec)
+    try:
+        if mod_name.endswith(".py"):
+            path = Path(mod_name)
+            if not path.is_file():
+                raise InvalidParameterError("--callable", "an existing .py file before ':'", mod_name)
+            spec_obj = importlib.util.spec_from_file_location(f"privgp_user_objective_{path.stem}", path)
+            module = importlib.util.module_from_spec(spec_obj)
+            spec_obj.loader.exec_module(module)
+        else:
+            if os.getcwd() not in sys.path:
+                sys.path.insert(0, os.getcwd())
+            module = importlib.import_module(mod_name)
+    except InvalidParameterError:
+        raise
+    except Exception as exc:  # user code: any import failure is a user error
+        raise ObjectiveError(f"--callable {spec}: cannot import {mod_name!r} ({type(exc).__name__}: {exc})") from None
+    fn = getattr(module, func, None)
+    if not callable(fn):
+        raise InvalidParameterError("--callable", f"the name of a function in {mod_name!r}", func)
+    return fn
+
+
+def _read_points(path: str) -> np.ndarray:
+    import pandas as pd
+
+    p = Path(path)
+    if not p.is_file():
+        raise DataError(f"candidates file not found: {p}")
+    try:
+        df = pd.read_csv(p)
+    except Exception as exc:
+        raise DataError(f"cannot parse candidates file {p} as CSV: {str(exc).splitlines()[0] if str(exc) else exc}") from None
+    try:
+        P = df.to_numpy(dtype=float)
+    except (TypeError, ValueError):
+        raise DataError(f"candidates file {p} must have numeric columns only (coordinates)") from None
+    if P.size and not np.all(np.isfinite(P)):
+        raise DataError(f"candidates file {p} has missing or non-finite values")
+    return P
+
+
+def _objective(args):
+    """(objective callable, candidates, source description, ledger key, truth function or None)."""
+    if args.function is not None:
+        for flag in ("box", "candidates", "x_cols", "response_col"):
+            if getattr(args, flag) is not None:
+                raise InvalidParameterError("--" + flag.replace("_", "-"), "left out with --function (it uses the "
+                                            "unit box)", getattr(args, flag))
+        f = get_function(args.function)
+        noise = _nonneg("--noise", args.noise)
+        cand = Candidates.grid(f.box, _grid(args, f.dim))
+        rng = np.random.default_rng(args.objective_seed)
+        seed_part = str(args.objective_seed) if args.objective_seed is not None else uuid.uuid4().hex
+        key = f"optimize:function:{f.name}:noise={noise!r}:seed={seed_part}"
+        return f.noisy(noise, rng), cand, f"simulated {f.name} + N(0, {noise:g}^2) noise", key, f
+    if args.objective_seed is not None:
+        raise InvalidParameterError("--objective-seed", "used only with --function", args.objective_seed)
+    if args.lookup is not None:
+        if args.candidates is not None:
+            raise InvalidParameterError("--candidates", "left out with --lookup (the table's coordinates are the "
+                                        "candidates)", args.candidates)
+        cols = [c.strip() for c in args.x_cols.split(",")] if args.x_cols else None
+        if cols is None:
+            import pandas as pd
+
+            try:
+                header = list(pd.read_csv(args.lookup, nrows=0).columns)
+            except Exception:
+                header = []
+            cols = ["x1", "x2"] if {"x1", "x2"} <= set(header) else ["x"]
+        data = load_table(args.lookup, cols, args.response_col or "response")
+        box = None if args.box is None else _box(args.box, data.dim)
+        cand = Candidates.finite(np.unique(data.X, axis=0), box)
+        return _Lookup(data.X, data.response), cand, f"lookup table {args.lookup} ({data.n} records)", \
+            data.content_digest, None
+    for flag in ("x_cols", "response_col"):
+        if getattr(args, flag) is not None:
+            raise InvalidParameterError("--" + flag.replace("_", "-"), "used only with --lookup", getattr(args, flag))
+    fn = _load_callable(args.callable)
+    if args.candidates is not None:
+        P = _read_points(args.candidates)
+        box = None if args.box is None else _box(args.box, P.shape[1] if P.ndim == 2 else 1)
+        cand = Candidates.finite(P, box)
+    else:
+        if args.box is None:
+            raise InvalidParameterError("--box", "given with --callable (or give --candidates)", None)
+        if len(args.box) % 2 or not 2 <= len(args.box) <= 6:
+            raise InvalidParameterError("--box", "2, 4 or 6 numbers (XMIN XMAX [YMIN YMAX [ZMIN ZMAX]])", len(args.box))
+        dim = len(args.box) // 2
+        box = Box(tuple(args.box[0::2]), tuple(args.box[1::2]))
+        cand = Candidates.grid(box, _grid(args, dim))
+    return fn, cand, f"callable {args.callable}", "optimize:callable:" + args.callable, None
+
+
+def _nonneg(name, x) -> float:
+    if not (x >= 0 and math.isfinite(x)):
+        raise InvalidParameterError(name, "finite and >= 0", x)
+    return float(x)
+
+
+def _grid(args, dim: int) -> int:
+    g = DEFAULT_GRID[dim] if args.grid is None else args.grid
+    if g < 2:
+        raise InvalidParameterError("--grid", "an integer >= 2", g)
+    return g
+
+
+def _plan(args, cand: Candidates) -> ThompsonPlan:
+    kernel = args.kernel or ("exponential" if cand.dim == 1 else "matern52")
+    ell = args.lengthscale if args.lengthscale is not None else cand.box.diameter / 5.0
+    extra = {}
+    if args.knob == "eta":
+        extra["r"] = args.r
+        if args.eta is not None:
+            raise InvalidParameterError("--eta", "left out with --knob eta (eta is calibrated)", args.eta)
+    else:
+        if args.r is not None:
+            raise InvalidParameterError("--r", "left out with --knob r (r is calibrated)", args.r)
+        extra["eta"] = args.eta
+    return plan_thompson(cand, rounds=args.rounds, epsilon=args.epsilon, delta=args.delta, kernel=kernel,
+                         lengthscale=ell, sigma=args.sigma, M_Y=args.M_Y, knob=args.knob,
+                         schedule=args.schedule, early_factor=args.early_factor, conversion=args.conversion,
+                         memory_limit=_memory_limit(args.memory_limit), **extra)
+
+
+# -- outputs ----------------------------------------------------------------------------------------------------------
+
+def _plot(out: Path, res: ThompsonResult, truth) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    p = res.plan
+    k = res.released
+    fig, ax = plt.subplots(figsize=(7.5, 4.2), constrained_layout=True)
+    t = np.arange(1, k + 1)
+    if p.candidates.dim == 1:
+        ax.scatter(t, res.queries[:, 0], c=t, cmap="viridis", s=14)
+        ax.set_ylabel("released query x_t")
+        ax.set_ylim(p.candidates.box.lower[0], p.candidates.box.upper[0])
+        ax.set_xlabel("round t")
+    elif p.candidates.dim == 2:
+        sc = ax.scatter(res.queries[:, 0], res.queries[:, 1], c=t, cmap="viridis", s=14)
+        fig.colorbar(sc, ax=ax, label="round t")
+        b = p.candidates.box
+        ax.set_xlim(b.lower[0], b.upper[0])
+        ax.set_ylim(b.lower[1], b.upper[1])
+        ax.set_xlabel("x1")
+        ax.set_ylabel("x2")
+    else:
+        for j in range(p.candidates.dim):
+            ax.plot(t, res.queries[:, j], ".", label=f"x{j + 1}")
+        ax.set_xlabel("round t")
+        ax.set_ylabel("released query coordinates")
+        ax.legend(fontsize=8)
+    title = f"Released queries of private Thompson sampling: {k} of {p.rounds} rounds, epsilon {res.epsilon:.3g}"
+    if truth is not None and k:
+        rec = res.recommendation()
+        title += f"\n(simulation) regret of the recommended point {float(truth.regret(rec[1][None, :])[0]):.3g}"
+    ax.set_title(title, fontsize=10)
+    fig.savefig(out / "queries.png", dpi=120)
+    plt.close(fig)
+
+
+def _summary(res: ThompsonResult, out: Path, ledger, source: str, randomness: dict, truth) -> dict:
+    p = res.plan
+    c = res.charge
+    s = {"out": str(out), "files": list(OUTPUT_FILES), "objective": source, **res.summary(),
+         "candidates": p.candidates.describe(), "kernel": p.kernel, "lengthscale": p.lengthscale,
+         "sigma": p.sigma, "M_Y": p.M_Y, "knob": p.knob, "schedule": p.schedule,
+         "r": [float(p.r.min()), float(p.r.max())], "eta": [float(p.eta.min()), float(p.eta.max())],
+         "target_epsilon": p.target_epsilon, "fingerprint": res.fingerprint, "ledger": str(ledger.path),
+         "entry_id": c.entry_id, "charged_epsilon": p.epsilon, "budget_epsilon": c.budget_epsilon,
+         "budget_delta": c.budget_delta, "spent_epsilon": c.spent_after.epsilon,
+         "remaining_epsilon": max(c.budget_epsilon - c.spent_after.epsilon, 0.0), "randomness": randomness}
+    for k in ("last_query", "recommendation"):
+        if s.get(k) is not None:
+            s[k] = [float(f"{x:.6g}") for x in s[k]]
+    if truth is not None and res.released:
+        reg = truth.regret(res.queries)
+        rec = res.recommendation()
+        s["simulation"] = {"regret_recommendation": float(truth.regret(rec[1][None, :])[0]),
+                           "regret_last_query": float(reg[-1]), "best_query_regret": float(reg.min()),
+                           "note": "known only because the objective is simulated"}
+    return s
+
+
+def _write(out: Path, res: ThompsonResult, summary: dict, randomness: dict, truth) -> None:
+    """The public outputs into ``out`` (a temporary folder of :class:`AtomicOutput`)."""
+    res.history().to_csv(out / "history.csv", index=False)
+    _plot(out, res, truth)
+    doc = {"privgp_version": __version__, "status": res.status, "stop_reason": res.stop_reason,
+           "released_rounds": res.released, "planned_rounds": res.plan.rounds,
+           "certificate": None if res.certificate is None else res.certificate.to_dict(),
+           "calibration": res.plan.calibration, "public_settings": res.plan.public_settings(),
+           "ledger": {"entry_id": res.charge.entry_id, **res.charge.to_dict(),
+                      "charged": "the whole planned run, before round 1"},
+           "randomness": randomness,
+           "notes": ["Only the query points (and the certificate) are released; the responses are private.",
+                     "The candidates, kernel, lengthscale, sigma, M_Y, rounds and budget must be chosen "
+                     "independently of the private responses.",
+                     "The fingerprint is a keyed hash (secret key in the ledger file), not a hash of the data."]}
+    if res.certificate is None:
+        doc["notes"].append("Only the data-independent first round (a prior draw) was released: no privacy cost.")
+    if res.status != "completed":
+        doc["planned_certificate"] = res.plan.certificate.to_dict()
+    (out / "certificate.json").write_text(json.dumps(to_jsonable(doc), indent=2) + "\n")
+    public = {k: val for k, val in summary.items() if k not in ("ledger",)}  # no local paths
+    (out / "summary.json").write_text(json.dumps(to_jsonable(public), indent=2) + "\n")
+
+
+def _print_summary(s: dict, res: ThompsonResult) -> None:
+    p = res.plan
+    cert = res.certificate
+    lemma = next((x.removeprefix("Delta_n: ") for x in p.certificate.lemmas if x.startswith("Delta_n:")), None)
+    lines = [
+        f"privgp optimize: {s['rounds_released']} of {s['rounds_planned']} rounds of Thompson sampling on "
+        f"{s['candidates']} [{s['objective']}]",
+        "  guarantee   " + (f"({cert.epsilon:.4g}, {cert.delta:.3g})-DP for replace-one among the "
+                            f"{s['records_collected']} records collected; queries released"
+                            if cert is not None else "nothing data-dependent released (prior round only)"),
+        f"  settings    {p.kernel} kernel, lengthscale {p.lengthscale:.4g}, sigma={p.sigma:g}, M_Y={p.M_Y:g}, "
+        f"r {s['r'][0]:.4g}" + (f"..{s['r'][1]:.4g}" if s['r'][1] > s['r'][0] else "")
+        + f", eta {s['eta'][0]:.4g}" + (f"..{s['eta'][1]:.4g}" if s['eta'][1] > s['eta'][0] else "")
+        + f" ({'calibrated ' + p.knob if p.calibration else 'given'}, schedule {p.schedule})"
+        + (f"; {lemma}" if lemma else ""),
+        f"  ledger      {s['ledger']}",
+        f"              entry {s['entry_id']}; dataset {s['fingerprint'][:16]}: charged {s['charged_epsilon']:.4g} "
+        f"(whole run); spent {s['spent_epsilon']:.4g} of {s['budget_epsilon']:g} (at delta {s['budget_delta']:.3g})",
+        f"  recommended {s['recommendation']} (densest released query of the second half of the run; "
+        f"last query {s['last_query']})",
+        f"  outputs     {s['out']}/: " + ", ".join(s["files"]),
+    ]
+    if "simulation" in s:
+        sim = s["simulation"]
+        lines.insert(-1, f"  simulation  regret of the recommendation {sim['regret_recommendation']:.4g}, of the last query "
+                         f"{sim['regret_last_query']:.4g}, best query {sim['best_query_regret']:.4g} (the function is known)")
+    lines.append("  randomness  " + ("SEEDED (demo): " + s["randomness"]["warning"] if "warning" in s["randomness"]
+                                     else "fresh OS entropy"))
+    print("\n".join(lines))
+
+
+def _check_response_file(path: Path) -> None:
+    if path.is_dir() or not path.parent.is_dir() or not os.access(path.parent, os.W_OK):
+        raise InvalidParameterError("--save-responses", "a file path in an existing writable folder", str(path))
+
+
+STAGES = ("objective and candidates", "plan and certify", "check", "rounds", "write outputs")
+
+
+def run(args) -> int:
+    with Progress(len(STAGES), "optimize", "lines" if args.progress == "lines" else
+                  (False if args.progress == "off" else None)) as progress:
+        progress.stage(STAGES[0])
+        objective, cand, source, key, truth = _objective(args)
+        progress.update(1)
+        progress.stage(STAGES[1])
+        plan = _plan(args, cand)
+        progress.update(1)
+        progress.stage(STAGES[2])
+        out = check_output_dir(args.out, args.overwrite)
+        if args.save_responses and Path(args.save_responses).expanduser().absolute().parent == out:
+            raise InvalidParameterError("--save-responses", "a path outside --out (the private responses must not "
+                                        "sit with the outputs to publish)", args.save_responses)
+        if args.save_responses:
+            _check_response_file(Path(args.save_responses).expanduser().absolute())
+        ledger = Ledger(args.ledger)
+        fingerprint = (ledger.fingerprint("dataset-id:" + _dataset_id(args.dataset_id)) if args.dataset_id is not None
+                       else ledger.fingerprint(key))
+        rng, randomness = _randomness(args.seed)
+        progress.update(1)
+        progress.stage(STAGES[3])
+        with Progress(plan.rounds, "optimize: rounds", "lines" if args.progress == "lines" else
+                      (False if args.progress == "off" else None)) as rounds:
+            # charge the whole planned run (a refusal raises BudgetExceededError -> exit status 3), then run
+            res = optimize(plan, objective, ledger, rng, fingerprint=fingerprint, budget_epsilon=args.budget_epsilon,
+                           budget_delta=args.budget_delta, label=args.dataset_id or "", mark_completed=False,
+                           on_round=lambda t: rounds.update(1))
+        progress.update(1)
+        progress.stage(STAGES[4])
+        summary = _summary(res, Path(args.out), ledger, source, randomness, truth)
+        with AtomicOutput(out, args.overwrite) as tmp:
+            _write(tmp, res, summary, randomness, truth)
+        if args.save_responses:
+            res.history(include_responses=True).to_csv(args.save_responses, index=False)
+        ledger.complete(res.charge.entry_id)
+        progress.update(1)
+    if args.json:
+        print_json(summary)
+    else:
+        _print_summary(summary, res)
+    if res.status != "completed":
+        raise ObjectiveError(f"the run stopped at {res.stop_reason}; {res.released} of {plan.rounds} rounds were "
+                             f"released (epsilon {res.epsilon:.4g}), the charge for the whole run "
+                             f"({plan.epsilon:.4g}) stands; outputs in {args.out}")
+    return 0
