@@ -281,7 +281,7 @@ def _refuse_foreign_options(args) -> None:
     for name in MECHANISMS:
         if name == args.mechanism:
             continue
-        for dest in getattr(mechanism_module(name), "OWN_OPTIONS", ()):
+        for dest in mechanism_module(name).OWN_OPTIONS:
             if getattr(args, dest, None) is not None:
                 raise InvalidParameterError("--" + dest.replace("_", "-"), f"used with --mechanism {name} only",
                                             getattr(args, dest))
