@@ -6,9 +6,11 @@ private coordinates. The privacy analysis needs its diameter (for kappa, Prop. 3
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import validation as v
 from .errors import InvalidParameterError
@@ -51,14 +53,14 @@ class Box:
         """Largest Euclidean distance between two points of the box."""
         return float(np.sqrt(np.sum(self.widths**2)))
 
-    def contains(self, X) -> np.ndarray:
+    def contains(self, X: ArrayLike) -> np.ndarray:
         X = np.asarray(X, dtype=float)
         if X.ndim == 1:
             X = X[:, None]
         lo, hi = np.asarray(self.lower), np.asarray(self.upper)
         return np.all((X >= lo) & (X <= hi), axis=-1)
 
-    def check_contains(self, name: str, X) -> np.ndarray:
+    def check_contains(self, name: str, X: ArrayLike) -> np.ndarray:
         """Return X as (m, d) points, raising if any lies outside the box."""
         X = v.points(name, X, dim=self.dim)
         inside = self.contains(X)
@@ -68,9 +70,9 @@ class Box:
                                         f"{k} of {len(X)} points outside")
         return X
 
-    def grid(self, size: int | tuple[int, ...]) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+    def grid(self, size: int | Sequence[int]) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
         """A regular grid including the corners: (points of shape (m, d), per-axis coordinates)."""
-        sizes = (size,) * self.dim if np.isscalar(size) else tuple(size)
+        sizes = tuple(size) if isinstance(size, (Sequence, np.ndarray)) else (size,) * self.dim
         if len(sizes) != self.dim:
             raise InvalidParameterError("size", f"{self.dim} grid sizes", sizes)
         axes = tuple(np.linspace(a, b, v.integer("grid size", s, minimum=2))
@@ -85,7 +87,7 @@ class Box:
         return {"lower": list(self.lower), "upper": list(self.upper)}
 
 
-def trapezoid_weights(axes) -> np.ndarray:
+def trapezoid_weights(axes: np.ndarray | Sequence[np.ndarray]) -> np.ndarray:
     """Trapezoid-rule weights of a tensor mesh, flattened in ``Box.grid`` (C, 'ij') order.
 
     ``axes`` is a sequence of increasing 1-D coordinate arrays (one per dimension, each of length
@@ -133,7 +135,7 @@ class PublicGrid:
         object.__setattr__(self, "sizes", sizes)
 
     @classmethod
-    def regular(cls, lower, upper, sizes) -> "PublicGrid":
+    def regular(cls, lower: ArrayLike, upper: ArrayLike, sizes: ArrayLike) -> "PublicGrid":
         """sizes[k] points from lower[k] to upper[k]; scalars mean 1-D (or the same size on every axis)."""
         lo = tuple(np.atleast_1d(np.asarray(lower, dtype=float)).tolist())
         hi = tuple(np.atleast_1d(np.asarray(upper, dtype=float)).tolist())
@@ -141,12 +143,12 @@ class PublicGrid:
         return cls(lo, hi, tuple(s * len(lo) if len(s) == 1 else s))
 
     @classmethod
-    def on_box(cls, box: Box, sizes) -> "PublicGrid":
+    def on_box(cls, box: Box, sizes: ArrayLike) -> "PublicGrid":
         """The regular grid over a public box, corners included."""
         return cls.regular(box.lower, box.upper, sizes)
 
     @classmethod
-    def convcnp_window(cls, xmin, xmax, *, points_per_unit: float = 32.0, margin: float = 0.0,
+    def convcnp_window(cls, xmin: ArrayLike, xmax: ArrayLike, *, points_per_unit: float = 32.0, margin: float = 0.0,
                        power_of_two: bool = True) -> "PublicGrid":
         """The ConvCNP discretisation of a fixed public window (seed 002, App. F; the authors' make_grids):
         per axis M = ceil((0.5 (xmax - xmin) + margin) ppu), rounded down to a power of two, and the
@@ -188,7 +190,7 @@ class PublicGrid:
         mesh = np.meshgrid(*self.axes(), indexing="ij")
         return np.stack([m.ravel() for m in mesh], axis=-1)
 
-    def check_not_fitted_to(self, name: str, X, public_box: Box | None = None) -> None:
+    def check_not_fitted_to(self, name: str, X: ArrayLike, public_box: Box | None = None) -> None:
         """Tripwire: refuse a grid whose every axis spans exactly [min, max] of the private inputs X
         (the typical grid computed from the data). A public grid passes unless the data happen to sit
         exactly on both ends of every axis; a grid spanning exactly the declared ``public_box`` always

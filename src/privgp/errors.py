@@ -28,7 +28,7 @@ def _show(value: Any) -> str:
 class InvalidParameterError(PrivgpError, ValueError):
     """A parameter violates its requirement: ``<name> must be <requirement>; got <value>``."""
 
-    def __init__(self, name: str, requirement: str, value: Any):
+    def __init__(self, name: str, requirement: str, value: Any) -> None:
         self.name = name
         self.requirement = requirement
         self.value = value
@@ -54,6 +54,18 @@ class InfeasibleTargetError(PrivgpError, ValueError):
 
 class BudgetExceededError(PrivgpError):
     """A release would exceed the privacy budget recorded in the ledger."""
+
+
+class MissingExtraError(PrivgpError, ImportError):
+    """A feature needs a package of an optional extra that is not installed (``pip install 'privgp[EXTRA]'``)."""
+
+    def __init__(self, feature: str, package: str, extra: str) -> None:
+        self.feature, self.package, self.extra = feature, package, extra
+        super().__init__(f"{feature} needs the optional package {package!r}, which is not installed: "
+                         f"pip install 'privgp[{extra}]'")
+
+    def __reduce__(self):
+        return (type(self), (self.feature, self.package, self.extra))
 
 
 class ObjectiveError(PrivgpError):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.spatial.distance import cdist
 
 from . import validation as v
@@ -22,14 +23,14 @@ from .domain import Box
 from .errors import InvalidParameterError
 
 
-def _as_points(X) -> np.ndarray:
+def _as_points(X: ArrayLike) -> np.ndarray:
     X = np.asarray(X, dtype=float)
     if X.ndim == 1:
         X = X[:, None]
     return X
 
 
-def pairwise_distances(X1, X2) -> np.ndarray:
+def pairwise_distances(X1: ArrayLike, X2: ArrayLike) -> np.ndarray:
     """Euclidean distances; batched over leading axes: (..., m, d) x (..., n, d) -> (..., m, n)."""
     X1, X2 = _as_points(X1), _as_points(X2)
     if X1.shape[-1] != X2.shape[-1]:
@@ -40,11 +41,12 @@ def pairwise_distances(X1, X2) -> np.ndarray:
         return cdist(X1, X2)
     # batched: accumulate squared coordinate differences (same values as cdist; ~5x faster than
     # materialising the (..., m, n, d) difference array and reducing it with einsum)
-    d2 = None
-    for k in range(X1.shape[-1]):
+    d2 = X1[..., :, None, 0] - X2[..., None, :, 0]
+    d2 *= d2
+    for k in range(1, X1.shape[-1]):
         t = X1[..., :, None, k] - X2[..., None, :, k]
         t *= t
-        d2 = t if d2 is None else np.add(d2, t, out=d2)
+        d2 += t
     return np.sqrt(d2, out=d2)
 
 
@@ -57,14 +59,14 @@ class Kernel:
     unit_diagonal: ClassVar[bool] = True
     stationary: ClassVar[bool] = True
 
-    def __call__(self, X1, X2=None) -> np.ndarray:
+    def __call__(self, X1: ArrayLike, X2: ArrayLike | None = None) -> np.ndarray:
         """Gram matrix k(X1, X2); X2 defaults to X1. Batched over leading axes."""
         return self.gram(X1, X1 if X2 is None else X2)
 
-    def gram(self, X1, X2) -> np.ndarray:  # pragma: no cover - abstract
+    def gram(self, X1: ArrayLike, X2: ArrayLike) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def diag(self, X) -> np.ndarray:
+    def diag(self, X: ArrayLike) -> np.ndarray:
         """k(x, x) for each row of X (shape (..., m))."""
         X = _as_points(X)
         return np.ones(X.shape[:-1])
@@ -88,10 +90,10 @@ class DistanceKernel(Kernel):
     def profile(self, d: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def gram(self, X1, X2) -> np.ndarray:
+    def gram(self, X1: ArrayLike, X2: ArrayLike) -> np.ndarray:
         return self.profile(pairwise_distances(X1, X2) / self.lengthscale)
 
-    def of_distance(self, dist) -> np.ndarray:
+    def of_distance(self, dist: ArrayLike) -> np.ndarray:
         return self.profile(np.asarray(dist, dtype=float) / self.lengthscale)
 
     def kappa(self, domain: Box) -> float:
@@ -108,7 +110,7 @@ class Exponential(DistanceKernel):
 
     name: ClassVar[str] = "exponential"
 
-    def profile(self, d):
+    def profile(self, d: np.ndarray) -> np.ndarray:
         return np.exp(-d)
 
 
@@ -118,7 +120,7 @@ class Matern32(DistanceKernel):
 
     name: ClassVar[str] = "matern32"
 
-    def profile(self, d):
+    def profile(self, d: np.ndarray) -> np.ndarray:
         s = math.sqrt(3.0) * d
         return (1.0 + s) * np.exp(-s)
 
@@ -129,7 +131,7 @@ class Matern52(DistanceKernel):
 
     name: ClassVar[str] = "matern52"
 
-    def profile(self, d):
+    def profile(self, d: np.ndarray) -> np.ndarray:
         s = math.sqrt(5.0) * d
         return (1.0 + s + s * s / 3.0) * np.exp(-s)
 
@@ -140,7 +142,7 @@ class SquaredExponential(DistanceKernel):
 
     name: ClassVar[str] = "squared_exponential"
 
-    def profile(self, d):
+    def profile(self, d: np.ndarray) -> np.ndarray:
         return np.exp(-0.5 * d * d)
 
 
@@ -150,7 +152,7 @@ class Constant(Kernel):
 
     name: ClassVar[str] = "constant"
 
-    def gram(self, X1, X2):
+    def gram(self, X1: ArrayLike, X2: ArrayLike) -> np.ndarray:
         X1, X2 = _as_points(X1), _as_points(X2)
         return np.ones(np.broadcast_shapes(X1.shape[:-2], X2.shape[:-2]) + (X1.shape[-2], X2.shape[-2]))
 
@@ -179,12 +181,12 @@ class Diagonal(Kernel):
     def unit_diagonal(self) -> bool:  # type: ignore[override]
         return self.q == 1.0
 
-    def gram(self, X1, X2):
+    def gram(self, X1: ArrayLike, X2: ArrayLike) -> np.ndarray:
         X1, X2 = _as_points(X1), _as_points(X2)
         same = np.all(X1[..., :, None, :] == X2[..., None, :, :], axis=-1)
         return self.q * same.astype(float)
 
-    def diag(self, X):
+    def diag(self, X: ArrayLike) -> np.ndarray:
         X = _as_points(X)
         return np.full(X.shape[:-1], self.q)
 

@@ -57,6 +57,7 @@ import sqlite3
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -184,7 +185,7 @@ class Charge:
 class Ledger:
     """The ledger stored in one SQLite file (created on first use, with its parent folder)."""
 
-    def __init__(self, path=None, *, timeout: float = 60.0):
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, timeout: float = 60.0) -> None:
         self.path = Path(path).expanduser() if path is not None else default_path()
         if self.path.exists() and self.path.is_dir():
             raise InvalidParameterError("ledger", "a file path (not a directory)", str(self.path))
@@ -258,7 +259,7 @@ class Ledger:
         alpha = float(g.alpha) if g.method == "rdp" else None
         return Spent(eps, float(delta), alpha, len(entries), g.method)
 
-    def _check_event(self, event) -> PrivacyEvent:
+    def _check_event(self, event: object) -> PrivacyEvent:
         if not isinstance(event, PrivacyEvent):
             raise InvalidParameterError("event", "a privgp.accounting PrivacyEvent", type(event).__name__)
         return event
@@ -356,14 +357,14 @@ class Ledger:
             con.close()
         return Charge(entry_id, fingerprint, b_eps, b_del, before, after)
 
-    def _check_integrity(self, con) -> None:
+    def _check_integrity(self, con: sqlite3.Connection) -> None:
         """Every dataset budget and every entry of the file parse and are in range (DataError otherwise)."""
         for row in con.execute("SELECT budget_epsilon, budget_delta FROM datasets"):
             _budget(row, self.path)
         for row in con.execute("SELECT id, event, epsilon, delta FROM entries"):
             _parse_entry(row, self.path)
 
-    def _entries_of(self, con, fingerprint: str) -> list[tuple[PrivacyEvent, float, float]]:
+    def _entries_of(self, con: sqlite3.Connection, fingerprint: str) -> list[tuple[PrivacyEvent, float, float]]:
         rows = con.execute("SELECT id, event, epsilon, delta FROM entries WHERE fingerprint = ? ORDER BY rowid",
                            (fingerprint,)).fetchall()
         return [_parse_entry(r, self.path) for r in rows]
@@ -418,14 +419,14 @@ class Ledger:
         return None
 
 
-def _finite(x) -> float:
+def _finite(x: Any) -> float:
     x = float(x)
     if not math.isfinite(x):
         raise ValueError(f"non-finite value {x}")
     return x
 
 
-def _budget(row, path) -> tuple[float, float]:
+def _budget(row: Sequence[Any], path: object) -> tuple[float, float]:
     try:
         b_eps, b_del = float(row[0]), float(row[1])
     except (TypeError, ValueError):
@@ -435,7 +436,7 @@ def _budget(row, path) -> tuple[float, float]:
     return b_eps, b_del
 
 
-def _parse_entry(row, path) -> tuple[PrivacyEvent, float, float]:
+def _parse_entry(row: Sequence[Any], path: object) -> tuple[PrivacyEvent, float, float]:
     entry_id, text, eps, dl = row
     try:
         ev = event_from_dict(json.loads(text))
@@ -447,7 +448,7 @@ def _parse_entry(row, path) -> tuple[PrivacyEvent, float, float]:
     return ev, eps, dl
 
 
-def _migrate_v1(con: sqlite3.Connection, meta: dict, path) -> None:
+def _migrate_v1(con: sqlite3.Connection, meta: dict, path: object) -> None:
     """Schema 1 (RDP values on a fixed order grid, one blob per entry) -> schema 2 (events), in the
     caller's transaction. Each entry becomes a TabulatedRdpEvent on the old grid (sound: see
     :mod:`privgp.accounting.tabulated`). Corrupt blobs refuse the migration (nothing changes)."""

@@ -1,7 +1,8 @@
 """One executor interface for embarrassingly parallel sweeps.
 
 ``get_executor()`` gives local worker processes (default), ``get_executor(scheduler=ADDRESS)`` a
-Dask distributed cluster. Both expose ``map(fn, items, desc=...)`` returning results in input
+Dask distributed cluster (the optional extra ``privgp[dask]``; without it a scheduler address is a
+one-line :class:`~privgp.errors.MissingExtraError`). Both expose ``map(fn, items, desc=...)`` returning results in input
 order, with progress on stderr (:mod:`privgp.progress`: a bar on a terminal, ``progress="lines"`` for
 plain periodic lines in logs).
 Worker processes pin BLAS to one thread: the small dense linear algebra of the sweeps runs faster
@@ -77,9 +78,12 @@ class DaskExecutor:
     kind = "dask"
 
     def __init__(self, scheduler: Any, progress: Any = None, timeout: float = 10.0):
-        from distributed import Client
+        from .errors import DataError, MissingExtraError
 
-        from .errors import DataError
+        try:
+            from distributed import Client
+        except ImportError:
+            raise MissingExtraError("a Dask scheduler (--scheduler)", "distributed", "dask") from None
 
         self._own = not isinstance(scheduler, Client)
         if self._own:

@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import InvalidParameterError, NumericalError
 from .conversion import check_conversion, epsilon_raw, log_delta_raw
@@ -65,36 +66,37 @@ class Guarantee:
                 "rdp": num(self.rdp), "conversion": self.conversion, "method": self.method}
 
 
-def _check_event(event) -> None:
+def _check_event(event: object) -> None:
     if not isinstance(event, (PrivacyEvent, EventBatch)):
         raise InvalidParameterError("event", "a PrivacyEvent or an EventBatch", type(event).__name__)
 
 
-def rdp(event, alpha) -> np.ndarray:
+def rdp(event: PrivacyEvent | EventBatch, alpha: ArrayLike) -> np.ndarray:
     """The RDP curve of an event (or of every setting of a batch) at order(s) alpha > 1."""
     _check_event(event)
     return event.rdp(alpha)
 
 
-def _probability_array(name, x) -> np.ndarray:
+def _probability_array(name: str, x: ArrayLike) -> np.ndarray:
     a = np.asarray(x, dtype=float)
     if np.any(~((a > 0) & (a < 1))):
         raise InvalidParameterError(name, "in the open interval (0, 1)", a)
     return a
 
 
-def _orders(alpha) -> np.ndarray:
+def _orders(alpha: ArrayLike) -> np.ndarray:
     a = np.asarray(alpha, dtype=float)
     if np.any(~(a > 1.0)):
         raise InvalidParameterError("alpha", "> 1 (Rényi order)", a)
     return a
 
 
-def _single_rdp_fn(event: PrivacyEvent):
+def _single_rdp_fn(event: PrivacyEvent) -> Callable[[np.ndarray], np.ndarray]:
     return lambda al: event.rdp(al)
 
 
-def epsilon(event, delta, *, conversion: str = "improved", alpha=None, exact: bool = True) -> Guarantee:
+def epsilon(event: PrivacyEvent | EventBatch, delta: ArrayLike, *, conversion: str = "improved",
+            alpha: ArrayLike | None = None, exact: bool = True) -> Guarantee:
     """Certified epsilon of ``event`` at ``delta`` (see the module docstring for the method).
 
     ``alpha``: evaluate the RDP conversion at this order instead of optimising (no exact profile
@@ -121,6 +123,7 @@ def epsilon(event, delta, *, conversion: str = "improved", alpha=None, exact: bo
         e = np.where(d >= d0, eps0, np.inf)
         return Guarantee(e if e.ndim else float(e), d if d.ndim else float(d), math.nan, 0.0, conversion, "pure")
 
+    rdp_fn: Callable[[np.ndarray], np.ndarray]
     if isinstance(event, EventBatch):
         shape = np.broadcast_shapes(event.shape, d.shape, () if alpha is None else alpha.shape)
         S = int(np.prod(shape))
@@ -159,14 +162,15 @@ def epsilon(event, delta, *, conversion: str = "improved", alpha=None, exact: bo
     return Guarantee(out(e), out(np.broadcast_to(d, shape)), out(a_best), out(r), conversion, "rdp")
 
 
-def _batch_mu(batch: EventBatch):
+def _batch_mu(batch: EventBatch) -> np.ndarray | None:
     """mu of every setting of a batch of exactly-GDP events (None for other event types)."""
     if issubclass(batch.event_type, GaussianCurve):
         return np.broadcast_to(np.asarray(batch.params["mu"], dtype=float), batch.shape)
     return None
 
 
-def _try_candidates(event: PrivacyEvent, objective, a_best, v_best, S: int):
+def _try_candidates(event: PrivacyEvent, objective: Callable[[np.ndarray], np.ndarray], a_best: np.ndarray,
+                    v_best: np.ndarray, S: int) -> np.ndarray:
     """Also evaluate the event's candidate orders (e.g. the steps of a tabulated curve) and keep the
     better order per setting; the value is recomputed at the returned order by the caller."""
     cand = np.asarray(event.candidate_orders(), dtype=float)
@@ -179,7 +183,7 @@ def _try_candidates(event: PrivacyEvent, objective, a_best, v_best, S: int):
     return np.where(better, cand[j], a_best)
 
 
-def _broadcast_batch(batch: EventBatch, shape) -> EventBatch:
+def _broadcast_batch(batch: EventBatch, shape: tuple[int, ...]) -> EventBatch:
     """The batch broadcast to a larger shape (e.g. against an array of deltas)."""
     params = {k: np.broadcast_to(np.broadcast_to(np.asarray(p, float), batch.shape), shape)
               for k, p in batch.params.items()}
@@ -187,7 +191,8 @@ def _broadcast_batch(batch: EventBatch, shape) -> EventBatch:
     return EventBatch(batch.event_type, tuple(shape), params, flds, batch.extra)
 
 
-def delta(event, epsilon_value, *, conversion: str = "improved", alpha=None, exact: bool = True) -> Guarantee:
+def delta(event: PrivacyEvent | EventBatch, epsilon_value: ArrayLike, *, conversion: str = "improved",
+          alpha: ArrayLike | None = None, exact: bool = True) -> Guarantee:
     """Certified (smallest found) delta of ``event`` at ``epsilon_value`` (capped at 1)."""
     _check_event(event)
     check_conversion(conversion)

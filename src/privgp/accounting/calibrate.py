@@ -75,7 +75,8 @@ def _inner(lo: float, hi: float, scale: str, integer: bool) -> np.ndarray:
     return pts[1:-1]
 
 
-def calibrate(make_event: Callable[[float], PrivacyEvent], parameter: str, bounds, target_epsilon, target_delta, *,
+def calibrate(make_event: Callable[[float], PrivacyEvent], parameter: str, bounds: tuple[float, float],
+              target_epsilon: float, target_delta: float, *,
               direction: str = "smallest", integer: bool = False, scale: str = "log",
               make_batch: Callable[[np.ndarray], EventBatch] | None = None, conversion: str = "improved",
               infeasible_hint: Callable[[np.ndarray, np.ndarray], str] | None = None) -> CalibrationResult:
@@ -144,7 +145,7 @@ def calibrate(make_event: Callable[[float], PrivacyEvent], parameter: str, bound
     return CalibrationResult(parameter, value, target, delta, event, g, True)
 
 
-def _refine(eps_of, bad: float, good: float, target: float, scale: str, integer: bool) -> float:
+def _refine(eps_of: Callable[[np.ndarray], np.ndarray], bad: float, good: float, target: float, scale: str, integer: bool) -> float:
     """Shrink the bracket between an infeasible and a feasible value, keeping the feasible end."""
     for _ in range(ROUNDS if not integer else 64):
         lo, hi = min(bad, good), max(bad, good)

@@ -151,7 +151,8 @@ class PrivacyCertificate:
         return "\n".join(lines)
 
 
-def certify(event: PrivacyEvent, delta=None, *, epsilon=None, conversion: str = "improved", alpha=None,
+def certify(event: PrivacyEvent, delta: float | None = None, *, epsilon: float | None = None,
+            conversion: str = "improved", alpha: float | None = None,
             exact: bool = True, mechanism: str | None = None, public: dict | None = None,
             extra_assumptions: tuple[str, ...] = ()) -> PrivacyCertificate:
     """Certify a release described by ``event`` through the accountant.

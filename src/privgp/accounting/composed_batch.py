@@ -20,20 +20,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import InvalidParameterError, NumericalError
-from .events import EventBatch, _check_orders
+from .events import EventBatch, PrivacyEvent, _check_orders
 
 
 @dataclass(frozen=True)
 class ComposedBatch(EventBatch):
     """S compositions of K components each (see the module docstring). Build with :meth:`of`."""
 
-    weights: np.ndarray = field(default=None, repr=False)  # (S, K), >= 0
-    components: EventBatch = field(default=None, repr=False)
+    weights: np.ndarray = field(kw_only=True, repr=False)  # (S, K), >= 0
+    components: EventBatch = field(kw_only=True, repr=False)
 
     @classmethod
-    def of(cls, components: EventBatch, weights=None) -> "ComposedBatch":
+    def of(cls, components: EventBatch, weights: ArrayLike | None = None) -> "ComposedBatch":
         """Compose along the last axis of ``components`` (shape (S, K), or (K,): the same K components
         for every setting). ``weights``: non-negative use counts broadcast to (S, K) (default 1); e.g.
         components (K,) with lower-triangular ones (K, K) give the K prefixes of one sequence."""
@@ -49,7 +50,7 @@ class ComposedBatch(EventBatch):
             S, K = np.broadcast_shapes(shape, W.shape if W.ndim == 2 else (1,) + W.shape)
             W = np.broadcast_to(W, (S, K)).copy()
         except ValueError:
-            raise InvalidParameterError("weights", f"broadcastable to the components' shape {shape}", np.shape(weights)) from None
+            raise InvalidParameterError("weights", f"broadcastable to the components' shape {shape}", W.shape) from None
         if np.any(~np.isfinite(W)) or np.any(W < 0) or np.any(W != np.floor(W)):
             raise InvalidParameterError("weights", "finite non-negative integers (use counts)", "other values")
         params = {k: np.broadcast_to(np.broadcast_to(np.asarray(p, float), components.shape).reshape(shape), (S, K))
@@ -77,7 +78,7 @@ class ComposedBatch(EventBatch):
         alpha = np.asarray(alpha, dtype=float)
         return self._curve(np.broadcast_to(alpha, (self.shape[0],) + alpha.shape[1:]))
 
-    def rdp(self, alpha) -> np.ndarray:
+    def rdp(self, alpha: ArrayLike) -> np.ndarray:
         """RDP of every composition at the order(s) alpha: scalar alpha -> (S,); (S, G) -> (S, G)."""
         alpha = _check_orders(alpha)
         with np.errstate(all="ignore"):
@@ -91,10 +92,10 @@ class ComposedBatch(EventBatch):
             raise NumericalError("ComposedBatch.rdp: NaN from valid inputs")
         return out
 
-    def flat_params(self):  # pragma: no cover - the accountant uses rdp_flat/alpha_max
+    def flat_params(self) -> dict[str, np.ndarray]:  # pragma: no cover - the accountant uses rdp_flat/alpha_max
         raise InvalidParameterError("ComposedBatch", "used through rdp_flat/alpha_max", "flat_params()")
 
-    def item(self, index=()):
+    def item(self, index: int | tuple[int, ...] = ()) -> PrivacyEvent:
         raise InvalidParameterError("ComposedBatch", "an accounting shortcut without scalar items (build the "
                                     "ComposedEvent of the components instead)", "item()")
 

@@ -14,6 +14,7 @@ The inverse maps give delta for a target epsilon at one order; optimisation over
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import InvalidParameterError
 
@@ -26,7 +27,7 @@ def check_conversion(conversion: str) -> str:
     return conversion
 
 
-def epsilon_raw(rdp, alpha, log_inv_delta, conversion: str):
+def epsilon_raw(rdp: np.ndarray, alpha: np.ndarray, log_inv_delta: np.ndarray | float, conversion: str) -> np.ndarray:
     """epsilon_from_rdp on float arrays with log(1/delta) precomputed and no checks (under errstate)."""
     am1 = alpha - 1.0
     if conversion == "mironov":
@@ -37,7 +38,7 @@ def epsilon_raw(rdp, alpha, log_inv_delta, conversion: str):
     return np.where(rdp == np.inf, np.inf, eps)
 
 
-def epsilon_from_rdp(rdp, alpha, delta, conversion: str = "improved"):
+def epsilon_from_rdp(rdp: ArrayLike, alpha: ArrayLike, delta: ArrayLike, conversion: str = "improved") -> np.ndarray:
     """epsilon such that an (alpha, rdp)-RDP mechanism is (epsilon, delta)-DP."""
     check_conversion(conversion)
     rdp, alpha, delta = (np.asarray(a, dtype=float) for a in (rdp, alpha, delta))
@@ -49,7 +50,7 @@ def epsilon_from_rdp(rdp, alpha, delta, conversion: str = "improved"):
         return epsilon_raw(rdp, alpha, -np.log(delta), conversion)
 
 
-def log_delta_raw(rdp, alpha, epsilon, conversion: str):
+def log_delta_raw(rdp: np.ndarray, alpha: np.ndarray, epsilon: np.ndarray | float, conversion: str) -> np.ndarray:
     """log_delta_from_rdp on float arrays without checks (under errstate); capped at log 1 = 0."""
     am1 = alpha - 1.0
     out = am1 * (rdp - epsilon)
@@ -59,7 +60,7 @@ def log_delta_raw(rdp, alpha, epsilon, conversion: str):
     return np.minimum(out, 0.0)
 
 
-def log_delta_from_rdp(rdp, alpha, epsilon, conversion: str = "improved"):
+def log_delta_from_rdp(rdp: ArrayLike, alpha: ArrayLike, epsilon: ArrayLike, conversion: str = "improved") -> np.ndarray:
     """log delta such that an (alpha, rdp)-RDP mechanism is (epsilon, delta)-DP (capped at log 1 = 0)."""
     check_conversion(conversion)
     rdp, alpha, epsilon = (np.asarray(a, dtype=float) for a in (rdp, alpha, epsilon))

@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 import scipy.linalg
 
 from .. import validation as v
@@ -49,11 +50,12 @@ SINGULAR = 1e-13       # a covariance with an eigenvalue below this on the kept 
 MEAN_OFF_SUPPORT = 1e-7  # relative size of a mean difference outside the support that means "different supports"
 
 
-def _check_alpha(alpha) -> float:
+def _check_alpha(alpha: float) -> float:
     return v.greater_than("alpha", alpha, 1.0)
 
 
-def renyi_divergence_parts(alpha, mean1, cov1, mean2, cov2, *, rtol: float = RTOL) -> tuple[float, float, float]:
+def renyi_divergence_parts(alpha: float, mean1: ArrayLike, cov1: ArrayLike, mean2: ArrayLike, cov2: ArrayLike, *,
+                           rtol: float = RTOL) -> tuple[float, float, float]:
     """(total, mean part, covariance part) of D_alpha(N(mean1, cov1) || N(mean2, cov2)), eq. (12)."""
     alpha = _check_alpha(alpha)
     m1 = v.finite_array("mean1", mean1, ndim=1, allow_empty=True)
@@ -87,7 +89,8 @@ def renyi_divergence_parts(alpha, mean1, cov1, mean2, cov2, *, rtol: float = RTO
     return (math.inf, math.inf, math.inf) if parts is None else parts
 
 
-def _parts_on(alpha: float, A, B, d, U):
+def _parts_on(alpha: float, A: np.ndarray, B: np.ndarray, d: np.ndarray,
+              U: np.ndarray) -> tuple[float, float, float] | None:
     """Divergence parts of the Gaussians projected on the columns of U; None when one projected
     covariance is singular or S_alpha is not positive definite there."""
     if U.shape[1] == 0:
@@ -109,14 +112,15 @@ def _parts_on(alpha: float, A, B, d, U):
     return mean_part + cov_part, mean_part, cov_part
 
 
-def renyi_divergence_gaussians(alpha, mean1, cov1, mean2, cov2) -> float:
+def renyi_divergence_gaussians(alpha: float, mean1: ArrayLike, cov1: ArrayLike, mean2: ArrayLike,
+                               cov2: ArrayLike) -> float:
     """D_alpha(N(mean1, cov1) || N(mean2, cov2)) of seed 000, eq. (12), with pseudo-inverses and
     pseudo-determinants on the common support; +inf when the supports differ or S_alpha is not
     positive definite on it."""
     return renyi_divergence_parts(alpha, mean1, cov1, mean2, cov2)[0]
 
 
-def renyi_gaussian_1d(alpha, m1, s1, m2, s2):
+def renyi_gaussian_1d(alpha: ArrayLike, m1: ArrayLike, s1: ArrayLike, m2: ArrayLike, s2: ArrayLike) -> np.ndarray:
     """D_alpha(N(m1, s1^2) || N(m2, s2^2)) for univariate Gaussians, vectorised (standard deviations
     s1, s2 > 0; alpha > 1): with s_a^2 = alpha s2^2 + (1 - alpha) s1^2,
 
@@ -139,7 +143,7 @@ def renyi_gaussian_1d(alpha, m1, s1, m2, s2):
     return np.maximum(out, 0.0)
 
 
-def kl_gaussian_1d(m1, s1, m2, s2):
+def kl_gaussian_1d(m1: ArrayLike, s1: ArrayLike, m2: ArrayLike, s2: ArrayLike) -> np.ndarray:
     """KL(N(m1, s1^2) || N(m2, s2^2)) = log(s2/s1) + (s1^2 + (m1 - m2)^2) / (2 s2^2) - 1/2, vectorised."""
     m1, s1, m2, s2 = (np.asarray(a, dtype=float) for a in (m1, s1, m2, s2))
     if np.any(~(s1 > 0)) or np.any(~(s2 > 0)):
@@ -150,7 +154,7 @@ def kl_gaussian_1d(m1, s1, m2, s2):
     return np.maximum(out, 0.0)
 
 
-def kl_gaussians(mean1, cov1, mean2, cov2) -> float:
+def kl_gaussians(mean1: ArrayLike, cov1: ArrayLike, mean2: ArrayLike, cov2: ArrayLike) -> float:
     """KL(N(mean1, cov1) || N(mean2, cov2)) for positive definite covariances:
     1/2 [tr(S2^-1 S1) + (m2 - m1)^T S2^-1 (m2 - m1) - k + log det S2 - log det S1]."""
     m1 = v.finite_array("mean1", mean1, ndim=1)
@@ -173,7 +177,7 @@ def kl_gaussians(mean1, cov1, mean2, cov2) -> float:
     return max(out, 0.0)
 
 
-def gaussian_shift_mu(mean1, mean2, cov) -> float:
+def gaussian_shift_mu(mean1: ArrayLike, mean2: ArrayLike, cov: ArrayLike) -> float:
     """mu = ||S^{-1/2} (m1 - m2)||_2 for two Gaussians N(m1, S), N(m2, S) with one positive definite
     covariance S. Their privacy-loss distribution is exactly that of the mu-GDP Gaussian mechanism
     (the log-likelihood ratio is N(mu^2/2, mu^2) under N(m1, S)), so their tight (epsilon, delta)
@@ -192,7 +196,8 @@ def gaussian_shift_mu(mean1, mean2, cov) -> float:
         raise InvalidParameterError("cov", "positive definite", "a singular or indefinite covariance") from None
     b = scipy.linalg.solve_triangular(L, m1 - m2, lower=True)
     return float(np.sqrt(b @ b))
-def renyi_gaussians_batched(alpha, mean1, cov1, mean2, cov2) -> np.ndarray:
+def renyi_gaussians_batched(alpha: float, mean1: ArrayLike, cov1: ArrayLike, mean2: ArrayLike,
+                            cov2: ArrayLike) -> np.ndarray:
     """D_alpha(N(mean1, cov1) || N(mean2, cov2)) for stacks of small Gaussians, eq. (12) with ordinary
     inverses and determinants: means (..., k), covariances (..., k, k), each positive definite (use
     :func:`renyi_divergence_gaussians` for singular ones); alpha > 1. +inf where

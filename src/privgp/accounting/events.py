@@ -28,9 +28,10 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Sequence, TypeVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import validation as v
 from ..errors import InvalidParameterError, NumericalError
@@ -40,7 +41,10 @@ from . import gaussian as _gauss
 EVENT_TYPES: dict[str, type["PrivacyEvent"]] = {}
 
 
-def register_event(cls):
+_E = TypeVar("_E", bound=type["PrivacyEvent"])
+
+
+def register_event(cls: _E) -> _E:
     """Class decorator: make an event class known to :func:`event_from_dict`."""
     kind = getattr(cls, "kind", "")
     if not kind:
@@ -65,7 +69,7 @@ def json_number(x: Any) -> Any:
     return "inf" if x > 0 else "-inf"
 
 
-def _check_orders(alpha) -> np.ndarray:
+def _check_orders(alpha: ArrayLike) -> np.ndarray:
     alpha = np.asarray(alpha, dtype=float)
     if np.any(~(alpha > 1.0)):
         raise InvalidParameterError("alpha", "> 1 (Rényi order)", alpha if alpha.size <= 6 else "some orders <= 1")
@@ -88,15 +92,18 @@ class PrivacyEvent:
         """Numeric parameters passed to :meth:`_rdp_arrays` (floats; +inf allowed)."""
         raise NotImplementedError
 
+    # Subclasses define these two with their own named parameters, so the base declares them with
+    # (*args: Any, **params: Any), which every such signature overrides compatibly.
     @classmethod
-    def _rdp_arrays(cls, alpha: np.ndarray, **params: np.ndarray) -> np.ndarray:
-        """The RDP curve, vectorised: ``alpha > 1`` is guaranteed by the caller, ``params`` broadcast
+    def _rdp_arrays(cls, *args: Any, **params: Any) -> np.ndarray:
+        """``_rdp_arrays(alpha, **params)``: the RDP curve, vectorised: ``alpha > 1`` is guaranteed by
+        the caller, ``params`` broadcast
         against alpha; must return +inf where the order is not admissible, never NaN. Called under
         ``np.errstate(all="ignore")``."""
         raise NotImplementedError
 
     @classmethod
-    def _alpha_max_arrays(cls, **params: np.ndarray) -> np.ndarray:
+    def _alpha_max_arrays(cls, *args: Any, **params: Any) -> np.ndarray:
         """Upper end of the admissible orders (exclusive), vectorised; +inf by default."""
         shape = np.broadcast_shapes(*(np.shape(p) for p in params.values())) if params else ()
         return np.full(shape, np.inf)
@@ -111,7 +118,7 @@ class PrivacyEvent:
         """False for events whose guarantee is only :meth:`approx_dp` (their RDP part is 0)."""
         return True
 
-    def rdp(self, alpha) -> np.ndarray:
+    def rdp(self, alpha: ArrayLike) -> np.ndarray:
         """The Renyi-DP curve at the order(s) alpha > 1; +inf where not admissible."""
         alpha = _check_orders(alpha)
         params = {k: np.asarray(p, float) for k, p in self._params().items()}
@@ -223,7 +230,9 @@ class GaussianCurve(PrivacyEvent):
     (epsilon, delta) profile of :mod:`privgp.accounting.gaussian`. Subclasses define ``mu`` (a field or
     a property; not declared here, so that a subclass field named ``mu`` has no inherited default)."""
 
-    mu: ClassVar[float]  # provided by each subclass
+    if TYPE_CHECKING:  # for the type checker only: at run time a subclass field named mu gets no default
+        @property
+        def mu(self) -> float: ...
 
     def _params(self):
         return {"mu": self.mu}
@@ -236,7 +245,7 @@ class GaussianCurve(PrivacyEvent):
         return self.mu
 
 
-def gaussian_batch(sensitivity, noise_std) -> "EventBatch":
+def gaussian_batch(sensitivity: ArrayLike, noise_std: ArrayLike) -> "EventBatch":
     """Many Gaussian mechanisms as arrays (sensitivity and noise_std broadcast): an EventBatch of
     :class:`GaussianEvent` whose accountant call uses the exact GDP profile, vectorised."""
     sens = np.asarray(sensitivity, dtype=float)
@@ -257,7 +266,7 @@ class GdpEvent(GaussianCurve):
     """A mu-GDP mechanism (Dong, Roth & Su 2022): RDP alpha mu^2 / 2 for every alpha > 1 (their
     Cor. B.6 / the Gaussian Renyi divergence), exact profile :func:`privgp.accounting.gaussian.gdp_delta`."""
 
-    mu: float  # type: ignore[misc]
+    mu: float
     kind: ClassVar[str] = "gdp"
     proof: ClassVar[str] = "mu-GDP (Dong, Roth & Su 2022, Def. 2.6); exact profile Cor. 2.13"
 
@@ -286,7 +295,7 @@ class GaussianEvent(GaussianCurve):
     def mu(self) -> float:
         return self.sensitivity / self.noise_std
 
-    def details(self):
+    def details(self) -> dict[str, Any]:
         return {"mu": self.mu}
 
 
@@ -368,10 +377,10 @@ class ApproxDpEvent(ApproxOnlyEvent):
         object.__setattr__(self, "delta", d)
         object.__setattr__(self, "source", str(self.source))
 
-    def approx_dp(self):
+    def approx_dp(self) -> tuple[float, float]:
         return (self.epsilon, self.delta)
 
-    def lemmas(self):
+    def lemmas(self) -> tuple[str, ...]:
         return (self.source,) if self.source else (self.proof,)
 
 
@@ -446,7 +455,7 @@ class ComposedEvent(PrivacyEvent):
         object.__setattr__(self, "_stacked_cache", out)
         return out
 
-    def rdp(self, alpha) -> np.ndarray:
+    def rdp(self, alpha: ArrayLike) -> np.ndarray:
         alpha = _check_orders(alpha)
         total = np.zeros(alpha.shape)
         with np.errstate(all="ignore"):
@@ -489,34 +498,37 @@ class ComposedEvent(PrivacyEvent):
     def _params(self):  # pragma: no cover - rdp() is overridden
         raise NotImplementedError
 
-    def approx_dp(self):
+    def approx_dp(self) -> tuple[float, float]:
         eps = sum(c * ev.approx_dp()[0] for ev, c in self.events)
         dl = sum(c * ev.approx_dp()[1] for ev, c in self.events)
         return (float(eps), float(dl))
 
     def gdp_mu(self) -> float | None:
-        mus = [ev.gdp_mu() for ev, _ in self.events]
-        if any(m is None for m in mus):
-            return None
+        mus: list[float] = []
+        for ev, _ in self.events:
+            mu = ev.gdp_mu()
+            if mu is None:
+                return None
+            mus.append(mu)
         return _gauss.compose_mu(mus, [c for _, c in self.events])
 
     @property
     def covered(self) -> bool:
         return all(ev.covered for ev, _ in self.events)
 
-    def lemmas(self):
+    def lemmas(self) -> tuple[str, ...]:
         out = [self.proof]
         for ev, _ in self.events:
             out.extend(x for x in ev.lemmas() if x not in out)
         return tuple(out)
 
-    def assumptions(self):
+    def assumptions(self) -> tuple[str, ...]:
         out: list[str] = []
         for ev, _ in self.events:
             out.extend(x for x in ev.assumptions() if x not in out)
         return tuple(out)
 
-    def notes(self):
+    def notes(self) -> tuple[str, ...]:
         out: list[str] = []
         for ev, _ in self.events:
             out.extend(x for x in ev.notes() if x not in out)
@@ -535,11 +547,11 @@ class ComposedEvent(PrivacyEvent):
         parts = [(f"{c} x " if c > 1 else "") + ev.describe() for ev, c in self.events]
         return " + ".join(parts)
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return {"type": self.kind, "events": [{"count": c, "event": ev.to_dict()} for ev, c in self.events]}
 
     @classmethod
-    def from_fields(cls, d):
+    def from_fields(cls, d: dict[str, Any]) -> "ComposedEvent":
         try:
             items = [(event_from_dict(it["event"]), it["count"]) for it in d["events"]]
         except (KeyError, TypeError):
@@ -561,7 +573,7 @@ class EventBatch:
     scalar event of one setting. Build with an event class's ``batch`` constructor or
     :meth:`from_events`."""
 
-    event_type: type
+    event_type: type[PrivacyEvent]
     shape: tuple[int, ...]
     params: dict[str, np.ndarray] = field(repr=False)
     fields: dict[str, np.ndarray] = field(repr=False)
@@ -601,7 +613,7 @@ class EventBatch:
         out = np.asarray(self.event_type._rdp_arrays(alpha, **p), dtype=float)
         return np.where(alpha < self.event_type._alpha_max_arrays(**p), out, np.inf)
 
-    def rdp(self, alpha) -> np.ndarray:
+    def rdp(self, alpha: ArrayLike) -> np.ndarray:
         """RDP of every setting at the order(s) alpha (broadcast against ``shape``)."""
         alpha = _check_orders(alpha)
         p = {k: np.asarray(a, float) for k, a in self.params.items()}
@@ -612,7 +624,7 @@ class EventBatch:
             raise NumericalError("EventBatch.rdp: NaN from valid inputs")
         return out
 
-    def item(self, index=()) -> PrivacyEvent:
+    def item(self, index: int | tuple[int, ...] = ()) -> PrivacyEvent:
         """The scalar event of one setting (``index`` into ``shape``; () when the batch has one)."""
         if index == () and self.size != 1:
             raise InvalidParameterError("index", f"an index into a batch of shape {self.shape}", index)

@@ -33,9 +33,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import validation as v
 from ..errors import InvalidParameterError
@@ -46,33 +47,33 @@ from .gaussian import gdp_mu
 HALL_MAX_EPSILON = 1.0
 
 
-def _sensitivity(sensitivity) -> np.ndarray:
+def _sensitivity(sensitivity: ArrayLike) -> np.ndarray:
     s = np.asarray(sensitivity, dtype=float)
     if np.any(~(s > 0)) or np.any(np.isinf(s)):
         raise InvalidParameterError("sensitivity", "finite and > 0 (the RKHS sensitivity Delta)", s)
     return s
 
 
-def _epsilon(epsilon) -> np.ndarray:
+def _epsilon(epsilon: ArrayLike) -> np.ndarray:
     e = np.asarray(epsilon, dtype=float)
     if np.any(~(e > 0)) or np.any(np.isinf(e)):
         raise InvalidParameterError("epsilon", "finite and > 0", e)
     return e
 
 
-def _delta(delta) -> np.ndarray:
+def _delta(delta: ArrayLike) -> np.ndarray:
     d = np.asarray(delta, dtype=float)
     if np.any(~((d > 0) & (d < 1))):
         raise InvalidParameterError("delta", "in the open interval (0, 1)", d)
     return d
 
 
-def _out(x):
+def _out(x: ArrayLike) -> float | np.ndarray:
     x = np.asarray(x, dtype=float)
     return float(x) if x.ndim == 0 else x
 
 
-def hall_multiplier(sensitivity, epsilon, delta):
+def hall_multiplier(sensitivity: ArrayLike, epsilon: ArrayLike, delta: ArrayLike) -> float | np.ndarray:
     """c = (Delta / epsilon) sqrt(2 log(2 / delta)) (Hall et al. 2013, Thm 3.3 = seed 002, Thm 3.3).
 
     Proved only for 0 < epsilon <= 1: larger epsilon is refused (InvalidParameterError), never
@@ -84,7 +85,7 @@ def hall_multiplier(sensitivity, epsilon, delta):
     return _out(s / e * np.sqrt(2.0 * np.log(2.0 / d)))
 
 
-def rdp_epsilon(sensitivity, sigma, delta, alpha):
+def rdp_epsilon(sensitivity: ArrayLike, sigma: ArrayLike, delta: ArrayLike, alpha: ArrayLike) -> float | np.ndarray:
     """epsilon(alpha, sigma) = alpha Delta^2 / (2 sigma^2) - log(delta) / (alpha - 1) (seed 002,
     eq. 38 / 41; Jiang et al. 2023, Cor. 2 + Prop. 3). +inf is never produced for alpha > 1."""
     s, d = _sensitivity(sensitivity), _delta(delta)
@@ -97,7 +98,7 @@ def rdp_epsilon(sensitivity, sigma, delta, alpha):
     return _out(a * s * s / (2.0 * sig * sig) - np.log(d) / (a - 1.0))
 
 
-def rdp_optimal_order(sensitivity, sigma, delta):
+def rdp_optimal_order(sensitivity: ArrayLike, sigma: ArrayLike, delta: ArrayLike) -> float | np.ndarray:
     """alpha* = sqrt(-2 sigma^2 log(delta) / Delta^2) + 1, the order minimising eq. (38) (eq. 39)."""
     s, d = _sensitivity(sensitivity), _delta(delta)
     sig = np.asarray(sigma, dtype=float)
@@ -106,7 +107,7 @@ def rdp_optimal_order(sensitivity, sigma, delta):
     return _out(np.sqrt(-2.0 * sig * sig * np.log(d) / (s * s)) + 1.0)
 
 
-def rdp_multiplier(sensitivity, epsilon, delta):
+def rdp_multiplier(sensitivity: ArrayLike, epsilon: ArrayLike, delta: ArrayLike) -> float | np.ndarray:
     """Smallest c meeting (epsilon, delta) through the RDP bound of Jiang et al. (2023) at its best
     order: the positive root of eq. (40), c = (2a + sqrt(4a^2 + 2 epsilon Delta^2)) / (2 epsilon),
     a = sqrt(-Delta^2 log(delta) / 2). Choosing alpha* also minimises c (seed 002, App. A.6)."""
@@ -115,7 +116,7 @@ def rdp_multiplier(sensitivity, epsilon, delta):
     return _out((2.0 * a + np.sqrt(4.0 * a * a + 2.0 * e * s * s)) / (2.0 * e))
 
 
-def gdp_multiplier(sensitivity, epsilon, delta):
+def gdp_multiplier(sensitivity: ArrayLike, epsilon: ArrayLike, delta: ArrayLike) -> float | np.ndarray:
     """c = Delta / mu(epsilon, delta): the functional mechanism is mu-GDP (seed 002, Thm 4.1) and so
     (epsilon, delta(epsilon))-DP with delta(epsilon) of eq. (5), for every epsilon > 0."""
     s = _sensitivity(sensitivity)
@@ -130,29 +131,29 @@ MULTIPLIERS = {"hall": hall_multiplier, "rdp": rdp_multiplier, "gdp": gdp_multip
 # DPSetConv (seed 002, Sec. 4.2)
 # ------------------------------------------------------------------------------------------------
 
-def check_clip(clip) -> float:
+def check_clip(clip: float) -> float:
     """The clipping threshold C of DPSetConv: finite and > 0."""
     return v.positive("clip", clip)
 
 
-def check_split(t) -> float:
+def check_split(t: float) -> float:
     """The budget split t of eq. (12): in the open interval (0, 1)."""
     return v.open_interval("t", t, 0.0, 1.0)
 
 
-def check_kernel_bound(kernel_bound) -> float:
+def check_kernel_bound(kernel_bound: float) -> float:
     """C_k = sup k of the noise kernel (Thm 4.2 assumes 0 <= k <= C_k); 1 for normalised kernels."""
     return v.positive("kernel_bound", kernel_bound)
 
 
-def setconv_sensitivities(clip, kernel_bound: float = 1.0) -> tuple[float, float]:
+def setconv_sensitivities(clip: float, kernel_bound: float = 1.0) -> tuple[float, float]:
     """(Delta_d, Delta_s) = (sqrt(2 C_k), 2 C sqrt(C_k)): RKHS sensitivities of the SetConv density
     and signal channels with |clip(y)| <= C (seed 002, eqs. 26 and 30; tight for the RBF)."""
     C, Ck = check_clip(clip), check_kernel_bound(kernel_bound)
     return math.sqrt(2.0 * Ck), 2.0 * C * math.sqrt(Ck)
 
 
-def dpsetconv_noise_scales(mu, clip, t) -> tuple[float, float]:
+def dpsetconv_noise_scales(mu: float, clip: float, t: float) -> tuple[float, float]:
     """(sigma_s, sigma_d) of eq. (12): sigma_s^2 = 4 C^2 / (t mu^2), sigma_d^2 = 2 / ((1 - t) mu^2).
 
     They satisfy 4 C^2 / sigma_s^2 + 2 / sigma_d^2 = mu^2 exactly (Thm 4.2 with C_k = 1)."""
@@ -161,7 +162,7 @@ def dpsetconv_noise_scales(mu, clip, t) -> tuple[float, float]:
     return 2.0 * C / (mu * math.sqrt(t)), math.sqrt(2.0) / (mu * math.sqrt(1.0 - t))
 
 
-def dpsetconv_mu(clip, sigma_signal, sigma_density, kernel_bound: float = 1.0) -> float:
+def dpsetconv_mu(clip: float, sigma_signal: float, sigma_density: float, kernel_bound: float = 1.0) -> float:
     """mu of DPSetConv (Thm 4.2): sqrt(4 C^2 C_k / sigma_s^2 + 2 C_k / sigma_d^2)."""
     d_d, d_s = setconv_sensitivities(clip, kernel_bound)
     s_s = v.positive("sigma_signal", sigma_signal)
@@ -189,7 +190,7 @@ class FunctionalEvent(GaussianEvent):
     def multiplier(self) -> float:
         return self.noise_std
 
-    def assumptions(self):
+    def assumptions(self) -> tuple[str, ...]:
         return ("the noise g is a GP sample path with the same kernel k whose RKHS norm defines Delta",
                 "replace-one neighbours", "every setting (kernel, grid, multiplier) independent of the private data")
 
@@ -220,11 +221,11 @@ class DPSetConvEvent(GaussianCurve):
     def mu(self) -> float:
         return dpsetconv_mu(self.clip, self.sigma_signal, self.sigma_density, self.kernel_bound)
 
-    def assumptions(self):
+    def assumptions(self) -> tuple[str, ...]:
         return ("noise kernel = the SetConv RBF psi (same lengthscale), 0 <= k <= C_k",
                 "responses clipped to [-C, C] before the SetConv", "the grid is public (not computed from the data)",
                 "replace-one neighbours (context size N public)")
 
-    def details(self):
+    def details(self) -> dict[str, Any]:
         d_d, d_s = setconv_sensitivities(self.clip, self.kernel_bound)
         return {"mu": self.mu, "Delta_density": d_d, "Delta_signal": d_s}

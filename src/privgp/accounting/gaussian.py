@@ -24,7 +24,10 @@ in the tests (tests/test_accounting_gaussian.py).
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import log_ndtr
 
 from ..errors import InvalidParameterError, NumericalError
@@ -62,7 +65,7 @@ def _log_gdp_delta_parts(mu, eps):
     return out, err
 
 
-def log_gdp_delta(mu, epsilon):
+def log_gdp_delta(mu: ArrayLike, epsilon: ArrayLike) -> np.ndarray:
     """log delta(epsilon) of a mu-GDP mechanism (see the module docstring); -inf when mu = 0."""
     a = _arrays(mu=mu, epsilon=epsilon)
     mu, eps = a["mu"], a["epsilon"]
@@ -84,7 +87,7 @@ def _surely_feasible(mu, eps, log_target):
     return out + err <= log_target
 
 
-def gdp_delta(mu, epsilon):
+def gdp_delta(mu: ArrayLike, epsilon: ArrayLike) -> np.ndarray:
     """Exact delta(epsilon) of a mu-GDP mechanism (Gaussian mechanism with mu = Delta / s)."""
     return np.exp(log_gdp_delta(mu, epsilon))
 
@@ -95,7 +98,8 @@ def _epsilon_upper(mu, delta):
     return 2.0 * (0.5 * mu * mu + mu * np.sqrt(2.0 * np.log(1.0 / delta))) + 1.0
 
 
-def _bisect(feasible, good, bad, rtol: float):
+def _bisect(feasible: Callable[[np.ndarray], np.ndarray], good: np.ndarray, bad: np.ndarray,
+            rtol: float) -> np.ndarray:
     """Vectorised bisection between a feasible end ``good`` and an infeasible end ``bad`` of a monotone
     condition; returns the feasible end once the bracket is narrower than ``rtol`` (relative)."""
     for _ in range(BISECTION_STEPS):
@@ -108,7 +112,7 @@ def _bisect(feasible, good, bad, rtol: float):
     return good
 
 
-def gdp_epsilon(mu, delta):
+def gdp_epsilon(mu: ArrayLike, delta: ArrayLike) -> np.ndarray:
     """Smallest epsilon >= 0 with delta(epsilon) <= delta for a mu-GDP mechanism (vectorised).
 
     Bisection on a bracket [lo, hi] with delta(lo) > delta >= delta(hi); returns hi (the feasible
@@ -129,7 +133,7 @@ def gdp_epsilon(mu, delta):
     return out
 
 
-def gdp_mu(epsilon, delta):
+def gdp_mu(epsilon: ArrayLike, delta: ArrayLike) -> np.ndarray:
     """Largest mu with delta_mu(epsilon) <= delta (vectorised): the GDP parameter a Gaussian mechanism
     may have to be (epsilon, delta)-DP. delta_mu(epsilon) increases in mu, so this is a bracketed
     root; the returned value is the feasible (lower) end of the final bracket, re-checked."""
@@ -153,7 +157,7 @@ def gdp_mu(epsilon, delta):
     return lo
 
 
-def gaussian_noise_std(sensitivity, epsilon, delta):
+def gaussian_noise_std(sensitivity: ArrayLike, epsilon: ArrayLike, delta: ArrayLike) -> np.ndarray:
     """Smallest noise standard deviation s of a Gaussian mechanism with L2 sensitivity Delta that is
     (epsilon, delta)-DP: s = Delta / mu*(epsilon, delta) (analytic Gaussian mechanism, Balle & Wang
     2018, Thm 8 / Alg. 1, by bisection instead of their closed-form search)."""
@@ -163,7 +167,7 @@ def gaussian_noise_std(sensitivity, epsilon, delta):
     return s / gdp_mu(epsilon, delta)
 
 
-def compose_mu(mus, counts=None) -> float:
+def compose_mu(mus: ArrayLike, counts: ArrayLike | None = None) -> float:
     """mu of the composition of mu_i-GDP mechanisms, each used counts_i times: sqrt(sum c_i mu_i^2)."""
     mus = np.asarray(mus, dtype=float)
     c = np.ones_like(mus) if counts is None else np.asarray(counts, dtype=float)

@@ -29,9 +29,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import validation as v
 from ..errors import InvalidParameterError
@@ -53,7 +54,7 @@ def _terms(nu, n, alpha, beta, x_h, x_l, c, gamma1):
     return t1, t2, t3, t4, t5
 
 
-def lemma42_alpha_max(n, beta, x_h, x_l):
+def lemma42_alpha_max(n: ArrayLike, beta: ArrayLike, x_h: ArrayLike, x_l: ArrayLike) -> np.ndarray:
     """Largest order (exclusive) allowed by Lemma 4.2's condition
     n > max{1 + 10 (x_h^2/x_l^2)(nu/beta), 1 + nu x_h^2/x_l^2}."""
     n, beta, x_h, x_l = (np.asarray(a, dtype=float) for a in (n, beta, x_h, x_l))
@@ -61,7 +62,8 @@ def lemma42_alpha_max(n, beta, x_h, x_l):
     return np.minimum(q * beta / 10.0, q)
 
 
-def lemma42_epsilon1(nu, n, alpha, beta, x_h, x_l, c, gamma1):
+def lemma42_epsilon1(nu: ArrayLike, n: ArrayLike, alpha: ArrayLike, beta: ArrayLike, x_h: ArrayLike,
+                     x_l: ArrayLike, c: ArrayLike, gamma1: ArrayLike) -> np.ndarray:
     """eps_1 of Lemma 4.2 (broadcasting); +inf where the order violates the lemma's condition on n."""
     nu = np.asarray(nu, dtype=float)
     if np.any(~(nu > 1.0)):
@@ -73,7 +75,8 @@ def lemma42_epsilon1(nu, n, alpha, beta, x_h, x_l, c, gamma1):
     return np.where(ok, total, np.inf)
 
 
-def lemma43_epsilon(nu, delta, n, alpha, beta, x_h, x_l, c, gamma1):
+def lemma43_epsilon(nu: ArrayLike, delta: ArrayLike, n: ArrayLike, alpha: ArrayLike, beta: ArrayLike,
+                    x_h: ArrayLike, x_l: ArrayLike, c: ArrayLike, gamma1: ArrayLike) -> np.ndarray:
     """Lemma 4.3: eps_1 + log(1/delta)/(nu - 1) (the paper's conversion, Lemma 3.1 / Mironov Prop. 3)."""
     d = np.asarray(delta, dtype=float)
     if np.any(~((d > 0) & (d < 1))):
@@ -135,11 +138,11 @@ class LinearRegressionPosteriorEvent(PrivacyEvent):
     def _alpha_max_arrays(cls, n, prior_precision, beta, x_h, x_l, c, gamma1):
         return lemma42_alpha_max(n, beta, x_h, x_l)
 
-    def assumptions(self):
+    def assumptions(self) -> tuple[str, ...]:
         return ("replace-one neighbours on the domain of seed 004, eq. (5): x_l <= x_i <= x_h, "
                 "|y_i/x_i - c| <= n^gamma1", "one draw from the exact posterior (Lemma 4.1)")
 
-    def details(self):
+    def details(self) -> dict[str, Any]:
         return {"alpha_max": self.alpha_max}
 
 
@@ -147,14 +150,15 @@ class LinearRegressionPosteriorEvent(PrivacyEvent):
 # Sample-size conditions (Claims D.29 / D.30)
 # ------------------------------------------------------------------------------------------------
 
-def claim_d29_order(epsilon, delta) -> float:
+def claim_d29_order(epsilon: float, delta: float) -> float:
     """nu = 1 + 2 log(1/delta) / eps (eq. (53): the conversion term takes half the budget)."""
     eps = v.positive("epsilon", epsilon)
     d = v.probability("delta", delta)
     return 1.0 + 2.0 * math.log(1.0 / d) / eps
 
 
-def claim_d29_conditions(n, epsilon, delta, *, alpha, beta, x_h, x_l, c, gamma1) -> dict[str, bool]:
+def claim_d29_conditions(n: int, epsilon: float, delta: float, *, alpha: float, beta: float, x_h: float,
+                         x_l: float, c: float, gamma1: float) -> dict[str, bool]:
     """Each condition of Claim D.29 (and Lemma 4.2's) at n, as a dict name -> satisfied.
 
     eq. (54): term 1 <= eps/16; (55): term 2 <= eps/16; (56): term 3 <= eps/8; (57): term 4 <= eps/8;
@@ -176,7 +180,8 @@ def claim_d29_conditions(n, epsilon, delta, *, alpha, beta, x_h, x_l, c, gamma1)
     }
 
 
-def claim_d30_sample_size(epsilon, delta, *, alpha, beta, x_h, x_l, gamma1, gamma2) -> float:
+def claim_d30_sample_size(epsilon: float, delta: float, *, alpha: float, beta: float, x_h: float, x_l: float,
+                          gamma1: float, gamma2: float) -> float:
     """The explicit n of Claim D.30 (c = n^gamma2, gamma1 < gamma2 < 3/2) with the corrected exponents
     1/(2 - gamma1 - gamma2) (4th term) and 1/(3 - 2 gamma2) (5th term; the square of eq. (58))."""
     eps = v.positive("epsilon", epsilon)
@@ -197,7 +202,8 @@ def claim_d30_sample_size(epsilon, delta, *, alpha, beta, x_h, x_l, gamma1, gamm
     return float(max(terms))
 
 
-def lemma43_min_n(epsilon, delta, *, alpha, beta, x_h, x_l, c, gamma1, nu: float | None = None,
+def lemma43_min_n(epsilon: float, delta: float, *, alpha: float, beta: float, x_h: float, x_l: float, c: float,
+                  gamma1: float, nu: float | None = None,
                   n_max: int = 10 ** 15) -> int:
     """Smallest n for which Lemma 4.3 at order ``nu`` (default 1 + 2 log(1/delta)/eps, Claim D.29's)
     gives (eps, delta) for the domain with centre c; eps_1 decreases in n, so a bisection on n is exact."""

@@ -30,8 +30,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Iterable
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import log_ndtr, logsumexp, ndtr
 
 from .. import validation as v
@@ -117,21 +119,23 @@ class Mixture1D:
         return float(np.dot(self._w, self.sds ** 2 + (self.means - mu) ** 2))
 
     # -- densities ---------------------------------------------------------------------------------
-    def logpdf(self, x) -> np.ndarray:
+    def logpdf(self, x: ArrayLike) -> np.ndarray:
         """log density at the points x (any shape), every component included (log-sum-exp)."""
         return self._logpdf(x, derivative=False)[0]
 
-    def logpdf_and_dlogpdf(self, x) -> tuple[np.ndarray, np.ndarray]:
+    def logpdf_and_dlogpdf(self, x: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """(log p(x), d/dx log p(x)) at the points x."""
-        return self._logpdf(x, derivative=True)
+        logp, dlogp = self._logpdf(x, derivative=True)
+        assert dlogp is not None  # derivative=True always computes it
+        return logp, dlogp
 
-    def _logpdf(self, x, derivative: bool):
+    def _logpdf(self, x: ArrayLike, derivative: bool) -> tuple[np.ndarray, np.ndarray | None]:
         # e_r(x) = c_r - (a_r (x - mean_r))^2 with a_r = 1/(sqrt(2) sd_r), c_r = log w_r - log sd_r
         # - log sqrt(2 pi); a running log-sum-exp over cache-sized blocks of components, in place.
         x = np.asarray(x, dtype=float)
         flat = x.reshape(-1)
         out = np.empty(flat.shape)
-        dout = np.empty(flat.shape) if derivative else None
+        dout = np.empty(flat.shape if derivative else 0)  # the derivative, filled only when asked for
         K = self.size
         cb = min(K, CHUNK)
         a, m, c = self._a, self.means, self._log_w
@@ -142,7 +146,7 @@ class Mixture1D:
             run_sum = np.zeros(B)
             run_d = np.zeros(B)
             buf = np.empty((B, cb))
-            dbuf = np.empty((B, cb)) if derivative else None
+            dbuf = np.empty((B, cb) if derivative else (0, 0))
             for j in range(0, K, cb):
                 sl = slice(j, min(j + cb, K))
                 k = sl.stop - sl.start
@@ -186,15 +190,15 @@ class Mixture1D:
         z = (b - self.means) * self._inv_sd
         return float(np.dot(self._w, ndtr(z)))
 
-    def cdf(self, x) -> np.ndarray:
+    def cdf(self, x: ArrayLike) -> np.ndarray:
         """P(X <= x), exact sum over components (x may be -inf/+inf)."""
         return self._prob(x, upper=False)
 
-    def sf(self, x) -> np.ndarray:
+    def sf(self, x: ArrayLike) -> np.ndarray:
         """P(X > x), exact sum over components (keeps relative precision in the upper tail)."""
         return self._prob(x, upper=True)
 
-    def _prob(self, x, upper: bool) -> np.ndarray:
+    def _prob(self, x: ArrayLike, upper: bool) -> np.ndarray:
         x = np.asarray(x, dtype=float)
         flat = x.reshape(-1)
         out = np.empty(flat.shape)
@@ -224,7 +228,7 @@ class Mixture1D:
         return float(np.dot(self._w, np.maximum(p, 0.0)))
 
 
-def _as_mixture(name: str, m) -> Mixture1D:
+def _as_mixture(name: str, m: object) -> Mixture1D:
     if not isinstance(m, Mixture1D):
         raise InvalidParameterError(name, "a privgp.accounting.mixtures.Mixture1D", type(m).__name__)
     return m
@@ -256,7 +260,7 @@ def _tilt_range(nu: float, A: Mixture1D, B: Mixture1D) -> tuple[float, float]:
     return float(np.min(centre - z * spread)), float(np.max(centre + z * spread))
 
 
-def _scan_range(P: Mixture1D, Q: Mixture1D, orders=()) -> tuple[float, float]:
+def _scan_range(P: Mixture1D, Q: Mixture1D, orders: tuple[float, ...] = ()) -> tuple[float, float]:
     """[lo, hi] covering both distributions to TAIL_SDS widest sds and, for every order in ``orders``
     (both directions, where finite), the region where the Renyi integrand lives (:func:`_tilt_range`)."""
     spread = max(P.sd_max, Q.sd_max)
@@ -298,15 +302,15 @@ class PairTable:
     lq: np.ndarray
 
     @classmethod
-    def build(cls, P: Mixture1D, Q: Mixture1D, orders=(2.0,)) -> "PairTable":
+    def build(cls, P: Mixture1D, Q: Mixture1D, orders: Iterable[float] = (2.0,)) -> "PairTable":
         """Nodes covering the Renyi integrands of every order in ``orders`` (both directions)."""
         P, Q = _as_mixture("P", P), _as_mixture("Q", Q)
-        orders = tuple(v.greater_than("order", o, 1.0) for o in orders)
-        lo, hi = _scan_range(P, Q, orders)
+        checked = tuple(v.greater_than("order", o, 1.0) for o in orders)
+        lo, hi = _scan_range(P, Q, checked)
         x, w = _quadrature_nodes(P, Q, lo, hi)
-        return cls(P, Q, orders, x, w, P.logpdf(x), Q.logpdf(x))
+        return cls(P, Q, checked, x, w, P.logpdf(x), Q.logpdf(x))
 
-    def renyi(self, order, direction: str = "PQ") -> float:
+    def renyi(self, order: float, direction: str = "PQ") -> float:
         """D_order(P || Q) ("PQ") or D_order(Q || P) ("QP") from the table (+inf when not finite)."""
         nu = v.greater_than("order", order, 1.0)
         if direction == "PQ":
@@ -350,7 +354,7 @@ def _renyi_from_logs(nu: float, la: np.ndarray, lb: np.ndarray, w: np.ndarray) -
     return max(math.log1p(integral) / (nu - 1.0), 0.0)
 
 
-def renyi_divergence(order, P: Mixture1D, Q: Mixture1D) -> float:
+def renyi_divergence(order: float, P: Mixture1D, Q: Mixture1D) -> float:
     """D_order(P || Q) between univariate Gaussian mixtures (exact up to quadrature, every component
     used); +inf when the widest component of P is too wide for Q at this order."""
     nu = v.greater_than("order", order, 1.0)
@@ -410,7 +414,7 @@ class _Profile:
         above = self.L > eps
         if not above.any():
             return []
-        out = []
+        out: list[tuple[float, float]] = []
         idx = np.flatnonzero(np.diff(above.astype(np.int8)))
         ends = []
         for i in idx:
@@ -419,6 +423,7 @@ class _Profile:
         k = 0
         for i in idx:
             if above[i]:        # leaving the set
+                assert start is not None  # above[i] holds after entering (or from the left edge)
                 out.append((start, ends[k]))
                 start = None
             else:               # entering
@@ -442,14 +447,14 @@ class _Profile:
         return max(pP - eq, 0.0), -eq
 
 
-def hockey_stick_delta(epsilon, P: Mixture1D, Q: Mixture1D) -> float:
+def hockey_stick_delta(epsilon: float, P: Mixture1D, Q: Mixture1D) -> float:
     """delta(eps) = int (p - e^eps q)_+ dx: the smallest delta with P(S) <= e^eps Q(S) + delta for all S."""
     eps = v.nonnegative("epsilon", epsilon)
     P, Q = _as_mixture("P", P), _as_mixture("Q", Q)
     return _Profile(P, Q).delta_and_slope(eps)[0]
 
 
-def hockey_stick_epsilon(delta, P: Mixture1D, Q: Mixture1D, *, tol: float = 1e-9,
+def hockey_stick_epsilon(delta: float, P: Mixture1D, Q: Mixture1D, *, tol: float = 1e-9,
                          profile: _Profile | None = None) -> float:
     """The exact epsilon of the pair at delta: the root of int (p - e^eps q)_+ = delta (0 when the total
     variation is <= delta). The value returned is the largest eps found with delta(eps) > delta, within a
@@ -499,7 +504,7 @@ def hockey_stick_epsilon(delta, P: Mixture1D, Q: Mixture1D, *, tol: float = 1e-9
 # One distinguishing event, and the Chernoff bound of Lemma 4.4
 # ------------------------------------------------------------------------------------------------
 
-def test_epsilon_lower_bound(p_event, q_event, delta):
+def test_epsilon_lower_bound(p_event: ArrayLike, q_event: ArrayLike, delta: float) -> np.ndarray:
     """log((P(S) - delta) / Q(S)): releasing is not (eps, delta)-DP for any eps below this, because
     P(S) > e^eps Q(S) + delta (Definition 1 with the single set S). -inf when P(S) <= delta."""
     p = np.asarray(p_event, dtype=float)
@@ -512,7 +517,7 @@ def test_epsilon_lower_bound(p_event, q_event, delta):
     return out
 
 
-def chernoff_tail_bound(gaps, sds):
+def chernoff_tail_bound(gaps: ArrayLike, sds: ArrayLike) -> float:
     """Seed 004, Lemma 4.4: P(theta_hat > mu) <= (1/n) sum_r exp(-(mu - m_r)^2 / (2 s_r^2)) for the
     uniform mixture of N(m_r, s_r^2), with gaps = mu - m_r. The Chernoff bound P(Z > a) <= e^(-a^2/2)
     needs a >= 0; a component with gap <= 0 contributes its trivial bound 1 (Lemma A.2 guarantees
@@ -526,7 +531,7 @@ def chernoff_tail_bound(gaps, sds):
     return float(np.mean(terms))
 
 
-def log_tail_probability(threshold: float, means, sds) -> float:
+def log_tail_probability(threshold: float, means: ArrayLike, sds: ArrayLike) -> float:
     """log P(X > threshold) for the uniform mixture of N(means, sds^2), in the log domain (tails)."""
     m = v.finite_array("means", means, ndim=1)
     s = v.finite_array("sds", sds, ndim=1)

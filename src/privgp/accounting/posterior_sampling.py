@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, fields
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import validation as v
 from ..errors import InvalidParameterError
@@ -35,7 +36,7 @@ from .sensitivity import (CONSTANTS, PUBLISHED_WARNING, SENSITIVITIES, Sensitivi
 KERNEL_FAMILIES = ("exponential", "matern32", "matern52", "squared_exponential", "constant", "diagonal", "other")
 
 
-def _scalar_ok(n, r, sigma, eta, L, M_Y, kappa) -> bool:
+def _scalar_ok(n: Any, r: Any, sigma: Any, eta: Any, L: Any, M_Y: Any, kappa: Any) -> bool:
     """Fast path for scalar fields (what a ledger parses a thousand times): all plainly valid."""
     try:
         n, r, sigma, eta, L, M_Y, kappa = (float(x) for x in (n, r, sigma, eta, L, M_Y, kappa))
@@ -46,7 +47,12 @@ def _scalar_ok(n, r, sigma, eta, L, M_Y, kappa) -> bool:
             and math.isfinite(kappa) and kappa <= 1)
 
 
-def _check_numbers(n, r, sigma, eta, L, M_Y, kappa, dim, sensitivity, constants, rkhs_norm, kernel):
+_Arr = np.ndarray
+
+
+def _check_numbers(n: ArrayLike, r: ArrayLike, sigma: ArrayLike, eta: ArrayLike, L: ArrayLike, M_Y: ArrayLike,
+                   kappa: ArrayLike, dim: int, sensitivity: str, constants: str, rkhs_norm: ArrayLike | None,
+                   kernel: str) -> tuple[_Arr, _Arr, _Arr, _Arr, _Arr, _Arr, _Arr, int]:
     """Validate (possibly array-valued) numeric fields; returns float arrays."""
     n = np.asarray(n, dtype=float)
     if np.any(~np.isfinite(n)) or np.any(n < 1) or np.any(n != np.floor(n)):
@@ -86,8 +92,9 @@ def _check_numbers(n, r, sigma, eta, L, M_Y, kappa, dim, sensitivity, constants,
     return n, r, sigma, eta, L, M_Y, kappa, dim
 
 
-def _bounds(n, r, kappa, *, kernel, dim, unit_diagonal, nonnegative, sensitivity, M_Y, rkhs_norm,
-            constants) -> SensitivityBounds:
+def _bounds(n: ArrayLike, r: ArrayLike, kappa: ArrayLike, *, kernel: str, dim: int, unit_diagonal: bool,
+            nonnegative: bool, sensitivity: str, M_Y: ArrayLike, rkhs_norm: ArrayLike | None,
+            constants: str) -> SensitivityBounds:
     return sensitivity_bounds(n, r, kernel=kernel, kappa=kappa, dim=dim, unit_diagonal=unit_diagonal,
                               nonnegative=nonnegative, sensitivity=sensitivity, M_Y=M_Y, rkhs_norm=rkhs_norm,
                               constants=constants)
@@ -137,13 +144,13 @@ class PosteriorSampleEvent(PrivacyEvent):
             n, r, sigma, eta, L, M_Y, kappa = (float(x) for x in fields_)
             dim = int(self.dim)
         else:
-            n, r, sigma, eta, L, M_Y, kappa, dim = _check_numbers(
+            *arrays, dim = _check_numbers(
                 self.n, self.r, self.sigma, self.eta, self.L, self.M_Y, self.kappa, self.dim, sens, const, rk, kernel)
-            for name in ("n", "r", "sigma", "eta", "L", "M_Y", "kappa"):
-                if np.ndim(locals()[name]) != 0:
-                    raise InvalidParameterError(name, "a scalar (use PosteriorSampleEvent.batch for arrays)",
-                                                locals()[name])
-        vals = dict(n=int(n), r=float(r), sigma=float(sigma), eta=float(eta), L=int(L), M_Y=float(M_Y),
+            for name, a in zip(("n", "r", "sigma", "eta", "L", "M_Y", "kappa"), arrays):
+                if np.ndim(a) != 0:
+                    raise InvalidParameterError(name, "a scalar (use PosteriorSampleEvent.batch for arrays)", a)
+            n, r, sigma, eta, L, M_Y, kappa = (float(a) for a in arrays)
+        vals: dict[str, Any] = dict(n=int(n), r=float(r), sigma=float(sigma), eta=float(eta), L=int(L), M_Y=float(M_Y),
                     kappa=float(kappa), dim=dim, kernel=kernel, unit_diagonal=bool(self.unit_diagonal),
                     nonnegative=bool(self.nonnegative), sensitivity=sens, rkhs_norm=rk, constants=const)
         for k, val in vals.items():
@@ -174,7 +181,7 @@ class PosteriorSampleEvent(PrivacyEvent):
             return self
         return self.with_values(L=1)
 
-    def with_values(self, **changes) -> "PosteriorSampleEvent":
+    def with_values(self, **changes: Any) -> "PosteriorSampleEvent":
         """A copy with some fields changed (validated again)."""
         d = {f.name: getattr(self, f.name) for f in fields(self) if f.init}
         d.update(changes)
@@ -197,18 +204,18 @@ class PosteriorSampleEvent(PrivacyEvent):
     def covered(self) -> bool:
         return bool(self._bounds.covered)
 
-    def lemmas(self):
+    def lemmas(self) -> tuple[str, ...]:
         return (self.proof, f"V_n: {self._bounds.lemma_V}", f"Delta_n: {self._bounds.lemma_Delta}")
 
-    def notes(self):
+    def notes(self) -> tuple[str, ...]:
         return tuple(self._bounds.notes)
 
-    def details(self):
+    def details(self) -> dict[str, Any]:
         return {"V_n": self.V, "Delta_n": self.Delta, "kappa": self.kappa, "tau": self.tau,
                 "alpha_max": self.alpha_max, "lemma_V": self._bounds.lemma_V,
                 "lemma_Delta": self._bounds.lemma_Delta}
 
-    def assumptions(self):
+    def assumptions(self) -> tuple[str, ...]:
         out = [
             # n itself is in the event (describe()); keeping it out of this sentence lets a composition
             # of rounds with growing n (Thompson sampling) state the relation once
@@ -247,9 +254,10 @@ class PosteriorSampleEvent(PrivacyEvent):
 
     # -- many settings at once ------------------------------------------------------------------------
     @classmethod
-    def batch(cls, n, r, sigma, *, eta=0.0, L=1, M_Y=1.0, kappa=0.0, dim: int = 1, kernel: str = "other",
+    def batch(cls, n: ArrayLike, r: ArrayLike, sigma: ArrayLike, *, eta: ArrayLike = 0.0, L: ArrayLike = 1,
+              M_Y: ArrayLike = 1.0, kappa: ArrayLike = 0.0, dim: int = 1, kernel: str = "other",
               unit_diagonal: bool = True, nonnegative: bool = True, sensitivity: str = "generic",
-              rkhs_norm=None, constants: str = "proven") -> EventBatch:
+              rkhs_norm: ArrayLike | None = None, constants: str = "proven") -> EventBatch:
         """Struct-of-arrays form: n, r, sigma, eta, L, M_Y, kappa (and rkhs_norm) broadcast against each
         other; the other fields are shared. One vectorised pass computes V_n, Delta_n and the curve's
         coefficients for every setting (:func:`privgp.accounting.accountant.epsilon` then optimises all

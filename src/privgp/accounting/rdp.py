@@ -5,6 +5,7 @@ Pure maths on numpy arrays (everything broadcasts). Out-of-range orders give +in
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import InvalidParameterError, NumericalError
 
@@ -29,7 +30,7 @@ def _psi_raw(am1, tau):
     return np.maximum(out, 0.0)
 
 
-def psi_alpha(alpha, tau):
+def psi_alpha(alpha: ArrayLike, tau: ArrayLike) -> np.ndarray:
     """psi_alpha(tau) of Lemma A.3 (closed form of the max over lambda in [1/(1+tau), 1+tau]):
 
         max{ 1/2 log(1+tau) - log((1+alpha tau)/(1+tau)) / (2(alpha-1)),
@@ -49,7 +50,7 @@ def psi_alpha(alpha, tau):
     return _nan_check("psi_alpha", out)
 
 
-def tau_tilde(V, r, sigma, eta=0.0):
+def tau_tilde(V: ArrayLike, r: ArrayLike, sigma: ArrayLike, eta: ArrayLike = 0.0) -> np.ndarray:
     """tau~_n(r, eta) = sigma^2 V / (sigma^2 r^2 + eta^2 (V + r^2))  (Prop. 2).
 
     eta = 0 gives V / r^2 (Thm 3.1); sigma = inf gives V / r^2 (covariance-only limit, sec. 4).
@@ -62,18 +63,19 @@ def tau_tilde(V, r, sigma, eta=0.0):
     return _nan_check("tau_tilde", out)
 
 
-def alpha_max(V, r, sigma, eta=0.0):
+def alpha_max(V: ArrayLike, r: ArrayLike, sigma: ArrayLike, eta: ArrayLike = 0.0) -> np.ndarray:
     """Upper end 1 + 1/tau~ of the admissible orders (Thm 3.1: 1 + r^2/V_n); +inf when tau~ = 0."""
     tau = tau_tilde(V, r, sigma, eta)
     with np.errstate(divide="ignore"):
         return 1.0 + 1.0 / tau
 
 
-def _arrays(*args):
+def _arrays(*args: ArrayLike) -> tuple[np.ndarray, ...]:
     return tuple(np.asarray(a, dtype=float) for a in args)
 
 
-def bound_coefficients(V, Delta, r, sigma, eta):
+def bound_coefficients(V: ArrayLike, Delta: ArrayLike, r: ArrayLike, sigma: ArrayLike,
+                       eta: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per-setting constants of the bound, so that it can be evaluated at many orders cheaply:
     (tau~, V, r^2, eta^2/sigma^2, m) with m = 1/2 (V + r^2) Delta^2 / sigma^2 (0 when sigma = inf,
     the covariance-only limit, or Delta = 0). See :func:`rdp_from_coefficients`."""
@@ -98,13 +100,15 @@ def _mean_raw(alpha, V, r2, eta2_s2, m):
     return np.where(denom <= 0.0, np.inf, out)
 
 
-def rdp_raw(alpha, tau, V, r2, eta2_s2, m):
+def rdp_raw(alpha: np.ndarray, tau: np.ndarray, V: np.ndarray, r2: np.ndarray, eta2_s2: np.ndarray,
+            m: np.ndarray) -> np.ndarray:
     """The single-draw bound from :func:`bound_coefficients`; alpha > 1 is NOT checked here (the
     caller guarantees it) and the caller sets np.errstate. NaN is left for the caller to detect."""
     return 2.0 * _psi_raw(alpha - 1.0, tau) + _mean_raw(alpha, V, r2, eta2_s2, m)
 
 
-def rdp_from_coefficients(alpha, tau, V, r2, eta2_s2, m):
+def rdp_from_coefficients(alpha: np.ndarray, tau: np.ndarray, V: np.ndarray, r2: np.ndarray,
+                          eta2_s2: np.ndarray, m: np.ndarray) -> np.ndarray:
     """:func:`rdp_raw` under np.errstate(all="ignore")."""
     with np.errstate(all="ignore"):
         return rdp_raw(alpha, tau, V, r2, eta2_s2, m)
@@ -115,7 +119,8 @@ def _check_alpha(alpha):
         raise InvalidParameterError("alpha", "> 1 (Rényi order)", alpha)
 
 
-def rdp_posterior_sample(alpha, V, Delta, r, sigma, eta=0.0):
+def rdp_posterior_sample(alpha: ArrayLike, V: ArrayLike, Delta: ArrayLike, r: ArrayLike, sigma: ArrayLike,
+                         eta: ArrayLike = 0.0) -> np.ndarray:
     """Single-draw RDP bound of seed 000, Prop. 2 (Thm 3.1 when eta = 0), eq. (4):
 
         eps_alpha <= 2 psi_alpha(tau~) + alpha/2 (V + r^2) Delta^2
@@ -132,13 +137,15 @@ def rdp_posterior_sample(alpha, V, Delta, r, sigma, eta=0.0):
     return _nan_check("rdp_posterior_sample", out)
 
 
-def rdp_covariance_term(alpha, V, r, sigma, eta=0.0):
+def rdp_covariance_term(alpha: ArrayLike, V: ArrayLike, r: ArrayLike, sigma: ArrayLike,
+                        eta: ArrayLike = 0.0) -> np.ndarray:
     """The covariance (determinant) part 2 psi_alpha(tau~) of the bound alone (Prop. 2 proof)."""
     alpha, V, r, sigma, eta = _arrays(alpha, V, r, sigma, eta)
     return 2.0 * psi_alpha(alpha, tau_tilde(V, r, sigma, eta))
 
 
-def rdp_mean_term(alpha, V, Delta, r, sigma, eta=0.0):
+def rdp_mean_term(alpha: ArrayLike, V: ArrayLike, Delta: ArrayLike, r: ArrayLike, sigma: ArrayLike,
+                  eta: ArrayLike = 0.0) -> np.ndarray:
     """The posterior-mean part of the bound alone (bounds alpha/2 delta^T K~_alpha^+ delta of eq. 12,
     Prop. 2 proof); +inf outside the admissible range, alpha <= 1 raises."""
     alpha = np.asarray(alpha, dtype=float)

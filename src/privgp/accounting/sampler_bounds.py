@@ -47,9 +47,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, Callable, ClassVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import validation as v
 from ..errors import InvalidParameterError, NumericalError
@@ -70,7 +71,7 @@ def _phi(nu, lam_minus_1):
     return np.maximum(out, 0.0)
 
 
-def convergence_rates(n, r, sigma, M, step, steps) -> tuple[float, float]:
+def convergence_rates(n: int, r: float, sigma: float, M: float, step: float, steps: int) -> tuple[float, float]:
     """(gamma_t, mu_t^2) of the module docstring; raises unless 0 < step < 2/(n + r^2)."""
     n = v.integer("n", n, minimum=1)
     r = v.positive("r", r)
@@ -87,7 +88,7 @@ def convergence_rates(n, r, sigma, M, step, steps) -> tuple[float, float]:
     return rho * n / (r * r), rho * (n * M / (sigma * r * r)) ** 2
 
 
-def forward_bound(nu, n, gamma, mu2):
+def forward_bound(nu: ArrayLike, n: float, gamma: float, mu2: float) -> np.ndarray:
     """Bound on D_nu(iterate || posterior), vectorised over nu (+inf where (nu - 1) gamma >= 1)."""
     nu = np.asarray(nu, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
@@ -96,14 +97,15 @@ def forward_bound(nu, n, gamma, mu2):
         return np.where(slack > 0, out, np.inf)
 
 
-def reverse_bound(nu, n, gamma, mu2):
+def reverse_bound(nu: ArrayLike, n: float, gamma: float, mu2: float) -> np.ndarray:
     """Bound on D_nu(posterior || iterate), vectorised over nu (always finite)."""
     nu = np.asarray(nu, dtype=float)
     with np.errstate(invalid="ignore", over="ignore"):
         return n * _phi(nu, -gamma / (1.0 + gamma)) + 0.5 * nu * mu2
 
 
-def triangle_bound(alpha, posterior_rdp, n, gamma, mu2, grid=HOLDER_GRID) -> np.ndarray:
+def triangle_bound(alpha: ArrayLike, posterior_rdp: Callable[[np.ndarray], np.ndarray], n: float, gamma: float,
+                   mu2: float, grid: np.ndarray = HOLDER_GRID) -> np.ndarray:
     """min over p, p' of the doubly applied weak triangle inequality (module docstring), vectorised over
     alpha; ``posterior_rdp(orders)`` is the certified posterior RDP curve (+inf outside its range)."""
     a = np.asarray(alpha, dtype=float)[..., None, None]
@@ -155,14 +157,18 @@ class SampleThenOptimiseEvent(PrivacyEvent):
     def response_bound(self) -> float:
         """M with |y_i| <= M: M_Y, or the RKHS norm of f* for Lemma B.8 (|f*(x)| <= ||f*||_H sqrt(k(x,x)))."""
         post = self.posterior
-        return float(post.rkhs_norm) if post.sensitivity == "rkhs" else float(post.M_Y)
+        if post.sensitivity != "rkhs":
+            return float(post.M_Y)
+        if post.rkhs_norm is None:  # pragma: no cover - PosteriorSampleEvent requires it for Lemma B.8
+            raise InvalidParameterError("rkhs_norm", "set for sensitivity='rkhs' (Lemma B.8)", None)
+        return float(post.rkhs_norm)
 
     @property
     def rates(self) -> tuple[float, float]:
         p = self.posterior
         return convergence_rates(p.n, p.r, p.sigma, self.response_bound, self.step, self.steps)
 
-    def rdp(self, alpha) -> np.ndarray:
+    def rdp(self, alpha: ArrayLike) -> np.ndarray:
         alpha = _check_orders(alpha)
         if self.steps == 0:   # f_0 is a prior draw: the release does not depend on the data at all
             return np.zeros(alpha.shape)
@@ -188,27 +194,27 @@ class SampleThenOptimiseEvent(PrivacyEvent):
     def covered(self) -> bool:
         return self.posterior.covered
 
-    def lemmas(self):
+    def lemmas(self) -> tuple[str, ...]:
         return (self.proof, *self.posterior.lemmas())
 
-    def assumptions(self):
+    def assumptions(self) -> tuple[str, ...]:
         return (*self.posterior.assumptions()[:-1],
                 f"each released path is the sample-then-optimise iterate after {self.steps} gradient steps of size "
                 f"{self.step:.6g} from v_0 = 0, with its own prior path and noise draw (not an exact posterior draw)")
 
-    def details(self):
+    def details(self) -> dict[str, Any]:
         gamma, mu2 = self.rates
         return {"gamma_t": gamma, "mu_t^2": mu2, "posterior": self.posterior.details()}
 
     def describe(self) -> str:
         return f"sample-then-optimise iterate (t={self.steps}, h={self.step:.6g}, L={self.L}) of {self.posterior.describe()}"
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         return {"type": self.kind, "posterior": self.posterior.to_dict(), "step": self.step, "steps": self.steps,
                 "L": self.L}
 
     @classmethod
-    def from_fields(cls, d):
+    def from_fields(cls, d: dict[str, Any]) -> "SampleThenOptimiseEvent":
         body = dict(d)
         body["posterior"] = event_from_dict(body["posterior"])
         return cls(**body)

@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.optimize import brentq
 
 from .. import validation as v
@@ -35,7 +36,7 @@ from ..errors import InfeasibleTargetError, InvalidParameterError
 from .events import ApproxOnlyEvent, register_event
 
 
-def _base_delta(delta) -> float:
+def _base_delta(delta: float) -> float:
     d = v.nonnegative("delta", delta)
     if not d < 1:
         raise InvalidParameterError("delta", "in [0, 1)", d)
@@ -79,18 +80,18 @@ class SelectionEvent(ApproxOnlyEvent):
         s = math.sqrt(2.0 * self.delta)
         return (3.0 * self.epsilon + 3.0 * s, min(1.0, s * self.max_draws + self.delta2))
 
-    def assumptions(self):
+    def assumptions(self) -> tuple[str, ...]:
         return ("training and validation sets disjoint and fixed independently of the data (Lemma 3)",
                 "each run of the base mechanism (train on one part, score on the other) is "
                 f"({self.epsilon:.6g}, {self.delta:.3g})-DP with fresh randomness",
                 "replace-one neighbours; the differing record stays in its part")
 
-    def details(self):
+    def details(self) -> dict[str, Any]:
         e, d = self.approx_dp()
         return {"epsilon_total": e, "delta_total": d, "delta2": self.delta2}
 
 
-def delta_total_of_t(t):
+def delta_total_of_t(t: ArrayLike) -> np.ndarray:
     """t (1 - log t): delta_tot as a function of t = sqrt(2 delta)/gamma (seed 001, eq. (35))."""
     t = np.asarray(t, dtype=float)
     return t * (1.0 - np.log(t))

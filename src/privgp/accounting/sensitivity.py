@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import AssumptionError, InvalidParameterError
 
@@ -26,12 +27,12 @@ SENSITIVITIES = ("generic", "exp1d", "rkhs", "constant", "diagonal")
 CONSTANTS = ("proven", "published")
 
 
-def v_generic(n, r):
+def v_generic(n: ArrayLike, r: ArrayLike) -> np.ndarray:
     """V_n(r) <= 1 for any kernel with k(x, x) <= 1 (Def. 3.1)."""
     return np.ones(np.broadcast_shapes(np.shape(n), np.shape(r)))
 
 
-def v_bar(n, r, kappa):
+def v_bar(n: ArrayLike, r: ArrayLike, kappa: ArrayLike) -> np.ndarray:
     """V̄_n(r) = 1 - kappa^2 (n-1) / (n-1+r^2)  (Prop. 3; needs kappa >= 0 and sup k(x,x) = 1;
     exact when k(x, x) = 1 everywhere)."""
     n, r, kappa = (np.asarray(a, dtype=float) for a in (n, r, kappa))
@@ -40,39 +41,39 @@ def v_bar(n, r, kappa):
     return 1.0 - kappa**2 * (n - 1.0) / (n - 1.0 + r * r)
 
 
-def phi_n(V, r):
+def phi_n(V: ArrayLike, r: ArrayLike) -> np.ndarray:
     """Phi_n(r) = sup_{0<=u<=V} u/(u+r^2)^2 = 1/(4r^2) if V >= r^2 else V/(V+r^2)^2 (Lemma B.1)."""
     V, r = np.asarray(V, dtype=float), np.asarray(r, dtype=float)
     r2 = r * r
     return np.where(V >= r2, 0.25 / r2, V / (V + r2) ** 2)
 
 
-def delta_generic(n, r, V, M_Y=1.0):
+def delta_generic(n: ArrayLike, r: ArrayLike, V: ArrayLike, M_Y: ArrayLike = 1.0) -> np.ndarray:
     """Lemma B.1: Delta_n(r) <= 2 M_Y (1 + sqrt(n-1)/r) sqrt(Phi_n(r)) (bounded responses, k(x,x)<=1)."""
     n, r, V, M_Y = (np.asarray(a, dtype=float) for a in (n, r, V, M_Y))
     return 2.0 * M_Y * (1.0 + np.sqrt(n - 1.0) / r) * np.sqrt(phi_n(V, r))
 
 
-def delta_exp1d(r, V, M_Y=1.0):
+def delta_exp1d(r: ArrayLike, V: ArrayLike, M_Y: ArrayLike = 1.0) -> np.ndarray:
     """Lemma B.7: Delta_n(r) <= 4 M_Y sqrt(Phi_n(r)) (1-D exponential kernel on an interval)."""
     r, V, M_Y = (np.asarray(a, dtype=float) for a in (r, V, M_Y))
     return 4.0 * M_Y * np.sqrt(phi_n(V, r))
 
 
-def delta_constant(n, r, M_Y=1.0):
+def delta_constant(n: ArrayLike, r: ArrayLike, M_Y: ArrayLike = 1.0) -> np.ndarray:
     """Lemma B.4: Delta_n(r) <= 2 M_Y sqrt(r^2+n-1) / (r (r^2+n)) (constant kernel k = 1)."""
     n, r, M_Y = (np.asarray(a, dtype=float) for a in (n, r, M_Y))
     return 2.0 * M_Y * np.sqrt(r * r + n - 1.0) / (r * (r * r + n))
 
 
-def delta_diagonal(r, M_Y=1.0):
+def delta_diagonal(r: ArrayLike, M_Y: ArrayLike = 1.0) -> np.ndarray:
     """Lemma B.5: Delta_n(r) <= sqrt(2) M_Y / r for r <= 1 and 2 sqrt(2) M_Y / (1 + r^2) for r >= 1
     (purely diagonal kernel)."""
     r, M_Y = np.asarray(r, dtype=float), np.asarray(M_Y, dtype=float)
     return np.where(r <= 1.0, math.sqrt(2.0) * M_Y / r, 2.0 * math.sqrt(2.0) * M_Y / (1.0 + r * r))
 
 
-def delta_rkhs(r, V, rkhs_norm):
+def delta_rkhs(r: ArrayLike, V: ArrayLike, rkhs_norm: ArrayLike) -> np.ndarray:
     """Lemma B.8: Delta_n(r) <= 2 ||f*||_H V_n / (r^2 + V_n) (noiseless responses y_i = f*(x_i))."""
     r, V, B = (np.asarray(a, dtype=float) for a in (r, V, rkhs_norm))
     return 2.0 * B * V / (r * r + V)
@@ -92,9 +93,10 @@ class SensitivityBounds:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
-def sensitivity_bounds(n, r, *, kernel: str, kappa, dim: int = 1, unit_diagonal: bool = True,
-                       nonnegative: bool = True, sensitivity: str = "generic", M_Y=1.0,
-                       rkhs_norm=None, constants: str = "proven") -> SensitivityBounds:
+def sensitivity_bounds(n: ArrayLike, r: ArrayLike, *, kernel: str, kappa: ArrayLike, dim: int = 1,
+                       unit_diagonal: bool = True, nonnegative: bool = True, sensitivity: str = "generic",
+                       M_Y: ArrayLike = 1.0, rkhs_norm: ArrayLike | None = None,
+                       constants: str = "proven") -> SensitivityBounds:
     """V_n and Delta_n for a kernel family and a sensitivity lemma, checking the lemma's assumptions.
 
     kernel: family name ("exponential", "matern32", "matern52", "squared_exponential", "constant",
@@ -120,8 +122,9 @@ def sensitivity_bounds(n, r, *, kernel: str, kappa, dim: int = 1, unit_diagonal:
                                       rkhs_norm=rkhs_norm, constants=constants)
 
 
-def checked_sensitivity_bounds(n, r, *, kernel: str, kappa, dim: int, unit_diagonal: bool, nonnegative: bool,
-                               sensitivity: str, M_Y, rkhs_norm, constants: str) -> SensitivityBounds:
+def checked_sensitivity_bounds(n: np.ndarray, r: np.ndarray, *, kernel: str, kappa: np.ndarray, dim: int,
+                               unit_diagonal: bool, nonnegative: bool, sensitivity: str, M_Y: ArrayLike,
+                               rkhs_norm: ArrayLike | None, constants: str) -> SensitivityBounds:
     """:func:`sensitivity_bounds` for inputs the caller has already validated (n, r, M_Y, kappa, the
     names); each lemma still checks its own assumptions."""
     notes: list[str] = []

@@ -11,9 +11,10 @@ with +inf beyond the largest tabulated order. This never interpolates downwards.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import InvalidParameterError, NumericalError
 from .events import PrivacyEvent, _check_orders, register_event
@@ -48,7 +49,7 @@ class TabulatedRdpEvent(PrivacyEvent):
         object.__setattr__(self, "values", tuple(float(x) for x in val))
         object.__setattr__(self, "source", str(self.source))
 
-    def rdp(self, alpha) -> np.ndarray:
+    def rdp(self, alpha: ArrayLike) -> np.ndarray:
         alpha = _check_orders(alpha)
         o = np.asarray(self.orders)
         val = np.asarray(self.values)
@@ -68,7 +69,7 @@ class TabulatedRdpEvent(PrivacyEvent):
     def _params(self):  # pragma: no cover - rdp() is overridden
         raise NotImplementedError
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         from .events import json_number
 
         return {"type": self.kind, "orders": list(self.orders), "values": [json_number(x) for x in self.values],

@@ -281,7 +281,7 @@ def _refuse_foreign_options(args) -> None:
     for name in MECHANISMS:
         if name == args.mechanism:
             continue
-        for dest in getattr(mechanism_module(name), "OWN_OPTIONS", ()):
+        for dest in mechanism_module(name).OWN_OPTIONS:
             if getattr(args, dest, None) is not None:
                 raise InvalidParameterError("--" + dest.replace("_", "-"), f"used with --mechanism {name} only",
                                             getattr(args, dest))
@@ -299,10 +299,13 @@ def run(args) -> int:
         progress.update(1)
         progress.stage(STAGES[2])
         out = check_output_dir(args.out, args.overwrite)
-        ledger = Ledger(args.ledger)
-        fingerprint = (ledger.fingerprint("dataset-id:" + _dataset_id(args.dataset_id)) if args.dataset_id is not None
-                       else ledger.fingerprint(data.content_digest))
+        # every check before the ledger is opened: a refused release creates no file
+        checked = plan.check(data.X, data.response)
+        dataset_key = ("dataset-id:" + _dataset_id(args.dataset_id) if args.dataset_id is not None
+                       else data.content_digest)
         rng, randomness = _randomness(args.seed)
+        ledger = Ledger(args.ledger)
+        fingerprint = ledger.fingerprint(dataset_key)
         progress.update(1)
         progress.stage(STAGES[3])
         # check (everything that can fail), charge (a refusal raises BudgetExceededError -> exit status 3),
@@ -310,7 +313,7 @@ def run(args) -> int:
         result = release(plan, data, ledger, rng, fingerprint=fingerprint, budget_epsilon=args.budget_epsilon,
                          budget_delta=args.budget_delta,
                          label=(args.dataset_id or (data.source if data.source.startswith("embedded:") else "")),
-                         mark_completed=False)
+                         mark_completed=False, checked=checked)
         charge, released = result.charge, result.released
         progress.update(1)
         progress.stage(STAGES[4])

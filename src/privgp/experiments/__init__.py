@@ -48,8 +48,8 @@ def run_experiment(name: str, out_dir: str | Path, *, quick: bool = False, sched
 
     fn = get_experiment(name)
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     with get_executor(scheduler=scheduler, workers=workers, progress=progress) as ex:
+        out.mkdir(parents=True, exist_ok=True)  # after the executor: a missing or unreachable scheduler writes nothing
         try:
             return fn(out, quick=quick, executor=ex, seed=seed, **options)
         except TypeError as exc:  # an option the experiment does not know: a user error

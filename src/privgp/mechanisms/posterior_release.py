@@ -25,11 +25,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import validation as v
 from ..accounting import PrivacyCertificate
+from ..accounting.calibrate import CalibrationResult
 from ..accounting.posterior_sampling import PosteriorSampleEvent
 from ..domain import Box
 from ..errors import InfeasibleTargetError, InvalidParameterError
@@ -87,10 +90,10 @@ class PosteriorSamplePlan:
     memory_limit: float = DEFAULT_MEMORY_LIMIT
     mechanism: str = "posterior-sample"
 
-    def check(self, X, z) -> tuple[np.ndarray, np.ndarray]:
+    def check(self, X: ArrayLike, z: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         return check_data(self, X, z)
 
-    def draw(self, X, y, rng: np.random.Generator) -> "ReleasedPaths":
+    def draw(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> "ReleasedPaths":
         return draw_paths(self, X, y, rng)
 
     @property
@@ -132,7 +135,8 @@ def plan_posterior_sample(n: int, domain: Box, response_map: ResponseMap, *, ker
                  eta: float | None = None, L: int = 1, delta: float | None = None,
                  target_epsilon: float | None = None, sensitivity: str = "auto",
                  conversion: str = "improved", grid: int = 81, snap: int | None = None,
-                 r_bounds=None, memory_limit: float = DEFAULT_MEMORY_LIMIT) -> PosteriorSamplePlan:
+                 r_bounds: tuple[float, float] | None = None,
+                 memory_limit: float = DEFAULT_MEMORY_LIMIT) -> PosteriorSamplePlan:
     """Fix the public settings of a release and certify it for this n, delta and domain.
 
     Hyperparameters: with ``target_epsilon`` and no ``r``, r is the smallest value meeting the
@@ -158,7 +162,7 @@ def plan_posterior_sample(n: int, domain: Box, response_map: ResponseMap, *, ker
     elif not (kernel == "exponential" and domain.dim == 1) and int(np.prod(sizes)) > DENSE_MAX_POINTS:
         raise InvalidParameterError("grid", f"at most {DENSE_MAX_POINTS} points without snapping "
                                     "(use snap / --snap R for larger grids)", f"{' x '.join(map(str, sizes))}")
-    common = dict(kernel=kernel, lengthscale=lengthscale, domain=domain, M_Y=1.0, sensitivity=sens,
+    common: dict[str, Any] = dict(kernel=kernel, lengthscale=lengthscale, domain=domain, M_Y=1.0, sensitivity=sens,
                   rkhs_norm=None, constants=constants)
     calibration = None
     if target_epsilon is None:
@@ -171,7 +175,7 @@ def plan_posterior_sample(n: int, domain: Box, response_map: ResponseMap, *, ker
         target_epsilon = v.positive("target_epsilon", target_epsilon)
         if r is None:
             eta = 0.0 if eta is None else v.nonnegative("eta", eta)
-            kw = dict(n=n, sigma=sigma, eta=eta, L=L, conversion=conversion, **common)
+            kw: dict[str, Any] = dict(n=n, sigma=sigma, eta=eta, L=L, conversion=conversion, **common)
             if r_bounds is not None:
                 kw["r_bounds"] = r_bounds
             cal = calibrate_r(target_epsilon, delta, **kw)
@@ -202,7 +206,7 @@ def plan_posterior_sample(n: int, domain: Box, response_map: ResponseMap, *, ker
                        snap=snap, memory_limit=v.positive("memory_limit", memory_limit))
 
 
-def _calibration_dict(cal) -> dict:
+def _calibration_dict(cal: CalibrationResult) -> dict[str, Any]:
     return {"parameter": cal.parameter, "value": float(cal.value), "target_epsilon": float(cal.target_epsilon),
             "target_delta": float(cal.target_delta), "epsilon_at_value": float(cal.epsilon),
             "rechecked": bool(cal.checked),
@@ -232,7 +236,7 @@ def _method(plan: PosteriorSamplePlan) -> str:
     return "exp1d" if (plan.kernel == "exponential" and plan.domain.dim == 1) else "dense"
 
 
-def check_data(plan: PosteriorSamplePlan, X, z) -> tuple[np.ndarray, np.ndarray]:
+def check_data(plan: PosteriorSamplePlan, X: ArrayLike, z: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """Every check of the private inputs that can fail, before any charge: X inside ``plan.domain``
     with ``plan.n`` rows, responses mappable by the plan's ResponseMap, and the sampler feasible —
     circulant embedding exact on this grid, estimated peak memory under ``plan.memory_limit``.
@@ -261,19 +265,19 @@ def check_data(plan: PosteriorSamplePlan, X, z) -> tuple[np.ndarray, np.ndarray]
     if sp.bytes > plan.memory_limit:
         if method == "dense":
             hint = ("snap the inputs to the grid (snap=1 / --snap 1): the circulant sampler needs one unknown per "
-                    "occupied grid site, whatever n is" if plan.domain.dim >= 1 else "")
+                    "occupied grid site, whatever n is")
         elif method == "circulant":
-            hint = "a coarser lattice (a smaller snap refinement) or a coarser grid"
+            hint = "use fewer paths L, a coarser lattice (a smaller snap refinement) or a coarser grid"
         else:
-            hint = "fewer paths L or a coarser grid"
+            hint = "use fewer paths L or a coarser grid"
         raise InvalidParameterError(
             "memory", f"at most the limit of {plan.memory_limit / 2**30:.3g} GiB for the {sp.method} sampler "
-            f"({sp.unknowns} unknowns, {sp.grid_points} grid points, L = {plan.L}); use {hint}, or raise the "
+            f"({sp.unknowns} unknowns, {sp.grid_points} grid points, L = {plan.L}); {hint}, or raise the "
             "limit (memory_limit / --memory-limit)", f"an estimated {sp.gib:.3g} GiB")
     return X, y
 
 
-def draw_paths(plan: PosteriorSamplePlan, X, y, rng: np.random.Generator) -> ReleasedPaths:
+def draw_paths(plan: PosteriorSamplePlan, X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> ReleasedPaths:
     """The L released paths: exact posterior draws of D = (X, y) on the grid (X, y from
     :func:`check_data`, i.e. already snapped when ``plan.snap``).
 
@@ -292,7 +296,7 @@ def draw_paths(plan: PosteriorSamplePlan, X, y, rng: np.random.Generator) -> Rel
     return ReleasedPaths(axes=plan.axes(), paths=paths)
 
 
-def sample_release(plan: PosteriorSamplePlan, X, z, rng: np.random.Generator) -> ReleasedPaths:
+def sample_release(plan: PosteriorSamplePlan, X: ArrayLike, z: ArrayLike, rng: np.random.Generator) -> ReleasedPaths:
     """check_data + draw_paths WITHOUT charging any ledger (for experiments and tests; a release to
     publish goes through :func:`privgp.mechanisms.release.release`)."""
     X, y = check_data(plan, X, z)

@@ -17,11 +17,14 @@ offers the user-facing calls of seed 000 in terms of kernels:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import validation as v
 from ..accounting import accountant
+from ..accounting.accountant import Guarantee
 from ..accounting.calibrate import CalibrationResult, calibrate
 from ..accounting.certificate import PrivacyCertificate, certify
 from ..accounting.events import EventBatch
@@ -38,7 +41,8 @@ _UNIT_KERNELS = {name: cls(1.0) for name, cls in KERNELS.items()}  # profiles of
 _UNIT_INTERVAL = Box.unit(1)
 
 
-def kernel_facts(kernel, lengthscale, domain: Box | None):
+def kernel_facts(kernel: str | Kernel, lengthscale: ArrayLike | None,
+                 domain: Box | None) -> tuple[str, np.ndarray, bool, bool, int]:
     """(family name, kappa array, unit_diagonal, nonnegative, dim) for a kernel name or instance.
 
     kappa = inf over the public domain of k(x, x') (Prop. 3). A name ("exponential", "matern32",
@@ -73,31 +77,36 @@ def kernel_facts(kernel, lengthscale, domain: Box | None):
     return name, _UNIT_KERNELS[name].profile(domain.diameter / ell), True, True, domain.dim
 
 
-def _event_kwargs(kernel, lengthscale, domain, M_Y, sensitivity, rkhs_norm, constants) -> dict:
+def _event_kwargs(kernel: str | Kernel, lengthscale: ArrayLike | None, domain: Box | None, M_Y: ArrayLike,
+                  sensitivity: str, rkhs_norm: ArrayLike | None, constants: str) -> dict[str, Any]:
     name, kappa, unit_diag, nonneg, dim = kernel_facts(kernel, lengthscale, domain)
     return dict(kappa=kappa, dim=dim, kernel=name, unit_diagonal=unit_diag, nonnegative=nonneg, M_Y=M_Y,
                 sensitivity=sensitivity, rkhs_norm=rkhs_norm, constants=constants)
 
 
-def posterior_sample_event(n, r, sigma, *, kernel="exponential", lengthscale=None, domain: Box | None = None,
-                           eta=0.0, L=1, M_Y=1.0, sensitivity: str = "generic", rkhs_norm=None,
-                           constants: str = "proven") -> PosteriorSampleEvent:
+def posterior_sample_event(n: int, r: float, sigma: float, *, kernel: str | Kernel = "exponential",
+                           lengthscale: float | None = None, domain: Box | None = None, eta: float = 0.0,
+                           L: int = 1, M_Y: float = 1.0, sensitivity: str = "generic",
+                           rkhs_norm: float | None = None, constants: str = "proven") -> PosteriorSampleEvent:
     """The privacy event of releasing L posterior paths of a GP with this kernel on this public domain."""
     kw = _event_kwargs(kernel, lengthscale, domain, M_Y, sensitivity, rkhs_norm, constants)
     kw["kappa"] = float(np.asarray(kw["kappa"]).reshape(-1)[0]) if np.size(kw["kappa"]) == 1 else kw["kappa"]
     return PosteriorSampleEvent(n=n, r=r, sigma=sigma, eta=eta, L=L, **kw)
 
 
-def posterior_sample_batch(n, r, sigma, *, kernel="exponential", lengthscale=None, domain: Box | None = None,
-                           eta=0.0, L=1, M_Y=1.0, sensitivity: str = "generic", rkhs_norm=None,
-                           constants: str = "proven") -> EventBatch:
+def posterior_sample_batch(n: ArrayLike, r: ArrayLike, sigma: ArrayLike, *, kernel: str | Kernel = "exponential",
+                           lengthscale: ArrayLike | None = None, domain: Box | None = None, eta: ArrayLike = 0.0,
+                           L: ArrayLike = 1, M_Y: ArrayLike = 1.0, sensitivity: str = "generic",
+                           rkhs_norm: ArrayLike | None = None, constants: str = "proven") -> EventBatch:
     """Arrays of settings (n, r, sigma, eta, L, lengthscale, M_Y broadcast) as one EventBatch."""
     kw = _event_kwargs(kernel, lengthscale, domain, M_Y, sensitivity, rkhs_norm, constants)
     return PosteriorSampleEvent.batch(n, r, sigma, eta=eta, L=L, **kw)
 
 
-def bounds_for(n, r, *, kernel="exponential", lengthscale=None, domain: Box | None = None, M_Y=1.0,
-               sensitivity="generic", rkhs_norm=None, constants="proven") -> SensitivityBounds:
+def bounds_for(n: ArrayLike, r: ArrayLike, *, kernel: str | Kernel = "exponential",
+               lengthscale: ArrayLike | None = None, domain: Box | None = None, M_Y: ArrayLike = 1.0,
+               sensitivity: str = "generic", rkhs_norm: ArrayLike | None = None,
+               constants: str = "proven") -> SensitivityBounds:
     """V_n and Delta_n bounds (App. B) for a kernel, a public domain and a sensitivity lemma."""
     name, kappa, unit_diag, nonneg, dim = kernel_facts(kernel, lengthscale, domain)
     return sensitivity_bounds(n, r, kernel=name, kappa=kappa, dim=dim, unit_diagonal=unit_diag,
@@ -127,7 +136,7 @@ class EpsilonResult:
 
     def item(self) -> dict:
         """The scalar result as a plain dict (inputs must have been scalars)."""
-        out = {}
+        out: dict[str, Any] = {}
         for k in ("epsilon", "delta", "alpha", "rdp", "V", "Delta", "kappa", "tau", "alpha_max"):
             a = np.asarray(getattr(self, k))
             if a.size != 1:
@@ -138,10 +147,12 @@ class EpsilonResult:
         return out
 
 
-def epsilon_posterior_sampling(n, r, sigma, delta, *, kernel="exponential", lengthscale=None,
-                               domain: Box | None = None, eta=0.0, L=1, M_Y=1.0,
-                               sensitivity: str = "generic", rkhs_norm=None, constants: str = "proven",
-                               conversion: str = "improved", alpha=None) -> EpsilonResult:
+def epsilon_posterior_sampling(n: ArrayLike, r: ArrayLike, sigma: ArrayLike, delta: ArrayLike, *,
+                               kernel: str | Kernel = "exponential", lengthscale: ArrayLike | None = None,
+                               domain: Box | None = None, eta: ArrayLike = 0.0, L: ArrayLike = 1,
+                               M_Y: ArrayLike = 1.0, sensitivity: str = "generic",
+                               rkhs_norm: ArrayLike | None = None, constants: str = "proven",
+                               conversion: str = "improved", alpha: ArrayLike | None = None) -> EpsilonResult:
     """Certified epsilon of releasing L posterior paths (Thm 3.1 / Prop. 2, App. B, eq. (3)), vectorised:
     n, r, sigma (inf allowed), eta, L, lengthscale, delta and alpha broadcast against each other, so a
     hyperparameter grid is one accountant call. Outside the admissible orders the result is +inf."""
@@ -160,12 +171,13 @@ def epsilon_posterior_sampling(n, r, sigma, delta, *, kernel="exponential", leng
                          covered=ex["covered"], notes=tuple(ex["notes"]))
 
 
-def delta_posterior_sampling(n, r, sigma, epsilon, *, conversion: str = "improved", **kwargs):
+def delta_posterior_sampling(n: int, r: float, sigma: float, epsilon: ArrayLike, *, conversion: str = "improved",
+                             **kwargs: Any) -> Guarantee:
     """Smallest delta (over alpha) at which the release is (epsilon, delta)-DP; scalar inputs."""
     return accountant.delta(posterior_sample_event(n, r, sigma, **kwargs), epsilon, conversion=conversion)
 
 
-def _public(kernel, lengthscale, domain: Box | None) -> dict:
+def _public(kernel: str | Kernel, lengthscale: float | None, domain: Box | None) -> dict:
     domain = _UNIT_INTERVAL if domain is None else domain
     if isinstance(kernel, Kernel):
         name, ell = kernel.name, getattr(kernel, "lengthscale", None)
@@ -176,9 +188,11 @@ def _public(kernel, lengthscale, domain: Box | None) -> dict:
     return {"kernel": name, "lengthscale": None if ell is None else float(ell), "domain": domain.to_dict()}
 
 
-def certify_posterior_sample(n, r, sigma, delta=None, *, kernel, lengthscale, domain, eta=0.0, L=1, M_Y=1.0,
-                             sensitivity="generic", rkhs_norm=None, constants="proven", conversion="improved",
-                             alpha=None, epsilon=None) -> PrivacyCertificate:
+def certify_posterior_sample(n: int, r: float, sigma: float, delta: float | None = None, *,
+                             kernel: str | Kernel, lengthscale: float | None, domain: Box | None, eta: float = 0.0,
+                             L: int = 1, M_Y: float = 1.0, sensitivity: str = "generic",
+                             rkhs_norm: float | None = None, constants: str = "proven", conversion: str = "improved",
+                             alpha: float | None = None, epsilon: float | None = None) -> PrivacyCertificate:
     """Certify the release of L posterior sample paths (seed 000, Thm 3.1 / Prop. 2, App. B).
 
     Gives epsilon for ``delta`` (minimised over the admissible orders, or at the given ``alpha``); with
@@ -229,14 +243,17 @@ def _maker(n, r, sigma, eta, L, opts):
             lambda vals: posterior_sample_batch(n, sigma=sigma, **setting(vals), **opts))
 
 
-def _opts(kernel, lengthscale, domain, M_Y, sensitivity, rkhs_norm, constants) -> dict:
+def _opts(kernel: str | Kernel, lengthscale: float | None, domain: Box | None, M_Y: float, sensitivity: str,
+          rkhs_norm: float | None, constants: str) -> dict[str, Any]:
     return dict(kernel=kernel, lengthscale=lengthscale, domain=domain, M_Y=M_Y, sensitivity=sensitivity,
                 rkhs_norm=rkhs_norm, constants=constants)
 
 
-def calibrate_r(target_epsilon, delta, *, n, sigma, eta=0.0, L=1, kernel="exponential", lengthscale=None,
-                domain=None, M_Y=1.0, sensitivity="generic", rkhs_norm=None, constants="proven",
-                conversion="improved", r_bounds=(1e-3, 1e4)) -> CalibrationResult:
+def calibrate_r(target_epsilon: float, delta: float, *, n: int, sigma: float, eta: float = 0.0, L: int = 1,
+                kernel: str | Kernel = "exponential", lengthscale: float | None = None, domain: Box | None = None,
+                M_Y: float = 1.0, sensitivity: str = "generic", rkhs_norm: float | None = None,
+                constants: str = "proven", conversion: str = "improved",
+                r_bounds: tuple[float, float] = (1e-3, 1e4)) -> CalibrationResult:
     """Smallest effective ridge r in ``r_bounds`` with certified epsilon <= target at delta (sigma, eta, L
     fixed; sigma = inf allowed). InfeasibleTargetError when even the largest r misses the target."""
     n = v.integer("n", n, minimum=1)
@@ -267,9 +284,10 @@ def calibrate_r(target_epsilon, delta, *, n, sigma, eta=0.0, L=1, kernel="expone
                      make_batch=make_batch, conversion=conversion, infeasible_hint=hint)
 
 
-def calibrate_eta(target_epsilon, delta, *, n, r, sigma, L=1, kernel="exponential", lengthscale=None,
-                  domain=None, M_Y=1.0, sensitivity="generic", rkhs_norm=None, constants="proven",
-                  conversion="improved", eta_max=1e4) -> CalibrationResult:
+def calibrate_eta(target_epsilon: float, delta: float, *, n: int, r: float, sigma: float, L: int = 1,
+                  kernel: str | Kernel = "exponential", lengthscale: float | None = None, domain: Box | None = None,
+                  M_Y: float = 1.0, sensitivity: str = "generic", rkhs_norm: float | None = None,
+                  constants: str = "proven", conversion: str = "improved", eta_max: float = 1e4) -> CalibrationResult:
     """Smallest GP-noise level eta in [0, eta_max] (release f_D + g, g ~ GP(0, eta^2 k), Prop. 2) with
     certified epsilon <= target at delta; 0 when no noise is needed."""
     n = v.integer("n", n, minimum=1)
@@ -291,9 +309,10 @@ def calibrate_eta(target_epsilon, delta, *, n, r, sigma, L=1, kernel="exponentia
                      make_batch=make_batch, conversion=conversion, infeasible_hint=hint)
 
 
-def calibrate_L(target_epsilon, delta, *, n, r, sigma, eta=0.0, kernel="exponential", lengthscale=None,
-                domain=None, M_Y=1.0, sensitivity="generic", rkhs_norm=None, constants="proven",
-                conversion="improved", L_max=10**6) -> CalibrationResult:
+def calibrate_L(target_epsilon: float, delta: float, *, n: int, r: float, sigma: float, eta: float = 0.0,
+                kernel: str | Kernel = "exponential", lengthscale: float | None = None, domain: Box | None = None,
+                M_Y: float = 1.0, sensitivity: str = "generic", rkhs_norm: float | None = None,
+                constants: str = "proven", conversion: str = "improved", L_max: int = 10**6) -> CalibrationResult:
     """Largest number L <= L_max of independently released paths with certified epsilon <= target at
     delta (capped at L_max). InfeasibleTargetError when even L = 1 misses it."""
     n = v.integer("n", n, minimum=1)

@@ -21,15 +21,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import validation as v
 from ..accounting import PrivacyCertificate, PrivacyEvent
 from ..domain import Box
 from ..errors import InvalidParameterError
 from ..jsonable import to_jsonable
+
+if TYPE_CHECKING:
+    from ..ledger import Ledger
 
 TRANSFORMS = ("identity", "log")
 
@@ -62,7 +66,7 @@ class ResponseMap:
         """g(T): the centring constant on the transformed scale."""
         return math.log(self.threshold) if self.transform == "log" else self.threshold
 
-    def transformed(self, z) -> np.ndarray:
+    def transformed(self, z: ArrayLike) -> np.ndarray:
         z = np.asarray(z, dtype=float)
         if self.transform == "log":
             if np.any(~(z > 0)):
@@ -71,11 +75,11 @@ class ResponseMap:
             return np.log(z)
         return z
 
-    def apply(self, z) -> np.ndarray:
+    def apply(self, z: ArrayLike) -> np.ndarray:
         """Model responses in [-1, 1]."""
         return np.clip(self.transformed(z) - self.centre, -self.clip, self.clip) / self.clip
 
-    def to_response_units(self, f) -> np.ndarray:
+    def to_response_units(self, f: ArrayLike) -> np.ndarray:
         """g^-1(g(T) + B f): a released path on the response's own scale (post-processing;
         meaningful inside the clipping range)."""
         u = self.centre + self.clip * np.asarray(f, dtype=float)
@@ -105,13 +109,26 @@ class ReleasePlan(Protocol):
     event: PrivacyEvent
     certificate: PrivacyCertificate
 
-    def check(self, X, z) -> tuple[np.ndarray, np.ndarray]: ...
+    def check(self, X: ArrayLike, z: ArrayLike) -> tuple[np.ndarray, np.ndarray]: ...
 
     def draw(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> Any: ...
 
     def describe(self) -> str: ...
 
     def public_settings(self) -> dict: ...
+
+
+class PrivateRecords(Protocol):
+    """The private data :func:`release` takes (e.g. :class:`privgp.datasets.tabular.TabularData`)."""
+
+    @property
+    def X(self) -> np.ndarray: ...
+
+    @property
+    def response(self) -> np.ndarray: ...
+
+    @property
+    def content_digest(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -124,9 +141,10 @@ class ReleaseResult:
     fingerprint: str
 
 
-def release(plan: ReleasePlan, data, ledger, rng: np.random.Generator, *, fingerprint: str | None = None,
+def release(plan: ReleasePlan, data: PrivateRecords, ledger: Ledger, rng: np.random.Generator, *,
+            fingerprint: str | None = None,
             budget_epsilon: float | None = None, budget_delta: float | None = None, label: str = "",
-            mark_completed: bool = True) -> ReleaseResult:
+            mark_completed: bool = True, checked: tuple[np.ndarray, np.ndarray] | None = None) -> ReleaseResult:
     """Check the private data against the plan, charge the ledger, draw; returns a ReleaseResult.
 
     ``data`` has ``X`` (n x d inputs) and ``response`` (n raw responses) and, unless ``fingerprint``

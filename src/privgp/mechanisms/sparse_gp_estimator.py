@@ -14,25 +14,38 @@ release of the data and costs its budget again.
 """
 from __future__ import annotations
 
+from typing import Any, Self
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import validation as v
 from ..errors import InvalidParameterError
-from .sparse_gp import (NoiseBounds, calibrate_noise, fit_sparse_gp, release_from_statistics, sparse_gp_spec,
+from .sparse_gp import (NoiseBounds, SparseGpSpec, calibrate_noise, fit_sparse_gp, release_from_statistics, sparse_gp_spec,
                         weighted_statistics)
 
 
-def _rng(rng) -> np.random.Generator:
+def _rng(rng: np.random.Generator | None) -> np.random.Generator:
     return np.random.default_rng() if rng is None else v.generator("rng", rng)
 
 
 class _Base:
     _params: tuple[str, ...] = ()
+    # the public settings both estimators share (constructor arguments)
+    inducing_points: ArrayLike
+    kernel: str
+    lengthscale: float
+    signal_variance: float
+    kernel_bound: str
+    noise_ratio: float | str
+    rho: float
+    correction: str
+    rng: np.random.Generator | None
 
     def get_params(self, deep: bool = True) -> dict:
         return {k: getattr(self, k) for k in self._params}
 
-    def set_params(self, **params):
+    def set_params(self, **params: Any) -> Self:
         for k, val in params.items():
             if k not in self._params:
                 raise InvalidParameterError("parameter", f"one of {self._params}", k)
@@ -43,7 +56,7 @@ class _Base:
         return f"{type(self).__name__}(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self._params
                                                      if k != "inducing_points") + ")"
 
-    def _spec(self, response_bound):
+    def _spec(self, response_bound: float) -> SparseGpSpec:
         return sparse_gp_spec(self.inducing_points, response_bound=response_bound, kernel=self.kernel,
                               lengthscale=self.lengthscale, signal_variance=self.signal_variance,
                               kernel_bound=self.kernel_bound, noise_ratio=self.noise_ratio, rho=self.rho,
@@ -71,9 +84,10 @@ class DPSparseGPRegressor(_Base):
     _params = ("inducing_points", "response_bound", "noise_std", "epsilon", "delta", "kernel", "lengthscale",
                "signal_variance", "kernel_bound", "noise_ratio", "rho", "correction", "rng")
 
-    def __init__(self, inducing_points, *, response_bound, noise_std, epsilon, delta, kernel="squared_exponential",
-                 lengthscale=1.0, signal_variance=1.0, kernel_bound="auto", noise_ratio=1.0, rho=0.01,
-                 correction="symmetric", rng=None):
+    def __init__(self, inducing_points: ArrayLike, *, response_bound: float, noise_std: float, epsilon: float,
+                 delta: float, kernel: str = "squared_exponential", lengthscale: float = 1.0,
+                 signal_variance: float = 1.0, kernel_bound: str = "auto", noise_ratio: float | str = 1.0,
+                 rho: float = 0.01, correction: str = "symmetric", rng: np.random.Generator | None = None) -> None:
         self.inducing_points = inducing_points
         self.response_bound = response_bound
         self.noise_std = noise_std
@@ -88,7 +102,7 @@ class DPSparseGPRegressor(_Base):
         self.correction = correction
         self.rng = rng
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         spec = self._spec(self.response_bound)
         rel = fit_sparse_gp(X, y, spec, noise_std=self.noise_std, epsilon=self.epsilon, delta=self.delta,
                             rng=_rng(self.rng))
@@ -101,18 +115,20 @@ class DPSparseGPRegressor(_Base):
         self.kernel_bound_ = spec.kernel_bound
         self.sigma_a_ = rel.noise.sigma_a
         self.sigma_b_ = rel.noise.sigma_b
+        assert rel.noise_std is not None  # a homoscedastic fit records its noise std
         self.lambda_ = rel.posterior.ridge / rel.noise_std**2
         self.n_clipped_ = rel.n_clipped
         self.n_features_in_ = spec.dim
         return self
 
-    def predict(self, X, return_std: bool = False, include_noise: bool = False):
+    def predict(self, X: ArrayLike, return_std: bool = False,
+                include_noise: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         """Mean (and std) of the predictive distribution at X (eq. 17); latent f unless ``include_noise``."""
         self._check_fitted()
         return self.release_.predict(X, return_std=return_std, include_noise=include_noise)
 
 
-def dirichlet_targets(onehot, alpha_epsilon: float = 0.01):
+def dirichlet_targets(onehot: ArrayLike, alpha_epsilon: float = 0.01) -> tuple[np.ndarray, np.ndarray]:
     """Milios et al. (2018) / seed 001 eq. 21 (typos corrected): alpha = y + alpha_eps,
     sigma~^2 = log(1/alpha + 1), y~ = log(alpha) - sigma~^2 / 2. Returns (y~, sigma~^2)."""
     a = np.asarray(onehot, dtype=float) + v.positive("alpha_epsilon", alpha_epsilon)
@@ -135,9 +151,10 @@ class DPDirichletGPClassifier(_Base):
     _params = ("inducing_points", "classes", "epsilon", "delta", "alpha_epsilon", "kernel", "lengthscale",
                "signal_variance", "kernel_bound", "noise_ratio", "rho", "correction", "rng")
 
-    def __init__(self, inducing_points, *, classes, epsilon, delta, alpha_epsilon=0.01, kernel="squared_exponential",
-                 lengthscale=1.0, signal_variance=1.0, kernel_bound="auto", noise_ratio=1.0, rho=0.01,
-                 correction="symmetric", rng=None):
+    def __init__(self, inducing_points: ArrayLike, *, classes: ArrayLike, epsilon: float, delta: float,
+                 alpha_epsilon: float = 0.01, kernel: str = "squared_exponential", lengthscale: float = 1.0,
+                 signal_variance: float = 1.0, kernel_bound: str = "auto", noise_ratio: float | str = 1.0,
+                 rho: float = 0.01, correction: str = "symmetric", rng: np.random.Generator | None = None) -> None:
         self.inducing_points = inducing_points
         self.classes = classes
         self.epsilon = epsilon
@@ -159,7 +176,7 @@ class DPDirichletGPClassifier(_Base):
         RA = max(abs(t0 - offset) / s0, abs(t1 - offset) / s1)
         return offset, Ry, NoiseBounds(min(s0, s1), max(s0, s1), weighted_response_bound=RA)
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         classes = np.asarray(self.classes)
         if classes.ndim != 1 or classes.size < 2 or np.unique(classes).size != classes.size:
             raise InvalidParameterError("classes", "at least two distinct public labels", self.classes)
@@ -193,20 +210,20 @@ class DPDirichletGPClassifier(_Base):
         self.n_features_in_ = spec.dim
         return self
 
-    def latent(self, X):
+    def latent(self, X: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """(C, m) latent means and variances of the log class weights at X."""
         self._check_fitted()
         out = [r.posterior.predict(X) for r in self.releases_]
         return self.prior_mean_ + np.stack([o[0] for o in out]), np.stack([o[1] for o in out])
 
-    def predict_proba(self, X) -> np.ndarray:
+    def predict_proba(self, X: ArrayLike) -> np.ndarray:
         mu, var = self.latent(X)
         logits = mu + 0.5 * var
         logits -= logits.max(axis=0, keepdims=True)
         p = np.exp(logits)
         return (p / p.sum(axis=0, keepdims=True)).T
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: ArrayLike) -> np.ndarray:
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import validation as v
 from ..accounting import PrivacyCertificate, certify
@@ -92,7 +93,7 @@ class SparseGpPlan:
     def axes(self) -> tuple[np.ndarray, ...]:
         return tuple(np.linspace(a, b, m) for a, b, m in zip(self.domain.lower, self.domain.upper, self.grid))
 
-    def check(self, X, z) -> tuple[np.ndarray, np.ndarray]:
+    def check(self, X: ArrayLike, z: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """X inside the box with n rows; responses mapped to [-1, 1]; Z not drawn from X."""
         X = self.domain.check_contains("coordinates", X)
         if X.shape[0] != self.n:
@@ -101,7 +102,7 @@ class SparseGpPlan:
         check_public_inducing(self.spec.inducing_points, X)
         return X, y
 
-    def draw(self, X, y, rng: np.random.Generator) -> SparseGpReleased:
+    def draw(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> SparseGpReleased:
         rng = v.generator("rng", rng)
         stats = sufficient_statistics(X, y, self.spec)
         rel = release_from_statistics(stats, self.spec, self.noise, self.spec.sensitivity(), rng,

@@ -36,10 +36,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from .. import validation as v
 from ..accounting import accountant
@@ -50,11 +52,14 @@ from ..accounting.events import ComposedEvent
 from ..domain import Box
 from ..errors import InfeasibleTargetError, InvalidParameterError, NumericalError
 from ..gp.posterior import ExactPosterior
-from ..kernels import make_kernel
+from ..kernels import Kernel, make_kernel
 from ..mechanisms.posterior_release import DEFAULT_MEMORY_LIMIT, resolve_sensitivity
 from ..mechanisms.posterior_sample import posterior_sample_batch, posterior_sample_event
 from ..mechanisms.release import default_delta
 from ..sampling import exact_paths, plan_sampler, sample_joint
+
+if TYPE_CHECKING:
+    from ..ledger import Ledger
 
 SCHEDULES = ("equal", "early")
 KNOBS = ("r", "eta")
@@ -78,19 +83,19 @@ class Candidates:
     axes: tuple[np.ndarray, ...] | None = None  # regular grid: points = mesh of axes in 'ij' order
 
     @classmethod
-    def grid(cls, box: Box, size) -> "Candidates":
+    def grid(cls, box: Box, size: int | Sequence[int]) -> "Candidates":
         """A regular grid over ``box`` with ``size`` points per axis (int or one per axis), corners included."""
         if not isinstance(box, Box):
             raise InvalidParameterError("box", "a privgp.domain.Box", type(box).__name__)
-        sizes = (size,) * box.dim if np.isscalar(size) else tuple(size)
-        if len(sizes) != box.dim:
-            raise InvalidParameterError("grid", f"{box.dim} sizes (one per axis)", sizes)
-        sizes = tuple(v.integer("grid size", s, minimum=2) for s in sizes)
+        given = tuple(size) if isinstance(size, (Sequence, np.ndarray)) else (size,) * box.dim
+        if len(given) != box.dim:
+            raise InvalidParameterError("grid", f"{box.dim} sizes (one per axis)", given)
+        sizes = tuple(v.integer("grid size", s, minimum=2) for s in given)
         points, axes = box.grid(sizes)
         return cls(points, box, axes)
 
     @classmethod
-    def finite(cls, points, box: Box | None = None) -> "Candidates":
+    def finite(cls, points: ArrayLike, box: Box | None = None) -> "Candidates":
         """A finite set of public points ((m, d), or (m,) in 1-D); duplicates are dropped (first kept)."""
         P = v.finite_array("candidates", points, ndim=(1, 2), allow_empty=True)
         if P.ndim == 1:
@@ -134,7 +139,7 @@ class Candidates:
 
 # -- the plan: every public quantity, the events and the certificate ---------------------------------------------
 
-def schedule_multipliers(schedule, data_rounds: int, early_factor: float = 2.0) -> np.ndarray:
+def schedule_multipliers(schedule: str | ArrayLike, data_rounds: int, early_factor: float = 2.0) -> np.ndarray:
     """Public per-round multipliers m_2..m_T of the calibrated noise scale (see the module docstring)."""
     K = v.integer("data rounds", data_rounds, minimum=1)
     if isinstance(schedule, str):
@@ -198,7 +203,7 @@ class ThompsonPlan:
         """A quarter of the kernel lengthscale (0 without one): the radius of :meth:`ThompsonResult.recommendation`."""
         return 0.25 * self.lengthscale if self.lengthscale is not None else 0.0
 
-    def kernel_object(self):
+    def kernel_object(self) -> Kernel:
         return make_kernel(self.kernel, self.lengthscale)
 
     def public_settings(self) -> dict:
@@ -244,7 +249,7 @@ def _assumptions(plan_like: dict) -> tuple[str, ...]:
     )
 
 
-def _events(n, r, eta, sigma, opts) -> ComposedEvent:
+def _events(n: np.ndarray, r: np.ndarray, eta: np.ndarray, sigma: float, opts: dict[str, Any]) -> ComposedEvent:
     return ComposedEvent.of([posterior_sample_event(int(k), float(rk), sigma, eta=float(ek), **opts)
                              for k, rk, ek in zip(n, r, eta)])
 
@@ -253,7 +258,7 @@ def _batch(n, r, eta, sigma, opts):
     return posterior_sample_batch(n, r, sigma, eta=eta, **opts)
 
 
-def sampler_for(candidates: Candidates, kernel, rounds: int) -> tuple[str, int]:
+def sampler_for(candidates: Candidates, kernel: Kernel, rounds: int) -> tuple[str, int]:
     """(sampler, estimated peak bytes) of the largest round (``rounds`` - 1 distinct queries), from public
     settings only: the exact sampler :func:`_draw` uses and :func:`privgp.sampling.plan_sampler`'s estimate."""
     c = candidates
@@ -271,8 +276,8 @@ def sampler_for(candidates: Candidates, kernel, rounds: int) -> tuple[str, int]:
 def plan_thompson(candidates: Candidates, *, rounds: int, epsilon: float | None = None, delta: float | None = None,
                   kernel: str = "exponential", lengthscale: float | None = None, sigma: float = 1.0,
                   M_Y: float = 1.0, knob: str = "r", r: float | None = None, eta: float | None = None,
-                  schedule="equal", early_factor: float = 2.0, sensitivity: str = "auto",
-                  conversion: str = "improved", r_bounds=(1e-2, 1e4), eta_max: float = 1e4,
+                  schedule: str | ArrayLike = "equal", early_factor: float = 2.0, sensitivity: str = "auto",
+                  conversion: str = "improved", r_bounds: tuple[float, float] = (1e-2, 1e4), eta_max: float = 1e4,
                   memory_limit: float = DEFAULT_MEMORY_LIMIT) -> ThompsonPlan:
     """Fix the public settings of a T-round run and certify it.
 
@@ -303,7 +308,7 @@ def plan_thompson(candidates: Candidates, *, rounds: int, epsilon: float | None 
             f"{candidates.describe()} ({T} rounds); use a coarser grid, fewer candidates, a regular grid "
             "(circulant sampler) or raise the limit (memory_limit / --memory-limit)",
             f"an estimated {sampler_bytes / 2**30:.3g} GiB")
-    opts = dict(kernel=kern.name, lengthscale=ell, domain=candidates.box, M_Y=M_Y, sensitivity=sens)
+    opts: dict[str, Any] = dict(kernel=kern.name, lengthscale=ell, domain=candidates.box, M_Y=M_Y, sensitivity=sens)
     K = T - 1
     n = np.arange(1, T)
     calibration = None
@@ -360,7 +365,9 @@ def plan_thompson(candidates: Candidates, *, rounds: int, epsilon: float | None 
         except InfeasibleTargetError as exc:
             raise InfeasibleTargetError(f"epsilon: {exc}") from None
         r_arr, eta_arr = (np.asarray(a, dtype=float) for a in setting(float(cal.value)))
-        event = cal.event  # the ComposedEvent at the calibrated value, re-checked by calibrate
+        calibrated = cal.event  # the ComposedEvent at the calibrated value, re-checked by calibrate
+        assert isinstance(calibrated, ComposedEvent)  # make_event builds one
+        event = calibrated
         calibration = {"parameter": f"{knob} scale", "value": float(cal.value), "target_epsilon": target,
                        "target_delta": delta, "epsilon_at_value": cal.epsilon, "rechecked": bool(cal.checked),
                        "rule": f"smallest {knob} scale meeting the total budget for all {K} rounds with data, "
@@ -388,7 +395,7 @@ def plan_thompson(candidates: Candidates, *, rounds: int, epsilon: float | None 
                         sampler_bytes=sampler_bytes)
 
 
-def _bounds(name, bounds) -> tuple[float, float]:
+def _bounds(name: str, bounds: tuple[float, float]) -> tuple[float, float]:
     try:
         lo, hi = (float(b) for b in bounds)
     except (TypeError, ValueError):
@@ -490,7 +497,7 @@ class ThompsonResult:
                 "recommendation": None if rec is None else rec[1].tolist()}
 
 
-def recommend_from_queries(indices, points, radius: float = 0.0) -> np.ndarray:
+def recommend_from_queries(indices: ArrayLike, points: ArrayLike, radius: float = 0.0) -> np.ndarray:
     """For every t = 1..k, a recommended candidate index from the released queries of rounds
     floor(t/2)+1..t only: the query with the most queries of that window within ``radius`` of it
     (itself included; ties: the earliest); ``radius = 0`` is the most frequent query.
@@ -513,7 +520,8 @@ def recommend_from_queries(indices, points, radius: float = 0.0) -> np.ndarray:
     return out
 
 
-def _draw(plan: ThompsonPlan, kernel, X, y, j: int, rng) -> np.ndarray:
+def _draw(plan: ThompsonPlan, kernel: Kernel, X: np.ndarray, y: np.ndarray, j: int,
+          rng: np.random.Generator) -> np.ndarray:
     """One exact path on the candidates (flattened), round with data index j (-1: the prior round)."""
     c = plan.candidates
     r = float(plan.r[max(j, 0)])
@@ -527,7 +535,7 @@ def _draw(plan: ThompsonPlan, kernel, X, y, j: int, rng) -> np.ndarray:
     return sample_joint(post, c.points, 1, rng, eta=eta)[0]
 
 
-def _response(objective, x: np.ndarray) -> tuple[float | None, str | None]:
+def _response(objective: Callable[[np.ndarray], Any], x: np.ndarray) -> tuple[float | None, str | None]:
     try:
         val = objective(x.copy())
     except Exception as exc:  # the objective is user code: any failure stops the run cleanly
@@ -569,7 +577,7 @@ def run_thompson(plan: ThompsonPlan, objective: Callable[[np.ndarray], float], r
         idx[t], X[t] = i, C[i]
         released = t + 1
         val, reason = _response(objective, C[i])
-        if reason is not None:
+        if val is None:  # exactly when a reason is given
             status = "stopped"
             reason = f"round {t + 1}: {reason}"
             break
@@ -583,9 +591,10 @@ def run_thompson(plan: ThompsonPlan, objective: Callable[[np.ndarray], float], r
                           certificate=cert)
 
 
-def optimize(plan: ThompsonPlan, objective, ledger, rng: np.random.Generator, *, fingerprint: str,
-             budget_epsilon: float | None = None, budget_delta: float | None = None, label: str = "",
-             mark_completed: bool = True, on_round=None) -> ThompsonResult:
+def optimize(plan: ThompsonPlan, objective: Callable[[np.ndarray], float], ledger: Ledger, rng: np.random.Generator,
+             *, fingerprint: str, budget_epsilon: float | None = None, budget_delta: float | None = None,
+             label: str = "", mark_completed: bool = True,
+             on_round: Callable[[int], None] | None = None) -> ThompsonResult:
     """Charge the ledger for the whole planned run (one entry: the composed event of every planned
     round), then run it. A refused charge raises BudgetExceededError before any round is drawn. A run
     that stops early keeps the full charge (an upper bound on what was released): the ledger never

@@ -1,0 +1,210 @@
+"""privgp as an installable package (issue 19): one version source, a licence and the shipped
+data's notice in both archives, a core that imports no optional extra, and what a user does —
+build, install the wheel into a fresh virtual environment, release, verify."""
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import re
+import subprocess
+import sys
+import tarfile
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import privgp
+from privgp.cli.main import main
+
+ROOT = Path(__file__).resolve().parents[1]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+# packages of the optional extras (nn: torch and friends; dask: dask, distributed)
+EXTRA_PACKAGES = ("torch", "gpytorch", "opacus", "optuna", "dask", "distributed")
+
+# what both archives must carry (paths inside the package)
+SHIPPED = ("privgp/__init__.py", "privgp/_version.py", "privgp/py.typed", "privgp/cli/main.py",
+           "privgp/datasets/data/baltimore_house_sales_1978.csv", "privgp/datasets/data/README.md",
+           "privgp/datasets/data/NOTICE.md")
+
+
+def _blocking(packages: tuple[str, ...]) -> str:
+    """Python source that makes ``packages`` unimportable, as if never installed (a meta-path finder
+    raising ImportError; not ``sys.modules[name] = None``, which other libraries' probes trip on)."""
+    return ("import sys, importlib.abc\n"
+            "class _Blocked(importlib.abc.MetaPathFinder):\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            f"        if name.partition('.')[0] in {packages!r}: raise ImportError('No module named ' + repr(name))\n"
+            "sys.meta_path.insert(0, _Blocked())\n")
+
+
+def _clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    env.update(extra)
+    return env
+
+
+def _run(cmd: list, *, timeout: float = 600, check: bool = True, **kw) -> subprocess.CompletedProcess:
+    res = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=timeout, **kw)
+    if check:
+        assert res.returncode == 0, f"{cmd} exited {res.returncode}:\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}"
+    return res
+
+
+# -- metadata ---------------------------------------------------------------------------------------
+
+def test_one_version_source(capsys):
+    assert "version" not in PYPROJECT["project"] and "version" in PYPROJECT["project"]["dynamic"]
+    assert PYPROJECT["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "privgp._version.__version__"}
+    assert privgp.__version__ == importlib.metadata.version("privgp")
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"privgp {privgp.__version__}"
+
+
+def test_licence_metadata_and_files():
+    project = PYPROJECT["project"]
+    assert project["license"] == "BSD-3-Clause"
+    for name in project["license-files"]:
+        assert (ROOT / name).is_file(), name
+    assert "BSD 3-Clause License" in (ROOT / "LICENSE").read_text()
+    notice = (ROOT / "src/privgp/datasets/data/NOTICE.md").read_text()
+    assert "Dubin, Robin A. (1992)" in notice and "Regional Science" in notice
+    assert "Copyright (c) 2007-, PySAL Developers" in notice and "THIS SOFTWARE IS PROVIDED" in notice
+    # no licence classifier beside an SPDX expression (PEP 639), and no invented project URLs
+    assert not [c for c in project["classifiers"] if c.startswith("License ::")]
+    assert "urls" not in project
+    assert (ROOT / "src/privgp/py.typed").is_file()
+
+
+def test_citation_and_changelog_name_this_version():
+    cff = (ROOT / "CITATION.cff").read_text()
+    assert re.search(r"^version: (\S+)$", cff, re.M).group(1) == privgp.__version__
+    assert "license: BSD-3-Clause" in cff
+    for title in ("Differential Privacy of Gaussian Process Posterior Sampling", "Gaussian Processes with Differential Privacy",
+                  "Noise-Aware Differentially Private Regression via Meta-Learning",
+                  "Leave-One-Out Distinguishability in Machine Learning",
+                  "CAN STOCHASTIC GRADIENT LANGEVIN DYNAMICS PROVIDE DIFFERENTIAL PRIVACY FOR DEEP LEARNING?"):
+        assert f'title: "{title}"' in cff, title
+    changelog = (ROOT / "CHANGELOG.md").read_text()
+    assert f"## [{privgp.__version__}]" in changelog and "Semantic Versioning" in changelog
+
+
+def test_extras_named_for_what_they_enable():
+    extras = PYPROJECT["project"]["optional-dependencies"]
+    core = " ".join(PYPROJECT["project"]["dependencies"])
+    for pkg in EXTRA_PACKAGES:
+        assert pkg not in core, f"{pkg} is an extra's package but a core dependency"
+    assert any(req.startswith("dask[distributed]") for req in extras["dask"])
+    assert "privgp[dask]" in extras["test"]  # the suite runs the real local Dask cluster tests
+
+
+# -- the core imports no extra ----------------------------------------------------------------------
+
+def test_core_imports_no_extra_package():
+    """``import privgp``, every lazily exported name, and building the CLI parser (what ``privgp
+    --help`` does) import none of the extras' packages."""
+    code = ("import sys, privgp, privgp.cli.main as m; m.build_parser(); "
+            "[getattr(privgp, name) for name in privgp.__all__]; "
+            f"print(sorted(p for p in {EXTRA_PACKAGES!r} if p in sys.modules))")
+    res = _run([sys.executable, "-c", code], timeout=120, env=_clean_env())
+    assert res.stdout.strip() == "[]", res.stdout
+
+
+def test_every_core_module_imports_without_extras():
+    """Every module outside ``privgp.nn`` imports with the extras' packages unimportable, as in an
+    environment where they were never installed."""
+    code = (_blocking(EXTRA_PACKAGES) + "import importlib, pathlib\n"
+            "import privgp\n"
+            "root = pathlib.Path(privgp.__file__).parent\n"
+            "names = sorted('.'.join(('privgp',) + p.relative_to(root).with_suffix('').parts).removesuffix('.__init__')\n"
+            "               for p in root.rglob('*.py') if p.relative_to(root).parts[0] != 'nn')\n"
+            "for name in names: importlib.import_module(name)\n"
+            "print(len(names))\n")
+    res = _run([sys.executable, "-c", code], timeout=300, env=_clean_env())
+    assert int(res.stdout.strip()) > 50
+
+
+def test_scheduler_without_dask_is_a_one_line_error(tmp_path):
+    """Without the dask extra, ``--scheduler`` says which extra to install, on one line, exit 2,
+    and writes nothing."""
+    out = tmp_path / "exp"
+    code = (_blocking(("dask", "distributed")) + "from privgp.cli.main import main\n"
+            f"sys.exit(main(['experiment', 'fig1', '--quick', '--out', {str(out)!r}, '--scheduler', 'tcp://127.0.0.1:1']))\n")
+    res = _run([sys.executable, "-c", code], timeout=120, check=False, env=_clean_env())
+    assert res.returncode == 2, res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "pip install 'privgp[dask]'" in lines[0] and "Traceback" not in res.stderr
+    assert not out.exists()
+
+
+# -- what a user does -------------------------------------------------------------------------------
+
+def _members(sdist: Path, wheel: Path) -> tuple[set[str], set[str]]:
+    with tarfile.open(sdist) as tf:
+        top = sdist.name.removesuffix(".tar.gz")
+        s = {m.name.removeprefix(top + "/") for m in tf.getmembers() if m.isfile()}
+    with zipfile.ZipFile(wheel) as zf:
+        w = set(zf.namelist())
+    return s, w
+
+
+@pytest.mark.slow
+def test_build_install_release_verify_in_a_fresh_venv(tmp_path):
+    """Build the sdist and (from it) the wheel, check what each archive holds, install the wheel
+    into a fresh virtual environment without any extra, and there release the embedded data and
+    verify the certificate."""
+    version = privgp.__version__
+    dist = tmp_path / "dist"
+    _run([sys.executable, "-m", "build", "--outdir", dist, ROOT], env=_clean_env())
+    sdist, wheel = dist / f"privgp-{version}.tar.gz", dist / f"privgp-{version}-py3-none-any.whl"
+    s, w = _members(sdist, wheel)
+
+    # the sdist: sources, licence + notice, docs a user needs, the tests and their generators
+    for name in ("LICENSE", "README.md", "CHANGELOG.md", "CITATION.cff", "pyproject.toml", "PKG-INFO",
+                 "tests/conftest.py", "tests/test_packaging.py", *(f"src/{p}" for p in SHIPPED)):
+        assert name in s, f"sdist lacks {name}"
+    assert any(n.startswith("tests/data/") for n in s) and any(n.startswith("scripts/generate_") for n in s)
+    assert not [n for n in s if n.startswith((".venv/", ".git/", "docs/")) or "__pycache__" in n]
+    # the wheel: the package with its data, marker and notice; licence files in the dist-info
+    info = f"privgp-{version}.dist-info"
+    for name in (*SHIPPED, f"{info}/licenses/LICENSE", f"{info}/licenses/src/privgp/datasets/data/NOTICE.md",
+                 f"{info}/METADATA", f"{info}/entry_points.txt"):
+        assert name in w, f"wheel lacks {name}"
+    assert not [n for n in w if not n.startswith(("privgp/", info + "/"))], "wheel ships files outside the package"
+    with zipfile.ZipFile(wheel) as zf:
+        meta = zf.read(f"{info}/METADATA").decode()
+    assert "License-Expression: BSD-3-Clause" in meta and f"Version: {version}" in meta
+    assert "Requires-Dist: dask[distributed]>=2024.1; extra == \"dask\"" in meta
+    assert not [line for line in meta.splitlines() if line.startswith("Requires-Dist:") and "dask" in line
+                and "extra ==" not in line]
+
+    # a fresh virtual environment with only the wheel and its core dependencies
+    venv = tmp_path / "venv"
+    _run([sys.executable, "-m", "venv", venv], timeout=300)
+    bin_ = venv / "bin"
+    work = tmp_path / "work"  # never the source tree: the installed copy must be the one that runs
+    work.mkdir()
+    env = _clean_env(VIRTUAL_ENV=str(venv), PATH=f"{bin_}{os.pathsep}{os.environ.get('PATH', '')}",
+                     PRIVGP_LEDGER=str(tmp_path / "ledger.sqlite"), PIP_DISABLE_PIP_VERSION_CHECK="1")
+    _run([bin_ / "python", "-m", "pip", "install", "-q", wheel], env=env, cwd=work)
+    res = _run([bin_ / "python", "-c", "import sys, privgp; print(privgp.__file__); "
+                f"print(sorted(p for p in {EXTRA_PACKAGES!r} if __import__('importlib.util').util.find_spec(p)))"],
+               env=env, cwd=work)
+    where, extras_found = res.stdout.splitlines()
+    assert where.startswith(str(venv)) and extras_found == "[]"
+    assert _run([bin_ / "privgp", "--version"], env=env, cwd=work).stdout.strip() == f"privgp {version}"
+
+    res = _run([bin_ / "privgp", "release", "--out", "release_out", "--seed", "1", "--no-report"], env=env, cwd=work)
+    assert "embedded Baltimore 1978 house sales" in res.stdout and "guarantee   (5, " in res.stdout
+    out = work / "release_out"
+    assert {"paths.npz", "paths.csv", "excursion.png", "certificate.json"} <= {p.name for p in out.iterdir()}
+    res = _run([bin_ / "privgp", "verify", out / "certificate.json"], env=env, cwd=work)
+    assert res.stdout.startswith("certificate.json: VERIFIED (posterior-sample)"), res.stdout  # exit 0: verified
+
+    # without the dask extra, a scheduler address is a one-line error naming the extra
+    res = _run([bin_ / "privgp", "experiment", "fig1", "--quick", "--out", "exp", "--scheduler", "tcp://127.0.0.1:1"],
+               env=env, cwd=work, check=False)
+    assert res.returncode == 2 and res.stderr.strip().count("\n") == 0, res.stderr
+    assert "pip install 'privgp[dask]'" in res.stderr and not (work / "exp").exists()
