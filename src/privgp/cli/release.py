@@ -2,7 +2,7 @@
 
 One command for every mechanism (``--mechanism``, default ``posterior-sample``); each mechanism's
 options, plan and outputs live in a module of this package listed in :data:`MECHANISMS`
-(``release_<name>.py`` with NAME, HELP, add_arguments, plan, write, summary, summary_lines, and for
+(``release_<name>.py`` with NAME, HELP, add_arguments, OWN_OPTIONS, plan, write, summary, summary_lines, and for
 the shared picture, report and ``privgp verify``: PICTURE, fields, report_text, verify; see
 :mod:`privgp.cli.release_publish`).
 
@@ -42,7 +42,7 @@ from .common import randomness as _randomness
 from .outputs import AtomicOutput, check_output_dir
 from .release_figure import format_upper
 
-#: --mechanism NAME -> module of this package (NAME, HELP, add_arguments, plan, write, summary, summary_lines,
+#: --mechanism NAME -> module of this package (NAME, HELP, add_arguments, OWN_OPTIONS, plan, write, summary, summary_lines,
 #: PICTURE, fields, report_text, verify; tests/test_release_report.py checks the interface)
 MECHANISMS: dict[str, str] = {"posterior-sample": "release_posterior", "sparse-gp": "release_sparse_gp",
                                "posterior-sample-tuned": "release_tuned", "functional": "release_functional"}
