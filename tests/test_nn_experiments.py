@@ -64,3 +64,35 @@ def test_seed002_quick_experiments(tmp_path):
     run_experiment("seed002-sim2real", tmp_path / "s2r", quick=True, tuned=tuned)
     rows = json.loads((tmp_path / "s2r" / "run.json").read_text())["summary"]["nll"]
     assert {r["task"] for r in rows} == {"progression_from_bmi", "progression_from_s5"}
+
+
+def test_sim2real_y_scale(tmp_path):
+    """A rescaled response is reported on the standardised scale: the change of variables shifts the
+    NLL of the scaled data by -log(y_scale); a non-positive scale is refused before anything is written."""
+    from privgp.errors import InvalidParameterError
+
+    torch.set_num_threads(1)
+    with pytest.raises(InvalidParameterError, match="y_scale"):
+        run_experiment("seed002-sim2real", tmp_path / "bad", quick=True, dpsvgp=0, y_scale=0.0)
+    assert not any((tmp_path / "bad").glob("*"))
+    run_experiment("seed002-sim2real", tmp_path / "s", quick=True, dpsvgp=0, y_scale=0.5)
+    rec = json.loads((tmp_path / "s" / "run.json").read_text())
+    assert rec["config"]["y_scale"] == 0.5
+    # the same splits and release noise, evaluated by hand on the scaled data
+    from privgp.accounting.gaussian import gdp_mu
+    from privgp.experiments.seed002_nn import _diabetes
+    from privgp.nn.tasks import TaskBatch
+
+    _, tasks = _diabetes()
+    x, y = tasks["progression_from_bmi"]
+    rng = np.random.default_rng(0)
+    idx = np.stack([rng.permutation(len(x)) for _ in range(4)])
+    ci, ti = idx[:, :30], idx[:, 30:]
+    f32 = torch.float32
+    b = TaskBatch(xc=torch.as_tensor(x[ci], dtype=f32), yc=torch.as_tensor(0.5 * y[ci], dtype=f32),
+                  xt=torch.as_tensor(x[ti], dtype=f32), yt=torch.as_tensor(0.5 * y[ti], dtype=f32),
+                  epsilon=torch.full((4,), 1.0), delta=1e-3, mu=torch.full((4,), float(gdp_mu(1.0, 1e-3)), dtype=f32),
+                  family="real")
+    scaled = dpconvcnp_nll(load(), b, torch.Generator().manual_seed(1)).mean()
+    row = next(r for r in rec["summary"]["nll"] if r["task"] == "progression_from_bmi" and r["method"] == "DPConvCNP")
+    assert row["nll"] == pytest.approx(scaled + np.log(2.0), abs=1e-9)

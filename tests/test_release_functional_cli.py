@@ -92,3 +92,19 @@ def test_functional_only_options_refused_for_posterior_sampling(env, capsys):
         assert main(["release", *args, "--out", str(env / "rel")]) == 2
         assert "--mechanism functional only" in capsys.readouterr().err
     assert not (env / "rel").exists()
+
+
+FOREIGN = [(("--lengthscales", "1", "2"), "posterior-sample-tuned"), (("--gamma", "0.1"), "posterior-sample-tuned"),
+           (("--noise-std", "0.1"), "sparse-gp"), (("--inducing", "9"), "sparse-gp"), (("--noise-bound", "0.1"), "functional")]
+
+
+@pytest.mark.parametrize("args, owner, mechanism", [
+    (args, owner, m) for args, owner in FOREIGN
+    for m in ("posterior-sample", "functional", "sparse-gp", "posterior-sample-tuned") if m != owner])
+def test_an_option_of_another_mechanism_is_refused_before_anything(env, capsys, args, owner, mechanism):
+    assert main(["release", "--mechanism", mechanism, *args, "--out", str(env / "rel")]) == 2
+    err = capsys.readouterr().err
+    assert f"--mechanism {owner} only" in err and len(err.strip().splitlines()) == 1
+    assert not (env / "rel").exists()
+    led = env / "ledger.sqlite"
+    assert not led.exists() or Ledger(led).entries() == []

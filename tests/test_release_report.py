@@ -35,7 +35,7 @@ from privgp.cli.release_figure import (PictureContext, ReleasedField, ResponseDi
 from privgp.domain import Box
 from privgp.mechanisms.release import ResponseMap
 
-INTERFACE = ("NAME", "HELP", "add_arguments", "plan", "write", "summary", "summary_lines", "PICTURE", "fields",
+INTERFACE = ("NAME", "HELP", "add_arguments", "OWN_OPTIONS", "plan", "write", "summary", "summary_lines", "PICTURE", "fields",
              "report_text", "verify")
 
 

@@ -82,6 +82,7 @@ def test_every_user_error_is_refused_before_the_charge(env, capsys):
         code, o, err = run(capsys, *argv)
         target = Path(argv[argv.index("--out") + 1])
         assert_refused(code, o, err, led, out if not target.exists() else out, needle)
+        assert not led.exists(), name        # every check runs before the ledger is even opened
         assert not (env / "afile").is_dir()
 
 

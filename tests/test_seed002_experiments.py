@@ -44,15 +44,26 @@ def test_mechanisms_quick(tmp_path):
     s = fn(tmp_path, quick=True, executor=SerialExecutor(progress=False), seed=1, datasets=3, pilot=2)
     df = pd.read_csv(tmp_path / "mechanisms.csv")
     ok = df[df["status"] == "ok"]
-    assert set(ok["mechanism"]) == {"posterior_sampling", "functional", "non_private"}
-    assert len(ok) == 3 * (1 + 2 * 2)                                  # tasks x (reference + 2 mechanisms x 2 eps)
-    pend = df[df["mechanism"] == "dp_sparse_gp"]
-    assert len(pend) == 6 and pend["status"].str.startswith("pending").all()
-    priv = ok[ok["mechanism"] != "non_private"]
+    assert len(ok) == len(df) == 3 * (2 + 3 * 2)                       # tasks x (2 references + 3 mechanisms x 2 eps)
+    assert set(ok["mechanism"]) == {"posterior_sampling", "functional", "dp_sparse_gp", "non_private",
+                                    "non_private_sparse_gp"}
+    priv = ok[~ok["mechanism"].str.startswith("non_private")]
     assert (priv["used_certified_epsilon"] <= priv["epsilon"]).all()
     assert np.isfinite(ok["rmse"]).all() and ((ok["iou"] >= 0) & (ok["iou"] <= 1)).all()
-    cov = ok.loc[ok["mechanism"] == "functional", "coverage"]
-    assert ((cov >= 0) & (cov <= 1)).all()
     assert (ok["releases"] == 3).all()
-    assert (tmp_path / "mechanisms.png").exists() and (tmp_path / "pilot.csv").exists()
-    assert "pending" in s["dp_sparse_gp"]
+    # bands: the functional mechanism and the DP sparse GP have one, one posterior-sample path has none
+    banded = ok[ok["mechanism"].isin(["functional", "dp_sparse_gp", "non_private_sparse_gp"])]
+    assert ((banded["coverage"] >= 0) & (banded["coverage"] <= 1)).all() and (banded["band_half_width"] > 0).all()
+    assert ok.loc[ok["mechanism"].isin(["posterior_sampling", "non_private"]), "coverage"].isna().all()
+    # the DP sparse GP's public settings come from its own pilot candidates
+    sgp = ok[ok["mechanism"] == "dp_sparse_gp"]
+    assert set(sgp["chosen_kernel"]) <= {"exponential", "squared_exponential"}
+    assert (sgp["used_sigma_a"] > 0).all() and (sgp["used_sensitivity"] > 0).all()
+    assert ((sgp["repaired"] >= 0) & (sgp["repaired"] <= 1)).all()
+    pilot = pd.read_csv(tmp_path / "pilot.csv")
+    p_sgp = pilot[pilot["mechanism"] == "dp_sparse_gp"]
+    assert len(p_sgp) == 3 * 2 * 8                                     # tasks x eps x (2 kernels x 2 ells x 1 sigma x 2 |Z|)
+    assert (p_sgp.groupby(["task", "epsilon"])["chosen"].sum() == 1).all()
+    assert (tmp_path / "mechanisms.png").exists()
+    assert set(s["best"]["1-D GP field @ eps=1"]["rmse_by_mechanism"]) == {"posterior_sampling", "functional",
+                                                                          "dp_sparse_gp"}

@@ -10,9 +10,11 @@ the distance alpha_max - alpha, so one coordinate resolves both ends of the admi
 1 < alpha < alpha_max, whatever its width. The range of t reaches down to alpha - 1 = ALPHA_M1_MIN
 (or further when alpha_max is close to 1) and up to a relative distance e^-T_HI from alpha_max.
 When alpha_max = inf, alpha = 1 + e^t on a wide log range. The search evaluates a grid of t, then
-runs a golden-section search in the cells around the best grid point (all settings in lock-step).
-For a unimodal objective the minimiser stays bracketed, so the result is the exact minimum up to
-the final bracket width (0.618^24 of two grid cells, i.e. below 1e-4 in t).
+refines inside the two cells around the best grid point (all settings in lock-step): golden-section
+steps for large batches (one order per setting per call), zoom rounds of many orders per call for a
+few settings (where the per-call overhead dominates). For a unimodal objective the minimiser stays
+bracketed, so the result is the exact minimum up to the final bracket width (at most 1e-5 of two
+grid cells, i.e. below 1e-4 in t).
 """
 from __future__ import annotations
 
@@ -30,6 +32,9 @@ LOG_AM1_RANGE = (-23.0, 23.0)  # alpha - 1 in [1e-10, 1e10] when alpha_max = inf
 GRID = 17
 GOLDEN_ITERATIONS = 24
 _GOLD = (np.sqrt(5.0) - 1.0) / 2.0
+ZOOM_MAX_SETTINGS = 64     # at most this many settings: zoom rounds (few calls), else golden section
+ZOOM_POINTS = 41
+ZOOM_ROUNDS = 4            # final bracket (2/42)^4 = 5e-6 of two grid cells (golden: 0.618^24 = 1e-5)
 
 
 def _alphas(t: np.ndarray, alpha_max: np.ndarray, all_finite: bool = False) -> np.ndarray:
@@ -64,9 +69,10 @@ def minimize_over_alpha(objective: Callable[[np.ndarray], np.ndarray], alpha_max
     allowed). Returns (alpha_best, value_best), each of shape (S,); value_best is the objective at
     alpha_best as computed during the search (the best of every order evaluated).
 
-    Search: a grid of ``grid`` points in the coordinate t over the whole range, then golden-section
-    search inside the two grid cells around the best grid point (``iterations`` steps, each one
-    objective call for all settings at once; the bracket shrinks by 0.618 per step). For a unimodal
+    Search: a grid of ``grid`` points in the coordinate t over the whole range, then inside the two
+    grid cells around the best grid point either golden-section search (more than
+    ZOOM_MAX_SETTINGS settings: ``iterations`` steps, each one objective call for all settings at
+    once; the bracket shrinks by 0.618 per step) or ZOOM_ROUNDS zoom rounds of ZOOM_POINTS orders. For a unimodal
     objective this converges to the exact minimiser; for any objective the result is the best order
     evaluated, so the bound is valid whatever the shape.
     """
@@ -102,13 +108,33 @@ def minimize_over_alpha(objective: Callable[[np.ndarray], np.ndarray], alpha_max
     centre = t[rows, idx]
     a = np.maximum(centre - width, lo)[:, None]
     b = np.minimum(centre + width, hi)[:, None]
+    if S <= ZOOM_MAX_SETTINGS:
+        best_a, best_v = _zoom(evaluate, a, b, best_a, best_v)
+    else:
+        best_a, best_v = _golden(evaluate, a, b, best_a, best_v, iterations)
+    # Settings where every candidate was +inf keep alpha = a valid order in range with value inf.
+    none = ~np.isfinite(best_v)
+    if np.any(none):
+        best_a = np.where(none, np.where(finite, 1.0 + 0.5 * (alpha_max - 1.0), 2.0), best_a)
+    return best_a, best_v
+
+
+def _keep_better(al: np.ndarray, f: np.ndarray, best_a: np.ndarray, best_v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The best (order, value) per setting among the old best and the new candidates (S, G)."""
+    j = np.argmin(f, axis=1)
+    rows = np.arange(f.shape[0])
+    better = f[rows, j] < best_v
+    return np.where(better, al[rows, j], best_a), np.where(better, f[rows, j], best_v)
+
+
+def _golden(evaluate, a, b, best_a, best_v, iterations):
+    """Golden-section search in [a, b] (one order per setting per objective call: cheap per setting,
+    used for large batches)."""
     c = b - _GOLD * (b - a)
     d = a + _GOLD * (b - a)
     (ac, fc), (ad, fd) = evaluate(c), evaluate(d)
     for al, f in ((ac, fc), (ad, fd)):
-        better = f[:, 0] < best_v
-        best_v = np.where(better, f[:, 0], best_v)
-        best_a = np.where(better, al[:, 0], best_a)
+        best_a, best_v = _keep_better(al, f, best_a, best_v)
     for _ in range(iterations):
         left = fc < fd                       # the minimum lies in [a, d]
         b = np.where(left, d, b)
@@ -117,11 +143,21 @@ def minimize_over_alpha(objective: Callable[[np.ndarray], np.ndarray], alpha_max
         an, fn = evaluate(new_t)
         c, d = np.where(left, new_t, d), np.where(left, c, new_t)
         fc, fd = np.where(left, fn, fd), np.where(left, fc, fn)
-        better = fn[:, 0] < best_v
-        best_v = np.where(better, fn[:, 0], best_v)
-        best_a = np.where(better, an[:, 0], best_a)
-    # Settings where every candidate was +inf keep alpha = a valid order in range with value inf.
-    none = ~np.isfinite(best_v)
-    if np.any(none):
-        best_a = np.where(none, np.where(finite, 1.0 + 0.5 * (alpha_max - 1.0), 2.0), best_a)
+        best_a, best_v = _keep_better(an, fn, best_a, best_v)
+    return best_a, best_v
+
+
+def _zoom(evaluate, a, b, best_a, best_v):
+    """Zoom rounds in [a, b]: ZOOM_POINTS evenly spaced interior points per round, the bracket
+    shrinks to the two cells around the best (by 2 / (ZOOM_POINTS + 1)). Few objective calls with
+    many orders each: for a few settings the per-call overhead dominates, so this is the fast path
+    there; ZOOM_ROUNDS rounds shrink the bracket at least as much as the golden-section steps."""
+    frac = np.arange(1, ZOOM_POINTS + 1) / (ZOOM_POINTS + 1)
+    for _ in range(ZOOM_ROUNDS):
+        t = a + (b - a) * frac[None, :]
+        al, f = evaluate(t)
+        best_a, best_v = _keep_better(al, f, best_a, best_v)
+        j = np.argmin(f, axis=1)[:, None]
+        step = (b - a) / (ZOOM_POINTS + 1)
+        a, b = a + step * j, a + step * (j + 2)
     return best_a, best_v

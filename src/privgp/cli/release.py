@@ -2,7 +2,7 @@
 
 One command for every mechanism (``--mechanism``, default ``posterior-sample``); each mechanism's
 options, plan and outputs live in a module of this package listed in :data:`MECHANISMS`
-(``release_<name>.py`` with NAME, HELP, add_arguments, plan, write, summary, summary_lines, and for
+(``release_<name>.py`` with NAME, HELP, add_arguments, OWN_OPTIONS, plan, write, summary, summary_lines, and for
 the shared picture, report and ``privgp verify``: PICTURE, fields, report_text, verify; see
 :mod:`privgp.cli.release_publish`).
 
@@ -41,7 +41,7 @@ from .common import randomness as _randomness
 from .outputs import AtomicOutput, check_output_dir
 from .release_figure import format_upper
 
-#: --mechanism NAME -> module of this package (NAME, HELP, add_arguments, plan, write, summary, summary_lines,
+#: --mechanism NAME -> module of this package (NAME, HELP, add_arguments, OWN_OPTIONS, plan, write, summary, summary_lines,
 #: PICTURE, fields, report_text, verify; tests/test_release_report.py checks the interface)
 MECHANISMS: dict[str, str] = {"posterior-sample": "release_posterior", "sparse-gp": "release_sparse_gp",
                                "posterior-sample-tuned": "release_tuned", "functional": "release_functional"}
@@ -282,7 +282,7 @@ def _refuse_foreign_options(args) -> None:
     for name in MECHANISMS:
         if name == args.mechanism:
             continue
-        for dest in getattr(mechanism_module(name), "OWN_OPTIONS", ()):
+        for dest in mechanism_module(name).OWN_OPTIONS:
             if getattr(args, dest, None) is not None:
                 raise InvalidParameterError("--" + dest.replace("_", "-"), f"used with --mechanism {name} only",
                                             getattr(args, dest))
@@ -300,10 +300,13 @@ def run(args) -> int:
         progress.update(1)
         progress.stage(STAGES[2])
         out = check_output_dir(args.out, args.overwrite)
-        ledger = Ledger(args.ledger)
-        fingerprint = (ledger.fingerprint("dataset-id:" + _dataset_id(args.dataset_id)) if args.dataset_id is not None
-                       else ledger.fingerprint(data.content_digest))
+        # every check before the ledger is opened: a refused release creates no file
+        checked = plan.check(data.X, data.response)
+        dataset_key = ("dataset-id:" + _dataset_id(args.dataset_id) if args.dataset_id is not None
+                       else data.content_digest)
         rng, randomness = _randomness(args.seed)
+        ledger = Ledger(args.ledger)
+        fingerprint = ledger.fingerprint(dataset_key)
         progress.update(1)
         progress.stage(STAGES[3])
         # check (everything that can fail), charge (a refusal raises BudgetExceededError -> exit status 3),
@@ -311,7 +314,7 @@ def run(args) -> int:
         result = release(plan, data, ledger, rng, fingerprint=fingerprint, budget_epsilon=args.budget_epsilon,
                          budget_delta=args.budget_delta,
                          label=(args.dataset_id or (data.source if data.source.startswith("embedded:") else "")),
-                         mark_completed=False)
+                         mark_completed=False, checked=checked)
         charge, released = result.charge, result.released
         progress.update(1)
         progress.stage(STAGES[4])

@@ -29,6 +29,9 @@ DEFAULT_GRID = {1: 201, 2: 121}
 DEFAULT_SNAP = {1: 0, 2: 1}
 FILES = ("paths.npz", "paths.csv")
 #: the release's picture (drawn by the command from :func:`fields`)
+#: options of this mechanism only (none: its options are shared with the other mechanisms, which refuse
+#: the ones they cannot use in their own plan)
+OWN_OPTIONS: tuple[str, ...] = ()
 PICTURE = "excursion.png"
 
 

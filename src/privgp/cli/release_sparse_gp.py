@@ -31,6 +31,8 @@ from .release_publish import verify_recompute
 from .release_report import MechanismReport
 
 NAME = "sparse-gp"
+#: options of this mechanism only (refused with another --mechanism)
+OWN_OPTIONS = ("noise_std", "inducing", "kernel_bound", "noise_ratio", "s2")
 HELP = ("DP sparse GP (seed 001, Alg. 1): noisy sufficient statistics on a public grid of inducing inputs, "
         "predictive mean and +-2 sd on the grid (exact Gaussian-mechanism calibration)")
 DEFAULT_EPSILON = 5.0

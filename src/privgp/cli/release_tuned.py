@@ -27,6 +27,8 @@ HELP = ("one exact posterior sample path, its lengthscale chosen privately among
         "split (seed 001, Alg. 2: Liu-Talwar private selection; one selection event)")
 DEFAULT_EPSILON = 5.0
 DEFAULT_GAMMA = 0.1
+#: options of this mechanism only (refused with another --mechanism)
+OWN_OPTIONS = ("lengthscales", "gamma", "validation_fraction")
 PICTURE = release_posterior.PICTURE
 
 

@@ -262,7 +262,7 @@ def fits(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, families=(
 def sim2real(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, n_values=(30, 60, 100, 200, 300),
              epsilon: float = 1.0, delta: float = 1e-3, repeats: int = 256, dpsvgp: int = 1,
              dpsvgp_repeats: int | None = None, checkpoint: str | None = None, tuned: str | None = None,
-             dpsvgp_from: str | None = None, threads: int = 1) -> dict:
+             dpsvgp_from: str | None = None, y_scale: float = 1.0, threads: int = 1) -> dict:
     """Fig. 7 protocol on sklearn's diabetes data (442 patients; disease progression one year after
     baseline from BMI, and from s5 = log serum triglycerides): x min-max scaled to [-1, 1], y
     standardised (statistics assumed public, as in App. E.2); for each N, N random patients form the
@@ -270,12 +270,20 @@ def sim2real(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, n_valu
     The DPConvCNP was trained with the Matérn-3/2 simulator (contexts in [-1, 1]); the DP-SVGP uses a
     Matérn-3/2 kernel with the settings tuned for the EQ task (no separate sim-to-real tuning) and
     runs on the first ``dpsvgp_repeats`` splits (default: all); ``dpsvgp_from`` reuses the DP-SVGP rows
-    of an earlier run with the same splits and settings (checked)."""
+    of an earlier run with the same splits and settings (checked).
+
+    ``y_scale`` (a public choice, default 1; the authors' Howell script uses 1.5) multiplies the
+    standardised responses before the methods see them; every NLL is still reported on the
+    standardised scale (change of variables: NLL = NLL on the scaled data - log y_scale), so runs
+    with different scales are comparable."""
     torch = _torch(threads)
     from ..nn.evaluate import dpconvcnp_nll, dpsvgp_nll, mean_ci
     from ..nn.tasks import TaskBatch
     from ..accounting.gaussian import gdp_mu
 
+    from ..validation import positive
+
+    positive("y_scale", y_scale)
     x_all, tasks_xy = _diabetes()
     if quick:
         n_values, repeats = (30,), 4
@@ -289,6 +297,9 @@ def sim2real(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, n_valu
     same = {"n_values": as_tuple(n_values), "epsilon": epsilon, "delta": delta, "repeats": repeats, "seed": seed,
             "dpsvgp_repeats": min(dpsvgp_repeats or repeats, repeats), "quick": quick,
             "dpsvgp_settings": settings.to_dict() if settings is not None else None}
+    if y_scale != 1.0:  # runs before this option existed used 1 and do not record it
+        same["y_scale"] = float(y_scale)
+    log_scale = float(np.log(y_scale))
     reused = None
     if settings is not None and dpsvgp_from:
         from ..errors import InvalidParameterError
@@ -307,8 +318,9 @@ def sim2real(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, n_valu
             idx = np.stack([rng.permutation(len(x)) for _ in range(repeats)])
             ci, ti = idx[:, :n], idx[:, n:]
             f32 = torch.float32
-            b = TaskBatch(xc=torch.as_tensor(x[ci], dtype=f32), yc=torch.as_tensor(y[ci], dtype=f32),
-                          xt=torch.as_tensor(x[ti], dtype=f32), yt=torch.as_tensor(y[ti], dtype=f32),
+            ys = y_scale * y
+            b = TaskBatch(xc=torch.as_tensor(x[ci], dtype=f32), yc=torch.as_tensor(ys[ci], dtype=f32),
+                          xt=torch.as_tensor(x[ti], dtype=f32), yt=torch.as_tensor(ys[ti], dtype=f32),
                           epsilon=torch.full((repeats,), float(epsilon)), delta=delta,
                           mu=torch.full((repeats,), float(gdp_mu(epsilon, delta)), dtype=f32), family="real")
             res = {"DPConvCNP": dpconvcnp_nll(model, b, torch.Generator().manual_seed(seed + 1))}
@@ -319,16 +331,17 @@ def sim2real(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, n_valu
                 sub = TaskBatch(b.xc[:k], b.yc[:k], b.xt[:k], b.yt[:k], b.epsilon[:k], delta, b.mu[:k], "real")
                 res["DP-SVGP"] = dpsvgp_nll(settings, sub, torch.Generator().manual_seed(seed + 2))
             for method, vals in res.items():
-                m, c = mean_ci(vals)
+                m, c = mean_ci(np.asarray(vals) - log_scale)
                 rows.append({"task": name, "N": int(n), "epsilon": epsilon, "method": method, "nll": m, "ci95": c,
                              "repeats": len(vals)})
             examples[(name, int(n))] = (x[ci[0]], y[ci[0]])
     df = pd.DataFrame(rows)
     write_table(df, out_dir, "nll")
-    _plot_sim2real(df, model, examples, x_all, tasks_xy, epsilon, delta, seed, out_dir / "sim2real.png")
-    config = {**same, "data": "sklearn.datasets.load_diabetes (scaled=False), BSD-3-Clause (scikit-learn)",
+    _plot_sim2real(df, model, examples, x_all, tasks_xy, epsilon, delta, seed, out_dir / "sim2real.png", y_scale)
+    config = {**same, "y_scale": float(y_scale), "data": "sklearn.datasets.load_diabetes (scaled=False), BSD-3-Clause (scikit-learn)",
               "tasks": {"progression_from_bmi": "target ~ bmi", "progression_from_s5": "target ~ s5"},
-              "preprocessing": "x min-max to [-1, 1]; y standardised", "dpsvgp": bool(dpsvgp),
+              "preprocessing": "x min-max to [-1, 1]; y standardised, times y_scale; NLL on the standardised scale",
+              "dpsvgp": bool(dpsvgp),
               "checkpoint": checkpoint or "shipped", "dpsvgp_from": dpsvgp_from}
     write_run_record(out_dir, "seed002-sim2real", config, {"nll": rows}, seconds=time.perf_counter() - t0)
     return {"rows": len(rows)}
@@ -348,7 +361,7 @@ def _diabetes():
     return None, out
 
 
-def _plot_sim2real(df, model, examples, x_all, tasks_xy, epsilon, delta, seed, path):
+def _plot_sim2real(df, model, examples, x_all, tasks_xy, epsilon, delta, seed, path, y_scale=1.0):
     import torch
 
     names = list(tasks_xy)
@@ -359,14 +372,15 @@ def _plot_sim2real(df, model, examples, x_all, tasks_xy, epsilon, delta, seed, p
             ax.errorbar(g["N"], g["nll"], yerr=g["ci95"], marker="o", ms=3, capsize=2, label=method, color=COLORS.get(method))
         ax.set_xlabel("N (context size)")
         ax.set_ylabel("NLL per target point")
-        ax.set_title(f"{name} (eps = {epsilon:g})", fontsize=9)
+        ax.set_title(f"{name} (eps = {epsilon:g}" + (f", y x {y_scale:g})" if y_scale != 1.0 else ")"), fontsize=9)
         ax.legend(fontsize=7)
         ax = axes[1][j]
         n = max(k[1] for k in examples if k[0] == name)
         xc, yc = examples[(name, n)]
-        rep, _ = model.release(xc, yc, epsilon, delta, generator=torch.Generator().manual_seed(seed + 5))
+        rep, _ = model.release(xc, y_scale * yc, epsilon, delta, generator=torch.Generator().manual_seed(seed + 5))
         xs = np.linspace(-1, 1, 200)
         m, s = model.predict(rep, xs)
+        m, s = np.asarray(m) / y_scale, np.asarray(s) / y_scale  # back on the standardised scale
         x, y = tasks_xy[name]
         ax.scatter(x, y, s=3, color="0.6", label="all patients")
         ax.scatter(xc, yc, s=4, color="k", label=f"context (N = {n})")

@@ -265,14 +265,14 @@ def check_data(plan: PosteriorSamplePlan, X: ArrayLike, z: ArrayLike) -> tuple[n
     if sp.bytes > plan.memory_limit:
         if method == "dense":
             hint = ("snap the inputs to the grid (snap=1 / --snap 1): the circulant sampler needs one unknown per "
-                    "occupied grid site, whatever n is" if plan.domain.dim >= 1 else "")
+                    "occupied grid site, whatever n is")
         elif method == "circulant":
-            hint = "a coarser lattice (a smaller snap refinement) or a coarser grid"
+            hint = "use fewer paths L, a coarser lattice (a smaller snap refinement) or a coarser grid"
         else:
-            hint = "fewer paths L or a coarser grid"
+            hint = "use fewer paths L or a coarser grid"
         raise InvalidParameterError(
             "memory", f"at most the limit of {plan.memory_limit / 2**30:.3g} GiB for the {sp.method} sampler "
-            f"({sp.unknowns} unknowns, {sp.grid_points} grid points, L = {plan.L}); use {hint}, or raise the "
+            f"({sp.unknowns} unknowns, {sp.grid_points} grid points, L = {plan.L}); {hint}, or raise the "
             "limit (memory_limit / --memory-limit)", f"an estimated {sp.gib:.3g} GiB")
     return X, y
 

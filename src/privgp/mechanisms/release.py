@@ -144,7 +144,7 @@ class ReleaseResult:
 def release(plan: ReleasePlan, data: PrivateRecords, ledger: Ledger, rng: np.random.Generator, *,
             fingerprint: str | None = None,
             budget_epsilon: float | None = None, budget_delta: float | None = None, label: str = "",
-            mark_completed: bool = True) -> ReleaseResult:
+            mark_completed: bool = True, checked: tuple[np.ndarray, np.ndarray] | None = None) -> ReleaseResult:
     """Check the private data against the plan, charge the ledger, draw; returns a ReleaseResult.
 
     ``data`` has ``X`` (n x d inputs) and ``response`` (n raw responses) and, unless ``fingerprint``
