@@ -121,6 +121,9 @@ def minimize_over_alpha(objective: Callable[[np.ndarray], np.ndarray], alpha_max
 
 def _keep_better(al: np.ndarray, f: np.ndarray, best_a: np.ndarray, best_v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The best (order, value) per setting among the old best and the new candidates (S, G)."""
+    if f.shape[1] == 1:                        # one candidate per setting (golden steps): no argmin
+        better = f[:, 0] < best_v
+        return np.where(better, al[:, 0], best_a), np.where(better, f[:, 0], best_v)
     j = np.argmin(f, axis=1)
     rows = np.arange(f.shape[0])
     better = f[rows, j] < best_v
