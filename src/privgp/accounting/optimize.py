@@ -119,12 +119,15 @@ def minimize_over_alpha(objective: Callable[[np.ndarray], np.ndarray], alpha_max
     return best_a, best_v
 
 
-def _keep_better(al: np.ndarray, f: np.ndarray, best_a: np.ndarray, best_v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The best (order, value) per setting among the old best and the new candidates (S, G)."""
+def _keep_better(al: np.ndarray, f: np.ndarray, best_a: np.ndarray, best_v: np.ndarray,
+                 j: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The best (order, value) per setting among the old best and the new candidates (S, G);
+    ``j``: the per-setting argmin of f when the caller has it."""
     if f.shape[1] == 1:                        # one candidate per setting (golden steps): no argmin
         better = f[:, 0] < best_v
         return np.where(better, al[:, 0], best_a), np.where(better, f[:, 0], best_v)
-    j = np.argmin(f, axis=1)
+    if j is None:
+        j = np.argmin(f, axis=1)
     rows = np.arange(f.shape[0])
     better = f[rows, j] < best_v
     return np.where(better, al[rows, j], best_a), np.where(better, f[rows, j], best_v)
@@ -159,8 +162,8 @@ def _zoom(evaluate, a, b, best_a, best_v):
     for _ in range(ZOOM_ROUNDS):
         t = a + (b - a) * frac[None, :]
         al, f = evaluate(t)
-        best_a, best_v = _keep_better(al, f, best_a, best_v)
-        j = np.argmin(f, axis=1)[:, None]
+        j = np.argmin(f, axis=1)
+        best_a, best_v = _keep_better(al, f, best_a, best_v, j)
         step = (b - a) / (ZOOM_POINTS + 1)
-        a, b = a + step * j, a + step * (j + 2)
+        a, b = a + step * j[:, None], a + step * (j[:, None] + 2)
     return best_a, best_v
