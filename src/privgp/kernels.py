@@ -29,6 +29,10 @@ def _as_points(X: ArrayLike) -> np.ndarray:
     return X
 
 
+#: Blocks of at least this many distances per batch member are computed by cdist one by one.
+_CDIST_LOOP_MIN = 10_000
+
+
 def pairwise_distances(X1: ArrayLike, X2: ArrayLike) -> np.ndarray:
     """Euclidean distances; batched over leading axes: (..., m, d) x (..., n, d) -> (..., m, n)."""
     X1, X2 = _as_points(X1), _as_points(X2)
@@ -36,12 +40,23 @@ def pairwise_distances(X1: ArrayLike, X2: ArrayLike) -> np.ndarray:
         raise InvalidParameterError("points", "of equal dimension", (X1.shape[-1], X2.shape[-1]))
     if X1.shape[-1] == 1:
         return np.abs(X1[..., :, None, 0] - X2[..., None, :, 0])
-    if X1.ndim == 2 and X2.ndim == 2:
-        from scipy.spatial.distance import cdist  # here: scipy.spatial costs an import of its own
+    from scipy.spatial.distance import cdist  # here: scipy.spatial costs an import of its own
 
+    if X1.ndim == 2 and X2.ndim == 2:
         return cdist(X1, X2)
-    # batched: accumulate squared coordinate differences (same values as cdist; ~5x faster than
-    # materialising the (..., m, n, d) difference array and reducing it with einsum)
+    batch = np.broadcast_shapes(X1.shape[:-2], X2.shape[:-2])
+    m, n = X1.shape[-2], X2.shape[-2]
+    if m * n >= _CDIST_LOOP_MIN:
+        # few large batch members: cdist on each (no (m, n) temporaries; ~2.5x faster than the
+        # accumulation below for a 6400 x 400 block)
+        A = np.broadcast_to(X1, batch + X1.shape[-2:]).reshape(-1, m, X1.shape[-1])
+        B = np.broadcast_to(X2, batch + X2.shape[-2:]).reshape(-1, n, X2.shape[-1])
+        out = np.empty((A.shape[0], m, n))
+        for i in range(A.shape[0]):
+            cdist(A[i], B[i], out=out[i])
+        return out.reshape(batch + (m, n))
+    # many small members: accumulate squared coordinate differences (same values as cdist; ~5x
+    # faster than materialising the (..., m, n, d) difference array and reducing it with einsum)
     d2 = X1[..., :, None, 0] - X2[..., None, :, 0]
     d2 *= d2
     for k in range(1, X1.shape[-1]):

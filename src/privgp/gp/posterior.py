@@ -304,7 +304,7 @@ class EigenPosterior:
         Xq = _query_points(Xq, self.X.shape[-1])
         if Xq.ndim == 3:
             raise v.InvalidParameterError("Xq", "query points shared by all datasets, shape (m, d)", Xq.shape)
-        inv = 1.0 / (self.lam[:, :, None] + (r**2)[None, None, :])  # (B, n, R)
+        inv = 1.0 / (self.lam[:, None, :] + (r**2)[None, :, None])  # (B, R, n)
         nb, n = self.X.shape[:2]
         m, R = Xq.shape[0], r.shape[0]
         mean = np.empty((R, nb, m))
@@ -314,15 +314,17 @@ class EigenPosterior:
             cross = cross[None] if self.single and cross.ndim == 2 else cross
             if cross.shape != (nb, m, n):
                 raise v.InvalidParameterError("cross", f"k(Xq, X) of shape {(nb, m, n)}", cross.shape)
-        prior = self.kernel.diag(Xq)[:, None]
+        prior = self.kernel.diag(Xq)
         step = max(1, _CHUNK // max(1, m * n))  # datasets per chunk: bounded temporaries, reused memory
         for b0 in range(0, nb, step):
             b = slice(b0, min(nb, b0 + step))
             K = self.kernel(Xq, self.X[b]) if cross is None else cross[b]
             Bm = np.matmul(K, self.Q[b])  # (b, m, n)
-            mean[:, b] = np.matmul(Bm, inv[b] * self.Qty[b, :, None]).transpose(2, 0, 1)
+            # the r values as rows, (b, R, n) @ (b, n, m): the (R, m) layout directly, and a faster
+            # product than (m, n) @ (n, R) for few r
+            mean[:, b] = np.matmul(inv[b] * self.Qty[b, None, :], Bm.transpose(0, 2, 1)).transpose(1, 0, 2)
             np.multiply(Bm, Bm, out=Bm)
-            var[:, b] = (prior - np.matmul(Bm, inv[b])).transpose(2, 0, 1)
+            var[:, b] = prior - np.matmul(inv[b], Bm.transpose(0, 2, 1)).transpose(1, 0, 2)
         np.maximum(var, 0.0, out=var)
         return self._squeeze(mean), self._squeeze(var)
 
