@@ -140,8 +140,7 @@ class Exponential(DistanceKernel):
         dist = np.asarray(dist, dtype=float)
         if out is None:
             return np.exp(-(dist / self.lengthscale))
-        np.divide(dist, self.lengthscale, out=out)
-        np.negative(out, out=out)
+        np.divide(dist, -self.lengthscale, out=out)  # x / (-l) == -(x / l) exactly: one pass fewer
         return np.exp(out, out=out)
 
 

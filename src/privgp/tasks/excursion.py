@@ -20,10 +20,11 @@ leading axes; the mesh is always the last axis.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
-from scipy.special import log_ndtr, ndtr
+from scipy.special import log_ndtr, ndtr, ndtri
 
 from .. import validation as v
 from ..domain import trapezoid_weights  # noqa: F401  (re-exported: tasks use it for integrals)
@@ -70,10 +71,29 @@ def bce_from_margin(margin, sigma, weights, *, clip: float = BCE_CLIP) -> np.nda
         raise InvalidParameterError("clip", "in [0, 0.5)", clip)
     sigma = np.asarray(sigma, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        loss = -log_ndtr(np.asarray(margin) / sigma[..., None])
-    if clip > 0:
-        loss = np.clip(loss, -math.log1p(-clip), -math.log(clip))
+        z = np.asarray(margin) / sigma[..., None]
+    if clip == 0:
+        loss = -log_ndtr(z)
+    else:
+        lo, hi = -math.log1p(-clip), -math.log(clip)
+        z_sure, z_wrong = _clipped_beyond(clip)
+        # the same values as clip(-log_ndtr(z), lo, hi), with log_ndtr evaluated only where the clip
+        # does not decide (NaN margins fall there and stay NaN)
+        sure, wrong = z >= z_sure, z <= z_wrong
+        loss = np.where(sure, lo, hi)
+        open_ = ~(sure | wrong)
+        loss[open_] = np.clip(-log_ndtr(z[open_]), lo, hi)
     return loss @ np.asarray(weights, dtype=float)
+
+
+@functools.lru_cache(maxsize=8)
+def _clipped_beyond(clip: float) -> tuple[float, float]:
+    """z_sure, z_wrong with -log Phi(z) <= -log(1 - clip) for all z >= z_sure and -log Phi(z) >= -log(clip)
+    for all z <= z_wrong (-log Phi decreases), each 0.01 inside the exact crossing, checked."""
+    z_sure, z_wrong = float(ndtri(1.0 - clip)) + 0.01, float(ndtri(clip)) - 0.01
+    if not (-log_ndtr(z_sure) <= -math.log1p(-clip) and -log_ndtr(z_wrong) >= -math.log(clip)):
+        raise AssertionError(f"BCE clip thresholds for clip={clip} are not where they should be")  # pragma: no cover
+    return z_sure, z_wrong
 
 
 def integrated_bce(labels, mean, kD_var, sigma, weights, *, t: float = 0.0, clip: float = BCE_CLIP) -> np.ndarray:
