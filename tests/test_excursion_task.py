@@ -64,6 +64,32 @@ def test_integrated_bce_matches_a_high_precision_reference(sigma, clip, seed):
     assert float(got) == pytest.approx(float(ref), rel=1e-9, abs=1e-12)
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from([0.0, 1e-9, 1e-6, 1e-3, 0.2]), st.floats(0.01, 3.0), st.integers(0, 10_000))
+def test_bce_equals_the_clipped_formula_exactly(clip, scale, seed):
+    # log Phi is evaluated only where the clip does not decide: the values must be those of
+    # clip(-log Phi(u / sigma)) bit for bit, around the clip's crossings, at +-inf and at NaN
+    from scipy.special import log_ndtr, ndtri
+
+    rng = np.random.default_rng(seed)
+    sig = np.array([0.01, 0.3, 1.0, 4.0])
+    marg = rng.normal(scale=10 * scale, size=200)
+    if clip > 0:
+        for s in sig:   # margins whose z lands within 1e-6 of the crossings
+            for zc in (ndtri(clip), ndtri(1 - clip)):
+                marg[:10] = s * (zc + rng.uniform(-0.02, 0.02, 10))
+    marg[-3:] = [np.inf, -np.inf, 0.0]
+    w = rng.uniform(size=marg.size)
+    with np.errstate(divide="ignore", over="ignore"):
+        loss = -log_ndtr(marg[None] / sig[:, None])
+    if clip > 0:
+        loss = np.clip(loss, -np.log1p(-clip), -np.log(clip))
+    assert np.array_equal(ex.bce_from_margin(marg, sig, w, clip=clip), loss @ w)
+    nan = marg.copy()
+    nan[0] = np.nan
+    assert np.all(np.isnan(ex.bce_from_margin(nan, sig, w, clip=clip)))
+
+
 def test_bce_is_vectorised_over_sigma():
     rng = np.random.default_rng(2)
     mu, var, lab, w = rng.normal(size=30), rng.uniform(0.1, 1, 30), rng.uniform(size=30) < 0.5, np.ones(30)

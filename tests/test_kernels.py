@@ -106,6 +106,14 @@ def test_pairwise_distances_batched_and_one_dimensional():
         assert np.allclose(D[b], brute, rtol=1e-14)
     x = rng.normal(size=6)
     assert np.allclose(pairwise_distances(x, x[:3]), np.abs(x[:, None] - x[None, :3]), rtol=0, atol=0)
+    # large blocks (cdist per batch member), a shared first argument broadcast against a batch
+    mesh, Xb = rng.uniform(size=(150, 2)), rng.uniform(size=(3, 90, 2))
+    D = pairwise_distances(mesh, Xb)
+    assert D.shape == (3, 150, 90)
+    for b in range(3):
+        brute = np.linalg.norm(mesh[:, None, :] - Xb[b][None, :, :], axis=-1)
+        assert np.allclose(D[b], brute, rtol=1e-14)
+        assert np.array_equal(D[b], pairwise_distances(mesh, Xb[b]))
     with pytest.raises(InvalidParameterError, match="points"):
         pairwise_distances(np.zeros((2, 2)), np.zeros((2, 3)))
 
