@@ -56,9 +56,24 @@ def test_mean_cov_var_against_naive_inverse(seed, n, d, name, ell, r, sigma):
     assert np.allclose(post.var(Xq), np.maximum(np.diag(cov), 0), rtol=0, atol=1e-11 * sigma**2)
     assert np.allclose(post.kD(Xq), cov / sigma**2, rtol=0, atol=1e-11)
     assert np.allclose(post.kD_diag(Xq), np.diag(post.kD(Xq)), rtol=0, atol=1e-12)
+    # the one-product route of the excursion studies, with k(X, X) and k(Xq, X) precomputed or not
+    k = KERNELS[name](ell)
+    for p2, cross in ((post, None), (ExactPosterior(k, X, y, r, sigma, gram=k(X)), k(Xq, X))):
+        m2, v2 = p2.mean_kD_diag(Xq, cross=cross)
+        assert np.allclose(m2, mean, rtol=0, atol=1e-11)
+        assert np.allclose(v2, np.maximum(np.diag(cov), 0) / sigma**2, rtol=0, atol=1e-11)
     Xq2 = Xq[:3] + 0.05
     _, cov_joint = naive_posterior(name, ell, X, y, np.vstack([Xq, Xq2]), r, sigma)
     assert np.allclose(post.cov(Xq, Xq2), cov_joint[:7, 7:], rtol=0, atol=1e-11 * sigma**2)
+
+
+def test_precomputed_matrices_are_checked():
+    X, y, Xq = dataset(3, 5, 2, 4)
+    k = Exponential(0.5)
+    with pytest.raises(ValueError, match="gram"):
+        ExactPosterior(k, X, y, 0.5, gram=np.eye(4))
+    with pytest.raises(ValueError, match="cross"):
+        ExactPosterior(k, X, y, 0.5).mean_kD_diag(Xq, cross=np.ones((5, 4)))
 
 
 def test_covariance_is_symmetric_and_variances_nonnegative_with_duplicates_and_tiny_r():

@@ -97,7 +97,7 @@ def run_column_2d(cfg: dict, M_xi: float, *, executor, seed: int, constants: tup
                         private_space=SearchSpace(refinement=cfg["refinement"], top_k=cfg["top_k"],
                                                   **cfg["private_grid"]),
                         privacy=specs[constants[0]], release=release, clip=cfg["bce_clip"], n_mc=cfg["n_mc"],
-                        chunk_size=max(1, min(5, cfg["n_pairs"] // 2)))
+                        chunk_size=max(1, min(10, cfg["n_pairs"] // 2)))
     results = run_excursion_study(train, val, study, executor, seed=int(g_study.integers(2**31)), privacy=specs,
                                   release_signal_train=attenuated_signal(train, grid),
                                   release_signal_val=attenuated_signal(val, grid), label=label)

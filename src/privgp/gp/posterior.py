@@ -29,8 +29,11 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve, solve_triangular
+from scipy.linalg.blas import dtrmm
+from scipy.linalg.lapack import dtrtri
 
 from .. import validation as v
+from ..errors import NumericalError
 from ..kernels import Kernel
 
 SAMPLING_JITTER = 1e-10
@@ -89,7 +92,9 @@ class ExactPosterior:
     has noise variance sigma^2 r^2 / counts[i] (:func:`aggregate_duplicates`); the posterior is then
     that of the original records. :meth:`aggregated` builds it from raw records."""
 
-    def __init__(self, kernel: Kernel, X, y, r: float, sigma: float = 1.0, counts=None):
+    def __init__(self, kernel: Kernel, X, y, r: float, sigma: float = 1.0, counts=None, *, gram=None):
+        """``gram``: k(X, X) precomputed (n x n), e.g. from distances computed once for several
+        lengthscales; it is not modified."""
         self.kernel = kernel
         self.r, self.sigma = _check_hyper(r, sigma)
         self.X = v.points("X", X)
@@ -101,7 +106,12 @@ class ExactPosterior:
             if c.shape[0] != self.X.shape[0] or np.any(c < 1):
                 raise v.InvalidParameterError("counts", f"{self.X.shape[0]} values >= 1", c)
             self.counts = c
-        self._factor()
+        if gram is not None:
+            gram = np.asarray(gram, dtype=float)
+            n = self.X.shape[0]
+            if gram.shape != (n, n):
+                raise v.InvalidParameterError("gram", f"k(X, X) of shape {(n, n)}", gram.shape)
+        self._factor(gram)
 
     @classmethod
     def aggregated(cls, kernel: Kernel, X, y, r: float, sigma: float = 1.0) -> "ExactPosterior":
@@ -121,14 +131,14 @@ class ExactPosterior:
         self._factor()
         return self
 
-    def _factor(self):
+    def _factor(self, gram=None):
         n = self.X.shape[0]
         self.n = n
         if n == 0:
             self._chol = None
             self._w = np.zeros(0)
             return
-        A = self.kernel(self.X)
+        A = self.kernel(self.X) if gram is None else np.array(gram, dtype=float)
         noise = self.r**2 if self.counts is None else self.r**2 / self.counts
         A[np.diag_indices(n)] += noise
         self._chol = cho_factor(A, lower=True, overwrite_a=True)
@@ -173,6 +183,30 @@ class ExactPosterior:
             return prior
         V = self._whiten(self._kq(Xq))
         return np.maximum(prior - np.einsum("ij,ij->j", V, V), 0.0)
+
+    def mean_kD_diag(self, Xq, *, cross=None) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`mean` and :meth:`kD_diag` at the rows of Xq from one k(X, Xq) and one triangular
+        product L^-1 k(X, Xq) (n^2 m / 2 multiply-adds: half of :class:`EigenPosterior`'s product; L^-1 is
+        formed once, n^3 / 3, which is ~2x faster than a triangular solve with m right-hand sides). For
+        statistics of many datasets (the excursion studies); the samplers keep :meth:`kD` (solves).
+        ``cross``: k(Xq, X) precomputed, shape (m, n)."""
+        Xq = v.points("Xq", Xq, dim=self.dim)
+        prior = self.kernel.diag(Xq)
+        if self.n == 0:
+            return np.zeros(Xq.shape[0]), prior
+        if cross is None:
+            Kxq = self._kq(Xq)
+        else:
+            cross = np.asarray(cross, dtype=float)
+            if cross.shape != (Xq.shape[0], self.n):
+                raise v.InvalidParameterError("cross", f"k(Xq, X) of shape {(Xq.shape[0], self.n)}", cross.shape)
+            Kxq = cross.T
+        mean = Kxq.T @ self._w
+        Linv, info = dtrtri(self._chol[0], lower=1)
+        if info != 0:  # pragma: no cover - a Cholesky factor of K + r^2 I has a positive diagonal
+            raise NumericalError(f"inverting the Cholesky factor failed (LAPACK info {info})")
+        V = dtrmm(1.0, Linv, Kxq, lower=1)   # L^-1 k(X, Xq), (n, m)
+        return mean, np.maximum(prior - np.einsum("ij,ij->j", V, V), 0.0)
 
     def cov(self, Xq1, Xq2=None) -> np.ndarray:
         """Posterior covariance sigma^2 k_D(Xq1, Xq2)."""

@@ -28,7 +28,7 @@ import pandas as pd
 from .. import validation as v
 from ..domain import Box
 from ..errors import InvalidParameterError
-from ..gp import EigenPosterior
+from ..gp import EigenPosterior, ExactPosterior
 from ..kernels import DistanceKernel, make_kernel, pairwise_distances
 from . import excursion as ex
 from .hyperparameter_search import CachedLoss, EpsilonCache, SearchResult, SearchSpace, grid_searches
@@ -189,6 +189,22 @@ class _Grams:
             self.D_qx = pairwise_distances(mesh, X)
             self._cross = np.empty_like(self.D_qx)
 
+    def at_one_setting(self, ell: float, r: float, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Mean and normalised variance on the mesh (b, m) and the eigenvalues of k(X, X) (b, n) at one
+        (lengthscale, r): per dataset a Cholesky factor and one triangular solve
+        (:meth:`~privgp.gp.ExactPosterior.mean_kD_diag`), cheaper than the eigenbasis for a single r."""
+        k = make_kernel(self.kernel, float(ell))
+        b, m = self.X.shape[0], self.mesh.shape[0]
+        mean, var = np.empty((b, m)), np.empty((b, m))
+        lam = np.empty(self.X.shape[:2])
+        for j in range(b):
+            gram = k.of_distance(self.D_xx[j]) if self.distance else k(self.X[j])
+            cross = k.of_distance(self.D_qx[j], out=self._cross[j]) if self.distance else None
+            post = ExactPosterior(k, self.X[j], y[j], r, gram=gram)
+            mean[j], var[j] = post.mean_kD_diag(self.mesh, cross=cross)
+            lam[j] = np.maximum(np.linalg.eigvalsh(gram), 0.0)
+        return mean, var, lam
+
     def posterior(self, ell: float, y: np.ndarray) -> tuple[EigenPosterior, np.ndarray | None]:
         """The eigendecomposed posterior at ``ell`` and k(mesh, X) for its :meth:`~EigenPosterior.mean_var`
         (valid until the next call)."""
@@ -241,13 +257,13 @@ def _theta_statistics(chunk: PairChunk, thetas, *, kernel: str, clip: float | No
     for sl in _sub_batches(B, m, n):
         grams = _Grams(kernel, chunk.X[sl], chunk.mesh)
         for res, (ell, r, sigma) in zip(out, thetas):
-            mean, var, post = grams.mean_var(ell, chunk.y[sl], [r])
+            mean, var, lam = grams.at_one_setting(ell, r, chunk.y[sl])
             if clip is not None:
-                margin = ex.standardized_margin(chunk.truth[sl], mean[0], var[0], chunk.t)
+                margin = ex.standardized_margin(chunk.truth[sl], mean, var, chunk.t)
                 res["bce"][sl] = ex.bce_from_margin(margin[None], np.array([[sigma]]), chunk.weights, clip=clip)[0]
             if probabilities:
-                res["p"][sl] = ex.excursion_probability(mean[0], var[0], sigma, chunk.t)
-            res["deff"][sl] = ex.effective_dimension(post.lam, np.array(r))
+                res["p"][sl] = ex.excursion_probability(mean, var, sigma, chunk.t)
+            res["deff"][sl] = ex.effective_dimension(lam, np.array(r))
     return out
 
 
