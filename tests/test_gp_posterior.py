@@ -62,6 +62,10 @@ def test_mean_cov_var_against_naive_inverse(seed, n, d, name, ell, r, sigma):
         m2, v2 = p2.mean_kD_diag(Xq, cross=cross)
         assert np.allclose(m2, mean, rtol=0, atol=1e-11)
         assert np.allclose(v2, np.maximum(np.diag(cov), 0) / sigma**2, rtol=0, atol=1e-11)
+    # d_eff = tr K (K + r^2 I)^-1 against the eigenvalue formula of the excursion task
+    from privgp.tasks.excursion import effective_dimension
+    lam = np.linalg.eigvalsh(naive_kernel(name, ell, X, X))
+    assert post.effective_dimension() == pytest.approx(float(effective_dimension(lam, r)), rel=1e-11, abs=1e-11)
     Xq2 = Xq[:3] + 0.05
     _, cov_joint = naive_posterior(name, ell, X, y, np.vstack([Xq, Xq2]), r, sigma)
     assert np.allclose(post.cov(Xq, Xq2), cov_joint[:7, 7:], rtol=0, atol=1e-11 * sigma**2)

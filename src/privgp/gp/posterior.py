@@ -134,6 +134,7 @@ class ExactPosterior:
     def _factor(self, gram=None):
         n = self.X.shape[0]
         self.n = n
+        self._Linv = None
         if n == 0:
             self._chol = None
             self._w = np.zeros(0)
@@ -202,11 +203,27 @@ class ExactPosterior:
                 raise v.InvalidParameterError("cross", f"k(Xq, X) of shape {(Xq.shape[0], self.n)}", cross.shape)
             Kxq = cross.T
         mean = Kxq.T @ self._w
-        Linv, info = dtrtri(self._chol[0], lower=1)
-        if info != 0:  # pragma: no cover - a Cholesky factor of K + r^2 I has a positive diagonal
-            raise NumericalError(f"inverting the Cholesky factor failed (LAPACK info {info})")
-        V = dtrmm(1.0, Linv, Kxq, lower=1)   # L^-1 k(X, Xq), (n, m)
+        V = dtrmm(1.0, self._inverse_factor(), Kxq, lower=1)   # L^-1 k(X, Xq), (n, m)
         return mean, np.maximum(prior - np.einsum("ij,ij->j", V, V), 0.0)
+
+    def _inverse_factor(self) -> np.ndarray:
+        """L^-1 for the Cholesky factor L of K + N (lower triangle; the strict upper one is not used)."""
+        if self._Linv is None:
+            Linv, info = dtrtri(self._chol[0], lower=1)
+            if info != 0:  # pragma: no cover - a Cholesky factor of K + N has a positive diagonal
+                raise NumericalError(f"inverting the Cholesky factor failed (LAPACK info {info})")
+            self._Linv = np.tril(Linv)
+        return self._Linv
+
+    def effective_dimension(self) -> float:
+        """d_eff = tr K (K + N)^{-1} = n - tr N (K + N)^{-1} (seed 000, App. D), N the noise covariance
+        (r^2 I, or r^2 / counts): [(K + N)^{-1}]_ii is the squared norm of column i of L^-1. The same
+        number as :func:`privgp.tasks.excursion.effective_dimension` on the eigenvalues of K."""
+        if self.n == 0:
+            return 0.0
+        noise = self.r**2 if self.counts is None else self.r**2 / self.counts
+        Linv = self._inverse_factor()
+        return float(self.n - np.sum(noise * np.einsum("ki,ki->i", Linv, Linv)))
 
     def cov(self, Xq1, Xq2=None) -> np.ndarray:
         """Posterior covariance sigma^2 k_D(Xq1, Xq2)."""

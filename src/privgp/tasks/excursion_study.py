@@ -174,6 +174,18 @@ def _sub_batches(B: int, m: int, n: int):
         yield slice(lo, min(B, lo + step))
 
 
+_WORKSPACE: dict[str, np.ndarray] = {}
+
+
+def _workspace(name: str, shape: tuple[int, ...]) -> np.ndarray:
+    """A per-process array reused by successive :class:`_Grams` (one alive at a time in a chunk
+    function): the (pairs, mesh, n) blocks are ~20 MB, and fresh ones cost page faults each round."""
+    buf = _WORKSPACE.get(name)
+    if buf is None or buf.shape != shape:
+        buf = _WORKSPACE[name] = np.empty(shape)
+    return buf
+
+
 class _Grams:
     """k(X, X) and k(mesh, X) of a sub-batch of pairs for successive lengthscales.
 
@@ -186,24 +198,24 @@ class _Grams:
         self.distance = isinstance(make_kernel(kernel, 1.0), DistanceKernel)
         if self.distance:
             self.D_xx = pairwise_distances(X, X)
-            self.D_qx = pairwise_distances(mesh, X)
-            self._cross = np.empty_like(self.D_qx)
+            shape = X.shape[:-2] + (mesh.shape[0], X.shape[-2])
+            self.D_qx = pairwise_distances(mesh, X, out=_workspace("D_qx", shape))
+            self._cross = _workspace("cross", shape)
 
     def at_one_setting(self, ell: float, r: float, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Mean and normalised variance on the mesh (b, m) and the eigenvalues of k(X, X) (b, n) at one
-        (lengthscale, r): per dataset a Cholesky factor and one triangular solve
-        (:meth:`~privgp.gp.ExactPosterior.mean_kD_diag`), cheaper than the eigenbasis for a single r."""
+        """Mean and normalised variance on the mesh (b, m) and d_eff (b,) at one (lengthscale, r): per
+        dataset a Cholesky factor and one triangular product (:meth:`~privgp.gp.ExactPosterior.mean_kD_diag`),
+        cheaper than the eigenbasis for a single r."""
         k = make_kernel(self.kernel, float(ell))
         b, m = self.X.shape[0], self.mesh.shape[0]
-        mean, var = np.empty((b, m)), np.empty((b, m))
-        lam = np.empty(self.X.shape[:2])
+        mean, var, deff = np.empty((b, m)), np.empty((b, m)), np.empty(b)
         for j in range(b):
             gram = k.of_distance(self.D_xx[j]) if self.distance else k(self.X[j])
             cross = k.of_distance(self.D_qx[j], out=self._cross[j]) if self.distance else None
             post = ExactPosterior(k, self.X[j], y[j], r, gram=gram)
             mean[j], var[j] = post.mean_kD_diag(self.mesh, cross=cross)
-            lam[j] = np.maximum(np.linalg.eigvalsh(gram), 0.0)
-        return mean, var, lam
+            deff[j] = post.effective_dimension()
+        return mean, var, deff
 
     def posterior(self, ell: float, y: np.ndarray) -> tuple[EigenPosterior, np.ndarray | None]:
         """The eigendecomposed posterior at ``ell`` and k(mesh, X) for its :meth:`~EigenPosterior.mean_var`
@@ -257,13 +269,13 @@ def _theta_statistics(chunk: PairChunk, thetas, *, kernel: str, clip: float | No
     for sl in _sub_batches(B, m, n):
         grams = _Grams(kernel, chunk.X[sl], chunk.mesh)
         for res, (ell, r, sigma) in zip(out, thetas):
-            mean, var, lam = grams.at_one_setting(ell, r, chunk.y[sl])
+            mean, var, deff = grams.at_one_setting(ell, r, chunk.y[sl])
             if clip is not None:
                 margin = ex.standardized_margin(chunk.truth[sl], mean, var, chunk.t)
                 res["bce"][sl] = ex.bce_from_margin(margin[None], np.array([[sigma]]), chunk.weights, clip=clip)[0]
             if probabilities:
                 res["p"][sl] = ex.excursion_probability(mean, var, sigma, chunk.t)
-            res["deff"][sl] = ex.effective_dimension(lam, np.array(r))
+            res["deff"][sl] = deff
     return out
 
 
