@@ -67,13 +67,13 @@ def pairwise_distances(X1: ArrayLike, X2: ArrayLike, *, out: np.ndarray | None =
     return np.sqrt(d2, out=d2)
 
 
-def _cdist_blocks(X1, X2) -> bool:
+def _cdist_blocks(X1: ArrayLike, X2: ArrayLike) -> bool:
     X1, X2 = _as_points(X1), _as_points(X2)
     return (X1.shape[-1] > 1 and X1.shape[-1] == X2.shape[-1] and max(X1.ndim, X2.ndim) > 2
             and X1.shape[-2] * X2.shape[-2] >= _CDIST_LOOP_MIN)
 
 
-def _cdist_into(X1, X2, out: np.ndarray) -> np.ndarray:
+def _cdist_into(X1: ArrayLike, X2: ArrayLike, out: np.ndarray) -> np.ndarray:
     """cdist of each batch member of (..., m, d) x (..., n, d) into ``out`` (..., m, n)."""
     from scipy.spatial.distance import cdist
 
