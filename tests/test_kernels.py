@@ -114,6 +114,13 @@ def test_pairwise_distances_batched_and_one_dimensional():
         brute = np.linalg.norm(mesh[:, None, :] - Xb[b][None, :, :], axis=-1)
         assert np.allclose(D[b], brute, rtol=1e-14)
         assert np.array_equal(D[b], pairwise_distances(mesh, Xb[b]))
+    buf = np.full(D.shape, np.nan)
+    assert pairwise_distances(mesh, Xb, out=buf) is buf and np.array_equal(buf, D)
+    small = np.empty((2, 4, 5))
+    got = pairwise_distances(X1[..., :2], X2[..., :2], out=small)   # small blocks: accumulation path
+    assert got is small and np.array_equal(small, pairwise_distances(X1[..., :2], X2[..., :2]))
+    with pytest.raises(InvalidParameterError, match="out"):
+        pairwise_distances(mesh, Xb, out=np.empty((3, 90, 150)))
     with pytest.raises(InvalidParameterError, match="points"):
         pairwise_distances(np.zeros((2, 2)), np.zeros((2, 3)))
 
