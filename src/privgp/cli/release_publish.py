@@ -5,8 +5,9 @@ A mechanism module (``release_<name>.py``) provides, besides its options, plan a
 * ``PICTURE``: the picture's file name (e.g. ``excursion.png``);
 * ``fields(released, plan) -> ReleasedField``: its released function(s) on the grid, model units;
 * ``report_text(plan, ctx) -> MechanismReport``: its words for the report;
-* ``verify(doc) -> PrivacyCertificate``: the check ``privgp verify`` runs on its certificate.json
-  (at least :func:`verify_recompute`).
+* ``verify(doc) -> PrivacyCertificate``: the check ``privgp verify`` runs on its certificate.json:
+  rebuild the plan from the certificate's PUBLIC settings through the mechanism's own plan function
+  (the code that built it at release time) and call :func:`verify_against_plan`.
 
 This module turns them, with the public facts of the data set (n, column names, the embedded
 data's documented coordinate system and units), into the PNG and the HTML. It reads no private
@@ -14,10 +15,14 @@ value except n and writes nothing (the command writes into its atomic output fol
 """
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from .. import __version__
 from ..accounting import PrivacyCertificate
 from ..datasets import baltimore
 from ..errors import NumericalError
+from ..jsonable import to_jsonable
 from . import release_figure
 from .release_figure import Picture, PictureContext, ResponseDisplay
 from .release_report import LedgerTotals, ReportInput, render
@@ -87,3 +92,133 @@ def verify_recompute(doc: dict) -> PrivacyCertificate:
         raise NumericalError(f"certificate: recomputed ({again.epsilon}, {again.delta}) differs from the recorded "
                              f"({cert.epsilon}, {cert.delta})")
     return again
+
+
+# -- privgp verify: re-derive, never re-read ----------------------------------------------------------------------
+
+class CertificateMismatch(NumericalError):
+    """``privgp verify``: the certificate disagrees with what its public settings rebuild. ``field``
+    names where (a dotted path into certificate.json, e.g. ``certificate.event.M_Y``)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+#: the fields of the recorded PrivacyCertificate that must equal the rebuilt one (the words -- lemmas,
+#: warnings, assumptions -- and privgp_version are the installed privgp's, printed from the rebuilt one)
+CERTIFICATE_FIELDS = ("mechanism", "solved_for", "epsilon", "delta", "alpha", "rdp", "conversion", "method",
+                      "alpha_optimised", "covered", "details", "public")
+
+
+def as_written(x: Any) -> Any:
+    """``x`` as certificate.json holds it (numpy to Python, +-inf as strings, a JSON round trip)."""
+    return json.loads(json.dumps(to_jsonable(x)))
+
+
+def first_difference(recorded: Any, rebuilt: Any, path: str) -> tuple[str, Any, Any] | None:
+    """The first place (dotted path, recorded value, rebuilt value) where two JSON values differ, or
+    None. Numbers compare exactly (1 == 1.0; a bool is not a number); a key on one side only differs."""
+    if isinstance(rebuilt, dict):
+        if not isinstance(recorded, dict):
+            return path, recorded, rebuilt
+        for k in list(rebuilt) + [k for k in recorded if k not in rebuilt]:
+            sub = f"{path}.{k}"
+            if k not in recorded:
+                return sub, "<missing>", rebuilt[k]
+            if k not in rebuilt:
+                return sub, recorded[k], "<not a setting of this mechanism>"
+            d = first_difference(recorded[k], rebuilt[k], sub)
+            if d is not None:
+                return d
+        return None
+    if isinstance(rebuilt, list):
+        if not isinstance(recorded, list) or len(recorded) != len(rebuilt):
+            return path, recorded, rebuilt
+        for i, (a, b) in enumerate(zip(recorded, rebuilt)):
+            d = first_difference(a, b, f"{path}[{i}]")
+            if d is not None:
+                return d
+        return None
+    if isinstance(rebuilt, bool) or isinstance(recorded, bool):
+        return None if (type(recorded) is type(rebuilt) and recorded == rebuilt) else (path, recorded, rebuilt)
+    if isinstance(rebuilt, (int, float)) and isinstance(recorded, (int, float)):
+        return None if recorded == rebuilt else (path, recorded, rebuilt)
+    return None if (type(recorded) is type(rebuilt) and recorded == rebuilt) else (path, recorded, rebuilt)
+
+
+def _short(x: Any) -> str:
+    text = json.dumps(x) if not isinstance(x, str) else repr(x)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def compare(recorded: Any, rebuilt: Any, path: str) -> None:
+    """Raise :class:`CertificateMismatch` at the first difference of two JSON values (see :func:`first_difference`)."""
+    d = first_difference(recorded, as_written(rebuilt), path)
+    if d is not None:
+        where, a, b = d
+        raise CertificateMismatch(where, f"recorded {_short(a)}, but the public settings rebuild {_short(b)}")
+
+
+def setting(doc: dict, key: str, section: str = "public_settings") -> Any:
+    """A recorded public setting (``doc[section][key]``); a missing one is a :class:`CertificateMismatch`
+    (a certificate whose settings were deleted cannot be rebuilt, so it does not verify)."""
+    sec = doc.get(section)
+    if not isinstance(sec, dict) or key not in sec:
+        raise CertificateMismatch(f"{section}.{key}", "missing: the release cannot be rebuilt from its public settings")
+    return sec[key]
+
+
+def recorded_n(doc: dict) -> int:
+    """The data set's size as the certificate states it (``dataset.n``, public under replace-one DP)."""
+    n = setting(doc, "n", "dataset")
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise CertificateMismatch("dataset.n", f"an integer record count, found {_short(n)}")
+    return n
+
+
+def verify_against_plan(doc: dict, plan) -> PrivacyCertificate:
+    """The check every mechanism's ``verify(doc)`` ends with: ``doc`` (a certificate.json, as a dict)
+    against ``plan``, the plan REBUILT from the certificate's public settings by the mechanism's own
+    plan function (the code that built the release; n from ``dataset.n``, never from the event).
+
+    Contract (a caller rebuilds ``plan`` from ``doc``'s public settings only -- never from the recorded
+    event -- then calls this; it raises, never returns a partial answer):
+
+    * ``doc["mechanism"]`` equals ``plan.mechanism`` (a certificate relabelled as another mechanism fails);
+    * the recorded event ``doc["certificate"]["event"]`` equals ``plan.event`` field by field (sensitivity,
+      noise std, M_Y, n, r, sigma, eta, L, kappa, lemma, constants, ...);
+    * ``doc["public_settings"]`` equals ``plan.public_settings()`` key by key (a missing or extra key fails);
+      ``dataset.n`` equals ``plan.n`` where the plan has one; ``calibration`` equals ``plan.calibration``
+      where the plan has one;
+    * the recorded certificate's numbers (:data:`CERTIFICATE_FIELDS`: epsilon, delta, alpha, RDP value,
+      conversion, method, covered, details, public) equal ``plan.certificate``'s, and the recorded event
+      recomputes through the accountant to the recorded (epsilon, delta).
+
+    Values are compared as certificate.json holds them (:func:`as_written`), exactly. Returns the rebuilt
+    certificate (print ITS words: lemmas, warnings, ``covered``). Raises :class:`CertificateMismatch` (a
+    NumericalError; ``.field`` names the first field that disagrees). ``plan`` needs ``mechanism``, ``event``,
+    ``certificate`` and ``public_settings()``; ``n`` and ``calibration`` are checked when present.
+    """
+    name = getattr(plan, "mechanism", None)
+    if doc.get("mechanism") != name:
+        raise CertificateMismatch("mechanism", f"labelled {_short(doc.get('mechanism'))}, but the settings rebuild "
+                                  f"a {name!r} release")
+    cert_doc = doc.get("certificate")
+    if not isinstance(cert_doc, dict):
+        raise CertificateMismatch("certificate", "missing")
+    compare(cert_doc.get("event"), plan.event.to_dict(), "certificate.event")
+    if "public_settings" not in doc:
+        raise CertificateMismatch("public_settings", "missing: the release cannot be rebuilt from its public settings")
+    compare(doc["public_settings"], plan.public_settings(), "public_settings")
+    if hasattr(plan, "n") and isinstance(doc.get("dataset"), dict):
+        compare(doc["dataset"].get("n"), int(plan.n), "dataset.n")
+    if hasattr(plan, "calibration"):
+        compare(doc.get("calibration"), plan.calibration, "calibration")
+    rebuilt = as_written(plan.certificate.to_dict())
+    for key in CERTIFICATE_FIELDS:
+        if key not in cert_doc:
+            raise CertificateMismatch(f"certificate.{key}", "missing")
+        compare(cert_doc[key], rebuilt[key], f"certificate.{key}")
+    verify_recompute(doc)
+    return plan.certificate
