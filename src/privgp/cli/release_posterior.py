@@ -5,16 +5,17 @@ mechanism; the command itself (data, domain, ledger, atomic outputs, picture, re
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
 
 from ..accounting import PrivacyCertificate
-from ..errors import InvalidParameterError, NumericalError
+from ..errors import InvalidParameterError
 from ..mechanisms.posterior_release import (PosteriorSamplePlan, ReleasedPaths, default_lengthscale,
                                             plan_posterior_sample)
-from ..mechanisms.posterior_sample import check_certificate
 from ..mechanisms.release import default_delta
+from . import release_publish as publish
 from .release_figure import PictureContext, ReleasedField, format_upper
 from .release_report import MechanismReport
 
@@ -178,20 +179,47 @@ def report_text(plan: PosteriorSamplePlan, ctx: PictureContext) -> MechanismRepo
                     "000 of privgp).",))
 
 
+def snap_setting(doc: dict) -> int | None:
+    """The snapping refinement recorded in ``public_settings.preprocessing`` ("none" or "inputs snapped to
+    the grid lattice refined Rx per axis ...")."""
+    text = publish.setting(doc, "preprocessing")
+    if text == "none":
+        return None
+    m = re.fullmatch(r"inputs snapped to the grid lattice refined (\d+)x per axis \(fixed public per-record map\)",
+                     str(text))
+    if m is None:
+        raise publish.CertificateMismatch("public_settings.preprocessing", f"'none' or a snapping rule, found {text!r}")
+    return int(m.group(1))
+
+
+def rebuild_plan(doc: dict) -> PosteriorSamplePlan:
+    """The plan of a release rebuilt from its certificate.json's public settings through
+    :func:`plan_posterior_sample`, called as ``privgp release`` called it (a calibrated r or eta is
+    calibrated again from the recorded target)."""
+    def s(key):
+        return publish.setting(doc, key)
+
+    source = s("hyperparameters")
+    if source == "given":
+        r, eta, target = s("r"), s("eta"), None
+    elif source == "calibrated r":
+        r, eta, target = None, s("eta"), s("target_epsilon")
+    elif source == "calibrated eta":
+        r, eta, target = s("r"), None, s("target_epsilon")
+    else:
+        raise publish.CertificateMismatch("public_settings.hyperparameters",
+                                          f"'given', 'calibrated r' or 'calibrated eta', found {source!r}")
+    return plan_posterior_sample(publish.recorded_n(doc), publish.domain_setting(doc), publish.response_map_setting(doc),
+                                 kernel=s("kernel"), lengthscale=s("lengthscale"), sigma=s("sigma"), r=r, eta=eta,
+                                 L=s("L"), delta=s("delta"), target_epsilon=target, sensitivity=s("sensitivity"),
+                                 conversion=s("conversion"), grid=publish.grid_points_setting(doc),
+                                 snap=snap_setting(doc), memory_limit=publish.VERIFY_MEMORY_LIMIT)
+
+
 def verify(doc: dict) -> PrivacyCertificate:
-    """Check a release's certificate.json (as a dict): the certificate recomputes (kernel facts
-    re-derived from its public kernel, lengthscale and domain; :func:`check_certificate`), and the
-    public settings the report shows are those of the certified event. Returns the recomputed
-    certificate; raises NumericalError on any disagreement."""
-    cert = PrivacyCertificate.from_dict(doc["certificate"])
-    again = check_certificate(cert)
-    ev, s = cert.event, doc.get("public_settings", {})
-    expected = {"n": ev.n, "r": ev.r, "sigma": ev.sigma, "eta": ev.eta, "L": ev.L, "delta": cert.delta,
-                "kernel": cert.public.get("kernel"), "lengthscale": cert.public.get("lengthscale"),
-                "domain": cert.public.get("domain"), "sensitivity": ev.sensitivity, "constants": ev.constants,
-                "conversion": cert.conversion}
-    for key, val in expected.items():
-        if key not in s or s[key] != val:
-            raise NumericalError(f"certificate: public setting {key} = {s.get(key)!r} differs from the certified "
-                                 f"{val!r}")
-    return again
+    """Check a release's certificate.json (as a dict): rebuild the plan from its public settings
+    (:func:`rebuild_plan`: n from ``dataset.n``, domain, response map, kernel, lengthscale, r, sigma,
+    eta, L, delta, sensitivity lemma, conversion, grid, snapping; the constants are always the proven
+    ones) and compare it with everything recorded (:func:`~privgp.cli.release_publish.verify_against_plan`).
+    Returns the rebuilt certificate; raises CertificateMismatch (a NumericalError) on any disagreement."""
+    return publish.verify_against_plan(doc, rebuild_plan(doc))

@@ -16,6 +16,7 @@ value except n and writes nothing (the command writes into its atomic output fol
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from .. import __version__
@@ -177,7 +178,20 @@ def recorded_n(doc: dict) -> int:
     return n
 
 
-def verify_against_plan(doc: dict, plan) -> PrivacyCertificate:
+def _calibration(recorded: Any, rebuilt: Any) -> Any:
+    """``recorded`` with its ``epsilon_at_value`` replaced by the rebuilt one when the two agree to 1e-9
+    relative (the calibrator's batch evaluation may differ in the last digits between versions)."""
+    rebuilt = as_written(rebuilt)
+    if not (isinstance(recorded, dict) and isinstance(rebuilt, dict)):
+        return recorded
+    a, b = recorded.get("epsilon_at_value"), rebuilt.get("epsilon_at_value")
+    if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b)) and \
+            abs(a - b) <= 1e-9 * max(abs(a), abs(b)):
+        return {**recorded, "epsilon_at_value": b}
+    return recorded
+
+
+def verify_against_plan(doc: dict, plan, *, mechanism: str | None = None) -> PrivacyCertificate:
     """The check every mechanism's ``verify(doc)`` ends with: ``doc`` (a certificate.json, as a dict)
     against ``plan``, the plan REBUILT from the certificate's public settings by the mechanism's own
     plan function (the code that built the release; n from ``dataset.n``, never from the event).
@@ -185,22 +199,26 @@ def verify_against_plan(doc: dict, plan) -> PrivacyCertificate:
     Contract (a caller rebuilds ``plan`` from ``doc``'s public settings only -- never from the recorded
     event -- then calls this; it raises, never returns a partial answer):
 
-    * ``doc["mechanism"]`` equals ``plan.mechanism`` (a certificate relabelled as another mechanism fails);
+    * ``doc["mechanism"]`` equals ``plan.mechanism`` (or ``mechanism``, the CLI name, where the plan's own
+      label differs; a certificate relabelled as another mechanism fails);
     * the recorded event ``doc["certificate"]["event"]`` equals ``plan.event`` field by field (sensitivity,
       noise std, M_Y, n, r, sigma, eta, L, kappa, lemma, constants, ...);
     * ``doc["public_settings"]`` equals ``plan.public_settings()`` key by key (a missing or extra key fails);
-      ``dataset.n`` equals ``plan.n`` where the plan has one; ``calibration`` equals ``plan.calibration``
-      where the plan has one;
+      ``dataset.n`` equals ``plan.n`` where the plan has one; ``calibration`` equals
+      ``getattr(plan, "calibration", None)`` (what ``privgp release`` records; its ``epsilon_at_value``, the
+      calibrator's own bookkeeping, to 1e-9 relative: the certificate's epsilon is compared exactly);
     * the recorded certificate's numbers (:data:`CERTIFICATE_FIELDS`: epsilon, delta, alpha, RDP value,
-      conversion, method, covered, details, public) equal ``plan.certificate``'s, and the recorded event
-      recomputes through the accountant to the recorded (epsilon, delta).
+      conversion, method, covered, details, public) equal ``plan.certificate``'s, recomputed through the
+      accountant at the recorded Renyi order alpha where the installed optimiser lands on another order
+      (any order is a valid bound; the epsilon must be the value at the recorded one);
+    * epsilon is at most ``public_settings.target_epsilon`` where one is recorded.
 
     Values are compared as certificate.json holds them (:func:`as_written`), exactly. Returns the rebuilt
     certificate (print ITS words: lemmas, warnings, ``covered``). Raises :class:`CertificateMismatch` (a
     NumericalError; ``.field`` names the first field that disagrees). ``plan`` needs ``mechanism``, ``event``,
     ``certificate`` and ``public_settings()``; ``n`` and ``calibration`` are checked when present.
     """
-    name = getattr(plan, "mechanism", None)
+    name = getattr(plan, "mechanism", None) if mechanism is None else mechanism
     if doc.get("mechanism") != name:
         raise CertificateMismatch("mechanism", f"labelled {_short(doc.get('mechanism'))}, but the settings rebuild "
                                   f"a {name!r} release")
@@ -213,12 +231,63 @@ def verify_against_plan(doc: dict, plan) -> PrivacyCertificate:
     compare(doc["public_settings"], plan.public_settings(), "public_settings")
     if hasattr(plan, "n") and isinstance(doc.get("dataset"), dict):
         compare(doc["dataset"].get("n"), int(plan.n), "dataset.n")
-    if hasattr(plan, "calibration"):
-        compare(doc.get("calibration"), plan.calibration, "calibration")
-    rebuilt = as_written(plan.certificate.to_dict())
+    compare(_calibration(doc.get("calibration"), getattr(plan, "calibration", None)),
+            getattr(plan, "calibration", None), "calibration")
     for key in CERTIFICATE_FIELDS:
         if key not in cert_doc:
             raise CertificateMismatch(f"certificate.{key}", "missing")
+    again = _at_recorded_order(cert_doc, plan.certificate)
+    rebuilt = as_written(again.to_dict())
+    for key in CERTIFICATE_FIELDS:
         compare(cert_doc[key], rebuilt[key], f"certificate.{key}")
-    verify_recompute(doc)
-    return plan.certificate
+    target = doc["public_settings"].get("target_epsilon") if isinstance(doc["public_settings"], dict) else None
+    if isinstance(target, (int, float)) and not isinstance(target, bool) and not again.epsilon <= target:
+        raise CertificateMismatch("certificate.epsilon", f"{again.epsilon!r} exceeds the target epsilon {target!r}")
+    return again
+
+
+def _at_recorded_order(cert_doc: dict, cert: PrivacyCertificate) -> PrivacyCertificate:
+    """``cert`` (rebuilt) re-evaluated at the certificate's recorded Renyi order when the installed
+    optimiser lands on another one: any order gives a valid bound, and the reported epsilon must be the
+    value at the reported order, recomputed through the accountant (DESIGN.md, "Certified means
+    one-sided"). So a certificate of an older privgp whose optimiser stopped at another alpha still
+    verifies, and one whose epsilon is not the value at its alpha does not."""
+    alpha = cert_doc.get("alpha")
+    if (cert.method != "rdp" or cert_doc.get("method") != "rdp" or isinstance(alpha, bool)
+            or not isinstance(alpha, (int, float)) or alpha == as_written(cert.alpha) or not alpha > 1):
+        return cert
+    again = replace(cert, alpha=float(alpha), alpha_optimised=False).recompute()
+    return replace(again, alpha_optimised=cert.alpha_optimised)
+
+
+#: the memory limit of a plan rebuilt by ``privgp verify`` (it samples nothing: no limit applies)
+VERIFY_MEMORY_LIMIT = float(2**62)
+
+
+def domain_setting(doc: dict, key: str = "domain"):
+    """The public box recorded as ``public_settings[key]`` ({"lower": [...], "upper": [...]})."""
+    from ..domain import Box
+
+    d = setting(doc, key)
+    if not isinstance(d, dict) or "lower" not in d or "upper" not in d:
+        raise CertificateMismatch(f"public_settings.{key}", f"a box {{lower, upper}}, found {_short(d)}")
+    return Box(tuple(d["lower"]), tuple(d["upper"]))
+
+
+def response_map_setting(doc: dict):
+    """The public response map recorded as ``public_settings.response_map`` (threshold, clip, transform;
+    the rest of the recorded dict is derived and compared with the rebuilt plan's)."""
+    from ..mechanisms.release import ResponseMap
+
+    d = setting(doc, "response_map")
+    if not isinstance(d, dict) or not {"threshold", "clip", "transform"} <= set(d):
+        raise CertificateMismatch("public_settings.response_map", f"threshold, clip and transform, found {_short(d)}")
+    return ResponseMap(threshold=d["threshold"], clip=d["clip"], transform=d["transform"])
+
+
+def grid_points_setting(doc: dict, key: str = "grid") -> int:
+    """The grid size argument (points along the longest side) of a recorded per-axis grid ``[m1, m2, ...]``."""
+    g = setting(doc, key)
+    if not isinstance(g, list) or not g or not all(isinstance(x, int) and not isinstance(x, bool) for x in g):
+        raise CertificateMismatch(f"public_settings.{key}", f"a list of grid sizes, found {_short(g)}")
+    return max(g)
