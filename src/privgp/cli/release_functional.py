@@ -3,23 +3,26 @@ same kernel (the functional mechanism of Hall et al. 2013 with the Gaussian-DP a
 Thm 4.1). The options, the plan and the outputs of this mechanism; the command itself (data, domain,
 response map, ledger, atomic outputs) is :mod:`privgp.cli.release`.
 
-Shared options it uses: --kernel, --lengthscale, --epsilon, --delta, --grid, and --r / --sensitivity
-(registered by the posterior-sample group; here r is the ridge of the posterior mean and the
-sensitivity lemma bounds its RKHS sensitivity). Options of the posterior-sample mechanism that do not
-apply (--sigma, --eta, --L > 1, --snap, --conversion mironov) are refused with a one-line error.
+Shared options it uses: --kernel, --lengthscale, --epsilon, --delta, --grid, --memory-limit, and --r /
+--sensitivity / --snap (registered by the posterior-sample group; here r is the ridge of the posterior
+mean, the sensitivity lemma bounds its RKHS sensitivity, and --snap R moves each input to the grid
+lattice refined R times, a public per-record map, so that the mean costs one unknown per occupied site
+whatever n is; default as for posterior sampling: 1 in 2-D, 0 = none in 1-D, where the exponential
+kernel's mean is O(n + m) anyway). Options of the posterior-sample mechanism that do not apply
+(--sigma, --eta, --L > 1, --conversion mironov) are refused with a one-line error.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
 from ..domain import PublicGrid
-from ..errors import InvalidParameterError
+from ..errors import InvalidParameterError, PrivgpError
 from ..mechanisms import functional as fm
 from ..mechanisms.posterior_release import default_lengthscale
 from ..mechanisms.release import default_delta, grid_sizes
 from . import release_posterior as rp
 from .release_figure import PictureContext, ReleasedField
-from .release_publish import verify_recompute
+from . import release_publish as publish
 from .release_report import MechanismReport
 
 NAME = "functional"
@@ -43,7 +46,7 @@ def add_arguments(group) -> None:
 
 
 def plan(args, data, domain, rmap, *, memory_limit: float) -> fm.FunctionalPlan:
-    for flag in ("sigma", "eta", "snap"):
+    for flag in ("sigma", "eta"):
         if getattr(args, flag, None) is not None:
             raise InvalidParameterError("--" + flag, "left out with --mechanism functional (a posterior-sample option)",
                                         getattr(args, flag))
@@ -55,6 +58,9 @@ def plan(args, data, domain, rmap, *, memory_limit: float) -> fm.FunctionalPlan:
     r = getattr(args, "r", None)
     if r is not None and args.noise_bound is not None:
         raise InvalidParameterError("--noise-bound", "left out when --r is given", args.noise_bound)
+    snap = rp.DEFAULT_SNAP[domain.dim] if getattr(args, "snap", None) is None else args.snap
+    if snap < 0:
+        raise InvalidParameterError("--snap", "an integer >= 0", snap)
     grid = PublicGrid.on_box(domain, grid_sizes(domain, args.grid or rp.DEFAULT_GRID[domain.dim]))
     noise = None if r is not None else (DEFAULT_NOISE_BOUND if args.noise_bound is None else args.noise_bound)
     return fm.plan_functional(data.n, domain, grid, kernel=args.kernel,
@@ -62,7 +68,8 @@ def plan(args, data, domain, rmap, *, memory_limit: float) -> fm.FunctionalPlan:
                               r=r, noise_std=noise, epsilon=DEFAULT_EPSILON if args.epsilon is None else args.epsilon,
                               delta=default_delta(data.n) if args.delta is None else args.delta,
                               sensitivity=getattr(args, "sensitivity", "auto"),
-                              accounting=args.noise_analysis or "gdp", response_map=rmap, memory_limit=memory_limit)
+                              accounting=args.noise_analysis or "gdp", response_map=rmap, memory_limit=memory_limit,
+                              snap=snap or None)
 
 
 def write(out: Path, released: fm.FunctionalRelease, plan: fm.FunctionalPlan, data) -> list[str]:
@@ -88,7 +95,10 @@ def report_text(plan: fm.FunctionalPlan, ctx: PictureContext) -> MechanismReport
     how = ("The estimate is a smooth function of the records; how far one record can move it is bounded in the "
            "function's own norm (its RKHS sensitivity). Random noise drawn from a Gaussian process with the same "
            "kernel, scaled to that bound, is added once to the whole function (the functional mechanism). "
-           "Responses were first put on a clipped, bounded scale.")
+           "Responses were first put on a clipped, bounded scale."
+           + ("" if plan.snap is None else " Each record's location was first moved to the nearest point of a fixed "
+              "public lattice (the map's grid" + ("" if plan.snap == 1 else f" refined {plan.snap} times") + "), a rule "
+              "applied to each record separately, so the guarantee holds for the original records."))
     statement = (f"R\u00e4is\u00e4, Markou et al., Thm 4.1: the functional mechanism with noise multiplier c = "
                  f"\u0394/\u03bc is \u03bc-GDP; \u0394 \u2264 {plan.sensitivity:.6g} ({plan.lemma}); the exact "
                  "Gaussian-DP privacy profile gives (\u03b5, \u03b4) with no RDP conversion.")
@@ -104,16 +114,63 @@ def report_text(plan: fm.FunctionalPlan, ctx: PictureContext) -> MechanismReport
                                        "Functional Data, JMLR 2013."))
 
 
+def rebuild_plan(doc: dict) -> fm.FunctionalPlan:
+    """The plan rebuilt from certificate.json's public settings through :func:`~privgp.mechanisms.functional.plan_functional`,
+    called as ``privgp release`` called it (a calibrated r calibrated again from the recorded noise bound; the
+    multiplier c calibrated again to the recorded target). The sensitivity lemma is the one of the recorded
+    ``sensitivity_lemma`` (each choice is rebuilt and the one naming it kept)."""
+    def s(key):
+        return publish.setting(doc, key)
+
+    domain = publish.domain_setting(doc)
+    source = s("hyperparameters")
+    if source == "given r":
+        r, noise = s("r"), None
+    elif source == "calibrated r":
+        cal = doc.get("calibration")
+        if not isinstance(cal, dict) or "target_noise_std" not in cal:
+            raise publish.CertificateMismatch("calibration.target_noise_std", "missing (the calibrated r cannot be "
+                                              "rebuilt)")
+        r, noise = None, cal["target_noise_std"]
+    else:
+        raise publish.CertificateMismatch("public_settings.hyperparameters", f"'given r' or 'calibrated r', found "
+                                          f"{source!r}")
+    ps = doc["public_settings"]
+    extra = {"snap": ps["snap"]} if "snap" in ps else {}
+    grid = PublicGrid.on_box(domain, grid_sizes(domain, publish.grid_points_setting(doc)))
+    lemma = s("sensitivity_lemma")
+
+    def build(choice):
+        return fm.plan_functional(
+            publish.recorded_n(doc), domain, grid, kernel=s("kernel"), lengthscale=s("lengthscale"), r=r,
+            noise_std=noise, epsilon=s("target_epsilon"), delta=s("delta"), sensitivity=choice,
+            accounting=s("accounting"), response_map=publish.response_map_setting(doc),
+            memory_limit=publish.VERIFY_MEMORY_LIMIT, **extra)
+
+    plan = build("generic")
+    if plan.lemma != lemma:
+        try:
+            other = build("exp1d")
+        except PrivgpError:  # Lemma B.7 outside its kernel and dimension: the generic plan's lemma is compared
+            return plan
+        if other.lemma == lemma:
+            return other
+    return plan
+
+
 def verify(doc: dict):
-    """Recompute the certificate from its recorded event (exact GDP profile)."""
-    return verify_recompute(doc)
+    """Rebuild the plan from the public settings (:func:`rebuild_plan`: n, domain, response map, kernel,
+    lengthscale, r or its noise bound, target (epsilon, delta), sensitivity lemma, noise analysis, grid) and
+    compare it with everything recorded, the event's sensitivity and noise multiplier included
+    (:func:`~privgp.cli.release_publish.verify_against_plan`)."""
+    return publish.verify_against_plan(doc, rebuild_plan(doc))
 
 
 def summary(plan: fm.FunctionalPlan) -> dict:
     return {"L": plan.L, "r": plan.r, "multiplier": plan.multiplier, "sensitivity_bound": plan.sensitivity,
             "noise_analysis": plan.accounting, "lengthscale": plan.lengthscale, "kernel": plan.kernel,
             "hyperparameters": plan.hyperparameter_source, "target_epsilon": plan.epsilon,
-            "sensitivity": plan.lemma}
+            "sensitivity": plan.lemma, "snap": plan.snap}
 
 
 def summary_lines(plan: fm.FunctionalPlan, data) -> list[str]:
@@ -124,5 +181,7 @@ def summary_lines(plan: fm.FunctionalPlan, data) -> list[str]:
         f"({plan.hyperparameter_source}"
         + (f" for noise std <= {plan.calibration['target_noise_std']:g}" if plan.calibration else "")
         + f"), noise std c={plan.multiplier:.4g} ({plan.accounting})",
-        f"  grid        {' x '.join(map(str, plan.grid.sizes))}",
+        f"  grid        {' x '.join(map(str, plan.grid.sizes))}"
+        + ("" if plan.snap is None else
+           f"; inputs snapped to the grid{'' if plan.snap == 1 else f' refined {plan.snap}x'} (public per-record map)"),
     ]

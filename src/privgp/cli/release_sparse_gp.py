@@ -27,7 +27,7 @@ from ..mechanisms.sparse_gp_release import (DEFAULT_INDUCING, DEFAULT_NOISE_STD,
                                             plan_sparse_gp)
 from ..mechanisms.sparse_gp_sensitivity import KERNEL_BOUNDS
 from .release_figure import PictureContext, ReleasedField
-from .release_publish import verify_recompute
+from . import release_publish as publish
 from .release_report import MechanismReport
 
 NAME = "sparse-gp"
@@ -181,6 +181,36 @@ def report_text(plan: SparseGpPlan, ctx: PictureContext) -> MechanismReport:
                                        "privgp).",))
 
 
+def _inducing_setting(doc: dict) -> int:
+    """The ``inducing`` argument (points along the longest side) of the recorded inducing grid."""
+    Z = publish.setting(doc, "inducing_points")
+    try:
+        Z = np.asarray(Z, dtype=float)
+    except (TypeError, ValueError):
+        raise publish.CertificateMismatch("public_settings.inducing_points", "a list of points") from None
+    if Z.ndim != 2 or Z.shape[0] < 1:
+        raise publish.CertificateMismatch("public_settings.inducing_points", "a list of points")
+    return 1 if Z.shape[0] == 1 else max(len(np.unique(Z[:, j])) for j in range(Z.shape[1]))
+
+
+def rebuild_plan(doc: dict) -> SparseGpPlan:
+    """The plan rebuilt from certificate.json's public settings through :func:`plan_sparse_gp`, called as
+    ``privgp release`` called it (the noise calibrated again to the recorded target (epsilon, delta))."""
+    def s(key):
+        return publish.setting(doc, key)
+
+    rule = s("noise_ratio_rule")
+    return plan_sparse_gp(publish.recorded_n(doc), publish.domain_setting(doc), publish.response_map_setting(doc),
+                          epsilon=s("target_epsilon"), delta=s("delta"), kernel=s("kernel"),
+                          lengthscale=s("lengthscale"), noise_std=s("noise_std"), inducing=_inducing_setting(doc),
+                          grid=publish.grid_points_setting(doc), kernel_bound=s("kernel_bound_method"),
+                          noise_ratio=s("noise_ratio") if rule == "given" else rule, rho=s("rho"),
+                          correction=s("correction"))
+
+
 def verify(doc: dict):
-    """Recompute the certificate from its recorded Gaussian event (the sensitivity is recorded in the event)."""
-    return verify_recompute(doc)
+    """Rebuild the plan from the public settings (:func:`rebuild_plan`: n, domain, response map, kernel,
+    lengthscale, noise std, inducing inputs, R_k rule, noise ratio, rho, S_2 correction, target (epsilon,
+    delta), grid) and compare it with everything recorded, the Gaussian event's sensitivity and noise std
+    included (:func:`~privgp.cli.release_publish.verify_against_plan`)."""
+    return publish.verify_against_plan(doc, rebuild_plan(doc))

@@ -19,7 +19,7 @@ from ..errors import InvalidParameterError
 from ..tasks.private_selection import LengthscaleSelectionPlan, SelectionResult, plan_lengthscale_selection
 from . import release_posterior
 from .release_figure import PictureContext, ReleasedField
-from .release_publish import verify_recompute
+from . import release_publish as publish
 from .release_report import MechanismReport
 
 NAME = "posterior-sample-tuned"
@@ -128,6 +128,31 @@ def report_text(plan: LengthscaleSelectionPlan, ctx: PictureContext) -> Mechanis
                                        "(seed paper 000)."))
 
 
+def rebuild_plan(doc: dict) -> LengthscaleSelectionPlan:
+    """The plan rebuilt from certificate.json's public settings through :func:`plan_lengthscale_selection`
+    (each candidate's r calibrated again to the per-run budget)."""
+    def s(key):
+        return publish.setting(doc, key)
+
+    sel = s("selection")
+    if not isinstance(sel, dict):
+        raise publish.CertificateMismatch("public_settings.selection", "the selection budget (a dict)")
+    ells = s("lengthscales")
+    if not isinstance(ells, list):
+        raise publish.CertificateMismatch("public_settings.lengthscales", f"a list, found {ells!r}")
+    for key in ("epsilon_total", "delta_total", "gamma"):
+        if key not in sel:
+            raise publish.CertificateMismatch(f"public_settings.selection.{key}", "missing")
+    return plan_lengthscale_selection(
+        publish.recorded_n(doc), publish.domain_setting(doc), publish.response_map_setting(doc), ells,
+        epsilon_total=sel["epsilon_total"], delta_total=sel["delta_total"], gamma=sel["gamma"],
+        validation_fraction=s("validation_fraction"), kernel=s("kernel"), sigma=s("sigma"),
+        sensitivity=s("sensitivity"), conversion=s("conversion"), grid=publish.grid_points_setting(doc),
+        snap=s("snap"), memory_limit=publish.VERIFY_MEMORY_LIMIT)
+
+
 def verify(doc: dict):
-    """Recompute the certificate from its recorded selection event."""
-    return verify_recompute(doc)
+    """Rebuild the plan from the public settings (:func:`rebuild_plan`: n, domain, response map, candidate
+    lengthscales, total budget, gamma, held-out share, kernel, sigma, sensitivity lemma, conversion, grid,
+    snapping) and compare it with everything recorded (:func:`~privgp.cli.release_publish.verify_against_plan`)."""
+    return publish.verify_against_plan(doc, rebuild_plan(doc), mechanism=NAME)

@@ -304,7 +304,8 @@ class LengthscaleSelectionPlan:
         return {"n": self.n, "n_train": self.n_train, "domain": self.domain.to_dict(),
                 "response_map": self.response_map.to_dict(), "lengthscales": list(self.lengthscales),
                 "validation_fraction": self.validation_fraction, "selection": self.budget.to_dict(),
-                "kernel": p0.kernel, "sigma": p0.sigma, "grid": list(p0.grid),
+                "kernel": p0.kernel, "sigma": p0.sigma, "grid": list(p0.grid), "sensitivity": p0.sensitivity,
+                "constants": p0.constants, "conversion": p0.conversion, "snap": p0.snap,
                 "r_per_candidate": [p.r for p in self.plans],
                 "score": "COINPRESS mean of -(y - f(x))^2 clipped to [-4, 0] on the validation rows"}
 
