@@ -57,7 +57,7 @@ def domain_settings(draw):
     x_h = x_l * draw(st.floats(1.0, 3.0))
     beta = draw(log_uniform(0.05, 20.0))
     nu = draw(st.floats(1.01, 20.0))
-    n_min = math.ceil(1 + max(10 / beta, 1.0) * (x_h / x_l) ** 2 * nu) + 1
+    n_min = math.ceil(1 + 10.0 * (x_h / x_l) ** 2 * nu) + 1   # Lemma 4.2's corrected condition
     n = n_min + draw(st.integers(0, 10 ** 7))
     return dict(nu=nu, n=n, alpha=draw(log_uniform(0.01, 20.0)), beta=beta, x_h=x_h, x_l=x_l,
                 c=draw(log_uniform(0.05, 1e8)), gamma1=draw(st.floats(0.01, 0.49)))
@@ -189,5 +189,6 @@ def test_theorem1_rejects_out_of_range():
 
 def test_alpha_max_matches_lemma_condition():
     am = float(lemma42_alpha_max(1001, 2.0, 1.0, 0.5))
-    assert am == pytest.approx(min(1000 * 0.25 * 2.0 / 10, 1000 * 0.25))
+    assert am == pytest.approx(1000 * 0.25 / 10)      # corrected: n > 1 + 10 nu x_h^2/x_l^2, beta does not enter
+    assert float(lemma42_alpha_max(1001, 2.0, 1.0, 0.5, printed=True)) == pytest.approx(1000 * 0.25 * 2.0 / 10)
     assert np.isinf(lemma42_epsilon1(am, 1001, 1.0, 2.0, 1.0, 0.5, 10.0, 0.1))

@@ -4,14 +4,24 @@ One draw from p(theta | D) (Lemma 4.1; prior N(0, 1/alpha), noise precision beta
 n records with x_l <= x_i <= x_h and |y_i/x_i - c| <= n^gamma1 (replace-one neighbours):
 
 * Lemma 4.2 (:func:`lemma42_epsilon1`, event :class:`LinearRegressionPosteriorEvent`): for
-  n > max{1 + 10 (x_h^2/x_l^2)(nu/beta), 1 + nu x_h^2/x_l^2} the draw is (nu, eps_1)-RDP with
+  n > 1 + 10 nu x_h^2/x_l^2 (CORRECTED condition, see below) the draw is (nu, eps_1)-RDP with
 
     eps_1 = x_h^2 / (2 (n-1) x_l^2) + (nu-1)/2 * nu x_h^2 / ((n-1) x_l^2 - nu x_h^2)
           + 2 nu beta x_h^4 / ((9/10) n^(1-2 gamma1) x_l^2)
           + 2 nu beta (x_h^2 beta)(x_h^2 alpha + x_h^4 beta) / ((9/10)(x_l^2 beta)^2) * (c + n^gamma1) / n^(2-gamma1)
           + nu/2 (x_h^2 alpha + x_h^4 beta)^2 / ((9/10) x_l^6 beta) * (c + n^gamma1)^2 / n^3.
 
-  The orders allowed by the condition on n give the event's alpha_max.
+  The orders allowed by the condition on n give the event's alpha_max = (n-1) x_l^2 / (10 x_h^2).
+
+  Correction (docs/results.md, "Corrections to the paper"): the paper states the lemma for
+  n > max{1 + 10 (x_h^2/x_l^2)(nu/beta), 1 + nu x_h^2/x_l^2}. Its proof needs Claim D.24,
+  (1/10)(alpha + (z + x_n^2) beta) > nu beta (x^_n^2 - x_n^2) (the precision difference of the two
+  posteriors carries the factor beta; the printed claim drops it), and z >= (n-1) x_l^2 gives that
+  for n > 1 + 10 nu x_h^2/x_l^2, with no 1/beta. The printed condition is false for beta > 1: with
+  n = 1000, alpha = 1, beta = 4, x_h = 1, x_l = 0.5, gamma1 = 0.3, c = 10 the exact divergence at
+  order 99 is 281.9 against the formula's 256.8. Under the corrected condition the rest of the proof
+  (Claims D.25-D.28) goes through unchanged (it also implies n > 1 + nu x_h^2/x_l^2 of Claim D.27).
+  :func:`lemma42_alpha_max` with ``printed=True`` gives the paper's range, for demonstrations only.
 * Lemma 4.3: (eps_1 + log(1/delta)/(nu - 1), delta)-DP (Mironov's conversion; the accountant's
   default "improved" conversion is never larger).
 * Claim D.29 (:func:`claim_d29_conditions`): the per-term budgets eps/2, eps/16, eps/16, eps/8, eps/8,
@@ -22,8 +32,8 @@ n records with x_l <= x_i <= x_h and |y_i/x_i - c| <= n^gamma1 (replace-one neig
 
 Errata handled here (digest sec. 6.4): the exact divergence of eq. (14) is the Gil et al. (2013) form
 of :func:`privgp.accounting.divergences.renyi_gaussian_1d` (the printed one has ln(sigma/sigma^) and
-(nu-1)/2); Lemma 4.2's bound is used as printed and checked against the exact divergence by property
-tests (tests/test_sgld_bounds.py).
+(nu-1)/2); Lemma 4.2's formula is used as printed, on the corrected range of orders, and checked against
+the exact divergence by property tests (tests/test_sgld_bounds.py, tests/test_sgld_lemma42.py).
 """
 from __future__ import annotations
 
@@ -54,17 +64,24 @@ def _terms(nu, n, alpha, beta, x_h, x_l, c, gamma1):
     return t1, t2, t3, t4, t5
 
 
-def lemma42_alpha_max(n: ArrayLike, beta: ArrayLike, x_h: ArrayLike, x_l: ArrayLike) -> np.ndarray:
-    """Largest order (exclusive) allowed by Lemma 4.2's condition
-    n > max{1 + 10 (x_h^2/x_l^2)(nu/beta), 1 + nu x_h^2/x_l^2}."""
+def lemma42_alpha_max(n: ArrayLike, beta: ArrayLike, x_h: ArrayLike, x_l: ArrayLike, *,
+                      printed: bool = False) -> np.ndarray:
+    """Largest order (exclusive) allowed by Lemma 4.2's corrected condition n > 1 + 10 nu x_h^2/x_l^2,
+    i.e. (n-1) x_l^2 / (10 x_h^2); ``beta`` does not enter (see the module docstring).
+
+    ``printed=True``: the paper's condition n > max{1 + 10 (x_h^2/x_l^2)(nu/beta), 1 + nu x_h^2/x_l^2},
+    which is NOT sufficient for beta > 1 (kept to demonstrate the counterexample; never certify with it)."""
     n, beta, x_h, x_l = (np.asarray(a, dtype=float) for a in (n, beta, x_h, x_l))
     q = (n - 1.0) * x_l ** 2 / x_h ** 2
-    return np.minimum(q * beta / 10.0, q)
+    if printed:
+        return np.minimum(q * beta / 10.0, q)
+    return np.broadcast_to(q / 10.0, np.broadcast_shapes(q.shape, beta.shape)).copy()
 
 
 def lemma42_epsilon1(nu: ArrayLike, n: ArrayLike, alpha: ArrayLike, beta: ArrayLike, x_h: ArrayLike,
                      x_l: ArrayLike, c: ArrayLike, gamma1: ArrayLike) -> np.ndarray:
-    """eps_1 of Lemma 4.2 (broadcasting); +inf where the order violates the lemma's condition on n."""
+    """eps_1 of Lemma 4.2 (broadcasting); +inf where the order violates the lemma's (corrected) condition on n,
+    n > 1 + 10 nu x_h^2/x_l^2."""
     nu = np.asarray(nu, dtype=float)
     if np.any(~(nu > 1.0)):
         raise InvalidParameterError("nu", "> 1 (Rényi order)", nu)
@@ -101,7 +118,8 @@ def _check_domain_params(n, alpha, beta, x_h, x_l, c, gamma1):
 class LinearRegressionPosteriorEvent(PrivacyEvent):
     """One draw from the posterior of 1-D Bayesian linear regression (seed 004, eq. (4)) on the domain of
     eq. (5) with n records: (nu, eps_1(nu))-RDP by Lemma 4.2 for 1 < nu < alpha_max, where alpha_max
-    comes from the lemma's condition n > max{1 + 10 (x_h^2/x_l^2)(nu/beta), 1 + nu x_h^2/x_l^2}.
+    comes from the lemma's corrected condition n > 1 + 10 nu x_h^2/x_l^2 (the printed nu/beta is not
+    sufficient for beta > 1; docs/results.md, "Corrections to the paper").
     Assumptions: replace-one neighbours (a record replaced by (0, 0) emulates removal), x_h^2 beta > 3
     and gamma1 < 1/2 as in the paper; the printed eq. (14) is corrected (this curve is checked against
     the exact divergence in the tests)."""
@@ -122,8 +140,8 @@ class LinearRegressionPosteriorEvent(PrivacyEvent):
             object.__setattr__(self, name, val)
         if not lemma42_alpha_max(self.n, self.beta, self.x_h, self.x_l) > 1.0:
             raise InvalidParameterError("n", "large enough that Lemma 4.2 admits some order nu > 1 "
-                                        f"(n > 1 + max(10/beta, 1) x_h^2/x_l^2 = "
-                                        f"{1 + max(10 / self.beta, 1) * self.x_h ** 2 / self.x_l ** 2:.6g})", self.n)
+                                        f"(n > 1 + 10 x_h^2/x_l^2 = {1 + 10 * self.x_h ** 2 / self.x_l ** 2:.6g})",
+                                        self.n)
 
     def _params(self):
         # the paper's prior precision "alpha" is passed as prior_precision: alpha is the accountant's order
@@ -159,7 +177,8 @@ def claim_d29_order(epsilon: float, delta: float) -> float:
 
 def claim_d29_conditions(n: int, epsilon: float, delta: float, *, alpha: float, beta: float, x_h: float,
                          x_l: float, c: float, gamma1: float) -> dict[str, bool]:
-    """Each condition of Claim D.29 (and Lemma 4.2's) at n, as a dict name -> satisfied.
+    """Each condition of Claim D.29 (and Lemma 4.2's, corrected: n > 1 + 10 nu x_h^2/x_l^2, no 1/beta) at n,
+    as a dict name -> satisfied.
 
     eq. (54): term 1 <= eps/16; (55): term 2 <= eps/16; (56): term 3 <= eps/8; (57): term 4 <= eps/8;
     (58): term 5 <= eps/8 (checked as the derived inequality, not the printed exponent)."""
@@ -170,7 +189,7 @@ def claim_d29_conditions(n: int, epsilon: float, delta: float, *, alpha: float, 
     a_term = x_h ** 2 * alpha + x_h ** 4 * beta
     cw = c + n ** gamma1
     return {
-        "lemma42_a": n > 1 + 10 * r2 * nu / beta,
+        "lemma42_a": n > 1 + 10 * r2 * nu,
         "lemma42_b": n > 1 + nu * r2,
         "eq54": n >= 1 + r2 * 8.0 / eps,
         "eq55": n >= 1 + nu * r2 * (1 + 8.0 * (nu - 1) / eps),
@@ -183,7 +202,9 @@ def claim_d29_conditions(n: int, epsilon: float, delta: float, *, alpha: float, 
 def claim_d30_sample_size(epsilon: float, delta: float, *, alpha: float, beta: float, x_h: float, x_l: float,
                           gamma1: float, gamma2: float) -> float:
     """The explicit n of Claim D.30 (c = n^gamma2, gamma1 < gamma2 < 3/2) with the corrected exponents
-    1/(2 - gamma1 - gamma2) (4th term) and 1/(3 - 2 gamma2) (5th term; the square of eq. (58))."""
+    1/(2 - gamma1 - gamma2) (4th term) and 1/(3 - 2 gamma2) (5th term; the square of eq. (58)), and Lemma
+    4.2's corrected condition n > 1 + 10 nu x_h^2/x_l^2 (first term, and the lower bound on n in the factor
+    1 + 1/n^(gamma2 - gamma1) of the 4th and 5th terms)."""
     eps = v.positive("epsilon", epsilon)
     nu = claim_d29_order(eps, delta)
     alpha, beta = v.positive("alpha", alpha), v.positive("beta", beta)
@@ -192,10 +213,10 @@ def claim_d30_sample_size(epsilon: float, delta: float, *, alpha: float, beta: f
     gamma2 = v.open_interval("gamma2", gamma2, gamma1, 1.5)
     r2 = x_h ** 2 / x_l ** 2
     a_term = x_h ** 2 * alpha + x_h ** 4 * beta
-    corr = 1.0 + 1.0 / (1.0 + 10.0 * r2 * nu / beta) ** (gamma2 - gamma1)
+    corr = 1.0 + 1.0 / (1.0 + 10.0 * r2 * nu) ** (gamma2 - gamma1)
     t4 = (16 * nu * beta / eps * (x_h ** 2 * beta) * a_term / (NINE_TENTHS * (x_l ** 2 * beta) ** 2) * corr)
     t5 = (4 * nu / eps * a_term ** 2 / (NINE_TENTHS * x_l ** 6 * beta) * corr ** 2)
-    terms = [1 + 10 * r2 * nu / beta, 1 + nu * r2, 1 + r2 * 8.0 / eps, 1 + nu * r2 * (1 + 8.0 * (nu - 1) / eps),
+    terms = [1 + 10 * r2 * nu, 1 + nu * r2, 1 + r2 * 8.0 / eps, 1 + nu * r2 * (1 + 8.0 * (nu - 1) / eps),
              (16 * nu * beta * x_h ** 4 / (NINE_TENTHS * eps * x_l ** 2)) ** (1.0 / (1.0 - 2.0 * gamma1)),
              t4 ** (1.0 / (2.0 - gamma1 - gamma2)) if gamma1 + gamma2 < 2 else math.inf,
              t5 ** (1.0 / (3.0 - 2.0 * gamma2))]

@@ -151,7 +151,7 @@ def theorem1_constants(epsilon, epsilon_prime, delta, *, alpha, beta, x_h, gamma
     """The constants of the proof of Theorem 1 (x_l = x_h/2, c = n^gamma2) in mpmath at ``dps`` digits.
 
     n_1 as printed; n_2 = Claim D.30 with its corrected exponents and factors; n_3 = Lemma 4.2's
-    conditions at nu_1 = 2 log(1/delta)/eps + 1; the fourth term of n_p from eq. (10). Requires
+    corrected condition n > 1 + 10 nu x_h^2/x_l^2 (the printed nu/beta is not sufficient for beta > 1) at nu_1 = 2 log(1/delta)/eps + 1; the fourth term of n_p from eq. (10). Requires
     0 < gamma1 < 1/2, 1 + gamma1 < gamma2 < 3/2, delta < 1/2, x_h^2 beta > 3."""
     eps = v.positive("epsilon", epsilon)
     eps_p = v.positive("epsilon_prime", epsilon_prime)
@@ -172,13 +172,13 @@ def theorem1_constants(epsilon, epsilon_prime, delta, *, alpha, beta, x_h, gamma
         n1 = max(1 / (2 * a * xb) - 1 / xb, a / xb, a / xb * (mpmath.exp(2 / xb) - 2) + 1 / (2 * xb))
         r2 = xh ** 2 / xl ** 2
         a_term = xh ** 2 * a + xh ** 4 * b
-        corr = 1 + 1 / (1 + 10 * r2 * nu / b) ** (g2 - g1)
+        corr = 1 + 1 / (1 + 10 * r2 * nu) ** (g2 - g1)
         t4 = 16 * nu * b / e * xb * a_term / (mp("0.9") * (xl ** 2 * b) ** 2) * corr
         t5 = 4 * nu / e * a_term ** 2 / (mp("0.9") * xl ** 6 * b) * corr ** 2
         n2 = max(1 + r2 * 8 / e, 1 + nu * r2 * (1 + 8 * (nu - 1) / e),
                  (16 * nu * b * xh ** 4 / (mp("0.9") * e * xl ** 2)) ** (1 / (1 - 2 * g1)),
                  t4 ** (1 / (2 - g1 - g2)), t5 ** (1 / (3 - 2 * g2)))
-        n3 = max(1 + 10 * r2 * nu / b, 1 + nu * r2)
+        n3 = max(1 + 10 * r2 * nu, 1 + nu * r2)
         n4 = ((ep - mpmath.log(mp("0.5") - dl)) * mpmath.exp(2 / xb) * (32 * xb / 3) ** 2 * (2 * vv1 / a)) ** (1 / (2 * (g2 - 1)))
         n_p = max(n1, n2, n3, n4)
         c_p = n_p ** g2

@@ -19,7 +19,8 @@ values returned in :class:`PtsResult` are part of that composition (Claims C.6-C
 n_min (eq. (26)). The proof (Claim C.11) needs W in the domain D(|W|, gamma1, x_h, x_l, c = m~) of
 eq. (5) and Claim D.29's conditions at n = |W|. We compute exactly that: n_b = the smallest n at which
 every condition of Claim D.29 and of Lemma 4.2 holds with c = m~ (each is monotone in n, so a bisection
-is exact), and the domain condition |W|^gamma1 >= n2^rho2 (eq. (36)) as n >= max(n1, n2)^(rho2/gamma1)
+is exact; Lemma 4.2's condition in its corrected form n > 1 + 10 nu x_h^2/x_l^2, without the paper's 1/beta,
+see docs/results.md "Corrections to the paper"), and the domain condition |W|^gamma1 >= n2^rho2 (eq. (36)) as n >= max(n1, n2)^(rho2/gamma1)
 (eq. (26) prints n1^(rho2/gamma1); eq. (36) needs n2; the maximum covers both). The closed forms printed
 in eq. (26) carry the exponent slips of Claims D.29/D.30 (digest of seed 004, sec. 6.4) and are not used.
 Two corner cases the paper leaves open are resolved conservatively, by decisions that depend only on
