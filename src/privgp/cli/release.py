@@ -216,9 +216,12 @@ def load_data(args):
 
 # -- outputs -----------------------------------------------------------------------------------
 
-def certificate_doc(mechanism: str, plan, data, fingerprint, charge, randomness, files) -> dict:
-    """certificate.json: public quantities only (no local paths, no statistics of the data)."""
+def certificate_doc(mechanism: str, plan, data, fingerprint, charge, randomness, files, folder: Path | None = None) -> dict:
+    """certificate.json: public quantities only (no local paths, no statistics of the data). With ``folder``
+    (where the outputs were written) it records the sha256 of every other file in ``files``, so that
+    ``privgp verify`` detects a swapped output."""
     cert = plan.certificate
+    hashes = {} if folder is None else {f: publish.sha256_file(folder / f) for f in files if f != CERTIFICATE}
     return {
         "privgp_version": __version__,
         "mechanism": mechanism,
@@ -231,6 +234,7 @@ def certificate_doc(mechanism: str, plan, data, fingerprint, charge, randomness,
         "ledger": {"entry_id": charge.entry_id, **charge.to_dict()},
         "randomness": randomness,
         "outputs": list(files),
+        **({"sha256": hashes} if folder is not None else {}),
         "notes": [
             "The guarantee assumes the domain, threshold, clipping bound and all hyperparameters were chosen "
             "independently of the private data; choosing them on the data needs its own privacy accounting.",
@@ -323,11 +327,11 @@ def run(args) -> int:
             pic = publish.picture(mod, released, plan, data)
             (tmp / mod.PICTURE).write_bytes(pic.png)
             files += [mod.PICTURE, CERTIFICATE] + ([publish.REPORT] if args.report else [])
-            doc = certificate_doc(mod.NAME, plan, data, fingerprint, charge, randomness, files)
-            (tmp / CERTIFICATE).write_text(json.dumps(to_jsonable(doc), indent=2) + "\n")
-            if args.report:
+            if args.report:  # before the certificate, which records the sha256 of every other file
                 (tmp / publish.REPORT).write_text(
                     publish.report(mod, plan, data, pic, charge, fingerprint, randomness, files), encoding="utf-8")
+            doc = certificate_doc(mod.NAME, plan, data, fingerprint, charge, randomness, files, folder=tmp)
+            (tmp / CERTIFICATE).write_text(json.dumps(to_jsonable(doc), indent=2) + "\n")
         ledger.complete(charge.entry_id)
         progress.update(1)
     summary = _summary(mod, plan, data, Path(args.out), files, charge, ledger, randomness, fingerprint)

@@ -15,6 +15,7 @@ value except n and writes nothing (the command writes into its atomic output fol
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import replace
 from typing import Any
@@ -159,6 +160,15 @@ def compare(recorded: Any, rebuilt: Any, path: str) -> None:
     if d is not None:
         where, a, b = d
         raise CertificateMismatch(where, f"recorded {_short(a)}, but the public settings rebuild {_short(b)}")
+
+
+def sha256_file(path) -> str:
+    """The hex sha256 of a file's bytes (what certificate.json records of each released file)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def setting(doc: dict, key: str, section: str = "public_settings") -> Any:

@@ -1,10 +1,21 @@
-"""``privgp verify certificate.json``: check a published release's certificate.
+"""``privgp verify certificate.json``: check a published certificate by re-deriving it, never by re-reading it.
 
-Recomputes the guarantee from the recorded privacy event through the accountant, re-derives what
-the mechanism's event took from its public settings (posterior-sample: kappa and the kernel facts
-from the kernel, lengthscale and domain), checks that the public settings shown in the file (and in
-report.html) are the certified ones, and says whether everything matches. Exit status: 0 verified,
-1 NOT verified (the file disagrees with its own recomputation), 2 not a certificate file.
+Kinds of file (every certificate privgp writes): the certificate.json of ``privgp release`` (any
+``--mechanism``), the certificate.json of ``privgp optimize``, and the certificate printed by
+``privgp account --json`` (the calculator). For each, the privacy event is REBUILT from the file's
+public settings through the same code that built it (the mechanism's plan function: n from
+``dataset.n``, domain, response map, kernel, lengthscale, r, sigma, eta, L, delta, lemma, conversion,
+noise, inducing inputs, ...) and compared field by field with the recorded event, settings and
+numbers (:func:`privgp.cli.release_publish.verify_against_plan`); the first field that disagrees is
+named. Then the released files beside the certificate (or in ``--files DIR``) are hashed and
+compared with the recorded sha256; a missing file is reported.
+
+Exit status: 0 verified (also when NOT COVERED by the lemmas -- published constants -- or a file is
+missing: both are printed, and ``covered`` / ``files`` are in --json; ``--strict`` makes them exit 1);
+1 NOT verified (the file disagrees with its rebuild, a released file was swapped, or it fails the
+JSON Schema); 2 not a readable certificate (not JSON, not an object, nested too deep, unknown kind).
+The ledger fields (entry id, dataset fingerprint, budget) are the data holder's statement and cannot
+be checked by a third party: the ledger is private.
 """
 from __future__ import annotations
 
@@ -12,26 +23,49 @@ import argparse
 import json
 import textwrap
 from pathlib import Path
+from types import SimpleNamespace
 
 from ..accounting import PrivacyCertificate
-from ..errors import DataError, InvalidParameterError, NumericalError
+from ..errors import DataError, InvalidParameterError, NumericalError, PrivgpError
+from . import release_publish as publish
 from .common import print_json
 from .release_figure import format_upper
 
 DESCRIPTION = textwrap.dedent("""\
-    Verify the certificate.json of a `privgp release`: the (epsilon, delta) it states is recomputed
-    from the privacy event it records and from its public settings, with the installed privgp.
-    Needs no data and no ledger. Exit status 0: verified; 1: NOT verified; 2: not a readable
-    certificate file.
+    Verify a certificate written by privgp: the certificate.json of `privgp release` or `privgp
+    optimize`, or the output of `privgp account --json`. The privacy event is REBUILT from the
+    certificate's public settings (n, domain, response map, kernel, lengthscale, r, sigma, eta, L,
+    delta, sensitivity lemma, constants, conversion, noise, ...) by the installed privgp's own plan
+    code, and compared with the recorded event, settings, mechanism label and (epsilon, delta); the
+    first field that disagrees is named. The sha256 of each released file beside the certificate
+    (or in --files DIR) is compared with the recorded one. Needs no data and no ledger.
+
+    Not verifiable by a third party: the ledger fields (entry id, dataset fingerprint, budget and
+    spent epsilon) are the data holder's statement; the ledger is private. Nor can verify know
+    whether the settings were really chosen without looking at the data, or whether n is the true
+    number of records: the certificate states them, verify checks what follows from them.
+
+    Exit status 0: verified (a certificate NOT COVERED by the lemmas -- published constants -- or
+    with a released file missing is still 0, and says so; --strict makes both exit 1); 1: NOT
+    verified; 2: not a readable certificate file.
     """)
 
 EXIT_NOT_VERIFIED = 1
+LEDGER_NOTE = ("the ledger fields (entry id, dataset fingerprint, budget) are the data holder's statement, not "
+               "verifiable by a third party (the ledger is private)")
+SCHEMA = "certificate.schema.json"
+CERTIFICATE = "certificate.json"
 
 
 def register(sub) -> None:
-    p = sub.add_parser("verify", help="check a release's certificate.json by recomputing its guarantee",
+    p = sub.add_parser("verify", help="check a certificate by rebuilding it from its public settings",
                        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("certificate", metavar="CERTIFICATE_JSON", help="the certificate.json of a release")
+    p.add_argument("certificate", metavar="CERTIFICATE_JSON", help="a certificate.json (release, optimize) or the "
+                   "output of `privgp account --json`")
+    p.add_argument("--files", metavar="DIR", help="folder holding the released files (default: the certificate's "
+                   "folder)")
+    p.add_argument("--strict", action="store_true", help="also fail (exit 1) when the guarantee is NOT COVERED by "
+                   "the lemmas or a recorded file is missing")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run)
 
@@ -46,41 +80,178 @@ def _load(path: Path) -> dict:
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InvalidParameterError("certificate", "a JSON file written by privgp release", f"invalid JSON ({exc})") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("certificate"), dict) or "mechanism" not in doc:
-        raise InvalidParameterError("certificate", "the certificate.json of a privgp release (with 'mechanism' and "
-                                    "'certificate')", "a JSON file without them")
+        raise InvalidParameterError("certificate", "a JSON file written by privgp", f"invalid JSON ({exc})") from None
+    except RecursionError:
+        raise InvalidParameterError("certificate", "a JSON file written by privgp", "JSON nested too deeply") from None
+    if not isinstance(doc, dict):
+        raise InvalidParameterError("certificate", "a JSON object written by privgp", f"a JSON {type(doc).__name__}")
+    if kind_of(doc) is None:
+        raise InvalidParameterError("certificate", "a certificate written by privgp (release, optimize or account "
+                                    "--json)", "a JSON object without 'mechanism' and 'certificate', "
+                                    "'planned_rounds' or 'event'")
     return doc
 
 
-def verify_document(doc: dict) -> PrivacyCertificate:
-    """The recomputed certificate of a release's certificate.json (a dict); raises NumericalError when
-    the file disagrees with its recomputation, InvalidParameterError when it is not a certificate."""
-    from .release import mechanism_module
+def kind_of(doc: dict) -> str | None:
+    """'release', 'optimize', 'account' (a bare PrivacyCertificate) or None."""
+    if "planned_rounds" in doc and "released_rounds" in doc:
+        return "optimize"
+    if "mechanism" in doc and isinstance(doc.get("certificate"), dict):
+        return "release"
+    if "event" in doc and "solved_for" in doc:
+        return "account"
+    return None
 
-    mod = mechanism_module(str(doc["mechanism"]))
-    return mod.verify(doc)
+
+def schema() -> dict:
+    """The published JSON Schema of certificate.json (package data ``privgp/schemas``)."""
+    from importlib.resources import files
+
+    return json.loads((files("privgp") / "schemas" / SCHEMA).read_text(encoding="utf-8"))
+
+
+def check_schema(doc: dict) -> str:
+    """'valid', or 'not checked (...)' without jsonschema; raises CertificateMismatch when invalid."""
+    try:
+        import jsonschema
+    except ImportError:
+        return "not checked (jsonschema is not installed)"
+    errors = sorted(jsonschema.Draft202012Validator(schema()).iter_errors(doc), key=lambda e: list(e.path))
+    if errors:
+        err = errors[0]
+        where = ".".join(str(p) for p in err.path) or "(top level)"
+        raise publish.CertificateMismatch(where, f"does not match the certificate schema ({err.message[:200]})")
+    return "valid"
+
+
+def verify_document(doc: dict) -> PrivacyCertificate | None:
+    """The rebuilt certificate of a certificate file (a dict); None for an optimize run that released
+    nothing data-dependent. Raises CertificateMismatch (a NumericalError) on any disagreement and other
+    privgp errors when the public settings do not rebuild a release."""
+    kind = kind_of(doc)
+    if kind == "optimize":
+        from .optimize import verify as verify_optimize
+
+        return verify_optimize(doc)
+    if kind == "account":
+        return verify_account(doc)
+    from .release import MECHANISMS, mechanism_module
+
+    name = doc.get("mechanism")
+    if not isinstance(name, str) or name not in MECHANISMS:
+        raise publish.CertificateMismatch("mechanism", f"{name!r} is not a mechanism of this privgp "
+                                          f"({', '.join(sorted(MECHANISMS))})")
+    return mechanism_module(name).verify(doc)
+
+
+def verify_account(doc: dict) -> PrivacyCertificate:
+    """A certificate printed by ``privgp account --json``: the calculator's inputs are the event's own
+    fields (n, r, sigma, eta, L, M_Y, lemma, RKHS norm, constants) with the kernel, lengthscale and domain
+    of ``public``; the kernel facts (kappa, dim, ...) are re-derived from those and the whole certificate
+    rebuilt by :func:`~privgp.mechanisms.posterior_sample.certify_posterior_sample`."""
+    from ..accounting.events import event_from_dict
+    from ..accounting.posterior_sampling import PosteriorSampleEvent
+    from ..domain import Box
+    from ..mechanisms.posterior_sample import certify_posterior_sample
+
+    ev = event_from_dict(doc["event"])
+    if not isinstance(ev, PosteriorSampleEvent):
+        raise publish.CertificateMismatch("event.type", f"a posterior_sample event (what `privgp account` "
+                                          f"certifies), found {ev.kind!r}")
+    wrapped = {"mechanism": "account", "certificate": doc, "public_settings": doc.get("public")}
+    pub = publish.setting(wrapped, "domain")
+    if not isinstance(pub, dict):
+        raise publish.CertificateMismatch("public.domain", "a box {lower, upper}")
+    by_delta = doc.get("solved_for") == "epsilon"
+    cert = certify_posterior_sample(
+        ev.n, ev.r, ev.sigma, doc["delta"] if by_delta else None, epsilon=None if by_delta else doc["epsilon"],
+        kernel=publish.setting(wrapped, "kernel"), lengthscale=publish.setting(wrapped, "lengthscale"),
+        domain=Box(tuple(pub["lower"]), tuple(pub["upper"])), eta=ev.eta, L=ev.L, M_Y=ev.M_Y,
+        sensitivity=ev.sensitivity, rkhs_norm=ev.rkhs_norm, constants=ev.constants, conversion=doc["conversion"],
+        alpha=None if doc.get("alpha_optimised") else doc.get("alpha"))
+    plan = SimpleNamespace(mechanism="account", event=cert.event, certificate=cert,
+                           public_settings=lambda: cert.public)
+    return publish.verify_against_plan(wrapped, plan)
+
+
+def check_files(doc: dict, folder: Path) -> dict[str, str]:
+    """{file: 'ok' | 'missing' | 'sha256 differs'} for each file whose sha256 the certificate records."""
+    recorded = doc.get("sha256")
+    out: dict[str, str] = {}
+    if not isinstance(recorded, dict):
+        return out
+    for name, digest in recorded.items():
+        if not isinstance(name, str) or Path(name).name != name or name in (".", ".."):
+            raise publish.CertificateMismatch(f"sha256.{name}", "a plain file name (files sit beside the certificate)")
+        f = folder / name
+        if not f.is_file():
+            out[name] = "missing"
+        else:
+            out[name] = "ok" if publish.sha256_file(f) == digest else "sha256 differs"
+    return out
 
 
 def run(args) -> int:
     path = Path(args.certificate)
     doc = _load(path)
-    recorded = PrivacyCertificate.from_dict(doc["certificate"])
+    kind = kind_of(doc)
+    label = doc.get("mechanism") if kind == "release" else ("optimize" if kind == "optimize" else "account")
+    recorded = doc.get("certificate") if kind != "account" else doc
+    again, reason, field, schema_state, files = None, "", None, "not checked", {}
     try:
+        schema_state = check_schema(doc)
         again = verify_document(doc)
-        ok, reason = True, ""
+        files = check_files(doc, Path(args.files) if args.files else path.parent)
+        bad = [f for f, state in files.items() if state == "sha256 differs"]
+        if bad:
+            raise publish.CertificateMismatch(f"sha256.{bad[0]}", "the file beside the certificate differs from the "
+                                              "released one (swapped or modified)")
+    except publish.CertificateMismatch as exc:
+        reason, field = str(exc), exc.field
     except NumericalError as exc:
-        again, ok, reason = None, False, str(exc)
+        reason = str(exc)
+    except RecursionError:
+        raise InvalidParameterError("certificate", "a certificate written by privgp", "JSON nested too deeply") from None
+    except (PrivgpError, TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
+        reason = f"the public settings do not rebuild a release ({type(exc).__name__}: {exc})"
+    ok = not reason
+    nothing = ok and again is None  # optimize: only the data-independent prior round was released
+    covered = None if again is None else bool(again.covered)
+    missing = [f for f, state in files.items() if state == "missing"]
+    strict_fail = ok and args.strict and (covered is False or bool(missing) or "sha256" not in doc)
     if args.json:
-        print_json({"file": path.name, "mechanism": doc["mechanism"], "verified": ok, "reason": reason or None,
-                    "epsilon": recorded.epsilon, "delta": recorded.delta,
+        eps = None if not isinstance(recorded, dict) else recorded.get("epsilon")
+        dlt = None if not isinstance(recorded, dict) else recorded.get("delta")
+        print_json({"file": path.name, "kind": kind, "mechanism": label, "verified": ok, "covered": covered,
+                    "reason": reason or None, "field": field, "epsilon": eps, "delta": dlt,
                     "recomputed_epsilon": None if again is None else again.epsilon,
-                    "recomputed_delta": None if again is None else again.delta})
-    elif ok:
-        print(f"{path.name}: VERIFIED ({doc['mechanism']}): recomputed ({again.epsilon:.10g}, {again.delta:.10g})-DP "
-              f"equals the recorded guarantee, i.e. epsilon <= {format_upper(again.epsilon, 4)} at delta "
-              f"{format_upper(again.delta)}\n")
-        print(again.summary())
+                    "recomputed_delta": None if again is None else again.delta,
+                    "files": files if "sha256" in doc else None, "files_missing": missing,
+                    "schema": schema_state, "ledger": LEDGER_NOTE, "strict_failed": strict_fail})
+    elif not ok:
+        print(f"{path.name}: NOT VERIFIED ({label}): {reason}")
     else:
-        print(f"{path.name}: NOT VERIFIED ({doc['mechanism']}): {reason}")
-    return 0 if ok else EXIT_NOT_VERIFIED
+        _print_verified(path, doc, label, again, nothing, files, missing, schema_state)
+    return EXIT_NOT_VERIFIED if (not ok or strict_fail) else 0
+
+
+def _print_verified(path: Path, doc: dict, label, again, nothing: bool, files: dict, missing: list, schema_state) -> None:
+    if nothing:
+        print(f"{path.name}: VERIFIED ({label}): only the data-independent first round was released (no privacy "
+              "cost); the planned run's certificate rebuilds from its public settings")
+    else:
+        head = "VERIFIED" if again.covered else "VERIFIED, but NOT COVERED by the lemmas (published constants)"
+        print(f"{path.name}: {head} ({label}): rebuilt from its public settings, ({again.epsilon:.10g}, "
+              f"{again.delta:.10g})-DP equals the recorded guarantee, i.e. epsilon <= {format_upper(again.epsilon, 4)} "
+              f"at delta {format_upper(again.delta)}"
+              + ("" if again.covered else "; this number is NOT a proven guarantee"))
+    if "sha256" not in doc:
+        print("  files:  no sha256 recorded (a certificate of an older privgp or of `account`): outputs not checked")
+    else:
+        ok = [f for f, s in files.items() if s == "ok"]
+        print(f"  files:  {len(ok)} released file(s) match their sha256"
+              + (f"; MISSING (not checked): {', '.join(missing)}" if missing else ""))
+    print(f"  schema: {schema_state}")
+    print(f"  ledger: {LEDGER_NOTE}\n")
+    if not nothing:
+        print(again.summary())
