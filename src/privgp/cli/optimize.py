@@ -33,6 +33,7 @@ from ..mechanisms.posterior_release import DEFAULT_MEMORY_LIMIT
 from ..progress import Progress
 from ..tasks.thompson_options import KNOBS, SCHEDULES
 from .common import nonnegative_int, print_json
+from .release_publish import sha256_file
 from .outputs import AtomicOutput, check_output_dir
 
 if TYPE_CHECKING:
@@ -400,9 +401,79 @@ def _write(out: Path, res: ThompsonResult, summary: dict, randomness: dict, trut
         doc["notes"].append("Only the data-independent first round (a prior draw) was released: no privacy cost.")
     if res.status != "completed":
         doc["planned_certificate"] = res.plan.certificate.to_dict()
-    (out / "certificate.json").write_text(json.dumps(to_jsonable(doc), indent=2) + "\n")
     public = {k: val for k, val in summary.items() if k not in ("ledger",)}  # no local paths
     (out / "summary.json").write_text(json.dumps(to_jsonable(public), indent=2) + "\n")
+    doc["kind"] = "privgp optimize"
+    doc["plan_arguments"] = plan_arguments(res.plan)
+    doc["sha256"] = {f: sha256_file(out / f) for f in OUTPUT_FILES if f != "certificate.json"}
+    (out / "certificate.json").write_text(json.dumps(to_jsonable(doc), indent=2) + "\n")
+
+
+def plan_arguments(plan: ThompsonPlan) -> dict:
+    """The exact arguments of :func:`~privgp.tasks.thompson.plan_thompson` that rebuild ``plan`` (public
+    settings only; finite candidate sets with their points), for ``privgp verify``."""
+    cand = plan.candidates
+    out = {"candidates": cand.to_dict(), "rounds": plan.rounds, "epsilon": plan.target_epsilon, "delta": plan.delta,
+           "kernel": plan.kernel, "lengthscale": plan.lengthscale, "sigma": plan.sigma, "M_Y": plan.M_Y,
+           "knob": plan.knob, "schedule": plan.schedule, "sensitivity": plan.sensitivity,
+           "conversion": plan.conversion,
+           "early_factor": float(plan.multipliers[0]) if plan.schedule == "early" else 2.0}
+    if cand.axes is None:
+        out["candidates"]["points"] = cand.points.tolist()
+    if plan.target_epsilon is None:
+        out["r"], out["eta"] = float(plan.r[0]), float(plan.eta[0])
+    elif plan.knob == "r":
+        out["eta"] = float(plan.eta[0])
+    else:
+        out["r"] = float(plan.r[0])
+    return out
+
+
+def verify(doc: dict):
+    """``privgp verify`` of an optimize certificate.json: rebuild the plan from ``plan_arguments`` through
+    :func:`~privgp.tasks.thompson.plan_thompson` (the per-round noise calibrated again), the released
+    rounds' certificate through :func:`~privgp.tasks.thompson.released_certificate`, and compare them
+    with everything recorded (:func:`~privgp.cli.release_publish.verify_against_plan`). Returns the
+    rebuilt certificate of the released rounds (None when only the data-independent round was released)."""
+    from types import SimpleNamespace
+
+    from ..tasks.thompson import Candidates, plan_thompson, released_certificate
+    from . import release_publish as publish
+
+    def a(key):
+        return publish.setting(doc, key, "plan_arguments")
+
+    c = a("candidates")
+    if not isinstance(c, dict) or not isinstance(c.get("box"), dict):
+        raise publish.CertificateMismatch("plan_arguments.candidates", "the candidates (kind, box, grid or points)")
+    box = Box(tuple(c["box"]["lower"]), tuple(c["box"]["upper"]))
+    cand = Candidates.grid(box, c["grid"]) if c.get("kind") == "grid" else Candidates.finite(c["points"], box)
+    extra = {k: a(k) for k in ("r", "eta") if k in doc["plan_arguments"]}
+    plan = plan_thompson(cand, rounds=a("rounds"), epsilon=a("epsilon"), delta=a("delta"), kernel=a("kernel"),
+                         lengthscale=a("lengthscale"), sigma=a("sigma"), M_Y=a("M_Y"), knob=a("knob"),
+                         schedule=a("schedule"), early_factor=a("early_factor"), sensitivity=a("sensitivity"),
+                         conversion=a("conversion"), memory_limit=publish.VERIFY_MEMORY_LIMIT, **extra)
+    released = doc.get("released_rounds")
+    if isinstance(released, bool) or not isinstance(released, int) or not 0 <= released <= plan.rounds:
+        raise publish.CertificateMismatch("released_rounds", f"an integer in 0..{plan.rounds}, found {released!r}")
+    publish.compare(doc.get("planned_rounds"), plan.rounds, "planned_rounds")
+    event, cert = released_certificate(plan, released)
+    labelled = {**doc, "mechanism": "optimize"}
+    if "planned_certificate" in doc or cert is None:
+        planned = {**labelled, "certificate": doc.get("planned_certificate")}
+        if cert is None:
+            if doc.get("certificate") is not None:
+                raise publish.CertificateMismatch("certificate", "recorded, but the released rounds hold no record")
+            if "planned_certificate" not in doc:
+                raise publish.CertificateMismatch("planned_certificate", "missing (the run stopped early)")
+        publish.verify_against_plan(planned, SimpleNamespace(
+            mechanism="optimize", event=plan.event, certificate=plan.certificate, calibration=plan.calibration,
+            public_settings=plan.public_settings))
+        if cert is None:
+            return None
+    return publish.verify_against_plan(labelled, SimpleNamespace(
+        mechanism="optimize", event=event, certificate=cert, calibration=plan.calibration,
+        public_settings=plan.public_settings))
 
 
 def _print_summary(s: dict, res: ThompsonResult) -> None:
