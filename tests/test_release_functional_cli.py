@@ -74,7 +74,7 @@ def test_csv_1d_functional_release_with_given_r_hides_training_values(env, capsy
             assert struct.pack("<d", s) not in data and repr(float(s)).encode() not in data, f.name
 
 
-@pytest.mark.parametrize("args", [("--sigma", "0.3"), ("--eta", "0.1"), ("--snap", "1"), ("--L", "2"),
+@pytest.mark.parametrize("args", [("--sigma", "0.3"), ("--eta", "0.1"), ("--snap", "-1"), ("--L", "2"),
                                   ("--conversion", "mironov"), ("--r", "2", "--noise-bound", "0.1"),
                                   ("--noise-bound", "0"), ("--noise-analysis", "hall"), ("--epsilon", "0"),
                                   ("--delta", "2"), ("--r", "-1"), ("--lengthscale", "0"), ("--memory-limit", "0.0001")])

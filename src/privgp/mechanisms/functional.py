@@ -39,6 +39,28 @@ The plan fixes every public setting before the data are seen: the grid is a
 :class:`~privgp.domain.Box` (kappa and V̄_n use it), responses must already lie in [-M_Y, M_Y]
 (map and clip them with a public :class:`~privgp.mechanisms.release.ResponseMap`; unclipped
 responses are an error, not silently clipped).
+
+Scale (n = 10^6 and more): the posterior mean is computed with one unknown per distinct input, as the
+posterior-sample samplers do (:mod:`privgp.sampling.mean`). Records sharing an input x_s enter only
+through their count c_s and mean response ybar_s, and
+
+    k(., X) (K_XX + r^2 I)^{-1} y = k(., S) (K_SS + r^2 diag(1 / c_s))^{-1} ybar      (S: distinct inputs)
+
+exactly (c observations of f(x_s) with noise variance r^2 have the likelihood of one observation ybar_s
+with variance r^2 / c_s, up to a factor free of f), so this is the same estimator, not an approximation.
+With ``snap`` = R (the CLI's default in 2-D, as for posterior sampling) every input is first moved to the
+nearest point of the grid lattice refined R times per axis (:func:`privgp.sampling.snap_to_lattice`, then
+clipped into the public box against rounding): the number of unknowns is then at most the number of
+lattice sites, whatever n is. Snapping is a fixed, public map applied to each record separately and
+chosen before the data are seen; the certificate's public settings state it ("preprocessing"). The
+privacy analysis is unchanged: the sensitivity bound above holds for the exact posterior mean of *any*
+n records in the public domain, in particular of the snapped records (which stay in the box), and a
+public per-record map sends replace-one neighbouring datasets to replace-one neighbouring (or equal)
+datasets, so the release is (epsilon, delta)-DP -- mu-GDP -- with respect to the original records. What
+snapping changes is the estimator (inputs move by at most half a lattice spacing per axis), not the
+guarantee. Before any budget is charged, :meth:`FunctionalPlan.check` estimates the memory and time of
+the solve (:func:`privgp.sampling.mean.plan_posterior_mean`) and refuses a release above the memory
+limit, naming the option that would work (snapping, a coarser lattice or grid, or a higher limit).
 """
 from __future__ import annotations
 
@@ -56,7 +78,7 @@ from .posterior_sample import bounds_for
 from .release import ResponseMap
 from ..domain import Box, PublicGrid
 from ..errors import InfeasibleTargetError, InvalidParameterError, NumericalError
-from ..kernels import Kernel, make_kernel
+from ..kernels import DistanceKernel, Kernel, make_kernel
 
 MECHANISM = "functional mechanism f_D + c g (Hall et al. 2013; GDP analysis: seed 002, Thm 4.1)"
 ESTIMATORS = ("posterior_mean",)
@@ -171,12 +193,27 @@ class FunctionalPlan:
     response_map: ResponseMap | None = None   # None: responses must already satisfy |y| <= M_Y
     hyperparameter_source: str = "given r"
     calibration: dict | None = None
+    snap: int | None = None  # inputs snapped to the grid lattice refined snap times per axis (public map)
+    memory_limit: float = DEFAULT_MEMORY_LIMIT
     mechanism: str = "functional"
 
     L: ClassVar[int] = 1     # one released function per release
 
     def kernel_object(self) -> Kernel:
         return make_kernel(self.kernel, self.lengthscale)
+
+    @property
+    def mean_method(self) -> str:
+        """How the posterior mean is computed (public settings only; :mod:`privgp.sampling.mean`):
+        "lattice" with snapping, "exp1d" for the 1-D exponential kernel, else "dense"."""
+        if self.snap is not None:
+            return "lattice"
+        return "exp1d" if (self.kernel == "exponential" and self.domain.dim == 1) else "dense"
+
+    @property
+    def preprocessing(self) -> str:
+        return ("none" if self.snap is None else
+                f"inputs snapped to the grid lattice refined {self.snap}x per axis (fixed public per-record map)")
 
     @property
     def certified_epsilon(self) -> float:
@@ -191,7 +228,8 @@ class FunctionalPlan:
                "grid": list(self.grid.sizes), "kernel": self.kernel, "lengthscale": self.lengthscale, "r": self.r,
                "hyperparameters": self.hyperparameter_source, "M_Y": self.M_Y, "target_epsilon": self.epsilon,
                "delta": self.delta, "accounting": self.accounting, "sensitivity_bound": self.sensitivity,
-               "sensitivity_lemma": self.lemma, "mu": self.mu, "multiplier": self.multiplier}
+               "sensitivity_lemma": self.lemma, "mu": self.mu, "multiplier": self.multiplier,
+               "snap": self.snap, "preprocessing": self.preprocessing}
         if self.response_map is not None:
             out["response_map"] = self.response_map.to_dict()
         return out
@@ -199,29 +237,81 @@ class FunctionalPlan:
     def describe(self) -> str:
         return (f"functional mechanism (posterior mean + c g): n={self.n}, {self.kernel} kernel (lengthscale "
                 f"{self.lengthscale:.4g}), r={self.r:.4g}, Delta={self.sensitivity:.4g}, c={self.multiplier:.4g}, "
-                f"domain {self.domain.describe()}")
+                f"domain {self.domain.describe()}"
+                + ("" if self.snap is None else f", inputs snapped to the grid lattice (refined {self.snap}x)"))
 
     def check(self, X, z) -> tuple[np.ndarray, np.ndarray]:
         """Every check of the private inputs (before any charge): X in the public domain with n rows;
         responses mapped by the plan's ResponseMap, or (without one) already bounded by M_Y; the grid
-        tripwire."""
+        tripwire; then (with ``snap``) the inputs snapped to the grid lattice, and the memory of the
+        posterior-mean solve estimated and refused above ``memory_limit`` (naming the option that would
+        work). Returns the inputs the mean is computed from (snapped with ``snap``) and the responses in
+        [-M_Y, M_Y]. Error messages may name counts of the private data (for the data holder)."""
         X = self.domain.check_contains("coordinates", X)
         if X.shape[0] != self.n:
             raise InvalidParameterError("coordinates", f"{self.n} rows (the n the release was planned for)", X.shape[0])
         z = v.responses("responses", z, self.n)
         y = self.response_map.apply(z) if self.response_map is not None else check_bounded("responses", z, self.M_Y)
         self.grid.check_not_fitted_to("coordinates", X, public_box=self.domain)
+        if self.snap is not None:
+            X = self.snapped(X)
+        self.check_cost(X)
         return X, y
 
+    def snapped(self, X) -> np.ndarray:
+        """The public per-record map: each input to the nearest point of the grid lattice refined ``snap``
+        times per axis, clipped into the public box (the grid spans it, so clipping only undoes rounding)."""
+        from ..sampling import snap_to_lattice  # noqa: PLC0415
+
+        out = snap_to_lattice(X, self.grid.axes(), refine=self.snap or 1)
+        return np.clip(out, np.asarray(self.domain.lower), np.asarray(self.domain.upper), out=out)
+
+    def mean_cost(self, X):
+        """The :class:`privgp.sampling.mean.MeanPlan` (method, unknowns, bytes, seconds) of the posterior
+        mean of these (checked, snapped) inputs."""
+        from ..sampling.mean import plan_posterior_mean  # noqa: PLC0415
+
+        return plan_posterior_mean(self.kernel_object(), X, self.grid.axes(), method=self.mean_method,
+                                   refine=self.snap)
+
+    def check_cost(self, X) -> None:
+        """Refuse (before any charge) a posterior-mean solve whose estimated memory exceeds the limit."""
+        cost = self.mean_cost(X)
+        if cost.bytes <= self.memory_limit:
+            return
+        if cost.method == "dense":
+            hint = ("snap the inputs to the grid (snap=1 / --snap 1): one unknown per occupied grid site, "
+                    "whatever n is")
+        elif cost.method == "lattice":
+            hint = "use a coarser lattice (a smaller snap refinement / --snap) or a coarser grid (--grid)"
+        else:
+            hint = "use a coarser grid (--grid)"
+        raise InvalidParameterError(
+            "memory", f"at most the limit of {self.memory_limit / 2**30:.3g} GiB for the {cost.method} posterior "
+            f"mean ({cost.unknowns} unknowns, {cost.grid_points} grid points); {hint}, or raise the limit "
+            "(memory_limit / --memory-limit)", f"an estimated {cost.gib:.3g} GiB and about {cost.seconds:.3g} s")
+
     def draw(self, X, y, rng: np.random.Generator) -> "FunctionalRelease":
-        """mu_D(grid) + c g(grid), g an exact draw of GP(0, k) (X, y from :meth:`check`)."""
+        """mu_D(grid) + c g(grid), g an exact draw of GP(0, k) (X, y from :meth:`check`): the exact
+        posterior mean with one unknown per distinct input / occupied site (module docstring, "Scale")."""
+        rng = v.generator("rng", rng)
+        return self.add_noise(self.posterior_mean(X, y), rng)
+
+    def posterior_mean(self, X, y) -> np.ndarray:
+        """The noise-free estimator mu_D on the grid (grid shape), from :meth:`check`'s output. Not a release."""
+        from ..sampling.mean import posterior_mean_on_grid  # noqa: PLC0415
+
+        return posterior_mean_on_grid(self.kernel_object(), X, y, self.grid.axes(), r=self.r, method=self.mean_method,
+                                      refine=self.snap).reshape(self.grid.shape)
+
+    def add_noise(self, mean: np.ndarray, rng: np.random.Generator) -> "FunctionalRelease":
+        """mean + c g, g an exact draw of GP(0, k) on the grid (draws the same numbers as :meth:`draw`; one
+        mean from :meth:`posterior_mean` may be released several times, each a separate charge)."""
         from ..sampling import prior_paths  # noqa: PLC0415
 
         rng = v.generator("rng", rng)
-        k = self.kernel_object()
-        mean = k(self.grid.points(), X) @ posterior_mean_weights(k, X, y, self.r)
-        noise = prior_paths(k, self.grid.axes(), rng=rng, L=1, scale=self.multiplier)[0]
-        return FunctionalRelease(axes=self.grid.axes(), paths=(mean.reshape(self.grid.shape) + noise)[None],
+        noise = prior_paths(self.kernel_object(), self.grid.axes(), rng=rng, L=1, scale=self.multiplier)[0]
+        return FunctionalRelease(axes=self.grid.axes(), paths=(np.reshape(mean, self.grid.shape) + noise)[None],
                                  multiplier=self.multiplier)
 
 
@@ -257,7 +347,8 @@ def ridge_for_noise(n: int, domain: Box, *, kernel: str, lengthscale: float, eps
 def plan_functional(n: int, domain: Box, grid: PublicGrid, *, kernel: str = "exponential", lengthscale: float,
                     r: float | None = None, epsilon: float, delta: float, M_Y: float = 1.0, sensitivity: str = "auto",
                     accounting: str = "gdp", response_map: ResponseMap | None = None,
-                    noise_std: float | None = None, memory_limit: float = DEFAULT_MEMORY_LIMIT) -> FunctionalPlan:
+                    noise_std: float | None = None, memory_limit: float = DEFAULT_MEMORY_LIMIT,
+                    snap: int | None = None) -> FunctionalPlan:
     """Validate the public settings, bound the sensitivity and choose the multiplier c for the
     target (epsilon, delta) (``accounting="gdp"``: c = Delta / mu(epsilon, delta), Thm 4.1;
     "rdp"/"hall" for comparison: more noise for the same target). ``r`` given, or (``r=None``)
@@ -265,7 +356,11 @@ def plan_functional(n: int, domain: Box, grid: PublicGrid, *, kernel: str = "exp
     the event is recomputed and never exceeds the target (c is raised by a few ulp where rounding
     would otherwise put it above). With a ``response_map`` raw responses are mapped into [-1, 1]
     (M_Y must then be 1). The noise sampler for the grid is chosen here, from public settings, and a
-    grid it cannot handle within ``memory_limit`` bytes is refused before any data are touched."""
+    grid it cannot handle within ``memory_limit`` bytes is refused before any data are touched; the
+    posterior mean's solve is estimated against the same limit in :meth:`FunctionalPlan.check` (it
+    depends on the number of distinct inputs). ``snap`` = R: inputs are snapped to the grid lattice
+    refined R times per axis (a public per-record map; the grid must span the domain box; see the
+    module docstring, "Scale"), so the mean costs one unknown per occupied lattice site."""
     n = v.integer("n", n, minimum=2)
     if not isinstance(domain, Box):
         raise InvalidParameterError("domain", "a privgp.domain.Box (public)", type(domain).__name__)
@@ -289,6 +384,14 @@ def plan_functional(n: int, domain: Box, grid: PublicGrid, *, kernel: str = "exp
         raise InvalidParameterError("accounting", f"one of {sorted(MULTIPLIERS)}", accounting)
     from ..sampling.prior import plan_prior_sampler  # noqa: PLC0415
 
+    if snap is not None:
+        snap = v.integer("snap", snap, minimum=1)
+        if grid.lower != domain.lower or grid.upper != domain.upper:
+            raise InvalidParameterError("grid", "spanning the domain box when inputs are snapped (PublicGrid.on_box: "
+                                        "snapped inputs must stay in the public domain)",
+                                        f"{grid.lower} .. {grid.upper} in {domain.describe()}")
+        if not isinstance(k, DistanceKernel):
+            raise InvalidParameterError("kernel", "a stationary distance kernel when inputs are snapped", k.name)
     sp = plan_prior_sampler(k, grid.axes())
     memory_limit = v.positive("memory_limit", memory_limit)
     if sp.bytes > memory_limit:
@@ -331,7 +434,8 @@ def plan_functional(n: int, domain: Box, grid: PublicGrid, *, kernel: str = "exp
     return FunctionalPlan(n=n, domain=domain, grid=grid, kernel=k.name, lengthscale=lengthscale, r=r, M_Y=M_Y,
                           epsilon=epsilon, delta=delta, accounting=accounting, sensitivity=Delta, lemma=sens.lemma,
                           mu=event.mu, multiplier=c, event=event, certificate=cert, response_map=response_map,
-                          hyperparameter_source=source, calibration=calibration)
+                          hyperparameter_source=source, calibration=calibration, snap=snap,
+                          memory_limit=memory_limit)
 
 
 def check_bounded(name: str, y, M_Y: float) -> np.ndarray:
