@@ -52,6 +52,10 @@ class InfeasibleTargetError(PrivgpError, ValueError):
     """A calibration target cannot be met by any admissible value of the free parameter."""
 
 
+class NoisyReleaseError(PrivgpError, ValueError):
+    """A release whose utility forecast says the map would be mostly noise (refused before any charge)."""
+
+
 class BudgetExceededError(PrivgpError):
     """A release would exceed the privacy budget recorded in the ledger."""
 

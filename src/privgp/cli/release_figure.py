@@ -78,6 +78,9 @@ class ReleasedField:
     noun: str
     plural: str
     band: tuple[np.ndarray, np.ndarray] | None = None
+    #: optional released pointwise standard deviation (grid shape, model units): in 2-D the map marks where
+    #: the released value is within 2 sd of the threshold as unreliable and draws no boundary there
+    sd: np.ndarray | None = None
     band_label: str = ""
 
     def __post_init__(self):
@@ -226,6 +229,7 @@ def _domain_patch(ax, domain: Box):
 def _draw_2d(plt, field: ReleasedField, ctx: PictureContext):
     from matplotlib import colors
     from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
 
     rm, resp = ctx.response_map, ctx.response
     w = ctx.domain.widths
@@ -248,7 +252,18 @@ def _draw_2d(plt, field: ReleasedField, ctx: PictureContext):
         _value_ticks(cb.ax, "y", lo, hi, rm, resp)
         cb.ax.axhline(rm.threshold, color="white", lw=3.0)
         cb.ax.axhline(rm.threshold, color="black", lw=1.2)
-        _boundary(ax, X0, X1, field.values[0], 0.0)
+        unreliable = None if field.sd is None else ~(np.abs(field.values[0]) > 2.0 * np.asarray(field.sd))
+        if unreliable is not None and unreliable.any():
+            # where the released map is within 2 released sd of the threshold it cannot tell the sides apart:
+            # grey it out and draw no boundary there
+            ax.contourf(X0, X1, unreliable.astype(float), levels=[0.5, 1.5], colors="none", hatches=["////"],
+                        zorder=3)
+            ax.pcolormesh(X0, X1, np.ma.masked_where(~unreliable, np.ones_like(X0)), cmap=colors.ListedColormap(
+                ["#d9d9d9"]), alpha=0.55, shading="nearest", rasterized=True, zorder=2)
+            handles.append(Patch(facecolor="#d9d9d9", edgecolor="black", hatch="////",
+                                 label="unreliable: within 2 released sd of the threshold"))
+        _boundary(ax, X0, X1, field.values[0] if unreliable is None else
+                  np.ma.masked_where(unreliable, field.values[0]), 0.0)
         handles.append(Line2D([], [], color="white", lw=2.0, path_effects=_style_line()["path_effects"],
                               label=f"excursion boundary: {resp.label} = {thr} (the threshold)"))
         caption = (f"Colour: the released {field.noun}, in {resp.axis_label()}"
@@ -258,6 +273,10 @@ def _draw_2d(plt, field: ReleasedField, ctx: PictureContext):
                    f"White line: the boundary of the released excursion set, where the released {field.noun} crosses "
                    f"the threshold {thr} (marked on the colour bar); the side with colours above the mark is where "
                    f"{ctx.threshold_text()}.")
+        if unreliable is not None:
+            caption += (f" Grey hatching: where the released {field.noun} is within two released standard deviations "
+                        f"of the threshold ({unreliable.mean():.0%} of the map): there the release cannot tell on which "
+                        "side of the threshold the response lies, and no boundary is drawn.")
     else:
         K = field.count
         frac = (field.values >= 0.0).mean(axis=0)
@@ -321,8 +340,9 @@ def _colorbar_axes(ax):
 
 
 def _boundary(ax, X0, X1, values, level) -> None:
-    """The level-set line, where there is one (a field entirely on one side has no boundary)."""
-    if values.min() < level < values.max():
+    """The level-set line, where there is one (a field entirely on one side has no boundary; masked
+    points get none)."""
+    if np.ma.count(values) and values.min() < level < values.max():
         ax.contour(X0, X1, values, levels=[level], **_style_line())
 
 

@@ -86,6 +86,8 @@ class ReportInput:
     randomness: dict
     files: tuple[str, ...]
     version: str
+    #: the utility forecast (public simulation) made before the charge, or None
+    forecast: dict | None = None
 
 
 PAGE = Template("""<!DOCTYPE html>
@@ -216,18 +218,37 @@ def _factor(epsilon: float) -> str:
     return format_upper(math.exp(epsilon), 3)
 
 
+#: privgp's stated scale for words about epsilon; words are used only when n * delta <= MAX_N_DELTA
+STRENGTH_SCALE = ((1.0, "strong"), (5.0, "moderate"), (math.inf, "weak"))
+MAX_N_DELTA = 0.01
+
+
+def strength_words(epsilon: float, delta: float, n: int) -> str:
+    """What (epsilon, delta) means in words, on privgp's stated scale (epsilon <= 1 strong, <= 5 moderate,
+    above 5 weak), and only when n delta <= 0.01: with a larger n delta, the chance that some record is
+    revealed outright is not negligible, and no word of strength applies."""
+    nd = n * delta
+    scale = ("(privgp's scale: \u03b5 \u2264 1 strong, \u03b5 \u2264 5 moderate, above 5 weak; used only when "
+             "n \u00b7 \u03b4 \u2264 0.01)")
+    if not nd <= MAX_N_DELTA:
+        return (f"No word of strength applies: n \u00b7 \u03b4 = {format_upper(nd)} is above 0.01, so the chance that "
+                f"the release reveals some record outright is not negligible {scale}.")
+    word = next(w for lim, w in STRENGTH_SCALE if epsilon <= lim)
+    what = {"strong": "an observer learns little about any single record, whatever they already know",
+            "moderate": "an observer who already knows a great deal could become noticeably more confident about a "
+                        "single record",
+            "weak": "an observer who already knows a great deal could become much more confident about a single "
+                    "record"}[word]
+    return f"This is {word} protection {scale}: {what}."
+
+
 def _plain_guarantee(r: ReportInput) -> str:
     c = r.certificate
     eps, dlt = format_upper(c.epsilon), format_upper(c.delta)
-    strength = ("Values of \u03b5 up to about 1 are usually considered strong protection." if c.epsilon <= 1 else
-                "A value of \u03b5 between 1 and 5 is moderate protection: an observer who already knows a great deal "
-                "could become noticeably more confident about a single record." if c.epsilon <= 5 else
-                "A value of \u03b5 above 5 is weak protection: an observer who already knows a great deal could become "
-                "much more confident about a single record.")
-    inv_n = 1.0 / r.n
-    strength += (f" \u03b4 is below 1/n = {format_upper(inv_n)}, as it should be." if c.delta < inv_n else
-                 f" Note that \u03b4 is not below 1/n = {format_upper(inv_n)}: with probability up to \u03b4 the "
-                 "release could reveal a record outright.")
+    strength = strength_words(float(c.epsilon), float(c.delta), r.n)
+    strength += (f" \u03b4 is the probability that the guarantee may fail outright; privgp's default is "
+                 f"min(10\u207b\u2076, 1/(10 n)) = {format_upper(min(1e-6, 0.1 / r.n))} for n = {r.n}, so that even "
+                 "over all n records the chance stays small.")
     return (
         "<p>The picture and the files published with it were made with <strong>differential privacy</strong>. "
         "Differential privacy is a promise about the process that made the picture: had any one record been "
@@ -243,6 +264,27 @@ def _plain_guarantee(r: ReportInput) -> str:
         f"<p>The number of records, n = {r.n}, is public: it is part of what is released. The promise also "
         "depends on the settings listed below having been chosen without looking at the private records, and on "
         "the randomness being secret.</p>")
+
+
+def _forecast(r: ReportInput) -> str:
+    """How good the map is expected to be (the forecast made before the charge; public simulation)."""
+    f = r.forecast
+    if not f:
+        return ""
+    per = [(fam, f"{v['iou']:.2f}", f"{v['rmse']:.2f}") for fam, v in f["per_family"].items()]
+    noisy = ("<div class=\"warn\" role=\"note\"><strong>Mostly noise.</strong> The forecast says this map is mostly "
+             f"noise (expected IoU below {f['noisy_below_iou']:g}); it was released only because the data holder "
+             "asked for it (--allow-noisy). Do not read its boundaries as findings.</div>"
+             if f["expected_iou"] < f["noisy_below_iou"] else "")
+    return (f"<section id=\"forecast\">\n<h2>How good is this map?</h2>\n{noisy}"
+            f"<p>Forecast made before the release, by simulation on public synthetic data (no private data, no "
+            f"privacy cost): {e(f['words'])}.</p>"
+            f"<p>Expected IoU {f['expected_iou']:.2f} \u00b1 {f['expected_iou_se']:.2f} (standard error), expected RMSE "
+            f"{f['expected_rmse']:.2f} on the clipped scale [\u22121, 1]. By kind of field:</p>"
+            + _table(("synthetic field", "expected IoU", "expected RMSE"), per, ("", "num", "num"))
+            + "<p class=\"note\">The forecast describes fields like the simulated ones with the same number of records "
+              "and the same settings; it is not computed from, and says nothing certain about, the private data.</p>"
+              "\n</section>\n")
 
 
 def _exact(r: ReportInput) -> str:
@@ -367,6 +409,7 @@ def render(r: ReportInput) -> str:
 than n, is published.</p>
 </section>
 
+{_forecast(r)}
 <section id="guarantee">
 <h2>What the guarantee means</h2>
 {_plain_guarantee(r)}

@@ -47,7 +47,7 @@ from ..datasets.objectives import get_function
 from ..domain import Box
 from ..errors import InvalidParameterError
 from ..mechanisms.noisy_argmax import grid_argmax, plan_grid_argmax
-from ..mechanisms.release import default_delta
+from ..mechanisms.release import seed000_delta
 from ..tasks.thompson import Candidates, ThompsonPlan, plan_thompson, recommend_from_queries, run_thompson
 from .common import as_tuple, new_figure, save_figure, write_run_record, write_table
 
@@ -255,7 +255,7 @@ def run(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, functions=N
     curve_eps = tuple(float(e) for e in as_tuple(curve_epsilons)) if curve_epsilons is not None else \
         tuple(e for e in eps_list if e in CURVE_EPSILONS) or eps_list
     window = min(int(window), T)
-    delta = default_delta(T)
+    delta = seed000_delta(T)
     tasks, plans_info, grids = [], [], {}
     for fn in functions:
         setup = SETUPS[fn]

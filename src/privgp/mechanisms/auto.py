@@ -1,0 +1,56 @@
+"""``--mechanism auto``: the mechanism and its public settings chosen from public inputs only.
+
+The choice uses n, epsilon, delta and the box (never the data): the Gaussian noise std s of the
+noisy-grid statistics follows from (epsilon, delta) (exact GDP calibration), and the shipped table
+``data/auto_grid.json`` -- written by ``scripts/tune_auto_grid.py`` on pilot simulations of public
+synthetic fields (seeds that the utility study does not use) -- gives the number of cells and the
+smoothing bandwidth with the best mean excursion IoU at the nearest tabulated (log n, log s).
+
+Why the noisy grid: in the utility study (``privgp experiment utility``; docs/results.md, "Maps worth
+publishing") the tuned noisy grid is at least as good as every seed mechanism at their tuned
+settings in every (n, epsilon) cell measured; where that changes, this module is where the choice
+between mechanisms goes. The released object, certificate and verification are the noisy grid's
+(:mod:`privgp.mechanisms.grid`); the certificate records that auto chose it, and why.
+"""
+from __future__ import annotations
+
+import json
+import math
+from functools import lru_cache
+from importlib import resources
+
+from ..accounting.gaussian import gaussian_noise_std
+from ..domain import Box
+from .grid import GRID_SENSITIVITY, NoisyGridPlan, plan_grid
+from .release import ResponseMap, default_delta
+
+TABLE = "auto_grid.json"
+
+
+@lru_cache(maxsize=1)
+def table() -> dict:
+    """The shipped tuning table (see scripts/tune_auto_grid.py)."""
+    return json.loads(resources.files(__package__).joinpath("data", TABLE).read_text(encoding="utf-8"))
+
+
+def choose_grid_settings(n: int, noise_std: float) -> dict:
+    """The table entry nearest to (n, noise std) in (log n, log s); public inputs only."""
+    entries = table()["entries"]
+    ln, ls = math.log(n), math.log(noise_std)
+    return min(entries, key=lambda e: (math.log(e["n"]) - ln) ** 2 + (math.log(e["noise_std"]) - ls) ** 2)
+
+
+def plan_auto(n: int, domain: Box, response_map: ResponseMap, *, epsilon: float, delta: float | None = None,
+              grid: int = 121) -> NoisyGridPlan:
+    """The noisy-grid plan with the tuned cells and bandwidth for this (n, epsilon, delta)."""
+    delta = default_delta(n) if delta is None else delta
+    s = float(gaussian_noise_std(GRID_SENSITIVITY, epsilon, delta))
+    entry = choose_grid_settings(n, s)
+    # the table was tuned on the unit square with ``cells`` per side; keep the cell AREA (as a fraction of the
+    # box) on a box of another aspect: cells along the longest side = cells * sqrt(longest / shortest side)
+    w = domain.widths
+    cells = max(1, int(round(entry["cells"] * math.sqrt(float(w.max() / w.min())))))
+    why = (f"auto: tuned on public pilot simulations (table entry n={entry['n']}, noise std {entry['noise_std']:g}; "
+           f"pilot IoU {entry['pilot_iou']:.2f})")
+    return plan_grid(n, domain, response_map, epsilon=epsilon, delta=delta, cells=cells,
+                     bandwidth=float(entry["bandwidth"]), grid=grid, hyperparameter_source=why)

@@ -1,0 +1,296 @@
+"""The practitioner's baseline: noisy per-cell sums and counts on a public grid, then smoothing.
+
+What a user of any general DP library would write to publish a map: cut the public box into
+disjoint cells, release for every cell c the sum S_c of the clipped responses y_i in [-1, 1] and the
+count N_c of the records in it, both with Gaussian noise N(0, s^2), and post-process (smooth the
+sums and the counts with a public Gaussian filter, take their ratio) onto the release grid.
+
+Sensitivity (replace-one neighbours, |y| <= 1; proof note). Let (x, y) be replaced by (x', y').
+If both lie in the same cell, only S_c changes, by y' - y: the L2 change of the vector (S, N) is
+|y' - y| <= 2. If they lie in cells a != b, S_a changes by -y, N_a by -1, S_b by +y', N_b by +1:
+the L2 change is sqrt(y^2 + 1 + y'^2 + 1) <= 2. So the joint L2 sensitivity of (S, N) is exactly 2
+(the first case is attained at y = -1, y' = 1), the same as that of the sums alone: the counts cost
+nothing extra. The release is the Gaussian mechanism with sensitivity 2 and noise std s, i.e.
+mu-GDP with mu = 2 / s (Dong, Roth & Su 2022, Thm 2.7), and s is calibrated on the exact GDP
+profile (Balle & Wang 2018, Thm 8) -- :class:`privgp.accounting.GaussianEvent`.
+
+Smoothing, the ratio, the excursion set and the released standard deviation are functions of the
+released (S~, N~) and public settings only: post-processing, no further privacy cost.
+
+:class:`DiscretisedGaussianPlan` is seed 002's App. A.5 "Gaussian mechanism on discretisation
+points" (eq. 37), implemented as the paper states it, for the comparison only: the density and
+signal channels r_d(p) = sum_i k(x_i, p), r_s(p) = sum_i y_i k(x_i, p) of an RBF SetConv at m public
+points p, each released with N(0, s^2) noise; eq. 37 gives mu = sqrt(m (Delta_s^2 + Delta_d^2)) / s
+with Delta_s^2 = 4 C^2 C_k^2, Delta_d^2 = C_k^2 (C = 1 after clipping, C_k = sup k = 1). The
+field is r_s / r_d at the points, interpolated onto the release grid.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .. import validation as v
+from ..accounting import GaussianEvent, PrivacyCertificate, certify
+from ..accounting.gaussian import gaussian_noise_std
+from ..domain import Box
+from ..errors import InvalidParameterError
+from .release import ResponseMap, default_delta, grid_sizes
+
+#: L2 sensitivity of the per-cell (sums, counts) vector under replace-one with |y| <= 1 (module docstring)
+GRID_SENSITIVITY = 2.0
+#: eq. 37's squared per-point sensitivities with C = 1, C_k = 1: Delta_s^2 = 4, Delta_d^2 = 1
+EQ37_PER_POINT = math.sqrt(4.0 + 1.0)
+
+
+def calibrated_gaussian(sensitivity: float, epsilon: float, delta: float) -> tuple[GaussianEvent, PrivacyCertificate]:
+    """The Gaussian event with the smallest noise std whose certified epsilon (exact GDP profile) is at most
+    ``epsilon`` at ``delta``, landing on the feasible side: the calibrated std is raised in steps of 2^-40
+    relative until the accountant's recomputed epsilon is <= the target (rounding can put the bisection's
+    answer 1e-14 above it)."""
+    s = float(gaussian_noise_std(sensitivity, epsilon, delta))
+    for _ in range(200):
+        event = GaussianEvent(sensitivity=sensitivity, noise_std=s)
+        cert = certify(event, delta)
+        if cert.epsilon <= epsilon:
+            return event, cert
+        s *= 1.0 + 2.0 ** -40
+    raise InvalidParameterError("epsilon", "reachable by a calibrated Gaussian noise std", epsilon)
+
+
+def _axes(domain: Box, sizes) -> tuple[np.ndarray, ...]:
+    return tuple(np.linspace(a, b, m) for a, b, m in zip(domain.lower, domain.upper, sizes))
+
+
+def cell_sizes(domain: Box, cells: int) -> tuple[int, ...]:
+    """Cells per axis: ``cells`` along the longest side, nearly square cells on the others (>= 1)."""
+    cells = v.integer("cells", cells, minimum=1)
+    w = domain.widths
+    h = w.max() / cells
+    return tuple(int(max(1, math.floor(wi / h + 0.5))) for wi in w)
+
+
+def cell_index(domain: Box, cells: tuple[int, ...], X: np.ndarray) -> np.ndarray:
+    """Flat index of the cell holding each point (the upper edge belongs to the last cell)."""
+    idx = np.zeros(X.shape[0], dtype=np.int64)
+    for j, (lo, w, c) in enumerate(zip(domain.lower, domain.widths, cells)):
+        k = np.floor((X[:, j] - lo) / w * c).astype(np.int64)
+        np.clip(k, 0, c - 1, out=k)
+        idx = idx * c + k
+    return idx
+
+
+def _gauss_matrix(targets: np.ndarray, centres: np.ndarray, h: float) -> np.ndarray:
+    d = (targets[:, None] - centres[None, :]) / h
+    return np.exp(-0.5 * d * d)
+
+
+@dataclass(frozen=True)
+class GridField:
+    """A released map on the public release grid: ``field`` (model units, [-1, 1]), its pointwise
+    ``sd`` (the released noise's, by the delta method; public) and the raw released statistics."""
+
+    axes: tuple[np.ndarray, ...]
+    field: np.ndarray
+    sd: np.ndarray
+    statistics: dict
+    level: float = 0.0
+
+    @property
+    def paths(self) -> np.ndarray:
+        return self.field[None]
+
+    def excursion(self) -> np.ndarray:
+        return self.field > self.level
+
+    def reliable(self, z: float = 2.0) -> np.ndarray:
+        """Where the released field is farther than z released sds from the threshold."""
+        return np.abs(self.field - self.level) > z * self.sd
+
+    def grid_points(self) -> np.ndarray:
+        mesh = np.meshgrid(*self.axes, indexing="ij")
+        return np.stack([m.ravel() for m in mesh], axis=-1)
+
+
+def smooth_ratio(axes, domain: Box, cells: tuple[int, ...], sums: np.ndarray, counts: np.ndarray, noise_std: float,
+                 bandwidth: float) -> tuple[np.ndarray, np.ndarray]:
+    """Post-processing of released per-cell (sums, counts): a separable Gaussian filter of ``bandwidth``
+    cells onto the grid ``axes``, the ratio A / max(B, b0) clipped to [-1, 1] with b0 = max(1, 2 sd(B)),
+    and its sd s sqrt(sum w^2) sqrt(1 + m^2) / max(B, b0) (delta method; public)."""
+    mats = []
+    for lo, w, c, ax in zip(domain.lower, domain.widths, cells, axes):
+        centres = lo + (np.arange(c) + 0.5) * w / c
+        mats.append(_gauss_matrix(ax, centres, max(bandwidth, 1e-9) * w / c))
+    A, B = sums, counts
+    sq = np.ones(cells)
+    for j, W in enumerate(mats):
+        A = np.moveaxis(np.tensordot(W, A, axes=([1], [j])), 0, j)
+        B = np.moveaxis(np.tensordot(W, B, axes=([1], [j])), 0, j)
+        sq = np.moveaxis(np.tensordot(W * W, sq, axes=([1], [j])), 0, j)
+    sd_b = noise_std * np.sqrt(sq)
+    denom = np.maximum(B, np.maximum(1.0, 2.0 * sd_b))
+    m = np.clip(A / denom, -1.0, 1.0)
+    return m, sd_b * np.sqrt(1.0 + m * m) / denom
+
+
+@dataclass(frozen=True, eq=False)
+class NoisyGridPlan:
+    """Every public setting of one noisy-grid release (the :class:`~privgp.mechanisms.release.ReleasePlan`
+    protocol): ``cells`` per axis, the smoothing ``bandwidth`` (in cells), the release ``grid``."""
+
+    n: int
+    domain: Box
+    response_map: ResponseMap
+    cells: tuple[int, ...]
+    bandwidth: float
+    grid: tuple[int, ...]
+    target_epsilon: float
+    delta: float
+    noise_std: float
+    event: GaussianEvent = field(repr=False)
+    certificate: PrivacyCertificate = field(repr=False)
+    hyperparameter_source: str = "given"
+    mechanism: str = "grid"
+    L: int = 1
+
+    def check(self, X: ArrayLike, z: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+        X = self.domain.check_contains("coordinates", X)
+        if X.shape[0] != self.n:
+            raise InvalidParameterError("coordinates", f"{self.n} rows (the n the release was planned for)", X.shape[0])
+        return X, self.response_map.apply(v.responses("responses", z, self.n))
+
+    def statistics(self, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per-cell (sums, counts) of the checked inputs: the only private quantity the release reads."""
+        idx = cell_index(self.domain, self.cells, X)
+        size = int(np.prod(self.cells))
+        sums = np.bincount(idx, weights=y, minlength=size).reshape(self.cells)
+        counts = np.bincount(idx, minlength=size).astype(float).reshape(self.cells)
+        return sums, counts
+
+    def draw(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> GridField:
+        rng = v.generator("rng", rng)
+        sums, counts = self.statistics(X, y)
+        s_rel = sums + rng.normal(0.0, self.noise_std, sums.shape)
+        n_rel = counts + rng.normal(0.0, self.noise_std, counts.shape)
+        return self.post_process(s_rel, n_rel)
+
+    def post_process(self, sums: np.ndarray, counts: np.ndarray) -> GridField:
+        """The released map from released statistics (public; anyone can redo it from the statistics)."""
+        axes = _axes(self.domain, self.grid)
+        m, sd = smooth_ratio(axes, self.domain, self.cells, sums, counts, self.noise_std, self.bandwidth)
+        return GridField(axes=axes, field=m, sd=sd, statistics={"sums": sums, "counts": counts})
+
+    def describe(self) -> str:
+        return (f"noisy grid sums and counts: n={self.n}, cells {' x '.join(map(str, self.cells))}, Gaussian noise std "
+                f"{self.noise_std:.4g} (L2 sensitivity 2), smoothing {self.bandwidth:g} cells, domain {self.domain.describe()}")
+
+    def public_settings(self) -> dict:
+        return {"mechanism": self.mechanism, "n": self.n, "dim": self.domain.dim, "domain": self.domain.to_dict(),
+                "response_map": self.response_map.to_dict(), "cells": list(self.cells), "bandwidth": self.bandwidth,
+                "grid": list(self.grid), "target_epsilon": self.target_epsilon, "delta": self.delta,
+                "sensitivity": GRID_SENSITIVITY, "noise_std": self.noise_std,
+                "hyperparameters": self.hyperparameter_source}
+
+
+def plan_grid(n: int, domain: Box, response_map: ResponseMap, *, epsilon: float, delta: float | None = None,
+              cells: int = 8, bandwidth: float = 1.0, grid: int = 81,
+              hyperparameter_source: str = "given") -> NoisyGridPlan:
+    """Plan a noisy-grid release at target (epsilon, delta): s = 2 / mu*(epsilon, delta) (exact GDP)."""
+    n = v.integer("n", n, minimum=2)
+    epsilon = v.positive("epsilon", epsilon)
+    delta = default_delta(n) if delta is None else v.probability("delta", delta)
+    bandwidth = v.nonnegative("bandwidth", bandwidth)
+    csz = cell_sizes(domain, cells)
+    event, cert = calibrated_gaussian(GRID_SENSITIVITY, epsilon, delta)
+    s = event.noise_std
+    return NoisyGridPlan(n=n, domain=domain, response_map=response_map, cells=csz, bandwidth=float(bandwidth),
+                         grid=grid_sizes(domain, grid), target_epsilon=float(epsilon), delta=float(delta), noise_std=s,
+                         event=event, certificate=cert, hyperparameter_source=hyperparameter_source)
+
+
+@dataclass(frozen=True, eq=False)
+class DiscretisedGaussianPlan:
+    """Seed 002, App. A.5, eq. (37): SetConv density and signal channels at m public points, Gaussian
+    noise per value, mu = sqrt(m (4 + 1)) / s. For the comparison only (the paper's own verdict: the
+    noise grows with m)."""
+
+    n: int
+    domain: Box
+    response_map: ResponseMap
+    points: tuple[int, ...]
+    lengthscale: float
+    grid: tuple[int, ...]
+    target_epsilon: float
+    delta: float
+    noise_std: float
+    event: GaussianEvent = field(repr=False)
+    certificate: PrivacyCertificate = field(repr=False)
+    hyperparameter_source: str = "given"
+    mechanism: str = "discretised-gaussian"
+    L: int = 1
+
+    check = NoisyGridPlan.check
+
+    def point_axes(self) -> tuple[np.ndarray, ...]:
+        return tuple(lo + (np.arange(c) + 0.5) * w / c for lo, w, c in zip(self.domain.lower, self.domain.widths, self.points))
+
+    def channels(self, X: np.ndarray, y: np.ndarray, chunk: int = 200_000) -> tuple[np.ndarray, np.ndarray]:
+        """(r_d, r_s) at the points: sums over records of k(x_i, p) and y_i k(x_i, p), RBF kernel."""
+        axes = self.point_axes()
+        r_d = np.zeros(self.points)
+        r_s = np.zeros(self.points)
+        for i in range(0, X.shape[0], chunk):
+            xs, ys = X[i:i + chunk], y[i:i + chunk]
+            per_axis = [_gauss_matrix(xs[:, j], ax, self.lengthscale) for j, ax in enumerate(axes)]
+            k = per_axis[0] if len(axes) == 1 else np.einsum("ia,ib->iab", *per_axis)
+            r_d += k.sum(axis=0)
+            r_s += np.tensordot(ys, k, axes=(0, 0))
+        return r_d, r_s
+
+    def draw(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> GridField:
+        from scipy.interpolate import RegularGridInterpolator  # noqa: PLC0415
+
+        rng = v.generator("rng", rng)
+        r_d, r_s = self.channels(X, y)
+        d = r_d + rng.normal(0.0, self.noise_std, r_d.shape)
+        s = r_s + rng.normal(0.0, self.noise_std, r_s.shape)
+        denom = np.maximum(d, max(1.0, 2.0 * self.noise_std))
+        m = np.clip(s / denom, -1.0, 1.0)
+        sd = self.noise_std * np.sqrt(1.0 + m * m) / denom
+        axes = _axes(self.domain, self.grid)
+        pa = self.point_axes()
+        mesh = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1)
+        interp = lambda f: RegularGridInterpolator(pa, f, bounds_error=False, fill_value=None)(mesh)
+        return GridField(axes=axes, field=np.clip(interp(m), -1, 1), sd=np.maximum(interp(sd), 0.0),
+                         statistics={"density": d, "signal": s})
+
+    def describe(self) -> str:
+        return (f"Gaussian mechanism on {int(np.prod(self.points))} discretisation points (seed 002 eq. 37): n={self.n}, "
+                f"RBF lengthscale {self.lengthscale:.4g}, noise std {self.noise_std:.4g}, domain {self.domain.describe()}")
+
+    def public_settings(self) -> dict:
+        return {"mechanism": self.mechanism, "n": self.n, "dim": self.domain.dim, "domain": self.domain.to_dict(),
+                "response_map": self.response_map.to_dict(), "points": list(self.points),
+                "lengthscale": self.lengthscale, "grid": list(self.grid), "target_epsilon": self.target_epsilon,
+                "delta": self.delta, "sensitivity": self.event.sensitivity, "noise_std": self.noise_std,
+                "hyperparameters": self.hyperparameter_source}
+
+
+def plan_discretised_gaussian(n: int, domain: Box, response_map: ResponseMap, *, epsilon: float,
+                              delta: float | None = None, points: int = 8, lengthscale: float | None = None,
+                              grid: int = 81, hyperparameter_source: str = "given") -> DiscretisedGaussianPlan:
+    """Plan seed 002's eq. (37) release: m = prod(points) values per channel, s = sqrt(5 m) / mu*(eps, delta)."""
+    n = v.integer("n", n, minimum=2)
+    epsilon = v.positive("epsilon", epsilon)
+    delta = default_delta(n) if delta is None else v.probability("delta", delta)
+    pts = cell_sizes(domain, points)
+    ell = float(domain.widths.max() / max(pts)) if lengthscale is None else v.positive("lengthscale", lengthscale)
+    sens = math.sqrt(int(np.prod(pts))) * EQ37_PER_POINT
+    event, cert = calibrated_gaussian(sens, epsilon, delta)
+    s = event.noise_std
+    return DiscretisedGaussianPlan(n=n, domain=domain, response_map=response_map, points=pts, lengthscale=ell,
+                                   grid=grid_sizes(domain, grid), target_epsilon=float(epsilon), delta=float(delta),
+                                   noise_std=s, event=event, certificate=cert,
+                                   hyperparameter_source=hyperparameter_source)
