@@ -27,10 +27,12 @@ from .. import __version__
 from ..datasets import baltimore
 from ..errors import InvalidParameterError
 from ..jsonable import to_jsonable
-from ..ledger import DEFAULT_BUDGET_EPSILON, Ledger
+from ..ledger import DEFAULT_BUDGET_EPSILON, Ledger, check_budget, ledger_path
 from ..mechanisms.posterior_release import DEFAULT_MEMORY_LIMIT
 from ..mechanisms.release import ResponseMap, release
+from ..errors import NoisyReleaseError
 from ..progress import Progress
+from ..tasks.forecast import NOISY_IOU, Forecast, forecast
 from . import release_publish as publish
 from .common import box_from_values as _box
 from .common import dataset_id as _dataset_id
@@ -43,8 +45,11 @@ from .release_figure import format_upper
 
 #: --mechanism NAME -> module of this package (NAME, HELP, add_arguments, OWN_OPTIONS, plan, write, summary, summary_lines,
 #: PICTURE, fields, report_text, verify; tests/test_release_report.py checks the interface)
-MECHANISMS: dict[str, str] = {"posterior-sample": "release_posterior", "sparse-gp": "release_sparse_gp",
-                               "posterior-sample-tuned": "release_tuned", "functional": "release_functional"}
+MECHANISMS: dict[str, str] = {"auto": "release_auto", "grid": "release_grid",
+                               "posterior-sample": "release_posterior", "sparse-gp": "release_sparse_gp",
+                               "posterior-sample-tuned": "release_tuned", "functional": "release_functional",
+                               "discretised-gaussian": "release_discretised"}
+DEFAULT_MECHANISM = "auto"
 
 #: Default task on the embedded data: log sale price above $50k (price is in thousand USD).
 BALTIMORE_THRESHOLD = 50.0
@@ -104,8 +109,8 @@ def _description() -> str:
 def register(sub) -> None:
     p = sub.add_parser("release", help="release a private map from private data (certificate + ledger)",
                        description=_description(), formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--mechanism", choices=sorted(MECHANISMS), default="posterior-sample",
-                   help="what to release (default: posterior-sample)")
+    p.add_argument("--mechanism", choices=sorted(MECHANISMS), default=DEFAULT_MECHANISM,
+                   help=f"what to release (default: {DEFAULT_MECHANISM}: privgp chooses from public inputs)")
     add_data_arguments(p)
     for name in MECHANISMS:
         mod = mechanism_module(name)
@@ -133,6 +138,9 @@ def register(sub) -> None:
     o.add_argument("--memory-limit", type=float, default=DEFAULT_MEMORY_LIMIT / 2**30, metavar="GIB",
                    help="refuse (before anything is charged) a release whose sampler would need more memory "
                         f"than this many GiB (default {DEFAULT_MEMORY_LIMIT / 2**30:g})")
+    o.add_argument("--allow-noisy", action="store_true",
+                   help="release even when the utility forecast says the map would be mostly noise (expected "
+                        f"IoU below {NOISY_IOU:g}); the report and certificate then say so")
     o.add_argument("--progress", action="store_true",
                    help="plain progress lines on stderr (for logs); a terminal shows a bar anyway")
     o.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -216,7 +224,8 @@ def load_data(args):
 
 # -- outputs -----------------------------------------------------------------------------------
 
-def certificate_doc(mechanism: str, plan, data, fingerprint, charge, randomness, files, folder: Path | None = None) -> dict:
+def certificate_doc(mechanism: str, plan, data, fingerprint, charge, randomness, files, folder: Path | None = None,
+                    forecast_: Forecast | None = None) -> dict:
     """certificate.json: public quantities only (no local paths, no statistics of the data). With ``folder``
     (where the outputs were written) it records the sha256 of every other file in ``files``, so that
     ``privgp verify`` detects a swapped output."""
@@ -234,6 +243,7 @@ def certificate_doc(mechanism: str, plan, data, fingerprint, charge, randomness,
         "ledger": {"entry_id": charge.entry_id, **charge.to_dict()},
         "randomness": randomness,
         "outputs": list(files),
+        **({"forecast": forecast_.to_dict()} if forecast_ is not None else {}),
         **({"sha256": hashes} if folder is not None else {}),
         "notes": [
             "The guarantee assumes the domain, threshold, clipping bound and all hyperparameters were chosen "
@@ -271,6 +281,11 @@ def _print_summary(s: dict, mod, plan, data) -> None:
         f"{format_upper(s['spent_epsilon'], 4)} of {s['budget_epsilon']:g} (at delta {format_upper(s['budget_delta'])})",
         f"  outputs     {s['out']}/: " + ", ".join(s["files"]),
     ]
+    if "forecast" in s:
+        f = s["forecast"]
+        lines.insert(-1, f"  forecast    expected IoU {f['expected_iou']:.2f} +- {f['expected_iou_se']:.2f} against the "
+                         f"non-private map ({f['expected_iou_vs_truth']:.2f} against the truth; public simulation, "
+                         f"{f['simulated_releases']} releases)")
     if "warning" in s["randomness"]:
         lines.append(f"  randomness  SEEDED (demo): {s['randomness']['warning']}")
     else:
@@ -278,7 +293,33 @@ def _print_summary(s: dict, mod, plan, data) -> None:
     print("\n".join(lines))
 
 
-STAGES = ("load data", "plan and certify", "check", "charge and sample", "write outputs")
+STAGES = ("load data", "plan and certify", "forecast and check", "charge and sample", "write outputs")
+
+#: simulated releases per synthetic field family in the forecast: cheap mechanisms / GP mechanisms
+FORECAST_REPS = {"grid": 8, "discretised-gaussian": 8}
+FORECAST_REPS_OTHER = 2
+
+
+def forecast_line(fc: Forecast) -> str:
+    return (f"expected IoU {fc.iou:.2f} +- {fc.iou_se:.2f}, RMSE {fc.rmse:.2f} (model units): {fc.words()}")
+
+
+def forecast_release(plan, *, allow_noisy: bool, quiet: bool = False) -> Forecast:
+    """The utility forecast of this release (public simulation; nothing private is read), printed on
+    stderr before anything is charged; a map forecast to be mostly noise is refused (exit status 2)
+    unless ``allow_noisy``."""
+    import sys
+
+    fc = forecast(plan, reps=FORECAST_REPS.get(plan.mechanism, FORECAST_REPS_OTHER))
+    if not quiet:
+        print(f"privgp release: forecast before the charge: {forecast_line(fc)}", file=sys.stderr)
+    if fc.noisy and not allow_noisy:
+        raise NoisyReleaseError(
+            f"refused before anything was charged: the forecast says this map would be mostly noise (expected IoU "
+            f"{fc.iou:.2f} +- {fc.iou_se:.2f} < {NOISY_IOU:g}; {fc.words()}). What would help: a larger --epsilon, "
+            "more records, a coarser map (--mechanism grid --cells C with fewer cells), or another mechanism "
+            "(--mechanism auto chooses the best forecast); --allow-noisy releases it anyway and says so")
+    return fc
 
 
 def _refuse_foreign_options(args) -> None:
@@ -301,14 +342,18 @@ def run(args) -> int:
         progress.update(1)
         progress.stage(STAGES[1])
         plan = mod.plan(args, data, domain, rmap, memory_limit=_memory_limit(args.memory_limit))
+        mod = getattr(mod, "RESOLVES_TO", {}).get(plan.mechanism, mod)   # auto: the chosen mechanism's hooks
         progress.update(1)
         progress.stage(STAGES[2])
-        out = check_output_dir(args.out, args.overwrite)
+        fc = forecast_release(plan, allow_noisy=args.allow_noisy, quiet=args.json)
+        out = check_output_dir(args.out, args.overwrite, protect=(
+            ("ledger", ledger_path(args.ledger)), ("input data", args.data)))
         # every check before the ledger is opened: a refused release creates no file
         checked = plan.check(data.X, data.response)
         dataset_key = ("dataset-id:" + _dataset_id(args.dataset_id) if args.dataset_id is not None
                        else data.content_digest)
         rng, randomness = _randomness(args.seed)
+        check_budget(args.budget_epsilon, args.budget_delta)  # a refused budget creates no ledger file
         ledger = Ledger(args.ledger)
         fingerprint = ledger.fingerprint(dataset_key)
         progress.update(1)
@@ -329,12 +374,16 @@ def run(args) -> int:
             files += [mod.PICTURE, CERTIFICATE] + ([publish.REPORT] if args.report else [])
             if args.report:  # before the certificate, which records the sha256 of every other file
                 (tmp / publish.REPORT).write_text(
-                    publish.report(mod, plan, data, pic, charge, fingerprint, randomness, files), encoding="utf-8")
-            doc = certificate_doc(mod.NAME, plan, data, fingerprint, charge, randomness, files, folder=tmp)
+                    publish.report(mod, plan, data, pic, charge, fingerprint, randomness, files, forecast=fc),
+                    encoding="utf-8")
+            doc = certificate_doc(mod.NAME, plan, data, fingerprint, charge, randomness, files, folder=tmp, forecast_=fc)
             (tmp / CERTIFICATE).write_text(json.dumps(to_jsonable(doc), indent=2) + "\n")
         ledger.complete(charge.entry_id)
         progress.update(1)
     summary = _summary(mod, plan, data, Path(args.out), files, charge, ledger, randomness, fingerprint)
+    summary["forecast"] = fc.to_dict()
+    if args.mechanism == "auto":
+        summary["chosen_by"] = "auto"
     if args.json:
         print_json(summary)
     else:

@@ -70,7 +70,7 @@ def picture(mod, released, plan, data) -> Picture:
     return release_figure.draw(field, ctx)
 
 
-def report(mod, plan, data, pic: Picture, charge, fingerprint: str, randomness: dict, files) -> str:
+def report(mod, plan, data, pic: Picture, charge, fingerprint: str, randomness: dict, files, forecast=None) -> str:
     """report.html's text for this release (public facts only)."""
     ctx = picture_context(plan, data)
     led = LedgerTotals(budget_epsilon=float(charge.budget_epsilon), budget_delta=float(charge.budget_delta),
@@ -80,7 +80,8 @@ def report(mod, plan, data, pic: Picture, charge, fingerprint: str, randomness: 
         mechanism=mod.NAME, text=mod.report_text(plan, ctx), certificate=plan.certificate,
         public_settings=plan.public_settings(), n=data.n, data_description=data_description(data),
         coordinates=ctx.axis_labels, response=ctx.response, threshold_text=ctx.threshold_text(), domain=plan.domain,
-        picture=pic, ledger=led, randomness=randomness, files=tuple(files), version=__version__))
+        picture=pic, ledger=led, randomness=randomness, files=tuple(files), version=__version__,
+        forecast=None if forecast is None else forecast.to_dict()))
 
 
 def verify_recompute(doc: dict) -> PrivacyCertificate:
