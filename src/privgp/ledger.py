@@ -107,6 +107,20 @@ def default_path() -> Path:
     return Path(base).expanduser() / "privgp" / "ledger.sqlite"
 
 
+def ledger_path(path: str | os.PathLike[str] | None = None) -> Path:
+    """The ledger file a command uses: ``path`` (``~`` expanded), else :func:`default_path`."""
+    return Path(path).expanduser() if path is not None else default_path()
+
+
+def check_budget(budget_epsilon: float | None, budget_delta: float | None) -> None:
+    """The checks :meth:`Ledger.charge` applies to a new dataset's budget, for callers to run before the
+    ledger file is opened (a refused budget must not create the file)."""
+    if budget_epsilon is not None:
+        v.positive("--budget-epsilon", budget_epsilon)
+    if budget_delta is not None:
+        v.probability("--budget-delta", budget_delta)
+
+
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
@@ -185,11 +199,20 @@ class Charge:
 class Ledger:
     """The ledger stored in one SQLite file (created on first use, with its parent folder)."""
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, *, timeout: float = 60.0) -> None:
-        self.path = Path(path).expanduser() if path is not None else default_path()
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, timeout: float = 60.0,
+                 readonly: bool = False) -> None:
+        self.path = ledger_path(path)
         if self.path.exists() and self.path.is_dir():
             raise InvalidParameterError("ledger", "a file path (not a directory)", str(self.path))
         self.timeout = float(timeout)
+        self.readonly = bool(readonly)
+        if self.readonly:
+            if not self.path.is_file():
+                raise DataError(f"no privacy ledger at {self.path}")
+            self._meta_ro = self._connect_readonly(initialise=True)[1]
+            self.conversion = str(self._meta_ro["conversion"])
+            self._secret = bytes(self._meta_ro["secret"])
+            return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             con = self._connect()
@@ -205,7 +228,35 @@ class Ledger:
         self._secret = bytes(meta["secret"])
 
     # -- low level -----------------------------------------------------------------------------
+    def _connect_readonly(self, initialise: bool = False) -> tuple[sqlite3.Connection, dict]:
+        """An in-memory copy of the file, opened read-only (``mode=ro``): reading never writes to the
+        file, works on a read-only file, and migrates a schema-1 file (or sets up an empty one) in the
+        copy only."""
+        try:
+            src = sqlite3.connect(self.path.absolute().as_uri() + "?mode=ro", uri=True, timeout=self.timeout)
+            try:
+                mem = sqlite3.connect(":memory:", isolation_level=None)
+                src.backup(mem)
+            finally:
+                src.close()
+        except sqlite3.Error as exc:
+            raise DataError(f"cannot read the privacy ledger {self.path}: {exc}") from None
+        mem.execute("PRAGMA foreign_keys = ON")
+        meta: dict = {}
+        if initialise:
+            try:
+                meta = self._initialise(mem)
+            except sqlite3.DatabaseError as exc:
+                mem.close()
+                raise DataError(f"{self.path} is not a usable privgp ledger: {exc}") from None
+            except BaseException:
+                mem.close()
+                raise
+        return mem, meta
+
     def _connect(self) -> sqlite3.Connection:
+        if getattr(self, "readonly", False) and hasattr(self, "_meta_ro"):
+            return self._connect_readonly(initialise=True)[0]
         con = sqlite3.connect(str(self.path), timeout=self.timeout, isolation_level=None)
         con.execute("PRAGMA foreign_keys = ON")
         con.execute("PRAGMA synchronous = FULL")
@@ -237,6 +288,10 @@ class Ledger:
         if meta.get("conversion") not in ("improved", "mironov") or len(bytes(meta.get("secret", b""))) != 32:
             raise DataError(f"{self.path}: corrupt ledger (bad meta table)")
         return meta
+
+    def _check_writable(self) -> None:
+        if self.readonly:
+            raise InvalidParameterError("ledger", "opened for writing (this one was opened read-only)", str(self.path))
 
     # -- fingerprints ----------------------------------------------------------------------------
     def fingerprint(self, content_digest: str) -> str:
@@ -282,6 +337,7 @@ class Ledger:
         ``default_budget_delta``, one of which is then required); for a known dataset they must be
         omitted or equal the recorded budget. Check and insert happen in one IMMEDIATE transaction.
         """
+        self._check_writable()
         event = self._check_event(event)
         event_json = json.dumps(event.to_dict(), sort_keys=True, allow_nan=False)
         if epsilon is not None:
@@ -371,6 +427,7 @@ class Ledger:
 
     def complete(self, entry_id: str) -> None:
         """Mark a charged entry completed (its outputs were written)."""
+        self._check_writable()
         con = self._connect()
         try:
             cur = con.execute("UPDATE entries SET status = 'completed', completed = ? WHERE id = ?",

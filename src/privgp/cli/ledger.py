@@ -42,7 +42,7 @@ def show(args) -> int:
         else:
             print(f"no ledger at {path} (nothing has been released with it yet)")
         return 0
-    led = Ledger(path)
+    led = Ledger(path, readonly=True)  # reads an in-memory copy: never writes to the file (read-only files work)
     datasets = led.datasets()
     entries = led.entries()
     if args.dataset:
