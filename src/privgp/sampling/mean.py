@@ -34,7 +34,7 @@ from scipy.linalg import cho_factor, cho_solve
 from .. import validation as v
 from ..kernels import DistanceKernel, Kernel
 from .exp1d import _Exp1dPlan
-from .grid import _check_axes, _lattice_gram, _lattice_indices, _spacing
+from .grid import _check_axes, _lattice_indices, _spacing
 
 MEAN_METHODS = ("lattice", "exp1d", "dense")
 _F8 = 8
@@ -153,7 +153,7 @@ def posterior_mean_on_grid(kernel: Kernel, X, y, axes, *, r: float, method: str,
         counts = counts.astype(float)
         ybar = np.bincount(inv.reshape(-1), weights=y, minlength=sites.size) / counts
         S = np.stack(np.unravel_index(sites, sizes), axis=-1)              # (|S|, d) lattice indices
-        A = _lattice_gram(kernel, S, steps)
+        A = _lattice_gram_upper(kernel, S, steps)
         A[np.diag_indices(sites.size)] += r * r / counts
         alpha = _solve_spd(A, ybar)
         del A
@@ -175,9 +175,30 @@ def posterior_mean_on_grid(kernel: Kernel, X, y, axes, *, r: float, method: str,
     return out.reshape(shape)
 
 
+def _lattice_gram_upper(kernel: DistanceKernel, sites: np.ndarray, steps, block: int = 512) -> np.ndarray:
+    """The upper triangle (and some of the lower one) of the Gram matrix on lattice sites, C order: what
+    :func:`_solve_spd` reads (the entries A[i, j], j >= i). Half the gathers of
+    :func:`privgp.sampling.grid._lattice_gram`; entries below the diagonal blocks are left unset."""
+    n, dim = sites.shape
+    span = (sites.max(axis=0) - sites.min(axis=0)).astype(np.int64)
+    widths = 2 * span + 1
+    lags = [np.arange(-int(w), int(w) + 1) * h for w, h in zip(span, steps)]
+    grids = np.meshgrid(*lags, indexing="ij", sparse=True)
+    table = np.ascontiguousarray(kernel.of_distance(np.sqrt(sum(g * g for g in grids)))).reshape(-1)
+    strides = np.array([int(np.prod(widths[k + 1:])) for k in range(dim)], dtype=np.int64)
+    key = (sites - sites.min(axis=0)) @ strides
+    centre = int(span @ strides)
+    out = np.empty((n, n))
+    for i in range(0, n, block):
+        j = min(n, i + block)
+        np.take(table, key[i:j, None] - key[None, i:] + centre, out=out[i:j, i:])
+    return out
+
+
 def _solve_spd(A: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """A^{-1} b for a symmetric positive definite A, factored in place (A is overwritten): the transpose
-    of a C-ordered symmetric matrix is the same matrix in Fortran order, which LAPACK takes without a copy."""
+    """A^{-1} b for a symmetric positive definite A, factored in place (A is overwritten; only its entries
+    A[i, j], j >= i, are read): the transpose of a C-ordered matrix is its transpose in Fortran order, which
+    LAPACK takes without a copy, and the lower triangle of A.T is the upper triangle of A."""
     return cho_solve(cho_factor(A.T, lower=True, overwrite_a=True, check_finite=False), b, check_finite=False)
 
 
