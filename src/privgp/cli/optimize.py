@@ -453,6 +453,7 @@ def verify(doc: dict):
                          lengthscale=a("lengthscale"), sigma=a("sigma"), M_Y=a("M_Y"), knob=a("knob"),
                          schedule=a("schedule"), early_factor=a("early_factor"), sensitivity=a("sensitivity"),
                          conversion=a("conversion"), memory_limit=publish.VERIFY_MEMORY_LIMIT, **extra)
+    publish.compare(doc["plan_arguments"], plan_arguments(plan), "plan_arguments")
     released = doc.get("released_rounds")
     if isinstance(released, bool) or not isinstance(released, int) or not 0 <= released <= plan.rounds:
         raise publish.CertificateMismatch("released_rounds", f"an integer in 0..{plan.rounds}, found {released!r}")

@@ -116,10 +116,11 @@ def check_schema(doc: dict) -> str:
         import jsonschema
     except ImportError:
         return "not checked (jsonschema is not installed)"
-    errors = sorted(jsonschema.Draft202012Validator(schema()).iter_errors(doc), key=lambda e: list(e.path))
-    if errors:
-        err = errors[0]
-        where = ".".join(str(p) for p in err.path) or "(top level)"
+    err = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema()).iter_errors(doc))
+    if err is not None:
+        while err.context:  # oneOf (release, optimize, account): the deepest reason of the closest branch
+            err = jsonschema.exceptions.best_match(err.context)
+        where = ".".join(str(p) for p in err.absolute_path) or "(top level)"
         raise publish.CertificateMismatch(where, f"does not match the certificate schema ({err.message[:200]})")
     return "valid"
 
@@ -218,7 +219,7 @@ def run(args) -> int:
     nothing = ok and again is None  # optimize: only the data-independent prior round was released
     covered = None if again is None else bool(again.covered)
     missing = [f for f, state in files.items() if state == "missing"]
-    strict_fail = ok and args.strict and (covered is False or bool(missing) or "sha256" not in doc)
+    strict_fail = ok and args.strict and (covered is False or bool(missing) or (kind != "account" and "sha256" not in doc))
     if args.json:
         eps = None if not isinstance(recorded, dict) else recorded.get("epsilon")
         dlt = None if not isinstance(recorded, dict) else recorded.get("delta")
