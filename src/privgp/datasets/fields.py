@@ -76,11 +76,15 @@ class SyntheticField:
     def __post_init__(self):
         if self.family not in _FUNCS:
             raise InvalidParameterError("family", f"one of {FAMILIES}", self.family)
-        if self.domain.dim != 2:
-            raise InvalidParameterError("domain", "a 2-D box", self.domain.dim)
+        if self.domain.dim not in (1, 2):
+            raise InvalidParameterError("domain", "a 1-D or 2-D box", self.domain.dim)
 
     def __call__(self, X: np.ndarray) -> np.ndarray:
-        u = (np.asarray(X, dtype=float) - self.domain.lower) / self.domain.widths
+        """The field at points X (n, d); in 1-D the section of the 2-D field at the second coordinate 0.55."""
+        X = np.asarray(X, dtype=float).reshape(-1, self.domain.dim)
+        u = (X - self.domain.lower) / self.domain.widths
+        if self.domain.dim == 1:
+            u = np.column_stack([u[:, 0], np.full(u.shape[0], 0.55)])
         return _FUNCS[self.family](u)
 
     def on_axes(self, axes) -> np.ndarray:
@@ -92,6 +96,6 @@ class SyntheticField:
         """n records: X uniform on the box, y = clip(f(X) + N(0, noise^2), -1, 1)."""
         n = v.integer("n", n, minimum=1)
         rng = v.generator("rng", rng)
-        X = self.domain.lower + rng.random((n, 2)) * self.domain.widths
+        X = self.domain.lower + rng.random((n, self.domain.dim)) * self.domain.widths
         y = np.clip(self(X) + rng.normal(0.0, noise, n), -1.0, 1.0)
         return X, y

@@ -25,7 +25,7 @@ EXPERIMENTS: dict[str, str] = {
     "seed004-fig1": "seed004_fig1:run",
     "seed001-fig1": "seed001_fig1:run", "seed001-fig2": "seed001_fig2:run", "seed001-fig3": "seed001_fig3:run",
     "seed002-fig4": "seed002:fig4", "seed002-audit": "seed002:audit",
-    "mechanisms": "mechanisms:run",
+    "mechanisms": "mechanisms:run", "utility": "utility:run",
     "fig2": "lira_figures:fig2", "fig3": "lira_figures:fig3", "fig5": "lira_figures:fig5", "fig6": "lira_histograms:fig6",
     "tightness": "tightness:run", "selection-study": "selection_study:run",
     "seed003-toy": "seed003_toy:run", "seed003-activations": "seed003_activations:run",

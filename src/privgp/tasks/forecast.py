@@ -34,7 +34,12 @@ _IDENTITY = ResponseMap(threshold=0.0, clip=1.0)
 
 def released_field(released) -> tuple[tuple[np.ndarray, ...], np.ndarray, np.ndarray]:
     """(axes, field, excursion) of a released object of any mechanism (model units, threshold 0):
-    a grid field, a predictive mean, one path, or the mean and the majority vote of L paths."""
+    a grid field, a predictive mean, one path, or the mean and the majority vote of L paths; a private
+    selection's chosen release (an empty map when it accepted none: returns None)."""
+    if hasattr(released, "selected") and hasattr(released, "model"):
+        if not released.selected:
+            return None
+        released = released.model[1]
     axes = tuple(released.axes)
     if hasattr(released, "field"):
         f = np.asarray(released.field, dtype=float)
@@ -77,7 +82,12 @@ def score(released, truth_field: SyntheticField, X: np.ndarray | None = None, y:
           ) -> dict[str, float]:
     """IoU, agreement and RMSE of one released object against a synthetic field's truth, and (given the
     simulated records X, y) against the non-private map of the same records (:func:`nonprivate_map`)."""
-    axes, f, exc = released_field(released)
+    got = released_field(released)
+    if got is None:   # nothing released: an empty map, no excursion set
+        axes = tuple(np.linspace(lo, hi, 41) for lo, hi in zip(truth_field.domain.lower, truth_field.domain.upper))
+        f = np.zeros(tuple(len(a) for a in axes))
+        got = (axes, f, f > 0)
+    axes, f, exc = got
     truth = truth_field.on_axes(axes)
     w = trapezoid_weights(axes).reshape(truth.shape)
     w = w / w.sum()

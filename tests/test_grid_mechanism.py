@@ -1,0 +1,175 @@
+"""The noisy-grid baseline and seed 002's eq. (37) mechanism: sensitivities, exact privacy profiles,
+statistics, post-processing, auto's choice and the utility targets (privgp.mechanisms.grid / auto)."""
+from __future__ import annotations
+
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from privgp.datasets.fields import FAMILIES, SyntheticField
+from privgp.domain import Box
+from privgp.mechanisms.auto import choose_grid_settings, plan_auto, table
+from privgp.mechanisms.grid import (EQ37_PER_POINT, GRID_SENSITIVITY, cell_index, cell_sizes, plan_discretised_gaussian,
+                                    plan_grid)
+from privgp.mechanisms.release import ResponseMap, default_delta
+from privgp.tasks.forecast import forecast, score
+
+IDENTITY = ResponseMap(0.0, 1.0)
+BOX = Box((0.0, 0.0), (3.0, 2.0))
+
+
+def _stats(plan, X, y):
+    s, c = plan.statistics(X, y)
+    return np.concatenate([s.ravel(), c.ravel()])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(2, 40), st.integers(1, 12), st.integers(0, 2**32 - 1))
+def test_grid_sensitivity_is_at_most_two_for_random_neighbours(n, cells, seed):
+    rng = np.random.default_rng(seed)
+    plan = plan_grid(n, BOX, IDENTITY, epsilon=1.0, delta=1e-6, cells=cells)
+    X = BOX.lower + rng.random((n, 2)) * BOX.widths
+    y = rng.uniform(-1, 1, n)
+    X2, y2 = X.copy(), y.copy()
+    i = rng.integers(n)
+    X2[i] = BOX.lower + rng.random(2) * BOX.widths
+    y2[i] = rng.choice([-1.0, 1.0, rng.uniform(-1, 1)])
+    assert np.linalg.norm(_stats(plan, X, y) - _stats(plan, X2, y2)) <= GRID_SENSITIVITY + 1e-12
+
+
+def test_grid_sensitivity_worst_case_search_attains_two_and_no_more():
+    """Adversarial search over the replaced record (all cells, responses on a fine grid incl. the extremes)."""
+    plan = plan_grid(5, BOX, IDENTITY, epsilon=1.0, delta=1e-6, cells=4)
+    rng = np.random.default_rng(0)
+    X = BOX.lower + rng.random((5, 2)) * BOX.widths
+    y = rng.uniform(-1, 1, 5)
+    base = _stats(plan, X, y)
+    centres = [(BOX.lower[0] + (i + 0.5) * BOX.widths[0] / plan.cells[0], BOX.lower[1] + (j + 0.5) * BOX.widths[1] / plan.cells[1])
+               for i in range(plan.cells[0]) for j in range(plan.cells[1])]
+    worst = 0.0
+    for x0 in centres:
+        for y0 in np.linspace(-1, 1, 9):
+            Xa, ya = X.copy(), y.copy()
+            Xa[0], ya[0] = x0, y0
+            sa = _stats(plan, Xa, ya)
+            for x1 in centres:
+                for y1 in np.linspace(-1, 1, 9):
+                    Xb, yb = Xa.copy(), ya.copy()
+                    Xb[0], yb[0] = x1, y1
+                    worst = max(worst, float(np.linalg.norm(sa - _stats(plan, Xb, yb))))
+    assert worst == pytest.approx(GRID_SENSITIVITY, abs=1e-12)
+    assert base.shape == (2 * int(np.prod(plan.cells)),)
+
+
+def _gaussian_delta_mp(mu: float, eps: float) -> mp.mpf:
+    """Exact (eps, delta) profile of mu-GDP (Dong, Roth & Su 2022, Cor. 2.13), in mpmath."""
+    mp.mp.dps = 50
+    mu, eps = mp.mpf(mu), mp.mpf(eps)
+    return mp.ncdf(-eps / mu + mu / 2) - mp.e ** eps * mp.ncdf(-eps / mu - mu / 2)
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 1.0, 5.0, 10.0])
+@pytest.mark.parametrize("n", [211, 10_000])
+def test_grid_calibration_is_on_the_feasible_side_of_the_exact_profile(epsilon, n):
+    delta = default_delta(n)
+    plan = plan_grid(n, BOX, IDENTITY, epsilon=epsilon, delta=delta)
+    mu = GRID_SENSITIVITY / plan.noise_std
+    assert plan.certificate.epsilon <= epsilon
+    exact = _gaussian_delta_mp(mu, plan.certificate.epsilon)
+    assert exact <= delta * (1 + 1e-9)
+    assert exact >= delta * (1 - 1e-6)      # and tight: the noise is not wastefully large
+    assert plan.event.sensitivity == GRID_SENSITIVITY
+
+
+def test_eq37_event_is_the_papers_formula_and_bounds_the_channels():
+    plan = plan_discretised_gaussian(50, BOX, IDENTITY, epsilon=2.0, delta=1e-6, points=4)
+    m = int(np.prod(plan.points))
+    assert plan.event.sensitivity == pytest.approx(math.sqrt(m * (4.0 + 1.0)))
+    assert EQ37_PER_POINT == pytest.approx(math.sqrt(5.0))
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        X = BOX.lower + rng.random((50, 2)) * BOX.widths
+        y = rng.uniform(-1, 1, 50)
+        X2, y2 = X.copy(), y.copy()
+        X2[3] = BOX.lower + rng.random(2) * BOX.widths
+        y2[3] = rng.uniform(-1, 1)
+        a = np.concatenate([c.ravel() for c in plan.channels(X, y)])
+        b = np.concatenate([c.ravel() for c in plan.channels(X2, y2)])
+        assert np.linalg.norm(a - b) <= plan.event.sensitivity
+
+
+def test_statistics_equal_a_direct_count():
+    rng = np.random.default_rng(2)
+    plan = plan_grid(300, BOX, IDENTITY, epsilon=1.0, delta=1e-6, cells=5)
+    X = BOX.lower + rng.random((300, 2)) * BOX.widths
+    X[0] = BOX.upper          # the upper edge belongs to the last cell
+    y = rng.uniform(-1, 1, 300)
+    sums, counts = plan.statistics(X, y)
+    cx, cy = plan.cells
+    for i in range(cx):
+        for j in range(cy):
+            lo = BOX.lower + np.array([i, j]) * BOX.widths / np.array([cx, cy])
+            hi = lo + BOX.widths / np.array([cx, cy])
+            inside = np.all((X >= lo) & ((X < hi) | ((X == BOX.upper) & (hi >= BOX.upper))), axis=1)
+            assert counts[i, j] == inside.sum()
+            assert sums[i, j] == pytest.approx(y[inside].sum())
+    assert counts.sum() == 300
+    assert cell_sizes(BOX, 6) == (6, 4)
+    assert cell_index(BOX, (6, 4), np.array([[0.0, 0.0], [3.0, 2.0]])).tolist() == [0, 23]
+
+
+def test_post_processing_is_a_function_of_the_released_statistics_only():
+    plan = plan_grid(1000, BOX, IDENTITY, epsilon=2.0, delta=1e-6, cells=6, grid=31)
+    rng = np.random.default_rng(3)
+    X = BOX.lower + rng.random((1000, 2)) * BOX.widths
+    rel = plan.draw(*plan.check(X, rng.uniform(-1, 1, 1000)), np.random.default_rng(4))
+    again = plan.post_process(rel.statistics["sums"], rel.statistics["counts"])
+    np.testing.assert_array_equal(again.field, rel.field)
+    np.testing.assert_array_equal(again.sd, rel.sd)
+    assert np.all(np.abs(rel.field) <= 1) and np.all(rel.sd > 0)
+    assert np.array_equal(rel.reliable(), np.abs(rel.field) > 2 * rel.sd)
+
+
+def test_auto_uses_public_inputs_only_and_follows_the_table():
+    small = plan_auto(100, Box.unit(2), IDENTITY, epsilon=1.0, delta=1e-6, grid=41)
+    large = plan_auto(1_000_000, Box.unit(2), IDENTITY, epsilon=1.0, delta=1e-7, grid=41)
+    assert small.cells[0] < large.cells[0]
+    assert small.hyperparameter_source.startswith("auto")
+    e = choose_grid_settings(1_000_000, large.noise_std)
+    assert large.cells == (e["cells"], e["cells"]) and large.bandwidth == e["bandwidth"]
+    # another aspect keeps the cell area: more cells along the longer side
+    wide = plan_auto(1_000_000, Box((0, 0), (4, 1)), IDENTITY, epsilon=1.0, delta=1e-7, grid=41)
+    assert wide.cells[0] == round(e["cells"] * 2)
+    assert {x["n"] for x in table()["entries"]} >= {100, 10_000, 1_000_000}
+
+
+@pytest.mark.parametrize("n, minimum", [(10_000, 0.75)])
+def test_auto_meets_the_bump_target(n, minimum):
+    """Issue target (smooth bump, epsilon = 1): mean IoU >= 0.75 at n = 10^4 (10^6 >= 0.95: the utility study)."""
+    plan = plan_auto(n, Box.unit(2), IDENTITY, epsilon=1.0, delta=1e-7, grid=41)
+    field = SyntheticField("bump", Box.unit(2))
+    rng = np.random.default_rng(5)
+    ious = []
+    for _ in range(8):
+        X, y = field.records(n, rng)
+        ious.append(score(plan.draw(*plan.check(X, y), rng), field)["iou_truth"])
+    assert np.mean(ious) >= minimum
+
+
+def test_forecast_is_deterministic_and_public():
+    plan = plan_grid(500, Box.unit(2), ResponseMap(10.0, 2.0), epsilon=2.0, delta=1e-6, cells=5, grid=31)
+    a, b = forecast(plan, reps=2), forecast(plan, reps=2)
+    assert a.to_dict() == b.to_dict()
+    assert set(a.per_family) == set(FAMILIES)
+    assert 0 <= a.iou <= 1 and a.iou_se >= 0 and "in 10 places" in a.words()
+
+
+def test_default_delta_is_small():
+    assert default_delta(211) == 1e-6
+    assert default_delta(10**6) == pytest.approx(1e-7)
+    for n in (2, 50, 10**3, 10**5, 10**8):
+        assert default_delta(n) <= min(1e-6, 1 / (10 * n))
