@@ -28,13 +28,13 @@ from ..datasets.objectives import FUNCTIONS, get_function
 from ..domain import Box
 from ..errors import DataError, InvalidParameterError, ObjectiveError
 from ..jsonable import to_jsonable
-from ..ledger import DEFAULT_BUDGET_EPSILON, Ledger
+from ..ledger import DEFAULT_BUDGET_EPSILON, Ledger, check_budget, ledger_path
 from ..mechanisms.posterior_release import DEFAULT_MEMORY_LIMIT
 from ..progress import Progress
 from ..tasks.thompson_options import KNOBS, SCHEDULES
 from .common import nonnegative_int, print_json
 from .release_publish import sha256_file
-from .outputs import AtomicOutput, check_output_dir
+from .outputs import AtomicOutput, check_output_dir, resolve_path
 
 if TYPE_CHECKING:
     from ..tasks.thompson import Candidates, ThompsonPlan, ThompsonResult
@@ -71,6 +71,8 @@ DESCRIPTION = textwrap.dedent(f"""\
                          the run;
       --callable M:F     a Python function F(x) -> response in module M (importable, or a path to a
                          .py file), called with one candidate x (a 1-D numpy array). It runs your code.
+                         A module name is looked up in the installed packages first, the current
+                         folder last.
     An objective that raises or returns a non-finite value stops the run cleanly: the rounds
     released so far are written, the charge stands, exit status 2.
 
@@ -81,8 +83,11 @@ DESCRIPTION = textwrap.dedent(f"""\
     Ledger: the run is charged ONCE, before round 1, for all planned rounds (one entry holding the
     composed event), against one dataset whose record count grows over the run: --dataset-id NAME
     (the same name as for `privgp release` shares the budget), default: the lookup table's
-    content (as `privgp release` keys a table), the callable's name, or the function and its
-    --objective-seed. A run that stops early keeps the whole charge, so the ledger never holds less
+    content (as `privgp release` keys a table), the function and its --objective-seed, or for
+    --callable the canonical path of the file that defines it (absolute, symbolic links
+    resolved), the sha256 of that file and the function name: obj.py:f, ./obj.py:f, the absolute
+    path and a module name importing the same file share one budget; an edited or copied file is
+    a new record source (give --dataset-id NAME to keep one budget across versions). A run that stops early keeps the whole charge, so the ledger never holds less
     than was released. Refusal: exit status 3.
 
     Recommendation: the released query of the second half of the run with the most other queries of
@@ -103,7 +108,8 @@ def register(sub) -> None:
     src = o.add_mutually_exclusive_group(required=True)
     src.add_argument("--function", choices=sorted(FUNCTIONS), help="simulated test function on the unit box")
     src.add_argument("--lookup", metavar="CSV", help="table of records: coordinates -> response")
-    src.add_argument("--callable", metavar="MODULE:FUNC", help="Python function x -> response")
+    src.add_argument("--callable", metavar="MODULE:FUNC", help="Python function x -> response (budget key: the "
+                     "file's canonical path, its sha256 and FUNC)")
     o.add_argument("--x-cols", metavar="A[,B]", help="--lookup: coordinate columns (default: x, or x1,x2)")
     o.add_argument("--response-col", metavar="NAME", help="--lookup: response column (default: response)")
     o.add_argument("--noise", type=float, default=0.1, metavar="S",
@@ -185,30 +191,49 @@ def _key(x: np.ndarray) -> bytes:
 
 
 def _load_callable(spec: str):
+    """(function, ledger key) of --callable MODULE:FUNC (see :func:`callable_key` for the key)."""
     mod_name, sep, func = spec.rpartition(":")
     if not sep or not mod_name or not func.isidentifier():
         raise InvalidParameterError("--callable", "MODULE:FUNCTION (a module name or a .py path, and a function name)",
                                     spec)
     try:
         if mod_name.endswith(".py"):
-            path = Path(mod_name)
+            path = Path(mod_name).expanduser()
             if not path.is_file():
                 raise InvalidParameterError("--callable", "an existing .py file before ':'", mod_name)
+            path = path.resolve()
             spec_obj = importlib.util.spec_from_file_location(f"privgp_user_objective_{path.stem}", path)
             module = importlib.util.module_from_spec(spec_obj)
             spec_obj.loader.exec_module(module)
         else:
-            if os.getcwd() not in sys.path:
-                sys.path.insert(0, os.getcwd())
+            # the current folder is searched LAST: a file there never shadows an installed module
+            if os.getcwd() not in sys.path and "" not in sys.path:
+                sys.path.append(os.getcwd())
             module = importlib.import_module(mod_name)
     except InvalidParameterError:
         raise
-    except Exception as exc:  # user code: any import failure is a user error
+    except (Exception, SystemExit, KeyboardInterrupt) as exc:  # user code: any import failure is a user error
         raise ObjectiveError(f"--callable {spec}: cannot import {mod_name!r} ({type(exc).__name__}: {exc})") from None
     fn = getattr(module, func, None)
     if not callable(fn):
         raise InvalidParameterError("--callable", f"the name of a function in {mod_name!r}", func)
-    return fn
+    return fn, callable_key(module, mod_name, func)
+
+
+def callable_key(module, mod_name: str, func: str) -> str:
+    """The ledger key of a --callable objective: the canonical path (absolute, symbolic links resolved) of the
+    file that defines the module, the sha256 of its content and the function name. ``obj.py:f``,
+    ``./obj.py:f``, ``/abs/obj.py:f`` and a module name that imports the same file give one key; an edited
+    file or a copy elsewhere is a new record source (--dataset-id NAME keeps one budget across them). A
+    module without a file (built in) is keyed by its name."""
+    import hashlib
+
+    file = getattr(module, "__file__", None)
+    if not file or not Path(file).is_file():
+        return f"optimize:callable:module:{mod_name}:{func}"
+    path = Path(file).resolve()
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    return f"optimize:callable:file:{path}:sha256={digest}:{func}"
 
 
 def _read_points(path: str) -> np.ndarray:
@@ -217,6 +242,13 @@ def _read_points(path: str) -> np.ndarray:
     p = Path(path)
     if not p.is_file():
         raise DataError(f"candidates file not found: {p}")
+    from ..datasets.tabular import check_csv_shape
+
+    try:
+        with p.open("r", encoding="utf-8-sig", newline="") as fh:
+            check_csv_shape(fh, str(p))  # repeated column names, ragged rows
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"cannot read candidates file {p}: {exc}") from None
     try:
         df = pd.read_csv(p)
     except Exception as exc:
@@ -271,7 +303,7 @@ def _objective(args):
     for flag in ("x_cols", "response_col"):
         if getattr(args, flag) is not None:
             raise InvalidParameterError("--" + flag.replace("_", "-"), "used only with --lookup", getattr(args, flag))
-    fn = _load_callable(args.callable)
+    fn, key = _load_callable(args.callable)
     if args.candidates is not None:
         P = _read_points(args.candidates)
         box = None if args.box is None else _box(args.box, P.shape[1] if P.ndim == 2 else 1)
@@ -284,7 +316,7 @@ def _objective(args):
         dim = len(args.box) // 2
         box = Box(tuple(args.box[0::2]), tuple(args.box[1::2]))
         cand = Candidates.grid(box, _grid(args, dim))
-    return fn, cand, f"callable {args.callable}", "optimize:callable:" + args.callable, None
+    return fn, cand, f"callable {args.callable}", key, None
 
 
 def _nonneg(name, x) -> float:
@@ -509,8 +541,24 @@ def _print_summary(s: dict, res: ThompsonResult) -> None:
 
 
 def _check_response_file(path: Path) -> None:
-    if path.is_dir() or not path.parent.is_dir() or not os.access(path.parent, os.W_OK):
-        raise InvalidParameterError("--save-responses", "a file path in an existing writable folder", str(path))
+    """--save-responses must be writable: shown by writing (os.access is always true for root), leaving nothing."""
+    import tempfile
+
+    bad = InvalidParameterError("--save-responses", "a file path in an existing writable folder", str(path))
+    if path.is_dir() or not path.parent.is_dir():
+        raise bad
+    try:
+        if path.exists():
+            if not path.is_file():
+                raise bad
+            with open(path, "r+b"):  # opened for writing, not truncated
+                pass
+        fd, probe = tempfile.mkstemp(prefix=".privgp-tmp-", dir=path.parent)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise InvalidParameterError("--save-responses", "a file path in an existing writable folder",
+                                    f"{path} ({exc.strerror or exc})") from None
 
 
 STAGES = ("objective and candidates", "plan and certify", "check", "rounds", "write outputs")
@@ -528,12 +576,20 @@ def run(args) -> int:
         plan = _plan(args, cand)
         progress.update(1)
         progress.stage(STAGES[2])
-        out = check_output_dir(args.out, args.overwrite)
-        if args.save_responses and Path(args.save_responses).expanduser().absolute().parent == out:
+        callable_file = args.callable.rpartition(":")[0] if args.callable else ""
+        if args.save_responses and resolve_path(args.out) in resolve_path(args.save_responses).parents:
+            raise InvalidParameterError("--save-responses", "a path outside --out (the private responses must not "
+                                        "sit with the outputs to publish)", args.save_responses)
+        out = check_output_dir(args.out, args.overwrite, protect=(
+            ("ledger", ledger_path(args.ledger)), ("lookup table", args.lookup), ("candidates file", args.candidates),
+            ("objective's file", callable_file if callable_file.endswith(".py") else None),
+            ("--save-responses file", args.save_responses)))
+        if args.save_responses and resolve_path(args.save_responses).parent == out:
             raise InvalidParameterError("--save-responses", "a path outside --out (the private responses must not "
                                         "sit with the outputs to publish)", args.save_responses)
         if args.save_responses:
             _check_response_file(Path(args.save_responses).expanduser().absolute())
+        check_budget(args.budget_epsilon, args.budget_delta)  # a refused budget creates no ledger file
         ledger = Ledger(args.ledger)
         fingerprint = (ledger.fingerprint("dataset-id:" + _dataset_id(args.dataset_id)) if args.dataset_id is not None
                        else ledger.fingerprint(key))

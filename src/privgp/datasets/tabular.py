@@ -26,7 +26,7 @@ import hashlib
 import io
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -73,9 +73,35 @@ def _read_strings(path: Path) -> pd.DataFrame:
     return _parse(text, str(path))
 
 
+def check_csv_shape(lines: Iterable[str], where: str) -> None:
+    """The header's names are distinct (after stripping spaces) and every non-blank row has exactly as
+    many fields as the header; a DataError naming the column or the line otherwise. (pandas would rename
+    a repeated column to 'x.1' and drop or pad the fields of a ragged row.)"""
+    reader = csv.reader(lines)
+    try:
+        header = next(reader, None)
+        if header is None:
+            return
+        names = [h.strip() for h in header]
+        seen: set[str] = set()
+        for name in names:
+            if name in seen:
+                raise DataError(f"data file {where} has a repeated column name: {name!r} appears more than once")
+            seen.add(name)
+        for row in reader:
+            if not row or (len(row) == 1 and not row[0].strip()):
+                continue  # a blank line
+            if len(row) != len(names):
+                raise DataError(f"data file {where}: line {reader.line_num} has {len(row)} field(s), the header "
+                                f"has {len(names)}")
+    except csv.Error as exc:
+        raise DataError(f"cannot parse data file {where} as CSV: line {reader.line_num}: {exc}") from None
+
+
 def _parse(text: str, where: str) -> pd.DataFrame:
     if not text.strip():
         raise DataError(f"data file {where} is empty")
+    check_csv_shape(io.StringIO(text, newline=""), where)
     try:
         df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, skipinitialspace=True)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, csv.Error, ValueError) as exc:
@@ -166,6 +192,11 @@ def load_table(path, coordinates: Sequence[str], response: str) -> TabularData:
     path = Path(path)
     coordinates = tuple(coordinates)
     if path.is_file():
+        try:
+            with path.open("r", encoding="utf-8-sig", newline="") as fh:
+                check_csv_shape(fh, str(path))
+        except (OSError, UnicodeDecodeError):
+            pass  # the careful path below says what is wrong
         fast = _fast_numeric(path, coordinates, response)
         if fast is not None:
             return fast

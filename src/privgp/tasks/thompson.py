@@ -56,7 +56,7 @@ from ..mechanisms.posterior_release import DEFAULT_MEMORY_LIMIT, resolve_sensiti
 from ..mechanisms.posterior_sample import posterior_sample_batch, posterior_sample_event
 from ..mechanisms.release import default_delta
 from ..sampling import exact_paths, plan_sampler, sample_joint
-from .thompson_options import KNOBS, SCHEDULES
+from .thompson_options import KNOBS, MAX_ROUNDS, PLAN_BYTES_PER_ROUND2, SCHEDULES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -292,6 +292,10 @@ def plan_thompson(candidates: Candidates, *, rounds: int, epsilon: float | None 
     if not isinstance(candidates, Candidates):
         raise InvalidParameterError("candidates", "a privgp.tasks.thompson.Candidates", type(candidates).__name__)
     T = v.integer("rounds", rounds, minimum=2)
+    if T > MAX_ROUNDS:
+        raise InvalidParameterError("rounds", f"at most {MAX_ROUNDS} (planning composes every prefix of the rounds and "
+                                    "each round conditions on all earlier records; split a longer campaign into runs)",
+                                    T)
     sigma = v.positive("sigma", sigma)
     M_Y = v.positive("M_Y", M_Y)
     if knob not in KNOBS:
@@ -301,6 +305,11 @@ def plan_thompson(candidates: Candidates, *, rounds: int, epsilon: float | None 
     ell = getattr(kern, "lengthscale", None)
     sens = resolve_sensitivity(sensitivity, kern.name, candidates.dim)
     memory_limit = v.positive("memory_limit", memory_limit)
+    plan_bytes = PLAN_BYTES_PER_ROUND2 * float(T - 1) ** 2
+    if plan_bytes > memory_limit:
+        raise InvalidParameterError(
+            "rounds", f"fewer: planning {T} rounds needs an estimated {plan_bytes / 2**30:.3g} GiB, over the limit of "
+            f"{memory_limit / 2**30:.3g} GiB (memory_limit / --memory-limit)", T)
     sampler, sampler_bytes = sampler_for(candidates, kern, T)
     if sampler_bytes > memory_limit:
         raise InvalidParameterError(
@@ -540,6 +549,10 @@ def _draw(plan: ThompsonPlan, kernel: Kernel, X: np.ndarray, y: np.ndarray, j: i
 def _response(objective: Callable[[np.ndarray], Any], x: np.ndarray) -> tuple[float | None, str | None]:
     try:
         val = objective(x.copy())
+    except SystemExit as exc:  # user code calling sys.exit(): stop the run cleanly, never end silently
+        return None, f"the objective called sys.exit({exc.code!r})"
+    except KeyboardInterrupt:  # interrupted inside the objective: the rounds released so far are kept
+        return None, "the objective was interrupted (KeyboardInterrupt)"
     except Exception as exc:  # the objective is user code: any failure stops the run cleanly
         return None, f"the objective raised {type(exc).__name__}: {exc}"
     try:
