@@ -40,6 +40,21 @@ def positive(name: str, value: Any, *, allow_inf: bool = False) -> float:
     return v
 
 
+#: A scale (a standard deviation, a ratio of two) is squared and inverted by the mechanisms: beyond these
+#: bounds its square or its inverse square underflows to 0 or overflows to inf in float64.
+SCALE_RANGE = (1e-150, 1e150)
+
+
+def scale(name: str, value: Any) -> float:
+    """A number in [1e-150, 1e150] (:data:`SCALE_RANGE`): its square and inverse square are finite and > 0."""
+    v = positive(name, value)
+    lo, hi = SCALE_RANGE
+    if not lo <= v <= hi:
+        raise InvalidParameterError(name, f"between {lo:g} and {hi:g} (its square and inverse square must be finite "
+                                    "and > 0 in float64)", value)
+    return v
+
+
 def nonnegative(name: str, value: Any, *, allow_inf: bool = False) -> float:
     v = _as_float(name, value)
     if v < 0 or (math.isinf(v) and not allow_inf):

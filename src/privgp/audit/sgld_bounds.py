@@ -151,7 +151,8 @@ def theorem1_constants(epsilon, epsilon_prime, delta, *, alpha, beta, x_h, gamma
     """The constants of the proof of Theorem 1 (x_l = x_h/2, c = n^gamma2) in mpmath at ``dps`` digits.
 
     n_1 as printed; n_2 = Claim D.30 with its corrected exponents and factors; n_3 = Lemma 4.2's
-    corrected condition n > 1 + 10 nu x_h^2/x_l^2 (the printed nu/beta is not sufficient for beta > 1) at nu_1 = 2 log(1/delta)/eps + 1; the fourth term of n_p from eq. (10). Requires
+    corrected condition n > 1 + 10 nu x_h^2/x_l^2 (the printed nu/beta is not sufficient for beta > 1) at
+    nu_1 = 2 log(1/delta)/eps + 1; the fourth term of n_p from eq. (10). Requires
     0 < gamma1 < 1/2, 1 + gamma1 < gamma2 < 3/2, delta < 1/2, x_h^2 beta > 3."""
     eps = v.positive("epsilon", epsilon)
     eps_p = v.positive("epsilon_prime", epsilon_prime)

@@ -6,7 +6,7 @@ import argparse
 import math
 import time
 
-from .common import positive_float, print_json
+from .common import grid_points, positive_float, print_json
 
 EPILOG = """\
 Takes the data, task and hyperparameter flags of `privgp release --mechanism posterior-sample`
@@ -37,7 +37,7 @@ def register_lood(asub) -> None:
     add_data_arguments(p)
     release_posterior.add_arguments(p.add_argument_group("--mechanism posterior-sample (the only one audited)"))
     g = p.add_argument_group("grid")
-    g.add_argument("--grid", type=int, metavar="N",
+    g.add_argument("--grid", type=grid_points, metavar="N",
                    help="grid points along the longest side of the box (default: 201 in 1-D, 121 in 2-D); "
                         "with snapping it sets the lattice the inputs move to")
     a = p.add_argument_group("audit")

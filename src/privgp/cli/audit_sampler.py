@@ -7,12 +7,12 @@ from __future__ import annotations
 import argparse
 import math
 import time
-from pathlib import Path
 
 import numpy as np
 
 from ..errors import InvalidParameterError
 from .common import positive_float, print_json
+from .outputs import check_output_file
 
 EPILOG = """\
 Samplers of the seed-000 posterior GP(0, sigma^2 k) given n records (responses |y| <= M_Y, inputs on [0, 1]),
@@ -97,6 +97,7 @@ def _run(args) -> int:
     if not math.isfinite(args.sigma):
         raise InvalidParameterError("--sigma", "finite (the samplers release the mean too)", args.sigma)
     kernel = make_kernel(args.kernel, args.lengthscale)
+    png_path = check_output_file(args.png, flag="--png")   # before the work, by writing a probe file
     t0 = time.perf_counter()
     with Progress(len(steps), "audit sampler: step counts", None) as bar:
         def progress(items):
@@ -109,7 +110,11 @@ def _run(args) -> int:
                               XT=np.linspace(0.0, 1.0, m)[:, None], M_Y=args.M_Y, delta=args.delta, steps=steps,
                               step=args.step, init=args.init, alpha=args.alpha, rng=np.random.default_rng(args.seed),
                               restarts=args.restarts, progress=progress)
-    png = plot_sampler_audit(audit, Path(args.png))
+    try:
+        png = plot_sampler_audit(audit, png_path)
+    except OSError as exc:  # e.g. the disk filled up meanwhile
+        raise InvalidParameterError("--png", "a file path in an existing writable folder",
+                                    f"{args.png} ({exc.strerror or exc})") from None
     out = audit.to_dict()
     out.update(png=str(png), verdict=describe_factor(audit), seconds=round(time.perf_counter() - t0, 2))
     if args.json:

@@ -36,6 +36,17 @@ def nonnegative_int(text: str) -> int:
     return x
 
 
+def grid_points(text: str) -> int:
+    """argparse type of --grid: an integer >= 2 (0 or 1 is an error, never replaced by the default)."""
+    try:
+        x = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 2, got {text!r}") from None
+    if x < 2:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 2 (grid points along the longest side), got {text!r}")
+    return x
+
+
 def print_json(obj: Any) -> None:
     from ..jsonable import to_jsonable
 

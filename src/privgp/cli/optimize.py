@@ -87,8 +87,9 @@ DESCRIPTION = textwrap.dedent(f"""\
     --callable the canonical path of the file that defines it (absolute, symbolic links
     resolved), the sha256 of that file and the function name: obj.py:f, ./obj.py:f, the absolute
     path and a module name importing the same file share one budget; an edited or copied file is
-    a new record source (give --dataset-id NAME to keep one budget across versions). A run that stops early keeps the whole charge, so the ledger never holds less
-    than was released. Refusal: exit status 3.
+    a new record source (give --dataset-id NAME to keep one budget across versions). A run that
+    stops early keeps the whole charge, so the ledger never holds less than was released.
+    Refusal: exit status 3.
 
     Recommendation: the released query of the second half of the run with the most other queries of
     that half within a quarter lengthscale (post-processing of released queries: free; the responses

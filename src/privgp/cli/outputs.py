@@ -103,6 +103,27 @@ def check_output_dir(out, overwrite: bool = False, *, flag: str = "--out",
     return out
 
 
+def check_output_file(path, *, flag: str) -> Path:
+    """A file the command will write: not a folder, in an existing folder where a file can be created
+    (shown by creating and removing a probe file: os.access is always true for root); an existing file
+    must open for writing (it is not truncated here). Returns the path resolved; writes nothing that stays."""
+    p = resolve_path(path)
+    need = "a file path in an existing writable folder"
+    if p.is_dir() or not p.parent.is_dir():
+        raise InvalidParameterError(flag, need, str(path))
+    try:
+        if p.exists():
+            with open(p, "r+b"):
+                pass
+        fd, probe = tempfile.mkstemp(prefix=TMP_PREFIX, dir=p.parent)
+        os.close(fd)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(probe)
+    except OSError as exc:
+        raise InvalidParameterError(flag, need, f"{path} ({exc.strerror or exc})") from None
+    return p
+
+
 def _try_lock(path: Path):
     """An fd of ``path`` (a folder, not a link) holding an exclusive flock, or None when it is in use/gone."""
     try:

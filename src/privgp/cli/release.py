@@ -37,7 +37,7 @@ from . import release_publish as publish
 from .common import box_from_values as _box
 from .common import dataset_id as _dataset_id
 from .common import memory_limit as _memory_limit
-from .common import nonnegative_int, print_json
+from .common import grid_points, nonnegative_int, print_json
 from .common import number_list as _number_list
 from .common import randomness as _randomness
 from .outputs import AtomicOutput, check_output_dir
@@ -116,7 +116,7 @@ def register(sub) -> None:
         mod = mechanism_module(name)
         mod.add_arguments(p.add_argument_group(f"--mechanism {name}"))
     o = p.add_argument_group("output, randomness, ledger")
-    o.add_argument("--grid", type=int, metavar="N",
+    o.add_argument("--grid", type=grid_points, metavar="N",
                    help="grid points along the longest side of the box (default: 201 in 1-D, 121 in 2-D)")
     o.add_argument("--seed", type=nonnegative_int, metavar="S",
                    help="DEMO ONLY: fixed seed; anyone with the seed can reproduce the release, and the "

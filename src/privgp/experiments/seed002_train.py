@@ -50,6 +50,7 @@ def train(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, steps: in
     import torch
     from tqdm.auto import tqdm
 
+    from ..nn.pretrained import load_checkpoint
     from ..nn.train import Trainer
 
     torch.set_num_threads(int(threads))
@@ -57,7 +58,7 @@ def train(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, steps: in
     last = out_dir / "last.pt"
     mcfg, tcfg = _configs(quick, seed, steps, val_every, val_tasks, batch_size, n_target, channels, first_channels)
     if last.exists():
-        trainer = Trainer.from_state(torch.load(last, weights_only=False), steps=tcfg.steps)
+        trainer = Trainer.from_state(load_checkpoint(last), steps=tcfg.steps)   # weights only
     else:
         trainer = Trainer(mcfg, tcfg)
     cfg = trainer.cfg

@@ -143,7 +143,7 @@ def plan_sparse_gp(n: int, domain: Box, response_map: ResponseMap, *, epsilon: f
     eps = v.positive("epsilon", epsilon)
     delta = default_delta(n) if delta is None else v.probability("delta", delta)
     lengthscale = default_lengthscale(domain) if lengthscale is None else v.positive("lengthscale", lengthscale)
-    sigma = v.positive("noise_std", noise_std)
+    sigma = v.scale("noise_std", noise_std)
     inducing = DEFAULT_INDUCING.get(domain.dim, 8) if inducing is None else v.integer("inducing", inducing, minimum=1)
     Z = inducing_grid(domain, inducing) if inducing > 1 else np.array([0.5 * (np.asarray(domain.lower) +
                                                                             np.asarray(domain.upper))])

@@ -126,13 +126,27 @@ def kernel_norm_bound(Z, kernel: Kernel, method: str = "auto", *, signal_varianc
     return sf2 * math.sqrt(min(trivial, sep, exact))
 
 
+#: sigma_a / sigma_b: farther from 1 than this, the larger of the two noise scales (sigma_b = sigma_a / ratio)
+#: overflows the noise-aware posterior's float64 arithmetic; refused when planned, before any charge.
+NOISE_RATIO_RANGE = (1e-12, 1e12)
+
+
+def _ratio(noise_ratio) -> float:
+    c = v.positive("noise_ratio", noise_ratio)
+    lo, hi = NOISE_RATIO_RANGE
+    if not lo <= c <= hi:
+        raise InvalidParameterError("noise_ratio", f"between {lo:g} and {hi:g} (sigma_a / sigma_b; farther from 1 the "
+                                    "posterior's arithmetic overflows)", noise_ratio)
+    return c
+
+
 def resolve_noise_ratio(noise_ratio, response_bound: float, kernel_bound: float) -> float:
     """sigma_a / sigma_b: a positive number, or ``"min-sensitivity"`` = R_y / (sqrt(2) R_k)."""
     if isinstance(noise_ratio, str):
         if noise_ratio not in NOISE_RATIOS:
             raise InvalidParameterError("noise_ratio", f"a positive number or one of {NOISE_RATIOS}", noise_ratio)
         return v.positive("response_bound", response_bound) / (math.sqrt(2.0) * v.positive("kernel_bound", kernel_bound))
-    return v.positive("noise_ratio", noise_ratio)
+    return _ratio(noise_ratio)
 
 
 def statistics_sensitivity(response_bound: float, kernel_bound: float, noise_ratio: float = 1.0) -> float:
@@ -140,7 +154,7 @@ def statistics_sensitivity(response_bound: float, kernel_bound: float, noise_rat
     A and sigma_b = sigma_a / noise_ratio on the scaled upper triangle of B."""
     Ry = v.positive("response_bound", response_bound)
     Rk = v.positive("kernel_bound", kernel_bound)
-    c = v.positive("noise_ratio", noise_ratio) ** 2
+    c = _ratio(noise_ratio) ** 2
     return math.sqrt(Ry**4 / (2.0 * c) + 2.0 * Ry * Ry * Rk * Rk + 2.0 * c * Rk**4)
 
 

@@ -1,0 +1,235 @@
+"""Issue 25, "Bad input accepted silently", "Nothing charged that cannot be released" (sparse-gp and
+optimize parts), "Budget keys that cannot be sidestepped" and the torch.load part of "Sound bounds only".
+
+Each refusal: exit status 2, one line, no traceback, the ledger's bytes unchanged, nothing in --out.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from privgp.cli.main import main
+from privgp.ledger import Ledger
+
+OK = ["--allow-noisy", "--seed", "1", "--json"]
+
+
+def run(capsys, *args):
+    code = main([str(a) for a in args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def digest(path: Path):
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else None
+
+
+def assert_refused(code, err, needle, ledger: Path, before, out_dir: Path | None = None):
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("privgp: error:"), err
+    assert "Traceback" not in err and needle in err, err
+    assert digest(ledger) == before
+    if out_dir is not None:
+        assert not out_dir.exists()
+        assert [p.name for p in out_dir.parent.iterdir() if p.name.startswith(".privgp-tmp-")] == []
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("PRIVGP_LEDGER", str(tmp_path / "default.sqlite"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path, tmp_path / "ledger.sqlite"
+
+
+def seeded_ledger(capsys, ledger: Path, out: Path) -> str:
+    """A ledger with one release in it; returns its digest."""
+    code, _, err = run(capsys, "release", "--mechanism", "posterior-sample", "--grid", "31", *OK, "--ledger", ledger,
+                       "--out", out)
+    assert code == 0, err
+    return digest(ledger)
+
+
+# -- CSV ----------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text,needle", [
+    ("x,y,x\n0.1,0.2,0.3\n0.2,0.3,0.4\n", "repeated column name: 'x'"),
+    ("x,y,v\n0.1,0.2,0.3\n0.2,0.3,0.4,0.9\n0.5,0.5,0.1\n", "line 3 has 4 field(s), the header has 3"),
+    ("x,y,v\n0.1,0.2,0.3\n0.2,0.3\n0.5,0.5,0.1\n", "line 3 has 2 field(s), the header has 3"),
+])
+def test_repeated_columns_and_ragged_rows_are_refused(env, capsys, text, needle):
+    tmp, ledger = env
+    before = seeded_ledger(capsys, ledger, tmp / "first")
+    data = tmp / "d.csv"
+    data.write_text(text)
+    out = tmp / "rel"
+    code, _, err = run(capsys, "release", "--mechanism", "posterior-sample", *OK, "--data", data, "--x-col", "x",
+                       "--y-col", "y", "--response-col", "v", "--box", 0, 1, 0, 1, "--threshold", 0, "--clip", 1,
+                       "--ledger", ledger, "--out", out)
+    assert_refused(code, err, needle, ledger, before, out)
+
+
+# -- --grid 0, sparse-gp scales ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args,needle", [
+    (["--mechanism", "posterior-sample", "--grid", "0"], "--grid: expected an integer >= 2"),
+    (["--mechanism", "sparse-gp", "--grid", "1"], "--grid: expected an integer >= 2"),
+    (["--mechanism", "sparse-gp", "--noise-std", "1e-300"], "noise_std must be between"),
+    (["--mechanism", "sparse-gp", "--noise-ratio", "1e-300"], "noise_ratio must be between"),
+    (["--mechanism", "sparse-gp", "--noise-ratio", "1e-150"], "noise_ratio must be between"),
+])
+def test_degenerate_grid_and_scales_are_refused_before_the_charge(env, capsys, args, needle):
+    tmp, ledger = env
+    before = seeded_ledger(capsys, ledger, tmp / "first")
+    out = tmp / "rel"
+    code, _, err = run(capsys, "release", *args, *OK, "--ledger", ledger, "--out", out)
+    assert_refused(code, err, needle, ledger, before, out)
+    assert "ZeroDivisionError" not in err
+
+
+def test_sparse_gp_at_the_ends_of_the_allowed_scales_releases(env, capsys):
+    tmp, ledger = env
+    for i, args in enumerate((["--noise-std", "1e-150"], ["--noise-ratio", "1e-12"], ["--noise-ratio", "1e12"])):
+        code, _, err = run(capsys, "release", "--mechanism", "sparse-gp", *args, *OK, "--budget-epsilon", 1000,
+                           "--ledger", ledger, "--out", tmp / f"r{i}")
+        assert code == 0, (args, err)
+        assert np.all(np.isfinite(np.load(tmp / f"r{i}" / "prediction.npz")["mean"]))
+
+
+# -- optimize ---------------------------------------------------------------------------------------------------------
+
+def test_optimize_save_responses_is_probed_by_writing(env, capsys):
+    tmp, ledger = env
+    before = seeded_ledger(capsys, ledger, tmp / "first")
+    (tmp / "a-file").write_text("x")
+    for target in ("/proc/privgp-responses.csv", tmp / "a-file" / "r.csv", tmp / "no-such-dir" / "r.csv", tmp):
+        out = tmp / "opt"
+        code, _, err = run(capsys, "optimize", "--function", "forrester", "--rounds", 5, "--ledger", ledger,
+                           "--out", out, "--save-responses", target)
+        assert_refused(code, err, "--save-responses", ledger, before, out)
+
+
+def test_optimize_rounds_are_bounded_before_the_charge(env, capsys):
+    tmp, ledger = env
+    before = seeded_ledger(capsys, ledger, tmp / "first")
+    out = tmp / "opt"
+    code, _, err = run(capsys, "optimize", "--function", "forrester", "--rounds", 2_000_000, "--ledger", ledger,
+                       "--out", out)
+    assert_refused(code, err, "rounds must be at most", ledger, before, out)
+    code, _, err = run(capsys, "optimize", "--function", "forrester", "--rounds", 1500, "--memory-limit", 0.5,
+                       "--ledger", ledger, "--out", out)
+    assert_refused(code, err, "rounds must be fewer", ledger, before, out)
+
+
+OBJECTIVES = """\
+import numpy as np
+
+
+def f(x):
+    return float(np.sin(3 * x[0]))
+
+
+def interrupt(x):
+    raise KeyboardInterrupt
+
+
+def leave(x):
+    import sys
+    sys.exit(0)
+"""
+
+
+@pytest.mark.parametrize("func,needle", [("interrupt", "interrupted (KeyboardInterrupt)"),
+                                         ("leave", "called sys.exit(0)")])
+def test_an_objective_that_interrupts_or_exits_ends_with_a_message_and_the_charge(env, capsys, func, needle):
+    tmp, ledger = env
+    (tmp / "obj.py").write_text(OBJECTIVES)
+    code, _, err = run(capsys, "optimize", "--callable", f"obj.py:{func}", "--box", 0, 1, "--grid", 50,
+                       "--rounds", 10, "--epsilon", 1, "--seed", 1, "--ledger", ledger, "--out", tmp / "o", "--json")
+    assert code == 2 and needle in err and "the charge for the whole run" in err, err
+    (entry,) = Ledger(ledger).entries()
+    assert 0.99 < entry.epsilon <= 1.0   # the whole planned run is charged
+    assert (tmp / "o" / "certificate.json").is_file()
+
+
+def test_callable_budget_key_is_the_canonical_file(env, capsys, monkeypatch):
+    tmp, ledger = env
+    (tmp / "obj.py").write_text(OBJECTIVES)
+    base = ["--box", 0, 1, "--grid", 50, "--rounds", 10, "--epsilon", 6, "--budget-epsilon", 8, "--seed", 1,
+            "--ledger", ledger, "--json"]
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp))])
+    code, _, err = run(capsys, "optimize", "--callable", "obj.py:f", *base, "--out", tmp / "o1")
+    assert code == 0, err
+    before = digest(ledger)
+    for i, spec in enumerate(("./obj.py:f", f"{tmp / 'obj.py'}:f", "obj:f")):
+        code, _, err = run(capsys, "optimize", "--callable", spec, *base, "--out", tmp / f"o{i + 2}")
+        assert code == 3 and "refused" in err, (spec, err)   # the same budget: two runs of 6 compose to 8.68 > 8
+        assert digest(ledger) == before
+    assert len(Ledger(ledger).datasets()) == 1
+    # the current folder is searched last: it is never put first on sys.path
+    assert sys.path[0] != str(tmp) and str(tmp) in sys.path
+
+
+def test_callable_key_changes_with_the_content(env, capsys):
+    from privgp.cli.optimize import _load_callable
+
+    tmp, _ = env
+    (tmp / "obj.py").write_text(OBJECTIVES)
+    k1 = _load_callable("obj.py:f")[1]
+    assert _load_callable(f"{tmp}/./obj.py:f")[1] == k1
+    (tmp / "link.py").symlink_to(tmp / "obj.py")
+    assert _load_callable("link.py:f")[1] == k1
+    (tmp / "obj.py").write_text(OBJECTIVES + "\n# edited\n")
+    assert _load_callable("obj.py:f")[1] != k1
+
+
+# -- audit sampler --png ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("where", ["/proc/privgp-audit.png", "dir", "missing/a.png", "file/a.png"])
+def test_audit_sampler_png_to_an_unwritable_place_is_one_line(env, capsys, where):
+    tmp, _ = env
+    (tmp / "dir").mkdir()
+    (tmp / "file").write_text("x")
+    target = where if where.startswith("/") else str(tmp / where)
+    code, out, err = run(capsys, "audit", "sampler", "--sampler", "sto", "--n", 8, "--r", 1, "--sigma", 10,
+                         "--png", target, "--json")
+    assert code == 2 and out == "", err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("privgp: error: --png"), err
+    assert [p.name for p in tmp.iterdir() if p.name.startswith(".privgp-tmp-")] == []
+
+
+# -- torch.load: weights only ------------------------------------------------------------------------------------------
+
+class Boom:
+    """Unpickling this would run code (os.system); weights-only loading must refuse it."""
+
+    def __reduce__(self):
+        return (os.system, ("touch privgp-pwned",))
+
+
+def test_a_checkpoint_with_a_pickled_object_is_refused(env):
+    torch = pytest.importorskip("torch")
+    from privgp.errors import DataError
+    from privgp.nn.pretrained import load, load_checkpoint, training_record
+
+    tmp, _ = env
+    evil = tmp / "evil.pt"
+    torch.save({"config": {}, "state_dict": {}, "training": Boom()}, evil)
+    for fn in (load, training_record, load_checkpoint):
+        with pytest.raises(DataError, match="weights only"):
+            fn(evil)
+    assert not (tmp / "privgp-pwned").exists()
+    # the shipped checkpoint still loads, and one written by export_trained's format round-trips
+    model = load()
+    good = tmp / "good.pt"
+    torch.save({"config": model.cfg.to_dict() if hasattr(model, "cfg") else {}, "state_dict": model.state_dict(),
+                "training": {"torch": str(torch.__version__)}}, good)
+    assert set(load_checkpoint(good)) == {"config", "state_dict", "training"}
+    assert isinstance(training_record(), dict) and training_record()
