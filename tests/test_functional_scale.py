@@ -139,7 +139,7 @@ def big_csv(tmp_path_factory):
 
 
 def _cmd(csv, *extra):
-    return ["release", "--mechanism", "functional", "--data", str(csv), "--x-col", "x", "--y-col", "y",
+    return ["release", "--mechanism", "functional", "--allow-noisy", "--data", str(csv), "--x-col", "x", "--y-col", "y",
             "--response-col", "price", "--box", "850", "1000", "500", "590", "--threshold", "50", "--clip", "1",
             "--transform", "log", "--no-report", "--json", *extra]
 

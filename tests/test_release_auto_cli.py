@@ -10,7 +10,8 @@ import pytest
 
 from privgp.cli.release_report import strength_words
 
-from test_release_cli import cli, write_csv
+from test_release_cli import raw_cli as cli
+from test_release_cli import write_csv
 
 
 def test_default_release_of_the_embedded_data_is_refused_at_epsilon_5_nothing_charged(tmp_path):

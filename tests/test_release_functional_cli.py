@@ -28,7 +28,7 @@ def env(tmp_path, monkeypatch):
 
 
 def test_default_data_functional_release(env, capsys):
-    assert main(["release", "--mechanism", "functional", "--out", "rel", "--json", "--grid", "61"]) == 0
+    assert main(["release", "--mechanism", "functional", "--allow-noisy", "--out", "rel", "--json", "--grid", "61"]) == 0
     summary = json.loads(capsys.readouterr().out)
     out = env / "rel"
     assert {p.name for p in out.iterdir()} == FILES
@@ -58,7 +58,7 @@ def test_csv_1d_functional_release_with_given_r_hides_training_values(env, capsy
     rng = np.random.default_rng(4)
     t, v = rng.uniform(0, 1, 25), rng.normal(0, 0.4, 25)
     (env / "d.csv").write_text("t,v\n" + "\n".join(f"{float(a)!r},{float(b)!r}" for a, b in zip(t, v)) + "\n")
-    code = main(["release", "--mechanism", "functional", "--data", "d.csv", "--x-col", "t", "--response-col", "v",
+    code = main(["release", "--mechanism", "functional", "--allow-noisy", "--data", "d.csv", "--x-col", "t", "--response-col", "v",
                  "--box", "0", "1", "--threshold", "0", "--clip", "1", "--r", "3", "--lengthscale", "0.3",
                  "--epsilon", "2", "--seed", "3", "--out", "rel"])
     assert code == 0
@@ -79,7 +79,7 @@ def test_csv_1d_functional_release_with_given_r_hides_training_values(env, capsy
                                   ("--noise-bound", "0"), ("--noise-analysis", "hall"), ("--epsilon", "0"),
                                   ("--delta", "2"), ("--r", "-1"), ("--lengthscale", "0"), ("--memory-limit", "0.0001")])
 def test_bad_input_exit_2_nothing_written_or_charged(env, capsys, args):
-    code = main(["release", "--mechanism", "functional", *args, "--out", str(env / "rel")])
+    code = main(["release", "--mechanism", "functional", "--allow-noisy", *args, "--out", str(env / "rel")])
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("privgp: error:") and len(err.strip().splitlines()) == 1, err
     assert not (env / "rel").exists()
@@ -89,7 +89,7 @@ def test_bad_input_exit_2_nothing_written_or_charged(env, capsys, args):
 
 def test_functional_only_options_refused_for_posterior_sampling(env, capsys):
     for args in (("--noise-bound", "0.1"), ("--noise-analysis", "rdp")):
-        assert main(["release", *args, "--out", str(env / "rel")]) == 2
+        assert main(["release", "--allow-noisy", *args, "--out", str(env / "rel")]) == 2
         assert "--mechanism functional only" in capsys.readouterr().err
     assert not (env / "rel").exists()
 
@@ -102,7 +102,7 @@ FOREIGN = [(("--lengthscales", "1", "2"), "posterior-sample-tuned"), (("--gamma"
     (args, owner, m) for args, owner in FOREIGN
     for m in ("posterior-sample", "functional", "sparse-gp", "posterior-sample-tuned") if m != owner])
 def test_an_option_of_another_mechanism_is_refused_before_anything(env, capsys, args, owner, mechanism):
-    assert main(["release", "--mechanism", mechanism, *args, "--out", str(env / "rel")]) == 2
+    assert main(["release", "--mechanism", mechanism, "--allow-noisy", *args, "--out", str(env / "rel")]) == 2
     err = capsys.readouterr().err
     assert f"--mechanism {owner} only" in err and len(err.strip().splitlines()) == 1
     assert not (env / "rel").exists()

@@ -72,8 +72,8 @@ def reference_epsilon(n, r, sigma, delta, domain, lengthscale, eta=0.0, L=1, sen
 @pytest.mark.parametrize("n", [20, 300])
 def test_certificate_is_for_this_n_delta_and_domain(n):
     plan = plan_release(n, RECT, RMAP, r=2.0, sigma=0.8, lengthscale=0.5, grid=9)
-    assert plan.delta == pytest.approx(n ** -1.1)
-    ref = reference_epsilon(n, 2.0, 0.8, n ** -1.1, RECT, 0.5)
+    assert plan.delta == pytest.approx(default_delta(n)) and plan.delta <= min(1e-6, 0.1 / n)
+    ref = reference_epsilon(n, 2.0, 0.8, default_delta(n), RECT, 0.5)
     assert plan.epsilon == pytest.approx(ref, rel=1e-3)
     assert plan.sensitivity == "generic" and plan.hyperparameter_source == "given"
     bigger = plan_release(n, Box((0.0, 0.0), (20.0, 10.0)), RMAP, r=2.0, sigma=0.8, lengthscale=0.5, grid=9)
@@ -107,7 +107,7 @@ def test_calibrated_eta_when_r_is_given():
 def test_sensitivity_lemma_choice():
     p1 = plan_release(50, UNIT, RMAP, r=1.0, lengthscale=0.3)
     assert p1.sensitivity == "exp1d"
-    assert p1.epsilon == pytest.approx(reference_epsilon(50, 1.0, 1.0, 50 ** -1.1, UNIT, 0.3,
+    assert p1.epsilon == pytest.approx(reference_epsilon(50, 1.0, 1.0, default_delta(50), UNIT, 0.3,
                                                          sensitivity="exp1d"), rel=1e-3)
     assert plan_release(50, UNIT, RMAP, r=1.0, lengthscale=0.3, sensitivity="generic").epsilon > p1.epsilon
     assert plan_release(50, UNIT, RMAP, r=1.0, kernel="matern52", lengthscale=0.3).sensitivity == "generic"

@@ -12,7 +12,7 @@ from privgp.ledger import Ledger
 
 
 def run(tmp_path, *args):
-    return main(["release", "--mechanism", "sparse-gp", "--ledger", str(tmp_path / "l.sqlite"), *args])
+    return main(["release", "--mechanism", "sparse-gp", "--allow-noisy", "--ledger", str(tmp_path / "l.sqlite"), *args])
 
 
 def test_embedded_release(tmp_path, capsys):

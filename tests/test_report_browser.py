@@ -193,7 +193,8 @@ def png_size(data: bytes) -> tuple[int, int]:
 def test_report_loads_offline_with_its_figure_and_the_certified_epsilon(tmp_path, browser, capsys, monkeypatch):
     monkeypatch.setenv("PRIVGP_LEDGER", str(tmp_path / "ledger.sqlite"))
     out = tmp_path / "rel"
-    assert main(["release", "--out", str(out), "--grid", "41", "--seed", "11"]) == 0, capsys.readouterr().err
+    assert main(["release", "--mechanism", "posterior-sample", "--allow-noisy", "--out", str(out), "--grid", "41",
+                 "--seed", "11"]) == 0, capsys.readouterr().err
     cert = json.loads((out / "certificate.json").read_text())["certificate"]
     url = (out / "report.html").resolve().as_uri()
 

@@ -281,11 +281,6 @@ def _print_summary(s: dict, mod, plan, data) -> None:
         f"{format_upper(s['spent_epsilon'], 4)} of {s['budget_epsilon']:g} (at delta {format_upper(s['budget_delta'])})",
         f"  outputs     {s['out']}/: " + ", ".join(s["files"]),
     ]
-    if "forecast" in s:
-        f = s["forecast"]
-        lines.insert(-1, f"  forecast    expected IoU {f['expected_iou']:.2f} +- {f['expected_iou_se']:.2f} against the "
-                         f"non-private map ({f['expected_iou_vs_truth']:.2f} against the truth; public simulation, "
-                         f"{f['simulated_releases']} releases)")
     if "warning" in s["randomness"]:
         lines.append(f"  randomness  SEEDED (demo): {s['randomness']['warning']}")
     else:
@@ -305,20 +300,18 @@ def forecast_line(fc: Forecast) -> str:
 
 
 def forecast_release(plan, *, allow_noisy: bool, quiet: bool = False) -> Forecast:
-    """The utility forecast of this release (public simulation; nothing private is read), printed on
-    stderr before anything is charged; a map forecast to be mostly noise is refused (exit status 2)
-    unless ``allow_noisy``."""
-    import sys
-
+    """The utility forecast of this release (public simulation; nothing private is read), printed (text
+    mode) before anything is charged; a map forecast to be mostly noise is refused (exit status 2, the
+    forecast in the one-line message) unless ``allow_noisy``."""
     fc = forecast(plan, reps=FORECAST_REPS.get(plan.mechanism, FORECAST_REPS_OTHER))
-    if not quiet:
-        print(f"privgp release: forecast before the charge: {forecast_line(fc)}", file=sys.stderr)
     if fc.noisy and not allow_noisy:
         raise NoisyReleaseError(
             f"refused before anything was charged: the forecast says this map would be mostly noise (expected IoU "
             f"{fc.iou:.2f} +- {fc.iou_se:.2f} < {NOISY_IOU:g}; {fc.words()}). What would help: a larger --epsilon, "
             "more records, a coarser map (--mechanism grid --cells C with fewer cells), or another mechanism "
             "(--mechanism auto chooses the best forecast); --allow-noisy releases it anyway and says so")
+    if not quiet:
+        print(f"forecast before the charge: {forecast_line(fc)}", flush=True)
     return fc
 
 
@@ -345,11 +338,11 @@ def run(args) -> int:
         mod = getattr(mod, "RESOLVES_TO", {}).get(plan.mechanism, mod)   # auto: the chosen mechanism's hooks
         progress.update(1)
         progress.stage(STAGES[2])
-        fc = forecast_release(plan, allow_noisy=args.allow_noisy, quiet=args.json)
         out = check_output_dir(args.out, args.overwrite, protect=(
             ("ledger", ledger_path(args.ledger)), ("input data", args.data)))
         # every check before the ledger is opened: a refused release creates no file
         checked = plan.check(data.X, data.response)
+        fc = forecast_release(plan, allow_noisy=args.allow_noisy, quiet=args.json)
         dataset_key = ("dataset-id:" + _dataset_id(args.dataset_id) if args.dataset_id is not None
                        else data.content_digest)
         rng, randomness = _randomness(args.seed)

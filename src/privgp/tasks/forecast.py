@@ -153,10 +153,14 @@ class Forecast:
 
 
 def _simulation_plan(plan):
-    """The plan with the identity response map: synthetic responses are already in model units."""
+    """The plan with the identity response map: synthetic responses are already in model units (also in the
+    candidate plans of a private selection)."""
     if getattr(plan, "response_map", None) is None:
         return plan
-    return dataclasses.replace(plan, response_map=_IDENTITY)
+    changes: dict = {"response_map": _IDENTITY}
+    if isinstance(getattr(plan, "plans", None), tuple):
+        changes["plans"] = tuple(_simulation_plan(p) for p in plan.plans)
+    return dataclasses.replace(plan, **changes)
 
 
 def forecast(plan, *, reps: int = 4, families: tuple[str, ...] = FAMILIES, noise: float = DEFAULT_NOISE,
