@@ -42,11 +42,28 @@ def test_aggregated_mean_equals_the_unaggregated_one(kernel, r):
     X, y = _repeated_sites(rng, 2500, refine=2)
     k = make_kernel(kernel, 0.4)
     ref = _dense_mean(k, GRID2.points(), X, y, r).reshape(GRID2.shape)
-    for method in ("lattice", "dense"):
-        got = posterior_mean_on_grid(k, X, y, GRID2.axes(), r=r, method=method, refine=2 if method == "lattice" else None)
-        assert np.max(np.abs(got - ref)) <= 1e-10, method
+    for method, solver in (("lattice", "auto"), ("lattice", "cholesky"), ("dense", "auto")):
+        got = posterior_mean_on_grid(k, X, y, GRID2.axes(), r=r, method=method, solver=solver,
+                                     refine=2 if method == "lattice" else None)
+        assert np.max(np.abs(got - ref)) <= 1e-10, (method, solver)
     cost = plan_posterior_mean(k, X, GRID2.axes(), method="lattice", refine=2)
     assert cost.unknowns == np.unique(X, axis=0).shape[0] and cost.bytes > 0 and cost.seconds > 0
+
+
+def test_cg_and_cholesky_solvers_agree():
+    """The lattice mean's two solvers (CG in the precision form on the whole lattice, Cholesky on the
+    occupied sites) solve the same system; sparse occupancy (empty sites) included."""
+    rng = np.random.default_rng(6)
+    X, y = _repeated_sites(rng, 3000, refine=1)
+    X = X[X[:, 0] < 0.6]                                  # a third of the box left empty
+    y = y[: X.shape[0]]
+    k = make_kernel("matern32", 0.3)
+    for r in (0.5, 2.0):
+        chol = posterior_mean_on_grid(k, X, y, GRID2.axes(), r=r, method="lattice", refine=1, solver="cholesky")
+        cg = posterior_mean_on_grid(k, X, y, GRID2.axes(), r=r, method="lattice", refine=1, solver="cg")
+        assert np.max(np.abs(cg - chol)) <= 1e-10
+    with pytest.raises(InvalidParameterError, match="^solver must be"):
+        posterior_mean_on_grid(k, X, y, GRID2.axes(), r=1.0, method="lattice", solver="lu")
 
 
 @pytest.mark.parametrize("r", [0.1, 1.0])

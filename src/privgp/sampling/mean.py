@@ -17,9 +17,23 @@ Methods (chosen by the caller from public settings; :func:`plan_posterior_mean` 
 time before anything is computed, so a mechanism can refuse before any budget is charged):
 
 * ``"lattice"``: the inputs lie on a lattice refining the regular grid (moved there by
-  :func:`~privgp.sampling.snap_to_lattice`, a public per-record map). One unknown per occupied site;
-  K_SS and k(G, S) are gathered from a table of k over integer lattice lags (no pairwise distances);
-  one Cholesky factorisation of the |S| x |S| system.
+  :func:`~privgp.sampling.snap_to_lattice`, a public per-record map). One unknown per occupied site.
+  Two solvers of the same linear system (``solver``):
+
+  - ``"cg"``: conjugate gradients on the whole lattice L in the precision form
+    m = K_GL P^{1/2} (I + P^{1/2} K_LL P^{1/2})^{-1} P^{1/2} ybar, P = diag(c_s / r^2) (0 on empty sites),
+    which equals k(G, S) (K_SS + r^2 diag(1 / c_s))^{-1} ybar (push-through identity
+    P^{1/2} (I + P^{1/2} K P^{1/2})^{-1} P^{1/2} = (P^{-1} + K)^{-1} on the occupied sites). The matrix
+    has eigenvalues >= 1, and K_LL times a vector is a lattice convolution done by FFT on a torus of
+    M_k >= 2 (N_k - 1) points (no lag wraps, so it is the exact product, as in
+    :mod:`privgp.sampling.grid`). It stops when the recursive residual is below 1e-14 |b| and is
+    accepted only if the *true* residual |b - B x| <= 1e-12 |b| (checked with one more product);
+  - ``"cholesky"``: K_SS gathered from a table of k over integer lattice lags (no pairwise distances),
+    one Cholesky factorisation of the |S| x |S| system (O(|S|^3), O(|S|^2) memory).
+
+  ``"auto"`` runs CG for at most as many iterations as a Cholesky factorisation would cost and falls
+  back to Cholesky when it has not converged (or is not accepted). Both are deterministic functions of
+  the data; they agree to rounding (about 1e-13 in the tests), as two factorisations would.
 * ``"exp1d"``: the 1-D exponential kernel, any inputs: the O(n + m) Kalman smoother of
   :mod:`privgp.sampling.exp1d` (the mean of its exact sampler: the same affine map at zero normals).
 * ``"dense"``: distinct inputs, dense Cholesky of the u x u system, k(G, S) in row blocks.
@@ -28,15 +42,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from functools import lru_cache
+
 import numpy as np
+from scipy.fft import irfftn, next_fast_len, rfftn
 from scipy.linalg import cho_factor, cho_solve
 
 from .. import validation as v
+from ..errors import NumericalError
 from ..kernels import DistanceKernel, Kernel
 from .exp1d import _Exp1dPlan
 from .grid import _check_axes, _lattice_indices, _spacing
 
 MEAN_METHODS = ("lattice", "exp1d", "dense")
+SOLVERS = ("auto", "cg", "cholesky")
+#: CG stops when the recursive residual is below this fraction of |b| ...
+CG_RTOL = 1e-14
+#: ... and is accepted only if the true residual |b - B x| is below this fraction of |b|
+CG_ACCEPT = 1e-12
 _F8 = 8
 #: elements of a gathered kernel block (rows x sites) held at once
 _BLOCK_ELEMENTS = 2**21
@@ -131,13 +154,17 @@ def _grid_points(axes) -> np.ndarray:
 
 
 def posterior_mean_on_grid(kernel: Kernel, X, y, axes, *, r: float, method: str,
-                           refine: int | None = None) -> np.ndarray:
+                           refine: int | None = None, solver: str = "auto") -> np.ndarray:
     """The exact posterior mean k(G, X) (K_XX + r^2 I)^{-1} y on the grid G spanned by ``axes``
     (shape: the grid's), computed with one unknown per distinct input (module docstring).
 
     ``method``: "lattice" (inputs on the grid lattice refined ``refine`` times per axis; default: the
     smallest refinement that fits, see :func:`~privgp.sampling.snap_to_lattice`), "exp1d" (1-D
-    exponential kernel), or "dense"."""
+    exponential kernel), or "dense". ``solver`` (lattice only): "auto" (CG, Cholesky when CG has not
+    converged within the cost of a factorisation), "cg" (raises NumericalError if not accepted) or
+    "cholesky"."""
+    if solver not in SOLVERS:
+        raise v.InvalidParameterError("solver", f"one of {SOLVERS}", solver)
     X, axes = _checked(X, axes, method)
     y = v.responses("y", y, X.shape[0])
     r = v.positive("r", r)
@@ -152,12 +179,22 @@ def posterior_mean_on_grid(kernel: Kernel, X, y, axes, *, r: float, method: str,
         sites, inv, counts = np.unique(lin, return_inverse=True, return_counts=True)
         counts = counts.astype(float)
         ybar = np.bincount(inv.reshape(-1), weights=y, minlength=sites.size) / counts
+        pick = tuple(np.arange(N) * R - l_ for N, R, l_ in zip(shape, Rs, lo))   # grid points on the lattice
+        if solver != "cholesky":
+            torus = int(np.prod([next_fast_len(max(1, 2 * (N - 1))) for N in sizes]))
+            budget = (sites.size ** 3 / 3) / (25.0 * torus * max(np.log2(torus), 1.0))
+            out = _lattice_mean_cg(kernel, tuple(float(h) for h in steps), sizes, sites, counts, ybar, r, pick,
+                                   max_iter=10**6 if solver == "cg" else int(min(10**4, max(100, budget))))
+            if out is not None:
+                return out
+            if solver == "cg":
+                raise NumericalError("posterior mean: conjugate gradients did not converge (use solver='cholesky')")
         S = np.stack(np.unravel_index(sites, sizes), axis=-1)              # (|S|, d) lattice indices
         A = _lattice_gram_upper(kernel, S, steps)
         A[np.diag_indices(sites.size)] += r * r / counts
         alpha = _solve_spd(A, ybar)
         del A
-        mesh = np.meshgrid(*[np.arange(N) * R - l_ for N, R, l_ in zip(shape, Rs, lo)], indexing="ij")
+        mesh = np.meshgrid(*pick, indexing="ij")
         G = np.stack([g.ravel() for g in mesh], axis=-1)                   # grid points as lattice indices
         return _lattice_cross_apply(kernel, G, S, steps, alpha).reshape(shape)
     Xu, inv, counts = np.unique(X, axis=0, return_inverse=True, return_counts=True)
@@ -173,6 +210,60 @@ def posterior_mean_on_grid(kernel: Kernel, X, y, axes, *, r: float, method: str,
     for i in range(0, P.shape[0], block):
         out[i:i + block] = kernel(P[i:i + block], Xu) @ alpha
     return out.reshape(shape)
+
+
+@lru_cache(maxsize=8)
+def _lattice_spectrum(kernel: DistanceKernel, steps: tuple[float, ...], sizes: tuple[int, ...]):
+    """(torus sizes M, real FFT of the first row of the circulant that embeds k on the lattice): with
+    M_k >= 2 (N_k - 1) no lag between two lattice points wraps, so the circular convolution restricted
+    to the lattice is the exact product with K_LL. Cached: it holds no data (forecasts reuse it)."""
+    M = tuple(next_fast_len(max(1, 2 * (N - 1))) for N in sizes)
+    lags = [np.minimum(np.arange(m), m - np.arange(m)) * h for m, h in zip(M, steps)]
+    grids = np.meshgrid(*lags, indexing="ij", sparse=True)
+    spec = rfftn(kernel.of_distance(np.sqrt(sum(g * g for g in grids))))
+    spec.setflags(write=False)
+    return M, spec
+
+
+def _lattice_mean_cg(kernel: DistanceKernel, steps: tuple[float, ...], sizes: tuple[int, ...], sites: np.ndarray,
+                     counts: np.ndarray, ybar: np.ndarray, r: float, pick, *, max_iter: int) -> np.ndarray | None:
+    """The posterior mean on the grid by CG in the precision form (module docstring), or None if CG did
+    not converge within ``max_iter`` iterations or its true residual is above CG_ACCEPT |b|."""
+    M, spec = _lattice_spectrum(kernel, steps, sizes)
+    dims = tuple(range(len(sizes)))
+    inner = tuple(slice(0, N) for N in sizes)
+
+    def K(v: np.ndarray) -> np.ndarray:
+        return irfftn(rfftn(v.reshape(sizes), s=M, axes=dims) * spec, s=M, axes=dims)[inner]
+
+    size = int(np.prod(sizes))
+    sp = np.zeros(size)
+    sp[sites] = np.sqrt(counts) / r                 # P^{1/2}: 0 on empty sites
+    b = np.zeros(size)
+    b[sites] = sp[sites] * ybar
+
+    def B(v: np.ndarray) -> np.ndarray:
+        return v + sp * K(sp * v).ravel()
+
+    nb = float(np.sqrt(b @ b))
+    x = np.zeros(size)
+    if nb > 0:
+        res = b.copy()
+        p = res.copy()
+        rr = float(res @ res)
+        for _ in range(max_iter):
+            if np.sqrt(rr) <= CG_RTOL * nb:
+                break
+            Bp = B(p)
+            a = rr / float(p @ Bp)
+            x += a * p
+            res -= a * Bp
+            rn = float(res @ res)
+            p = res + (rn / rr) * p
+            rr = rn
+        if not np.linalg.norm(b - B(x)) <= CG_ACCEPT * nb:
+            return None
+    return K(sp * x)[np.ix_(*pick)]
 
 
 def _lattice_gram_upper(kernel: DistanceKernel, sites: np.ndarray, steps, block: int = 512) -> np.ndarray:
