@@ -6,7 +6,7 @@ privgp.datasets.fields (bump, blobs, rough) on the unit square, with seeds that 
 does not use (PILOT_SEED). For every record count n and Gaussian noise std s of the released
 per-cell statistics (s = 2 / mu(epsilon, delta): the table is keyed by (n, s), so any delta maps onto
 it), every candidate (cells along the longest side, smoothing bandwidth in cells) is scored by the
-mean excursion IoU over the families (REPS releases each); the best is stored with its mean IoU.
+mean excursion IoU over the families (REPS_SMALL releases each up to n = 2000, REPS above); the best is stored with its mean IoU.
 No private data is read. Run: python scripts/tune_auto_grid.py  (about a minute on 2 cores)
 """
 from __future__ import annotations
@@ -31,6 +31,8 @@ CELLS = [2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64]
 BANDWIDTHS = [0.5, 1.0, 1.5, 2.0]
 GRID = 41
 REPS = 8
+#: more pilot releases where the data are few and the comparison is noisier
+REPS_SMALL, SMALL_N = 32, 2_000
 OUT = Path(__file__).resolve().parents[1] / "src" / "privgp" / "mechanisms" / "data" / "auto_grid.json"
 
 
@@ -46,7 +48,8 @@ def main() -> None:
         acc = np.zeros((len(NOISE_STDS), len(CELLS), len(BANDWIDTHS), len(FAMILIES)))
         for fi, fam in enumerate(FAMILIES):
             field = SyntheticField(fam, dom)
-            for _ in range(REPS):
+            reps = REPS_SMALL if n <= SMALL_N else REPS
+            for _ in range(reps):
                 X, y = field.records(n, rng)
                 for ci, c in enumerate(CELLS):
                     cs = cell_sizes(dom, c)
@@ -60,7 +63,7 @@ def main() -> None:
                             e = m > 0
                             t = truths[fam]
                             union = np.sum(t | e)
-                            acc[si, ci, bi, fi] += (np.sum(t & e) / union if union else 1.0) / REPS
+                            acc[si, ci, bi, fi] += (np.sum(t & e) / union if union else 1.0) / reps
         for si, s in enumerate(NOISE_STDS):
             mean = acc[si].mean(axis=-1)
             ci, bi = np.unravel_index(np.argmax(mean), mean.shape)
@@ -70,7 +73,7 @@ def main() -> None:
         print(f"n={n} done ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
     doc = {"what": "tuned public settings of the noisy-grid mechanism for --mechanism auto",
            "generator": "scripts/tune_auto_grid.py", "pilot_seed": PILOT_SEED, "families": list(FAMILIES),
-           "reps_per_family": REPS, "grid": GRID, "box": "unit square (cells along the longest side)",
+           "reps_per_family": {"n <= %d" % SMALL_N: REPS_SMALL, "larger n": REPS}, "grid": GRID, "box": "unit square (cells along the longest side)",
            "candidates": {"cells": CELLS, "bandwidth": BANDWIDTHS}, "criterion": "mean excursion IoU over families",
            "entries": table}
     OUT.write_text(json.dumps(doc, indent=1) + "\n")

@@ -19,7 +19,7 @@ def test_default_release_of_the_embedded_data_is_refused_at_epsilon_5_nothing_ch
     assert r.returncode == 2, r.stderr
     lines = [ln for ln in r.stderr.splitlines() if ln.startswith("privgp: error")]
     assert len(lines) == 1 and "mostly noise" in lines[0] and "--allow-noisy" in lines[0] and "--epsilon" in lines[0]
-    assert "forecast before the charge" in r.stderr
+    assert "expected IoU" in lines[0] and r.stdout == ""
     assert not (tmp_path / "out").exists()
     assert not (tmp_path / "ledger.sqlite").exists()     # the ledger was never opened
 

@@ -34,12 +34,20 @@ from .lood import GPPosterior, LoodPair, check_distinct
 OBJECTIVES = ("kl", "kl_reverse", "mean_distance", "mean_distance_code")
 
 
+#: a Cholesky pivot whose square is below this fraction of the largest diagonal entry counts as singular
+#: (LAPACK may factor a numerically singular matrix with tiny positive pivots, depending on the build)
+PIVOT_TOLERANCE = 1e-10
+
+
 def _chol(name, S):
     try:
-        return cho_factor(S, lower=True)
+        ch = cho_factor(S, lower=True)
     except np.linalg.LinAlgError:
+        ch = None
+    if ch is None or not np.min(np.diag(ch[0])) ** 2 > PIVOT_TOLERANCE * float(np.max(np.abs(np.diag(S)))):
         raise InvalidParameterError(name, "positive definite (distinct, not nearly repeated query points)",
-                                    "a singular predictive covariance") from None
+                                    "a singular predictive covariance")
+    return ch
 
 
 def _logdet(ch) -> float:

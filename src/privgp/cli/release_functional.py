@@ -23,7 +23,7 @@ from ..mechanisms.release import default_delta, grid_sizes
 from . import release_posterior as rp
 from .release_figure import PictureContext, ReleasedField
 from . import release_publish as publish
-from .release_report import MechanismReport
+from .release_report import MechanismReport, chosen_by
 
 NAME = "functional"
 HELP = ("the GP posterior mean plus GP noise of the same kernel (functional mechanism; seed 002, Thm 4.1: "
@@ -81,8 +81,8 @@ def write(out: Path, released: fm.FunctionalRelease, plan: fm.FunctionalPlan, da
 
 def fields(released: fm.FunctionalRelease, plan: fm.FunctionalPlan) -> ReleasedField:
     """The released function (posterior mean + GP noise) for the picture (model units, threshold 0)."""
-    return ReleasedField(axes=released.axes, values=released.paths, noun="released function",
-                         plural="released functions")
+    return ReleasedField(axes=released.axes, values=released.paths, noun="function (posterior mean + GP noise)",
+                         plural="functions (posterior mean + GP noise)")
 
 
 def report_text(plan: fm.FunctionalPlan, ctx: PictureContext) -> MechanismReport:
@@ -102,8 +102,9 @@ def report_text(plan: fm.FunctionalPlan, ctx: PictureContext) -> MechanismReport
     statement = (f"R\u00e4is\u00e4, Markou et al., Thm 4.1: the functional mechanism with noise multiplier c = "
                  f"\u0394/\u03bc is \u03bc-GDP; \u0394 \u2264 {plan.sensitivity:.6g} ({plan.lemma}); the exact "
                  "Gaussian-DP privacy profile gives (\u03b5, \u03b4) with no RDP conversion.")
-    given = "set by the data holder"
-    rows = (("kernel", plan.kernel, given), ("lengthscale", f"{plan.lengthscale:.6g}", given),
+    rows = (("kernel", plan.kernel, chosen_by(plan.kernel, "exponential")),
+            ("lengthscale", f"{plan.lengthscale:.6g}", chosen_by(float(plan.lengthscale),
+                                                                  float(default_lengthscale(plan.domain)))),
             ("r (ridge)", f"{plan.r:.6g}", plan.hyperparameter_source),
             ("noise multiplier c", f"{plan.multiplier:.6g}", f"calibrated ({plan.accounting}) to the target epsilon"),
             ("grid", " \u00d7 ".join(map(str, plan.grid.sizes)), "resolution of the released map"))

@@ -163,7 +163,7 @@ def report_text(plan: PosteriorSamplePlan, ctx: PictureContext) -> MechanismRepo
          ("calibrated: " + target) if plan.hyperparameter_source == "calibrated eta" else
          ("none (privgp's default)" if plan.eta == 0 else given)),
         ("L (number of paths)", str(plan.L), "privgp's default" if plan.L == 1 else given),
-        ("\u03b4", f"{plan.delta:.6g}", "n^(\u22121.1) (privgp's default; n is public)"
+        ("\u03b4", f"{plan.delta:.6g}", "min(10\u207b\u2076, 1/(10 n)) (privgp's default; n is public)"
          if math.isclose(plan.delta, default_delta(plan.n), rel_tol=1e-12) else given),
         ("grid", " \u00d7 ".join(map(str, plan.grid)),
          "resolution of the released map (the guarantee does not depend on it)"),

@@ -211,6 +211,13 @@ def _ul(items) -> str:
     return "<ul>" + "".join(f"<li>{e(x)}</li>" for x in items) + "</ul>"
 
 
+def chosen_by(value, default) -> str:
+    """Who chose a setting, for the report's "how it was chosen" column: privgp (its default) or the data holder."""
+    same = value == default or (isinstance(value, float) and isinstance(default, float)
+                                and math.isclose(value, default, rel_tol=1e-12))
+    return "privgp's default" if same else "set by the data holder"
+
+
 def _factor(epsilon: float) -> str:
     """e^epsilon rounded up, in words for the plain-language paragraph."""
     if not math.isfinite(epsilon) or epsilon > 700:
@@ -406,7 +413,9 @@ def render(r: ReportInput) -> str:
 {e(", ".join(r.coordinates))}, response {e(r.response.axis_label())}, over the public domain {e(r.domain.describe())}.</p>
 <p>{e(r.text.how)}</p>
 <p>Files published with this report: {e(", ".join(r.files))}. No data point, and no statistic of the data other
-than n, is published.</p>
+than n, is published. Units: the values in paths.csv / paths.npz and field.csv / field.npz are on the model scale,
+(g(response) − g(threshold)) / clip with g the public transform, between −1 and 1 with the threshold at 0;
+field.csv also gives each value in the response's own units (meaningful inside the clipping range).</p>
 </section>
 
 {_forecast(r)}

@@ -22,13 +22,14 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InvalidParameterError
+from ..mechanisms.posterior_release import default_lengthscale
 from ..mechanisms.sparse_gp import CHUNK
 from ..mechanisms.sparse_gp_release import (DEFAULT_INDUCING, DEFAULT_NOISE_STD, SparseGpPlan, SparseGpReleased,
                                             plan_sparse_gp)
 from ..mechanisms.sparse_gp_sensitivity import KERNEL_BOUNDS
 from .release_figure import PictureContext, ReleasedField
 from . import release_publish as publish
-from .release_report import MechanismReport
+from .release_report import MechanismReport, chosen_by
 
 NAME = "sparse-gp"
 #: options of this mechanism only (refused with another --mechanism)
@@ -169,10 +170,11 @@ def report_text(plan: SparseGpPlan, ctx: PictureContext) -> MechanismReport:
                  f"kernel bound R_k = {plan.spec.kernel_bound:.6g} by {plan.spec.kernel_bound_method}) and noise "
                  "calibrated by the exact Gaussian privacy profile (Balle & Wang 2018); the prediction is "
                  "post-processing.")
-    given = "set by the data holder"
-    rows = (("kernel", str(k["kernel"]), given), ("lengthscale", f"{k.get('lengthscale', float('nan')):.6g}", given),
+    rows = (("kernel", str(k["kernel"]), chosen_by(str(k["kernel"]), "exponential")),
+            ("lengthscale", f"{k.get('lengthscale', float('nan')):.6g}",
+             chosen_by(float(k.get("lengthscale", float("nan"))), float(default_lengthscale(plan.domain)))),
             ("inducing inputs", str(plan.spec.n_inducing), "a public grid over the domain"),
-            ("noise std of the model", f"{plan.noise_std:g}", given),
+            ("noise std of the model", f"{plan.noise_std:g}", chosen_by(float(plan.noise_std), float(DEFAULT_NOISE_STD))),
             ("noise added (sigma_a)", f"{plan.noise.sigma_a:.6g}", "calibrated to the target (epsilon, delta)"),
             ("grid", " \u00d7 ".join(map(str, plan.grid)), "resolution of the released map"))
     return MechanismReport(released=released, how=how, statement=statement, hyperparameters=rows,

@@ -20,7 +20,7 @@ from ..tasks.private_selection import LengthscaleSelectionPlan, SelectionResult,
 from . import release_posterior
 from .release_figure import PictureContext, ReleasedField
 from . import release_publish as publish
-from .release_report import MechanismReport
+from .release_report import MechanismReport, chosen_by
 
 NAME = "posterior-sample-tuned"
 HELP = ("one exact posterior sample path, its lengthscale chosen privately among --lengthscales on a held-out "
@@ -118,9 +118,9 @@ def report_text(plan: LengthscaleSelectionPlan, ctx: PictureContext) -> Mechanis
                  f"are each ({b.epsilon:.6g}, {b.delta:.3g})-DP (the posterior-sample bound of Maciazek 2026, "
                  "Thm 3.1, for each candidate; COINPRESS private mean of the held-out scores).")
     rows = (("candidate lengthscales", ", ".join(f"{x:g}" for x in plan.lengthscales), "set by the data holder"),
-            ("stopping probability gamma", f"{b.gamma:g}", "set by the data holder (privgp's default 0.1)"),
+            ("stopping probability gamma", f"{b.gamma:g}", chosen_by(float(b.gamma), 0.1)),
             ("most runs", str(b.max_draws), "from gamma and the budget"),
-            ("held-out share", f"{plan.validation_fraction:g}", "set by the data holder (default 0.5)"))
+            ("held-out share", f"{plan.validation_fraction:g}", chosen_by(float(plan.validation_fraction), 0.5)))
     return MechanismReport(released=released, how=how, statement=statement, hyperparameters=rows, account_command=None,
                            references=("J. Liu and K. Talwar, Private Selection from Private Candidates (STOC 2019).",
                                        "A. Honkela, Gaussian Processes with Differential Privacy (seed paper 001).",
