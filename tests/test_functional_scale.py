@@ -199,3 +199,25 @@ def test_refused_too_large_release_charges_nothing(env, big_csv, released_once, 
     assert err.startswith("privgp: error: memory must be") and says in err and len(err.strip().splitlines()) == 1, err
     assert ledger.read_bytes() == before and not (env / "rel").exists()
     assert len(Ledger(ledger).entries()) == 1
+
+
+@pytest.mark.parametrize("dim", [1, 2])
+def test_comparison_functional_batch_is_the_dense_release(dim):
+    """privgp.tasks.comparison releases the functional mechanism with the workload's snap, one mean per
+    dataset and one noise draw per repeat: the same numbers as the dense mean plus release_functional's noise."""
+    from privgp.tasks.comparison import batch_of, release_batch, synthetic_1d, synthetic_2d, with_repeats
+
+    make = synthetic_1d if dim == 1 else synthetic_2d
+    w = with_repeats(make(2, 1, n=60, grid=21 if dim == 2 else 41, rng=np.random.default_rng(7)), 2)
+    b = batch_of(w, [0, 1])
+    rel = release_batch(b, "functional", {"lengthscale": 0.3, "r": 0.8}, 2.0, 1e-4, np.random.default_rng(8))
+    k = make_kernel(w.kernel, 0.3)
+    plan = plan_functional(b.X.shape[1], b.domain, b.grid, kernel=w.kernel, lengthscale=0.3, r=0.8, epsilon=2.0,
+                           delta=1e-4)
+    rng = np.random.default_rng(8)
+    want = []
+    for X, y in zip(b.X, b.y):
+        mean = _dense_mean(k, b.grid.points(), X, y, 0.8)
+        for _ in range(2):
+            want.append(mean + prior_paths(k, b.grid.axes(), rng=rng, scale=plan.multiplier)[0].reshape(-1))
+    assert rel.values.shape == (4, b.grid.size) and np.max(np.abs(rel.values - np.asarray(want))) <= 1e-10

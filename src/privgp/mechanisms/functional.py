@@ -41,7 +41,9 @@ The plan fixes every public setting before the data are seen: the grid is a
 responses are an error, not silently clipped).
 
 Scale (n = 10^6 and more): the posterior mean is computed with one unknown per distinct input, as the
-posterior-sample samplers do (:mod:`privgp.sampling.mean`). Records sharing an input x_s enter only
+posterior-sample samplers do (:mod:`privgp.sampling.mean`: on the lattice by conjugate gradients with FFT
+products, checked by its true residual, or a Cholesky factorisation; the O(n + m) Kalman smoother for
+the 1-D exponential kernel; a dense solve of the distinct inputs otherwise). Records sharing an input x_s enter only
 through their count c_s and mean response ybar_s, and
 
     k(., X) (K_XX + r^2 I)^{-1} y = k(., S) (K_SS + r^2 diag(1 / c_s))^{-1} ybar      (S: distinct inputs)
