@@ -46,8 +46,9 @@ def add_arguments(group) -> None:
     group.add_argument("--snap", type=int, metavar="R",
                        help="move each input to the nearest point of the grid lattice refined R times per axis "
                             "(a fixed public per-record map, so the guarantee holds for the original data) and "
-                            "sample by circulant embedding with one unknown per occupied site; 0 = no snapping, "
-                            "exact dense sampling (2-D grids up to 8000 points). Default: 1 in 2-D, 0 in 1-D")
+                            "sample by circulant embedding (functional: compute the mean) with one unknown per "
+                            "occupied site; 0 = no snapping, exact dense sampling (2-D grids up to 8000 points). "
+                            "Default: 1 in 2-D, 0 in 1-D")
 
 
 def plan(args, data, domain, rmap, *, memory_limit: float) -> PosteriorSamplePlan:
