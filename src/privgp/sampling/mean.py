@@ -27,7 +27,8 @@ time before anything is computed, so a mechanism can refuse before any budget is
     has eigenvalues >= 1, and K_LL times a vector is a lattice convolution done by FFT on a torus of
     M_k >= 2 (N_k - 1) points (no lag wraps, so it is the exact product, as in
     :mod:`privgp.sampling.grid`). It stops when the recursive residual is below 1e-14 |b| and is
-    accepted only if the *true* residual |b - B x| <= 1e-12 |b| (checked with one more product);
+    accepted only if the *true* residual |b - B x| <= 1e-12 |b| (checked with one more product; the
+    solver is :func:`privgp.sampling.lattice_cg.precision_cg`, shared with the posterior-sample paths);
   - ``"cholesky"``: K_SS gathered from a table of k over integer lattice lags (no pairwise distances),
     one Cholesky factorisation of the |S| x |S| system (O(|S|^3), O(|S|^2) memory).
 
@@ -42,10 +43,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from functools import lru_cache
-
 import numpy as np
-from scipy.fft import irfftn, next_fast_len, rfftn
 from scipy.linalg import cho_factor, cho_solve
 
 from .. import validation as v
@@ -53,13 +51,10 @@ from ..errors import NumericalError
 from ..kernels import DistanceKernel, Kernel
 from .exp1d import _Exp1dPlan
 from .grid import _check_axes, _lattice_indices, _spacing
+from .lattice_cg import auto_iterations, lattice_product, precision_cg
 
 MEAN_METHODS = ("lattice", "exp1d", "dense")
 SOLVERS = ("auto", "cg", "cholesky")
-#: CG stops when the recursive residual is below this fraction of |b| ...
-CG_RTOL = 1e-14
-#: ... and is accepted only if the true residual |b - B x| is below this fraction of |b|
-CG_ACCEPT = 1e-12
 _F8 = 8
 #: elements of a gathered kernel block (rows x sites) held at once
 _BLOCK_ELEMENTS = 2**21
@@ -181,10 +176,8 @@ def posterior_mean_on_grid(kernel: Kernel, X, y, axes, *, r: float, method: str,
         ybar = np.bincount(inv.reshape(-1), weights=y, minlength=sites.size) / counts
         pick = tuple(np.arange(N) * R - l_ for N, R, l_ in zip(shape, Rs, lo))   # grid points on the lattice
         if solver != "cholesky":
-            torus = int(np.prod([next_fast_len(max(1, 2 * (N - 1))) for N in sizes]))
-            budget = (sites.size ** 3 / 3) / (25.0 * torus * max(np.log2(torus), 1.0))
             out = _lattice_mean_cg(kernel, tuple(float(h) for h in steps), sizes, sites, counts, ybar, r, pick,
-                                   max_iter=10**6 if solver == "cg" else int(min(10**4, max(100, budget))))
+                                   max_iter=10**6 if solver == "cg" else auto_iterations(sites.size, sizes))
             if out is not None:
                 return out
             if solver == "cg":
@@ -212,58 +205,21 @@ def posterior_mean_on_grid(kernel: Kernel, X, y, axes, *, r: float, method: str,
     return out.reshape(shape)
 
 
-@lru_cache(maxsize=8)
-def _lattice_spectrum(kernel: DistanceKernel, steps: tuple[float, ...], sizes: tuple[int, ...]):
-    """(torus sizes M, real FFT of the first row of the circulant that embeds k on the lattice): with
-    M_k >= 2 (N_k - 1) no lag between two lattice points wraps, so the circular convolution restricted
-    to the lattice is the exact product with K_LL. Cached: it holds no data (forecasts reuse it)."""
-    M = tuple(next_fast_len(max(1, 2 * (N - 1))) for N in sizes)
-    lags = [np.minimum(np.arange(m), m - np.arange(m)) * h for m, h in zip(M, steps)]
-    grids = np.meshgrid(*lags, indexing="ij", sparse=True)
-    spec = rfftn(kernel.of_distance(np.sqrt(sum(g * g for g in grids))))
-    spec.setflags(write=False)
-    return M, spec
-
-
 def _lattice_mean_cg(kernel: DistanceKernel, steps: tuple[float, ...], sizes: tuple[int, ...], sites: np.ndarray,
                      counts: np.ndarray, ybar: np.ndarray, r: float, pick, *, max_iter: int) -> np.ndarray | None:
-    """The posterior mean on the grid by CG in the precision form (module docstring), or None if CG did
-    not converge within ``max_iter`` iterations or its true residual is above CG_ACCEPT |b|."""
-    M, spec = _lattice_spectrum(kernel, steps, sizes)
-    dims = tuple(range(len(sizes)))
-    inner = tuple(slice(0, N) for N in sizes)
-
-    def K(v: np.ndarray) -> np.ndarray:
-        return irfftn(rfftn(v.reshape(sizes), s=M, axes=dims) * spec, s=M, axes=dims)[inner]
-
+    """The posterior mean on the grid by CG in the precision form (module docstring;
+    :func:`privgp.sampling.lattice_cg.precision_cg`), or None if CG did not converge within ``max_iter``
+    iterations or its true residual is above 1e-12 |b| (``lattice_cg.CG_ACCEPT``)."""
+    K = lattice_product(kernel, steps, sizes)
     size = int(np.prod(sizes))
     sp = np.zeros(size)
     sp[sites] = np.sqrt(counts) / r                 # P^{1/2}: 0 on empty sites
-    b = np.zeros(size)
-    b[sites] = sp[sites] * ybar
-
-    def B(v: np.ndarray) -> np.ndarray:
-        return v + sp * K(sp * v).ravel()
-
-    nb = float(np.sqrt(b @ b))
-    x = np.zeros(size)
-    if nb > 0:
-        res = b.copy()
-        p = res.copy()
-        rr = float(res @ res)
-        for _ in range(max_iter):
-            if np.sqrt(rr) <= CG_RTOL * nb:
-                break
-            Bp = B(p)
-            a = rr / float(p @ Bp)
-            x += a * p
-            res -= a * Bp
-            rn = float(res @ res)
-            p = res + (rn / rr) * p
-            rr = rn
-        if not np.linalg.norm(b - B(x)) <= CG_ACCEPT * nb:
-            return None
-    return K(sp * x)[np.ix_(*pick)]
+    b = np.zeros((1, size))
+    b[0, sites] = sp[sites] * ybar
+    x = precision_cg(K, sp, b, max_iter=max_iter)
+    if x is None:
+        return None
+    return K(sp * x).reshape(sizes)[np.ix_(*pick)]
 
 
 def _lattice_gram_upper(kernel: DistanceKernel, sites: np.ndarray, steps, block: int = 512) -> np.ndarray:
