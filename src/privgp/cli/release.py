@@ -271,7 +271,8 @@ def _print_summary(s: dict, mod, plan, data) -> None:
     rm = plan.response_map
     source = " [embedded Baltimore 1978 house sales]" if data.source == "embedded:baltimore" else ""
     lines = [
-        f"privgp release ({s['mechanism']}) from {s['n']} private records ({s['dim']}-D){source}",
+        f"privgp release ({s['mechanism']}{', chosen by --mechanism auto' if s.get('chosen_by') == 'auto' else ''}) "
+        f"from {s['n']} private records ({s['dim']}-D){source}",
         f"  guarantee   ({format_upper(s['epsilon'], 4)}, {format_upper(s['delta'])})-DP for replace-one neighbours",
         *mod.summary_lines(plan, data),
         f"  task        where {data.response_name} > {rm.threshold:g} (centred on the {rm.transform} scale, "

@@ -89,22 +89,31 @@ def which_table(summary: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+SHORT = {"posterior-sample": "post. sample", "sparse-gp": "sparse GP", "functional": "functional",
+         "discretised-gaussian": "eq. 37", "grid": "grid (8 cells)", "auto": "auto"}
+
+
 def _plot(which: pd.DataFrame, path: Path) -> Path:
-    fig, axes = new_figure(1, 2, figsize=(12, 4.4))
+    import matplotlib.pyplot as plt
+
+    fig, axes = new_figure(1, 2, figsize=(14, 5.2), layout="constrained")
     ns = sorted(which["n"].unique())
     eps = sorted(which["epsilon"].unique())
     mechs = [m for m in MECHANISMS if m in which.columns]
+    colours = dict(zip(mechs, plt.get_cmap("tab10").colors))
     ax = axes[0]
     for m in mechs:
-        for j, e in enumerate(eps[-1:] + eps[:1]):
+        for j, e in enumerate((eps[-1], eps[0])):
             part = which[which["epsilon"] == e].sort_values("n")
-            ax.errorbar(part["n"], part[m], yerr=part[m + "_se"], marker="o", ms=3, capsize=2,
-                        ls="-" if j == 0 else ":", label=f"{m} (\u03b5 = {e:g})")
+            ax.errorbar(part["n"], part[m], yerr=part[m + "_se"], marker="o", ms=3, capsize=2, color=colours[m],
+                        ls="-" if j == 0 else ":", lw=2.2 if m == "auto" else 1.3,
+                        label=SHORT[m] if j == 0 else None)
     ax.set_xscale("log")
+    ax.set_ylim(0, 1)
     ax.set_xlabel("records n")
-    ax.set_ylabel("excursion IoU vs truth (mean over 3 families)")
-    ax.set_title(f"IoU at \u03b5 = {eps[-1]:g} (solid) and {eps[0]:g} (dotted), \u03b4 = {DELTA:g}")
-    ax.legend(fontsize=7, ncols=2)
+    ax.set_ylabel("excursion IoU against the truth\n(mean over bump, blobs, rough; \u00b1 1 se)")
+    ax.set_title(f"solid: \u03b5 = {eps[-1]:g}, dotted: \u03b5 = {eps[0]:g} (\u03b4 = {DELTA:g})", fontsize=10)
+    ax.legend(fontsize=8, loc="upper left")
     ax = axes[1]
     grid = np.full((len(eps), len(ns)), np.nan)
     best = {}
@@ -114,14 +123,14 @@ def _plot(which: pd.DataFrame, path: Path) -> Path:
         best[(i, j)] = (r["best_single"], r.get("auto", math.nan))
     im = ax.imshow(grid, origin="lower", cmap="viridis", vmin=0, vmax=1, aspect="auto")
     for (i, j), (m, a) in best.items():
-        ax.text(j, i, f"{m}\n{grid[i, j]:.2f}\nauto {a:.2f}", ha="center", va="center", fontsize=6.5,
+        ax.text(j, i, f"{SHORT[m]}\n{grid[i, j]:.2f}\nauto {a:.2f}", ha="center", va="center", fontsize=7.5,
                 color="white" if grid[i, j] < 0.6 else "black")
-    ax.set_xticks(range(len(ns)), [f"{n:.0e}" for n in ns])
+    ax.set_xticks(range(len(ns)), [f"$10^{int(round(math.log10(n)))}$" for n in ns])
     ax.set_yticks(range(len(eps)), [f"{e:g}" for e in eps])
     ax.set_xlabel("records n")
     ax.set_ylabel("\u03b5")
-    ax.set_title("which mechanism when: best single mechanism (its IoU) and auto's IoU")
-    fig.colorbar(im, ax=ax, label="best single mechanism's IoU")
+    ax.set_title("which mechanism when: the best seed/baseline mechanism\n(its IoU) and auto's IoU", fontsize=10)
+    fig.colorbar(im, ax=ax, label="IoU of the best single mechanism")
     return save_figure(fig, path)
 
 
