@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # README's "Large data" example, as committed: 10^6 synthetic house-sale-like records (the generator
 # of benchmarks/bench_release_scale.py, seed 0; no real records) on the Baltimore public box, released
-# with the defaults (one exact path on the 121 x 73 grid, inputs snapped to it) into a scratch ledger,
+# with the defaults (--mechanism auto: the tuned noisy grid, map on the 121 x 73 grid) into a scratch ledger,
 # under /usr/bin/time. Writes docs/runs/release-1e6/: output.txt (stdout + progress + time),
 # certificate.json, excursion.png.
 set -euo pipefail
