@@ -239,7 +239,9 @@ def _method(plan: PosteriorSamplePlan) -> str:
 def check_data(plan: PosteriorSamplePlan, X: ArrayLike, z: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """Every check of the private inputs that can fail, before any charge: X inside ``plan.domain``
     with ``plan.n`` rows, responses mappable by the plan's ResponseMap, and the sampler feasible —
-    circulant embedding exact on this grid, estimated peak memory under ``plan.memory_limit``.
+    circulant embedding exact on this grid, estimated peak memory under ``plan.memory_limit`` (for
+    the circulant sampler: with its Cholesky fallback's Gram matrix when that fits the limit, else the
+    structured CG solve alone, which :func:`draw_paths` then never leaves).
     Returns the inputs the sampler uses (snapped to the grid lattice when ``plan.snap``) and the
     responses mapped to [-1, 1]. Error messages may name counts of the private data (for the data
     holder; not for publication)."""
@@ -256,7 +258,7 @@ def check_data(plan: PosteriorSamplePlan, X: ArrayLike, z: ArrayLike) -> tuple[n
     method = _method(plan)
     try:
         sp = plan_sampler(make_kernel(plan.kernel, plan.lengthscale), X, axes, L=plan.L, method=method,
-                          refine=plan.snap)
+                          refine=plan.snap, memory_limit=plan.memory_limit)
     except InvalidParameterError as exc:
         raise InvalidParameterError(
             "grid", f"a grid on which the circulant embedding of the {plan.kernel} kernel is exact ({exc.requirement}); "
@@ -284,14 +286,17 @@ def draw_paths(plan: PosteriorSamplePlan, X: np.ndarray, y: np.ndarray, rng: np.
     The sampler is chosen from public settings only (:func:`privgp.sampling.exact_paths`): O(n + m)
     Markov sampler for the 1-D exponential kernel; with ``plan.snap`` = R the inputs were moved to
     the grid lattice refined R times (a fixed public per-record map, so replace-one neighbours stay
-    neighbours) and are sampled by circulant embedding with one unknown per occupied site; otherwise
-    the dense joint sampler (distinct inputs only). All are exact.
+    neighbours) and are sampled by circulant embedding with one unknown per occupied site (its linear
+    system solved by conjugate gradients with FFT products, the dense Cholesky factor as fallback only
+    when that fits ``plan.memory_limit``, as :func:`check_data` estimated); otherwise the dense joint
+    sampler (distinct inputs only). All are exact (to rounding: :func:`privgp.sampling.grid.grid_paths`).
     """
     from ..sampling import exact_paths
 
     rng = v.generator("rng", rng)
     paths = exact_paths(make_kernel(plan.kernel, plan.lengthscale), X, y, plan.axes(), r=plan.r, sigma=plan.sigma,
-                        rng=rng, L=plan.L, eta=plan.eta, method=_method(plan), refine=plan.snap)
+                        rng=rng, L=plan.L, eta=plan.eta, method=_method(plan), refine=plan.snap,
+                        memory_limit=plan.memory_limit)
     paths = np.asarray(paths, dtype=float).reshape((plan.L,) + tuple(plan.grid))
     return ReleasedPaths(axes=plan.axes(), paths=paths)
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from .. import validation as v
 from ..kernels import DistanceKernel, Kernel
 from .exp1d import _ou_prior_paths, exp1d_paths
-from .grid import _CHUNK_POINTS, _check_axes, _embedding, _lattice_indices, _spacing, grid_paths
+from .grid import SOLVERS, _check_axes, _embedding, _lattice_indices, _spacing, circulant_bytes, fallback_allowed, grid_paths
 from .prior import prior_paths
 
 METHODS = ("auto", "exp1d", "circulant", "matheron", "dense")
@@ -38,27 +38,37 @@ class SamplerPlan:
     ``method``: the exact sampler; ``unknowns``: the size of the linear system it solves (distinct
     inputs / occupied lattice sites: records sharing a site enter through their count and mean);
     ``bytes``: an estimate of its peak memory (the largest arrays it allocates); ``reason``: why
-    another method was not used (empty when the first choice applies)."""
+    another method was not used (empty when the first choice applies); ``solver`` (circulant only):
+    "cg" (the structured solve alone), "cg+cholesky" ("auto" with its dense fallback possible, which
+    the estimate includes) or "cholesky"."""
 
     method: str
     unknowns: int
     grid_points: int
     bytes: int
     reason: str = ""
+    solver: str = ""
 
     @property
     def gib(self) -> float:
         return self.bytes / 2**30
 
 
-def plan_sampler(kernel: Kernel, X, axes, *, L: int = 1, method: str = "auto", refine: int | None = None) -> SamplerPlan:
+def plan_sampler(kernel: Kernel, X, axes, *, L: int = 1, method: str = "auto", refine: int | None = None,
+                 solver: str = "auto", memory_limit: float | None = None) -> SamplerPlan:
     """Choose the sampler of :func:`exact_paths` and estimate its memory, without drawing.
 
     Used by the release mechanisms before any privacy budget is charged: a request that cannot run
     (circulant embedding not exact, memory above a limit) is refused while nothing has been spent.
+    For the circulant sampler the estimate is that of its structured solve (no |S| x |S| matrix) when
+    the Cholesky fallback cannot run (``solver="cg"``, or "auto" with a ``memory_limit`` that the
+    fallback would exceed: :func:`exact_paths` with the same limit then never falls back), and includes
+    the fallback's Gram matrix whenever the fallback could run (the safe estimate).
     """
     if method not in METHODS:
         raise v.InvalidParameterError("method", f"one of {METHODS}", method)
+    if solver not in SOLVERS:
+        raise v.InvalidParameterError("solver", f"one of {SOLVERS}", solver)
     axes = _check_axes(axes, uniform=method not in ("dense", "exp1d"))
     X = v.points("X", X, dim=len(axes))
     L = v.integer("L", L, minimum=1)
@@ -85,11 +95,11 @@ def plan_sampler(kernel: Kernel, X, axes, *, L: int = 1, method: str = "auto", r
                 if emb.ok:
                     lin = np.ravel_multi_index(tuple(j - l_ for j, l_ in zip(idx, lo)), sizes)
                     s = int(np.unique(lin).size)
-                    torus = int(np.prod(emb.M))
-                    chunk = max(1, min(L, _CHUNK_POINTS // torus))
-                    est = (2 * s * s * _F8 + 3 * 16 * torus * chunk + 2 * _F8 * chunk * int(np.prod(sizes))
-                           + 6 * _F8 * X.shape[0] + 2 * out_bytes)
-                    return SamplerPlan("circulant", s, m, est)
+                    structured, with_fallback = circulant_bytes(emb, sizes, s, X.shape[0], m, L)
+                    if solver == "cg" or (solver == "auto" and not fallback_allowed(with_fallback, memory_limit)):
+                        return SamplerPlan("circulant", s, m, structured, solver="cg")
+                    return SamplerPlan("circulant", s, m, with_fallback,
+                                       solver="cg+cholesky" if solver == "auto" else "cholesky")
                 reason = ("the circulant embedding of this kernel on this grid is not positive semidefinite even "
                           "with 16x padding (not exact)")
         if method == "circulant":
@@ -104,7 +114,8 @@ def plan_sampler(kernel: Kernel, X, axes, *, L: int = 1, method: str = "auto", r
 
 
 def exact_paths(kernel: Kernel, X, y, axes, *, r: float, sigma: float, rng: np.random.Generator, L: int = 1,
-                eta: float = 0.0, method: str = "auto", refine: int | None = None) -> np.ndarray:
+                eta: float = 0.0, method: str = "auto", refine: int | None = None, solver: str = "auto",
+                memory_limit: float | None = None) -> np.ndarray:
     """L exact posterior paths of GP(mu_D, sigma^2 k_D) (+ GP(0, eta^2 k) noise, seed 000 Prop. 2) on
     the grid spanned by ``axes`` (a sequence of 1-D coordinate arrays): shape (L, *grid shape).
     X with zero rows (and an empty y) gives prior paths.
@@ -112,7 +123,9 @@ def exact_paths(kernel: Kernel, X, y, axes, *, r: float, sigma: float, rng: np.r
     ``method``: "auto" (see the module docstring), or one sampler by name ("exp1d" needs the
     exponential kernel in 1-D; "matheron" and "dense" take any grid; "circulant" needs the inputs on
     the lattice, see
-    :func:`~privgp.sampling.snap_to_lattice`)."""
+    :func:`~privgp.sampling.snap_to_lattice`). ``solver``, ``memory_limit``: the circulant sampler's
+    linear solver and the limit that rules its Cholesky fallback in or out (:func:`grid_paths`;
+    pass the limit given to :func:`plan_sampler` so that its estimate holds)."""
     if method not in METHODS:
         raise v.InvalidParameterError("method", f"one of {METHODS}", method)
     if isinstance(axes, np.ndarray) and axes.ndim == 1:
@@ -144,4 +157,5 @@ def exact_paths(kernel: Kernel, X, y, axes, *, r: float, sigma: float, rng: np.r
                             L=L, eta=eta)
         return np.asarray(paths).reshape((L, axes[0].shape[0]))
     return grid_paths(kernel, X, y, axes, r=r, sigma=sigma, rng=rng, L=L, eta=eta,
-                      method="auto" if method == "auto" else method, refine=refine)
+                      method="auto" if method == "auto" else method, refine=refine, solver=solver,
+                      memory_limit=memory_limit)
