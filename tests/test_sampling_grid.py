@@ -8,7 +8,7 @@ from privgp.errors import InvalidParameterError
 from privgp.gp import ExactPosterior
 from privgp.kernels import Constant, Exponential, Matern32, Matern52, SquaredExponential
 from privgp.sampling import grid_paths, snap_to_lattice
-from privgp.sampling.grid import _CirculantPlan, _lattice_indices, _MatheronPlan, grid_prior_factor
+from privgp.sampling.grid import _CirculantPlan, _lattice_gram, _lattice_indices, _MatheronPlan, grid_prior_factor
 from test_sampling_laws import affine_law, assert_law, released_law
 
 
@@ -17,7 +17,7 @@ def grid_points(axes):
     return np.stack([m.ravel() for m in mesh], axis=-1)
 
 
-def plan_law(kernel, X, y, axes, r, sigma, refine=None):
+def plan_law(kernel, X, y, axes, r, sigma, refine=None, solver="auto"):
     """Exact prior law on the lattice and posterior law on the grid of the circulant plan.
 
     The plan is affine in its standard normals (real and imaginary parts of Z, and eps): feed zero
@@ -25,7 +25,7 @@ def plan_law(kernel, X, y, axes, r, sigma, refine=None):
     """
     lattice = _lattice_indices(X, axes, refine)
     assert lattice is not None
-    plan = _CirculantPlan(kernel, X, y, axes, *lattice, r, sigma)
+    plan = _CirculantPlan(kernel, X, y, axes, *lattice, r, sigma, solver=solver)
     assert plan.ok
     M = plan.emb.M
     size = int(np.prod(M))
@@ -64,13 +64,17 @@ CASES = {
 }
 
 
+@pytest.mark.parametrize("solver", ["cg", "cholesky"])
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_circulant_prior_and_posterior_are_exact(case):
+def test_circulant_prior_and_posterior_are_exact(case, solver):
+    """The sampler's law (an affine map of standard normals, read off exactly) is the posterior's, with
+    the structured (CG) solve and with the dense Cholesky solve."""
     kernel, axes, X, refine = CASES[case]
     rng = np.random.default_rng(0)
     y = rng.uniform(-1, 1, len(X))
     r, sigma = 0.4, 1.3
-    plan, prior_cov, mean, cov = plan_law(kernel, X, y, axes, r, sigma, refine)
+    plan, prior_cov, mean, cov = plan_law(kernel, X, y, axes, r, sigma, refine, solver=solver)
+    assert (plan.A is None) == (solver == "cg")
     Rs, idx = _lattice_indices(X, axes, refine)
     lo = [min(0, int(j.min())) for j in idx]
     P = lattice_points(plan, axes, Rs, lo)
@@ -255,3 +259,87 @@ def test_circulant_law_is_exact_for_random_lattice_problems(seed, d, n, sizes, r
     tol = 1e-12 * (1 + n / r**2) * 100
     assert np.allclose(mean, ref_mean, rtol=0, atol=tol)
     assert np.allclose(cov, ref_cov, rtol=0, atol=tol)
+
+
+def release_like(n=4000, seed=3):
+    """A 2-D problem shaped like a snapped release: many records, uneven counts, empty lattice sites
+    (records only on part of the box) and records outside the grid."""
+    rng = np.random.default_rng(seed)
+    axes = (np.linspace(0, 1, 21), np.linspace(0, 2, 15))
+    X = np.column_stack([rng.beta(2, 3, n) * 1.1 - 0.05, rng.uniform(0, 1.4, n)])
+    X = snap_to_lattice(X, axes, refine=2)
+    return axes, X, rng.uniform(-1, 1, n)
+
+
+@pytest.mark.parametrize("kernel", [Matern32(0.2), Exponential(0.3), Matern52(0.15)])
+@pytest.mark.parametrize("r", [0.5, 3.0, 20.0])
+def test_structured_solve_equals_the_dense_solve(kernel, r):
+    """The conditioning solve W = (K_SS + r^2 C^-1)^-1 b: CG with FFT products (no Gram matrix) equals the
+    dense Cholesky solve to 1e-10, on the occupied sites and (zero) on the empty ones."""
+    axes, X, y = release_like()
+    lattice = _lattice_indices(X, axes, None)
+    cg = _CirculantPlan(kernel, X, y, axes, *lattice, r, 1.0, solver="cg")
+    chol = _CirculantPlan(kernel, X, y, axes, *lattice, r, 1.0, solver="cholesky")
+    assert cg.A is None and chol.A is not None
+    assert 100 < cg.n < int(np.prod(cg.sizes))       # empty sites present
+    b = np.random.default_rng(4).standard_normal((5, cg.n)) * [[1.0], [1e-3], [1e3], [0.0], [1.0]]
+    W_cg, W_chol = cg.solve(b), chol.solve(b)
+    assert cg.A is None                              # CG was accepted, no fallback
+    empty = np.ones(W_cg.shape[1], dtype=bool)
+    empty[cg.lin] = False
+    assert np.all(W_cg[:, empty] == 0) and np.all(W_cg[3] == 0)
+    scale = np.abs(W_chol).max(axis=1, keepdims=True)
+    assert np.all(np.abs(W_cg - W_chol) <= 1e-10 * np.maximum(scale, 1.0))
+    # the true residual of the accepted CG answer meets the stated tolerance in the original system
+    A = _lattice_gram(kernel, np.stack(np.unravel_index(cg.lin, cg.sizes), axis=-1), cg.steps)
+    A[np.diag_indices(cg.n)] += r * r / cg.counts
+    w = W_cg[:, cg.lin]
+    assert np.all(np.linalg.norm(w @ A - b, axis=1) <= 1e-10 * np.maximum(np.linalg.norm(b, axis=1), 1e-300))
+
+
+@pytest.mark.parametrize("eta", [0.0, 0.7])
+def test_structured_and_dense_paths_from_the_same_prior_draw_agree(eta):
+    """grid_paths with solver="cg" and solver="cholesky" from the same generator state (the same prior
+    fields and noise) agree to 1e-10: the same deterministic map of the same normals, hence the same law
+    (whose exactness the affine-law tests check)."""
+    axes, X, y = release_like(n=20000, seed=5)
+    for r in (0.7, 22.0):
+        paths = {s: grid_paths(Matern32(0.15), X, y, axes, r=r, sigma=0.8, rng=np.random.default_rng(6), L=6,
+                               eta=eta, method="circulant", solver=s) for s in ("cg", "cholesky", "auto")}
+        assert np.max(np.abs(paths["cg"] - paths["cholesky"])) <= 1e-10
+        assert np.max(np.abs(paths["auto"] - paths["cholesky"])) <= 1e-10   # CG, or its fallback when slow
+
+
+def test_auto_falls_back_to_cholesky_only_within_the_memory_limit(monkeypatch):
+    """CG not accepted: "auto" falls back to the dense factor (same paths), unless the fallback's estimate
+    is over ``memory_limit`` (then NumericalError, never the Gram matrix); "cg" never falls back. The
+    pre-charge estimate (plan_sampler) with the same limit omits the Gram matrix exactly when the sampler
+    cannot fall back."""
+    from privgp.errors import NumericalError
+    from privgp.sampling import exact_paths, plan_sampler
+    from privgp.sampling import grid as grid_module
+
+    axes, X, y = release_like(n=3000, seed=7)
+    k = Matern52(0.2)
+    kw = dict(r=0.5, sigma=1.0, L=2, method="circulant")
+    ref = grid_paths(k, X, y, axes, rng=np.random.default_rng(1), solver="cholesky", **kw)
+    big = plan_sampler(k, X, axes, L=2, method="circulant")
+    small = plan_sampler(k, X, axes, L=2, method="circulant", memory_limit=big.bytes - 1)
+    assert big.solver == "cg+cholesky" and small.solver == "cg"
+    assert big.bytes - small.bytes == 2 * 8 * big.unknowns ** 2   # the fallback's Gram matrix, nothing else
+    assert plan_sampler(k, X, axes, L=2, method="circulant", memory_limit=big.bytes).bytes == big.bytes
+    assert plan_sampler(k, X, axes, L=2, method="circulant", solver="cg").bytes == small.bytes
+
+    monkeypatch.setattr(grid_module, "precision_cg", lambda *a, **kw: None)
+    got = grid_paths(k, X, y, axes, rng=np.random.default_rng(1), **kw)
+    np.testing.assert_array_equal(got, ref)
+    got = exact_paths(k, X, y, axes, rng=np.random.default_rng(1), memory_limit=big.bytes, **kw)
+    np.testing.assert_array_equal(got, ref)
+    with pytest.raises(NumericalError, match="over the memory limit"):
+        exact_paths(k, X, y, axes, rng=np.random.default_rng(1), memory_limit=big.bytes - 1, **kw)
+    with pytest.raises(NumericalError, match="solver='cg'"):
+        grid_paths(k, X, y, axes, rng=np.random.default_rng(1), solver="cg", **kw)
+    with pytest.raises(InvalidParameterError, match="^solver must be"):
+        grid_paths(k, X, y, axes, rng=np.random.default_rng(1), solver="lu", **kw)
+    with pytest.raises(InvalidParameterError, match="^solver must be"):
+        plan_sampler(k, X, axes, solver="lu")
