@@ -118,3 +118,11 @@ def test_picture_marks_unreliable_areas(tmp_path):
     html = (tmp_path / "out" / "report.html").read_text()
     assert "Grey hatching" in html
     assert Path(tmp_path / "out" / "excursion.png").exists()
+
+
+def test_account_never_prints_epsilon_zero_as_perfect_privacy(tmp_path):
+    r = cli(tmp_path, "account", "--n", "10", "--kernel", "exponential", "--lengthscale", "1", "--r", "1000",
+            "--sigma", "1000", "--L", "1", "--delta", "0.5", "--sensitivity", "exp1d")
+    assert r.returncode == 0, r.stderr
+    head = r.stdout.splitlines()[0]
+    assert head.startswith("(0, 0.5)-DP") and "NOT perfect privacy" in head

@@ -21,6 +21,7 @@ from typing import Any
 
 from .. import validation as v
 from .._version import __version__
+from ..formatting import format_upper
 from ..errors import InvalidParameterError
 from . import accountant
 from .conversion import check_conversion
@@ -128,7 +129,10 @@ class PrivacyCertificate:
 
     def summary(self) -> str:
         """A readable multi-line summary (for the CLI)."""
-        head = f"({self.epsilon:.6g}, {self.delta:.6g})-DP: {self.mechanism}"
+        head = f"({format_upper(self.epsilon, 6)}, {format_upper(self.delta, 6)})-DP: {self.mechanism}"
+        if self.epsilon == 0 and self.delta > 0:
+            head += (f"   [epsilon = 0 is NOT perfect privacy: the whole guarantee is in delta = "
+                     f"{format_upper(self.delta)}, the probability that the release may reveal a record outright]")
         if not self.covered:
             head += "   [NOT COVERED by the lemmas: published constants]"
         lines = [head, f"  event:       {self.event.describe()}"]

@@ -32,31 +32,13 @@ import numpy as np
 
 from ..domain import Box
 from ..errors import InvalidParameterError
+from ..formatting import format_upper
 from ..mechanisms.release import ResponseMap
 
 #: at most this many 1-D lines are drawn (all of them enter the shading)
 MAX_LINES = 50
 DPI = 110
 DOMAIN_1D = (0, (1, 2))
-
-
-def format_upper(x: float, digits: int = 3) -> str:
-    """``x`` with ``digits`` significant digits, rounded UP (never below ``x``): how a bound is printed.
-
-    +inf prints as "inf"; NaN is refused (a guarantee is never NaN)."""
-    x = float(x)
-    if math.isnan(x):
-        raise InvalidParameterError("bound", "a number or +inf (a guarantee is never NaN)", x)
-    if math.isinf(x) or x == 0:
-        return f"{x:g}"
-    text = f"{x:.{digits}g}"
-    step = 10.0 ** (math.floor(math.log10(abs(x))) - digits + 1)  # one unit in the last shown place
-    val = float(text)
-    while val < x:  # rounded down: go up by units in the last place until the printed value is >= x
-        val += step
-        text = f"{val:.{digits}g}"
-        val = float(text)
-    return text
 
 
 def epsilon_delta_text(epsilon: float, delta: float) -> str:
