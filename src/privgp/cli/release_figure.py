@@ -64,6 +64,8 @@ class ReleasedField:
     #: the released value is within 2 sd of the threshold as unreliable and draws no boundary there
     sd: np.ndarray | None = None
     band_label: str = ""
+    #: a sentence the caption adds about how far the picture can be trusted (e.g. one random draw)
+    caveat: str = ""
 
     def __post_init__(self):
         vals = np.asarray(self.values, dtype=float)
@@ -281,6 +283,8 @@ def _draw_2d(plt, field: ReleasedField, ctx: PictureContext):
     handles.append(Line2D([], [], color="black", lw=1.2, ls=(0, (5, 3)),
                           label=f"public domain {ctx.domain.describe()}"))
     caption += f" Dashed box: the public domain {ctx.domain.describe()}; no data point is shown."
+    if field.caveat:
+        caption += " " + field.caveat
     ax.set_aspect("equal")
     ax.set_xlabel(ctx.axis_labels[0])
     ax.set_ylabel(ctx.axis_labels[1])

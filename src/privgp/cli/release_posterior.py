@@ -12,7 +12,9 @@ import numpy as np
 
 from ..accounting import PrivacyCertificate
 from ..errors import InvalidParameterError
-from ..mechanisms.posterior_release import (PosteriorSamplePlan, ReleasedPaths, default_lengthscale,
+# privgp's defaults, shared with the library (DEFAULT_*: see privgp.mechanisms.posterior_release)
+from ..mechanisms.posterior_release import (DEFAULT_EPSILON, DEFAULT_GRID, DEFAULT_SIGMA, DEFAULT_SNAP,  # noqa: F401
+                                            PosteriorSamplePlan, ReleasedPaths, default_lengthscale,
                                             plan_posterior_sample)
 from ..mechanisms.release import default_delta
 from . import release_publish as publish
@@ -22,12 +24,6 @@ from .release_report import MechanismReport
 NAME = "posterior-sample"
 HELP = ("L exact GP posterior sample paths on the grid (seed 000: Thm 3.1 / Prop. 2, Lemma B.1 in 2-D, "
         "Lemma B.7 for the 1-D exponential kernel, proven constants)")
-DEFAULT_EPSILON = 5.0
-#: default kernel scale: with responses scaled to [-1, 1], sigma = 0.1 gave the best one-path IoU
-#: at fixed epsilon in a synthetic (plume) study with n = 211 -- chosen without the private data
-DEFAULT_SIGMA = 0.1
-DEFAULT_GRID = {1: 201, 2: 121}
-DEFAULT_SNAP = {1: 0, 2: 1}
 FILES = ("paths.npz", "paths.csv")
 #: the release's picture (drawn by the command from :func:`fields`)
 #: options of this mechanism only (none: its options are shared with the other mechanisms, which refuse
@@ -73,8 +69,11 @@ def write(out: Path, released: ReleasedPaths, plan: PosteriorSamplePlan, data) -
 
 def fields(released: ReleasedPaths, plan: PosteriorSamplePlan) -> ReleasedField:
     """The L released paths for the picture (model units, threshold 0)."""
+    caveat = ("" if plan.L > 1 else "The map is one random draw: its boundary is one plausible boundary, not a "
+              "confident one, and the draw carries no uncertainty of its own; release several paths (--L) for a vote "
+              "map that shows where the draws agree.")
     return ReleasedField(axes=released.axes, values=released.paths, noun="posterior sample path",
-                         plural="posterior sample paths")
+                         plural="posterior sample paths", caveat=caveat)
 
 
 def summary(plan: PosteriorSamplePlan) -> dict:

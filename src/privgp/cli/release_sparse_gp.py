@@ -149,7 +149,7 @@ def fields(released: SparseGpReleased, plan: SparseGpPlan) -> ReleasedField:
     mean = np.asarray(released.mean, dtype=float)
     sd = np.asarray(released.sd, dtype=float)
     return ReleasedField(axes=released.axes, values=mean[None], noun="predictive mean", plural="predictive means",
-                         band=(mean - 2 * sd, mean + 2 * sd), band_label="predictive mean \u00b1 2 sd")
+                         band=(mean - 2 * sd, mean + 2 * sd), band_label="predictive mean \u00b1 2 sd", sd=sd)
 
 
 def report_text(plan: SparseGpPlan, ctx: PictureContext) -> MechanismReport:
