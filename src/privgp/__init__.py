@@ -6,9 +6,12 @@ The few names a user needs are available here (loaded on first use, so that ``im
 
 * privacy events and the accountant: ``PosteriorSampleEvent``, ``GaussianEvent``, ``GdpEvent``,
   ``ComposedEvent``, ``epsilon``, ``delta``, ``certify``, ``calibrate``, ``PrivacyCertificate``;
-* releasing: ``release`` (check, charge the ``Ledger``, draw), ``plan_posterior_sample``,
+* releasing from Python: ``records`` (private records from arrays or a DataFrame), ``Budget`` (a
+  ledger file and a total budget that Python code charges), ``release`` (check, charge, draw),
+  ``plan_posterior_sample``,
   ``ResponseMap``, ``posterior_sample_event``; the DP sparse GP of seed 001: ``plan_sparse_gp``,
   ``DPSparseGPRegressor``, ``DPDirichletGPClassifier``, ``SelectionEvent`` (private selection);
+  ``DPPosteriorSampler`` (one private posterior sample path as a scikit-learn estimator);
 * private Thompson sampling: ``Candidates``, ``plan_thompson``, ``run_thompson``;
 * the public domain and kernels: ``Box``, ``Exponential``, ``Matern32``, ``Matern52``,
   ``SquaredExponential``, ``make_kernel``.
@@ -31,6 +34,7 @@ _EXPORTS = {
     "posterior_sample_event": "privgp.mechanisms", "Ledger": "privgp.ledger",
     "plan_sparse_gp": "privgp.mechanisms", "DPSparseGPRegressor": "privgp.mechanisms",
     "DPDirichletGPClassifier": "privgp.mechanisms", "SelectionEvent": "privgp.accounting",
+    "DPPosteriorSampler": "privgp.mechanisms", "Budget": "privgp.ledger", "records": "privgp.datasets.tabular",
     "Box": "privgp.domain",
     "Candidates": "privgp.tasks.thompson", "plan_thompson": "privgp.tasks.thompson",
     "run_thompson": "privgp.tasks.thompson",

@@ -539,3 +539,87 @@ def _migrate_v1(con: sqlite3.Connection, meta: dict, path: object) -> None:
     con.execute("DROP TABLE entries_v1")
     con.execute("DELETE FROM meta WHERE key = 'orders'")
     con.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (SCHEMA_VERSION,))
+
+
+def _digest_of(data: Any) -> str:
+    """The content digest of private records: an object with ``content_digest`` (e.g.
+    :func:`privgp.records`), or a pair (X, y) of arrays."""
+    digest = getattr(data, "content_digest", None)
+    if isinstance(digest, str):
+        return digest
+    if isinstance(data, tuple) and len(data) == 2:
+        from .datasets.tabular import records
+
+        return records(*data).content_digest
+    raise InvalidParameterError("data", "private records (privgp.records(X, y)) or a pair (X, y)",
+                                type(data).__name__)
+
+
+class Budget:
+    """A privacy budget that Python code charges: the ledger file plus the total (epsilon, delta)
+    of the datasets it is used on (set when a dataset is first charged, as ``privgp release
+    --budget-epsilon/--budget-delta`` does; a dataset already in the ledger keeps its recorded
+    budget, and giving a different one is refused).
+
+    ``ledger_path``: the SQLite ledger (None: the CLI's default, ``$PRIVGP_LEDGER`` or
+    ``~/.privgp/ledger.sqlite``); the same file the command line charges, so releases from Python
+    and from ``privgp release`` compose. ``epsilon`` (default :data:`DEFAULT_BUDGET_EPSILON`) and
+    ``delta`` (default: the release's default delta, see :func:`privgp.mechanisms.default_delta`).
+
+    Charge it with :meth:`charge` (or pass it to :func:`privgp.release` or to an estimator's
+    ``budget=``): the charge happens after the inputs are checked and before any noise is drawn;
+    a release that would exceed the budget raises :class:`~privgp.errors.BudgetExceededError`
+    and nothing is drawn. The object holds only the path and the numbers (it can be copied and
+    pickled); the file is opened at each charge.
+    """
+
+    def __init__(self, ledger_path: str | os.PathLike[str] | None = None, *, epsilon: float | None = None,
+                 delta: float | None = None, label: str = "") -> None:
+        self.ledger_path = None if ledger_path is None else os.fspath(ledger_path)
+        self.epsilon = None if epsilon is None else v.positive("epsilon", epsilon)
+        self.delta = None if delta is None else v.probability("delta", delta)
+        if not isinstance(label, str):
+            raise InvalidParameterError("label", "a string", type(label).__name__)
+        self.label = label
+
+    def __repr__(self) -> str:
+        return f"Budget({self.ledger_path!r}, epsilon={self.epsilon!r}, delta={self.delta!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Budget) and (self.ledger_path, self.epsilon, self.delta, self.label) == (
+            other.ledger_path, other.epsilon, other.delta, other.label)
+
+    def __hash__(self) -> int:
+        return hash((self.ledger_path, self.epsilon, self.delta, self.label))
+
+    @property
+    def ledger(self) -> Ledger:
+        """The ledger file (opened, and created if missing, now)."""
+        return Ledger(self.ledger_path)
+
+    def fingerprint(self, data: Any) -> str:
+        """The ledger's keyed fingerprint of these records (safe to print)."""
+        return self.ledger.fingerprint(_digest_of(data))
+
+    def charge(self, data: Any, event: PrivacyEvent, *, epsilon: float | None = None, delta: float | None = None,
+               default_delta: float | None = None, description: str = "", settings: dict | None = None) -> Charge:
+        """Record one release of ``event`` on ``data`` (records or (X, y)), or raise
+        BudgetExceededError and record nothing. ``epsilon``/``delta``: the release's own certified
+        guarantee (for display); ``default_delta``: the budget's delta for a dataset new to the
+        ledger when this Budget has none (the mechanisms pass their default delta for n)."""
+        digest = _digest_of(data)
+        ledger = self.ledger
+        return ledger.charge(ledger.fingerprint(digest), event, epsilon=epsilon, delta=delta,
+                             budget_epsilon=self.epsilon, budget_delta=self.delta,
+                             default_budget_delta=default_delta, description=description, settings=settings,
+                             label=self.label)
+
+    def complete(self, charge: Charge) -> None:
+        """Mark a charge completed (its outputs were written)."""
+        if not isinstance(charge, Charge):
+            raise InvalidParameterError("charge", "a Charge returned by Budget.charge", type(charge).__name__)
+        self.ledger.complete(charge.entry_id)
+
+    def spent(self, data: Any) -> DatasetBudget | None:
+        """The dataset's budget and what was spent on it (None if never charged)."""
+        return self.ledger.dataset(self.fingerprint(data))

@@ -24,9 +24,10 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -187,7 +188,7 @@ def _fast_numeric(path: Path, coordinates: tuple[str, ...], response: str) -> Ta
                        content_digest=records_digest(X, y))
 
 
-def load_table(path, coordinates: Sequence[str], response: str) -> TabularData:
+def load_table(path: str | os.PathLike[str], coordinates: Sequence[str], response: str) -> TabularData:
     """Read a CSV file with a header row; ``coordinates`` are 1 or 2 column names."""
     path = Path(path)
     coordinates = tuple(coordinates)
@@ -210,3 +211,71 @@ def load_embedded_baltimore() -> TabularData:
     text = baltimore.csv_path().read_text(encoding="utf-8")
     df = _parse(text, "embedded:baltimore")
     return table_from_frame(df, baltimore.COORDINATES, baltimore.RESPONSE, source="embedded:baltimore")
+
+
+def _column(name: str, values: Any, n: int | None = None) -> np.ndarray:
+    try:
+        arr = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise DataError(f"{name} must be numbers; got values of type {np.asarray(values).dtype}") from None
+    if n is not None and (arr.ndim != 1 or arr.shape[0] != n):
+        raise DataError(f"{name} must have one value per record ({n}); got shape {arr.shape}")
+    bad = np.flatnonzero(~np.isfinite(arr).reshape(arr.shape[0], -1).all(axis=1)) if arr.size else np.zeros(0, int)
+    if bad.size:
+        raise DataError(f"{name} has {bad.size} missing, NaN or infinite value(s) (first at row {bad[0]})")
+    return arr
+
+
+def records(X: Any, y: Any, *, coordinates: Sequence[str] | None = None, source: str = "python") -> TabularData:
+    """Private records for :func:`privgp.release` from Python objects.
+
+    * ``records(X, y)``: X an array of shape (n,) or (n, d) of coordinates, y the n raw responses
+      (lists, numpy arrays, pandas Series or DataFrames).
+    * ``records(df, "price", coordinates=["x", "y"])``: a DataFrame, the response column's name
+      and the coordinate columns (default: every other column).
+
+    Returns a :class:`TabularData` whose content digest is the one ``privgp release`` computes for
+    the same records (so both charge the same ledger entry). Wrong inputs raise
+    :class:`~privgp.errors.DataError` (a ValueError) naming the problem."""
+    if isinstance(X, pd.DataFrame):
+        df = X
+        if isinstance(y, str):
+            if y not in df.columns:
+                raise DataError(f"response column {y!r} not found; the columns are: "
+                                + ", ".join(repr(str(c)) for c in list(df.columns)[:20]))
+            response_name, yv = y, df[y]
+            cols = tuple(coordinates) if coordinates is not None else tuple(c for c in df.columns if c != y)
+        else:
+            response_name, yv = str(getattr(y, "name", None) or "response"), y
+            cols = tuple(coordinates) if coordinates is not None else tuple(df.columns)
+        missing = [c for c in cols if c not in df.columns]
+        if missing:
+            raise DataError(f"coordinate column(s) {', '.join(map(repr, missing))} not found")
+        if not cols:
+            raise DataError("give at least one coordinate column")
+        Xv = np.column_stack([_column(f"coordinate column {c!r}", df[c]) for c in cols])
+        names = tuple(str(c) for c in cols)
+    else:
+        if X is None or isinstance(X, (str, bytes)) or np.ndim(X) == 0:
+            raise DataError(f"X must be an array of coordinates of shape (n,) or (n, d); got {type(X).__name__}")
+        if isinstance(y, str):
+            raise DataError("a response column name needs X to be a pandas DataFrame")
+        Xv = _column("X", X)
+        if Xv.ndim == 1:
+            Xv = Xv[:, None]
+        if Xv.ndim != 2:
+            raise DataError(f"X must have shape (n,) or (n, d); got {Xv.shape}")
+        response_name, yv = str(getattr(y, "name", None) or "response"), y
+        names = tuple(coordinates) if coordinates is not None else tuple(f"x{i + 1}" for i in range(Xv.shape[1]))
+        if len(names) != Xv.shape[1]:
+            raise DataError(f"coordinates must name the {Xv.shape[1]} columns of X; got {len(names)} names")
+    if y is None:
+        raise DataError("y (the responses) is required")
+    n = Xv.shape[0]
+    if n == 0:
+        raise DataError("no records (X has 0 rows)")
+    if np.ndim(yv) == 2 and np.shape(yv)[1] == 1:
+        yv = np.asarray(yv)[:, 0]
+    yarr = _column("y", yv, n)
+    return TabularData(X=Xv, response=yarr, coordinates=names, response_name=response_name, source=source,
+                       content_digest=records_digest(Xv, yarr))

@@ -63,6 +63,7 @@ _EXPORTS: dict[str, str] = {
     "sparse_gp_spec": "sparse_gp",
     "DPDirichletGPClassifier": "sparse_gp_estimator",
     "DPSparseGPRegressor": "sparse_gp_estimator",
+    "DPPosteriorSampler": "sparse_gp_estimator",
     "SparseGpPlan": "sparse_gp_release",
     "SparseGpReleased": "sparse_gp_release",
     "plan_sparse_gp": "sparse_gp_release",

@@ -1,94 +1,197 @@
-"""Estimators with the conventions scikit-learn users know, around the DP sparse GP (seed 001).
+"""scikit-learn estimators around privgp's mechanisms (they pass ``sklearn.utils.estimator_checks``).
 
-* :class:`DPSparseGPRegressor`: ``fit(X, y)`` runs Alg. 1 once ((epsilon, delta)-DP in (X, y));
-  ``predict(X, return_std=True)`` is post-processing (eq. 17).
+* :class:`DPSparseGPRegressor`: ``fit(X, y)`` runs the DP sparse GP once (seed 001, Alg. 1:
+  (epsilon, delta)-DP in both X and y); ``predict(X, return_std=True)`` is post-processing (eq. 17).
 * :class:`DPDirichletGPClassifier`: the Dirichlet-based GP classifier of Milios et al. (2018) (seed
   001, sec. 5, eq. 21): one heteroscedastic DP sparse GP per class (App. D), the (epsilon, delta)
   budget split equally over the classes and composed exactly (each class model is
   mu/sqrt(C)-GDP; their composition, ``event_``, is mu-GDP with delta(epsilon) = delta).
+* :class:`DPPosteriorSampler`: one exact posterior sample path of the data (seed 000), released
+  under a certificate; ``sample_y(points)`` evaluates that one path lazily, consistent over calls.
 
-Everything that shapes the release (inducing points, kernel, bounds, budget, and the class labels) is
-a constructor argument, fixed before ``fit`` sees data; fitted attributes end with an underscore.
-``rng``: a numpy Generator, or None for fresh OS entropy at every fit. Each call to ``fit`` is a new
-release of the data and costs its budget again.
+Public bounds, never read from X
+    Privacy needs every setting that shapes the release to be public. The inducing inputs of the
+    sparse GP come from a public ``box`` (the same bounds on every feature, or one pair per
+    feature) and a count ``n_inducing`` (a regular grid on one feature, a Halton design on more),
+    or from ``inducing_points`` (an array, or a callable ``n_features -> Z``); only the number
+    of features of X is used, which is public. The kernel-norm bound holds for every input x, so
+    an X outside the box is allowed (it just lies far from the inducing inputs). Responses are
+    clipped to the public ``response_bound``. The posterior sampler needs its public ``box`` to
+    contain every input (a record outside it is refused before anything is charged). A scaler
+    fitted on the private data (``StandardScaler`` in a pipeline) is NOT private: scale with
+    public constants.
+
+Randomness and budget
+    ``random_state``: None (fresh OS entropy at each fit: what a release should use), an int (a
+    fixed seed: the same noise at every fit, for experiments and tests only) or a
+    ``numpy.random.Generator`` (consumed by each fit). Each call to ``fit`` is a new release of the
+    data and costs its (epsilon, delta) again; with ``budget`` (a :class:`privgp.Budget`) each fit
+    is charged to the ledger after the inputs are checked and before any noise is drawn, and a
+    fit that would exceed the budget raises :class:`~privgp.errors.BudgetExceededError`.
+
+Fitted attributes end with an underscore; ``certificate_`` is the release's
+:class:`~privgp.accounting.PrivacyCertificate`.
 """
 from __future__ import annotations
 
-from typing import Any, Self
+import numbers
+from typing import Any, Callable, Self
 
 import numpy as np
 from numpy.typing import ArrayLike
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import validation as v
 from ..errors import InvalidParameterError
-from .sparse_gp import (NoiseBounds, SparseGpSpec, calibrate_noise, fit_sparse_gp, release_from_statistics, sparse_gp_spec,
-                        weighted_statistics)
+from .release import default_delta
+from .sparse_gp import (MECHANISM, NoiseBounds, SparseGpSpec, calibrate_noise, release_from_statistics,
+                        sparse_gp_spec, sufficient_statistics, weighted_statistics)
+
+#: the public box the inducing inputs fill when none is given (features on a standardised scale)
+DEFAULT_BOX = (-3.0, 3.0)
+#: the posterior sampler's default target epsilon (``privgp release``'s)
+DEFAULT_TARGET_EPSILON = 5.0
+#: the default number of inducing inputs
+DEFAULT_N_INDUCING = 16
 
 
-def _rng(rng: np.random.Generator | None) -> np.random.Generator:
-    return np.random.default_rng() if rng is None else v.generator("rng", rng)
+def check_random_state(random_state: Any) -> np.random.Generator:
+    """A numpy Generator from ``random_state`` (SPEC 7): None gives fresh OS entropy, an int (or a
+    SeedSequence / BitGenerator) a seeded Generator, a Generator is used as it is (and consumed).
+    A legacy ``RandomState`` gives a Generator seeded from it."""
+    if random_state is None or isinstance(random_state, np.random.Generator):
+        return np.random.default_rng(random_state)
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(0, 2**63 - 1, dtype=np.int64))
+    if isinstance(random_state, (numbers.Integral, np.random.SeedSequence, np.random.BitGenerator)) \
+            and not isinstance(random_state, bool):
+        if isinstance(random_state, numbers.Integral) and random_state < 0:
+            raise InvalidParameterError("random_state", "None, an int >= 0 or a numpy Generator", random_state)
+        return np.random.default_rng(random_state)  # type: ignore[arg-type]
+    raise InvalidParameterError("random_state", "None, an int >= 0 or a numpy Generator", type(random_state).__name__)
 
 
-class _Base:
-    _params: tuple[str, ...] = ()
-    # the public settings both estimators share (constructor arguments)
-    inducing_points: ArrayLike
-    kernel: str
-    lengthscale: float
-    signal_variance: float
-    kernel_bound: str
-    noise_ratio: float | str
-    rho: float
-    correction: str
-    rng: np.random.Generator | None
+def box_bounds(box: Any, n_features: int, name: str = "box") -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper) per feature from a public ``box``: a pair (lo, hi) used on every feature, a
+    pair of sequences ((lo_1, ..., lo_d), (hi_1, ..., hi_d)), or a :class:`privgp.Box`."""
+    from ..domain import Box
 
-    def get_params(self, deep: bool = True) -> dict:
-        return {k: getattr(self, k) for k in self._params}
+    if isinstance(box, Box):
+        lo, hi = np.asarray(box.lower), np.asarray(box.upper)
+    else:
+        try:
+            lo, hi = (np.asarray(b, dtype=float) for b in box)
+        except (TypeError, ValueError):
+            raise InvalidParameterError(name, "a pair (lower, upper) or a privgp.Box", box) from None
+        lo, hi = np.broadcast_to(lo, (n_features,)), np.broadcast_to(hi, (n_features,))
+    if lo.shape != (n_features,) or hi.shape != (n_features,):
+        raise InvalidParameterError(name, f"bounds for the {n_features} feature(s) of X", f"{lo.shape[0]} bound(s)")
+    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi)) and np.all(lo < hi)):
+        raise InvalidParameterError(name, "finite bounds with lower < upper", box)
+    return lo.astype(float), hi.astype(float)
 
-    def set_params(self, **params: Any) -> Self:
-        for k, val in params.items():
-            if k not in self._params:
-                raise InvalidParameterError("parameter", f"one of {self._params}", k)
-            setattr(self, k, val)
-        return self
 
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self._params
-                                                     if k != "inducing_points") + ")"
+def inducing_design(box: Any, n_inducing: int, n_features: int) -> np.ndarray:
+    """Public inducing inputs filling ``box``: ``n_inducing`` evenly spaced points on one feature, the
+    first ``n_inducing`` points of the (unscrambled, deterministic) Halton sequence after the origin
+    on more. A function of public settings only."""
+    m = v.integer("n_inducing", n_inducing, minimum=1)
+    lo, hi = box_bounds(box, n_features)
+    if n_features == 1:
+        u = np.linspace(0.0, 1.0, m)[:, None] if m > 1 else np.full((1, 1), 0.5)
+    else:
+        from scipy.stats import qmc
 
-    def _spec(self, response_bound: float) -> SparseGpSpec:
-        return sparse_gp_spec(self.inducing_points, response_bound=response_bound, kernel=self.kernel,
+        u = qmc.Halton(d=n_features, scramble=False).random(m + 1)[1:]
+    return lo + u * (hi - lo)
+
+
+class _SparseGpBase(BaseEstimator):
+    """What the sparse-GP estimators share: public inducing inputs, the spec, the charge."""
+
+    def _inducing(self, n_features: int) -> np.ndarray:
+        ip = self.inducing_points
+        if ip is None:
+            return inducing_design(self.box, self.n_inducing, n_features)
+        Z = ip(n_features) if callable(ip) else ip
+        Z = v.points("inducing_points", Z)
+        if Z.shape[1] != n_features:
+            raise InvalidParameterError("inducing_points", f"points with the {n_features} feature(s) of X",
+                                        f"{Z.shape[1]} feature(s)")
+        return Z
+
+    def _spec(self, n_features: int, response_bound: float) -> SparseGpSpec:
+        return sparse_gp_spec(self._inducing(n_features), response_bound=response_bound, kernel=self.kernel,
                               lengthscale=self.lengthscale, signal_variance=self.signal_variance,
                               kernel_bound=self.kernel_bound, noise_ratio=self.noise_ratio, rho=self.rho,
                               correction=self.correction)
 
-    def _check_fitted(self):
-        if not hasattr(self, "release_") and not hasattr(self, "releases_"):
-            raise InvalidParameterError("estimator", "fitted (call fit first)", type(self).__name__)
+    def _delta(self, n: int) -> float:
+        return default_delta(max(n, 2)) if self.delta is None else v.probability("delta", self.delta)
+
+    def _charge(self, X: np.ndarray, y: np.ndarray, event: Any, delta: float, settings: dict) -> None:
+        """Charge ``budget`` (if any) for this fit: after every check, before any noise."""
+        if self.budget is None:
+            self.charge_ = None
+            return
+        from ..ledger import Budget
+
+        if not isinstance(self.budget, Budget):
+            raise InvalidParameterError("budget", "None or a privgp.Budget", type(self.budget).__name__)
+        from ..accounting import accountant
+
+        eps = float(accountant.epsilon(event, delta).epsilon)
+        self.charge_ = self.budget.charge((X, y), event, epsilon=eps, delta=delta, default_delta=delta,
+                                          description=f"{type(self).__name__}.fit: {MECHANISM}, n={X.shape[0]}",
+                                          settings=settings)
+        self.budget.complete(self.charge_)
+
+    def _certify(self, event: Any, delta: float, settings: dict) -> Any:
+        from ..accounting import certify
+
+        return certify(event, delta, mechanism=MECHANISM, public=settings)
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = self.random_state is None
+        return tags
 
 
-class DPSparseGPRegressor(_Base):
-    """(epsilon, delta)-DP sparse GP regression with private inputs and outputs (seed 001, Alg. 1).
+_SHARED_DOC = """
+    Public settings (none is read from the data): ``box`` and ``n_inducing`` (the inducing inputs
+    fill the box; default (-3, 3) on every feature, 16 points), or ``inducing_points`` (an array of
+    shape (m, d), or a callable ``n_features -> (m, d)`` array); ``kernel``/``lengthscale``/
+    ``signal_variance``; ``kernel_bound`` (R_k rule: auto, trivial, separation, grid-1d,
+    grid-1d-printed); ``noise_ratio`` (sigma_a / sigma_b, or "min-sensitivity"); ``rho`` (eq. 10);
+    ``correction`` (S_2: symmetric, paper, none); ``epsilon`` and ``delta`` (default: privgp's
+    default delta min(1e-6, 1/(10 n)) for the n records, n being public); ``random_state`` (None,
+    int or Generator, see the module docstring); ``budget`` (a :class:`privgp.Budget` charged by
+    every fit, or None)."""
 
-    Parameters: ``inducing_points`` (public Z), ``response_bound`` R_y (y is clipped to [-R_y, R_y]),
-    ``noise_std`` sigma, ``epsilon``, ``delta``, ``kernel``/``lengthscale``/``signal_variance``,
-    ``kernel_bound`` (R_k rule: auto, trivial, separation, grid-1d, grid-1d-printed), ``noise_ratio``
-    (sigma_a / sigma_b, or "min-sensitivity"), ``rho`` (eq. 10), ``correction`` (S_2: symmetric,
-    paper, none), ``rng``.
+
+class DPSparseGPRegressor(RegressorMixin, _SparseGpBase):
+    __doc__ = """(epsilon, delta)-DP sparse GP regression with private inputs and outputs (seed 001, Alg. 1).
+
+    ``response_bound`` R_y (y is clipped to [-R_y, R_y]) and ``noise_std`` sigma (the likelihood's
+    noise) are public too.""" + _SHARED_DOC + """
 
     Fitted attributes: ``release_`` (:class:`~privgp.mechanisms.sparse_gp.SparseGpRelease`),
-    ``mean_`` (m) and ``covariance_`` (S) of q(u), ``inducing_points_``, ``event_``, ``sensitivity_``,
-    ``kernel_bound_``, ``sigma_a_``, ``sigma_b_``, ``lambda_`` (eq. 10, paper units), ``n_clipped_``,
-    ``n_features_in_``."""
+    ``mean_`` (m) and ``covariance_`` (S) of q(u), ``inducing_points_``, ``event_``,
+    ``certificate_``, ``sensitivity_``, ``kernel_bound_``, ``sigma_a_``, ``sigma_b_``, ``lambda_``
+    (eq. 10, paper units), ``n_clipped_``, ``n_features_in_``, ``charge_`` (the ledger charge, or
+    None)."""
 
-    _params = ("inducing_points", "response_bound", "noise_std", "epsilon", "delta", "kernel", "lengthscale",
-               "signal_variance", "kernel_bound", "noise_ratio", "rho", "correction", "rng")
-
-    def __init__(self, inducing_points: ArrayLike, *, response_bound: float, noise_std: float, epsilon: float,
-                 delta: float, kernel: str = "squared_exponential", lengthscale: float = 1.0,
-                 signal_variance: float = 1.0, kernel_bound: str = "auto", noise_ratio: float | str = 1.0,
-                 rho: float = 0.01, correction: str = "symmetric", rng: np.random.Generator | None = None) -> None:
+    def __init__(self, inducing_points: ArrayLike | Callable[[int], ArrayLike] | None = None, *,
+                 box: Any = DEFAULT_BOX, n_inducing: int = DEFAULT_N_INDUCING, response_bound: float = 1.0,
+                 noise_std: float = 0.1, epsilon: float = 1.0, delta: float | None = None,
+                 kernel: str = "squared_exponential", lengthscale: float = 1.0, signal_variance: float = 1.0,
+                 kernel_bound: str = "auto", noise_ratio: float | str = 1.0, rho: float = 0.01,
+                 correction: str = "symmetric", random_state: Any = None, budget: Any = None) -> None:
         self.inducing_points = inducing_points
+        self.box = box
+        self.n_inducing = n_inducing
         self.response_bound = response_bound
         self.noise_std = noise_std
         self.epsilon = epsilon
@@ -100,32 +203,47 @@ class DPSparseGPRegressor(_Base):
         self.noise_ratio = noise_ratio
         self.rho = rho
         self.correction = correction
-        self.rng = rng
+        self.random_state = random_state
+        self.budget = budget
 
-    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
-        spec = self._spec(self.response_bound)
-        rel = fit_sparse_gp(X, y, spec, noise_std=self.noise_std, epsilon=self.epsilon, delta=self.delta,
-                            rng=_rng(self.rng))
+    def fit(self, X: Any, y: Any) -> Self:
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        rng = check_random_state(self.random_state)
+        spec = self._spec(X.shape[1], self.response_bound)
+        sigma = v.positive("noise_std", self.noise_std)
+        delta = self._delta(X.shape[0])
+        sens = spec.sensitivity()
+        noise = calibrate_noise(sens, self.epsilon, delta, spec.noise_ratio)
+        stats = sufficient_statistics(X, y, spec)
+        settings = {**spec.to_dict(), "noise_std": sigma, "n": int(X.shape[0]), "epsilon": noise.epsilon,
+                    "delta": delta}
+        self._charge(X, y, noise.event, delta, settings)
+        rel = release_from_statistics(stats, spec, noise, sens, rng, noise_std=sigma)
         self.release_ = rel
         self.inducing_points_ = spec.inducing_points
         self.mean_ = rel.posterior.mean
         self.covariance_ = rel.posterior.covariance
         self.event_ = rel.event
+        self.certificate_ = self._certify(rel.event, delta, settings)
         self.sensitivity_ = rel.sensitivity
         self.kernel_bound_ = spec.kernel_bound
         self.sigma_a_ = rel.noise.sigma_a
         self.sigma_b_ = rel.noise.sigma_b
-        assert rel.noise_std is not None  # a homoscedastic fit records its noise std
-        self.lambda_ = rel.posterior.ridge / rel.noise_std**2
+        self.lambda_ = rel.posterior.ridge / sigma**2
         self.n_clipped_ = rel.n_clipped
-        self.n_features_in_ = spec.dim
         return self
 
-    def predict(self, X: ArrayLike, return_std: bool = False,
+    def predict(self, X: Any, return_std: bool = False,
                 include_noise: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         """Mean (and std) of the predictive distribution at X (eq. 17); latent f unless ``include_noise``."""
-        self._check_fitted()
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
         return self.release_.predict(X, return_std=return_std, include_noise=include_noise)
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.regressor_tags.poor_score = True  # the noise of a DP release, by design
+        return tags
 
 
 def dirichlet_targets(onehot: ArrayLike, alpha_epsilon: float = 0.01) -> tuple[np.ndarray, np.ndarray]:
@@ -136,26 +254,30 @@ def dirichlet_targets(onehot: ArrayLike, alpha_epsilon: float = 0.01) -> tuple[n
     return np.log(a) - 0.5 * s2, s2
 
 
-class DPDirichletGPClassifier(_Base):
-    """(epsilon, delta)-DP classification by Dirichlet-based GP regression (seed 001, sec. 5).
+class DPDirichletGPClassifier(ClassifierMixin, _SparseGpBase):
+    __doc__ = """(epsilon, delta)-DP classification by Dirichlet-based GP regression (seed 001, sec. 5).
 
-    ``classes``: the public list of labels (never read from the data). Per class c the one-hot
-    targets are transformed by eq. 21 into heteroscedastic Gaussian regression with two possible
+    ``classes``: the public list of labels. Left at None, ``fit`` takes the labels present in y
+    (``classes_``, as scikit-learn does): the set of labels is then published by the fitted model
+    and the certificate assumes it is public knowledge (e.g. the label domain); give ``classes``
+    when the presence of a label is itself private. Per class c the one-hot targets are
+    transformed by eq. 21 into heteroscedastic Gaussian regression with two possible
     (y~, sigma~^2) pairs; the public prior mean is their midpoint. The noise variances lie in
-    [log(1/(1+a) + 1), log(1/a + 1)] (a = alpha_epsilon), so App. D's weights and the weighted
+    [log(1/(1+a) + 1), log(1/a + 1)] (a = ``alpha_epsilon``), so App. D's weights and the weighted
     response |w y~| are bounded by public constants (:class:`~privgp.mechanisms.sparse_gp.NoiseBounds`).
     Budget: C releases on the same records, each at mu/sqrt(C) with mu = mu*(epsilon, delta)
     (``event_`` is their composition). ``predict_proba``: p_c proportional to exp(mu_c + v_c / 2)
-    (the mean of the log-normal class weight; Milios et al. sample instead)."""
+    (the mean of the log-normal class weight; Milios et al. sample instead).""" + _SHARED_DOC
 
-    _params = ("inducing_points", "classes", "epsilon", "delta", "alpha_epsilon", "kernel", "lengthscale",
-               "signal_variance", "kernel_bound", "noise_ratio", "rho", "correction", "rng")
-
-    def __init__(self, inducing_points: ArrayLike, *, classes: ArrayLike, epsilon: float, delta: float,
-                 alpha_epsilon: float = 0.01, kernel: str = "squared_exponential", lengthscale: float = 1.0,
-                 signal_variance: float = 1.0, kernel_bound: str = "auto", noise_ratio: float | str = 1.0,
-                 rho: float = 0.01, correction: str = "symmetric", rng: np.random.Generator | None = None) -> None:
+    def __init__(self, inducing_points: ArrayLike | Callable[[int], ArrayLike] | None = None, *,
+                 box: Any = DEFAULT_BOX, n_inducing: int = DEFAULT_N_INDUCING, classes: ArrayLike | None = None,
+                 epsilon: float = 1.0, delta: float | None = None, alpha_epsilon: float = 0.01,
+                 kernel: str = "squared_exponential", lengthscale: float = 1.0, signal_variance: float = 1.0,
+                 kernel_bound: str = "auto", noise_ratio: float | str = 1.0, rho: float = 0.01,
+                 correction: str = "symmetric", random_state: Any = None, budget: Any = None) -> None:
         self.inducing_points = inducing_points
+        self.box = box
+        self.n_inducing = n_inducing
         self.classes = classes
         self.epsilon = epsilon
         self.delta = delta
@@ -167,64 +289,176 @@ class DPDirichletGPClassifier(_Base):
         self.noise_ratio = noise_ratio
         self.rho = rho
         self.correction = correction
-        self.rng = rng
+        self.random_state = random_state
+        self.budget = budget
 
-    def _targets(self):
+    def _targets(self) -> tuple[float, float, NoiseBounds]:
         (t0, t1), (s0, s1) = dirichlet_targets([0.0, 1.0], self.alpha_epsilon)
         offset = 0.5 * (t0 + t1)
         Ry = 0.5 * abs(t1 - t0)
         RA = max(abs(t0 - offset) / s0, abs(t1 - offset) / s1)
         return offset, Ry, NoiseBounds(min(s0, s1), max(s0, s1), weighted_response_bound=RA)
 
-    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
-        classes = np.asarray(self.classes)
-        if classes.ndim != 1 or classes.size < 2 or np.unique(classes).size != classes.size:
-            raise InvalidParameterError("classes", "at least two distinct public labels", self.classes)
+    def fit(self, X: Any, y: Any) -> Self:
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        if self.classes is None:
+            classes = np.unique(y)
+            if classes.size < 2:
+                raise InvalidParameterError("y", "labels of at least two classes (or give the public classes)",
+                                            f"{classes.size} class")
+        else:
+            classes = np.asarray(self.classes)
+            if classes.ndim != 1 or classes.size < 2 or np.unique(classes).size != classes.size:
+                raise InvalidParameterError("classes", "at least two distinct public labels", self.classes)
+            known = np.isin(y, classes)
+            if not known.all():
+                raise InvalidParameterError("y", f"labels from the public classes {classes.tolist()}",
+                                            f"{int(np.sum(~known))} unknown label(s)")
+        rng = check_random_state(self.random_state)
         offset, Ry, bounds = self._targets()
-        spec = self._spec(Ry)
+        spec = self._spec(X.shape[1], Ry)
         C = classes.size
+        delta = self._delta(X.shape[0])
         sens = bounds.sensitivity(spec)
-        noise = calibrate_noise(sens, self.epsilon, self.delta, spec.noise_ratio, parts=C)
-        X = v.points("X", X, dim=spec.dim)
-        labels = np.asarray(y)
-        if labels.ndim != 1 or labels.shape[0] != X.shape[0]:
-            raise InvalidParameterError("y", f"one label per row of X ({X.shape[0]})", labels.shape)
-        known = np.isin(labels, classes)
-        if not known.all():
-            raise InvalidParameterError("y", f"labels from the public classes {classes.tolist()}",
-                                        f"{int(np.sum(~known))} unknown label(s)")
-        rng = _rng(self.rng)
-        releases = []
+        noise = calibrate_noise(sens, self.epsilon, delta, spec.noise_ratio, parts=C)
+        stats = []
         for c in classes:
-            t, s2 = dirichlet_targets((labels == c).astype(float), self.alpha_epsilon)
-            stats = weighted_statistics(X, t - offset, s2, spec, bounds)
-            releases.append(release_from_statistics(stats, spec, noise, sens, rng, noise_std=None))
-        self.releases_ = tuple(releases)
+            t, s2 = dirichlet_targets((y == c).astype(float), self.alpha_epsilon)
+            stats.append(weighted_statistics(X, t - offset, s2, spec, bounds))
+        settings = {**spec.to_dict(), "n": int(X.shape[0]), "classes": classes.tolist(),
+                    "alpha_epsilon": self.alpha_epsilon, "epsilon": noise.epsilon, "delta": delta}
+        labels = np.searchsorted(classes, y) if self.classes is None else \
+            np.array([int(np.flatnonzero(classes == lab)[0]) for lab in y])
+        self._charge(X, labels.astype(float), noise.total_event, delta, settings)
+        self.releases_ = tuple(release_from_statistics(s, spec, noise, sens, rng, noise_std=None) for s in stats)
         self.classes_ = classes
+        self.inducing_points_ = spec.inducing_points
         self.prior_mean_ = offset
         self.event_ = noise.total_event
+        self.certificate_ = self._certify(noise.total_event, delta, settings)
         self.class_event_ = noise.event
         self.sensitivity_ = sens
         self.sigma_a_ = noise.sigma_a
         self.sigma_b_ = noise.sigma_b
-        self.n_features_in_ = spec.dim
         return self
 
-    def latent(self, X: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    def latent(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
         """(C, m) latent means and variances of the log class weights at X."""
-        self._check_fitted()
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
         out = [r.posterior.predict(X) for r in self.releases_]
         return self.prior_mean_ + np.stack([o[0] for o in out]), np.stack([o[1] for o in out])
 
-    def predict_proba(self, X: ArrayLike) -> np.ndarray:
+    def predict_proba(self, X: Any) -> np.ndarray:
         mu, var = self.latent(X)
         logits = mu + 0.5 * var
         logits -= logits.max(axis=0, keepdims=True)
         p = np.exp(logits)
         return (p / p.sum(axis=0, keepdims=True)).T
 
-    def predict(self, X: ArrayLike) -> np.ndarray:
+    def predict(self, X: Any) -> np.ndarray:
+        check_is_fitted(self)
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.poor_score = True  # the noise of a DP release, by design
+        return tags
 
-__all__ = ["DPSparseGPRegressor", "DPDirichletGPClassifier", "dirichlet_targets"]
+
+class DPPosteriorSampler(BaseEstimator):
+    """One differentially private posterior sample path of a GP fitted to private data (seed 000).
+
+    ``fit(X, y)`` checks the records, certifies (and charges ``budget``) the release of ONE exact
+    posterior sample path; ``sample_y(points)`` returns that path's values at the points, drawn
+    lazily from the exact conditional law given every value returned before, so any number of
+    calls publish one path and cost the certificate's (epsilon, delta) once. ``certificate_`` (a
+    :class:`~privgp.accounting.PrivacyCertificate`) holds the guarantee.
+
+    Public settings (what :func:`privgp.mechanisms.plan_posterior_sample` takes, defaults shared
+    with ``privgp release``): ``box`` (the public domain, a pair per feature or a
+    :class:`privgp.Box`; every input must lie inside it), ``threshold``, ``clip`` and
+    ``transform`` (the response map y -> clip(g(y) - g(threshold), -clip, clip) / clip of seed 000,
+    App. D.2; ``sample_y`` returns values on the response scale unless ``response_units=False``),
+    ``kernel``, ``lengthscale`` (default: a fifth of the box's diameter), ``sigma``, ``r`` and
+    ``eta`` (the GP-noise knob; with ``target_epsilon`` the missing one is calibrated),
+    ``target_epsilon``, ``delta`` (default min(1e-6, 1/(10 n))), ``random_state``, ``budget``.
+
+    The fitted object holds the private records (the lazy path conditions on them): publish what
+    ``sample_y`` returns, never the estimator.
+    """
+
+    def __init__(self, box: Any = (0.0, 1.0), *, threshold: float = 0.0, clip: float = 1.0,
+                 transform: str = "identity", kernel: str | None = None, lengthscale: float | None = None,
+                 sigma: float | None = None, r: float | None = None, eta: float | None = None,
+                 target_epsilon: float | None = DEFAULT_TARGET_EPSILON, delta: float | None = None, random_state: Any = None,
+                 budget: Any = None) -> None:
+        self.box = box
+        self.threshold = threshold
+        self.clip = clip
+        self.transform = transform
+        self.kernel = kernel
+        self.lengthscale = lengthscale
+        self.sigma = sigma
+        self.r = r
+        self.eta = eta
+        self.target_epsilon = target_epsilon
+        self.delta = delta
+        self.random_state = random_state
+        self.budget = budget
+
+    def fit(self, X: Any, y: Any) -> Self:
+        from ..domain import Box
+        from ..gp.posterior import ExactPosterior
+        from ..kernels import make_kernel
+        from ..sampling import LazyPath
+        from .posterior_release import DEFAULT_KERNEL, DEFAULT_SIGMA, plan_posterior_sample
+        from .release import ResponseMap
+
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        rng = check_random_state(self.random_state)
+        lo, hi = box_bounds(self.box, X.shape[1])
+        domain = Box(tuple(lo), tuple(hi))
+        rmap = ResponseMap(self.threshold, self.clip, self.transform)
+        n = v.integer("n", X.shape[0], minimum=2)
+        plan = plan_posterior_sample(
+            n, domain, rmap, kernel=self.kernel or DEFAULT_KERNEL, lengthscale=self.lengthscale,
+            sigma=DEFAULT_SIGMA if self.sigma is None else self.sigma, r=self.r, eta=self.eta,
+            delta=self.delta, target_epsilon=self.target_epsilon, grid=2)
+        Xc = domain.check_contains("X", X)
+        ym = rmap.apply(y)
+        self.charge_: Any = None
+        if self.budget is not None:
+            from ..ledger import Budget
+
+            if not isinstance(self.budget, Budget):
+                raise InvalidParameterError("budget", "None or a privgp.Budget", type(self.budget).__name__)
+            cert = plan.certificate
+            self.charge_ = self.budget.charge((X, y), plan.event, epsilon=float(cert.epsilon),
+                                              delta=float(cert.delta), default_delta=plan.delta,
+                                              description=plan.describe(), settings=plan.public_settings())
+            self.budget.complete(self.charge_)
+        post = ExactPosterior.aggregated(make_kernel(plan.kernel, plan.lengthscale), Xc, ym, plan.r, plan.sigma)
+        self.path_ = LazyPath(post, rng, eta=plan.eta)
+        self.plan_ = plan
+        self.certificate_ = plan.certificate
+        self.event_ = plan.event
+        return self
+
+    def sample_y(self, X: Any, *, response_units: bool = True) -> np.ndarray:
+        """The released path at the rows of X (any points; the same path at every call)."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        f = self.path_(X)
+        return self.plan_.response_map.to_response_units(f) if response_units else f
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = self.random_state is None
+        tags.target_tags.required = True
+        return tags
+
+
+__all__ = ["DPSparseGPRegressor", "DPDirichletGPClassifier", "DPPosteriorSampler", "dirichlet_targets",
+           "inducing_design", "check_random_state", "box_bounds"]
