@@ -60,8 +60,8 @@ def main() -> None:
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     lines += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows]
     (out / "claim42.md").write_text("\n".join(lines) + "\n")
-    (out / "claim42.json").write_text(json.dumps({
-        "script": "python scripts/seed004_claim42.py --out " + str(out), "delta": DELTA, "rho3": RHO3, **PARAMS,
+    (out / "run.json").write_text(json.dumps({
+        "command": "python scripts/seed004_claim42.py --out " + out.as_posix(), "delta": DELTA, "rho3": RHO3, **PARAMS,
         "eta": "1/(alpha + n1 x_h^2 beta)^2", "rows": rows, "seconds": round(time.perf_counter() - t0, 1)}, indent=1))
     print("\n".join(lines))
 

@@ -170,14 +170,30 @@ def page_checks(page: Path):
     runs = {ROOT / m.group(0) for m in re.finditer(r"docs/runs/[\w.\-]+", checked_text(text))}
     for run in sorted(runs):
         rec_path = run / "run.json"
+        rel = run.relative_to(ROOT).as_posix()
         if (run / "certificate.json").is_file() and not rec_path.exists():
             continue  # a release's folder (certificate.json says how it was made), not an experiment run
         if not rec_path.is_file():
-            errors.append(f"{page.name}: {run.relative_to(ROOT)} has no run.json")
+            # a folder written by a command shown on the page (`--out DIR`, `--png DIR/x`, `> DIR/x`), or one
+            # whose README.md lists the commands that wrote its files
+            if re.search(r"(--out|--png|>)\s*" + re.escape(rel) + r"(/|\b)", text) or (run / "README.md").is_file():
+                continue
+            errors.append(f"{page.name}: {rel} has no run.json and no command on the page writes it")
             continue
-        cmd = json.loads(rec_path.read_text()).get("command")
-        if not cmd or cmd not in text:
-            errors.append(f"{page.name}: the command of {run.relative_to(ROOT)} ({cmd!r}) is not on the page")
+        rec = json.loads(rec_path.read_text())
+        cmd = rec.get("command")
+        if cmd:
+            if cmd not in text:
+                errors.append(f"{page.name}: the command of {rel} ({cmd!r}) is not on the page")
+            continue
+        # run records written before run.json stored the command: the page must show the experiment's
+        # command and where it wrote (`--out docs/runs/NAME`, or a `cp` of its files into the folder)
+        exp = rec.get("experiment")
+        wrote = re.search(r"--out\s+" + re.escape(rel) + r"\b", text) or re.search(
+            r"^\s*cp\b[^\n]*" + re.escape(rel) + r"\b", text, re.M)
+        if not exp or f"privgp experiment {exp}" not in text or not wrote:
+            errors.append(f"{page.name}: {rel}: its run.json has no command, and the page does not show "
+                          f"`privgp experiment {exp}` writing it (--out {rel})")
     for m in re.finditer(r"!\[[^\]]*\]\(([^)]+)\)", text):
         if not (page.parent / m.group(1)).is_file():
             errors.append(f"{page.name}: image {m.group(1)} does not exist")
