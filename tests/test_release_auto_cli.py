@@ -126,3 +126,11 @@ def test_account_never_prints_epsilon_zero_as_perfect_privacy(tmp_path):
     assert r.returncode == 0, r.stderr
     head = r.stdout.splitlines()[0]
     assert head.startswith("(0, 0.5)-DP") and "NOT perfect privacy" in head
+
+
+@pytest.mark.parametrize("extra", [["--mechanism", "grid", "--cells", "100000"],
+                                   ["--mechanism", "discretised-gaussian", "--grid", "200000"]])
+def test_a_grid_release_too_large_for_memory_is_refused_before_the_charge(tmp_path, extra):
+    r = cli(tmp_path, "release", *extra, "--epsilon", "10", "--out", "out", "--allow-noisy")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "memory" in r.stderr and "--memory-limit" in r.stderr
+    assert not (tmp_path / "out").exists() and not (tmp_path / "ledger.sqlite").exists()

@@ -31,4 +31,5 @@ def plan(args, data, domain, rmap, *, memory_limit: float) -> NoisyGridPlan:
             raise InvalidParameterError("--" + flag, "left out with --mechanism auto (auto chooses it; name a "
                                         "mechanism to set it)", getattr(args, flag))
     return plan_auto(data.n, domain, rmap, epsilon=DEFAULT_EPSILON if args.epsilon is None else args.epsilon,
-                     delta=args.delta, grid=release_grid.DEFAULT_GRID[domain.dim] if args.grid is None else args.grid)
+                     delta=args.delta, grid=release_grid.DEFAULT_GRID[domain.dim] if args.grid is None else args.grid,
+                     memory_limit=memory_limit)

@@ -33,7 +33,8 @@ def plan(args, data, domain, rmap, *, memory_limit: float) -> DiscretisedGaussia
                                      epsilon=release_grid.DEFAULT_EPSILON if args.epsilon is None else args.epsilon,
                                      delta=args.delta, points=DEFAULT_POINTS if args.points is None else args.points,
                                      lengthscale=args.lengthscale,
-                                     grid=release_grid.DEFAULT_GRID[domain.dim] if args.grid is None else args.grid)
+                                     grid=release_grid.DEFAULT_GRID[domain.dim] if args.grid is None else args.grid,
+                                     memory_limit=memory_limit)
 
 
 def plan_from_settings(doc: dict) -> DiscretisedGaussianPlan:

@@ -60,7 +60,7 @@ def plan(args, data, domain, rmap, *, memory_limit: float) -> NoisyGridPlan:
     return plan_grid(data.n, domain, rmap, epsilon=DEFAULT_EPSILON if args.epsilon is None else args.epsilon,
                      delta=args.delta, cells=DEFAULT_CELLS if args.cells is None else args.cells,
                      bandwidth=DEFAULT_BANDWIDTH if args.bandwidth is None else args.bandwidth,
-                     grid=DEFAULT_GRID[domain.dim] if args.grid is None else args.grid)
+                     grid=DEFAULT_GRID[domain.dim] if args.grid is None else args.grid, memory_limit=memory_limit)
 
 
 def plan_from_settings(doc: dict) -> NoisyGridPlan:

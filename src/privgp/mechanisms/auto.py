@@ -21,7 +21,7 @@ from importlib import resources
 
 from ..accounting.gaussian import gaussian_noise_std
 from ..domain import Box
-from .grid import GRID_SENSITIVITY, NoisyGridPlan, plan_grid
+from .grid import DEFAULT_MEMORY_LIMIT, GRID_SENSITIVITY, NoisyGridPlan, plan_grid
 from .release import ResponseMap, default_delta
 
 TABLE = "auto_grid.json"
@@ -41,7 +41,7 @@ def choose_grid_settings(n: int, noise_std: float) -> dict:
 
 
 def plan_auto(n: int, domain: Box, response_map: ResponseMap, *, epsilon: float, delta: float | None = None,
-              grid: int = 121) -> NoisyGridPlan:
+              grid: int = 121, memory_limit: float = DEFAULT_MEMORY_LIMIT) -> NoisyGridPlan:
     """The noisy-grid plan with the tuned cells and bandwidth for this (n, epsilon, delta)."""
     delta = default_delta(n) if delta is None else delta
     s = float(gaussian_noise_std(GRID_SENSITIVITY, epsilon, delta))
@@ -53,4 +53,5 @@ def plan_auto(n: int, domain: Box, response_map: ResponseMap, *, epsilon: float,
     why = (f"auto: tuned on public pilot simulations (table entry n={entry['n']}, noise std {entry['noise_std']:g}; "
            f"pilot IoU {entry['pilot_iou']:.2f})")
     return plan_grid(n, domain, response_map, epsilon=epsilon, delta=delta, cells=cells,
-                     bandwidth=float(entry["bandwidth"]), grid=grid, hyperparameter_source=why)
+                     bandwidth=float(entry["bandwidth"]), grid=grid, hyperparameter_source=why,
+                     memory_limit=memory_limit)

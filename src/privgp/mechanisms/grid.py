@@ -33,31 +33,29 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .. import validation as v
-from ..accounting import GaussianEvent, PrivacyCertificate, certify
-from ..accounting.gaussian import gaussian_noise_std
+from ..accounting import GaussianEvent, PrivacyCertificate, calibrate_gaussian
 from ..domain import Box
 from ..errors import InvalidParameterError
 from .release import ResponseMap, default_delta, grid_sizes
+
+#: default memory limit of a grid-type release (bytes), as for the other mechanisms
+DEFAULT_MEMORY_LIMIT = 4 * 2**30
+#: records per chunk of the eq. (37) channels: at most this many floats in one chunk's kernel block
+CHUNK_FLOATS = 20_000_000
+
+
+def check_memory(name: str, need: float, memory_limit: float, advice: str) -> None:
+    """Refuse (before any charge) a release whose arrays would need more than ``memory_limit`` bytes."""
+    if not need <= memory_limit:
+        raise InvalidParameterError("memory", f"at most the limit of {memory_limit / 2**30:.3g} GiB for the {name}; "
+                                    f"{advice}, or raise the limit (memory_limit / --memory-limit)",
+                                    f"an estimated {need / 2**30:.3g} GiB")
+
 
 #: L2 sensitivity of the per-cell (sums, counts) vector under replace-one with |y| <= 1 (module docstring)
 GRID_SENSITIVITY = 2.0
 #: eq. 37's squared per-point sensitivities with C = 1, C_k = 1: Delta_s^2 = 4, Delta_d^2 = 1
 EQ37_PER_POINT = math.sqrt(4.0 + 1.0)
-
-
-def calibrated_gaussian(sensitivity: float, epsilon: float, delta: float) -> tuple[GaussianEvent, PrivacyCertificate]:
-    """The Gaussian event with the smallest noise std whose certified epsilon (exact GDP profile) is at most
-    ``epsilon`` at ``delta``, landing on the feasible side: the calibrated std is raised in steps of 2^-40
-    relative until the accountant's recomputed epsilon is <= the target (rounding can put the bisection's
-    answer 1e-14 above it)."""
-    s = float(gaussian_noise_std(sensitivity, epsilon, delta))
-    for _ in range(200):
-        event = GaussianEvent(sensitivity=sensitivity, noise_std=s)
-        cert = certify(event, delta)
-        if cert.epsilon <= epsilon:
-            return event, cert
-        s *= 1.0 + 2.0 ** -40
-    raise InvalidParameterError("epsilon", "reachable by a calibrated Gaussian noise std", epsilon)
 
 
 def _axes(domain: Box, sizes) -> tuple[np.ndarray, ...]:
@@ -195,18 +193,23 @@ class NoisyGridPlan:
 
 
 def plan_grid(n: int, domain: Box, response_map: ResponseMap, *, epsilon: float, delta: float | None = None,
-              cells: int = 8, bandwidth: float = 1.0, grid: int = 81,
-              hyperparameter_source: str = "given") -> NoisyGridPlan:
-    """Plan a noisy-grid release at target (epsilon, delta): s = 2 / mu*(epsilon, delta) (exact GDP)."""
+              cells: int = 8, bandwidth: float = 1.0, grid: int = 81, hyperparameter_source: str = "given",
+              memory_limit: float = DEFAULT_MEMORY_LIMIT) -> NoisyGridPlan:
+    """Plan a noisy-grid release at target (epsilon, delta): s = 2 / mu*(epsilon, delta) (exact GDP).
+    Every check runs here, before any charge: the arrays (per-cell statistics, the smoothing on the map grid)
+    must fit ``memory_limit``; the pass over the records is O(n) and needs one index array of n integers."""
     n = v.integer("n", n, minimum=2)
     epsilon = v.positive("epsilon", epsilon)
     delta = default_delta(n) if delta is None else v.probability("delta", delta)
     bandwidth = v.nonnegative("bandwidth", bandwidth)
     csz = cell_sizes(domain, cells)
-    event, cert = calibrated_gaussian(GRID_SENSITIVITY, epsilon, delta)
+    gsz = grid_sizes(domain, grid)
+    need = 8.0 * (6 * float(np.prod(csz)) + 8 * float(np.prod(gsz)) + 2 * sum(g * c for g, c in zip(gsz, csz)) + 2 * n)
+    check_memory("noisy grid", need, memory_limit, "use fewer cells (--cells) or a coarser map (--grid)")
+    event, cert = calibrate_gaussian(GRID_SENSITIVITY, epsilon, delta)
     s = event.noise_std
     return NoisyGridPlan(n=n, domain=domain, response_map=response_map, cells=csz, bandwidth=float(bandwidth),
-                         grid=grid_sizes(domain, grid), target_epsilon=float(epsilon), delta=float(delta), noise_std=s,
+                         grid=gsz, target_epsilon=float(epsilon), delta=float(delta), noise_std=s,
                          event=event, certificate=cert, hyperparameter_source=hyperparameter_source)
 
 
@@ -236,9 +239,11 @@ class DiscretisedGaussianPlan:
     def point_axes(self) -> tuple[np.ndarray, ...]:
         return tuple(lo + (np.arange(c) + 0.5) * w / c for lo, w, c in zip(self.domain.lower, self.domain.widths, self.points))
 
-    def channels(self, X: np.ndarray, y: np.ndarray, chunk: int = 200_000) -> tuple[np.ndarray, np.ndarray]:
-        """(r_d, r_s) at the points: sums over records of k(x_i, p) and y_i k(x_i, p), RBF kernel."""
+    def channels(self, X: np.ndarray, y: np.ndarray, chunk: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(r_d, r_s) at the points: sums over records of k(x_i, p) and y_i k(x_i, p), RBF kernel; records in
+        chunks whose kernel block holds at most :data:`CHUNK_FLOATS` values."""
         axes = self.point_axes()
+        chunk = max(1, CHUNK_FLOATS // int(np.prod(self.points))) if chunk is None else chunk
         r_d = np.zeros(self.points)
         r_s = np.zeros(self.points)
         for i in range(0, X.shape[0], chunk):
@@ -280,17 +285,23 @@ class DiscretisedGaussianPlan:
 
 def plan_discretised_gaussian(n: int, domain: Box, response_map: ResponseMap, *, epsilon: float,
                               delta: float | None = None, points: int = 8, lengthscale: float | None = None,
-                              grid: int = 81, hyperparameter_source: str = "given") -> DiscretisedGaussianPlan:
-    """Plan seed 002's eq. (37) release: m = prod(points) values per channel, s = sqrt(5 m) / mu*(eps, delta)."""
+                              grid: int = 81, hyperparameter_source: str = "given",
+                              memory_limit: float = DEFAULT_MEMORY_LIMIT) -> DiscretisedGaussianPlan:
+    """Plan seed 002's eq. (37) release: m = prod(points) values per channel, s = sqrt(5 m) / mu*(eps, delta).
+    The arrays (one chunk's kernel block, the interpolation onto the map grid) must fit ``memory_limit``."""
     n = v.integer("n", n, minimum=2)
     epsilon = v.positive("epsilon", epsilon)
     delta = default_delta(n) if delta is None else v.probability("delta", delta)
     pts = cell_sizes(domain, points)
+    gsz = grid_sizes(domain, grid)
+    need = 8.0 * (2 * CHUNK_FLOATS + 8 * float(np.prod(pts)) + 10 * float(np.prod(gsz)) + 2 * n)
+    check_memory("discretised Gaussian mechanism", need, memory_limit,
+                  "use fewer points (--points) or a coarser map (--grid)")
     ell = float(domain.widths.max() / max(pts)) if lengthscale is None else v.positive("lengthscale", lengthscale)
     sens = math.sqrt(int(np.prod(pts))) * EQ37_PER_POINT
-    event, cert = calibrated_gaussian(sens, epsilon, delta)
+    event, cert = calibrate_gaussian(sens, epsilon, delta)
     s = event.noise_std
     return DiscretisedGaussianPlan(n=n, domain=domain, response_map=response_map, points=pts, lengthscale=ell,
-                                   grid=grid_sizes(domain, grid), target_epsilon=float(epsilon), delta=float(delta),
+                                   grid=gsz, target_epsilon=float(epsilon), delta=float(delta),
                                    noise_std=s, event=event, certificate=cert,
                                    hyperparameter_source=hyperparameter_source)
