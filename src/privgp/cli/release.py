@@ -73,6 +73,13 @@ def _description() -> str:
     public box {baltimore.PUBLIC_BOX.describe()}); task: where the log sale price exceeds the
     public threshold $50k (--threshold 50 --transform log --clip 1).
 
+    Before anything is charged, the release is FORECAST: the planned mechanism runs on simulated records
+    of the same size from public synthetic fields with a known answer, and the expected overlap (IoU) of
+    its map with the non-private map is printed in words. A map forecast to be mostly noise (expected IoU
+    below {NOISY_IOU:g}) is refused (exit status 2, nothing charged) unless --allow-noisy is given. The
+    default mechanism, auto, chooses the mechanism and its settings from public inputs only (n, epsilon,
+    delta, box); today that is the noisy grid tuned on public pilot simulations.
+
     Everything except the data must be PUBLIC, i.e. chosen without looking at the private data:
     the domain (--box; never the min/max of the coordinates; points outside are an error), the
     threshold and clipping bound, and every hyperparameter (kernel, lengthscale, r, sigma, eta, L).
