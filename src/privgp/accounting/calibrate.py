@@ -7,6 +7,12 @@ fresh event from ``make_event`` and a fresh accountant call; a value that fails 
 never returned. A target that no admissible value reaches raises
 :class:`~privgp.errors.InfeasibleTargetError` saying why.
 
+:func:`feasible_side` is the last step of every closed-form calibration (the exact Gaussian / GDP
+noise of :mod:`privgp.accounting.gaussian`, a functional-mechanism multiplier): the value is moved
+towards more privacy in relative steps of 2^-40 until the certificate's epsilon, recomputed by the
+accountant, is <= the target (the bisections round the last digits, and the accountant rounds
+epsilon up). :func:`calibrate_gaussian` is the Gaussian mechanism's calibrator built on it.
+
 ``direction="smallest"``: the parameter makes the release more private as it grows (a noise level:
 r, eta, a noise std); the result is the smallest feasible value. ``"largest"``: it makes the release
 less private as it grows (a number of releases L, a GDP mu); the result is the largest feasible
@@ -17,7 +23,7 @@ grid value from the private end, still feasible.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, cast
 
 import numpy as np
 
@@ -25,13 +31,18 @@ from .. import validation as v
 from ..errors import InfeasibleTargetError, InvalidParameterError, NumericalError
 from . import accountant
 from .accountant import Guarantee
-from .events import EventBatch, PrivacyEvent
+from .certificate import PrivacyCertificate, certify
+from .events import EventBatch, GaussianEvent, PrivacyEvent
+from .gaussian import gaussian_noise_std
 
 GRID = 129          # first pass over the whole range
 REFINE = 33         # points per refinement round inside the bracket
 ROUNDS = 3          # refinement rounds: the bracket shrinks by (REFINE - 1)^ROUNDS
 DIRECTIONS = ("smallest", "largest")
 SCALES = ("log", "linear")
+#: relative step of :func:`feasible_side`, and how many steps it takes at most (2^-40 x 200 ~ 2e-10)
+FEASIBLE_STEP = 2.0 ** -40
+FEASIBLE_STEPS = 200
 
 
 @dataclass(frozen=True)
@@ -172,4 +183,46 @@ def _refine(eps_of: Callable[[np.ndarray], np.ndarray], bad: float, good: float,
     return good
 
 
-__all__ = ["CalibrationResult", "calibrate"]
+def feasible_side(make_event: Callable[[float], PrivacyEvent], value: float, target_epsilon: float,
+                  delta: float, *, parameter: str, direction: str = "smallest", conversion: str = "improved",
+                  **certify_kw) -> tuple[float, PrivacyEvent, PrivacyCertificate]:
+    """(value', event, certificate) with ``certify(make_event(value'), delta).epsilon <= target_epsilon``.
+
+    ``value`` is a calibrated value that may sit a few ulp on the wrong side of the boundary (a closed
+    form or a bisection; the accountant rounds epsilon up). It is moved towards more privacy -- raised
+    by a factor 1 + 2^-40 (``direction="smallest"``: a noise level) or lowered by 1 - 2^-40
+    (``"largest"``: a GDP mu) -- until the certificate, recomputed by the accountant, meets the target;
+    the first value that does is returned, never one that does not. ``certify_kw`` (mechanism, public,
+    extra_assumptions) go to :func:`~privgp.accounting.certify` for the returned certificate."""
+    target = v.positive("target_epsilon", target_epsilon)
+    delta = v.probability("delta", delta)
+    if direction not in DIRECTIONS:
+        raise InvalidParameterError("direction", f"one of {DIRECTIONS}", direction)
+    factor = 1.0 + FEASIBLE_STEP if direction == "smallest" else 1.0 - FEASIBLE_STEP
+    value = float(value)
+    for _ in range(FEASIBLE_STEPS):
+        event = make_event(value)
+        cert = certify(event, delta, conversion=conversion, **certify_kw)
+        if float(cert.epsilon) <= target:
+            return value, event, cert
+        value *= factor
+    raise NumericalError(f"calibration of {parameter}: no value within {FEASIBLE_STEPS} steps of 2^-40 of the "
+                         f"calibrated one certifies epsilon <= {target!r} at delta = {delta:g}")
+
+
+def calibrate_gaussian(sensitivity: float, epsilon: float, delta: float,
+                       **certify_kw) -> tuple[GaussianEvent, PrivacyCertificate]:
+    """The Gaussian event with L2 ``sensitivity`` and the smallest noise std whose certified epsilon
+    (exact GDP profile; Balle & Wang 2018, Thm 8) is <= ``epsilon`` at ``delta``: the analytic
+    calibration :func:`~privgp.accounting.gaussian.gaussian_noise_std`, then :func:`feasible_side`.
+    ``certify_kw`` (mechanism, public, extra_assumptions) go to the returned certificate."""
+    sens = v.positive("sensitivity", sensitivity)
+    epsilon = v.positive("epsilon", epsilon)
+    delta = v.probability("delta", delta)
+    s0 = float(gaussian_noise_std(sens, epsilon, delta))
+    _, event, cert = feasible_side(lambda s: GaussianEvent(sensitivity=sens, noise_std=s), s0, epsilon, delta,
+                                   parameter="noise_std", **certify_kw)
+    return cast(GaussianEvent, event), cert
+
+
+__all__ = ["FEASIBLE_STEP", "CalibrationResult", "calibrate", "calibrate_gaussian", "feasible_side"]

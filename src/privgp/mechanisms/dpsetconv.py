@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
 from .. import validation as v
-from ..accounting import accountant
+from ..accounting.calibrate import feasible_side
 from ..accounting.functional import DPSetConvEvent, check_clip, check_split, dpsetconv_noise_scales
 from ..accounting.gaussian import gdp_mu
 from ..domain import PublicGrid
@@ -82,7 +83,8 @@ def plan_dpsetconv(grid: PublicGrid, *, lengthscale: float, clip: float, t: floa
     """Validate the public settings and compute mu, the noise scales of eq. (12) and the event.
 
     The certified epsilon of the event at ``delta`` is recomputed by the accountant and never exceeds
-    the target (mu is lowered by a few ulp where rounding would otherwise put it above)."""
+    the target (mu is lowered in steps of 2^-40 where rounding would otherwise put it above:
+    :func:`~privgp.accounting.feasible_side`)."""
     grid = _check_grid(grid)
     lengthscale = v.positive("lengthscale", lengthscale)
     clip, t = check_clip(clip), check_split(t)
@@ -91,15 +93,12 @@ def plan_dpsetconv(grid: PublicGrid, *, lengthscale: float, clip: float, t: floa
     mu = float(gdp_mu(epsilon, delta))
     if not mu > 0:
         raise NumericalError(f"mu(epsilon={epsilon:g}, delta={delta:g}) is not positive")
-    # the event recomputes mu from the noise scales and the accountant rounds epsilon up: shrink mu by
-    # a few ulp until the certified epsilon is <= the target (re-checked, never released above it)
-    for shrink in (0.0, 1e-13, 1e-12, 1e-11, 1e-10, 1e-9):
-        s_s, s_d = dpsetconv_noise_scales(mu * (1.0 - shrink), clip, t)
-        event = DPSetConvEvent(clip=clip, sigma_signal=s_s, sigma_density=s_d)
-        if float(accountant.epsilon(event, delta).epsilon) <= epsilon:
-            break
-    else:
-        raise NumericalError(f"DPSetConv plan: no noise scale certified at epsilon <= {epsilon!r}")
+    # the event recomputes mu from the noise scales and the accountant rounds epsilon up: mu is lowered in steps
+    # of 2^-40 until the certified epsilon is <= the target (the one calibrator's last step; never above it)
+    _, ev, _ = feasible_side(lambda m: DPSetConvEvent(clip, *dpsetconv_noise_scales(m, clip, t)), mu, epsilon,
+                             delta, parameter="mu", direction="largest")
+    event = cast(DPSetConvEvent, ev)
+    s_s, s_d = event.sigma_signal, event.sigma_density
     mu = event.mu
     return DPSetConvPlan(grid=grid, lengthscale=lengthscale, clip=clip, t=t, epsilon=epsilon, delta=delta, mu=mu,
                          sigma_signal=s_s, sigma_density=s_d, event=event)

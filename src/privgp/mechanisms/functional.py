@@ -68,18 +68,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, cast
 
 import numpy as np
 
 from .. import validation as v
-from ..accounting import PrivacyCertificate, certify
+from ..accounting import PrivacyCertificate, feasible_side
 from ..accounting.functional import MULTIPLIERS, FunctionalEvent, check_clip
 from .posterior_release import DEFAULT_MEMORY_LIMIT
 from .posterior_sample import bounds_for
 from .release import ResponseMap
 from ..domain import Box, PublicGrid
-from ..errors import InfeasibleTargetError, InvalidParameterError, NumericalError
+from ..errors import InfeasibleTargetError, InvalidParameterError
 from ..kernels import DistanceKernel, Kernel, make_kernel
 
 MECHANISM = "functional mechanism f_D + c g (Hall et al. 2013; GDP analysis: seed 002, Thm 4.1)"
@@ -355,9 +355,9 @@ def plan_functional(n: int, domain: Box, grid: PublicGrid, *, kernel: str = "exp
     target (epsilon, delta) (``accounting="gdp"``: c = Delta / mu(epsilon, delta), Thm 4.1;
     "rdp"/"hall" for comparison: more noise for the same target). ``r`` given, or (``r=None``)
     the smallest r whose c is <= ``noise_std`` (:func:`ridge_for_noise`). The certified epsilon of
-    the event is recomputed and never exceeds the target (c is raised by a few ulp where rounding
-    would otherwise put it above). With a ``response_map`` raw responses are mapped into [-1, 1]
-    (M_Y must then be 1). The noise sampler for the grid is chosen here, from public settings, and a
+    the event is recomputed and never exceeds the target (c is raised in steps of 2^-40 where rounding
+    would otherwise put it above: :func:`~privgp.accounting.feasible_side`). With a ``response_map``
+    raw responses are mapped into [-1, 1] (M_Y must then be 1). The noise sampler for the grid is chosen here, from public settings, and a
     grid it cannot handle within ``memory_limit`` bytes is refused before any data are touched; the
     posterior mean's solve is estimated against the same limit in :meth:`FunctionalPlan.check` (it
     depends on the number of distinct inputs). ``snap`` = R: inputs are snapped to the grid lattice
@@ -419,20 +419,15 @@ def plan_functional(n: int, domain: Box, grid: PublicGrid, *, kernel: str = "exp
                                       sensitivity=sensitivity)
     Delta = float(sens.value)
     c0 = float(MULTIPLIERS[accounting](Delta, epsilon, delta))
-    # the accountant rounds epsilon up: raise c by a few ulp until the certified epsilon is <= the target
-    for grow in (0.0, 1e-13, 1e-12, 1e-11, 1e-10, 1e-9):
-        c = c0 * (1.0 + grow)
-        event = FunctionalEvent(sensitivity=Delta, noise_std=c)
-        cert = certify(event, delta, mechanism=MECHANISM,
-                       public={"estimator": "GP posterior mean", "kernel": k.name, "lengthscale": lengthscale, "r": r,
-                               "domain": domain.describe(), "sensitivity lemma": sens.lemma,
-                               "accounting": accounting},
-                       extra_assumptions=(f"bounded responses |y| <= M_Y = {M_Y:g}", "a public domain containing "
-                                          "every input (kappa, V_n)", sens.note))
-        if float(cert.epsilon) <= epsilon:
-            break
-    else:
-        raise NumericalError(f"functional plan: no multiplier certified at epsilon <= {epsilon!r}")
+    # the accountant rounds epsilon up: c is raised in steps of 2^-40 until the certified epsilon is <= the target
+    c, ev, cert = feasible_side(
+        lambda c: FunctionalEvent(sensitivity=Delta, noise_std=c), c0, epsilon, delta, parameter="multiplier",
+        mechanism=MECHANISM,
+        public={"estimator": "GP posterior mean", "kernel": k.name, "lengthscale": lengthscale, "r": r,
+                "domain": domain.describe(), "sensitivity lemma": sens.lemma, "accounting": accounting},
+        extra_assumptions=(f"bounded responses |y| <= M_Y = {M_Y:g}", "a public domain containing "
+                           "every input (kappa, V_n)", sens.note))
+    event = cast(FunctionalEvent, ev)
     return FunctionalPlan(n=n, domain=domain, grid=grid, kernel=k.name, lengthscale=lengthscale, r=r, M_Y=M_Y,
                           epsilon=epsilon, delta=delta, accounting=accounting, sensitivity=Delta, lemma=sens.lemma,
                           mu=event.mu, multiplier=c, event=event, certificate=cert, response_map=response_map,

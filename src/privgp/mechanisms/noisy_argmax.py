@@ -20,11 +20,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import validation as v
-from ..accounting import accountant
+from ..accounting.calibrate import calibrate_gaussian
 from ..accounting.certificate import PrivacyCertificate, certify
 from ..accounting.events import GaussianEvent
-from ..accounting.gaussian import gaussian_noise_std
-from ..errors import InvalidParameterError, NumericalError
+from ..errors import InvalidParameterError
 
 MECHANISM = ("report-noisy-max over a fixed public grid: argmax of Gaussian-noised response sums divided by their "
              "public counts (Gaussian mechanism, L2 sensitivity 2 M_Y; argmax is post-processing)")
@@ -47,27 +46,18 @@ class GridArgmaxPlan:
 
 def plan_grid_argmax(*, epsilon: float, delta: float, M_Y: float = 1.0) -> GridArgmaxPlan:
     """The smallest noise std s with certified epsilon <= target (exact Gaussian profile,
-    :func:`privgp.accounting.gaussian.gaussian_noise_std`, re-checked by the accountant)."""
+    :func:`privgp.accounting.calibrate_gaussian`, re-checked by the accountant)."""
     target = v.positive("epsilon", epsilon)
     delta = v.probability("delta", delta)
     M_Y = v.positive("M_Y", M_Y)
     sens = 2.0 * M_Y
-    # exact calibration of the Gaussian mechanism (the one home of its profile), then the accountant's check;
-    # a last-digit miss from the bisection is corrected upwards (more noise), never accepted
-    s = float(gaussian_noise_std(sens, target, delta))
-    for _ in range(60):
-        event = GaussianEvent(sens, s)
-        if float(accountant.epsilon(event, delta).epsilon) <= target:
-            break
-        s *= 1.0 + 1e-9
-    else:  # pragma: no cover - the bisection is accurate to far better than 1e-7
-        raise NumericalError(f"noisy argmax: no noise std near {s} meets epsilon {target}")
+    # exact calibration of the Gaussian mechanism, moved to the feasible side and re-checked (the one calibrator)
+    event, _ = calibrate_gaussian(sens, target, delta)
+    s = event.noise_std
     cert = certify(event, delta, mechanism=MECHANISM, public={"M_Y": M_Y, "noise_std": s},
                    extra_assumptions=(f"responses are clipped to |y| <= M_Y = {M_Y:g}",
                                       "replace-one neighbours among the records; the grid and the schedule of "
                                       "which grid point each record is taken at are public and data-independent"))
-    if not cert.epsilon <= target:  # pragma: no cover - certify recomputes the value checked above
-        raise NumericalError(f"noisy argmax certifies {cert.epsilon} > {target}")
     return GridArgmaxPlan(M_Y=M_Y, noise_std=s, delta=delta, event=event, certificate=cert)
 
 

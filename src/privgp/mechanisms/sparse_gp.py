@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .. import validation as v
-from ..accounting import accountant
+from ..accounting.calibrate import feasible_side
 from ..accounting.events import ComposedEvent, GaussianEvent
 from ..accounting.gaussian import gaussian_noise_std
 from ..errors import InvalidParameterError
@@ -271,20 +271,21 @@ def calibrate_noise(sensitivity: float, epsilon: float, delta: float, noise_rati
                     parts: int = 1) -> NoiseCalibration:
     """The smallest sigma_a with ``parts`` releases of GaussianEvent(Delta, sigma_a) jointly
     (epsilon, delta)-DP by the exact Gaussian profile (mu_total = mu*(epsilon, delta), each part
-    mu_total / sqrt(parts)), re-checked by the accountant; sigma_b = sigma_a / noise_ratio (Alg. 1,
-    lines 2-4)."""
+    mu_total / sqrt(parts)), moved to the feasible side and re-checked by the accountant
+    (:func:`~privgp.accounting.feasible_side`: the certified epsilon is <= the target);
+    sigma_b = sigma_a / noise_ratio (Alg. 1, lines 2-4)."""
     eps = v.positive("epsilon", epsilon)
     delta = v.probability("delta", delta)
     sens = v.positive("sensitivity", sensitivity)
     ratio = v.positive("noise_ratio", noise_ratio)
     parts = v.integer("parts", parts, minimum=1)
-    sa = float(gaussian_noise_std(sens, eps, delta)) * math.sqrt(parts)
-    for _ in range(64):  # re-check with the exact profile: delta(epsilon) <= delta
-        cal = NoiseCalibration(sa, sa / ratio, GaussianEvent(sens, sa), eps, delta, parts)
-        if accountant.delta(cal.total_event, eps).delta <= delta:
-            return cal
-        sa *= 1.0 + 1e-13
-    raise InvalidParameterError("sigma_a", f"a noise level meeting epsilon {eps:g}", sa)  # pragma: no cover
+    sa0 = float(gaussian_noise_std(sens, eps, delta)) * math.sqrt(parts)
+
+    def at(sa: float) -> NoiseCalibration:
+        return NoiseCalibration(sa, sa / ratio, GaussianEvent(sens, sa), eps, delta, parts)
+
+    sa, _, _ = feasible_side(lambda sa: at(sa).total_event, sa0, eps, delta, parameter="sigma_a")
+    return at(sa)
 
 
 def privatise(stats: SufficientStatistics, noise: NoiseCalibration, rng: np.random.Generator):
