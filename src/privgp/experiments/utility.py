@@ -24,7 +24,7 @@ import pandas as pd
 
 from ..datasets.fields import FAMILIES, SyntheticField
 from ..domain import Box
-from ..tasks.utility_study import IDENTITY, MECHANISMS, release_scores
+from ..tasks.utility_study import IDENTITY, MECHANISMS, PILOT_CANDIDATES, TUNED, pilot_scores, release_scores
 from .common import as_tuple, new_figure, save_figure, write_run_record, write_table
 
 NS = (100, 1_000, 10_000, 100_000, 1_000_000)
@@ -32,16 +32,38 @@ EPSILONS = (0.5, 1.0, 2.0, 5.0, 10.0)
 DELTA = 1e-7
 GRID = 41
 STUDY_SEED = 424242
+#: the pilot data sets of the pilot-tuned GP mechanisms use other seeds than the evaluation
+PILOT_SEED_OFFSET = 1_000_003
+PILOT_REPS = 2
 SEED_MECHANISMS = ("posterior-sample", "sparse-gp", "functional", "discretised-gaussian")
 
 
 def _synthetic_job(job: tuple) -> list[dict]:
-    family, n, rep, epsilons, mechanisms, seed = job
+    family, n, rep, epsilons, mechanisms, seed, settings = job
     rng = np.random.default_rng(np.random.SeedSequence([seed, FAMILIES.index(family), n, rep]))
     field = SyntheticField(family, Box.unit(2))
     X, y = field.records(n, rng)
-    rows = release_scores(X, y, field.domain, IDENTITY, mechanisms, epsilons, DELTA, GRID, rng, truth=field)
+    rows = release_scores(X, y, field.domain, IDENTITY, mechanisms, epsilons, DELTA, GRID, rng, truth=field,
+                          settings=settings)
     return [{"family": family, "n": n, "rep": rep, **r} for r in rows]
+
+
+def _pilot_job(job: tuple) -> list[dict]:
+    family, n, rep, epsilons, seed = job
+    rng = np.random.default_rng(np.random.SeedSequence([seed + PILOT_SEED_OFFSET, FAMILIES.index(family), n, rep]))
+    field = SyntheticField(family, Box.unit(2))
+    X, y = field.records(n, rng)
+    return [{"family": family, "n": n, **r} for r in pilot_scores(X, y, field, epsilons, DELTA, GRID, rng)]
+
+
+def choose_pilot_settings(pilot: pd.DataFrame) -> dict:
+    """(mechanism, n, epsilon) -> the candidate with the best mean pilot IoU (over families and data sets)."""
+    out = {}
+    mean = pilot.groupby(["mechanism", "n", "epsilon", "candidate"])["iou"].mean().reset_index()
+    for (mech, n, eps), part in mean.groupby(["mechanism", "n", "epsilon"]):
+        best = int(part.sort_values(["iou", "candidate"], ascending=[False, True]).iloc[0]["candidate"])
+        out[(mech, int(n), float(eps))] = PILOT_CANDIDATES[mech][best]
+    return out
 
 
 def _baltimore_job(job: tuple) -> list[dict]:
@@ -78,7 +100,7 @@ def which_table(summary: pd.DataFrame) -> pd.DataFrame:
         for mech, m in part.groupby("mechanism"):
             row[mech] = float(m["iou"].mean())
             row[mech + "_se"] = float(np.sqrt(np.sum(m["iou_se"] ** 2)) / len(m))
-        singles = [m for m in MECHANISMS if m != "auto" and m in row]
+        singles = [m for m in MECHANISMS + TUNED if m != "auto" and m in row]
         best = max(singles, key=lambda m: row[m])
         row["best_single"] = best
         if "auto" in row:
@@ -90,7 +112,8 @@ def which_table(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 SHORT = {"posterior-sample": "post. sample", "sparse-gp": "sparse GP", "functional": "functional",
-         "discretised-gaussian": "eq. 37", "grid": "grid (8 cells)", "auto": "auto"}
+         "discretised-gaussian": "eq. 37", "grid": "grid (8 cells)", "auto": "auto",
+         "posterior-sample:pilot": "post. sample (pilot-tuned)", "sparse-gp:pilot": "sparse GP (pilot-tuned)"}
 
 
 def _plot(which: pd.DataFrame, path: Path) -> Path:
@@ -99,7 +122,7 @@ def _plot(which: pd.DataFrame, path: Path) -> Path:
     fig, axes = new_figure(1, 2, figsize=(14, 5.2), layout="constrained")
     ns = sorted(which["n"].unique())
     eps = sorted(which["epsilon"].unique())
-    mechs = [m for m in MECHANISMS if m in which.columns]
+    mechs = [m for m in MECHANISMS + TUNED if m in which.columns]
     colours = dict(zip(mechs, plt.get_cmap("tab10").colors))
     ax = axes[0]
     for m in mechs:
@@ -135,7 +158,8 @@ def _plot(which: pd.DataFrame, path: Path) -> Path:
 
 
 def run(out_dir: Path, *, quick: bool, executor, seed: int = 0, ns=None, epsilons=None, reps: int | None = None,
-        reps_large: int | None = None, families=FAMILIES, mechanisms=MECHANISMS, baltimore_reps: int | None = None) -> dict:
+        reps_large: int | None = None, families=FAMILIES, mechanisms=MECHANISMS + TUNED,
+        baltimore_reps: int | None = None) -> dict:
     """The utility study (module docstring)."""
     t0 = time.perf_counter()
     out_dir = Path(out_dir)
@@ -148,10 +172,21 @@ def run(out_dir: Path, *, quick: bool, executor, seed: int = 0, ns=None, epsilon
     mechanisms = tuple(as_tuple(mechanisms))
     base = STUDY_SEED + seed
     # the largest data sets first, so that the pool's tail is short
-    jobs = [(f, n, r, epsilons, mechanisms, base) for n in sorted(ns, reverse=True) for f in families
+    settings: dict = {}
+    tuned = [m for m in mechanisms if m in TUNED]
+    if tuned:   # stage 1: pilot data sets (own seeds) choose the tuned mechanisms' public settings
+        pjobs = [(f, n, r, epsilons, base) for n in sorted(ns, reverse=True) for f in families
+                 for r in range(1 if quick else PILOT_REPS)]
+        pilot = pd.DataFrame([row for p in executor.map(_pilot_job, pjobs, desc="utility study (pilot)") for row in p])
+        pilot = pilot[pilot["mechanism"].isin(tuned)]
+        settings = choose_pilot_settings(pilot)
+        chosen = pd.DataFrame([{"mechanism": m, "n": n, "epsilon": e, **p} for (m, n, e), p in sorted(settings.items())])
+        write_table(chosen, out_dir, "pilot_choices")
+    jobs = [(f, n, r, epsilons, mechanisms, base, settings) for n in sorted(ns, reverse=True) for f in families
             for r in range(reps if n <= 10_000 else reps_large)]
     parts = executor.map(_synthetic_job, jobs, desc="utility study")
-    balt = executor.map(_baltimore_job, [(r, epsilons, mechanisms, base) for r in range(baltimore_reps)],
+    balt = executor.map(_baltimore_job, [(r, epsilons, tuple(m for m in mechanisms if m not in TUNED), base)
+                                         for r in range(baltimore_reps)],
                         desc="utility study (Baltimore)")
     releases = pd.DataFrame([row for p in parts + balt for row in p])
     releases.to_csv(out_dir / "releases.csv", index=False)
@@ -165,7 +200,8 @@ def run(out_dir: Path, *, quick: bool, executor, seed: int = 0, ns=None, epsilon
     write_table(bal, out_dir, "baltimore")
     fig = _plot(which, out_dir / "which_mechanism.png")
     seconds = time.perf_counter() - t0
-    config = {"ns": list(ns), "epsilons": list(epsilons), "delta": DELTA, "grid": GRID, "families": list(families),
+    config = {"pilot_candidates": {m: list(c) for m, c in PILOT_CANDIDATES.items()}, "pilot_reps": PILOT_REPS,
+              "ns": list(ns), "epsilons": list(epsilons), "delta": DELTA, "grid": GRID, "families": list(families),
               "mechanisms": list(mechanisms), "reps": reps, "reps_large": reps_large, "baltimore_reps": baltimore_reps,
               "seed": base, "quick": quick}
     ok = which.get("auto_ok")

@@ -14,7 +14,10 @@ it by default on a 2-D box (grid 41 points along the longest side in the study):
 * ``grid``: the practitioner's baseline as a user would write it: 8 cells along the longest side,
   smoothing 1 cell (:mod:`privgp.mechanisms.grid`);
 * ``auto``: the noisy grid with cells and bandwidth from the tuning table (pilot simulations with their
-  own seeds, :mod:`privgp.mechanisms.auto`).
+  own seeds, :mod:`privgp.mechanisms.auto`);
+* ``posterior-sample:pilot`` and ``sparse-gp:pilot``: the two GP mechanisms that came closest, with their
+  public settings chosen per (n, epsilon) on pilot simulations (own seeds) among :data:`PILOT_CANDIDATES`
+  (kernel, lengthscale, sigma; kernel, lengthscale, inducing inputs) by the same criterion (mean IoU).
 
 Each simulated data set (family, n, repetition) is released by every mechanism at every epsilon (paired
 comparison). Metrics against the truth of the synthetic field (:mod:`privgp.datasets.fields`): the
@@ -40,11 +43,33 @@ from ..mechanisms.sparse_gp_release import DEFAULT_NOISE_STD, plan_sparse_gp
 from .forecast import _compare, nonprivate_map, released_field
 
 MECHANISMS = ("posterior-sample", "sparse-gp", "functional", "discretised-gaussian", "grid", "auto")
+#: public settings searched on pilot data for the pilot-tuned GP mechanisms (lengthscales in box diameters)
+PILOT_CANDIDATES = {
+    "posterior-sample:pilot": tuple({"kernel": k, "lengthscale": ell, "sigma": sig}
+                                    for k in ("exponential", "squared_exponential") for ell in (0.07, 0.18)
+                                    for sig in (0.03, 0.1, 0.3)),
+    "sparse-gp:pilot": tuple({"kernel": k, "lengthscale": ell, "inducing": m}
+                             for k in ("exponential", "squared_exponential") for ell in (0.07, 0.18)
+                             for m in (6, 12)),
+}
+TUNED = tuple(PILOT_CANDIDATES)
 IDENTITY = ResponseMap(threshold=0.0, clip=1.0)
 
 
-def default_plan(mechanism: str, n: int, domain: Box, rmap: ResponseMap, epsilon: float, delta: float, grid: int):
-    """The plan ``privgp release --mechanism NAME`` makes by default for these public inputs (2-D)."""
+def default_plan(mechanism: str, n: int, domain: Box, rmap: ResponseMap, epsilon: float, delta: float, grid: int,
+                 params: dict | None = None):
+    """The plan ``privgp release --mechanism NAME`` makes by default for these public inputs (2-D); for a
+    pilot-tuned mechanism (``NAME:pilot``) the plan with the given public ``params`` (lengthscale in box
+    diameters)."""
+    if mechanism in TUNED:
+        p = dict(params or {})
+        ell = float(p["lengthscale"]) * float(domain.diameter)
+        if mechanism == "posterior-sample:pilot":
+            return plan_posterior_sample(n, domain, rmap, kernel=p["kernel"], lengthscale=ell, sigma=p["sigma"], r=None,
+                                         eta=None, L=1, delta=delta, target_epsilon=epsilon, sensitivity="auto",
+                                         conversion="improved", grid=grid, snap=1, memory_limit=DEFAULT_MEMORY_LIMIT)
+        return plan_sparse_gp(n, domain, rmap, epsilon=epsilon, delta=delta, kernel=p["kernel"], lengthscale=ell,
+                              noise_std=DEFAULT_NOISE_STD, inducing=int(p["inducing"]), grid=grid)
     if mechanism == "posterior-sample":
         return plan_posterior_sample(n, domain, rmap, kernel="exponential", lengthscale=None, sigma=0.1, r=None,
                                      eta=None, L=1, delta=delta, target_epsilon=epsilon, sensitivity="auto",
@@ -65,23 +90,27 @@ def default_plan(mechanism: str, n: int, domain: Box, rmap: ResponseMap, epsilon
     raise ValueError(mechanism)
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=1024)
 def cached_plan(mechanism: str, n: int, lower: tuple, upper: tuple, rmap: ResponseMap, epsilon: float, delta: float,
-                grid: int):
+                grid: int, params: tuple = ()):
     """Plans are public and depend only on public inputs: each worker plans once per setting."""
-    return default_plan(mechanism, n, Box(lower, upper), rmap, epsilon, delta, grid)
+    return default_plan(mechanism, n, Box(lower, upper), rmap, epsilon, delta, grid, dict(params))
 
 
 def release_scores(X: np.ndarray, y: np.ndarray, domain: Box, rmap: ResponseMap, mechanisms, epsilons, delta: float,
-                   grid: int, rng: np.random.Generator, truth: SyntheticField | None = None) -> list[dict]:
+                   grid: int, rng: np.random.Generator, truth: SyntheticField | None = None,
+                   settings: dict | None = None) -> list[dict]:
     """One simulated (or real) data set released by every mechanism at every epsilon; a row per release.
-    ``y`` are raw responses for ``rmap`` (synthetic data: model units with the identity map)."""
+    ``y`` are raw responses for ``rmap`` (synthetic data: model units with the identity map). ``settings``
+    maps (mechanism, n, epsilon) to the public params of a pilot-tuned mechanism."""
     y_model = rmap.apply(y)
     rows = []
     ref_cache: dict[tuple, tuple] = {}
     for mech in mechanisms:
         for eps in epsilons:
-            plan = cached_plan(mech, X.shape[0], tuple(domain.lower), tuple(domain.upper), rmap, float(eps), delta, grid)
+            params = tuple(sorted((settings or {}).get((mech, X.shape[0], float(eps)), {}).items()))
+            plan = cached_plan(mech, X.shape[0], tuple(domain.lower), tuple(domain.upper), rmap, float(eps), delta, grid,
+                               params)
             Xc, yc = plan.check(X, y)
             rel = plan.draw(Xc, yc, rng)
             axes, f, exc = released_field(rel)
@@ -91,7 +120,8 @@ def release_scores(X: np.ndarray, y: np.ndarray, domain: Box, rmap: ResponseMap,
                 nonpriv = nonprivate_map(domain, axes, X, y_model)
                 ref_cache[key] = (w / w.sum(), nonpriv, None if truth is None else truth.on_axes(axes))
             w, nonpriv, tr = ref_cache[key]
-            row = {"mechanism": mech, "epsilon": float(eps), "certified_epsilon": float(plan.certificate.epsilon)}
+            row = {"mechanism": mech, "epsilon": float(eps), "certified_epsilon": float(plan.certificate.epsilon),
+                   "params": dict(params)}
             iou_np, agree_np, rmse_np = _compare(f, exc, nonpriv, w)
             row.update(iou_nonprivate=iou_np, rmse_nonprivate=rmse_np)
             if tr is not None:
@@ -103,4 +133,16 @@ def release_scores(X: np.ndarray, y: np.ndarray, domain: Box, rmap: ResponseMap,
                 at = RegularGridInterpolator(axes, f, method="nearest", bounds_error=False, fill_value=None)(X)
                 row.update(records_correct_side=float(np.mean((at > 0) == (y_model > 0))))
             rows.append(row)
+    return rows
+
+
+def pilot_scores(X: np.ndarray, y: np.ndarray, truth: SyntheticField, epsilons, delta: float, grid: int,
+                 rng: np.random.Generator) -> list[dict]:
+    """Pilot data set: every candidate of every pilot-tuned mechanism at every epsilon; IoU against the truth."""
+    rows = []
+    for mech, cands in PILOT_CANDIDATES.items():
+        for i, cand in enumerate(cands):
+            settings = {(mech, X.shape[0], float(e)): cand for e in epsilons}
+            for r in release_scores(X, y, truth.domain, IDENTITY, (mech,), epsilons, delta, grid, rng, truth, settings):
+                rows.append({"mechanism": mech, "candidate": i, "epsilon": r["epsilon"], "iou": r["iou"]})
     return rows
