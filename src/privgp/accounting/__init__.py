@@ -2,7 +2,8 @@
 
 * events (:mod:`.events`, :mod:`.posterior_sampling`): what each mechanism's analysis needs;
 * the accountant (:mod:`.accountant`): ``epsilon(event, delta)``, ``delta(event, epsilon)``, ``rdp``;
-* :func:`calibrate` (one calibrator; :func:`calibrate_gaussian` and :func:`feasible_side` for closed forms), :func:`certify` / :class:`PrivacyCertificate`;
+* :func:`calibrate` (one calibrator; :func:`calibrate_gaussian` and :func:`feasible_side` for closed
+  forms), :func:`certify` / :class:`PrivacyCertificate`;
 * private selection (:mod:`.selection`: Liu & Talwar's random stopping, seed 001 eq. 20) and the
   zCDP conversion of seed 001's eq. 19 (:mod:`.zcdp`);
 * formulas: seed 000's RDP bounds (:mod:`.rdp`, :mod:`.sensitivity`), the Gaussian/GDP profile
@@ -41,7 +42,8 @@ __all__ = [
     "ApproxDpEvent", "CONVERSIONS", "CalibrationResult", "ComposedEvent", "EVENT_TYPES", "EventBatch", "GaussianEvent",
     "GdpEvent", "Guarantee", "LinearRegressionPosteriorEvent", "SampleThenOptimiseEvent",
     "PUBLISHED_WARNING", "PosteriorSampleEvent", "PrivacyCertificate", "PrivacyEvent",
-    "PureDpEvent", "SensitivityBounds", "TabulatedRdpEvent", "ZcdpEvent", "alpha_max", "calibrate", "calibrate_gaussian", "certify", "compose_mu", "delta",
+    "PureDpEvent", "SensitivityBounds", "TabulatedRdpEvent", "ZcdpEvent", "alpha_max", "calibrate",
+    "calibrate_gaussian", "certify", "compose_mu", "delta",
     "delta_constant", "delta_diagonal", "delta_exp1d", "delta_generic", "delta_rkhs", "epsilon", "epsilon_from_rdp",
     "event_from_dict", "event_from_json", "feasible_side", "gaussian_noise_std", "gdp_delta", "gdp_epsilon", "gdp_mu",
     "log_delta_from_rdp", "minimize_over_alpha", "phi_n", "psi_alpha", "rdp", "rdp_covariance_term", "rdp_mean_term",

@@ -69,8 +69,7 @@ class ComposedBatch(EventBatch):
         """sum_k W[i, k] eps_k(alpha[i, g]) for alpha of shape (S, G); +inf where a used component is."""
         a = alpha[:, :, None]                                        # (S, G, 1)
         p = {k: v[:, None, :] for k, v in self.components.params.items()}   # (S, 1, K)
-        vals = np.asarray(self.event_type._rdp_arrays(a, **p), dtype=float)
-        vals = np.where(a < self.event_type._alpha_max_arrays(**p), vals, np.inf)
+        vals = self.event_type._masked_rdp_arrays(a, **p)
         W = self.weights[:, None, :]
         return np.where(W > 0, W * vals, 0.0).sum(axis=2)
 

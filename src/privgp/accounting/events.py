@@ -76,6 +76,12 @@ def _check_orders(alpha: ArrayLike) -> np.ndarray:
     return alpha
 
 
+def admissible_only(values: np.ndarray, alpha: np.ndarray, alpha_max: np.ndarray | float) -> np.ndarray:
+    """``values`` at the admissible orders alpha < alpha_max, +inf at the others (never 0 or NaN there):
+    the one home of the order mask."""
+    return np.where(alpha < alpha_max, values, np.inf)
+
+
 @dataclass(frozen=True)
 class PrivacyEvent:
     """Base class of all privacy events (see the module docstring)."""
@@ -108,6 +114,12 @@ class PrivacyEvent:
         shape = np.broadcast_shapes(*(np.shape(p) for p in params.values())) if params else ()
         return np.full(shape, np.inf)
 
+    @classmethod
+    def _masked_rdp_arrays(cls, alpha: np.ndarray, **params: Any) -> np.ndarray:
+        """:meth:`_rdp_arrays` with +inf at the orders >= :meth:`_alpha_max_arrays` (under np.errstate)."""
+        return admissible_only(np.asarray(cls._rdp_arrays(alpha, **params), dtype=float), alpha,
+                               cls._alpha_max_arrays(**params))
+
     @property
     def alpha_max(self) -> float:
         """Orders alpha >= alpha_max give +inf."""
@@ -123,8 +135,7 @@ class PrivacyEvent:
         alpha = _check_orders(alpha)
         params = {k: np.asarray(p, float) for k, p in self._params().items()}
         with np.errstate(all="ignore"):
-            out = np.asarray(self._rdp_arrays(alpha, **params), dtype=float)
-            out = np.where(alpha < self._alpha_max_arrays(**params), out, np.inf)
+            out = self._masked_rdp_arrays(alpha, **params)
         if np.isnan(out).any():
             raise NumericalError(f"{type(self).__name__}.rdp: NaN from valid inputs")
         return out
@@ -469,8 +480,7 @@ class ComposedEvent(PrivacyEvent):
                     continue
                 k = len(evs)
                 shaped = {name: a.reshape((k,) + (1,) * alpha.ndim) for name, a in params.items()}
-                vals = np.asarray(cls._rdp_arrays(alpha[None, ...], **shaped), dtype=float)
-                vals = np.where(alpha[None, ...] < cls._alpha_max_arrays(**shaped), vals, np.inf)
+                vals = cls._masked_rdp_arrays(alpha[None, ...], **shaped)
                 vals = np.broadcast_to(vals, (k,) + alpha.shape)
                 contrib = np.where(vals == 0.0, 0.0, cs.reshape((k,) + (1,) * alpha.ndim) * vals)
                 total = total + contrib.sum(axis=0)
@@ -610,16 +620,14 @@ class EventBatch:
         """RDP at alpha of shape (size, G) (one row of orders per setting); +inf outside the range.
         alpha > 1 is the caller's guarantee; call under np.errstate(all="ignore")."""
         p = {k: a[:, None] for k, a in self.flat_params().items()}
-        out = np.asarray(self.event_type._rdp_arrays(alpha, **p), dtype=float)
-        return np.where(alpha < self.event_type._alpha_max_arrays(**p), out, np.inf)
+        return self.event_type._masked_rdp_arrays(alpha, **p)
 
     def rdp(self, alpha: ArrayLike) -> np.ndarray:
         """RDP of every setting at the order(s) alpha (broadcast against ``shape``)."""
         alpha = _check_orders(alpha)
         p = {k: np.asarray(a, float) for k, a in self.params.items()}
         with np.errstate(all="ignore"):
-            out = np.asarray(self.event_type._rdp_arrays(alpha, **p), dtype=float)
-            out = np.where(alpha < self.event_type._alpha_max_arrays(**p), out, np.inf)
+            out = self.event_type._masked_rdp_arrays(alpha, **p)
         if np.isnan(out).any():
             raise NumericalError("EventBatch.rdp: NaN from valid inputs")
         return out

@@ -28,7 +28,7 @@ from numpy.typing import ArrayLike
 from .. import validation as v
 from ..errors import InvalidParameterError
 from .events import EventBatch, PrivacyEvent, register_event
-from .rdp import bound_coefficients, rdp_raw
+from .rdp import alpha_max_of_tau, bound_coefficients, rdp_raw
 from .sensitivity import (CONSTANTS, PUBLISHED_WARNING, SENSITIVITIES, SensitivityBounds,
                           checked_sensitivity_bounds, sensitivity_bounds)
 
@@ -173,7 +173,7 @@ class PosteriorSampleEvent(PrivacyEvent):
 
     @classmethod
     def _alpha_max_arrays(cls, tau, V, r2, eta2_s2, m, L):
-        return np.broadcast_to(1.0 + 1.0 / tau, np.broadcast_shapes(np.shape(tau), np.shape(L)))
+        return np.broadcast_to(alpha_max_of_tau(tau), np.broadcast_shapes(np.shape(tau), np.shape(L)))
 
     def single_draw(self) -> "PosteriorSampleEvent":
         """The same release with L = 1 (the per-draw bound)."""

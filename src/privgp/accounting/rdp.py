@@ -63,11 +63,16 @@ def tau_tilde(V: ArrayLike, r: ArrayLike, sigma: ArrayLike, eta: ArrayLike = 0.0
     return _nan_check("tau_tilde", out)
 
 
+def alpha_max_of_tau(tau: ArrayLike) -> np.ndarray:
+    """Upper end 1 + 1/tau~ of the admissible orders of the single-draw bound (Thm 3.1, Prop. 2; the
+    range of Lemma A.3's psi_alpha); +inf when tau~ = 0. The one home of this formula."""
+    with np.errstate(divide="ignore"):
+        return 1.0 + 1.0 / np.asarray(tau, dtype=float)
+
+
 def alpha_max(V: ArrayLike, r: ArrayLike, sigma: ArrayLike, eta: ArrayLike = 0.0) -> np.ndarray:
     """Upper end 1 + 1/tau~ of the admissible orders (Thm 3.1: 1 + r^2/V_n); +inf when tau~ = 0."""
-    tau = tau_tilde(V, r, sigma, eta)
-    with np.errstate(divide="ignore"):
-        return 1.0 + 1.0 / tau
+    return alpha_max_of_tau(tau_tilde(V, r, sigma, eta))
 
 
 def _arrays(*args: ArrayLike) -> tuple[np.ndarray, ...]:

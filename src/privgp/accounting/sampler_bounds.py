@@ -54,7 +54,7 @@ from numpy.typing import ArrayLike
 
 from .. import validation as v
 from ..errors import InvalidParameterError, NumericalError
-from .events import PrivacyEvent, event_from_dict, register_event, _check_orders
+from .events import PrivacyEvent, _check_orders, admissible_only, event_from_dict, register_event
 from .posterior_sampling import PosteriorSampleEvent
 
 #: Hoelder exponents p (and p') tried by the weak triangle inequality
@@ -176,7 +176,7 @@ class SampleThenOptimiseEvent(PrivacyEvent):
         out = self.L * triangle_bound(alpha, self.posterior.rdp, self.posterior.n, gamma, mu2)
         if np.isnan(out).any():
             raise NumericalError("SampleThenOptimiseEvent.rdp: NaN")
-        return np.where(alpha < self.alpha_max, out, np.inf)
+        return admissible_only(out, alpha, self.alpha_max)
 
     @property
     def alpha_max(self) -> float:

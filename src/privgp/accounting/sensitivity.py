@@ -25,6 +25,18 @@ PUBLISHED_WARNING = ("constants='published': Delta_n divided by sqrt(2) as in th
 
 SENSITIVITIES = ("generic", "exp1d", "rkhs", "constant", "diagonal")
 CONSTANTS = ("proven", "published")
+#: the sensitivity lemmas a release offers: "auto" is resolved by :func:`choose_lemma`
+LEMMA_CHOICES = ("auto", "generic", "exp1d")
+
+
+def choose_lemma(sensitivity: str, kernel: str, dim: int) -> str:
+    """The one "auto" rule: Lemma B.7 ("exp1d") for the exponential kernel on an interval (dim = 1),
+    Lemma B.1 ("generic") otherwise (seed 000, App. B); "generic"/"exp1d" are returned as given."""
+    if sensitivity not in LEMMA_CHOICES:
+        raise InvalidParameterError("sensitivity", f"one of {LEMMA_CHOICES}", sensitivity)
+    if sensitivity == "auto":
+        return "exp1d" if (kernel == "exponential" and dim == 1) else "generic"
+    return sensitivity
 
 
 def v_generic(n: ArrayLike, r: ArrayLike) -> np.ndarray:

@@ -75,6 +75,7 @@ import numpy as np
 from .. import validation as v
 from ..accounting import PrivacyCertificate, feasible_side
 from ..accounting.functional import MULTIPLIERS, FunctionalEvent, check_clip
+from ..accounting.sensitivity import choose_lemma
 from .posterior_release import DEFAULT_MEMORY_LIMIT
 from .posterior_sample import bounds_for
 from .release import ResponseMap
@@ -84,7 +85,6 @@ from ..kernels import DistanceKernel, Kernel, make_kernel
 
 MECHANISM = "functional mechanism f_D + c g (Hall et al. 2013; GDP analysis: seed 002, Thm 4.1)"
 ESTIMATORS = ("posterior_mean",)
-SENSITIVITY_LEMMAS = ("auto", "generic", "exp1d")
 
 
 def _kernel_bound(kernel: Kernel) -> float:
@@ -118,15 +118,6 @@ class MeanSensitivity:
                  "(privgp.mechanisms.functional, proof note)")
 
 
-def resolve_lemma(sensitivity: str, kernel: str, dim: int) -> str:
-    """'auto': Lemma B.7 for the exponential kernel on an interval, Lemma B.1 otherwise."""
-    if sensitivity not in SENSITIVITY_LEMMAS:
-        raise InvalidParameterError("sensitivity", f"one of {SENSITIVITY_LEMMAS}", sensitivity)
-    if sensitivity == "auto":
-        return "exp1d" if (kernel == "exponential" and dim == 1) else "generic"
-    return sensitivity
-
-
 def posterior_mean_sensitivity(n: int, r, *, kernel: str, lengthscale: float, domain: Box, M_Y: float = 1.0,
                                sensitivity: str = "auto"):
     """Upper bound on the RKHS (H_k) sensitivity of the posterior mean with ridge r (see the module
@@ -136,7 +127,7 @@ def posterior_mean_sensitivity(n: int, r, *, kernel: str, lengthscale: float, do
     if not isinstance(domain, Box):
         raise InvalidParameterError("domain", "a privgp.domain.Box (public)", type(domain).__name__)
     name = make_kernel(kernel, v.positive("lengthscale", lengthscale)).name
-    lemma = resolve_lemma(sensitivity, name, domain.dim)
+    lemma = choose_lemma(sensitivity, name, domain.dim)
     b = bounds_for(n, r, kernel=name, lengthscale=lengthscale, domain=domain, M_Y=v.positive("M_Y", M_Y),
                    sensitivity=lemma)
     val = np.asarray(b.Delta, dtype=float)

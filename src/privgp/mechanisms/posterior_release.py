@@ -34,13 +34,13 @@ from .. import validation as v
 from ..accounting import PrivacyCertificate
 from ..accounting.calibrate import CalibrationResult
 from ..accounting.posterior_sampling import PosteriorSampleEvent
+from ..accounting.sensitivity import choose_lemma
 from ..domain import Box
 from ..errors import InfeasibleTargetError, InvalidParameterError
 from ..kernels import make_kernel
 from .posterior_sample import calibrate_eta, calibrate_r, certify_posterior_sample
 from .release import ResponseMap, default_delta, grid_sizes
 
-SENSITIVITIES = ("auto", "generic", "exp1d")
 #: largest number of grid points sampled densely (O(m^3)); larger grids need snapping (``snap``)
 DENSE_MAX_POINTS = 8000
 #: default limit on the estimated peak memory of the sampler (bytes); a release above it is refused
@@ -63,15 +63,6 @@ MECHANISM = "posterior sample paths (seed 000, Thm 3.1 / Prop. 2, L-fold composi
 def default_lengthscale(domain: Box) -> float:
     """One fifth of the public domain's diameter: a rule that looks only at the public domain."""
     return domain.diameter / 5.0
-
-
-def resolve_sensitivity(sensitivity: str, kernel: str, dim: int) -> str:
-    """'auto': Lemma B.7 for the exponential kernel on an interval, Lemma B.1 otherwise."""
-    if sensitivity not in SENSITIVITIES:
-        raise InvalidParameterError("sensitivity", f"one of {SENSITIVITIES}", sensitivity)
-    if sensitivity == "auto":
-        return "exp1d" if (kernel == "exponential" and dim == 1) else "generic"
-    return sensitivity
 
 
 @dataclass(frozen=True)
@@ -165,7 +156,7 @@ def plan_posterior_sample(n: int, domain: Box, response_map: ResponseMap, *, ker
     sigma = v.positive("sigma", sigma)
     L = v.integer("L", L, minimum=1)
     delta = default_delta(n) if delta is None else v.probability("delta", delta)
-    sens = resolve_sensitivity(sensitivity, kernel, domain.dim)
+    sens = choose_lemma(sensitivity, kernel, domain.dim)
     constants = "proven"
     sizes = grid_sizes(domain, grid)
     if snap is not None:

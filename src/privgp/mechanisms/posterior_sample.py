@@ -29,6 +29,7 @@ from ..accounting.calibrate import CalibrationResult, calibrate
 from ..accounting.certificate import PrivacyCertificate, certify
 from ..accounting.events import EventBatch
 from ..accounting.posterior_sampling import PosteriorSampleEvent
+from ..accounting.rdp import alpha_max_of_tau
 from ..accounting.sensitivity import SensitivityBounds, sensitivity_bounds
 from ..domain import Box
 from ..errors import InfeasibleTargetError, InvalidParameterError, NumericalError
@@ -163,8 +164,7 @@ def epsilon_posterior_sampling(n: ArrayLike, r: ArrayLike, sigma: ArrayLike, del
     ex = batch.extra
     b = lambda a: np.broadcast_to(np.asarray(a, dtype=float), shape)  # noqa: E731
     tau = b(batch.params["tau"])
-    with np.errstate(divide="ignore"):
-        amax = 1.0 + 1.0 / tau
+    amax = alpha_max_of_tau(tau)
     return EpsilonResult(epsilon=b(g.epsilon), delta=b(g.delta), alpha=b(g.alpha), rdp=b(g.rdp), V=b(ex["V"]),
                          Delta=b(ex["Delta"]), kappa=b(ex["kappa"]), tau=tau, alpha_max=amax, conversion=conversion,
                          constants=constants, lemma_V=ex["lemma_V"], lemma_Delta=ex["lemma_Delta"],

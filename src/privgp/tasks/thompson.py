@@ -48,11 +48,12 @@ from ..accounting.calibrate import calibrate
 from ..accounting.certificate import PrivacyCertificate, certify
 from ..accounting.composed_batch import ComposedBatch
 from ..accounting.events import ComposedEvent
+from ..accounting.sensitivity import choose_lemma
 from ..domain import Box
 from ..errors import InfeasibleTargetError, InvalidParameterError, NumericalError
 from ..gp.posterior import ExactPosterior
 from ..kernels import Kernel, make_kernel
-from ..mechanisms.posterior_release import DEFAULT_MEMORY_LIMIT, resolve_sensitivity
+from ..mechanisms.posterior_release import DEFAULT_MEMORY_LIMIT
 from ..mechanisms.posterior_sample import posterior_sample_batch, posterior_sample_event
 from ..mechanisms.release import default_delta
 from ..sampling import exact_paths, plan_sampler, sample_joint
@@ -303,7 +304,7 @@ def plan_thompson(candidates: Candidates, *, rounds: int, epsilon: float | None 
     delta = default_delta(T) if delta is None else v.probability("delta", delta)
     kern = make_kernel(kernel, lengthscale if kernel not in ("constant", "diagonal") else None)
     ell = getattr(kern, "lengthscale", None)
-    sens = resolve_sensitivity(sensitivity, kern.name, candidates.dim)
+    sens = choose_lemma(sensitivity, kern.name, candidates.dim)
     memory_limit = v.positive("memory_limit", memory_limit)
     plan_bytes = PLAN_BYTES_PER_ROUND2 * float(T - 1) ** 2
     if plan_bytes > memory_limit:
