@@ -27,7 +27,7 @@ LAYERS = [
     {"parallel"},
     {"nn"},
     {"experiments"},
-    {"cli"},
+    {"cli", "publish"},   # publish: the release writers for Python users, shared with the command
 ]
 #: accounting is pure maths: only the base layer below it
 ACCOUNTING_MAY_IMPORT = LAYERS[0] | {"accounting"}

@@ -18,7 +18,8 @@ def test_the_readme_has_python_examples():
 
 
 @pytest.mark.parametrize("index", range(len(python_blocks())))
-def test_readme_example_runs(index, capsys):
+def test_readme_example_runs(index, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # an example that writes files (a release, a ledger) writes them here
     code = python_blocks()[index]
     if "torch" in code:
         pytest.importorskip("torch")

@@ -105,7 +105,7 @@ def test_calibrated_eta_when_r_is_given():
 
 
 def test_sensitivity_lemma_choice():
-    p1 = plan_release(50, UNIT, RMAP, r=1.0, lengthscale=0.3)
+    p1 = plan_release(50, UNIT, RMAP, r=1.0, sigma=1.0, lengthscale=0.3)
     assert p1.sensitivity == "exp1d"
     assert p1.epsilon == pytest.approx(reference_epsilon(50, 1.0, 1.0, default_delta(50), UNIT, 0.3,
                                                          sensitivity="exp1d"), rel=1e-3)
@@ -119,7 +119,7 @@ def test_plan_rejects_bad_settings():
     with pytest.raises(InvalidParameterError, match="r must be given"):
         plan_release(50, RECT, RMAP, grid=9)
     with pytest.raises(InvalidParameterError, match="grid"):
-        plan_release(50, RECT, RMAP, r=1.0, grid=400)  # dense sampling of 400 x 200 points refused
+        plan_release(50, RECT, RMAP, r=1.0, grid=400, snap=None)  # dense sampling of 400 x 200 points refused
     assert plan_release(50, RECT, RMAP, r=1.0, grid=400, snap=1).snap == 1
     with pytest.raises(InvalidParameterError):
         plan_release(50, RECT, RMAP, r=1.0, delta=1.5, grid=9)

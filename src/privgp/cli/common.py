@@ -83,7 +83,9 @@ def memory_limit(gib: float) -> float:
 def randomness(seed):
     """(generator, record): fresh OS entropy without a seed; a fixed seed is for demonstrations and says so."""
     if seed is None:
-        return np.random.default_rng(), {"source": "fresh OS entropy (numpy default_rng())"}
+        from ..mechanisms.release import FRESH_ENTROPY
+
+        return np.random.default_rng(), dict(FRESH_ENTROPY)
     return np.random.default_rng(seed), {
         "source": "fixed seed (demo); the seed is not recorded here",
         "warning": "anyone with the seed can reproduce this release; the privacy guarantee holds only if "

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import textwrap
 from pathlib import Path
 
@@ -26,7 +25,6 @@ from pathlib import Path
 from .. import __version__
 from ..datasets import baltimore
 from ..errors import InvalidParameterError
-from ..jsonable import to_jsonable
 from ..ledger import DEFAULT_BUDGET_EPSILON, Ledger, check_budget, ledger_path
 from ..mechanisms.posterior_release import DEFAULT_MEMORY_LIMIT
 from ..mechanisms.release import ResponseMap, release
@@ -364,21 +362,14 @@ def run(args) -> int:
         result = release(plan, data, ledger, rng, fingerprint=fingerprint, budget_epsilon=args.budget_epsilon,
                          budget_delta=args.budget_delta,
                          label=(args.dataset_id or (data.source if data.source.startswith("embedded:") else "")),
-                         mark_completed=False, checked=checked)
-        charge, released = result.charge, result.released
+                         mark_completed=False, checked=checked, randomness=randomness)
+        charge = result.charge
         progress.update(1)
         progress.stage(STAGES[4])
+        from ..publish import write_outputs  # the writers Python users call (privgp.publish)
+
         with AtomicOutput(out, args.overwrite) as tmp:
-            files = mod.write(tmp, released, plan, data)
-            pic = publish.picture(mod, released, plan, data)
-            (tmp / mod.PICTURE).write_bytes(pic.png)
-            files += [mod.PICTURE, CERTIFICATE] + ([publish.REPORT] if args.report else [])
-            if args.report:  # before the certificate, which records the sha256 of every other file
-                (tmp / publish.REPORT).write_text(
-                    publish.report(mod, plan, data, pic, charge, fingerprint, randomness, files, forecast=fc),
-                    encoding="utf-8")
-            doc = certificate_doc(mod.NAME, plan, data, fingerprint, charge, randomness, files, folder=tmp, forecast_=fc)
-            (tmp / CERTIFICATE).write_text(json.dumps(to_jsonable(doc), indent=2) + "\n")
+            files = write_outputs(tmp, result, report=args.report, forecast=fc, mechanism=mod.NAME)
         ledger.complete(charge.entry_id)
         progress.update(1)
     summary = _summary(mod, plan, data, Path(args.out), files, charge, ledger, randomness, fingerprint)

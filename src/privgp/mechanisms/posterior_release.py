@@ -132,11 +132,11 @@ class PosteriorSamplePlan:
                 f"eta={self.eta:.4g}, domain {self.domain.describe()}")
 
 
-def plan_posterior_sample(n: int, domain: Box, response_map: ResponseMap, *, kernel: str = "exponential",
-                 lengthscale: float | None = None, sigma: float = 1.0, r: float | None = None,
+def plan_posterior_sample(n: int, domain: Box, response_map: ResponseMap, *, kernel: str = DEFAULT_KERNEL,
+                 lengthscale: float | None = None, sigma: float | None = None, r: float | None = None,
                  eta: float | None = None, L: int = 1, delta: float | None = None,
                  target_epsilon: float | None = None, sensitivity: str = "auto",
-                 conversion: str = "improved", grid: int = 81, snap: int | None = None,
+                 conversion: str = "improved", grid: int | None = None, snap: int | str | None = "auto",
                  r_bounds: tuple[float, float] | None = None,
                  memory_limit: float = DEFAULT_MEMORY_LIMIT) -> PosteriorSamplePlan:
     """Fix the public settings of a release and certify it for this n, delta and domain.
@@ -146,6 +146,11 @@ def plan_posterior_sample(n: int, domain: Box, response_map: ResponseMap, *, ker
     the smallest noise level meeting it (``calibrate_eta``; ``eta`` must then be None); without a
     target, r must be given. The certificate is always recomputed by ``certify`` for the final
     setting, and a calibrated epsilon is checked to be <= the target. Only public inputs enter.
+
+    Defaults are ``privgp release``'s (:data:`DEFAULT_SIGMA`, :data:`DEFAULT_GRID` and
+    :data:`DEFAULT_SNAP` for the domain's dimension, so a 2-D release snaps its inputs to the grid
+    lattice): ``sigma=None``, ``grid=None`` and ``snap="auto"`` select them; ``snap=None`` or 0 means
+    no snapping (dense or 1-D Markov sampling).
     """
     n = v.integer("n", n, minimum=2)
     if not isinstance(domain, Box):
@@ -153,7 +158,15 @@ def plan_posterior_sample(n: int, domain: Box, response_map: ResponseMap, *, ker
     k = make_kernel(kernel, 1.0)  # validates the name
     kernel = k.name
     lengthscale = default_lengthscale(domain) if lengthscale is None else v.positive("lengthscale", lengthscale)
-    sigma = v.positive("sigma", sigma)
+    sigma = DEFAULT_SIGMA if sigma is None else v.positive("sigma", sigma)
+    if grid is None:
+        grid = DEFAULT_GRID.get(domain.dim, DEFAULT_GRID[2])
+    if isinstance(snap, str):
+        if snap != "auto":
+            raise InvalidParameterError("snap", "'auto', None or an integer >= 0", snap)
+        snap = DEFAULT_SNAP.get(domain.dim, 1)
+    snap = None if snap is None or (isinstance(snap, (int, np.integer)) and not isinstance(snap, bool) and snap == 0) \
+        else snap
     L = v.integer("L", L, minimum=1)
     delta = default_delta(n) if delta is None else v.probability("delta", delta)
     sens = choose_lemma(sensitivity, kernel, domain.dim)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -31,9 +31,6 @@ from ..accounting import PrivacyCertificate, PrivacyEvent
 from ..domain import Box
 from ..errors import InvalidParameterError
 from ..jsonable import to_jsonable
-
-if TYPE_CHECKING:
-    from ..ledger import Ledger
 
 TRANSFORMS = ("identity", "log")
 
@@ -152,23 +149,67 @@ class ReleaseResult:
     released: Any
     charge: Any
     fingerprint: str
+    #: the private records released from (for the writers of :mod:`privgp.publish`; never publish it)
+    data: Any = None
+    #: where the randomness came from (recorded in the certificate and the report)
+    randomness: dict | None = None
+    #: the ledger file charged (its path is what the CLI prints)
+    ledger: Any = None
 
 
-def release(plan: ReleasePlan, data: PrivateRecords, ledger: Ledger, rng: np.random.Generator, *,
+#: what the certificate says about randomness from fresh OS entropy (the CLI's words, see privgp.cli.common)
+FRESH_ENTROPY = {"source": "fresh OS entropy (numpy default_rng())"}
+
+
+def as_records(data: Any) -> PrivateRecords:
+    """The private records of a release: an object with ``X``, ``response`` and ``content_digest``
+    (:func:`privgp.records`, :func:`privgp.datasets.tabular.load_table`), or a pair (X, y) of arrays.
+    Anything else is an InvalidParameterError that says what to pass (never an AttributeError)."""
+    if isinstance(data, tuple) and len(data) == 2:
+        from ..datasets.tabular import records
+
+        return records(*data)
+    if hasattr(data, "X") and hasattr(data, "response") and isinstance(getattr(data, "content_digest", None), str):
+        return data
+    raise InvalidParameterError("data", "private records: privgp.records(X, y) (arrays or a DataFrame), "
+                                "a pair (X, y), or privgp.datasets.tabular.load_table(...)", type(data).__name__)
+
+
+def release(plan: ReleasePlan, data: Any, ledger: Any, rng: np.random.Generator | None = None, *,
             fingerprint: str | None = None,
             budget_epsilon: float | None = None, budget_delta: float | None = None, label: str = "",
-            mark_completed: bool = True, checked: tuple[np.ndarray, np.ndarray] | None = None) -> ReleaseResult:
+            mark_completed: bool = True, checked: tuple[np.ndarray, np.ndarray] | None = None,
+            randomness: dict | None = None) -> ReleaseResult:
     """Check the private data against the plan, charge the ledger, draw; returns a ReleaseResult.
 
-    ``data`` has ``X`` (n x d inputs) and ``response`` (n raw responses) and, unless ``fingerprint``
-    is given, ``content_digest`` (what the ledger's keyed fingerprint is computed from). ``rng``
-    supplies all randomness (pass ``np.random.default_rng()`` for fresh OS entropy). A refused
-    charge raises BudgetExceededError and nothing is drawn. ``mark_completed=False`` leaves the
-    ledger entry "charged" for a caller that still has outputs to write (then call
-    ``ledger.complete(result.charge.entry_id)``).
+    ``data``: :func:`privgp.records` (or a pair (X, y)): ``X`` (n x d inputs), ``response`` (n raw
+    responses) and ``content_digest`` (what the ledger's keyed fingerprint is computed from, unless
+    ``fingerprint`` is given). ``ledger``: a :class:`privgp.Budget` (its epsilon/delta are the
+    dataset's budget when it is new to the ledger) or a :class:`privgp.Ledger`. ``rng``: None for
+    fresh OS entropy (what a release should use), or a Generator that supplies all randomness
+    (``randomness`` then says where it came from in the outputs). A refused charge raises
+    BudgetExceededError and nothing is drawn. ``mark_completed=False`` leaves the ledger entry
+    "charged" for a caller that still has outputs to write (then call
+    ``ledger.complete(result.charge.entry_id)``, or let :func:`privgp.publish.write_release` do it).
     """
+    from ..ledger import Budget, Ledger
+
+    if rng is None:
+        rng = np.random.default_rng()
+        randomness = FRESH_ENTROPY if randomness is None else randomness
     rng = v.generator("rng", rng)
-    X, y = plan.check(data.X, data.response)
+    if randomness is None:
+        randomness = {"source": "a numpy Generator supplied by the caller (a fixed seed is for demos only: anyone "
+                                "with the seed can reproduce the release)"}
+    data = as_records(data)
+    if isinstance(ledger, Budget):
+        budget_epsilon = ledger.epsilon if budget_epsilon is None else budget_epsilon
+        budget_delta = ledger.delta if budget_delta is None else budget_delta
+        label = label or ledger.label
+        ledger = ledger.ledger
+    elif not isinstance(ledger, Ledger):
+        raise InvalidParameterError("ledger", "a privgp.Budget (or a privgp.Ledger)", type(ledger).__name__)
+    X, y = plan.check(data.X, data.response)  # ``checked`` is accepted for the CLI; the check always runs
     fp = fingerprint if fingerprint is not None else ledger.fingerprint(data.content_digest)
     cert = plan.certificate
     charge = ledger.charge(fp, plan.event, epsilon=float(cert.epsilon), delta=float(cert.delta),
@@ -178,4 +219,5 @@ def release(plan: ReleasePlan, data: PrivateRecords, ledger: Ledger, rng: np.ran
     released = plan.draw(X, y, rng)
     if mark_completed:
         ledger.complete(charge.entry_id)
-    return ReleaseResult(plan=plan, released=released, charge=charge, fingerprint=fp)
+    return ReleaseResult(plan=plan, released=released, charge=charge, fingerprint=fp, data=data,
+                         randomness=randomness, ledger=ledger)

@@ -425,7 +425,7 @@ class DPPosteriorSampler(BaseEstimator):
         plan = plan_posterior_sample(
             n, domain, rmap, kernel=self.kernel or DEFAULT_KERNEL, lengthscale=self.lengthscale,
             sigma=DEFAULT_SIGMA if self.sigma is None else self.sigma, r=self.r, eta=self.eta,
-            delta=self.delta, target_epsilon=self.target_epsilon, grid=2)
+            delta=self.delta, target_epsilon=self.target_epsilon, grid=2, snap=None)
         Xc = domain.check_contains("X", X)
         ym = rmap.apply(y)
         self.charge_: Any = None

@@ -1,0 +1,126 @@
+"""Releasing from Python (issue 27): privgp.records, privgp.Budget, privgp.release and the writers of
+privgp.publish do what `privgp release` does, with the same defaults, the same files and the same ledger."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import privgp
+from privgp.cli.main import main
+from privgp.datasets import baltimore
+from privgp.errors import BudgetExceededError, DataError, InvalidParameterError
+from privgp.mechanisms.posterior_release import DEFAULT_GRID, DEFAULT_SIGMA, DEFAULT_SNAP
+from privgp.publish import write_certificate, write_picture, write_release, write_report
+
+RMAP = privgp.ResponseMap(threshold=50.0, clip=1.0, transform="log")
+
+
+def baltimore_records():
+    df = pd.read_csv(baltimore.csv_path())
+    return privgp.records(df, baltimore.RESPONSE, coordinates=list(baltimore.COORDINATES))
+
+
+def plan_for(data, **kw):
+    return privgp.plan_posterior_sample(data.n, baltimore.PUBLIC_BOX, RMAP, target_epsilon=5.0, **kw)
+
+
+def test_records_from_arrays_and_frames_match_the_cli_digest():
+    data = baltimore_records()
+    table = baltimore.csv_path()
+    from privgp.datasets.tabular import load_table
+
+    assert data.content_digest == load_table(table, baltimore.COORDINATES, baltimore.RESPONSE).content_digest
+    assert privgp.records(data.X, data.response).content_digest == data.content_digest
+    one_d = privgp.records(np.linspace(0, 1, 5), [1, 2, 3, 4, 5])
+    assert one_d.X.shape == (5, 1) and one_d.coordinates == ("x1",)
+    for bad, match in [((None, [1.0]), "X must be"), (([1.0, 2.0], [1.0]), "one value per record"),
+                       (([1.0, np.nan], [1.0, 2.0]), "NaN"), (([1.0, 2.0], ["a", "b"]), "numbers"),
+                       ((pd.DataFrame({"a": [1.0]}), "b"), "not found"), (([1.0], "y"), "DataFrame")]:
+        with pytest.raises(DataError, match=match):
+            privgp.records(*bad)
+
+
+def test_library_defaults_are_the_commands(tmp_path, monkeypatch, capsys):
+    data = baltimore_records()
+    plan = plan_for(data)
+    assert (plan.sigma, plan.grid[0], plan.snap, plan.kernel) == (DEFAULT_SIGMA, DEFAULT_GRID[2], DEFAULT_SNAP[2] or None,
+                                                                  "exponential")
+    monkeypatch.setenv("PRIVGP_LEDGER", str(tmp_path / "cli.sqlite"))
+    assert main(["release", "--mechanism", "posterior-sample", "--allow-noisy", "--seed", "3", "--out",
+                 str(tmp_path / "cli")]) == 0
+    capsys.readouterr()
+    cli_doc = json.loads((tmp_path / "cli" / "certificate.json").read_text())
+    ours = json.loads(json.dumps(privgp.publish.certificate_document(
+        privgp.release(plan, data, privgp.Budget(tmp_path / "py.sqlite"), np.random.default_rng(3)))))
+    assert ours["public_settings"] == cli_doc["public_settings"]
+    assert ours["certificate"]["epsilon"] == cli_doc["certificate"]["epsilon"]
+
+
+def test_a_python_release_writes_what_the_command_writes(tmp_path, monkeypatch, capsys):
+    data = baltimore_records()
+    ledger = tmp_path / "ledger.sqlite"
+    budget = privgp.Budget(ledger, epsilon=10.0)
+    result = privgp.release(plan_for(data), data, budget, np.random.default_rng(5),
+                            randomness={"source": "fixed seed (test)"})
+    files = write_release(result, tmp_path / "py")
+    assert set(files) == {"paths.npz", "paths.csv", "excursion.png", "certificate.json", "report.html"}
+    # the command with the same seed and ledger: the same released paths, one dataset charged twice
+    monkeypatch.setenv("PRIVGP_LEDGER", str(ledger))
+    assert main(["release", "--mechanism", "posterior-sample", "--allow-noisy", "--seed", "5", "--out",
+                 str(tmp_path / "cli")]) == 0
+    capsys.readouterr()
+    np.testing.assert_array_equal(np.load(tmp_path / "py" / "paths.npz")["paths"],
+                                  np.load(tmp_path / "cli" / "paths.npz")["paths"])
+    spent = budget.spent(data)
+    assert spent.spent.entries == 2
+    assert all(e.status == "completed" for e in privgp.Ledger(ledger).entries())
+    assert main(["verify", str(tmp_path / "py" / "certificate.json")]) == 0
+    capsys.readouterr()
+    # one output at a time, anywhere
+    write_picture(result, tmp_path / "map.png")
+    write_report(result, tmp_path / "page.html", files=["map.png"])
+    write_certificate(result, tmp_path / "cert.json", files=["map.png"])
+    assert (tmp_path / "map.png").read_bytes()[:4] == b"\x89PNG"
+    assert "<html" in (tmp_path / "page.html").read_text().lower()
+    doc = json.loads((tmp_path / "cert.json").read_text())
+    assert set(doc["sha256"]) == {"map.png"} and doc["ledger"]["entry_id"] == result.charge.entry_id
+
+
+def test_wrong_inputs_are_clear_errors_and_charge_nothing(tmp_path):
+    data = baltimore_records()
+    plan = plan_for(data)
+    budget = privgp.Budget(tmp_path / "ledger.sqlite", epsilon=6.0)
+    with pytest.raises(InvalidParameterError, match="privgp.records"):
+        privgp.release(plan, object(), budget)
+    with pytest.raises(InvalidParameterError, match="privgp.records"):
+        privgp.release(plan, (1, 2, 3), budget)
+    with pytest.raises(DataError):
+        privgp.release(plan, (1, 2), budget)             # a pair of scalars is not records
+    with pytest.raises(InvalidParameterError, match="Budget"):
+        privgp.release(plan, data, str(tmp_path / "ledger.sqlite"))
+    with pytest.raises(InvalidParameterError, match="rows"):
+        privgp.release(plan, (data.X[:10], data.response[:10]), budget)
+    with pytest.raises(InvalidParameterError, match="result"):
+        write_release("not a result", tmp_path / "out")
+    assert budget.spent(data) is None
+    privgp.release(plan, data, budget)                   # 5 of 6
+    with pytest.raises(BudgetExceededError):
+        privgp.release(plan, data, budget)
+    assert budget.spent(data).spent.entries == 1
+    with pytest.raises(InvalidParameterError, match="epsilon"):
+        privgp.Budget(tmp_path / "x.sqlite", epsilon=-1.0)
+    with pytest.raises(InvalidParameterError, match="data"):
+        budget.charge(object(), plan.event)
+
+
+def test_the_readme_shows_the_script_before_the_library_section():
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    heads = [line for line in text.splitlines() if line.startswith("## ")]
+    assert heads[heads.index("## Releasing from Python") + 1] == "## Library"
+    block = text.split("## Releasing from Python", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    assert "privgp.release(" in block and "write_release(" in block and len(block.splitlines()) <= 18
