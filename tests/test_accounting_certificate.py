@@ -79,7 +79,7 @@ def test_gaussian_certificates_use_the_exact_profile():
 def test_published_constants_are_labelled_not_covered():
     c = certify_posterior_sample(10, 1.0, 5.0, 0.05, constants="published", conversion="mironov", **BASE)
     assert not c.covered and any("NOT covered" in w for w in c.warnings)
-    assert c.epsilon == pytest.approx(5.0537, abs=1e-4)  # reference_repo.md sec. 2.3
+    assert c.epsilon == pytest.approx(5.0537, abs=1e-4)  # docs/notes/seed000_published_scripts.md, sec. 2.3
     assert "NOT COVERED" in c.summary()
 
 

@@ -4,7 +4,7 @@
   mpmath at 40 digits from the paper's definitions (psi_alpha as a brute-force max over lambda, Phi_n
   and the lemma suprema by dense search, epsilon / delta minimised over alpha by dense search and
   golden section), without importing privgp;
-* the epsilon table of research/reference_repo.md, sec. 2.3, computed by the paper's published
+* the epsilon table of docs/notes/seed000_published_scripts.md, sec. 2.3, computed by the paper's published
   scripts (published constants) and with the lemmas' constants (proven), Mironov conversion.
 """
 from __future__ import annotations
@@ -136,7 +136,7 @@ def test_delta_for_epsilon(case, conversion):
     assert close(alpha_max(case["V"], case["r"], sigma_of(case), case.get("eta", 0.0)), case["alpha_max"])
 
 
-# reference_repo.md, sec. 2.3: (setting, published-script epsilon, epsilon with the lemma's constant),
+# docs/notes/seed000_published_scripts.md, sec. 2.3: (setting, published-script epsilon, epsilon with the lemma's constant),
 # each printed to the precision shown there; Mironov conversion (the paper's eq. (3)).
 TABLE_2_3 = [
     (dict(n=10, lengthscale=1.0, r=1.0, sigma=5.0, delta=0.05, L=1, sensitivity="exp1d"), "5.05", "5.53"),

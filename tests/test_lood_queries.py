@@ -71,7 +71,7 @@ def test_gradient_with_empty_training_set():
 
 @pytest.mark.parametrize("k", [RBF(1.0), NNGP("relu", 3, b_std=0.1), NNGP("gelu", 3, b_std=0.1)], ids=repr)
 def test_theorem_4_1_differing_point_is_stationary(k):
-    """Thm 4.1 (RBF: K(x,x) = 1) and, by the sufficient-statistic argument (digest sec. 1.6), also for
+    """Thm 4.1 (RBF: K(x,x) = 1) and, by the sufficient-statistic argument (docs/notes/seed003_lood.md, sec. 1.6), also for
     unnormalised NNGPs: the KL gradient vanishes at Q = S; away from S it does not."""
     rng, X, Y, XS, YS = _problem(2)
     pair = lood_pair(k, X, Y, XS, YS, 0.01)

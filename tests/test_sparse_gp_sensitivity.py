@@ -185,7 +185,7 @@ def test_weighted_change_never_exceeds_bound(seed, vmin, vratio, ratio, bounded_
         ch = np.linalg.norm(released_vector(X, y, spec, 1 / s2) - released_vector(X2, y2, spec, 1 / s22))
         worst = max(worst, ch)
     assert worst <= sens * (1 + 1e-12)
-    # never looser than the digest's corrected App. D, w_max * eq. 6
+    # never looser than App. D corrected (docs/notes/seed001_dpgp.md, sec. 1.9), w_max * eq. 6
     assert sens <= statistics_sensitivity(Ry, spec.kernel_bound, ratio) / vmin * (1 + 1e-12)
 
 

@@ -118,7 +118,7 @@ class PublicGrid:
     Axis k has ``sizes[k]`` equally spaced points from ``lower[k]`` to ``upper[k]`` (both included).
     Mechanisms that release functions on a grid (the functional mechanism, DPSetConv) take the grid
     as an explicit argument of this type: a grid fitted to the private inputs (e.g. spanning their
-    minimum and maximum) would itself leak them (seed 002 digest, sec. 2.2 / 7.3).
+    minimum and maximum) would itself leak them (seed 002, App. F and Alg. 3; docs/notes/seed002_dpconvcnp.md, sec. 2.2 / 7.3).
     """
 
     lower: tuple[float, ...]

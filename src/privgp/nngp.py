@@ -11,7 +11,7 @@ Every kernel here is a small frozen dataclass with
   For a term k(Q, Q) (both arguments vary) use ``vjp(Q, Q, G + G.T)``: kernels are symmetric, so
   the derivative in the second argument is the derivative in the first with the roles swapped.
 
-NNGP recursion (Lee et al. 2018; seed 003, App. B and digest sec. 1.7) of the network
+NNGP recursion (Lee et al. 2018; seed 003, App. B; docs/notes/seed003_lood.md, sec. 1.7) of the network
 ``Flatten -> [Dense(width), act] x depth -> Dense(out)`` with weight std ``w_std`` (NTK-style
 N(0, w_std^2 / fan_in)) and bias std ``b_std``:
 

@@ -6,7 +6,7 @@ one-line :class:`~privgp.errors.MissingExtraError`). Both expose ``map(fn, items
 order, with progress on stderr (:mod:`privgp.progress`: a bar on a terminal, ``progress="lines"`` for
 plain periodic lines in logs).
 Worker processes pin BLAS to one thread: the small dense linear algebra of the sweeps runs faster
-that way and oversubscription cost the published scripts a factor 27 (reference_repo.md, sec. 3).
+that way and oversubscription cost the published scripts a factor 27 (docs/notes/seed000_published_scripts.md, sec. 3).
 """
 from __future__ import annotations
 

@@ -27,10 +27,10 @@ n records with x_l <= x_i <= x_h and |y_i/x_i - c| <= n^gamma1 (replace-one neig
 * Claim D.29 (:func:`claim_d29_conditions`): the per-term budgets eps/2, eps/16, eps/16, eps/8, eps/8,
   eps/8 at nu = 1 + 2 log(1/delta)/eps; the last condition is checked in its derived form
   n^3 >= (4 nu/eps)(...)(c + n^gamma1)^2 (eq. (58)); the printed exponent 2/3 is a typo
-  (digest of seed 004, sec. 6.4, item 5). :func:`claim_d30_sample_size` gives Claim D.30 for
+  (docs/notes/seed004_sgld.md, sec. 6.4, item 5). :func:`claim_d30_sample_size` gives Claim D.30 for
   c = n^gamma2 with the corrected exponents 1/(2 - gamma1 - gamma2) and 1/(3 - 2 gamma2).
 
-Errata handled here (digest sec. 6.4): the exact divergence of eq. (14) is the Gil et al. (2013) form
+Errata handled here (docs/notes/seed004_sgld.md, sec. 6.4): the exact divergence of eq. (14) is the Gil et al. (2013) form
 of :func:`privgp.accounting.divergences.renyi_gaussian_1d` (the printed one has ln(sigma/sigma^) and
 (nu-1)/2); Lemma 4.2's formula is used as printed, on the corrected range of orders, and checked against
 the exact divergence by property tests (tests/test_sgld_bounds.py, tests/test_sgld_lemma42.py).

@@ -5,7 +5,7 @@ assumptions; :func:`sensitivity_bounds` checks them and raises AssumptionError o
 
 Constants. ``constants="proven"`` (default) uses the lemmas as stated. ``constants="published"``
 divides the B.1 and B.7 bounds by sqrt(2), as the paper's tables and published scripts did
-(research/reference_repo.md, D1/D2). That value is NOT covered by the lemmas; it exists only to
+(docs/notes/seed000_published_scripts.md, sec. 2.2, D1/D2). That value is NOT covered by the lemmas; it exists only to
 reproduce published numbers, and every result computed with it says so.
 """
 from __future__ import annotations

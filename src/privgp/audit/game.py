@@ -13,7 +13,7 @@ at the target location x0 (App. C, eq. 21):
 Hypotheses: *in* (member) -- D holds the target z0 = (x0, y0) plus n - 1 fresh points; *out* -- D holds
 n fresh points. Covariates are i.i.d. uniform on [0, 1] (``"uniform"``, the paper) or stratified,
 floor(n/2) on [0, 1/2) and the rest on [1/2, 1] with the target taking one slot of the right half
-(``"stratified"``, what the published scripts did, reference_repo.md sec. 1.2).
+(``"stratified"``, what the published scripts did, docs/notes/seed000_published_scripts.md, sec. 1.2).
 
 Sufficient statistics. The L released values are i.i.d. N(mu0, sigma^2 v0); their joint density
 depends on them only through

@@ -14,7 +14,7 @@ their iterate at a finite set of release points XT is Gaussian at every step and
   by the prior covariance sigma^2 K_ZZ (well posed without K^-1):
   u <- u + (h/2) [-u + K_ZX (y - u_X) / r^2] + sqrt(h) sigma K_ZZ^(1/2) xi, started at a prior draw
   (``init="prior"``) or at 0. Its mean converges to the posterior mean, its covariance to a
-  discretisation-biased one (digest of seed 004, sec. 6.5). :func:`ula_law`, :func:`ula_sample`.
+  discretisation-biased one (docs/notes/seed004_sgld.md, sec. 6.5). :func:`ula_law`, :func:`ula_sample`.
 
 Both step sizes must be chosen without the data: the defaults h = 1/(n + r^2) (sto) and
 h = 1/(1 + n/r^2) (ula) contract for every dataset because the spectrum of K_XX lies in [0, n].

@@ -9,7 +9,7 @@ f (no label noise added):
 Multi-output (C classes, centred one-hot labels, :func:`centred_one_hot`): C independent GPs with
 the same kernel share Sigma_D(Q); divergences add over outputs.
 
-Convention (digest sec. 1.1): **D' = D u S**, D the smaller set. LOOD (Def. 2.1, eq. 1) is
+Convention (seed 003, Fig. 1a, Defs C.1 and C.3; docs/notes/seed003_lood.md, sec. 1.1): **D' = D u S**, D the smaller set. LOOD (Def. 2.1, eq. 1) is
 dist(f_D(Q), f_D'(Q)); the divergences available (:data:`DIVERGENCES`):
 
 * ``kl``: KL(f_D(Q) || f_D'(Q)) (Def. C.3, eqs. 5-6; base = the larger set D'), the paper's metric;
@@ -20,7 +20,7 @@ dist(f_D(Q), f_D'(Q)); the divergences available (:data:`DIVERGENCES`):
   (closed forms of :mod:`privgp.accounting.divergences`; not in the paper, which names Rényi DP
   as the closest DP notion). KL is the alpha -> 1 limit.
 
-Exact updates (digest sec. 1.5): with b = M_D^-1 K_DS, B = Sigma_D(S, S) + noise I,
+Exact updates (docs/notes/seed003_lood.md, sec. 1.5): with b = M_D^-1 K_DS, B = Sigma_D(S, S) + noise I,
 e = Y_S - mu_D(S) and c(Q) = Sigma_D(Q, S),
 
     mu_D'(Q) = mu_D(Q) + c(Q) B^-1 e,      Sigma_D'(Q) = Sigma_D(Q) - c(Q) B^-1 c(Q)^T,
@@ -29,14 +29,14 @@ a rank-s update: M_D is factorised once and every S and Q is evaluated without r
 Removing records G from a fitted D' uses the same identities read backwards, from A = M_D'^-1:
 B = (A_GG)^-1, e = B (A Y)_G and c(Q) = Sigma_D'(Q, G) B / noise (:meth:`GPPosterior.leave_out`).
 
-At the differing point (digest sec. 1.5, derived) with v = Sigma_D(S), single S and output:
+At the differing point (docs/notes/seed003_lood.md, sec. 1.5, derived) with v = Sigma_D(S), single S and output:
 
     LOOD_KL(S) = 1/2 [ v/noise - log(1 + v/noise) + v e^2 / (noise (noise + v)) ],
 
 and for a group, the same in the eigenbasis of V = Sigma_D(S, S) (:meth:`LoodPair.at_differing`).
 Because f_D' is f_D conditioned on one more noisy observation of f at S, the law of f(S) is a
 sufficient statistic of the pair: for every query set Q, LOOD(Q) <= LOOD(S) and LOOD(S u Q) = LOOD(S)
-for every f-divergence and Rényi divergence (digest sec. 1.6, derived; the paper shows stationarity,
+for every f-divergence and Rényi divergence (docs/notes/seed003_lood.md, sec. 1.6, derived; the paper shows stationarity,
 Thm 4.1, and observes maximality, Fig. 4, App. E.1). It needs the same kernel and input
 normalisation for D and D' (data-independent preprocessing).
 """
@@ -356,7 +356,7 @@ class LoodPair:
         return self.predictive(Q).divergence(divergence, alpha)
 
     def at_differing(self, divergence: str = "kl", alpha=None) -> float:
-        """LOOD at Q = S (all differing points queried jointly), closed form (digest sec. 1.5):
+        """LOOD at Q = S (all differing points queried jointly), closed form (docs/notes/seed003_lood.md, sec. 1.5):
         the maximum over all query sets for the f- and Rényi divergences."""
         alpha = check_divergence(divergence, alpha)
         if divergence.startswith("mean"):

@@ -11,7 +11,7 @@ correlates with KL LOOD. Two ways to compute it:
 * :func:`lr_auc_single` -- exact for one query with C outputs (shared variance per output):
   T is a quadratic in x, so T = a |x - m*|^2 + const and |x - m*|^2 / v_h is noncentral chi^2_C
   under each hypothesis; AUC = int_0^1 F_in(F_out^-1(u)) du by Gauss-Legendre quadrature
-  (equal variances: AUC = Phi(sqrt(KL)), digest sec. 2.5).
+  (equal variances: AUC = Phi(sqrt(KL)), docs/notes/seed003_lood.md, sec. 2.5).
 * :func:`lr_auc_monte_carlo` -- any query set, as in the reference code (``plot_dist_AUC``):
   n samples from each Gaussian, scored by T, AUC by scikit-learn's ``roc_auc_score``.
 """

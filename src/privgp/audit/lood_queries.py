@@ -11,10 +11,10 @@ mean distance (Def. C.1) is reverse-mode through the rank-s update of :mod:`.loo
 with (S0, S1) = (Sigma_D, Sigma_D') for ``kl`` and swapped for ``kl_reverse``; then
 Sigma_D' = Sigma_D - c B^-1 c^T, mu_D' - mu_D = c B^-1 e, c = K_QS - K_QD b,
 Sigma_D = K_QQ - K_QD M_D^-1 K_DQ, and the kernels' own vector-Jacobian products
-(:mod:`privgp.nngp`). For q = |S| = 1 this is the digest's single-query formula (sec. 1.6); the
+(:mod:`privgp.nngp`). For q = |S| = 1 this is the single-query formula of docs/notes/seed003_lood.md, sec. 1.6; the
 paper's Thm 4.1 expression is twice it (its 1/2 is dropped), which does not change stationarity.
 
-Reference-code choices kept (digest sec. 2.1): Adam with default betas, no constraints on Q,
+Reference-code choices kept (docs/notes/seed003_lood.md, sec. 2.1): Adam with default betas, no constraints on Q,
 random-uniform initialisation over a box (the pixel domain) or from training records, several
 restarts. Changed: the best iterate is tracked at every step (the code only every 10 steps), and
 the early stop is opt-in (``patience``). Because LOOD(S) is the global maximum over query sets

@@ -10,7 +10,7 @@ Per record i of the data holder's own dataset D (:func:`audit_release_lood`):
 
 * **LOOD** (seed 003, Def. 2.1): D_{-i} = D minus record i against D, KL and Rényi of order alpha in
   both directions, of the whole released path. With eta = 0 the law of f(x_i) is a sufficient
-  statistic of the pair (digest sec. 1.6), so the value at Q = {x_i} is the divergence of the whole
+  statistic of the pair (docs/notes/seed003_lood.md, sec. 1.6), so the value at Q = {x_i} is the divergence of the whole
   path, and an upper bound for its restriction to the release grid; L paths multiply it by L. With
   added prior noise (eta > 0) the value at {x_i} is only a lower estimate.
   This is add/remove-one distinguishability; the seed-000 certificate is for **replace-one**

@@ -13,7 +13,7 @@ without cancellation) and is checked against the exact laws in tests/test_sgld_b
   theta_T is not (eps, delta)-DP for eps < eps').
 * :func:`theorem1_constants` - n_p and c_p of the proof of Theorem 1 in mpmath (they overflow float64:
   the exponent 1/(2(gamma2 - 1)) is 500 at gamma2 = 1.001), with the corrected n_2 of Claim D.30
-  (9/10, the factor x_h^2 beta, exponents 1/(2 - gamma1 - gamma2) and 1/(3 - 2 gamma2); digest sec. 6.4).
+  (9/10, the factor x_h^2 beta, exponents 1/(2 - gamma1 - gamma2) and 1/(3 - 2 gamma2); docs/notes/seed004_sgld.md, sec. 6.4).
 """
 from __future__ import annotations
 

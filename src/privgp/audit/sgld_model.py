@@ -11,7 +11,7 @@
   step t (epoch ends and inside an epoch, and t = inf): N(mu_t, s_t^2) under D1, the uniform mixture
   (1/n) sum_r N(mu_t^r, (s_t^r)^2) under D2 (r = position of the odd record; Lemma A.1, Cor. A.1).
 
-Numerics (digest of seed 004, sec. 6.2). At the Figure-1 parameters 1 - lambda = 2.7e-7, the means
+Numerics (docs/notes/seed004_sgld.md, sec. 6.2). At the Figure-1 parameters 1 - lambda = 2.7e-7, the means
 are about 1.2e6 and the gaps that matter are 1e-3 to 1e-9, so the paper's formulas (eq. (18))
 in float64 lose the signal to cancellation (:meth:`CyclicSGLD.naive_epoch_law` keeps them for the
 test that shows it). :class:`CyclicSGLD` never forms 1 - lambda by subtraction: it uses the gaps

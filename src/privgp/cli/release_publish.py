@@ -260,8 +260,8 @@ def verify_against_plan(doc: dict, plan, *, mechanism: str | None = None) -> Pri
 def _at_recorded_order(cert_doc: dict, cert: PrivacyCertificate) -> PrivacyCertificate:
     """``cert`` (rebuilt) re-evaluated at the certificate's recorded Renyi order when the installed
     optimiser lands on another one: any order gives a valid bound, and the reported epsilon must be the
-    value at the reported order, recomputed through the accountant (DESIGN.md, "Certified means
-    one-sided"). So a certificate of an older privgp whose optimiser stopped at another alpha still
+    value at the reported order, recomputed through the accountant (:mod:`privgp.accounting.accountant`,
+    item 2). So a certificate of an older privgp whose optimiser stopped at another alpha still
     verifies, and one whose epsilon is not the value at its alpha does not."""
     alpha = cert_doc.get("alpha")
     if (cert.method != "rdp" or cert_doc.get("method") != "rdp" or isinstance(alpha, bool)

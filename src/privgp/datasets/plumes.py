@@ -8,7 +8,7 @@ Sensors x_i ~ Unif[0, 1]^2, y_i = (1 - M_xi) f*(x_i) + xi_i, xi_i ~ Unif[-M_xi, 
 is {x : (1 - M_xi) f*(x) >= t}, t = (1 - M_xi)(2q - 1) (q = 1/2 gives t = 0).
 
 The paper does not state the priors of the centres, widths, amplitudes and angles, and the module
-that generated its fields was never published (reference_repo.md, sec. 1.4). Ours, recorded in
+that generated its fields was never published (docs/notes/seed000_published_scripts.md, sec. 1.4). Ours, recorded in
 every run (:meth:`PlumePrior.to_dict`): c_j ~ Unif[0, 1]^2; w_{j,1} ~ Unif[0.20, 0.35] (the
 published script's width range), w_{j,2} = w_{j,1} / rho_j with rho_j ~ Unif[1, 1.4] (its
 anisotropy limit); a_j ~ Unif[0.5, 1.5]; phi_j ~ Unif[0, 2 pi]. Values outside the reference

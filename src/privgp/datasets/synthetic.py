@@ -6,7 +6,7 @@ The sup-norm is taken over mesh ∪ X (the paper: "approximated on the evaluatio
 |f*(x_i)| <= 1 - M_xi and |y_i| <= 1 = M_Y hold exactly, as the privacy bounds assume.
 
 The published script additionally rejected paths whose excursion set was too small, too large
-or too fragmented (reference_repo.md, sec. 1.3); the paper does not mention it. It is available
+or too fragmented (docs/notes/seed000_published_scripts.md, sec. 1.3); the paper does not mention it. It is available
 as ``target_filter="published"``; the default ``"none"`` follows the paper.
 """
 from __future__ import annotations
@@ -112,7 +112,7 @@ def excursion_pairs_1d(n_pairs: int, n: int, M_xi: float, *, rng: np.random.Gene
                        max_attempts: int = 10_000, shared_target: bool = False) -> ExcursionPairs:
     """``n_pairs`` independent 1-D (f*, D) pairs of App. D (see the module docstring).
 
-    ``shared_target=True`` is the published script's design instead (reference_repo.md D11): ONE target
+    ``shared_target=True`` is the published script's design instead (docs/notes/seed000_published_scripts.md, sec. 2.2, D11): ONE target
     f* (drawn jointly on the mesh and every dataset's inputs, rescaled and filtered as a whole) and
     ``n_pairs`` independent datasets of it."""
     if shared_target:

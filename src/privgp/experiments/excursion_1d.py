@@ -9,7 +9,7 @@ for the one-path IoU. Every column is run with both constant sets ("proven": the
 "published": Delta_n / sqrt(2) as in the paper's tables, not covered by the lemmas).
 
 Target filter: the paper's numbers are reproduced only with the published script's rejection of
-targets whose excursion set is tiny, huge or fragmented (reference_repo.md, sec. 1.3; the paper
+targets whose excursion set is tiny, huge or fragmented (docs/notes/seed000_published_scripts.md, sec. 1.3; the paper
 does not mention it): without it about a third of the OU targets have no or almost no excursion
 set and the IoU is degenerate. ``target_filter="published"`` is therefore our default here and is
 recorded in run.json; ``target_filter="none"`` gives the unfiltered population.
@@ -35,7 +35,7 @@ CONSTANT_SETS = ("proven", "published")
 GRID_1D = dict(lengthscales=(0.08, 0.13, 0.2, 0.25, 0.35, 0.5, 0.6, 0.75, 1.0),
                rs=(0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0), sigmas=(0.05, 0.1, 0.5, 1.0, 2.0, 5.0))
 QUICK_GRID_1D = dict(lengthscales=(0.13, 0.35, 1.0), rs=(0.1, 0.5, 2.0, 5.0), sigmas=(0.05, 0.5, 2.0))
-#: The published 1-D script's refinement factors (reference_repo.md sec. 1.3, step 5): l x {0.7 .. 1.5},
+#: The published 1-D script's refinement factors (docs/notes/seed000_published_scripts.md, sec. 1.3): l x {0.7 .. 1.5},
 #: r and sigma x {0.4 .. 4}; one round for the unconstrained search, three for the private one.
 _SCRIPT_FACTORS = ((0.7, 0.85, 1.0, 1.2, 1.5), (0.4, 0.55, 0.7, 0.85, 1.0, 1.2, 1.5, 2.0, 3.0, 4.0),
                    (0.4, 0.55, 0.7, 0.85, 1.0, 1.2, 1.5, 2.0, 3.0, 4.0))
@@ -169,7 +169,7 @@ def config_1d(*, quick: bool, n: int, eps0: float = 10.0, delta: float = 0.005, 
     """All settings of one 1-D study (what run.json records).
 
     ``search``: "ours" (coarse grid + two refinement rounds around the top 3, both searches) or
-    "script" (the published script's refinement, reference_repo.md sec. 1.3: one wide round for the
+    "script" (the published script's refinement, docs/notes/seed000_published_scripts.md, sec. 1.3: one wide round for the
     unconstrained search, three for the private one). ``shared_target``: one target per pool (the
     script's design, D11) instead of independent pairs."""
     if search not in SEARCHES:

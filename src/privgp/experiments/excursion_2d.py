@@ -28,7 +28,7 @@ from ..tasks.hyperparameter_search import SearchSpace
 from .common import as_tuple, new_figure, save_figure, write_run_record
 from .excursion_1d import _check_inputs, _constant_sets, _write_outputs
 
-#: The published 2-D script's hard-coded grids (reference_repo.md, sec. 1.4), lengthscales united.
+#: The published 2-D script's hard-coded grids (docs/notes/seed000_published_scripts.md, sec. 1.4), lengthscales united.
 PUBLIC_GRID_2D = dict(lengthscales=(0.05, 0.10, 0.14, 0.18, 0.24, 0.35, 0.45),
                       rs=(0.27, 0.40, 0.60, 0.90, 1.3, 1.7, 2.5), sigmas=(0.05, 0.08, 0.12, 0.18, 0.27, 0.40, 0.60))
 PRIVATE_GRID_2D = dict(lengthscales=(0.05, 0.10, 0.14, 0.18, 0.24, 0.35, 0.45),

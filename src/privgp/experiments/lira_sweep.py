@@ -2,7 +2,7 @@
 per (grid point, seed), the sweep through an executor, the check "empirical lower bound <= certified
 epsilon", summaries over seeds and the run record. The figures are drawn by :mod:`.lira_figures`.
 
-Setting (reference_repo.md sec. 4): n = 10, x0 = 1/2, M_xi = 0, lengthscale 1, uniform covariates,
+Setting (docs/notes/seed000_published_scripts.md, sec. 4): n = 10, x0 = 1/2, M_xi = 0, lengthscale 1, uniform covariates,
 10^4 shadow + 10^4 evaluation datasets per hypothesis, delta = 0.05, seeds base..base+9 (the same data
 streams at every grid point: common random numbers across the curves). The paper did not publish its
 r and sigma grids; the ones used here are recorded in run.json:

@@ -3,7 +3,7 @@
 Paper: NNGP of FC networks of depth {2, 4, 6, 8, 10}, trained on CIFAR-10 'plane' and 'car', LOOD
 of 500 random differing records; "GeLU gives rise to higher leakage in LOOD than ReLU activation,
 and their gap increases with depth" (the sentence with "ReLU is more than 1.1x higher than GeLU in
-95% cases" contradicts this and the figure; digest sec. 6.3 reads it as swapped).
+95% cases" contradicts this and the figure; docs/notes/seed003_lood.md, sec. 6.3, reads it as swapped).
 
 Here (scaled down, stated in docs/results.md): scikit-learn digits of two classes (default 0 and 1,
 all 360 records), every record as the differing record S with D = the other records (the KL LOOD

@@ -9,7 +9,7 @@ KL LOOD correlates strongly with the AUC, the mean distance poorly (especially f
 Here (scaled down, stated in docs/results.md): D = 1000 class-balanced digits (10 classes; 797
 records remain for S), ``records`` S drawn from the remaining digits and as many uniform over
 [0, 16]^64 with a random label; centred one-hot labels (C = 10); the query is S itself (the
-maximum, digest sec. 1.6). AUC both ways: Monte Carlo with ``mc_samples`` per side (the reference
+maximum, docs/notes/seed003_lood.md, sec. 1.6). AUC both ways: Monte Carlo with ``mc_samples`` per side (the reference
 code's method) and exact (:func:`privgp.audit.lood_mia.lr_auc_single`).
 """
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Paper: NNGP of FC networks of depth {2, 4, 6, 8, 10}, q in {1, 2, 4, 8} optimised queries, 500
 random leave-one-out pairs with |D'| = 10000 CIFAR-10 'car'/'plane' images: "in all evaluation
 trials, the LOOD values obtained from the optimized queries are lower than the LOOD value from the
-single differing data record". The digest (sec. 1.6) shows why: f(S) is a sufficient statistic of
+single differing data record". docs/notes/seed003_lood.md (sec. 1.6) shows why: f(S) is a sufficient statistic of
 the pair, so LOOD(Q) <= LOOD({S}) for every query set Q.
 
 Here (scaled down, stated in docs/results.md): D' = the digits of two classes (default 0 and 1,

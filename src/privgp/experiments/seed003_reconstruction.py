@@ -6,7 +6,7 @@ scikit-learn's digits (all 10 classes; the paper: CIFAR-10, |D| = 1000 in Figs 8
 'car'/'plane' images in Fig. 2), centred one-hot labels, inputs standardised with D's per-channel
 statistics (the same map for D and D'), NNGP of an FC ReLU network of depth ``depth`` (W_std =
 sqrt(2), b_std = 0), noise sigma^2 = ``noise``. A differing record S is drawn from the records not
-in D (never a duplicate of a member; digest sec. 4 pitfall). The query starts uniform over the pixel
+in D (never a duplicate of a member; docs/notes/seed003_lood.md, sec. 4). The query starts uniform over the pixel
 domain (digits: [0, 16]) and is optimised by Adam in the standardised space, best of ``restarts``.
 
 Reported per run: LOOD(S) (the maximum), the optimised LOOD and their ratio (the convergence

@@ -13,7 +13,7 @@ This experiment recomputes it exactly (every one of the n mixture components, st
 * next to the exact posterior's values for the same pair (Lemma 4.1) and the certified worst-case
   posterior epsilon over the domain (Lemma 4.2 + 4.3; the caption claims (1.6, 0.01)).
 
-A second table checks the scaling invariants of the digest (sec. 5, T3): F(c) = c^2 F(1) at fixed n,
+A second table checks the scaling invariants of docs/notes/seed004_sgld.md (sec. 5, T3): F(c) = c^2 F(1) at fixed n,
 the trend in n at c = n, and the step-size invariance (eta = 1/A^2 moves the peak to K = 50).
 
 ``quick`` runs n = 2000 (c = n^1.001) and small invariant tables (a few seconds).
@@ -37,7 +37,7 @@ from ..audit.sgld_model import CyclicSGLD, posterior_pair
 from .common import new_figure, save_figure, write_run_record, write_table
 
 CAPTION = dict(n=1149019, alpha=0.1, beta=1.0, x_h=1.8, x_l=0.9, gamma1=0.1, gamma2=1.001, c=1165165.0)
-#: the digest's reproduction of the figure (seed_004_sgld.md, sec. 3), for the comparison in run.json
+#: the figure as reproduced in docs/notes/seed004_sgld.md, sec. 3, for the comparison in run.json
 DIGEST = {"F_peak": 3.033463, "K_peak": 25, "eps_at_peak_delta_0.01": 4.942, "F_inf": 1.566028e-9,
           "D2_at_peak": 3.0334, "ratio_at_peak": 2e9, "caption_posterior_eps": 1.6}
 

@@ -2,7 +2,7 @@
 
 With ``--constants published`` our Table 2 gives eps* = 4.7e4 / 504 / 91.8 / 27 against the paper's
 2.0e4 / 500 / 63.6 / 21.4, and a private d_eff about twice the paper's. The accounting reproduces the
-published scripts' epsilon exactly for a given (l, r, sigma) (reference_repo.md sec. 2.3), so the
+published scripts' epsilon exactly for a given (l, r, sigma) (docs/notes/seed000_published_scripts.md, sec. 2.3), so the
 difference must come from WHICH (l, r, sigma) the searches select. This experiment re-runs the Table 2
 columns (published constants, |D| = 100, delta = 0.005, eps0 = 10 unless varied) changing one thing at
 a time:
@@ -11,7 +11,7 @@ a time:
 * ``no_filter``: without the target filter;
 * ``pairs_100``: 100 pairs instead of 10^3, ten seeds (the spread of the selection from the sample);
 * ``script_design``: the published script's design, ONE target per seed and 100 datasets of it, ten seeds
-  (reference_repo.md D11);
+  (docs/notes/seed000_published_scripts.md, sec. 2.2, D11);
 * ``script_search``: the published script's refinement (one wide round unconstrained, three private);
 * ``eps0_3``: the private search under eps0 = 3 (the published README's command) instead of 10.
 

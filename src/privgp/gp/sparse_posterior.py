@@ -3,7 +3,7 @@ statistics: the noise-aware posterior of seed 001 (eqs. 2, 9-15), prediction (eq
 per-point validation log-likelihood (eq. 18). No privacy here: the statistics come in already
 released (:mod:`privgp.mechanisms.sparse_gp`), and everything below is post-processing.
 
-Stable form (seed-001 digest, sec. 1.5). With s = sigma^2 (homoscedastic statistics A = sum y_i k_i,
+Stable form (docs/notes/seed001_dpgp.md, sec. 1.5). With s = sigma^2 (homoscedastic statistics A = sum y_i k_i,
 B = sum k_i k_i^T) or s = 1 (weighted statistics A_h, B_h of App. D, weights 1/sigma_i^2),
 
     P   = s K_ZZ + B~ + s lambda I,         s lambda = sigma_b sqrt(|Z| log(2 |Z|^2 / rho)) (|Z|+1) / (2|Z|)   (eq. 10)
@@ -18,7 +18,7 @@ which equals the paper's Sigma~ = s P^-1 form without its sigma^-8 factors. ``co
 
 * ``"symmetric"`` (default): W = w w^T. The released B~ carries one noise value per upper-triangle
   entry, so E_b is symmetric (diagonal variance sigma_b^2, off-diagonal sigma_b^2 / 2), and the
-  first-order covariance of m is exactly this (derivation in the digest; the Monte Carlo check in
+  first-order covariance of m is exactly this (derivation in docs/notes/seed001_dpgp.md, sec. 1.5; the Monte Carlo check in
   tests/test_sparse_gp_posterior.py agrees). We default to it because it is the linearisation of
   the mechanism we actually run.
 * ``"paper"``: W = diag(w o w), the closed form of eq. 14 as printed, which sums over (i, j) and

@@ -22,7 +22,7 @@ every condition of Claim D.29 and of Lemma 4.2 holds with c = m~ (each is monoto
 is exact; Lemma 4.2's condition in its corrected form n > 1 + 10 nu x_h^2/x_l^2, without the paper's 1/beta,
 see docs/results.md "Corrections to the paper"), and the domain condition |W|^gamma1 >= n2^rho2 (eq. (36)) as n >= max(n1, n2)^(rho2/gamma1)
 (eq. (26) prints n1^(rho2/gamma1); eq. (36) needs n2; the maximum covers both). The closed forms printed
-in eq. (26) carry the exponent slips of Claims D.29/D.30 (digest of seed 004, sec. 6.4) and are not used.
+in eq. (26) carry the exponent slips of Claims D.29/D.30 (docs/notes/seed004_sgld.md, sec. 6.4) and are not used.
 Two corner cases the paper leaves open are resolved conservatively, by decisions that depend only on
 already-released noisy values: n1~ <= 0 keeps only records with y = 0 in V; m~ <= 0 (outside the
 domain's c > 0) returns null; an empty V gives m = 0.

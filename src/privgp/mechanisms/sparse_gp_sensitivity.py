@@ -167,8 +167,8 @@ def weighted_sensitivity(response_bound: float, kernel_bound: float, noise_ratio
     t = <k, k'> and c = noise_ratio^2,
     ||v - v'||^2 <= 2 R_A^2 R_k^2 + 2 c w_max^2 R_k^4 + g,  g = -2 c w w' t^2 - 2 p t,
     and g <= min(p^2 / (2 c w w'), 2 |p| R_k^2) <= min(R_A^4 / (2 c w_min^2), w_max^2 R_y^4 / (2c), 2 R_A^2 R_k^2)
-    (p^2 / (w w') = w w' y^2 y'^2). At R_A = w_max R_y this is <= w_max * eq. 6 (the digest's
-    corrected App. D: substitute k~ = sqrt(w) k, y~ = sqrt(w) y in Lemma 5)."""
+    (p^2 / (w w') = w w' y^2 y'^2). At R_A = w_max R_y this is <= w_max * eq. 6 (App. D
+    corrected, docs/notes/seed001_dpgp.md, sec. 1.9: substitute k~ = sqrt(w) k, y~ = sqrt(w) y in Lemma 5)."""
     Ry = v.positive("response_bound", response_bound)
     Rk = v.positive("kernel_bound", kernel_bound)
     c = v.positive("noise_ratio", noise_ratio) ** 2

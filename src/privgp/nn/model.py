@@ -44,7 +44,7 @@ SPLIT_FLOOR = 0.01  # t = 0.01 + 0.98 sigmoid(...) in (0.01, 0.99)
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """Architecture of a DPConvCNP (App. F; defaults are the reduced CPU model of digest §7.2).
+    """Architecture of a DPConvCNP (App. F; defaults: the reduced CPU model of docs/notes/seed002_dpconvcnp.md, sec. 7.2).
 
     window: the fixed, public discretisation window [lo, hi) (paper: [-7, 7] synthetic); the grid has
     (hi - lo) * points_per_unit points, a multiple of the UNet's downsampling 2^(len(channels) + 1).
@@ -287,7 +287,7 @@ class DPConvCNP(nn.Module):
     def n_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
 
-    # -- meta-training path: the mechanism runs inside the forward pass (§2.3 of the digest) --------
+    # -- meta-training path: the mechanism runs inside the forward pass (seed 002, sec. 1; docs/notes/seed002_dpconvcnp.md, sec. 2.3)
     def forward(self, xc: torch.Tensor, yc: torch.Tensor, xt: torch.Tensor, mu: torch.Tensor,
                 generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         channels, _ = self.encoder(xc, yc, mu, generator)

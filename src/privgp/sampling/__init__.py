@@ -1,4 +1,4 @@
-"""Exact sample paths of the released GP posterior (seed 000, sec. 2; DESIGN.md "sampling").
+"""Exact sample paths of the released GP posterior (seed 000, sec. 2; docs/architecture.md, "sampling").
 
 The privacy guarantee is for draws from the exact posterior, so every sampler here is exact (up to
 the fixed, data-independent jitter of the documented jitter policy, which only adds variance):

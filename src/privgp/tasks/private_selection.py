@@ -10,7 +10,7 @@ after T runs at the latest. Lemma 3 makes each run one (epsilon, delta)-DP mecha
 Liu & Talwar's Thm 3.4 makes the whole search (epsilon_tot, delta_tot)-DP (eq. 20): one
 :class:`~privgp.accounting.selection.SelectionEvent`.
 
-Alg. 2's issues, resolved (seed-001 digest, sec. 1.7):
+Alg. 2's issues, resolved (docs/notes/seed001_dpgp.md, sec. 1.7):
 (a) the acceptance test is on the *mean* (the COINPRESS estimate must lie in the candidate's clip
     interval [C - R, C + R] of eqs. 32-33: "values outside the interval are ignored"), and the
     score compared across candidates is |D_2| times that mean;
