@@ -16,7 +16,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "privgp"
 LAYERS = [
     {"errors", "validation", "_version", "jsonable", "progress", "formatting", "__init__", "__version__"},
     {"accounting"},
-    {"domain", "kernels", "nngp"},
+    {"domain", "kernels", "nngp", "geo"},
     {"gp"},
     {"sampling"},
     {"datasets"},

@@ -21,8 +21,8 @@ from privgp.cli.main import main
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 
-# packages of the optional extras (nn: torch and friends; dask: dask, distributed)
-EXTRA_PACKAGES = ("torch", "gpytorch", "opacus", "optuna", "dask", "distributed")
+# packages of the optional extras (nn: torch and friends; dask: dask, distributed; gis: pyproj, rasterio, shapely)
+EXTRA_PACKAGES = ("torch", "gpytorch", "opacus", "optuna", "dask", "distributed", "pyproj", "rasterio", "shapely")
 
 # what both archives must carry (paths inside the package)
 SHIPPED = ("privgp/__init__.py", "privgp/_version.py", "privgp/py.typed", "privgp/cli/main.py",
@@ -98,6 +98,8 @@ def test_extras_named_for_what_they_enable():
         assert pkg not in core, f"{pkg} is an extra's package but a core dependency"
     assert any(req.startswith("dask[distributed]") for req in extras["dask"])
     assert "privgp[dask]" in extras["test"]  # the suite runs the real local Dask cluster tests
+    assert {"pyproj", "rasterio", "shapely"} <= {req.split(">")[0] for req in extras["gis"]}
+    assert "privgp[gis]" in extras["test"]  # the suite opens the GIS outputs
 
 
 # -- the core imports no extra ----------------------------------------------------------------------

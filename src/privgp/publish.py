@@ -22,11 +22,12 @@ import os
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .cli.release import CERTIFICATE
 from .cli.release_publish import REPORT
 from .errors import InvalidParameterError
 from .jsonable import to_jsonable
-
 
 #: plans whose ``mechanism`` is a description rather than the command's ``--mechanism`` name
 PLAN_MECHANISMS = {"posterior-sample, private lengthscale selection": "posterior-sample-tuned"}
@@ -106,9 +107,12 @@ def certificate_document(result: Any, *, files: tuple[str, ...] | list[str] = ()
     from .cli.release import certificate_doc
 
     mod, plan, _, data = _parts(result, mechanism)
-    return to_jsonable(certificate_doc(mod.NAME, plan, data, result.fingerprint, result.charge, _randomness(result),
-                                       list(files), folder=None if folder is None else Path(folder),
-                                       forecast_=forecast))
+    doc = certificate_doc(mod.NAME, plan, data, result.fingerprint, result.charge, _randomness(result),
+                          list(files), folder=None if folder is None else Path(folder), forecast_=forecast)
+    projection = getattr(data, "projection", None)
+    if projection is not None:  # the public map from the input CRS to the coordinates the kernels saw
+        doc["dataset"]["projection"] = projection
+    return to_jsonable(doc)
 
 
 def write_certificate(result: Any, path: str | os.PathLike[str], *, files: tuple[str, ...] | list[str] = (),
@@ -121,12 +125,134 @@ def write_certificate(result: Any, path: str | os.PathLike[str], *, files: tuple
     return path
 
 
+def _projection(result: Any) -> Any:
+    from .geo import LocalProjection
+
+    p = getattr(result.data, "projection", None)
+    return None if p is None else LocalProjection(p["input_crs"], p["metric_crs"])
+
+
+def _field(result: Any, mechanism: str | None) -> Any:
+    mod, plan, released, _ = _parts(result, mechanism)
+    field = mod.fields(released, plan)
+    if field is None:
+        raise InvalidParameterError("result", "a release that holds a map", "no map was released")
+    if len(field.axes) != 2:
+        raise InvalidParameterError("result", "a 2-D map for a GIS output", f"{len(field.axes)}-D")
+    return field
+
+
+def write_geotiff(result: Any, path: str | os.PathLike[str], *, mechanism: str | None = None) -> Path:
+    """The released map(s) as a GeoTIFF (float32, one band per released field, plus the released sd
+    where the mechanism releases one; NaN nodata), georeferenced in the metric CRS of the release's
+    projection (no CRS when the records were not projected). Values in model units: (g(z) - g(T)) / B,
+    the excursion set is where a band is > 0. Each grid point is the centre of a pixel. Needs
+    rasterio (``pip install 'privgp[gis]'``)."""
+    from .errors import MissingExtraError
+
+    try:
+        import rasterio
+        from rasterio.transform import Affine
+    except ImportError:
+        raise MissingExtraError("a GeoTIFF needs rasterio: pip install 'privgp[gis]'") from None
+    field = _field(result, mechanism)
+    xs, ys = (np.asarray(a, dtype=float) for a in field.axes)
+    dx, dy = float(xs[1] - xs[0]), float(ys[1] - ys[0])
+    bands = [np.asarray(b, dtype=float) for b in field.values]
+    names = [f"released {field.noun} {k + 1}" for k in range(len(bands))]
+    if field.sd is not None:
+        bands.append(np.asarray(field.sd, dtype=float))
+        names.append("released sd")
+    proj = _projection(result)
+    path = Path(path)
+    with rasterio.open(path, "w", driver="GTiff", width=xs.size, height=ys.size, count=len(bands), dtype="float32",
+                       crs=None if proj is None else rasterio.crs.CRS.from_wkt(proj.wkt()), nodata=np.nan,
+                       transform=Affine(dx, 0.0, xs[0] - dx / 2, 0.0, -dy, ys[-1] + dy / 2)) as dst:
+        for i, (b, name) in enumerate(zip(bands, names), start=1):
+            dst.write(b.T[::-1].astype(np.float32), i)   # rows from north to south
+            dst.set_band_description(i, name)
+        dst.update_tags(units="model units (g(z) - g(T)) / B; the excursion set is where a released field is > 0",
+                        epsilon=str(float(result.plan.certificate.epsilon)),
+                        delta=str(float(result.plan.certificate.delta)))
+    return path
+
+
+def excursion_polygons(result: Any, *, mechanism: str | None = None) -> list[Any]:
+    """The excursion set {f > 0} of each released field as a shapely (Multi)Polygon in the metric CRS
+    (filled contours of the grid values, contourpy; post-processing of released values)."""
+    from .errors import MissingExtraError
+
+    try:
+        import contourpy
+        from shapely.geometry import MultiPolygon, Polygon
+        from shapely.ops import unary_union
+    except ImportError:
+        raise MissingExtraError("excursion polygons need shapely and contourpy: pip install 'privgp[gis]'") from None
+    field = _field(result, mechanism)
+    xs, ys = (np.asarray(a, dtype=float) for a in field.axes)
+    out = []
+    for values in field.values:
+        gen = contourpy.contour_generator(xs, ys, np.asarray(values, dtype=float).T,
+                                          fill_type=contourpy.FillType.OuterOffset)
+        points, offsets = gen.filled(0.0, np.inf)
+        polys = []
+        for pts, offs in zip(points, offsets):
+            rings = [pts[a:b] for a, b in zip(offs[:-1], offs[1:])]
+            polys.append(Polygon(rings[0], rings[1:]))
+        geom = unary_union(polys) if polys else MultiPolygon()
+        out.append(geom)
+    return out
+
+
+def write_geojson(result: Any, path: str | os.PathLike[str], *, mechanism: str | None = None) -> Path:
+    """The released excursion set(s) as GeoJSON polygons: one Feature per released field, in
+    longitude/latitude (WGS84, RFC 7946) when the records were projected from a CRS, in the
+    release's own coordinates otherwise. Needs shapely and contourpy (``privgp[gis]``)."""
+    import shapely
+    from shapely.geometry import mapping
+
+    proj = _projection(result)
+    to_lonlat = None
+    if proj is not None:
+        import pyproj
+
+        tr = pyproj.Transformer.from_crs(pyproj.CRS.from_user_input(proj.target), pyproj.CRS.from_epsg(4326),
+                                         always_xy=True)
+        def to_lonlat(xy: np.ndarray) -> np.ndarray:
+            return np.column_stack(tr.transform(xy[:, 0], xy[:, 1]))
+    cert = result.plan.certificate
+    features = []
+    for k, geom in enumerate(excursion_polygons(result, mechanism=mechanism)):
+        g = geom if to_lonlat is None else shapely.transform(geom, to_lonlat)
+        features.append({"type": "Feature", "geometry": mapping(g),
+                         "properties": {"released_field": k + 1, "set": "where the released field > 0 (the "
+                                        "response exceeds the public threshold)",
+                                        "threshold": float(result.plan.response_map.threshold),
+                                        "epsilon": float(cert.epsilon), "delta": float(cert.delta)}})
+    doc: dict = {"type": "FeatureCollection", "features": features}
+    if proj is None:
+        doc["note"] = "coordinates in the release's own units (no CRS was given)"
+    path = Path(path)
+    path.write_text(json.dumps(to_jsonable(doc)) + "\n")
+    return path
+
+
+#: the GIS outputs written with the others when the records were projected from a CRS (2-D maps)
+GEOTIFF = "field.tif"
+GEOJSON = "excursion.geojson"
+
+
 def write_outputs(folder: Path, result: Any, *, report: bool = True, forecast: Any = None,
                   mechanism: str | None = None) -> list[str]:
-    """Every output of the release into ``folder`` (data files, picture, report, certificate last, as it
-    records the others' sha256); returns the file names. ``privgp release`` writes with this."""
+    """Every output of the release into ``folder`` (data files, picture, GIS files when the records
+    were projected from a CRS, report, certificate last, as it records the others' sha256); returns
+    the file names. ``privgp release`` writes with this."""
     mod = _parts(result, mechanism)[0]
     files = write_data(result, folder, mechanism=mechanism)
+    if _projection(result) is not None:
+        write_geotiff(result, folder / GEOTIFF, mechanism=mechanism)
+        write_geojson(result, folder / GEOJSON, mechanism=mechanism)
+        files += [GEOTIFF, GEOJSON]
     write_picture(result, folder / mod.PICTURE, mechanism=mechanism)
     files += [mod.PICTURE, CERTIFICATE] + ([REPORT] if report else [])
     if report:
@@ -155,4 +281,5 @@ def write_release(result: Any, out: str | os.PathLike[str], *, report: bool = Tr
 
 
 __all__ = ["write_release", "write_outputs", "write_picture", "write_report", "write_certificate",
-           "certificate_document", "write_data", "picture_name", "CERTIFICATE", "REPORT"]
+           "certificate_document", "write_data", "picture_name", "write_geotiff", "write_geojson",
+           "excursion_polygons", "CERTIFICATE", "REPORT", "GEOTIFF", "GEOJSON"]

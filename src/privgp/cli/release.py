@@ -21,21 +21,19 @@ import importlib
 import textwrap
 from pathlib import Path
 
-
 from .. import __version__
 from ..datasets import baltimore
-from ..errors import InvalidParameterError
+from ..errors import InvalidParameterError, NoisyReleaseError
 from ..ledger import DEFAULT_BUDGET_EPSILON, Ledger, check_budget, ledger_path
 from ..mechanisms.posterior_release import DEFAULT_MEMORY_LIMIT
 from ..mechanisms.release import ResponseMap, release
-from ..errors import NoisyReleaseError
 from ..progress import Progress
 from ..tasks.forecast import NOISY_IOU, Forecast, forecast
 from . import release_publish as publish
 from .common import box_from_values as _box
 from .common import dataset_id as _dataset_id
-from .common import memory_limit as _memory_limit
 from .common import grid_points, nonnegative_int, print_json
+from .common import memory_limit as _memory_limit
 from .common import number_list as _number_list
 from .common import randomness as _randomness
 from .outputs import AtomicOutput, check_output_dir
@@ -164,6 +162,11 @@ def add_data_arguments(p) -> None:
     t.add_argument("--box", nargs="+", type=_number_list, metavar="V",
                    help="public domain XMIN XMAX [YMIN YMAX]; required with --data (default: the "
                         "embedded data's stated box)")
+    t.add_argument("--crs", metavar="CRS",
+                   help="coordinate reference system of the coordinates and --box (e.g. EPSG:4326, x = longitude): "
+                        "a geographic CRS is projected to a local metric CRS centred on the box before any kernel "
+                        "or grid sees it (lengthscales in metres), and the release also writes field.tif (GeoTIFF) "
+                        "and excursion.geojson; needs pip install 'privgp[gis]' (default: plain coordinates)")
     t.add_argument("--threshold", type=_number_list, metavar="T",
                    help="public threshold in the response's own units; the released excursion set is "
                         "where the response exceeds it (required with --data; embedded: 50 = $50k)")
@@ -216,6 +219,10 @@ def load_data(args):
         domain = _box(args.box, len(coords))
         rmap = ResponseMap(threshold=args.threshold, clip=args.clip, transform=args.transform or "identity")
         data = load_table(args.data, coords, args.response_col or "response")
+    if getattr(args, "crs", None) is not None:  # public projection to a local metric CRS (privgp.geo)
+        from ..geo import project_records
+
+        data, domain, _ = project_records(data, domain, args.crs)
     domain.check_contains("coordinates", data.X)
     rmap.apply(data.response)  # e.g. log of non-positive values: fail before anything is charged
     return data, domain, rmap

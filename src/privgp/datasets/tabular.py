@@ -25,9 +25,10 @@ import csv
 import hashlib
 import io
 import os
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -47,6 +48,8 @@ class TabularData:
     response_name: str
     source: str                   # file path, or "embedded:<name>"
     content_digest: str           # SHA-256 hex of the canonical table: private, never written
+    #: the public projection applied to the coordinates (privgp.geo.LocalProjection.to_dict()), or None
+    projection: dict | None = None
 
     @property
     def n(self) -> int:

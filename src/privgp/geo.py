@@ -1,0 +1,128 @@
+"""Coordinates in a coordinate reference system (CRS): longitude/latitude projected to a local metric
+CRS before any kernel or grid sees them (optional extra ``privgp[gis]``: pyproj).
+
+A lengthscale in degrees means different distances east-west and north-south (and at different
+latitudes), so a geographic CRS (e.g. ``EPSG:4326``) is projected to an azimuthal equidistant
+projection centred on the PUBLIC box (distances from the centre exact, scale error below 0.1 % within
+about 250 km); lengthscales and domains are then in metres. A projected CRS (e.g. a UTM zone) is used
+as it is, in its own units. The projection depends on the public CRS and box only: it is a fixed
+public per-record map, so replace-one neighbours stay neighbours and the guarantee is unchanged. It
+is stated in the certificate (:meth:`LocalProjection.to_dict`).
+
+The public box may be given in the input CRS: :meth:`LocalProjection.project_box` is the smallest
+box in the metric CRS that contains the image of the whole input box (its densified boundary).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import validation as v
+from .domain import Box
+from .errors import InvalidParameterError, MissingExtraError
+
+
+def _pyproj() -> Any:
+    try:
+        import pyproj
+    except ImportError:
+        raise MissingExtraError("coordinates in a CRS need pyproj: pip install 'privgp[gis]'") from None
+    return pyproj
+
+
+@dataclass(frozen=True)
+class LocalProjection:
+    """The public map from the input CRS (``source``, as given) to the metric CRS the kernels see
+    (``target``, a PROJ string or the source itself when it is already projected)."""
+
+    source: str
+    target: str
+
+    @classmethod
+    def for_box(cls, crs: str, box: Box) -> LocalProjection:
+        """The local metric CRS of a public box given in ``crs`` (a geographic CRS: azimuthal
+        equidistant centred on the box, WGS84 datum; a projected CRS: itself)."""
+        pyproj = _pyproj()
+        if not isinstance(crs, str) or not crs.strip():
+            raise InvalidParameterError("crs", "a CRS such as 'EPSG:4326'", crs)
+        try:
+            src = pyproj.CRS.from_user_input(crs)
+        except pyproj.exceptions.CRSError:
+            raise InvalidParameterError("crs", "a CRS pyproj knows (e.g. 'EPSG:4326')", crs) from None
+        if not isinstance(box, Box) or box.dim != 2:
+            raise InvalidParameterError("box", "a 2-D privgp.Box in the input CRS (x/longitude, y/latitude)", box)
+        if not src.is_geographic:
+            return cls(crs, src.to_string())
+        lon0, lat0 = (0.5 * (a + b) for a, b in zip(box.lower, box.upper))
+        if not (-180.0 <= box.lower[0] and box.upper[0] <= 180.0 and -90.0 <= box.lower[1] and box.upper[1] <= 90.0):
+            raise InvalidParameterError("box", "longitudes in [-180, 180] and latitudes in [-90, 90] (x is the "
+                                        "longitude, y the latitude)", box.describe())
+        return cls(crs, f"+proj=aeqd +lat_0={lat0!r} +lon_0={lon0!r} +x_0=0 +y_0=0 +datum=WGS84 +units=m +no_defs")
+
+    def _transformer(self, inverse: bool = False) -> Any:
+        pyproj = _pyproj()
+        a, b = (self.target, self.source) if inverse else (self.source, self.target)
+        return pyproj.Transformer.from_crs(pyproj.CRS.from_user_input(a), pyproj.CRS.from_user_input(b),
+                                           always_xy=True)
+
+    @property
+    def identity(self) -> bool:
+        return self.target == _pyproj().CRS.from_user_input(self.source).to_string()
+
+    def forward(self, X: Any) -> np.ndarray:
+        """Points (n, 2) in the input CRS (x/longitude first) -> the metric CRS."""
+        X = v.points("coordinates", X, dim=2)
+        if self.identity:
+            return X.copy()
+        x, y = self._transformer().transform(X[:, 0], X[:, 1])
+        out = np.column_stack([x, y])
+        if not np.all(np.isfinite(out)):
+            raise InvalidParameterError("coordinates", f"points the projection from {self.source} can map",
+                                        f"{int(np.sum(~np.isfinite(out).all(axis=1)))} point(s) it cannot")
+        return out
+
+    def inverse(self, X: Any) -> np.ndarray:
+        """Points (n, 2) in the metric CRS -> the input CRS."""
+        X = v.points("coordinates", X, dim=2, allow_empty=True)
+        if self.identity or X.shape[0] == 0:
+            return X.copy()
+        x, y = self._transformer(inverse=True).transform(X[:, 0], X[:, 1])
+        return np.column_stack([x, y])
+
+    def project_box(self, box: Box) -> Box:
+        """The smallest box of the metric CRS containing the image of ``box`` (input CRS)."""
+        if self.identity:
+            return box
+        t = np.linspace(0.0, 1.0, 101)
+        (x0, y0), (x1, y1) = box.lower, box.upper
+        xs = np.concatenate([x0 + (x1 - x0) * t, np.full_like(t, x1), x1 - (x1 - x0) * t, np.full_like(t, x0)])
+        ys = np.concatenate([np.full_like(t, y0), y0 + (y1 - y0) * t, np.full_like(t, y1), y1 - (y1 - y0) * t])
+        P = self.forward(np.column_stack([xs, ys]))
+        return Box(tuple(float(a) for a in P.min(axis=0)), tuple(float(b) for b in P.max(axis=0)))
+
+    def wkt(self) -> str:
+        """The metric CRS as WKT (what a GeoTIFF records)."""
+        return str(_pyproj().CRS.from_user_input(self.target).to_wkt())
+
+    def to_dict(self) -> dict:
+        return {"input_crs": self.source, "metric_crs": self.target,
+                "rule": ("the input CRS itself (projected)" if self.identity else
+                         "azimuthal equidistant projection centred on the public box (WGS84), metres"),
+                "public": "a fixed map of each record computed from the public CRS and box only"}
+
+
+def project_records(data: Any, box: Box, crs: str) -> tuple[Any, Box, LocalProjection]:
+    """(records with projected coordinates, the public box in the metric CRS, the projection) for
+    records and a public box given in ``crs``. Records outside the box (input CRS) are refused. The
+    records keep their content digest (the ledger still recognises the same records)."""
+    from dataclasses import replace
+
+    proj = LocalProjection.for_box(crs, box)
+    box.check_contains("coordinates", data.X)
+    projected = replace(data, X=proj.forward(data.X), projection=proj.to_dict())
+    return projected, proj.project_box(box), proj
+
+
+__all__ = ["LocalProjection", "project_records"]
