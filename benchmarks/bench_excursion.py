@@ -88,7 +88,7 @@ def _profile(a) -> None:
     print(f"\nprofile ({a.workers} process(es); cumulative seconds, share of {total:.1f} s):")
     for label, keys in groups.items():
         secs = 0.0
-        for (file, line, fn), (cc, nc, tt, ct, callers) in stats.stats.items():
+        for (file, _line, fn), (_cc, _nc, tt, ct, _callers) in stats.stats.items():
             for suffix, name in keys:
                 if file.endswith(suffix) and fn == name:
                     secs += ct if label.startswith("one-path") else tt

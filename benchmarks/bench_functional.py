@@ -18,7 +18,6 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
-
 from _timing import timings  # noqa: E402
 
 

@@ -246,7 +246,7 @@ def epsilon_case(s):
     out = dict(s, kappa=num(kappa), V=num(V), Delta=num(Delta), tau=num(tau), alpha_max=num(amax))
     for conv in ("mironov", "improved"):
         f = lambda a: eps_conv(L * rdp_single(a, V, Delta, s["r"], s["sigma"], s.get("eta", 0.0)),  # noqa: E731
-                               a, s["delta"], conv)
+                               a, s["delta"], conv)  # noqa: B023 (called within this iteration)
         e, a = minimise_alpha(f, amax)
         out[f"epsilon_{conv}"] = num(e)
         out[f"alpha_{conv}"] = num(a)
@@ -259,7 +259,7 @@ def delta_case(s):
     out = dict(s, V=num(V), Delta=num(Delta), alpha_max=num(amax))
     for conv in ("mironov", "improved"):
         f = lambda a: log_delta_conv(L * rdp_single(a, V, Delta, s["r"], s["sigma"], s.get("eta", 0.0)),  # noqa: E731
-                                     a, s["epsilon"], conv)
+                                     a, s["epsilon"], conv)  # noqa: B023 (called within this iteration)
         ld, a = minimise_alpha(f, amax)
         out[f"delta_{conv}"] = num(mp.exp(ld))
         out[f"alpha_{conv}"] = num(a)

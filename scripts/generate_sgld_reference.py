@@ -212,8 +212,8 @@ def small(log):
         d1, comps, _ = small_laws(5 * K)
         m1, v1 = (mp.mpf(q.numerator) / q.denominator for q in d1)
         cm = [(mp.mpf(m.numerator) / m.denominator, mp.mpf(v_.numerator) / v_.denominator) for m, v_ in comps]
-        p = lambda x: mp.npdf(x, m1, mp.sqrt(v1))  # noqa: E731
-        q = lambda x: sum(mp.npdf(x, m, mp.sqrt(v_)) for m, v_ in cm) / len(cm)  # noqa: E731
+        p = lambda x: mp.npdf(x, m1, mp.sqrt(v1))  # noqa: E731, B023
+        q = lambda x: sum(mp.npdf(x, m, mp.sqrt(v_)) for m, v_ in cm) / len(cm)  # noqa: E731, B023
         lo, hi = m1 - 40, m1 + 40
         pts = [lo] + [m1 + k for k in range(-6, 7)] + [hi]
         for nu in (2, 3, 5):
@@ -223,15 +223,15 @@ def small(log):
                 if nu * wide + (1 - nu) * narrow <= 0:
                     row[name] = "inf"
                 else:
-                    I = mp.quad(lambda x: f(x) ** nu * g(x) ** (1 - nu), [-mp.inf] + pts + [mp.inf])
+                    I = mp.quad(lambda x: f(x) ** nu * g(x) ** (1 - nu), [-mp.inf] + pts + [mp.inf])  # noqa: B023 (called within this iteration)
                     row[name] = s(mp.log(I) / (nu - 1))
             out["divergences"].append(row)
-        P = lambda a, b: (mp.ncdf((b - m1) / mp.sqrt(v1)) - mp.ncdf((a - m1) / mp.sqrt(v1)))  # noqa: E731
-        Q = lambda a, b: sum(mp.ncdf((b - m) / mp.sqrt(v_)) - mp.ncdf((a - m) / mp.sqrt(v_)) for m, v_ in cm) / len(cm)  # noqa: E731
+        P = lambda a, b: (mp.ncdf((b - m1) / mp.sqrt(v1)) - mp.ncdf((a - m1) / mp.sqrt(v1)))  # noqa: E731, B023
+        Q = lambda a, b: sum(mp.ncdf((b - m) / mp.sqrt(v_)) - mp.ncdf((a - m) / mp.sqrt(v_)) for m, v_ in cm) / len(cm)  # noqa: E731, B023
         for eps in (0, mp.mpf("0.5"), 1):
             row = {"K": K, "eps": float(eps)}
             for name, f, g, Pf, Qf in (("d12", p, q, P, Q), ("d21", q, p, Q, P)):
-                h = lambda x: f(x) - mp.e ** eps * g(x)  # noqa: E731
+                h = lambda x: f(x) - mp.e ** eps * g(x)  # noqa: E731, B023
                 grid = [m1 - 30 + k * mp.mpf("0.01") for k in range(6001)]
                 vals = [h(x) for x in grid]
                 roots = [mp.findroot(h, (grid[i], grid[i + 1]), solver="anderson")

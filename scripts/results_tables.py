@@ -82,7 +82,7 @@ def seed001() -> None:
     rows = []
     for e in sorted(d.epsilon_total.unique()):
         de = d[d.epsilon_total == e]
-        sel = lambda m: float(de[m].selected.sum())  # noqa: E731
+        sel = lambda m: float(de[m].selected.sum())  # noqa: E731, B023
         ell1 = np.isclose(de.lengthscale, 1.0)
         best = sel(ell1 & np.isclose(de.sigma, 0.1))
         lo = sel(ell1 & np.isclose(de.sigma, 0.1 / 3))
@@ -252,7 +252,8 @@ def seed004() -> None:
     for r in d.itertuples():
         if r.table.startswith("n trend") and r.n == 1000:
             continue  # the same setting as the c^2 row with c = 1000
-        rows.append([r.table, f"{int(r.n):,}".replace(",", " "), f"{int(r.c):,}".replace(",", " "), r.eta, int(r.K_peak), f"{r.F_peak:.7g}", f"{r.eps_test_lower:.4f}",
+        rows.append([r.table, f"{int(r.n):,}".replace(",", " "), f"{int(r.c):,}".replace(",", " "), r.eta, int(r.K_peak),
+                     f"{r.F_peak:.7g}", f"{r.eps_test_lower:.4f}",
                      f"{r.F_inf:.5g}", f"{r.posterior_snr2:.5g}"])
     write("seed004-fig1", "page_invariants.md",
           md(["table", "n", "c", "eta", "peak K", "F_peak", "event eps bound (delta = 0.01)", "F_inf",

@@ -13,10 +13,27 @@ from dp_accounting import pld, rdp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from privgp.accounting import (ApproxDpEvent, ComposedEvent, EventBatch, GaussianEvent, GdpEvent,
-                               PosteriorSampleEvent, PrivacyEvent, PureDpEvent, TabulatedRdpEvent, ZcdpEvent, calibrate,
-                               delta, epsilon, event_from_dict, event_from_json, gaussian_noise_std, gdp_delta,
-                               gdp_epsilon, gdp_mu)
+from privgp.accounting import (
+    ApproxDpEvent,
+    ComposedEvent,
+    EventBatch,
+    GaussianEvent,
+    GdpEvent,
+    PosteriorSampleEvent,
+    PrivacyEvent,
+    PureDpEvent,
+    TabulatedRdpEvent,
+    ZcdpEvent,
+    calibrate,
+    delta,
+    epsilon,
+    event_from_dict,
+    event_from_json,
+    gaussian_noise_std,
+    gdp_delta,
+    gdp_epsilon,
+    gdp_mu,
+)
 from privgp.accounting.events import gaussian_batch
 from privgp.errors import InfeasibleTargetError, InvalidParameterError
 

@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from privgp.mechanisms.posterior_sample import epsilon_posterior_sampling
 from privgp.cli.main import main
 from privgp.experiments import EXPERIMENTS, run_experiment
+from privgp.mechanisms.posterior_sample import epsilon_posterior_sampling
 
 
 @pytest.mark.parametrize("name,stem", [("fig1", "fig1"), ("fig2-bound", "fig2_bound")])

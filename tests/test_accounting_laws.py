@@ -13,14 +13,21 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from privgp.accounting import (CalibrationResult, ComposedEvent, TabulatedRdpEvent, epsilon_from_rdp,
-                               log_delta_from_rdp, psi_alpha, rdp_mean_term, rdp_posterior_sample)
+from privgp.accounting import (
+    CalibrationResult,
+    ComposedEvent,
+    TabulatedRdpEvent,
+    epsilon_from_rdp,
+    log_delta_from_rdp,
+    psi_alpha,
+    rdp_mean_term,
+    rdp_posterior_sample,
+)
 from privgp.accounting import epsilon as account_epsilon
-from privgp.mechanisms.posterior_sample import (bounds_for, calibrate_eta, calibrate_L, calibrate_r,
-                                                epsilon_posterior_sampling, posterior_sample_event)
 from privgp.domain import Box
 from privgp.errors import AssumptionError, InfeasibleTargetError, InvalidParameterError
 from privgp.kernels import Exponential, Matern32
+from privgp.mechanisms.posterior_sample import bounds_for, calibrate_eta, calibrate_L, calibrate_r, epsilon_posterior_sampling, posterior_sample_event
 
 # The optimiser over alpha is approximate (any alpha is valid): its relative error on the minimum is
 # below 2e-6 in the dense-grid and mpmath checks, so laws between two optimised epsilons allow that.

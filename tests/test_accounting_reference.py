@@ -16,12 +16,22 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from privgp.accounting import (alpha_max, delta_constant, delta_diagonal, delta_exp1d, delta_generic, delta_rkhs,
-                               phi_n, psi_alpha, rdp_posterior_sample, v_bar)
-from privgp.mechanisms.posterior_sample import bounds_for, delta_posterior_sampling, epsilon_posterior_sampling
-from privgp.mechanisms.posterior_sample import certify_posterior_sample as certify
+from privgp.accounting import (
+    alpha_max,
+    delta_constant,
+    delta_diagonal,
+    delta_exp1d,
+    delta_generic,
+    delta_rkhs,
+    phi_n,
+    psi_alpha,
+    rdp_posterior_sample,
+    v_bar,
+)
 from privgp.domain import Box
 from privgp.errors import AssumptionError
+from privgp.mechanisms.posterior_sample import bounds_for, delta_posterior_sampling, epsilon_posterior_sampling
+from privgp.mechanisms.posterior_sample import certify_posterior_sample as certify
 
 DATA = json.loads((Path(__file__).parent / "data" / "accounting_reference.json").read_text())
 REL = 1e-12  # closed forms evaluated in double precision against 40-digit references

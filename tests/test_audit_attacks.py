@@ -8,9 +8,19 @@ from scipy import integrate, special, stats
 from scipy.optimize import approx_fprime, minimize
 
 from privgp.audit.attacks import fit_attack, fit_exact_attack
-from privgp.audit.densities import (GaussianMixture1D, LatentTanhMixture, TanhGaussianMixture, _BinnedObjective,
-                                    _cell_edges, _histogram, _pack, _unpack, fit_gaussian_mixture_1d,
-                                    fit_gaussian_mixture_1d_binned, fit_latent_tanh_mixture)
+from privgp.audit.densities import (
+    GaussianMixture1D,
+    LatentTanhMixture,
+    TanhGaussianMixture,
+    _BinnedObjective,
+    _cell_edges,
+    _histogram,
+    _pack,
+    _unpack,
+    fit_gaussian_mixture_1d,
+    fit_gaussian_mixture_1d_binned,
+    fit_latent_tanh_mixture,
+)
 from privgp.audit.game import MembershipGame, Population, play, release_values
 
 
@@ -26,7 +36,7 @@ def reference_density(mod: LatentTanhMixture, t: float) -> float:
     """App. C's integral over the latent phi, by adaptive quadrature (independent of the cell scheme)."""
     total = 0.0
     for w, m, tau in zip(mod.weights, mod.means, mod.taus):
-        f = lambda ph: stats.norm.pdf(t, np.tanh(ph / 2), mod.noise) * stats.norm.pdf(ph, m, tau)  # noqa: E731
+        f = lambda ph: stats.norm.pdf(t, np.tanh(ph / 2), mod.noise) * stats.norm.pdf(ph, m, tau)  # noqa: E731, B023
         pts = sorted({float(np.clip(2 * np.arctanh(np.clip(t, -1 + 1e-12, 1 - 1e-12)), m - 12 * tau, m + 12 * tau)),
                       float(m)})
         total += w * integrate.quad(f, m - 12 * tau, m + 12 * tau, points=pts, limit=1000, epsabs=0,

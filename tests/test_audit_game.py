@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from privgp.audit.game import (MembershipGame, play, posterior_at_target, release_statistics, release_values,
-                               sample_datasets, statistics_of_values)
+from privgp.audit.game import MembershipGame, play, posterior_at_target, release_statistics, release_values, sample_datasets, statistics_of_values
 from privgp.errors import InvalidParameterError
 
 

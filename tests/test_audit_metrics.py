@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from privgp.audit.metrics import (clopper_pearson_lower, clopper_pearson_upper, epsilon_lower_bound, roc_metrics,
-                                  select_threshold)
+from privgp.audit.metrics import clopper_pearson_lower, clopper_pearson_upper, epsilon_lower_bound, roc_metrics, select_threshold
 from privgp.errors import InvalidParameterError
 
 

@@ -17,8 +17,7 @@ from privgp.audit.functional import dpsetconv_pair_profile, dpsetconv_tightness,
 from privgp.domain import PublicGrid
 from privgp.errors import InvalidParameterError
 from privgp.kernels import SquaredExponential
-from privgp.mechanisms.dpsetconv import (dpsetconv, dpsetconv_release, plan_dpsetconv, setconv_channels,
-                                         setconv_weights)
+from privgp.mechanisms.dpsetconv import dpsetconv, dpsetconv_release, plan_dpsetconv, setconv_channels, setconv_weights
 from privgp.sampling import prior_paths
 from privgp.sampling.prior import prior_covariance
 

@@ -14,9 +14,18 @@ from hypothesis import strategies as st
 
 from privgp.accounting import accountant
 from privgp.accounting.events import ComposedEvent, GdpEvent, event_from_dict, event_from_json
-from privgp.accounting.functional import (DPSetConvEvent, FunctionalEvent, dpsetconv_mu, dpsetconv_noise_scales,
-                                          gdp_multiplier, hall_multiplier, rdp_epsilon, rdp_multiplier,
-                                          rdp_optimal_order, setconv_sensitivities)
+from privgp.accounting.functional import (
+    DPSetConvEvent,
+    FunctionalEvent,
+    dpsetconv_mu,
+    dpsetconv_noise_scales,
+    gdp_multiplier,
+    hall_multiplier,
+    rdp_epsilon,
+    rdp_multiplier,
+    rdp_optimal_order,
+    setconv_sensitivities,
+)
 from privgp.accounting.gaussian import compose_mu, gdp_delta, gdp_epsilon, gdp_mu, log_gdp_delta
 from privgp.errors import InvalidParameterError
 

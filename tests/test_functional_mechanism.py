@@ -18,9 +18,16 @@ from privgp.audit.functional import posterior_mean_search
 from privgp.domain import Box, PublicGrid
 from privgp.errors import InvalidParameterError
 from privgp.kernels import make_kernel
-from privgp.mechanisms.functional import (check_bounded, density_sensitivity, plan_functional,
-                                          posterior_mean_rkhs_distance, posterior_mean_sensitivity,
-                                          posterior_mean_weights, release_functional, signal_sensitivity)
+from privgp.mechanisms.functional import (
+    check_bounded,
+    density_sensitivity,
+    plan_functional,
+    posterior_mean_rkhs_distance,
+    posterior_mean_sensitivity,
+    posterior_mean_weights,
+    release_functional,
+    signal_sensitivity,
+)
 from privgp.sampling import prior_paths
 from privgp.sampling.prior import prior_covariance
 

@@ -13,8 +13,7 @@ from hypothesis import strategies as st
 from privgp.datasets.fields import FAMILIES, SyntheticField
 from privgp.domain import Box
 from privgp.mechanisms.auto import choose_grid_settings, plan_auto, table
-from privgp.mechanisms.grid import (EQ37_PER_POINT, GRID_SENSITIVITY, cell_index, cell_sizes, plan_discretised_gaussian,
-                                    plan_grid)
+from privgp.mechanisms.grid import EQ37_PER_POINT, GRID_SENSITIVITY, cell_index, cell_sizes, plan_discretised_gaussian, plan_grid
 from privgp.mechanisms.release import ResponseMap, default_delta
 from privgp.tasks.forecast import forecast, score
 

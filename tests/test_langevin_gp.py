@@ -20,10 +20,20 @@ from hypothesis import strategies as st
 from privgp.accounting import accountant
 from privgp.accounting.divergences import renyi_divergence_parts
 from privgp.accounting.events import ComposedEvent, event_from_dict
-from privgp.accounting.sampler_bounds import (SampleThenOptimiseEvent, convergence_rates, forward_bound,
-                                              reverse_bound)
-from privgp.audit.langevin_gp import (NeighbourPair, audit_sampler, pair_epsilon_lower, pair_epsilon_rdp, pair_laws,
-                                     pair_rdp, posterior_law, sto_law, sto_sample, ula_law, ula_sample)
+from privgp.accounting.sampler_bounds import SampleThenOptimiseEvent, convergence_rates, forward_bound, reverse_bound
+from privgp.audit.langevin_gp import (
+    NeighbourPair,
+    audit_sampler,
+    pair_epsilon_lower,
+    pair_epsilon_rdp,
+    pair_laws,
+    pair_rdp,
+    posterior_law,
+    sto_law,
+    sto_sample,
+    ula_law,
+    ula_sample,
+)
 from privgp.domain import Box
 from privgp.errors import InvalidParameterError
 from privgp.kernels import Exponential, Matern32

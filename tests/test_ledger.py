@@ -16,9 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import minimize_scalar
 
-from privgp.errors import BudgetExceededError, DataError, InvalidParameterError
 from privgp.accounting import ComposedEvent, GaussianEvent, PureDpEvent, TabulatedRdpEvent, ZcdpEvent
 from privgp.accounting import epsilon as account_epsilon
+from privgp.errors import BudgetExceededError, DataError, InvalidParameterError
 from privgp.ledger import Ledger
 
 DELTA = 1e-3

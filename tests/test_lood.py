@@ -10,8 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from privgp.audit.lood import (DIVERGENCES, GPPosterior, Predictive, centred_one_hot,
-                               single_query_divergence)
+from privgp.audit.lood import DIVERGENCES, GPPosterior, Predictive, centred_one_hot, single_query_divergence
 from privgp.errors import InvalidParameterError
 from privgp.kernels import Constant
 from privgp.nngp import NNGP, RBF

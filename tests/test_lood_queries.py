@@ -11,8 +11,7 @@ from scipy.stats import norm
 
 from privgp.audit.lood import GPPosterior, Predictive, centred_one_hot
 from privgp.audit.lood_mia import correlation, lr_auc_monte_carlo, lr_auc_single
-from privgp.audit.lood_queries import (OBJECTIVES, initial_queries, kernel_similarity, lood_pair,
-                                       lood_value_and_grad, optimize_queries, reconstruction)
+from privgp.audit.lood_queries import OBJECTIVES, initial_queries, kernel_similarity, lood_pair, lood_value_and_grad, optimize_queries, reconstruction
 from privgp.errors import InvalidParameterError
 from privgp.kernels import SquaredExponential
 from privgp.nngp import NNGP, RBF

@@ -18,9 +18,16 @@ from hypothesis import strategies as st
 
 from privgp.accounting.divergences import renyi_gaussian_1d
 from privgp.accounting.gaussian import gdp_delta, gdp_epsilon
-from privgp.accounting.mixtures import (Mixture1D, PairTable, chernoff_tail_bound, hockey_stick_delta,
-                                        hockey_stick_epsilon, log_tail_probability, renyi_divergence,
-                                        test_epsilon_lower_bound as event_bound)
+from privgp.accounting.mixtures import (
+    Mixture1D,
+    PairTable,
+    chernoff_tail_bound,
+    hockey_stick_delta,
+    hockey_stick_epsilon,
+    log_tail_probability,
+    renyi_divergence,
+)
+from privgp.accounting.mixtures import test_epsilon_lower_bound as event_bound
 from privgp.audit.sgld_model import CyclicSGLD
 from privgp.errors import InvalidParameterError
 

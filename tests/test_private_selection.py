@@ -21,8 +21,14 @@ from privgp.errors import BudgetExceededError, InfeasibleTargetError, InvalidPar
 from privgp.ledger import Ledger
 from privgp.mechanisms.coinpress import coinpress_mean, paper_schedule
 from privgp.mechanisms.release import ResponseMap, release
-from privgp.tasks.private_selection import (TrainValidationSplit, loglik_clip_interval, plan_lengthscale_selection,
-                                            random_stopping, select_posterior_sample_lengthscale, select_sparse_gp)
+from privgp.tasks.private_selection import (
+    TrainValidationSplit,
+    loglik_clip_interval,
+    plan_lengthscale_selection,
+    random_stopping,
+    select_posterior_sample_lengthscale,
+    select_sparse_gp,
+)
 
 REF = json.loads((Path(__file__).parent / "data" / "sparse_gp_reference.json").read_text())
 

@@ -7,11 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
-
-from privgp.cli.release_report import strength_words
-
 from test_release_cli import raw_cli as cli
 from test_release_cli import write_csv
+
+from privgp.cli.release_report import strength_words
 
 
 def test_default_release_of_the_embedded_data_is_refused_at_epsilon_5_nothing_charged(tmp_path):

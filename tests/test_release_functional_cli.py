@@ -12,9 +12,9 @@ import pytest
 from privgp.accounting import accountant, event_from_dict
 from privgp.accounting.functional import FunctionalEvent, gdp_multiplier
 from privgp.cli.main import main
+from privgp.domain import Box
 from privgp.ledger import Ledger
 from privgp.mechanisms.functional import posterior_mean_sensitivity
-from privgp.domain import Box
 
 FILES = {"paths.npz", "paths.csv", "excursion.png", "certificate.json", "report.html"}
 

@@ -30,8 +30,7 @@ from hypothesis import strategies as st
 
 from privgp.cli.main import main
 from privgp.cli.release import MECHANISMS
-from privgp.cli.release_figure import (PictureContext, ReleasedField, ResponseDisplay, colour_span, draw,
-                                       format_upper)
+from privgp.cli.release_figure import PictureContext, ReleasedField, ResponseDisplay, colour_span, draw, format_upper
 from privgp.domain import Box
 from privgp.mechanisms.release import ResponseMap
 

@@ -3,13 +3,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_sampling_laws import affine_law, assert_law, released_law
 
 from privgp.errors import InvalidParameterError
 from privgp.gp import ExactPosterior
 from privgp.kernels import Exponential
 from privgp.sampling import exp1d_paths, sample_joint
 from privgp.sampling.exp1d import _Exp1dPlan, linear_recurrence
-from test_sampling_laws import affine_law, assert_law, released_law
 
 
 @settings(max_examples=40)

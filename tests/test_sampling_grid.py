@@ -3,13 +3,13 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from test_sampling_laws import affine_law, assert_law, released_law
 
 from privgp.errors import InvalidParameterError
 from privgp.gp import ExactPosterior
 from privgp.kernels import Constant, Exponential, Matern32, Matern52, SquaredExponential
 from privgp.sampling import grid_paths, snap_to_lattice
 from privgp.sampling.grid import _CirculantPlan, _lattice_gram, _lattice_indices, _MatheronPlan, grid_prior_factor
-from test_sampling_laws import affine_law, assert_law, released_law
 
 
 def grid_points(axes):

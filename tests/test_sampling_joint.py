@@ -1,13 +1,13 @@
 """sample_joint, LazyPath and the jitter policy of the factorisation."""
 import numpy as np
 import pytest
+from test_sampling_laws import assert_law, released_law
 
 from privgp.errors import InvalidParameterError
 from privgp.gp import SAMPLING_JITTER, ExactPosterior
 from privgp.kernels import Exponential, Matern32, Matern52, SquaredExponential
 from privgp.sampling import LazyPath, psd_factor, sample_joint
 from privgp.sampling.joint import _released_cov
-from test_sampling_laws import assert_law, released_law
 
 
 def posterior_2d(sigma=1.3, r=0.4, kernel=None):

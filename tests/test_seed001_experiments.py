@@ -44,6 +44,6 @@ def test_fig3_quick_via_cli(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert set(out["mean_draws"]) == {"eps=3", "eps=30"}
     freq = pd.read_csv(tmp_path / "seed001_fig3.csv")
-    for eps, g in freq.groupby("epsilon_total"):
+    for _eps, g in freq.groupby("epsilon_total"):
         assert abs(g["selected"].sum() - 1.0) < 1e-9          # 9 candidates + "none"
     assert _record(tmp_path)["config"]["gamma"] == 0.1

@@ -9,9 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from privgp.experiments import run_experiment
+from privgp.experiments import get_experiment, run_experiment
 from privgp.parallel import SerialExecutor
-from privgp.experiments import get_experiment
 
 
 def test_fig4_quick(tmp_path):

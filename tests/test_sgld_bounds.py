@@ -18,12 +18,26 @@ from hypothesis import strategies as st
 
 from privgp.accounting import accountant
 from privgp.accounting.events import event_from_dict
-from privgp.accounting.linear_regression import (LinearRegressionPosteriorEvent, claim_d29_conditions,
-                                                 claim_d30_sample_size, lemma42_alpha_max, lemma42_epsilon1,
-                                                 lemma43_epsilon, lemma43_min_n)
-from privgp.audit.sgld_bounds import (eq15_lower_bound, eq16_epsilon_prime, kdot, lemma_a2_gap_lower_bound,
-                                      lemma_a3_variance_bounds, lemma_a4_variance_bounds, lemma_a5_conditions,
-                                      paper_step, theorem1_constants)
+from privgp.accounting.linear_regression import (
+    LinearRegressionPosteriorEvent,
+    claim_d29_conditions,
+    claim_d30_sample_size,
+    lemma42_alpha_max,
+    lemma42_epsilon1,
+    lemma43_epsilon,
+    lemma43_min_n,
+)
+from privgp.audit.sgld_bounds import (
+    eq15_lower_bound,
+    eq16_epsilon_prime,
+    kdot,
+    lemma_a2_gap_lower_bound,
+    lemma_a3_variance_bounds,
+    lemma_a4_variance_bounds,
+    lemma_a5_conditions,
+    paper_step,
+    theorem1_constants,
+)
 from privgp.audit.sgld_model import CyclicSGLD
 from privgp.errors import InvalidParameterError
 

@@ -17,12 +17,18 @@ import numpy as np
 import pytest
 from hypothesis import find, given, settings, target
 from hypothesis import strategies as st
+from test_sgld_bounds import exact_posterior_renyi
 
-from privgp.accounting.linear_regression import (LinearRegressionPosteriorEvent, _terms, claim_d29_conditions,
-                                                 claim_d30_sample_size, lemma42_alpha_max, lemma42_epsilon1)
+from privgp.accounting.linear_regression import (
+    LinearRegressionPosteriorEvent,
+    _terms,
+    claim_d29_conditions,
+    claim_d30_sample_size,
+    lemma42_alpha_max,
+    lemma42_epsilon1,
+)
 from privgp.audit.sgld_bounds import theorem1_constants
 from privgp.mechanisms.propose_test_sample import PtsParams, n_min
-from test_sgld_bounds import exact_posterior_renyi
 
 CE = dict(n=1000, alpha=1.0, beta=4.0, x_h=1.0, x_l=0.5, c=10.0, gamma1=0.3)
 CORNERS = [list(u) for u in itertools.product([0.0, 1.0], repeat=6)]

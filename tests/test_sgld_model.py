@@ -16,8 +16,16 @@ import numpy as np
 import pytest
 from scipy.special import ndtr
 
-from privgp.audit.sgld_model import (CyclicSGLD, RatioDomain, counterexample_datasets, cyclic_batches,
-                                     fixed_order_law, posterior_pair, ptr_datasets, simulate_sgld)
+from privgp.audit.sgld_model import (
+    CyclicSGLD,
+    RatioDomain,
+    counterexample_datasets,
+    cyclic_batches,
+    fixed_order_law,
+    posterior_pair,
+    ptr_datasets,
+    simulate_sgld,
+)
 from privgp.errors import InvalidParameterError
 from privgp.gp.linear_regression import BayesianLinearRegression
 

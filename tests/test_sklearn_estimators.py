@@ -15,8 +15,13 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from privgp import Budget
 from privgp.errors import BudgetExceededError, InvalidParameterError
-from privgp.mechanisms.sparse_gp_estimator import (DPDirichletGPClassifier, DPPosteriorSampler, DPSparseGPRegressor,
-                                                   check_random_state, inducing_design)
+from privgp.mechanisms.sparse_gp_estimator import (
+    DPDirichletGPClassifier,
+    DPPosteriorSampler,
+    DPSparseGPRegressor,
+    check_random_state,
+    inducing_design,
+)
 
 #: checks that cannot apply to a DP estimator, each with its reason (none so far)
 EXPECTED_FAILED: dict[str, str] = {}

@@ -7,17 +7,25 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sklearn.exceptions import NotFittedError
 from dp_accounting.pld import accountant as pld_accountant
 from dp_accounting.pld import common as pld_common
+from sklearn.exceptions import NotFittedError
 
 from privgp.accounting import accountant
 from privgp.accounting.events import ComposedEvent, event_from_dict
 from privgp.errors import InvalidParameterError
 from privgp.gp.sparse_posterior import noise_aware_posterior
-from privgp.mechanisms.sparse_gp import (NoiseBounds, calibrate_noise, fit_sparse_gp, fit_sparse_gp_heteroscedastic,
-                                         pack_upper, sparse_gp_fit_predict, sparse_gp_spec, sufficient_statistics,
-                                         unpack_upper)
+from privgp.mechanisms.sparse_gp import (
+    NoiseBounds,
+    calibrate_noise,
+    fit_sparse_gp,
+    fit_sparse_gp_heteroscedastic,
+    pack_upper,
+    sparse_gp_fit_predict,
+    sparse_gp_spec,
+    sufficient_statistics,
+    unpack_upper,
+)
 from privgp.mechanisms.sparse_gp_estimator import DPDirichletGPClassifier, DPSparseGPRegressor, dirichlet_targets
 
 REF = json.loads((Path(__file__).parent / "data" / "sparse_gp_reference.json").read_text())

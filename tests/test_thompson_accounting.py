@@ -219,7 +219,7 @@ def test_a_run_that_fails_mid_way_keeps_the_full_charge(tmp_path):
     led = Ledger(tmp_path / "l.sqlite")
     plan = plan_1d(rounds=10, epsilon=2.0, delta=1e-3)
 
-    def obj(x, state={"n": 0}):
+    def obj(x, state={"n": 0}):  # noqa: B006 (a call counter, on purpose)
         state["n"] += 1
         if state["n"] == 4:
             raise RuntimeError("assay failed")

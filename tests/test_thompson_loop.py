@@ -96,7 +96,7 @@ PLAN = plan_thompson(Candidates.grid(Box.unit(1), 41), rounds=8, epsilon=3.0, de
 @pytest.mark.parametrize("bad,why", [(float("nan"), "non-finite"), (float("inf"), "non-finite"),
                                      ("text", "not a number"), (np.array([1.0, 2.0]), "2 values")])
 def test_an_objective_returning_bad_values_stops_the_run_cleanly(bad, why):
-    def obj(x, state={"n": 0}):
+    def obj(x, state={"n": 0}):  # noqa: B006 (a call counter, on purpose)
         state["n"] += 1
         return bad if state["n"] == 3 else 0.1
 

@@ -23,8 +23,7 @@ from hypothesis import strategies as st
 from threadpoolctl import threadpool_limits
 
 from privgp.accounting import gdp_epsilon, rdp_mean_term
-from privgp.audit.neighbours import (mean_shift_norm, neighbour_divergence, worst_case_mean_shift,
-                                     worst_case_neighbours)
+from privgp.audit.neighbours import mean_shift_norm, neighbour_divergence, worst_case_mean_shift, worst_case_neighbours
 from privgp.audit.pair_attack import likelihood_ratio_lower_bound
 from privgp.audit.tightness import audit_setting, pair_epsilon
 from privgp.domain import Box

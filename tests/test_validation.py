@@ -11,7 +11,6 @@ from privgp.errors import InvalidParameterError, PrivgpError
 from privgp.gp import EigenPosterior, ExactPosterior, batched_mean_var, one_step_update
 from privgp.kernels import Exponential, Matern32
 
-
 K = Exponential(0.5)
 X_OK = np.array([0.1, 0.4, 0.8])
 Y_OK = np.array([0.2, -0.3, 0.5])

@@ -36,7 +36,7 @@ class Box:
         object.__setattr__(self, "upper", hi)
 
     @classmethod
-    def unit(cls, dim: int = 1) -> "Box":
+    def unit(cls, dim: int = 1) -> Box:
         dim = v.integer("dim", dim, minimum=1)
         return cls((0.0,) * dim, (1.0,) * dim)
 
@@ -135,7 +135,7 @@ class PublicGrid:
         object.__setattr__(self, "sizes", sizes)
 
     @classmethod
-    def regular(cls, lower: ArrayLike, upper: ArrayLike, sizes: ArrayLike) -> "PublicGrid":
+    def regular(cls, lower: ArrayLike, upper: ArrayLike, sizes: ArrayLike) -> PublicGrid:
         """sizes[k] points from lower[k] to upper[k]; scalars mean 1-D (or the same size on every axis)."""
         lo = tuple(np.atleast_1d(np.asarray(lower, dtype=float)).tolist())
         hi = tuple(np.atleast_1d(np.asarray(upper, dtype=float)).tolist())
@@ -143,13 +143,13 @@ class PublicGrid:
         return cls(lo, hi, tuple(s * len(lo) if len(s) == 1 else s))
 
     @classmethod
-    def on_box(cls, box: Box, sizes: ArrayLike) -> "PublicGrid":
+    def on_box(cls, box: Box, sizes: ArrayLike) -> PublicGrid:
         """The regular grid over a public box, corners included."""
         return cls.regular(box.lower, box.upper, sizes)
 
     @classmethod
     def convcnp_window(cls, xmin: ArrayLike, xmax: ArrayLike, *, points_per_unit: float = 32.0, margin: float = 0.0,
-                       power_of_two: bool = True) -> "PublicGrid":
+                       power_of_two: bool = True) -> PublicGrid:
         """The ConvCNP discretisation of a fixed public window (seed 002, App. F; the authors' make_grids):
         per axis M = ceil((0.5 (xmax - xmin) + margin) ppu), rounded down to a power of two, and the
         2M points mid + j / ppu, j = -M .. M - 1, mid = (xmin + xmax) / 2. E.g. [-7, 7], margin 2,

@@ -11,9 +11,10 @@ that way and oversubscription cost the published scripts a factor 27 (docs/notes
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from . import validation as v
 from .progress import Progress

@@ -42,7 +42,7 @@ class Progress:
 
             self._bar = tqdm(total=self.total, desc=desc, leave=False, file=sys.stderr)
 
-    def __enter__(self) -> "Progress":
+    def __enter__(self) -> Progress:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -20,21 +20,52 @@ from .accountant import Guarantee, delta, epsilon, rdp
 from .calibrate import CalibrationResult, calibrate, calibrate_gaussian, feasible_side
 from .certificate import PrivacyCertificate, certify
 from .conversion import CONVERSIONS, epsilon_from_rdp, log_delta_from_rdp
-from .events import (EVENT_TYPES, ApproxDpEvent, ComposedEvent, EventBatch, GaussianEvent, GdpEvent, PrivacyEvent,
-                     PureDpEvent, ZcdpEvent, event_from_dict, event_from_json, register_event)
-from .functional import (DPSetConvEvent, FunctionalEvent, dpsetconv_mu, dpsetconv_noise_scales, gdp_multiplier,
-                         hall_multiplier, rdp_multiplier, setconv_sensitivities)
+from .events import (
+    EVENT_TYPES,
+    ApproxDpEvent,
+    ComposedEvent,
+    EventBatch,
+    GaussianEvent,
+    GdpEvent,
+    PrivacyEvent,
+    PureDpEvent,
+    ZcdpEvent,
+    event_from_dict,
+    event_from_json,
+    register_event,
+)
+from .functional import (
+    DPSetConvEvent,
+    FunctionalEvent,
+    dpsetconv_mu,
+    dpsetconv_noise_scales,
+    gdp_multiplier,
+    hall_multiplier,
+    rdp_multiplier,
+    setconv_sensitivities,
+)
 from .gaussian import compose_mu, gaussian_noise_std, gdp_delta, gdp_epsilon, gdp_mu
 from .linear_regression import LinearRegressionPosteriorEvent
 from .optimize import minimize_over_alpha
 from .posterior_sampling import PosteriorSampleEvent
+from .rdp import alpha_max, psi_alpha, rdp_covariance_term, rdp_mean_term, rdp_posterior_sample, tau_tilde
 from .sampler_bounds import SampleThenOptimiseEvent
 from .selection import SelectionBudget, SelectionEvent, liu_talwar_budget
-from .rdp import alpha_max, psi_alpha, rdp_covariance_term, rdp_mean_term, rdp_posterior_sample, tau_tilde
+from .sensitivity import (
+    PUBLISHED_WARNING,
+    SensitivityBounds,
+    delta_constant,
+    delta_diagonal,
+    delta_exp1d,
+    delta_generic,
+    delta_rkhs,
+    phi_n,
+    sensitivity_bounds,
+    v_bar,
+    v_generic,
+)
 from .tabulated import TabulatedRdpEvent
 from .zcdp import zcdp_epsilon, zcdp_rho_for
-from .sensitivity import (PUBLISHED_WARNING, SensitivityBounds, delta_constant, delta_diagonal, delta_exp1d,
-                          delta_generic, delta_rkhs, phi_n, sensitivity_bounds, v_bar, v_generic)
 
 __all__ = [
     "DPSetConvEvent", "FunctionalEvent", "dpsetconv_mu", "dpsetconv_noise_scales", "gdp_multiplier",

@@ -22,8 +22,9 @@ grid value from the private end, still feasible.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, cast
+from typing import Any, cast
 
 import numpy as np
 
@@ -185,7 +186,7 @@ def _refine(eps_of: Callable[[np.ndarray], np.ndarray], bad: float, good: float,
 
 def feasible_side(make_event: Callable[[float], PrivacyEvent], value: float, target_epsilon: float,
                   delta: float, *, parameter: str, direction: str = "smallest", conversion: str = "improved",
-                  **certify_kw) -> tuple[float, PrivacyEvent, PrivacyCertificate]:
+                  **certify_kw: Any) -> tuple[float, PrivacyEvent, PrivacyCertificate]:
     """(value', event, certificate) with ``certify(make_event(value'), delta).epsilon <= target_epsilon``.
 
     ``value`` is a calibrated value that may sit a few ulp on the wrong side of the boundary (a closed
@@ -211,7 +212,7 @@ def feasible_side(make_event: Callable[[float], PrivacyEvent], value: float, tar
 
 
 def calibrate_gaussian(sensitivity: float, epsilon: float, delta: float,
-                       **certify_kw) -> tuple[GaussianEvent, PrivacyCertificate]:
+                       **certify_kw: Any) -> tuple[GaussianEvent, PrivacyCertificate]:
     """The Gaussian event with L2 ``sensitivity`` and the smallest noise std whose certified epsilon
     (exact GDP profile; Balle & Wang 2018, Thm 8) is <= ``epsilon`` at ``delta``: the analytic
     calibration :func:`~privgp.accounting.gaussian.gaussian_noise_std`, then :func:`feasible_side`.

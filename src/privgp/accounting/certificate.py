@@ -21,8 +21,8 @@ from typing import Any
 
 from .. import validation as v
 from .._version import __version__
-from ..formatting import format_upper
 from ..errors import InvalidParameterError
+from ..formatting import format_upper
 from . import accountant
 from .conversion import check_conversion
 from .events import PrivacyEvent, event_from_dict, json_number
@@ -91,7 +91,7 @@ class PrivacyCertificate:
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "PrivacyCertificate":
+    def from_dict(cls, d: dict) -> PrivacyCertificate:
         """Inverse of :meth:`to_dict`."""
         try:
             details = {k: _detail(x) for k, x in dict(d.get("details", {})).items()}
@@ -108,13 +108,13 @@ class PrivacyCertificate:
                                         f"missing or malformed field ({exc})") from None
 
     @classmethod
-    def from_json(cls, text: str) -> "PrivacyCertificate":
+    def from_json(cls, text: str) -> PrivacyCertificate:
         try:
             return cls.from_dict(json.loads(text))
         except json.JSONDecodeError as exc:
             raise InvalidParameterError("certificate", "valid JSON", str(exc)) from None
 
-    def recompute(self) -> "PrivacyCertificate":
+    def recompute(self) -> PrivacyCertificate:
         """A fresh certificate from the recorded event through the same accountant (same alpha when it
         was given, not optimised)."""
         return certify(self.event, delta=self.delta if self.solved_for == "epsilon" else None,

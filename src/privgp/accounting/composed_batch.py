@@ -34,7 +34,7 @@ class ComposedBatch(EventBatch):
     components: EventBatch = field(kw_only=True, repr=False)
 
     @classmethod
-    def of(cls, components: EventBatch, weights: ArrayLike | None = None) -> "ComposedBatch":
+    def of(cls, components: EventBatch, weights: ArrayLike | None = None) -> ComposedBatch:
         """Compose along the last axis of ``components`` (shape (S, K), or (K,): the same K components
         for every setting). ``weights``: non-negative use counts broadcast to (S, K) (default 1); e.g.
         components (K,) with lower-triangular ones (K, K) give the K prefixes of one sequence."""

@@ -37,8 +37,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numpy.typing import ArrayLike
 import scipy.linalg
+from numpy.typing import ArrayLike
 
 from .. import validation as v
 from ..errors import InvalidParameterError, NumericalError

@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -38,7 +39,7 @@ from ..errors import InvalidParameterError, NumericalError
 from . import gaussian as _gauss
 
 #: every registered event class by its ``kind`` (the "type" key of its JSON form)
-EVENT_TYPES: dict[str, type["PrivacyEvent"]] = {}
+EVENT_TYPES: dict[str, type[PrivacyEvent]] = {}
 
 
 _E = TypeVar("_E", bound=type["PrivacyEvent"])
@@ -188,16 +189,16 @@ class PrivacyEvent:
         return json.dumps(self.to_dict(), sort_keys=True, allow_nan=False)
 
     @classmethod
-    def from_fields(cls, d: dict[str, Any]) -> "PrivacyEvent":
+    def from_fields(cls, d: dict[str, Any]) -> PrivacyEvent:
         """Build from the fields of :meth:`to_dict` (without "type"); validation runs in __post_init__."""
         return cls(**d)
 
     # -- composition sugar --------------------------------------------------------------------------
-    def times(self, count: int) -> "ComposedEvent":
+    def times(self, count: int) -> ComposedEvent:
         """``count``-fold composition of this event."""
         return ComposedEvent.of([(self, count)])
 
-    def __add__(self, other: "PrivacyEvent") -> "ComposedEvent":
+    def __add__(self, other: PrivacyEvent) -> ComposedEvent:
         if not isinstance(other, PrivacyEvent):
             return NotImplemented
         return ComposedEvent.of([self, other])
@@ -256,7 +257,7 @@ class GaussianCurve(PrivacyEvent):
         return self.mu
 
 
-def gaussian_batch(sensitivity: ArrayLike, noise_std: ArrayLike) -> "EventBatch":
+def gaussian_batch(sensitivity: ArrayLike, noise_std: ArrayLike) -> EventBatch:
     """Many Gaussian mechanisms as arrays (sensitivity and noise_std broadcast): an EventBatch of
     :class:`GaussianEvent` whose accountant call uses the exact GDP profile, vectorised."""
     sens = np.asarray(sensitivity, dtype=float)
@@ -441,7 +442,7 @@ class ComposedEvent(PrivacyEvent):
         object.__setattr__(self, "events", _merge(pairs))
 
     @classmethod
-    def of(cls, items: Iterable[PrivacyEvent | tuple[PrivacyEvent, int]]) -> "ComposedEvent":
+    def of(cls, items: Iterable[PrivacyEvent | tuple[PrivacyEvent, int]]) -> ComposedEvent:
         pairs = [(it, 1) if isinstance(it, PrivacyEvent) else tuple(it) for it in items]
         return cls(tuple(pairs))  # type: ignore[arg-type]
 
@@ -561,7 +562,7 @@ class ComposedEvent(PrivacyEvent):
         return {"type": self.kind, "events": [{"count": c, "event": ev.to_dict()} for ev, c in self.events]}
 
     @classmethod
-    def from_fields(cls, d: dict[str, Any]) -> "ComposedEvent":
+    def from_fields(cls, d: dict[str, Any]) -> ComposedEvent:
         try:
             items = [(event_from_dict(it["event"]), it["count"]) for it in d["events"]]
         except (KeyError, TypeError):
@@ -590,7 +591,7 @@ class EventBatch:
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def from_events(cls, events: Sequence[PrivacyEvent]) -> "EventBatch":
+    def from_events(cls, events: Sequence[PrivacyEvent]) -> EventBatch:
         """Stack scalar events of one type (the slow, generic path)."""
         events = list(events)
         if not events:

@@ -24,7 +24,7 @@ in the tests (tests/test_accounting_events.py, tests/test_functional_accounting.
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike

@@ -29,8 +29,8 @@ orders and both directions reuse the expensive mixture densities.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -96,7 +96,7 @@ class Mixture1D:
         object.__setattr__(self, "_w", np.full(m.shape, 1.0 / m.shape[0]) if w is None else w)
 
     @classmethod
-    def gaussian(cls, mean: float, sd: float) -> "Mixture1D":
+    def gaussian(cls, mean: float, sd: float) -> Mixture1D:
         return cls(np.array([float(mean)]), np.array([float(sd)]))
 
     @property
@@ -302,7 +302,7 @@ class PairTable:
     lq: np.ndarray
 
     @classmethod
-    def build(cls, P: Mixture1D, Q: Mixture1D, orders: Iterable[float] = (2.0,)) -> "PairTable":
+    def build(cls, P: Mixture1D, Q: Mixture1D, orders: Iterable[float] = (2.0,)) -> PairTable:
         """Nodes covering the Renyi integrands of every order in ``orders`` (both directions)."""
         P, Q = _as_mixture("P", P), _as_mixture("Q", Q)
         checked = tuple(v.greater_than("order", o, 1.0) for o in orders)

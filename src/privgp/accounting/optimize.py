@@ -18,7 +18,7 @@ grid cells, i.e. below 1e-4 in t).
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike

@@ -29,8 +29,7 @@ from .. import validation as v
 from ..errors import InvalidParameterError
 from .events import EventBatch, PrivacyEvent, register_event
 from .rdp import alpha_max_of_tau, bound_coefficients, rdp_raw
-from .sensitivity import (CONSTANTS, PUBLISHED_WARNING, SENSITIVITIES, SensitivityBounds,
-                          checked_sensitivity_bounds, sensitivity_bounds)
+from .sensitivity import CONSTANTS, PUBLISHED_WARNING, SENSITIVITIES, SensitivityBounds, checked_sensitivity_bounds, sensitivity_bounds
 
 #: the kernel families whose facts the lemmas know by name ("other": any normalised kernel)
 KERNEL_FAMILIES = ("exponential", "matern32", "matern52", "squared_exponential", "constant", "diagonal", "other")
@@ -175,13 +174,13 @@ class PosteriorSampleEvent(PrivacyEvent):
     def _alpha_max_arrays(cls, tau, V, r2, eta2_s2, m, L):
         return np.broadcast_to(alpha_max_of_tau(tau), np.broadcast_shapes(np.shape(tau), np.shape(L)))
 
-    def single_draw(self) -> "PosteriorSampleEvent":
+    def single_draw(self) -> PosteriorSampleEvent:
         """The same release with L = 1 (the per-draw bound)."""
         if self.L == 1:
             return self
         return self.with_values(L=1)
 
-    def with_values(self, **changes: Any) -> "PosteriorSampleEvent":
+    def with_values(self, **changes: Any) -> PosteriorSampleEvent:
         """A copy with some fields changed (validated again)."""
         d = {f.name: getattr(self, f.name) for f in fields(self) if f.init}
         d.update(changes)

@@ -46,8 +46,9 @@ divergences are in :mod:`privgp.audit.langevin_gp`).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -214,7 +215,7 @@ class SampleThenOptimiseEvent(PrivacyEvent):
                 "L": self.L}
 
     @classmethod
-    def from_fields(cls, d: dict[str, Any]) -> "SampleThenOptimiseEvent":
+    def from_fields(cls, d: dict[str, Any]) -> SampleThenOptimiseEvent:
         body = dict(d)
         body["posterior"] = event_from_dict(body["posterior"])
         return cls(**body)

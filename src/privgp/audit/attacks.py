@@ -23,8 +23,15 @@ import numpy as np
 
 from .. import validation as v
 from ..errors import InvalidParameterError
-from .densities import (U_MAX, GaussianMixture1D, LatentTanhMixture, TanhGaussianMixture,
-                        fit_gaussian_mixture_1d_binned, fit_latent_tanh_mixture, safe_log)
+from .densities import (
+    U_MAX,
+    GaussianMixture1D,
+    LatentTanhMixture,
+    TanhGaussianMixture,
+    fit_gaussian_mixture_1d_binned,
+    fit_latent_tanh_mixture,
+    safe_log,
+)
 from .game import GameData, MembershipGame, Population
 
 ATTACKS = ("paper", "exact", "benchmark")

@@ -98,7 +98,7 @@ class MembershipGame:
         """sigma = inf: the centred normalised draw is released (sec. 4, covariance-only limit)."""
         return math.isinf(self.sigma)
 
-    def replace(self, **changes) -> "MembershipGame":
+    def replace(self, **changes) -> MembershipGame:
         from dataclasses import replace
 
         return replace(self, **changes)

@@ -18,8 +18,7 @@ from ..accounting import PUBLISHED_WARNING
 from ..errors import InvalidParameterError
 from .attacks import ATTACKS, fit_attack
 from .game import MembershipGame, play
-from .metrics import (DEFAULT_FPR_TARGETS, EpsilonLowerBound, RocMetrics, check_fpr_targets,
-                      epsilon_lower_bound, roc_metrics, select_threshold)
+from .metrics import DEFAULT_FPR_TARGETS, EpsilonLowerBound, RocMetrics, check_fpr_targets, epsilon_lower_bound, roc_metrics, select_threshold
 
 
 @dataclass(frozen=True)

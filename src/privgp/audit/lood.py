@@ -48,8 +48,7 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve, eigh, solve_triangular
 
 from .. import validation as v
-from ..accounting.divergences import (kl_gaussian_1d, kl_gaussians, renyi_divergence_gaussians,
-                                      renyi_gaussian_1d)
+from ..accounting.divergences import kl_gaussian_1d, kl_gaussians, renyi_divergence_gaussians, renyi_gaussian_1d
 from ..errors import InvalidParameterError
 
 DIVERGENCES = ("kl", "kl_reverse", "mean_distance", "mean_distance_code", "renyi", "renyi_reverse")
@@ -220,7 +219,7 @@ class GPPosterior:
         return self.kernel.diag(Q) - np.einsum("ij,ij->j", W, W)
 
     # -- pairs ---------------------------------------------------------------------------------
-    def add(self, XS, YS) -> "LoodPair":
+    def add(self, XS, YS) -> LoodPair:
         """The pair (D, D' = D u S) with D this posterior's data (a rank-s update, no refactorising)."""
         XS = self._points("XS", XS)
         YS = _responses("YS", YS, XS.shape[0])
@@ -231,7 +230,7 @@ class GPPosterior:
         E = YS - self.mean(XS)
         return LoodPair(self, XS, YS, V, E, removed=None)
 
-    def leave_out(self, indices) -> "LoodPair":
+    def leave_out(self, indices) -> LoodPair:
         """The pair (D = this data minus the records ``indices``, D' = this data), from M_D'^-1."""
         idx = np.atleast_1d(np.asarray(indices))
         if idx.ndim != 1 or idx.size == 0 or not np.issubdtype(idx.dtype, np.integer):

@@ -36,7 +36,6 @@ from ..gp import ExactPosterior
 from ..kernels import Kernel
 from ..mechanisms.posterior_sample import bounds_for
 
-
 OBJECTIVES = ("total", "mean", "cov")
 
 

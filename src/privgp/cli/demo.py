@@ -33,11 +33,11 @@ def _run(args) -> int:
     import numpy as np
 
     out = check_output_dir(args.out, args.overwrite)
-    from ..mechanisms.posterior_sample import epsilon_posterior_sampling
     from ..domain import Box
     from ..experiments.common import new_figure, save_figure
     from ..gp import ExactPosterior
     from ..kernels import Exponential
+    from ..mechanisms.posterior_sample import epsilon_posterior_sampling
     from ..sampling import exp1d_paths
 
     seed = int(args.seed) if args.seed is not None else int(np.random.SeedSequence().entropy % 2**63)

@@ -33,8 +33,8 @@ from ..mechanisms.posterior_release import DEFAULT_MEMORY_LIMIT
 from ..progress import Progress
 from ..tasks.thompson_options import KNOBS, SCHEDULES
 from .common import nonnegative_int, print_json
-from .release_publish import sha256_file
 from .outputs import AtomicOutput, check_output_dir, resolve_path
+from .release_publish import sha256_file
 
 if TYPE_CHECKING:
     from ..tasks.thompson import Candidates, ThompsonPlan, ThompsonResult

@@ -25,8 +25,8 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from ..errors import InvalidParameterError
 

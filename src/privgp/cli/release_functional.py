@@ -21,8 +21,8 @@ from ..mechanisms import functional as fm
 from ..mechanisms.posterior_release import default_lengthscale
 from ..mechanisms.release import default_delta, grid_sizes
 from . import release_posterior as rp
-from .release_figure import PictureContext, ReleasedField
 from . import release_publish as publish
+from .release_figure import PictureContext, ReleasedField
 from .release_report import MechanismReport, chosen_by
 
 NAME = "functional"

@@ -11,8 +11,8 @@ import numpy as np
 from ..accounting import PrivacyCertificate
 from ..errors import InvalidParameterError
 from ..mechanisms.grid import GRID_SENSITIVITY, GridField, NoisyGridPlan, plan_grid
-from .release_figure import PictureContext, ReleasedField
 from . import release_publish as publish
+from .release_figure import PictureContext, ReleasedField
 from .release_report import MechanismReport
 
 NAME = "grid"

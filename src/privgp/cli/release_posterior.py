@@ -12,10 +12,18 @@ import numpy as np
 
 from ..accounting import PrivacyCertificate
 from ..errors import InvalidParameterError
+
 # privgp's defaults, shared with the library (DEFAULT_*: see privgp.mechanisms.posterior_release)
-from ..mechanisms.posterior_release import (DEFAULT_EPSILON, DEFAULT_GRID, DEFAULT_SIGMA, DEFAULT_SNAP,  # noqa: F401
-                                            PosteriorSamplePlan, ReleasedPaths, default_lengthscale,
-                                            plan_posterior_sample)
+from ..mechanisms.posterior_release import (  # noqa: F401
+    DEFAULT_EPSILON,
+    DEFAULT_GRID,
+    DEFAULT_SIGMA,
+    DEFAULT_SNAP,
+    PosteriorSamplePlan,
+    ReleasedPaths,
+    default_lengthscale,
+    plan_posterior_sample,
+)
 from ..mechanisms.release import default_delta
 from . import release_publish as publish
 from .release_figure import PictureContext, ReleasedField, format_upper

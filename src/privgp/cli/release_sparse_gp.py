@@ -24,11 +24,10 @@ import numpy as np
 from ..errors import InvalidParameterError
 from ..mechanisms.posterior_release import default_lengthscale
 from ..mechanisms.sparse_gp import CHUNK
-from ..mechanisms.sparse_gp_release import (DEFAULT_INDUCING, DEFAULT_NOISE_STD, SparseGpPlan, SparseGpReleased,
-                                            plan_sparse_gp)
+from ..mechanisms.sparse_gp_release import DEFAULT_INDUCING, DEFAULT_NOISE_STD, SparseGpPlan, SparseGpReleased, plan_sparse_gp
 from ..mechanisms.sparse_gp_sensitivity import KERNEL_BOUNDS
-from .release_figure import PictureContext, ReleasedField
 from . import release_publish as publish
+from .release_figure import PictureContext, ReleasedField
 from .release_report import MechanismReport, chosen_by
 
 NAME = "sparse-gp"

@@ -18,8 +18,8 @@ from pathlib import Path
 from ..errors import InvalidParameterError
 from ..tasks.private_selection import LengthscaleSelectionPlan, SelectionResult, plan_lengthscale_selection
 from . import release_posterior
-from .release_figure import PictureContext, ReleasedField
 from . import release_publish as publish
+from .release_figure import PictureContext, ReleasedField
 from .release_report import MechanismReport, chosen_by
 
 NAME = "posterior-sample-tuned"

@@ -30,7 +30,7 @@ class ImageData:
     def channels(self) -> int:
         return 1 if len(self.shape) == 2 else self.shape[0]
 
-    def select_classes(self, classes) -> "ImageData":
+    def select_classes(self, classes) -> ImageData:
         """Only the given classes, relabelled 0..k-1 in the given order."""
         classes = [int(c) for c in np.atleast_1d(classes)]
         present = set(np.unique(self.labels).tolist())
@@ -102,7 +102,7 @@ class ChannelNormaliser:
     std: np.ndarray
 
     @classmethod
-    def fit(cls, X, channels: int) -> "ChannelNormaliser":
+    def fit(cls, X, channels: int) -> ChannelNormaliser:
         X = v.finite_array("X", X, ndim=2)
         per = X.reshape(X.shape[0], channels, -1)
         mean, std = per.mean(axis=(0, 2)), per.std(axis=(0, 2))

@@ -21,8 +21,8 @@ independent transcription; tests/data/objective_reference.json), rounded to 10 d
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 

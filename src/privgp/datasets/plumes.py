@@ -73,7 +73,7 @@ class PlumeFields:
     def __len__(self) -> int:
         return self.centres.shape[0]
 
-    def subset(self, idx) -> "PlumeFields":
+    def subset(self, idx) -> PlumeFields:
         idx = np.asarray(idx)
         return replace(self, centres=self.centres[idx], precisions=self.precisions[idx],
                        amplitudes=self.amplitudes[idx], b_h=self.b_h[idx], g_min=self.g_min[idx],
@@ -134,8 +134,7 @@ def excursion_pairs_2d(n_pairs: int, n: int, M_xi: float, *, rng: np.random.Gene
     ``lattice=N`` places the sensors uniformly on the lattice {0, 1/N, ..., 1}^2 instead of the
     continuum (so that a fast exact grid sampler applies; the paper samples the continuum).
     """
-    from ..domain import Box
-    from ..domain import trapezoid_weights
+    from ..domain import Box, trapezoid_weights
 
     rng = v.generator("rng", rng)
     prior = PlumePrior() if prior is None else prior

@@ -62,7 +62,7 @@ class ExcursionPairs:
     def n(self) -> int:
         return self.X.shape[1]
 
-    def subset(self, idx) -> "ExcursionPairs":
+    def subset(self, idx) -> ExcursionPairs:
         idx = np.asarray(idx)
         extra = {k: (val[idx] if isinstance(val, np.ndarray) else val.subset(idx))
                  for k, val in self.info.items() if isinstance(val, np.ndarray) or hasattr(val, "subset")}
@@ -118,8 +118,7 @@ def excursion_pairs_1d(n_pairs: int, n: int, M_xi: float, *, rng: np.random.Gene
     if shared_target:
         return _shared_target_pairs(n_pairs, n, M_xi, rng=rng, mesh_size=mesh_size, lengthscale_gen=lengthscale_gen,
                                     t=t, target_filter=target_filter, max_attempts=max_attempts)
-    from ..domain import Box
-    from ..domain import trapezoid_weights
+    from ..domain import Box, trapezoid_weights
 
     rng = v.generator("rng", rng)
     n_pairs = v.integer("n_pairs", n_pairs, minimum=1)
@@ -162,8 +161,7 @@ def excursion_pairs_1d(n_pairs: int, n: int, M_xi: float, *, rng: np.random.Gene
 
 
 def _shared_target_pairs(n_pairs, n, M_xi, *, rng, mesh_size, lengthscale_gen, t, target_filter, max_attempts):
-    from ..domain import Box
-    from ..domain import trapezoid_weights
+    from ..domain import Box, trapezoid_weights
 
     rng = v.generator("rng", rng)
     n_pairs = v.integer("n_pairs", n_pairs, minimum=1)
@@ -175,7 +173,7 @@ def _shared_target_pairs(n_pairs, n, M_xi, *, rng, mesh_size, lengthscale_gen, t
     w = trapezoid_weights(axes)
     X = np.sort(rng.uniform(0.0, 1.0, size=(n_pairs, n)), axis=1)
     pts = np.concatenate([mesh[:, 0], X.ravel()])[None]
-    for attempt in range(1, max_attempts + 1):
+    for attempt in range(1, max_attempts + 1):  # noqa: B007 (the count is recorded after the loop)
         f = exponential_gp_paths(pts, lengthscale_gen, rng)[0]
         f = (1.0 - M_xi) * f / np.max(np.abs(f))
         signal = f[:mesh_size]

@@ -8,8 +8,9 @@ outputs and a ``run.json`` record (config, versions) under ``out_dir`` and retur
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import InvalidParameterError
 

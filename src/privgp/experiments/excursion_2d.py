@@ -22,8 +22,7 @@ from ..datasets.synthetic import check_noise_level
 from ..domain import Box
 from ..errors import InvalidParameterError
 from ..tasks import excursion as ex
-from ..tasks.excursion_study import (PrivacySpec, ReleaseSpec, StudyConfig, posterior_paths,
-                                     run_excursion_study, summarize)
+from ..tasks.excursion_study import PrivacySpec, ReleaseSpec, StudyConfig, posterior_paths, run_excursion_study, summarize
 from ..tasks.hyperparameter_search import SearchSpace
 from .common import as_tuple, new_figure, save_figure, write_run_record
 from .excursion_1d import _check_inputs, _constant_sets, _write_outputs

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..mechanisms.posterior_sample import calibrate_r
 from ..errors import InfeasibleTargetError
+from ..mechanisms.posterior_sample import calibrate_r
 from .common import new_figure, save_figure, write_run_record, write_table
 from .fig1 import epsilon_vs_r, plot_epsilon_vs_r
 

@@ -163,7 +163,7 @@ def audit(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, epsilon: 
     write_table(ms, out_dir, "mean_sensitivity", floatfmt=".5g")
 
     fig, axes = new_figure(1, 2, figsize=(11, 4.2))
-    for name, (ex, bd) in curves.items():
+    for name, (ex, _bd) in curves.items():
         axes[0].semilogy(eps_axis, ex, label=f"exact, {name} pair", lw=1.6)
     axes[0].semilogy(eps_axis, curves["density"][1], "k--", label="certified (Thm 4.2)", lw=1.4)
     from ..accounting.gaussian import gdp_delta

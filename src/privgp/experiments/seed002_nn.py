@@ -277,10 +277,9 @@ def sim2real(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, n_valu
     standardised scale (change of variables: NLL = NLL on the scaled data - log y_scale), so runs
     with different scales are comparable."""
     torch = _torch(threads)
+    from ..accounting.gaussian import gdp_mu
     from ..nn.evaluate import dpconvcnp_nll, dpsvgp_nll, mean_ci
     from ..nn.tasks import TaskBatch
-    from ..accounting.gaussian import gdp_mu
-
     from ..validation import positive
 
     positive("y_scale", y_scale)

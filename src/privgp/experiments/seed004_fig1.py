@@ -30,9 +30,16 @@ import pandas as pd
 from ..accounting import accountant
 from ..accounting.divergences import renyi_gaussian_1d
 from ..accounting.linear_regression import LinearRegressionPosteriorEvent, lemma43_epsilon
-from ..accounting.mixtures import (Mixture1D, PairTable, hockey_stick_epsilon, test_epsilon_lower_bound)
-from ..audit.sgld_bounds import (eq15_lower_bound, eq16_epsilon_prime, kdot, lemma_a2_gap_lower_bound,
-                                  lemma_a4_variance_bounds, paper_step, theorem1_constants)
+from ..accounting.mixtures import Mixture1D, PairTable, hockey_stick_epsilon, test_epsilon_lower_bound
+from ..audit.sgld_bounds import (
+    eq15_lower_bound,
+    eq16_epsilon_prime,
+    kdot,
+    lemma_a2_gap_lower_bound,
+    lemma_a4_variance_bounds,
+    paper_step,
+    theorem1_constants,
+)
 from ..audit.sgld_model import CyclicSGLD, posterior_pair
 from .common import new_figure, save_figure, write_run_record, write_table
 

@@ -153,7 +153,7 @@ def _summarise(rows: list[dict], window: int) -> tuple[pd.DataFrame, pd.DataFram
         S = arr["recommendation"].shape[0]
 
         def mse(a):  # mean and standard error over seeds
-            return a.mean(axis=0), a.std(axis=0, ddof=1) / math.sqrt(S)
+            return a.mean(axis=0), a.std(axis=0, ddof=1) / math.sqrt(S)  # noqa: B023 (called within this iteration)
 
         stats = {k: mse(a) for k, a in arr.items()}
         for t in range(arr["recommendation"].shape[1]):

@@ -114,13 +114,13 @@ class ExactPosterior:
         self._factor(gram)
 
     @classmethod
-    def aggregated(cls, kernel: Kernel, X, y, r: float, sigma: float = 1.0) -> "ExactPosterior":
+    def aggregated(cls, kernel: Kernel, X, y, r: float, sigma: float = 1.0) -> ExactPosterior:
         """The exact posterior of (X, y) computed on its distinct inputs (one unknown per site)."""
         Xu, ybar, counts = aggregate_duplicates(X, y)
         return cls(kernel, Xu, ybar, r, sigma, counts=counts)
 
     @classmethod
-    def prior(cls, kernel: Kernel, dim: int, r: float, sigma: float = 1.0) -> "ExactPosterior":
+    def prior(cls, kernel: Kernel, dim: int, r: float, sigma: float = 1.0) -> ExactPosterior:
         """The posterior of the empty dataset, i.e. the prior GP(0, sigma^2 k)."""
         self = cls.__new__(cls)
         self.kernel = kernel
@@ -235,7 +235,7 @@ class ExactPosterior:
         """Posterior variance sigma^2 k_D(x, x)."""
         return self.sigma**2 * self.kD_diag(Xq)
 
-    def with_point(self, x, y: float) -> "ExactPosterior":
+    def with_point(self, x, y: float) -> ExactPosterior:
         """The posterior of D with (x, y) appended (a refit)."""
         x = _single_point("x", x, self.dim)
         counts = None if self.counts is None else np.append(self.counts, 1.0)

@@ -21,8 +21,7 @@ from typing import Any
 
 # light submodules whose names are also exported names (the function `release`, `dpsetconv`): imported
 # here so that the function, not the submodule, is the package attribute (as before)
-from .dpsetconv import (DPSetConvPlan, DPSetConvRelease, dpsetconv, dpsetconv_release, plan_dpsetconv,  # noqa: F401 (re-exported)
-                        setconv_channels)
+from .dpsetconv import DPSetConvPlan, DPSetConvRelease, dpsetconv, dpsetconv_release, plan_dpsetconv, setconv_channels  # noqa: F401 (re-exported)
 from .release import ReleaseResult, ResponseMap, default_delta, grid_sizes, release  # noqa: F401 (re-exported)
 
 # every other name -> its submodule; resolved on first use (PEP 562) so that importing one submodule, e.g.

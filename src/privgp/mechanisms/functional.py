@@ -76,12 +76,12 @@ from .. import validation as v
 from ..accounting import PrivacyCertificate, feasible_side
 from ..accounting.functional import MULTIPLIERS, FunctionalEvent, check_clip
 from ..accounting.sensitivity import choose_lemma
-from .posterior_release import DEFAULT_MEMORY_LIMIT
-from .posterior_sample import bounds_for
-from .release import ResponseMap
 from ..domain import Box, PublicGrid
 from ..errors import InfeasibleTargetError, InvalidParameterError
 from ..kernels import DistanceKernel, Kernel, make_kernel
+from .posterior_release import DEFAULT_MEMORY_LIMIT
+from .posterior_sample import bounds_for
+from .release import ResponseMap
 
 MECHANISM = "functional mechanism f_D + c g (Hall et al. 2013; GDP analysis: seed 002, Thm 4.1)"
 ESTIMATORS = ("posterior_mean",)
@@ -284,7 +284,7 @@ class FunctionalPlan:
             f"mean ({cost.unknowns} unknowns, {cost.grid_points} grid points); {hint}, or raise the limit "
             "(memory_limit / --memory-limit)", f"an estimated {cost.gib:.3g} GiB and about {cost.seconds:.3g} s")
 
-    def draw(self, X, y, rng: np.random.Generator) -> "FunctionalRelease":
+    def draw(self, X, y, rng: np.random.Generator) -> FunctionalRelease:
         """mu_D(grid) + c g(grid), g an exact draw of GP(0, k) (X, y from :meth:`check`): the exact
         posterior mean with one unknown per distinct input / occupied site (module docstring, "Scale")."""
         rng = v.generator("rng", rng)
@@ -297,7 +297,7 @@ class FunctionalPlan:
         return posterior_mean_on_grid(self.kernel_object(), X, y, self.grid.axes(), r=self.r, method=self.mean_method,
                                       refine=self.snap).reshape(self.grid.shape)
 
-    def add_noise(self, mean: np.ndarray, rng: np.random.Generator) -> "FunctionalRelease":
+    def add_noise(self, mean: np.ndarray, rng: np.random.Generator) -> FunctionalRelease:
         """mean + c g, g an exact draw of GP(0, k) on the grid (draws the same numbers as :meth:`draw`; one
         mean from :meth:`posterior_mean` may be released several times, each a separate charge)."""
         from ..sampling import prior_paths  # noqa: PLC0415

@@ -95,7 +95,7 @@ class PosteriorSamplePlan:
     def check(self, X: ArrayLike, z: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         return check_data(self, X, z)
 
-    def draw(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> "ReleasedPaths":
+    def draw(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> ReleasedPaths:
         return draw_paths(self, X, y, rng)
 
     @property

@@ -45,8 +45,7 @@ from ..accounting.events import ComposedEvent, GaussianEvent
 from ..accounting.gaussian import gaussian_noise_std
 from ..errors import InvalidParameterError
 from ..kernels import Kernel, make_kernel
-from .sparse_gp_sensitivity import (kernel_norm_bound, resolve_noise_ratio, statistics_sensitivity,
-                                    weighted_sensitivity)
+from .sparse_gp_sensitivity import kernel_norm_bound, resolve_noise_ratio, statistics_sensitivity, weighted_sensitivity
 
 if TYPE_CHECKING:
     from ..gp.sparse_posterior import SparsePosterior

@@ -35,7 +35,8 @@ Fitted attributes end with an underscore; ``certificate_`` is the release's
 from __future__ import annotations
 
 import numbers
-from typing import Any, Callable, Self
+from collections.abc import Callable
+from typing import Any, Self
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -46,8 +47,16 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .. import validation as v
 from ..errors import InvalidParameterError
 from .release import default_delta
-from .sparse_gp import (MECHANISM, NoiseBounds, SparseGpSpec, calibrate_noise, release_from_statistics,
-                        sparse_gp_spec, sufficient_statistics, weighted_statistics)
+from .sparse_gp import (
+    MECHANISM,
+    NoiseBounds,
+    SparseGpSpec,
+    calibrate_noise,
+    release_from_statistics,
+    sparse_gp_spec,
+    sufficient_statistics,
+    weighted_statistics,
+)
 
 #: the public box the inducing inputs fill when none is given (features on a standardised scale)
 DEFAULT_BOX = (-3.0, 3.0)

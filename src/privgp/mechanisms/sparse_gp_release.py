@@ -30,8 +30,16 @@ from ..domain import Box
 from ..errors import InvalidParameterError
 from .posterior_release import default_lengthscale
 from .release import ResponseMap, default_delta, grid_sizes
-from .sparse_gp import (MECHANISM, NoiseCalibration, SparseGpSpec, calibrate_noise, check_public_inducing,
-                        release_from_statistics, sparse_gp_spec, sufficient_statistics)
+from .sparse_gp import (
+    MECHANISM,
+    NoiseCalibration,
+    SparseGpSpec,
+    calibrate_noise,
+    check_public_inducing,
+    release_from_statistics,
+    sparse_gp_spec,
+    sufficient_statistics,
+)
 
 DEFAULT_NOISE_STD = 0.3
 DEFAULT_INDUCING = {1: 15, 2: 8}

@@ -99,7 +99,7 @@ class ModelConfig:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "ModelConfig":
+    def from_dict(cls, d: dict[str, Any]) -> ModelConfig:
         d = dict(d)
         d["window"] = tuple(d["window"])
         d["channels"] = tuple(d["channels"])
@@ -353,7 +353,7 @@ class DPConvCNP(nn.Module):
         return {"config": self.cfg.to_dict(), "state_dict": self.state_dict()}
 
     @classmethod
-    def from_export(cls, d: dict[str, Any]) -> "DPConvCNP":
+    def from_export(cls, d: dict[str, Any]) -> DPConvCNP:
         model = cls(ModelConfig.from_dict(d["config"]))
         model.load_state_dict(d["state_dict"])
         model.eval()

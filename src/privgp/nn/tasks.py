@@ -59,7 +59,7 @@ class TaskSpec:
             v.positive(f"{name}[0]", getattr(self, name)[0])
         v.probability("delta", self.delta)
 
-    def fixed(self, **kw) -> "TaskSpec":
+    def fixed(self, **kw) -> TaskSpec:
         """A copy with the named parameters fixed to a value (e.g. ``lengthscale=0.71, epsilon=1.0``)."""
         return replace(self, **{k: (float(x), float(x)) if not isinstance(x, tuple) else x for k, x in kw.items()})
 

@@ -61,7 +61,7 @@ class TrainConfig:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "TrainConfig":
+    def from_dict(cls, d: dict[str, Any]) -> TrainConfig:
         return cls(**{**d, "n_context": tuple(d["n_context"]), "target_range": tuple(d["target_range"])})
 
 
@@ -150,7 +150,7 @@ class Trainer:
                 "best_state": self.best_state, "history": list(self.history)}
 
     @classmethod
-    def from_state(cls, state: dict[str, Any], **overrides) -> "Trainer":
+    def from_state(cls, state: dict[str, Any], **overrides) -> Trainer:
         """Rebuild a trainer where it stopped; ``overrides`` may change only ``steps`` of the schedule."""
         if set(overrides) - {"steps"}:
             raise InvalidParameterError("overrides", "only 'steps' (the schedule is fixed once started)", sorted(overrides))

@@ -25,8 +25,8 @@ not accepted within an iteration budget (:func:`auto_iterations`).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Callable
 
 import numpy as np
 from scipy.fft import irfftn, next_fast_len, rfftn

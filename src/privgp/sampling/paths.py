@@ -17,9 +17,9 @@ otherwise :func:`~privgp.sampling.prior.prior_paths` (Kronecker, circulant embed
 """
 from __future__ import annotations
 
-import numpy as np
-
 from dataclasses import dataclass
+
+import numpy as np
 
 from .. import validation as v
 from ..kernels import DistanceKernel, Kernel

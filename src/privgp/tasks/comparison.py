@@ -57,11 +57,11 @@ import numpy as np
 from .. import validation as v
 from ..domain import Box, PublicGrid
 from ..errors import InvalidParameterError
+from ..gp.sparse_posterior import noise_aware_posterior
 from ..kernels import make_kernel
 from ..mechanisms.functional import plan_functional, posterior_mean_weights
 from ..mechanisms.posterior_release import plan_posterior_sample, sample_release
 from ..mechanisms.release import ResponseMap, grid_sizes
-from ..gp.sparse_posterior import noise_aware_posterior
 from ..mechanisms.sparse_gp import sparse_gp_spec, sufficient_statistics
 from ..mechanisms.sparse_gp_release import inducing_grid, plan_sparse_gp
 from . import excursion as ex
@@ -347,8 +347,12 @@ def evaluate_job(job: tuple) -> dict:
         return {"metrics": metrics(b, rel), "used": rel.used}
 
 
+#: the ridges r searched for the functional mechanism (non-private search): 10 log-spaced values in [0.1, 30]
+DEFAULT_RIDGES = tuple(np.geomspace(0.1, 30.0, 10).round(4))
+
+
 def candidates(mechanism: str, lengthscales, *, sigmas=(0.03, 0.1, 0.3, 1.0),
-               ridges=tuple(np.geomspace(0.1, 30.0, 10).round(4)), kernels=SPARSE_GP_KERNELS,
+               ridges=DEFAULT_RIDGES, kernels=SPARSE_GP_KERNELS,
                noise_stds=(0.03, 0.1, 0.3, 1.0), inducing=(4, 8, 16, 32)) -> list[dict]:
     """The public grid of free hyperparameters searched on the pilot data: lengthscale x sigma
     (posterior sampling), lengthscale x r (functional, non-private), kernel x lengthscale x noise std

@@ -33,6 +33,7 @@ from ..kernels import DistanceKernel, make_kernel, pairwise_distances
 from . import excursion as ex
 from .hyperparameter_search import CachedLoss, EpsilonCache, SearchResult, SearchSpace, grid_searches
 
+
 def _one_blas_thread(fn):
     """Run a chunk function with BLAS pinned to one thread (also in-process, e.g. workers=1):
     the small batched decompositions are much slower multi-threaded, above all on a busy machine."""

@@ -25,8 +25,9 @@ partitions the row indices of one dataset.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -35,8 +36,7 @@ from ..accounting.selection import SelectionBudget, SelectionEvent, liu_talwar_b
 from ..accounting.zcdp import zcdp_rho_for
 from ..errors import InvalidParameterError
 from ..mechanisms.coinpress import coinpress_mean, paper_schedule
-from ..mechanisms.sparse_gp import (calibrate_noise, release_from_statistics, sparse_gp_spec,
-                                    sufficient_statistics)
+from ..mechanisms.sparse_gp import calibrate_noise, release_from_statistics, sparse_gp_spec, sufficient_statistics
 
 COINPRESS_STEPS = 12
 COINPRESS_LAST_FRACTION = 0.75
@@ -57,7 +57,7 @@ class TrainValidationSplit:
     validation: np.ndarray
 
     @classmethod
-    def random(cls, n: int, validation_fraction: float, rng: np.random.Generator) -> "TrainValidationSplit":
+    def random(cls, n: int, validation_fraction: float, rng: np.random.Generator) -> TrainValidationSplit:
         n = v.integer("n", n, minimum=2)
         f = v.open_interval("validation_fraction", validation_fraction, 0.0, 1.0)
         k = int(round(f * n))
@@ -67,7 +67,7 @@ class TrainValidationSplit:
         return cls(n, np.sort(perm[k:]), np.sort(perm[:k]))
 
     @classmethod
-    def from_validation_rows(cls, n: int, rows) -> "TrainValidationSplit":
+    def from_validation_rows(cls, n: int, rows) -> TrainValidationSplit:
         n = v.integer("n", n, minimum=2)
         r = np.asarray(rows)
         if r.ndim != 1 or r.size == 0 or not np.issubdtype(r.dtype, np.integer):
@@ -125,7 +125,7 @@ def random_stopping(run: Callable[[int, np.random.Generator], tuple[Any, float, 
     trace = []
     n_acc = 0
     t = 0
-    for t in range(1, budget.max_draws + 1):
+    for t in range(1, budget.max_draws + 1):  # noqa: B007 (the number of draws is returned)
         i = int(rng.integers(K))
         model, score, ok = run(i, rng)
         if keep_trace:

@@ -35,9 +35,9 @@ explicit sequence. Every value is fixed before the run, from public quantities o
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -84,7 +84,7 @@ class Candidates:
     axes: tuple[np.ndarray, ...] | None = None  # regular grid: points = mesh of axes in 'ij' order
 
     @classmethod
-    def grid(cls, box: Box, size: int | Sequence[int]) -> "Candidates":
+    def grid(cls, box: Box, size: int | Sequence[int]) -> Candidates:
         """A regular grid over ``box`` with ``size`` points per axis (int or one per axis), corners included."""
         if not isinstance(box, Box):
             raise InvalidParameterError("box", "a privgp.domain.Box", type(box).__name__)
@@ -96,7 +96,7 @@ class Candidates:
         return cls(points, box, axes)
 
     @classmethod
-    def finite(cls, points: ArrayLike, box: Box | None = None) -> "Candidates":
+    def finite(cls, points: ArrayLike, box: Box | None = None) -> Candidates:
         """A finite set of public points ((m, d), or (m,) in 1-D); duplicates are dropped (first kept)."""
         P = v.finite_array("candidates", points, ndim=(1, 2), allow_empty=True)
         if P.ndim == 1:
@@ -466,7 +466,7 @@ class ThompsonResult:
         """Certified epsilon of what was released (0 when only the prior round was)."""
         return 0.0 if self.certificate is None else float(self.certificate.epsilon)
 
-    def history(self, *, include_responses: bool = False) -> "pd.DataFrame":
+    def history(self, *, include_responses: bool = False) -> pd.DataFrame:
         """One row per released round: round, n (records used), r, eta, the candidate index and the
         query coordinates (public), the round's own epsilon and the epsilon spent after it; with
         ``include_responses`` also the private clipped response (never publish that column)."""
