@@ -311,7 +311,8 @@ def test_unreadable_files_exit_2_with_one_line(tmp_path, capsys):
 def test_older_certificates_verify_without_file_hashes(capsys):
     """Certificates written before this change (no sha256; an alpha from an older optimiser) still
     verify: the recorded alpha is re-evaluated, and the outputs are reported as not checked."""
-    for path in (ROOT / "docs/runs/release-default/certificate.json", ROOT / "docs/runs/release-1e6/certificate.json"):
+    older = ROOT / "tests" / "data" / "older_certificates"   # as committed in docs/runs/ by privgp 0.1.0 (04236ad)
+    for path in (older / "release-default-0.1.0.json", older / "release-1e6-0.1.0.json"):
         code, res = verify(path, capsys)
         assert code == 0 and res["verified"] and res["files"] is None, res
         assert main(["verify", str(path)]) == 0
