@@ -86,8 +86,10 @@ def main() -> None:
         print(f"n={n} done ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
     doc = {"what": "tuned public settings of the noisy-grid mechanism for --mechanism auto",
            "generator": "scripts/tune_auto_grid.py", "pilot_seed": PILOT_SEED, "families": list(FAMILIES),
-           "reps_per_family": {f"n <= {SMALL_N:d}": REPS_SMALL, "larger n": REPS}, "grid": GRID, "box": "unit square (cells along the longest side)",
-           "candidates": {"cells": CELLS, "bandwidth": BANDWIDTHS}, "criterion": "mean excursion IoU over families; the baseline (8 cells, bandwidth 1) is kept unless the best "
+           "reps_per_family": {f"n <= {SMALL_N:d}": REPS_SMALL, "larger n": REPS}, "grid": GRID,
+           "box": "unit square (cells along the longest side)",
+           "candidates": {"cells": CELLS, "bandwidth": BANDWIDTHS},
+           "criterion": "mean excursion IoU over families; the baseline (8 cells, bandwidth 1) is kept unless the best "
                         "beats it by more than 2 standard errors of the paired difference", "baseline": list(BASELINE),
            "entries": table}
     OUT.write_text(json.dumps(doc, indent=1) + "\n")
