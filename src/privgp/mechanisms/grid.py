@@ -62,9 +62,10 @@ def _axes(domain: Box, sizes) -> tuple[np.ndarray, ...]:
     return tuple(np.linspace(a, b, m) for a, b, m in zip(domain.lower, domain.upper, sizes))
 
 
-def cell_sizes(domain: Box, cells: int) -> tuple[int, ...]:
-    """Cells per axis: ``cells`` along the longest side, nearly square cells on the others (>= 1)."""
-    cells = v.integer("cells", cells, minimum=1)
+def cell_sizes(domain: Box, cells: int, name: str = "cells") -> tuple[int, ...]:
+    """Cells per axis: ``cells`` along the longest side, nearly square cells on the others (>= 1);
+    ``name`` is the parameter an error names."""
+    cells = v.integer(name, cells, minimum=1)
     w = domain.widths
     h = w.max() / cells
     return tuple(int(max(1, math.floor(wi / h + 0.5))) for wi in w)
@@ -292,7 +293,7 @@ def plan_discretised_gaussian(n: int, domain: Box, response_map: ResponseMap, *,
     n = v.integer("n", n, minimum=2)
     epsilon = v.positive("epsilon", epsilon)
     delta = default_delta(n) if delta is None else v.probability("delta", delta)
-    pts = cell_sizes(domain, points)
+    pts = cell_sizes(domain, points, "points")
     gsz = grid_sizes(domain, grid)
     need = 8.0 * (2 * CHUNK_FLOATS + 8 * float(np.prod(pts)) + 10 * float(np.prod(gsz)) + 2 * n)
     check_memory("discretised Gaussian mechanism", need, memory_limit,
