@@ -16,8 +16,7 @@ from __future__ import annotations
 
 try:
     import torch  # noqa: F401
-except ImportError as exc:  # pragma: no cover - depends on the environment
-    from ..errors import PrivgpError
+except ImportError as exc:  # depends on the environment (tests/test_nn_import.py simulates a missing torch)
+    from ..errors import MissingExtraError
 
-    raise PrivgpError('privgp.nn needs the optional extra "nn": pip install "privgp[nn]" '
-                      "(CPU torch: torch==2.13.0)") from exc
+    raise MissingExtraError("privgp.nn", "torch", "nn") from exc
