@@ -100,6 +100,34 @@ def test_extras_named_for_what_they_enable():
     assert "privgp[dask]" in extras["test"]  # the suite runs the real local Dask cluster tests
     assert {"pyproj", "rasterio", "shapely"} <= {req.split(">")[0] for req in extras["gis"]}
     assert "privgp[gis]" in extras["test"]  # the suite opens the GIS outputs
+    # nn: a range of torch releases, never one exact build (issue 27)
+    torch_req = [req for req in extras["nn"] if re.match(r"torch\b", req)]
+    assert torch_req and "==" not in torch_req[0] and ">=" in torch_req[0] and "<" in torch_req[0], torch_req
+
+
+def test_classifiers_name_the_python_this_suite_runs_on():
+    """Every interpreter the suite runs on is a classifier (run it on a new Python: this fails until
+    the classifier is added), and every version classifier satisfies requires-python."""
+    project = PYPROJECT["project"]
+    versions = [c.rsplit(" :: ", 1)[1] for c in project["classifiers"]
+                if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", c)]
+    assert f"{sys.version_info.major}.{sys.version_info.minor}" in versions, versions
+    low = re.fullmatch(r">=3\.(\d+)", project["requires-python"]).group(1)
+    assert all(int(v.split(".")[1]) >= int(low) for v in versions), versions
+
+
+def test_readme_links_are_to_files_that_exist():
+    """README's links: anchors, or paths relative to the repository that exist (no invented absolute
+    URLs: privgp has no public homepage or repository yet; the README says how its links behave on PyPI)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    links = re.findall(r"\]\(([^)\s]+)\)", text)
+    assert len(links) > 10
+    for link in links:
+        assert not link.startswith(("http://", "https://")), link
+        target = link.split("#", 1)[0]
+        if target:
+            assert (ROOT / target).exists(), link
+    assert "relative to the repository" in text
 
 
 # -- the core imports no extra ----------------------------------------------------------------------
@@ -175,6 +203,11 @@ def test_build_install_release_verify_in_a_fresh_venv(tmp_path):
                  f"{info}/METADATA", f"{info}/entry_points.txt"):
         assert name in w, f"wheel lacks {name}"
     assert not [n for n in w if not n.startswith(("privgp/", info + "/"))], "wheel ships files outside the package"
+    # the DPConvCNP checkpoint (1.1 MiB, for the nn extra only) is in the sdist, not in the wheel;
+    # the wheel carries its hash (privgp.nn.pretrained) and the note saying how to install it
+    assert "src/privgp/nn/weights/dpconvcnp_small.pt" in s and "src/privgp/nn/weights/README.md" in s
+    assert not [n for n in w if n.endswith(".pt")] and "privgp/nn/weights/README.md" in w
+    assert wheel.stat().st_size < 1_000_000, wheel.stat().st_size
     with zipfile.ZipFile(wheel) as zf:
         meta = zf.read(f"{info}/METADATA").decode()
     assert "License-Expression: BSD-3-Clause" in meta and f"Version: {version}" in meta

@@ -27,7 +27,7 @@ import pandas as pd
 
 from ..audit.lood import GPPosterior, centred_one_hot
 from ..audit.lood_mia import correlation, half_split_gaussian_lr_auc, lr_auc_single
-from ..errors import InvalidParameterError
+from ..errors import InvalidParameterError, MissingExtraError
 from ..nngp import NNGP
 from .common import as_tuple, new_figure, save_figure, write_run_record, write_table
 from .seed003_data import load_images, normaliser
@@ -39,8 +39,7 @@ def _torch():
     try:
         import torch
     except ImportError:
-        raise InvalidParameterError("torch", "installed for the NN experiment (pip install torch==2.13.0, the "
-                                    "'nn' extra)", "not importable") from None
+        raise MissingExtraError("the seed-003 NN experiment", "torch", "nn") from None
     return torch
 
 
