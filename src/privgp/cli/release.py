@@ -17,6 +17,7 @@ full, a kill) leaves the entry charged.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import textwrap
 from pathlib import Path
@@ -154,7 +155,19 @@ def add_data_arguments(p) -> None:
     """The private data, public task/domain and shared hyperparameter flags (also used by
     ``privgp audit lood``, which plans the same release without releasing)."""
     d = p.add_argument_group("data (private)")
-    d.add_argument("--data", metavar="CSV", help="CSV file with a header row (default: embedded Baltimore sales)")
+    d.add_argument("--data", metavar="SOURCE",
+                   help="the private records (default: embedded Baltimore sales): a CSV file with a header row; a "
+                        "Parquet file; a folder or a glob ('lake/*.parquet') of Parquet or CSV files; or a DuckDB "
+                        "database, duckdb:///path/db.duckdb or db.duckdb, with --query or --table. Files are read "
+                        "in record batches of the used columns only (pip install 'privgp[data]')")
+    d.add_argument("--query", metavar="SQL", help="with a DuckDB --data: the SELECT whose result holds the records "
+                   "(e.g. \"SELECT lon, lat, price FROM sales WHERE year = 2024\")")
+    d.add_argument("--table", metavar="NAME", help="with a DuckDB --data: a table or view holding the records")
+    d.add_argument("--dask", choices=["local"], help="compute the per-cell statistics on a local Dask cluster (2 "
+                   "worker processes); only the statistics come back. --mechanism grid and auto only for now "
+                   "(the other mechanisms refuse it)")
+    d.add_argument("--scheduler", metavar="ADDR", help="as --dask, on the Dask cluster at this scheduler address "
+                   "(e.g. tcp://10.0.0.5:8786); the workers must be able to read --data at the same path")
     d.add_argument("--x-col", metavar="NAME", help="first coordinate column (default: x)")
     d.add_argument("--y-col", metavar="NAME", help="second coordinate column for 2-D data (default: none, i.e. 1-D)")
     d.add_argument("--response-col", metavar="NAME", help="response column (default: response)")
@@ -196,7 +209,7 @@ def add_data_arguments(p) -> None:
 
 def load_data(args):
     """(TabularData, domain, ResponseMap) from the arguments; raises on bad input."""
-    from ..datasets.tabular import load_embedded_baltimore, load_table  # pandas: imported where used
+    from ..datasets.tabular import load_embedded_baltimore  # pandas: imported where used
 
     if args.data is None:
         for flag in ("x_col", "y_col", "response_col"):
@@ -218,14 +231,102 @@ def load_data(args):
                                             "looking at the data)", None)
         domain = _box(args.box, len(coords))
         rmap = ResponseMap(threshold=args.threshold, clip=args.clip, transform=args.transform or "identity")
-        data = load_table(args.data, coords, args.response_col or "response")
-    if getattr(args, "crs", None) is not None:  # public projection to a local metric CRS (privgp.geo)
+        data = _load_source(args, coords, domain, rmap)
+    if getattr(args, "crs", None) is not None:
+        if _cluster_wanted(args):
+            raise InvalidParameterError("--crs", "left out with --dask/--scheduler (project the coordinates first)",
+                                        args.crs)  # public projection to a local metric CRS (privgp.geo)
         from ..geo import project_records
 
         data, domain, _ = project_records(data, domain, args.crs)
-    domain.check_contains("coordinates", data.X)
-    rmap.apply(data.response)  # e.g. log of non-positive values: fail before anything is charged
+    if data.X.shape[0]:  # (a cluster's pass checked its records where they live)
+        domain.check_contains("coordinates", data.X)
+        rmap.apply(data.response)  # e.g. log of non-positive values: fail before anything is charged
     return data, domain, rmap
+
+
+#: mechanisms whose private input is per-cell statistics a Dask cluster can reduce
+CLUSTER_MECHANISMS = ("grid", "auto")
+
+
+def _cluster_wanted(args) -> bool:
+    return getattr(args, "dask", None) is not None or getattr(args, "scheduler", None) is not None
+
+
+def _load_source(args, coords, domain, rmap):
+    """The records of --data: one CSV file as before (v2 fingerprint); Parquet, folders, globs and DuckDB in
+    one checked streaming pass (privgp.datasets.sources; v3 order-independent fingerprint); with a cluster,
+    only n and the fingerprint come back here (ReducedData), the statistics follow in _cluster_statistics."""
+    from ..datasets import sources
+    from ..datasets.tabular import load_table
+
+    response = args.response_col or "response"
+    query, table = getattr(args, "query", None), getattr(args, "table", None)
+    cluster = _cluster_wanted(args)
+    if cluster:
+        if args.mechanism not in CLUSTER_MECHANISMS:
+            raise InvalidParameterError("--dask/--scheduler", "used with --mechanism grid or auto (the other "
+                                        "mechanisms read the records in this process for now)", args.mechanism)
+        if args.dask is not None and args.scheduler is not None:
+            raise InvalidParameterError("--dask", "left out with --scheduler (one cluster)", args.dask)
+    if sources.is_single_csv(str(args.data)) and not cluster and query is None and table is None:
+        return load_table(args.data, coords, response)
+    parts = sources.resolve(str(args.data), query=query, table=table)
+    source = "data source" if parts[0].kind == "duckdb" else str(args.data)
+    if not cluster:
+        return sources.as_table(sources.scan(parts, coords, response, domain, rmap.apply), coords, response, source)
+    with _client(args) as client:
+        res = sources.cluster_scan(client, parts, coords, response, domain, rmap.apply)
+    if res.n == 0:
+        raise InvalidParameterError("--data", "at least one record", 0)
+    return sources.ReducedData(n=res.n, dim=len(coords), coordinates=tuple(coords), response_name=response,
+                               source=source, content_digest=res.digest())
+
+
+class _client:
+    """A distributed.Client for --scheduler ADDR, or on a local cluster for --dask local; closed on exit."""
+
+    def __init__(self, args):
+        self.args = args
+
+    def __enter__(self):
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError:
+            raise InvalidParameterError("--dask/--scheduler", "Dask installed (pip install 'privgp[dask]')",
+                                        "no distributed module") from None
+        self.cluster = None
+        if self.args.scheduler is not None:
+            self.client = Client(self.args.scheduler, timeout="20s")
+        else:
+            self.cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+            self.client = Client(self.cluster)
+        return self.client
+
+    def __exit__(self, *exc):
+        self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+        return False
+
+
+def _cluster_statistics(args, plan, data):
+    """Per-cell (sums, counts) of the records on the cluster, for a noisy-grid plan; the pass checks every
+    record again and must find the n the release was planned for."""
+    from ..datasets import sources
+    from ..mechanisms.grid import NoisyGridPlan, StatisticsRelease
+
+    if not isinstance(plan, NoisyGridPlan):
+        raise InvalidParameterError("--dask/--scheduler", "a noisy-grid plan", plan.mechanism)
+    parts = sources.resolve(str(args.data), query=getattr(args, "query", None), table=getattr(args, "table", None))
+    with _client(args) as client:
+        res = sources.cluster_scan(client, parts, data.coordinates, data.response_name, plan.domain,
+                                   plan.response_map.apply, cells=plan.cells)
+    if res.n != data.n or res.digest() != data.content_digest:
+        raise InvalidParameterError("--data", "the same records in both passes over the cluster (did the data "
+                                    "change?)", f"{res.n} records, {data.n} before")
+    sums, counts = res.cells.result()
+    return StatisticsRelease(plan, sums.reshape(plan.cells), counts.reshape(plan.cells))
 
 
 
@@ -354,7 +455,9 @@ def run(args) -> int:
         out = check_output_dir(args.out, args.overwrite, protect=(
             ("ledger", ledger_path(args.ledger)), ("input data", args.data)))
         # every check before the ledger is opened: a refused release creates no file
-        checked = plan.check(data.X, data.response)
+        cluster = _cluster_wanted(args)
+        to_release = _cluster_statistics(args, plan, data) if cluster else plan
+        checked = None if cluster else plan.check(data.X, data.response)
         fc = forecast_release(plan, allow_noisy=args.allow_noisy, quiet=args.json)
         dataset_key = ("dataset-id:" + _dataset_id(args.dataset_id) if args.dataset_id is not None
                        else data.content_digest)
@@ -366,10 +469,12 @@ def run(args) -> int:
         progress.stage(STAGES[3])
         # check (everything that can fail), charge (a refusal raises BudgetExceededError -> exit status 3),
         # draw; nothing is written before the charge, and after it only failures the user cannot cause remain
-        result = release(plan, data, ledger, rng, fingerprint=fingerprint, budget_epsilon=args.budget_epsilon,
+        result = release(to_release, data, ledger, rng, fingerprint=fingerprint, budget_epsilon=args.budget_epsilon,
                          budget_delta=args.budget_delta,
                          label=(args.dataset_id or (data.source if data.source.startswith("embedded:") else "")),
                          mark_completed=False, checked=checked, randomness=randomness)
+        if to_release is not plan:
+            result = dataclasses.replace(result, plan=plan)
         charge = result.charge
         progress.update(1)
         progress.stage(STAGES[4])

@@ -161,16 +161,23 @@ class NoisyGridPlan:
         return X, self.response_map.apply(v.responses("responses", z, self.n))
 
     def statistics(self, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Per-cell (sums, counts) of the checked inputs: the only private quantity the release reads."""
-        idx = cell_index(self.domain, self.cells, X)
-        size = int(np.prod(self.cells))
-        sums = np.bincount(idx, weights=y, minlength=size).reshape(self.cells)
-        counts = np.bincount(idx, minlength=size).astype(float).reshape(self.cells)
-        return sums, counts
+        """Per-cell (sums, counts) of the checked inputs: the only private quantity the release reads. Each
+        sum is the exact sum rounded once (:mod:`privgp.datasets.cellstats`), so the statistics do not depend
+        on the order of the records and equal those reduced over partitions (``privgp.datasets.sources``)."""
+        from ..datasets.cellstats import cell_sums
+
+        sums, counts = cell_sums(int(np.prod(self.cells)), cell_index(self.domain, self.cells, X), y)
+        return sums.reshape(self.cells), counts.reshape(self.cells)
 
     def draw(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> GridField:
+        return self.draw_from_statistics(*self.statistics(X, y), rng)
+
+    def draw_from_statistics(self, sums: np.ndarray, counts: np.ndarray, rng: np.random.Generator) -> GridField:
+        """The release from per-cell (sums, counts) of the checked, clipped records (e.g. reduced on a Dask
+        cluster): the same noise and post-processing as :meth:`draw`, which calls it."""
         rng = v.generator("rng", rng)
-        sums, counts = self.statistics(X, y)
+        sums = np.asarray(sums, dtype=float).reshape(self.cells)
+        counts = np.asarray(counts, dtype=float).reshape(self.cells)
         s_rel = sums + rng.normal(0.0, self.noise_std, sums.shape)
         n_rel = counts + rng.normal(0.0, self.noise_std, counts.shape)
         return self.post_process(s_rel, n_rel)
@@ -306,3 +313,25 @@ def plan_discretised_gaussian(n: int, domain: Box, response_map: ResponseMap, *,
                                    grid=gsz, target_epsilon=float(epsilon), delta=float(delta),
                                    noise_std=s, event=event, certificate=cert,
                                    hyperparameter_source=hyperparameter_source)
+
+
+@dataclass(frozen=True, eq=False)
+class StatisticsRelease:
+    """A :class:`NoisyGridPlan` whose private records were already checked and reduced to per-cell
+    statistics (``privgp release --dask``): :func:`privgp.mechanisms.release.release` charges its event and
+    draws with :meth:`NoisyGridPlan.draw_from_statistics`; every other attribute is the plan's."""
+
+    plan: NoisyGridPlan
+    sums: np.ndarray
+    counts: np.ndarray
+
+    def __getattr__(self, name: str):
+        if name in ("plan", "sums", "counts"):
+            raise AttributeError(name)
+        return getattr(self.plan, name)
+
+    def check(self, X, z):
+        return X, z  # checked in the pass that reduced the statistics
+
+    def draw(self, X, y, rng: np.random.Generator) -> GridField:
+        return self.plan.draw_from_statistics(self.sums, self.counts, rng)

@@ -1,0 +1,360 @@
+"""Private records where they live: Parquet and CSV files, folders and globs (pyarrow), DuckDB (SQL).
+
+``--data`` specifications (:func:`resolve`):
+
+* ``sales.csv``: one CSV file (read by :func:`privgp.datasets.tabular.load_table`, its own fingerprint);
+* ``sales.parquet``, ``lake/`` (every ``*.parquet`` / ``*.csv`` file below it), ``lake/part-*.parquet``
+  (a glob): read with ``pyarrow.dataset``, file by file, in record batches of the used columns only;
+* ``duckdb:///path/db.duckdb`` or ``db.duckdb`` with ``query`` (any SELECT) or ``table`` (a table or
+  view name): the query's result fetched from DuckDB in record batches.
+
+One streaming pass (:func:`scan_part` per file or query, merged by :func:`merge`) checks every record
+(types, missing and non-finite values, points outside the public box, responses the public transform
+cannot take) -- the first offending row and its file are named in a one-line
+:class:`~privgp.errors.DataError` -- and computes in the same pass an ORDER-INDEPENDENT fingerprint:
+
+    digest = SHA-256("privgp-records-v3:" d ":" n ":" S1 ":" S2),  S_k = sum over records of h_k(record) mod 2^64
+
+where h_k is a 64-bit mix (MurmurHash3's fmix64, chained over the record's float64 bit patterns with
+-0.0 read as 0.0, two different seeds). A sum of per-record hashes does not depend on the row order or on
+how the records are split into files or batches, so the same records in 1 or 100 files get the same
+ledger key. Like the CSV digest it is private and never written: the ledger stores only its keyed hash
+(HMAC with the ledger's secret key, :meth:`privgp.ledger.Ledger.fingerprint`). (A single CSV file keeps
+its v2 digest -- sorted records -- so existing ledgers keep their keys; the same records from Parquet,
+a folder or DuckDB have the v3 key.)
+
+The pass keeps only the used columns as float64 (24 bytes per 2-D record), or, with ``cells``, only the
+exact per-cell statistics of the grid mechanism (:mod:`privgp.datasets.cellstats`): that is what a Dask
+worker computes per file (:func:`cluster_scan`), so only statistics cross the network.
+"""
+from __future__ import annotations
+
+import glob as _glob
+import hashlib
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..domain import Box
+from ..errors import DataError
+from .cellstats import CellSums
+
+#: records per batch read from a file or a query
+BATCH_ROWS = 1 << 18
+DUCKDB_PREFIX = "duckdb://"
+_SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}
+_SEEDS = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xD1B54A32D192ED03))
+_M1, _M2 = np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53)
+_S33 = np.uint64(33)
+
+
+@dataclass(frozen=True)
+class Part:
+    """One unit of the pass: a Parquet or CSV file, or a DuckDB query (picklable, sent to Dask workers)."""
+
+    kind: str            # "parquet", "csv" or "duckdb"
+    path: str
+    query: str | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.path} (query result)" if self.kind == "duckdb" else self.path
+
+
+def is_single_csv(spec: str) -> bool:
+    return not spec.startswith(DUCKDB_PREFIX) and Path(spec).suffix.lower() == ".csv" and Path(spec).is_file()
+
+
+def resolve(spec: str, *, query: str | None = None, table: str | None = None) -> list[Part]:
+    """The parts of a ``--data`` specification (module docstring), sorted by path; a DataError otherwise."""
+    spec = str(spec)
+    if spec.startswith(DUCKDB_PREFIX) or Path(spec).suffix.lower() in (".duckdb", ".db"):
+        path = spec[len(DUCKDB_PREFIX):] if spec.startswith(DUCKDB_PREFIX) else spec
+        if path.startswith("/") and spec.startswith(DUCKDB_PREFIX + "/"):
+            path = path[1:] if path.startswith("//") else path
+        if not Path(path).is_file():
+            raise DataError(f"DuckDB database not found: {path}")
+        if (query is None) == (table is None):
+            raise DataError("a DuckDB source needs exactly one of --query \"SELECT ...\" or --table NAME")
+        if table is not None:
+            query = f'SELECT * FROM "{table.replace(chr(34), chr(34) * 2)}"'
+        return [Part("duckdb", path, query)]
+    if query is not None or table is not None:
+        raise DataError("--query and --table are for a DuckDB source (duckdb:///path/db.duckdb or a .duckdb file)")
+    p = Path(spec)
+    if p.is_dir():
+        files = sorted(str(f) for f in p.rglob("*") if f.is_file() and f.suffix.lower() in _SUFFIXES
+                       and not any(s.startswith((".", "_")) for s in f.relative_to(p).parts))
+        if not files:
+            raise DataError(f"folder {spec} holds no .parquet or .csv files")
+    elif p.is_file():
+        files = [spec]
+    elif any(ch in spec for ch in "*?["):
+        files = sorted(f for f in _glob.glob(spec, recursive=True) if os.path.isfile(f))
+        if not files:
+            raise DataError(f"no files match {spec}")
+    else:
+        raise DataError(f"data file not found: {spec}")
+    parts = []
+    for f in files:
+        kind = _SUFFIXES.get(Path(f).suffix.lower())
+        if kind is None:
+            raise DataError(f"data file {f}: not a .parquet or .csv file (give a Parquet or CSV file, a folder, "
+                            "a glob, or duckdb:///path/db.duckdb)")
+        parts.append(Part(kind, f))
+    if len({q.kind for q in parts}) > 1:
+        raise DataError(f"{spec} mixes Parquet and CSV files; give one format")
+    return parts
+
+
+def _first(mask: np.ndarray) -> int:
+    return int(np.flatnonzero(mask)[0])
+
+
+def _numbers(batch: Any, name: str, where: str, row0: int) -> np.ndarray:
+    """A record batch's column as float64, or a DataError naming the first bad row (1-based)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    col = batch.column(name)
+    t = col.type
+    if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)):
+        raise DataError(f"column {name!r} of {where} has type {t}, not numbers (first row {row0 + 1})")
+    if col.null_count:
+        raise DataError(f"column {name!r} of {where} has a missing value at row "
+                        f"{row0 + _first(np.asarray(pc.is_null(col))) + 1}")
+    values = np.asarray(pc.cast(col, pa.float64()), dtype=float)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        raise DataError(f"column {name!r} of {where} has a NaN or infinite value at row {row0 + _first(bad) + 1}")
+    return values
+
+
+def _batches(part: Part, columns: Sequence[str], batch_rows: int) -> Iterator[Any]:
+    """pyarrow record batches of the used columns of one part, in order."""
+    import pyarrow as pa
+
+    where = part.label
+    try:
+        if part.kind == "duckdb":
+            import duckdb
+
+            con = duckdb.connect(part.path, read_only=True)
+            try:
+                rel = con.sql(part.query)
+                have = list(rel.columns)
+                missing = [c for c in columns if c not in have]
+                if missing:
+                    raise DataError(f"column(s) {', '.join(map(repr, missing))} not in {where}; its columns are: "
+                                    + ", ".join(map(repr, have[:20])))
+                cols = ", ".join('"' + c.replace('"', '""') + '"' for c in columns)
+                reader = rel.project(cols).to_arrow_reader(batch_rows) if hasattr(rel, "to_arrow_reader") \
+                    else rel.project(cols).fetch_arrow_reader(batch_rows)
+                yield from reader
+            finally:
+                con.close()
+            return
+        import pyarrow.dataset as ds
+
+        fmt: Any = "parquet"
+        if part.kind == "csv":
+            import pyarrow.csv as pacsv
+
+            fmt = ds.CsvFileFormat(convert_options=pacsv.ConvertOptions(
+                column_types={c: pa.float64() for c in columns}, strings_can_be_null=False))
+        dset = ds.dataset(part.path, format=fmt)
+        have = dset.schema.names
+        missing = [c for c in columns if c not in have]
+        if missing:
+            raise DataError(f"column(s) {', '.join(map(repr, missing))} not found in {where}; its columns are: "
+                            + ", ".join(map(repr, have[:20])))
+        yield from dset.to_batches(columns=list(columns), batch_size=batch_rows)
+    except DataError:
+        raise
+    except Exception as exc:  # pyarrow / duckdb: unreadable file, bad SQL, unparsable CSV value
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        if part.kind == "csv" and "conversion error" in first.lower():
+            _locate_csv(part.path, columns)
+        raise DataError(f"cannot read {where}: {first}") from None
+
+
+def _locate_csv(path: str, columns: Sequence[str]) -> None:
+    """Error path only: re-read a CSV file as text to name the first non-numeric row."""
+    from .tabular import _numeric_column, _read_strings
+
+    df = _read_strings(Path(path))
+    for c in columns:
+        if c in df.columns:
+            _numeric_column(df, c, path)
+
+
+def _fmix(h: np.ndarray) -> np.ndarray:
+    h = h ^ (h >> _S33)
+    h = h * _M1
+    h = h ^ (h >> _S33)
+    h = h * _M2
+    return h ^ (h >> _S33)
+
+
+def record_hashes(V: np.ndarray) -> tuple[int, int]:
+    """(S1, S2): sums mod 2^64 of two 64-bit hashes of each row of V (float64; -0.0 read as 0.0)."""
+    bits = np.ascontiguousarray(np.asarray(V, dtype="<f8") + 0.0).view(np.uint64)
+    out = []
+    with np.errstate(over="ignore"):
+        for seed in _SEEDS:
+            h = np.full(bits.shape[0], seed, dtype=np.uint64)
+            for j in range(bits.shape[1]):
+                h = _fmix(h ^ _fmix(bits[:, j] + seed))
+            out.append(int(np.add.reduce(h, dtype=np.uint64)) if h.size else 0)
+    return out[0], out[1]
+
+
+@dataclass
+class ScanResult:
+    """What the pass over some records found: n, the two hash sums, and the used columns (``keep``) or
+    the per-cell statistics (``cells``). Merge results with :func:`merge` in any order."""
+
+    dim: int
+    n: int = 0
+    s1: int = 0
+    s2: int = 0
+    X: list = field(default_factory=list)
+    z: list = field(default_factory=list)
+    cells: CellSums | None = None
+
+    def digest(self) -> str:
+        return hashlib.sha256(f"privgp-records-v3:{self.dim}:{self.n}:{self.s1}:{self.s2}".encode("ascii")).hexdigest()
+
+
+def merge(results: Sequence[ScanResult]) -> ScanResult:
+    out = ScanResult(dim=results[0].dim)
+    mask = (1 << 64) - 1
+    for r in results:
+        out.n += r.n
+        out.s1 = (out.s1 + r.s1) & mask
+        out.s2 = (out.s2 + r.s2) & mask
+        out.X.extend(r.X)
+        out.z.extend(r.z)
+        if r.cells is not None:
+            out.cells = r.cells if out.cells is None else out.cells.merge(r.cells)
+    return out
+
+
+def _cell_index(lower, widths, cells, X: np.ndarray) -> np.ndarray:
+    idx = np.zeros(X.shape[0], dtype=np.int64)
+    for j, (lo, w, c) in enumerate(zip(lower, widths, cells)):
+        k = np.floor((X[:, j] - lo) / w * c).astype(np.int64)
+        np.clip(k, 0, c - 1, out=k)
+        idx = idx * c + k
+    return idx
+
+
+def scan_part(part: Part, coordinates: Sequence[str], response: str, domain: Box,
+              transform: Callable[[np.ndarray], np.ndarray] | None = None, *, keep: bool = True,
+              cells: tuple[int, ...] | None = None, batch_rows: int = BATCH_ROWS) -> ScanResult:
+    """One streaming pass over a part: check every record, hash it, keep the used columns (``keep``) and/or
+    reduce the transformed responses ``transform(z)`` to exact per-cell statistics (``cells``; the cell
+    rule of :func:`privgp.mechanisms.grid.cell_index`). A DataError names the first bad row and file."""
+    coordinates = tuple(coordinates)
+    cols = coordinates + (response,)
+    lo, hi = np.asarray(domain.lower, dtype=float), np.asarray(domain.upper, dtype=float)
+    res = ScanResult(dim=len(coordinates))
+    if cells is not None:
+        res.cells = CellSums(int(np.prod(cells)))
+    row0 = 0
+    where = part.label
+    for batch in _batches(part, cols, batch_rows):
+        k = batch.num_rows
+        if k == 0:
+            continue
+        X = np.column_stack([_numbers(batch, c, where, row0) for c in coordinates])
+        z = _numbers(batch, response, where, row0)
+        outside = ~np.all((X >= lo) & (X <= hi), axis=1)
+        if outside.any():
+            i = _first(outside)
+            raise DataError(f"row {row0 + i + 1} of {where} lies outside the public box {domain.describe()} "
+                            f"({', '.join(coordinates)} = {', '.join(f'{x:g}' for x in X[i])})")
+        y = None
+        if transform is not None:
+            try:
+                y = transform(z)
+            except ValueError:
+                for i in range(k):
+                    try:
+                        transform(z[i:i + 1])
+                    except ValueError as exc:
+                        raise DataError(f"row {row0 + i + 1} of {where}: response {response!r} = {z[i]:g} cannot "
+                                        f"be used ({str(exc).splitlines()[0]})") from None
+                raise
+        s1, s2 = record_hashes(np.column_stack([X, z]))
+        res.s1 = (res.s1 + s1) & ((1 << 64) - 1)
+        res.s2 = (res.s2 + s2) & ((1 << 64) - 1)
+        res.n += k
+        if keep:
+            res.X.append(X)
+            res.z.append(z)
+        if res.cells is not None and y is not None:
+            res.cells.add(_cell_index(domain.lower, domain.widths, cells, X), y)
+        row0 += k
+    return res
+
+
+def scan(parts: Sequence[Part], coordinates: Sequence[str], response: str, domain: Box,
+         transform: Callable[[np.ndarray], np.ndarray] | None = None, *, keep: bool = True,
+         cells: tuple[int, ...] | None = None, batch_rows: int = BATCH_ROWS) -> ScanResult:
+    """:func:`scan_part` over every part in this process, merged."""
+    return merge([scan_part(p, coordinates, response, domain, transform, keep=keep, cells=cells,
+                            batch_rows=batch_rows) for p in parts])
+
+
+def cluster_scan(client: Any, parts: Sequence[Part], coordinates: Sequence[str], response: str, domain: Box,
+                 transform: Callable[[np.ndarray], np.ndarray] | None = None, *,
+                 cells: tuple[int, ...] | None = None, batch_rows: int = BATCH_ROWS) -> ScanResult:
+    """:func:`scan_part` of every part on a Dask cluster (``distributed.Client``), one task per part; only the
+    results (n, hash sums, per-cell statistics -- never records) come back, merged here. A DataError raised on
+    a worker is raised here."""
+    futures = client.map(scan_part, list(parts), coordinates=tuple(coordinates), response=response, domain=domain,
+                         transform=transform, keep=False, cells=cells, batch_rows=batch_rows, pure=False)
+    try:
+        return merge(client.gather(futures))
+    finally:
+        for f in futures:
+            f.release()
+
+
+def as_table(result: ScanResult, coordinates: Sequence[str], response: str, source: str):
+    """The kept records of a pass as :class:`~privgp.datasets.tabular.TabularData` (v3 digest)."""
+    from .tabular import TabularData
+
+    if result.n == 0:
+        raise DataError(f"{source} has no data rows")
+    d = len(coordinates)
+    X = np.concatenate(result.X) if result.X else np.zeros((0, d))
+    z = np.concatenate(result.z) if result.z else np.zeros(0)
+    return TabularData(X=X, response=z, coordinates=tuple(coordinates), response_name=response, source=source,
+                       content_digest=result.digest())
+
+
+@dataclass(frozen=True)
+class ReducedData:
+    """Private records known only through a pass: n, the v3 digest and names (no records in memory)."""
+
+    n: int
+    dim: int
+    coordinates: tuple[str, ...]
+    response_name: str
+    source: str
+    content_digest: str
+    projection: dict | None = None
+
+    @property
+    def X(self) -> np.ndarray:
+        return np.zeros((0, self.dim))
+
+    @property
+    def response(self) -> np.ndarray:
+        return np.zeros(0)

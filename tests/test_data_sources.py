@@ -1,0 +1,230 @@
+"""Data where it lives (issue 28): Parquet files, folders and globs, CSV folders and DuckDB read in one
+checked streaming pass (privgp.datasets.sources), an order-independent fingerprint, exact per-cell
+statistics (privgp.datasets.cellstats) and the noisy grid reduced on a real Dask cluster."""
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+duckdb = pytest.importorskip("duckdb")
+
+from privgp.cli.main import main  # noqa: E402
+from privgp.datasets import sources  # noqa: E402
+from privgp.datasets.cellstats import CellSums, cell_sums  # noqa: E402
+from privgp.domain import Box  # noqa: E402
+from privgp.errors import DataError  # noqa: E402
+from privgp.mechanisms.grid import plan_grid  # noqa: E402
+from privgp.mechanisms.release import ResponseMap  # noqa: E402
+
+BOX = Box([0.0, 0.0], [10.0, 5.0])
+RMAP = ResponseMap(threshold=0.0, clip=1.0, transform="identity")
+COORDS, RESP = ("lon", "lat"), "price"
+ARGS = ["--x-col", "lon", "--y-col", "lat", "--response-col", "price", "--box", "0", "10", "0", "5",
+        "--threshold", "0", "--clip", "1", "--mechanism", "grid", "--cells", "6", "--grid", "21",
+        "--epsilon", "2", "--seed", "7", "--allow-noisy", "--no-report"]
+
+
+def records(n=3000, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform([0, 0], [10, 5], (n, 2))
+    X[0] = [10.0, 5.0]   # a corner: the upper edge belongs to the last cell
+    return X, np.sin(X[:, 0]) + rng.normal(0, 0.5, n)
+
+
+def table(X, z, idx=None):
+    idx = np.arange(len(z)) if idx is None else idx
+    return pa.table({"id": pa.array(idx), "lon": X[idx, 0], "lat": X[idx, 1], "price": z[idx],
+                     "note": pa.array(["x"] * len(idx))})
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory):
+    """The same records as one Parquet file, five shuffled Parquet files, five CSV files and a DuckDB table."""
+    root = tmp_path_factory.mktemp("lake")
+    X, z = records()
+    pq.write_table(table(X, z), root / "one.parquet")
+    perm = np.random.default_rng(1).permutation(len(z))
+    (root / "five").mkdir()
+    (root / "csv").mkdir()
+    for i, chunk in enumerate(np.array_split(perm, 5)):
+        pq.write_table(table(X, z, chunk), root / "five" / f"part-{i}.parquet")
+        table(X, z, chunk).to_pandas().to_csv(root / "csv" / f"part-{i}.csv", index=False, float_format="%.17g")
+    con = duckdb.connect(str(root / "db.duckdb"))
+    frame = table(X, z).to_pandas()  # noqa: F841 (read by DuckDB's replacement scan)
+    con.execute("CREATE TABLE sales AS SELECT * FROM frame")
+    con.close()
+    return root, X, z
+
+
+def scan(spec, **kw):
+    return sources.scan(sources.resolve(str(spec), **kw), COORDS, RESP, BOX, RMAP.apply)
+
+
+def test_every_source_reads_the_same_records_with_one_order_independent_fingerprint(lake):
+    root, X, z = lake
+    specs = [(root / "one.parquet", {}), (root / "five", {}), (f"{root}/five/part-*.parquet", {}),
+             (root / "csv", {}), (f"duckdb://{root}/db.duckdb", {"query": "SELECT lon, lat, price FROM sales"}),
+             (root / "db.duckdb", {"table": "sales"})]
+    digests = set()
+    ref = np.lexsort(np.column_stack([X, z]).T[::-1])
+    for spec, kw in specs:
+        res = scan(spec, **kw)
+        data = sources.as_table(res, COORDS, RESP, str(spec))
+        assert data.n == len(z)
+        got = np.column_stack([data.X, data.response])
+        np.testing.assert_array_equal(got[np.lexsort(got.T[::-1])], np.column_stack([X, z])[ref])
+        digests.add(data.content_digest)
+    assert len(digests) == 1
+    assert len(sources.resolve(str(root / "five"))) == 5
+    # other batch sizes (other partitioning inside the files): the same digest; a changed value: another
+    again = sources.scan(sources.resolve(str(root / "five")), COORDS, RESP, BOX, batch_rows=97)
+    assert again.digest() in digests
+    z2 = z.copy()
+    z2[17] += 1e-12
+    pq.write_table(table(X, z2), root / "changed.parquet")
+    assert scan(root / "changed.parquet").digest() not in digests
+
+
+def test_single_csv_keeps_its_v2_fingerprint(lake, tmp_path):
+    from privgp.datasets.tabular import load_table, records_digest
+
+    root, X, z = lake
+    p = tmp_path / "one.csv"
+    table(X, z).to_pandas().to_csv(p, index=False, float_format="%.17g")
+    assert sources.is_single_csv(str(p))
+    data = load_table(p, COORDS, RESP)
+    assert data.content_digest == records_digest(X, z)
+
+
+def test_exact_cell_sums_do_not_depend_on_order_or_partitioning():
+    rng = np.random.default_rng(3)
+    n = 5000
+    idx = rng.integers(0, 9, n)
+    w = rng.uniform(-1, 1, n) * 10.0 ** rng.integers(-30, 1, n)
+    sums, counts = cell_sums(9, idx, w)
+    for c in range(9):
+        assert sums[c] == float(sum(Fraction(x) for x in w[idx == c]))  # the exact sum, rounded once
+        assert counts[c] == np.sum(idx == c)
+    perm = rng.permutation(n)
+    parts = [CellSums(9).add(idx[p], w[p]) for p in np.array_split(perm, 7)]
+    total = parts[3]
+    for i in (6, 0, 5, 1, 4, 2):
+        total = total.merge(parts[i])
+    s2, c2 = total.result()
+    np.testing.assert_array_equal(s2, sums)
+    np.testing.assert_array_equal(c2, counts)
+
+
+def test_draw_from_statistics_is_draw():
+    X, z = records(500)
+    plan = plan_grid(500, BOX, RMAP, epsilon=2.0, cells=6, grid=21)
+    Xc, y = plan.check(X, z)
+    a = plan.draw(Xc, y, np.random.default_rng(4))
+    b = plan.draw_from_statistics(*plan.statistics(Xc, y), np.random.default_rng(4))
+    np.testing.assert_array_equal(a.field, b.field)
+    np.testing.assert_array_equal(a.sd, b.sd)
+
+
+@pytest.mark.parametrize("bad, needle", [
+    ("nan", "NaN or infinite value at row 42"),
+    ("outside", "row 42 of"),
+    ("missing", "missing value at row 42"),
+    ("string", "has type string"),
+])
+def test_a_bad_record_is_named_by_file_and_row_and_nothing_is_charged(lake, tmp_path, capsys, bad, needle):
+    root, X, z = lake
+    folder = tmp_path / "lake"
+    folder.mkdir()
+    for i, chunk in enumerate(np.array_split(np.arange(len(z)), 3)):
+        pq.write_table(table(X, z, chunk), folder / f"p{i}.parquet")
+    ledger = tmp_path / "ledger.sqlite"
+    common = ["release", "--data", str(folder), *ARGS, "--ledger", str(ledger)]
+    assert main([*common, "--out", str(tmp_path / "ok")]) == 0
+    before = ledger.read_bytes()
+    t = table(X, z, np.arange(1000, 2000))
+    cols = {n: t.column(n) for n in t.column_names}
+    lon = t.column("lon").to_numpy().copy()
+    if bad == "nan":
+        lon[41] = np.nan
+        cols["lon"] = pa.array(lon)
+    elif bad == "outside":
+        lon[41] = 11.0
+        cols["lon"] = pa.array(lon)
+    elif bad == "missing":
+        cols["price"] = pa.array([None if i == 41 else v for i, v in enumerate(t.column("price").to_pylist())],
+                                 type=pa.float64())
+    else:
+        cols["lat"] = pa.array([str(v) for v in t.column("lat").to_pylist()])
+    pq.write_table(pa.table(cols), folder / "p1.parquet")
+    capsys.readouterr()
+    code = main([*common, "--out", str(tmp_path / "bad")])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert needle in err and "p1.parquet" in err, err
+    assert ledger.read_bytes() == before and not (tmp_path / "bad").exists()
+
+
+def test_csv_folder_and_duckdb_errors_name_the_row(tmp_path):
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "a.csv").write_text("lon,lat,price\n1,1,0\n2,2,abc\n")
+    with pytest.raises(DataError, match=r"a\.csv.*row 2"):
+        scan(tmp_path / "c")
+    con = duckdb.connect(str(tmp_path / "d.duckdb"))
+    con.execute("CREATE TABLE t AS SELECT * FROM (VALUES (1.0, 1.0, 0.5), (2.0, 7.0, 0.1)) v(lon, lat, price)")
+    con.close()
+    with pytest.raises(DataError, match=r"row 2 of .*d\.duckdb.*outside"):
+        scan(tmp_path / "d.duckdb", table="t")
+    with pytest.raises(DataError, match="exactly one of --query"):
+        sources.resolve(str(tmp_path / "d.duckdb"))
+    with pytest.raises(DataError, match="no files match"):
+        sources.resolve(str(tmp_path / "nothing-*.parquet"))
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as c, distributed.Client(c) as client:
+        yield c, client
+
+
+def test_cluster_statistics_equal_the_in_memory_ones_exactly(lake, cluster):
+    root, X, z = lake
+    _, client = cluster
+    plan = plan_grid(len(z), BOX, RMAP, epsilon=2.0, cells=6, grid=21)
+    res = sources.cluster_scan(client, sources.resolve(str(root / "five")), COORDS, RESP, BOX, RMAP.apply,
+                               cells=plan.cells)
+    sums, counts = res.cells.result()
+    ref_sums, ref_counts = plan.statistics(*plan.check(X, z))
+    np.testing.assert_array_equal(sums.reshape(plan.cells), ref_sums)
+    np.testing.assert_array_equal(counts.reshape(plan.cells), ref_counts)
+    assert res.n == len(z) and res.digest() == scan(root / "one.parquet").digest()
+
+
+def test_a_release_through_the_cluster_equals_the_in_memory_release(lake, cluster, tmp_path, capsys):
+    root, X, z = lake
+    c, _ = cluster
+    base = ["release", *ARGS, "--ledger", str(tmp_path / "ledger.sqlite"), "--budget-epsilon", "100"]
+    assert main([*base, "--data", str(root / "one.parquet"), "--out", str(tmp_path / "mem")]) == 0
+    assert main([*base, "--data", str(root / "five"), "--scheduler", c.scheduler_address,
+                 "--out", str(tmp_path / "dask")]) == 0
+    a, b = np.load(tmp_path / "mem" / "field.npz"), np.load(tmp_path / "dask" / "field.npz")
+    for k in a.files:
+        np.testing.assert_array_equal(a[k], b[k])
+    capsys.readouterr()
+    gp = ["release", *ARGS[:15], "--mechanism", "posterior-sample", "--ledger", str(tmp_path / "ledger.sqlite")]
+    code = main([*gp, "--data", str(root / "five"), "--scheduler", c.scheduler_address, "--out", str(tmp_path / "gp")])
+    assert code == 2 and "--mechanism grid or auto" in capsys.readouterr().err
+
+
+def test_help_documents_the_sources(capsys):
+    try:
+        main(["release", "--help"])
+    except SystemExit:
+        pass
+    out = capsys.readouterr().out
+    assert "duckdb:///" in out and "--query" in out and "Parquet" in out and "--scheduler" in out
