@@ -209,12 +209,18 @@ def test_a_release_through_the_cluster_equals_the_in_memory_release(lake, cluste
     root, X, z = lake
     c, _ = cluster
     base = ["release", *ARGS, "--ledger", str(tmp_path / "ledger.sqlite"), "--budget-epsilon", "100"]
-    assert main([*base, "--data", str(root / "one.parquet"), "--out", str(tmp_path / "mem")]) == 0
+    csv = tmp_path / "one.csv"   # a single CSV: the records in memory, plan.draw
+    table(X, z).to_pandas().to_csv(csv, index=False, float_format="%.17g")
+    assert main([*base, "--data", str(csv), "--out", str(tmp_path / "mem")]) == 0
+    # Parquet in this process: two streaming passes, no records kept; then the cluster
+    assert main([*base, "--data", str(root / "one.parquet"), "--out", str(tmp_path / "stream")]) == 0
     assert main([*base, "--data", str(root / "five"), "--scheduler", c.scheduler_address,
                  "--out", str(tmp_path / "dask")]) == 0
-    a, b = np.load(tmp_path / "mem" / "field.npz"), np.load(tmp_path / "dask" / "field.npz")
-    for k in a.files:
-        np.testing.assert_array_equal(a[k], b[k])
+    a = np.load(tmp_path / "mem" / "field.npz")
+    for other in ("stream", "dask"):
+        b = np.load(tmp_path / other / "field.npz")
+        for k in a.files:
+            np.testing.assert_array_equal(a[k], b[k])
     capsys.readouterr()
     gp = ["release", *ARGS[:15], "--mechanism", "posterior-sample", "--ledger", str(tmp_path / "ledger.sqlite")]
     code = main([*gp, "--data", str(root / "five"), "--scheduler", c.scheduler_address, "--out", str(tmp_path / "gp")])

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..datasets import baltimore
+from ..datasets.sources import ReducedData
 from ..errors import InvalidParameterError, NoisyReleaseError
 from ..ledger import DEFAULT_BUDGET_EPSILON, Ledger, check_budget, ledger_path
 from ..mechanisms.posterior_release import DEFAULT_MEMORY_LIMIT
@@ -253,6 +254,21 @@ def _cluster_wanted(args) -> bool:
     return getattr(args, "dask", None) is not None or getattr(args, "scheduler", None) is not None
 
 
+def _reduced(args) -> bool:
+    """Whether the release reads per-cell statistics reduced in a pass (a cluster, or the noisy grid from
+    Parquet/CSV folders/DuckDB in this process) rather than records held in memory."""
+    if _cluster_wanted(args):
+        return True
+    return (getattr(args, "mechanism", None) in CLUSTER_MECHANISMS and getattr(args, "crs", None) is None
+            and getattr(args, "data", None) is not None and not _single_csv(args))
+
+
+def _single_csv(args) -> bool:
+    from ..datasets.sources import is_single_csv
+
+    return is_single_csv(str(args.data)) and getattr(args, "query", None) is None and getattr(args, "table", None) is None
+
+
 def _load_source(args, coords, domain, rmap):
     """The records of --data: one CSV file as before (v2 fingerprint); Parquet, folders, globs and DuckDB in
     one checked streaming pass (privgp.datasets.sources; v3 order-independent fingerprint); with a cluster,
@@ -269,14 +285,17 @@ def _load_source(args, coords, domain, rmap):
                                         "mechanisms read the records in this process for now)", args.mechanism)
         if args.dask is not None and args.scheduler is not None:
             raise InvalidParameterError("--dask", "left out with --scheduler (one cluster)", args.dask)
-    if sources.is_single_csv(str(args.data)) and not cluster and query is None and table is None:
+    if _single_csv(args) and not cluster:
         return load_table(args.data, coords, response)
     parts = sources.resolve(str(args.data), query=query, table=table)
     source = "data source" if parts[0].kind == "duckdb" else str(args.data)
-    if not cluster:
+    if not _reduced(args):
         return sources.as_table(sources.scan(parts, coords, response, domain, rmap.apply), coords, response, source)
-    with _client(args) as client:
-        res = sources.cluster_scan(client, parts, coords, response, domain, rmap.apply)
+    if cluster:
+        with _client(args) as client:
+            res = sources.cluster_scan(client, parts, coords, response, domain, rmap.apply)
+    else:  # the noisy grid from files: two streaming passes in bounded memory, no records kept
+        res = sources.scan(parts, coords, response, domain, rmap.apply, keep=False)
     if res.n == 0:
         raise InvalidParameterError("--data", "at least one record", 0)
     return sources.ReducedData(n=res.n, dim=len(coords), coordinates=tuple(coords), response_name=response,
@@ -311,17 +330,21 @@ class _client:
 
 
 def _cluster_statistics(args, plan, data):
-    """Per-cell (sums, counts) of the records on the cluster, for a noisy-grid plan; the pass checks every
-    record again and must find the n the release was planned for."""
+    """Per-cell (sums, counts) of the records (on the cluster, or streamed here), for a noisy-grid plan; the
+    pass checks every record again and must find the same records the release was planned for."""
     from ..datasets import sources
     from ..mechanisms.grid import NoisyGridPlan, StatisticsRelease
 
     if not isinstance(plan, NoisyGridPlan):
         raise InvalidParameterError("--dask/--scheduler", "a noisy-grid plan", plan.mechanism)
     parts = sources.resolve(str(args.data), query=getattr(args, "query", None), table=getattr(args, "table", None))
-    with _client(args) as client:
-        res = sources.cluster_scan(client, parts, data.coordinates, data.response_name, plan.domain,
-                                   plan.response_map.apply, cells=plan.cells)
+    if _cluster_wanted(args):
+        with _client(args) as client:
+            res = sources.cluster_scan(client, parts, data.coordinates, data.response_name, plan.domain,
+                                       plan.response_map.apply, cells=plan.cells)
+    else:
+        res = sources.scan(parts, data.coordinates, data.response_name, plan.domain, plan.response_map.apply,
+                           keep=False, cells=plan.cells)
     if res.n != data.n or res.digest() != data.content_digest:
         raise InvalidParameterError("--data", "the same records in both passes over the cluster (did the data "
                                     "change?)", f"{res.n} records, {data.n} before")
@@ -455,9 +478,9 @@ def run(args) -> int:
         out = check_output_dir(args.out, args.overwrite, protect=(
             ("ledger", ledger_path(args.ledger)), ("input data", args.data)))
         # every check before the ledger is opened: a refused release creates no file
-        cluster = _cluster_wanted(args)
-        to_release = _cluster_statistics(args, plan, data) if cluster else plan
-        checked = None if cluster else plan.check(data.X, data.response)
+        reduced = isinstance(data, ReducedData)
+        to_release = _cluster_statistics(args, plan, data) if reduced else plan
+        checked = None if reduced else plan.check(data.X, data.response)
         fc = forecast_release(plan, allow_noisy=args.allow_noisy, quiet=args.json)
         dataset_key = ("dataset-id:" + _dataset_id(args.dataset_id) if args.dataset_id is not None
                        else data.content_digest)

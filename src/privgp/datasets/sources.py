@@ -15,8 +15,8 @@ cannot take) -- the first offending row and its file are named in a one-line
 
     digest = SHA-256("privgp-records-v3:" d ":" n ":" S1 ":" S2),  S_k = sum over records of h_k(record) mod 2^64
 
-where h_k is a 64-bit mix (MurmurHash3's fmix64, chained over the record's float64 bit patterns with
--0.0 read as 0.0, two different seeds). A sum of per-record hashes does not depend on the row order or on
+where h_k chains MurmurHash3's 64-bit finaliser fmix64 over the record's float64 bit patterns (-0.0 read
+as 0.0), with two different seeds (:func:`record_hashes`). A sum of per-record hashes does not depend on the row order or on
 how the records are split into files or batches, so the same records in 1 or 100 files get the same
 ledger key. Like the CSV digest it is private and never written: the ledger stores only its keyed hash
 (HMAC with the ledger's secret key, :meth:`privgp.ledger.Ledger.fingerprint`). (A single CSV file keeps
@@ -200,15 +200,18 @@ def _fmix(h: np.ndarray) -> np.ndarray:
     return h ^ (h >> _S33)
 
 
-def record_hashes(V: np.ndarray) -> tuple[int, int]:
-    """(S1, S2): sums mod 2^64 of two 64-bit hashes of each row of V (float64; -0.0 read as 0.0)."""
-    bits = np.ascontiguousarray(np.asarray(V, dtype="<f8") + 0.0).view(np.uint64)
+def record_hashes(columns: Sequence[np.ndarray]) -> tuple[int, int]:
+    """(S1, S2): sums mod 2^64 of two 64-bit hashes of each record, the records given as equal-length float64
+    ``columns`` (coordinates, then the response; -0.0 read as 0.0): h = fmix64(... fmix64(seed ^ b_1) ...
+    ^ b_k) over the columns' bit patterns b_j, for two seeds."""
+    bits = [np.ascontiguousarray(np.asarray(c, dtype="<f8") + 0.0).view(np.uint64) for c in columns]
     out = []
     with np.errstate(over="ignore"):
         for seed in _SEEDS:
-            h = np.full(bits.shape[0], seed, dtype=np.uint64)
-            for j in range(bits.shape[1]):
-                h = _fmix(h ^ _fmix(bits[:, j] + seed))
+            h = bits[0] ^ seed
+            for b in bits[1:]:
+                h = _fmix(h) ^ b
+            h = _fmix(h)
             out.append(int(np.add.reduce(h, dtype=np.uint64)) if h.size else 0)
     return out[0], out[1]
 
@@ -273,9 +276,8 @@ def scan_part(part: Part, coordinates: Sequence[str], response: str, domain: Box
             continue
         X = np.column_stack([_numbers(batch, c, where, row0) for c in coordinates])
         z = _numbers(batch, response, where, row0)
-        outside = ~np.all((X >= lo) & (X <= hi), axis=1)
-        if outside.any():
-            i = _first(outside)
+        if np.any(X.min(axis=0) < lo) or np.any(X.max(axis=0) > hi):
+            i = _first(~np.all((X >= lo) & (X <= hi), axis=1))
             raise DataError(f"row {row0 + i + 1} of {where} lies outside the public box {domain.describe()} "
                             f"({', '.join(coordinates)} = {', '.join(f'{x:g}' for x in X[i])})")
         y = None
@@ -290,7 +292,7 @@ def scan_part(part: Part, coordinates: Sequence[str], response: str, domain: Box
                         raise DataError(f"row {row0 + i + 1} of {where}: response {response!r} = {z[i]:g} cannot "
                                         f"be used ({str(exc).splitlines()[0]})") from None
                 raise
-        s1, s2 = record_hashes(np.column_stack([X, z]))
+        s1, s2 = record_hashes([*X.T, z])
         res.s1 = (res.s1 + s1) & ((1 << 64) - 1)
         res.s2 = (res.s2 + s2) & ((1 << 64) - 1)
         res.n += k

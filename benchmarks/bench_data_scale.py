@@ -1,0 +1,129 @@
+"""Data at scale (issue 28): ``privgp release`` from Parquet files against the physical limit, reading the
+used columns of the same files with pyarrow alone.
+
+    python benchmarks/bench_data_scale.py --records 1000000 --files 8 [--dask local] [--keep]
+
+Writes synthetic records (lon, lat, price and two unused columns; a known field plus noise) into --files
+Parquet files under a temporary folder (or --dir; nothing is committed), then times, each in a fresh
+process so that peak memory (max RSS) is the command's own:
+
+* ``pyarrow``: ``pyarrow.parquet.read_table(folder, columns=[lon, lat, price])`` -- the floor;
+* ``privgp``: ``privgp release --data FOLDER --mechanism grid ...`` (the whole command: two checked
+  streaming passes, fingerprint, plan, forecast, charge, draw, outputs), with ``--dask`` if given.
+
+Prints one line per measurement and the ratio privgp / pyarrow.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+COLUMNS = ["lon", "lat", "price"]
+
+
+def generate(folder: Path, records: int, files: int, seed: int = 0) -> None:
+    """``records`` synthetic sales in ``files`` Parquet files (box [0, 10] x [0, 5]); written in chunks."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    for i, n in enumerate(np.diff(np.linspace(0, records, files + 1).astype(int))):
+        lon = rng.uniform(0, 10, n)
+        lat = rng.uniform(0, 5, n)
+        price = 100 * np.exp(0.5 * np.sin(lon) * np.cos(lat) + rng.normal(0, 0.3, n))
+        pq.write_table(pa.table({"id": np.arange(n, dtype=np.int64), "lon": lon, "lat": lat, "price": price,
+                                 "rooms": rng.integers(1, 8, n)}), folder / f"part-{i:03d}.parquet")
+
+
+def timed(cmd: list[str]) -> tuple[float, float, str]:
+    """(wall seconds, peak RSS in GiB, stdout) of a command in a fresh process (GNU time's %M)."""
+    t0 = time.perf_counter()
+    proc = subprocess.run(["/usr/bin/time", "-f", "MAXRSS_KB %M", *cmd], capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise SystemExit(f"failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stderr[-2000:]}")
+    kb = [ln for ln in proc.stderr.splitlines() if ln.startswith("MAXRSS_KB")][-1].split()[1]
+    return wall, int(kb) / 2**20, proc.stdout
+
+
+PYARROW = (f"import sys, pyarrow.parquet as pq; t = pq.read_table(sys.argv[1], columns={COLUMNS!r}); "
+           "print(t.num_rows)")
+
+
+def in_process(folder: Path, repeat: int) -> tuple[float, float]:
+    """Best-of-``repeat`` seconds, in this process (warm file cache): pyarrow.parquet.read_table of the used
+    columns, and privgp's two streaming passes over the same files as ``privgp release --mechanism grid`` runs
+    them (check + fingerprint; check + exact per-cell statistics of an 8 x 4 grid)."""
+    import pyarrow.parquet as pq
+
+    from privgp.datasets import sources
+    from privgp.domain import Box
+    from privgp.mechanisms.release import ResponseMap
+
+    rmap, box = ResponseMap(threshold=100.0, clip=1.0, transform="log"), Box([0.0, 0.0], [10.0, 5.0])
+    parts = sources.resolve(str(folder))
+    pa_t, pg_t = [], []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        pq.read_table(str(folder), columns=COLUMNS)
+        pa_t.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        a = sources.scan(parts, ("lon", "lat"), "price", box, rmap.apply, keep=False)
+        b = sources.scan(parts, ("lon", "lat"), "price", box, rmap.apply, keep=False, cells=(8, 4))
+        pg_t.append(time.perf_counter() - t0)
+        assert a.digest() == b.digest()
+    return min(pa_t), min(pg_t)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--records", type=int, default=1_000_000)
+    ap.add_argument("--files", type=int, default=8)
+    ap.add_argument("--dir", help="data folder (default: a temporary one, removed at the end)")
+    ap.add_argument("--dask", choices=["local"], help="pass --dask local to privgp release")
+    ap.add_argument("--repeat", type=int, default=1)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(args.dir) if args.dir else Path(tmp) / "lake"
+        if not folder.exists() or not any(folder.glob("*.parquet")):
+            t0 = time.perf_counter()
+            generate(folder, args.records, args.files)
+            print(f"generated {args.records} records in {args.files} files ({sum(f.stat().st_size for f in folder.iterdir()) / 2**20:.0f} MiB) "
+                  f"in {time.perf_counter() - t0:.1f} s", flush=True)
+        cli = "import sys; from privgp.cli.main import main; sys.exit(main())"
+        rel = [sys.executable, "-c", cli, "release", "--data", str(folder), "--x-col", "lon", "--y-col", "lat",
+               "--response-col", "price", "--box", "0", "10", "0", "5", "--threshold", "100", "--clip", "1",
+               "--transform", "log", "--mechanism", "grid", "--epsilon", "1", "--no-report", "--json",
+               "--ledger", str(Path(tmp) / "ledger.sqlite"), "--budget-epsilon", "1000", "--allow-noisy"]
+        if args.dask:
+            rel += ["--dask", args.dask]
+        rows = {"pyarrow": [], "privgp": []}
+        for r in range(args.repeat):
+            rows["pyarrow"].append(timed([sys.executable, "-c", PYARROW, str(folder)])[:2])
+            w, rss, out = timed([*rel, "--out", str(Path(tmp) / f"out{r}")])
+            rows["privgp"].append((w, rss))
+            n = json.loads(out)["n"]
+            assert n == args.records, n
+        pa_wall = min(w for w, _ in rows["pyarrow"])
+        pg_wall = min(w for w, _ in rows["privgp"])
+        print(f"pyarrow read_table (used columns): {pa_wall:.2f} s wall, peak RSS {rows['pyarrow'][0][1]:.2f} GiB")
+        print(f"privgp release --mechanism grid{' --dask ' + args.dask if args.dask else ''}: {pg_wall:.2f} s wall, "
+              f"peak RSS {max(r for _, r in rows['privgp']):.2f} GiB")
+        print(f"ratio privgp / pyarrow (whole commands, fresh processes): {pg_wall / pa_wall:.2f} "
+              f"(cpus: {os.cpu_count()}, best of {args.repeat})")
+        pa_in, pg_in = in_process(folder, max(3, args.repeat))
+        print(f"in process, warm cache: pyarrow read_table {pa_in:.3f} s; privgp's two passes (check, fingerprint, "
+              f"statistics) {pg_in:.3f} s; ratio {pg_in / pa_in:.2f}")
+
+
+if __name__ == "__main__":
+    main()
