@@ -216,6 +216,10 @@ def test_a_release_through_the_cluster_equals_the_in_memory_release(lake, cluste
     assert main([*base, "--data", str(root / "one.parquet"), "--out", str(tmp_path / "stream")]) == 0
     assert main([*base, "--data", str(root / "five"), "--scheduler", c.scheduler_address,
                  "--out", str(tmp_path / "dask")]) == 0
+    import json
+
+    cert = json.loads((tmp_path / "dask" / "certificate.json").read_text())
+    assert cert["dataset"]["source"].startswith("user data") and str(root) not in json.dumps(cert)
     a = np.load(tmp_path / "mem" / "field.npz")
     for other in ("stream", "dask"):
         b = np.load(tmp_path / other / "field.npz")

@@ -360,6 +360,13 @@ def _cluster_statistics(args, plan, data):
 
 # -- outputs -----------------------------------------------------------------------------------
 
+def _source_words(data) -> str:
+    """What the certificate says about user data: its kind, never its path."""
+    if isinstance(data, ReducedData) or not data.source.lower().endswith(".csv"):
+        return "user data (Parquet, CSV files or a database)"
+    return "user CSV file"
+
+
 def certificate_doc(mechanism: str, plan, data, fingerprint, charge, randomness, files, folder: Path | None = None,
                     forecast_: Forecast | None = None) -> dict:
     """certificate.json: public quantities only (no local paths, no statistics of the data). With ``folder``
@@ -375,7 +382,7 @@ def certificate_doc(mechanism: str, plan, data, fingerprint, charge, randomness,
         "public_settings": plan.public_settings(),
         "dataset": {"fingerprint": fingerprint, "n": data.n, "dim": data.dim,
                     "coordinates": list(data.coordinates), "response": data.response_name,
-                    "source": data.source if data.source.startswith("embedded:") else "user CSV file"},
+                    "source": data.source if data.source.startswith("embedded:") else _source_words(data)},
         "ledger": {"entry_id": charge.entry_id, **charge.to_dict()},
         "randomness": randomness,
         "outputs": list(files),
