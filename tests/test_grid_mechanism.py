@@ -172,3 +172,17 @@ def test_default_delta_is_small():
     assert default_delta(10**6) == pytest.approx(1e-7)
     for n in (2, 50, 10**3, 10**5, 10**8):
         assert default_delta(n) <= min(1e-6, 1 / (10 * n))
+
+
+def test_forecast_of_a_large_grid_release_simulates_fewer_records_with_scaled_noise(monkeypatch):
+    """Above SIMULATED_N records the grid's sums and counts are simulated at SIMULATED_N with the noise std
+    scaled by SIMULATED_N / n (same signal-to-noise ratio): the forecast agrees with the full simulation."""
+    from privgp.tasks import forecast as F
+
+    plan = plan_auto(100_000, Box.unit(2), IDENTITY, epsilon=1.0, delta=1e-7, grid=41)
+    full = F.forecast(plan, reps=3)
+    assert full.simulated_n == 100_000
+    monkeypatch.setattr(F, "SIMULATED_N", 10_000)
+    scaled = F.forecast(plan, reps=3)
+    assert scaled.simulated_n == 10_000 and "scaled" in scaled.words()
+    assert abs(scaled.iou - full.iou) < 0.03

@@ -29,6 +29,12 @@ from ..mechanisms.release import ResponseMap
 FORECAST_SEED = 20261125
 #: expected IoU below this: the map is mostly noise; ``privgp release`` refuses without --allow-noisy
 NOISY_IOU = 0.5
+#: above this n, the grid-type mechanisms (released statistics are sums over records) are simulated with
+#: this many records and the noise std scaled by SIMULATED_N / n: the same signal-to-noise ratio of the
+#: privacy noise, a larger sampling noise (a conservative forecast), and a cost independent of n
+SIMULATED_N = 200_000
+#: mechanisms whose released statistics scale with n (sums and counts): the scaling above applies
+SCALABLE = ("grid", "discretised-gaussian")
 _IDENTITY = ResponseMap(threshold=0.0, clip=1.0)
 
 
@@ -107,6 +113,7 @@ class Forecast:
 
     mechanism: str
     n: int
+    simulated_n: int
     reps_per_family: int
     families: tuple[str, ...]
     per_family: dict
@@ -139,10 +146,13 @@ class Forecast:
                 f"privacy noise), and the area above the threshold will overlap it by {self.iou:.0%} (IoU; 100% = "
                 f"identical); against the true field the overlap is {self.iou_truth:.0%} (a non-private map: "
                 f"{self.iou_nonprivate_vs_truth:.0%}) -- judged on {self.reps_per_family * len(self.families)} simulated "
-                f"releases of {self.n} synthetic records (bump, blobs and rough fields)")
+                f"releases of {self.simulated_n} synthetic records (bump, blobs and rough fields"
+                + ("" if self.simulated_n == self.n else
+                   f", noise scaled to {self.n} records' signal-to-noise ratio") + ")")
 
     def to_dict(self) -> dict:
-        return {"mechanism": self.mechanism, "n": self.n, "reference": "the non-private map of the same records",
+        return {"mechanism": self.mechanism, "n": self.n, "simulated_n": self.simulated_n,
+                "reference": "the non-private map of the same records",
                 "expected_iou": self.iou, "expected_iou_se": self.iou_se,
                 "expected_iou_vs_truth": self.iou_truth, "nonprivate_iou_vs_truth": self.iou_nonprivate_vs_truth,
                 "expected_agreement": self.agreement, "expected_rmse": self.rmse, "expected_rmse_se": self.rmse_se,
@@ -163,11 +173,20 @@ def _simulation_plan(plan):
     return dataclasses.replace(plan, **changes)
 
 
+def _scaled_plan(plan):
+    """For a grid-type plan with n > :data:`SIMULATED_N`: the same plan for SIMULATED_N records with the noise std
+    scaled by SIMULATED_N / n (its released sums and counts scale with n; see :data:`SIMULATED_N`)."""
+    if plan.mechanism not in SCALABLE or plan.n <= SIMULATED_N:
+        return plan
+    return dataclasses.replace(plan, n=SIMULATED_N, noise_std=plan.noise_std * SIMULATED_N / plan.n)
+
+
 def forecast(plan, *, reps: int = 4, families: tuple[str, ...] = FAMILIES, noise: float = DEFAULT_NOISE,
              seed: int = FORECAST_SEED) -> Forecast:
-    """Simulate ``reps`` releases of ``plan`` per field family (same n, box, grid, settings) and score them."""
+    """Simulate ``reps`` releases of ``plan`` per field family (same n, box, grid, settings) and score them
+    (grid-type mechanisms above :data:`SIMULATED_N` records: :func:`_scaled_plan`)."""
     reps = v.integer("reps", reps, minimum=1)
-    sim = _simulation_plan(plan)
+    sim = _scaled_plan(_simulation_plan(plan))
     rng = np.random.default_rng(seed)
     per: dict[str, dict[str, float]] = {}
     all_iou, all_rmse, all_agree = [], [], []
@@ -175,7 +194,7 @@ def forecast(plan, *, reps: int = 4, families: tuple[str, ...] = FAMILIES, noise
         field_ = SyntheticField(fam, plan.domain)
         scores = []
         for _ in range(reps):
-            X, y = field_.records(plan.n, rng, noise)
+            X, y = field_.records(sim.n, rng, noise)
             Xc, yc = sim.check(X, y)
             scores.append(score(sim.draw(Xc, yc, rng), field_, X, y))
         ious = np.array([s["iou"] for s in scores])
@@ -193,7 +212,8 @@ def forecast(plan, *, reps: int = 4, families: tuple[str, ...] = FAMILIES, noise
     fam_rmse = np.array([a.mean() for a in all_rmse])
     iou_se = float(np.sqrt(np.sum([se(a) ** 2 for a in all_iou])) / len(all_iou))
     rmse_se = float(np.sqrt(np.sum([se(a) ** 2 for a in all_rmse])) / len(all_rmse))
-    return Forecast(mechanism=str(plan.mechanism), n=int(plan.n), reps_per_family=reps, families=tuple(families),
+    return Forecast(mechanism=str(plan.mechanism), n=int(plan.n), simulated_n=int(sim.n), reps_per_family=reps,
+                    families=tuple(families),
                     per_family=per, iou=float(fam_iou.mean()), iou_se=iou_se,
                     agreement=float(np.mean([np.mean(a) for a in all_agree])), rmse=float(fam_rmse.mean()),
                     rmse_se=rmse_se, noise=float(noise), seed=int(seed))
