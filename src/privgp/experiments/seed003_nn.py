@@ -27,7 +27,7 @@ import pandas as pd
 
 from ..audit.lood import GPPosterior, centred_one_hot
 from ..audit.lood_mia import correlation, half_split_gaussian_lr_auc, lr_auc_single
-from ..errors import InvalidParameterError, MissingExtraError
+from ..errors import MissingExtraError
 from ..nngp import NNGP
 from .common import as_tuple, new_figure, save_figure, write_run_record, write_table
 from .seed003_data import load_images, normaliser
