@@ -21,8 +21,10 @@ from privgp.cli.main import main
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 
-# packages of the optional extras (nn: torch and friends; dask: dask, distributed; gis: pyproj, rasterio, shapely)
-EXTRA_PACKAGES = ("torch", "gpytorch", "opacus", "optuna", "dask", "distributed", "pyproj", "rasterio", "shapely")
+# packages of the optional extras (nn: torch and friends; dask: dask, distributed; gis: pyproj, rasterio, shapely;
+# dp-accounting: dp_accounting)
+EXTRA_PACKAGES = ("torch", "gpytorch", "opacus", "optuna", "dask", "distributed", "pyproj", "rasterio", "shapely",
+                  "dp_accounting")
 
 # what both archives must carry (paths inside the package)
 SHIPPED = ("privgp/__init__.py", "privgp/_version.py", "privgp/py.typed", "privgp/cli/main.py",

@@ -10,7 +10,7 @@ optuna). ``import privgp`` never imports torch; only importing this package (or 
 * :mod:`privgp.nn.train`: meta-training (Alg. 1) with fixed validation tasks and resumable state.
 * :mod:`privgp.nn.oracle`: the exact non-private GP predictive with the true hyperparameters.
 * :mod:`privgp.nn.dpsvgp`: the DP-SVGP baseline (App. D): gpytorch SVGP + opacus DP-SGD + optuna.
-* :mod:`privgp.nn.pretrained`: the shipped, CPU-trained reduced model.
+* :mod:`privgp.nn.pretrained`: the shipped, CPU-trained reduced model (in the sdist, not the wheel: see its docstring).
 """
 from __future__ import annotations
 
