@@ -23,7 +23,7 @@ import numpy as np
 
 from privgp.datasets.fields import FAMILIES, SyntheticField
 from privgp.domain import Box
-from privgp.mechanisms.grid import cell_index, cell_sizes, smooth_ratio
+from privgp.mechanisms.grid import cell_sizes, cell_statistics, smooth_ratio
 from privgp.tasks.forecast import FORECAST_SEED
 
 PILOT_SEED = 7_000_001
@@ -58,9 +58,7 @@ def main() -> None:
                 X, y = field.records(n, rng)
                 for ci, c in enumerate(CELLS):
                     cs = cell_sizes(dom, c)
-                    idx = cell_index(dom, cs, X)
-                    sums = np.bincount(idx, weights=y, minlength=int(np.prod(cs))).reshape(cs)
-                    counts = np.bincount(idx, minlength=int(np.prod(cs))).astype(float).reshape(cs)
+                    sums, counts = cell_statistics(dom, cs, X, y, exact=False)
                     for si, s in enumerate(NOISE_STDS):
                         ns, nc = rng.normal(0, s, cs), rng.normal(0, s, cs)
                         for bi, b in enumerate(BANDWIDTHS):

@@ -214,3 +214,13 @@ class PublicGrid:
 
     def to_dict(self) -> dict:
         return {"lower": list(self.lower), "upper": list(self.upper), "sizes": list(self.sizes)}
+
+
+def cell_index(domain: Box, cells: tuple[int, ...], X: np.ndarray) -> np.ndarray:
+    """Flat index of the cell holding each point (the upper edge belongs to the last cell)."""
+    idx = np.zeros(X.shape[0], dtype=np.int64)
+    for j, (lo, w, c) in enumerate(zip(domain.lower, domain.widths, cells)):
+        k = np.floor((X[:, j] - lo) / w * c).astype(np.int64)
+        np.clip(k, 0, c - 1, out=k)
+        idx = idx * c + k
+    return idx

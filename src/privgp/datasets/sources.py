@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from ..domain import Box
+from ..domain import Box, cell_index
 from ..errors import DataError
 from .cellstats import CellSums
 
@@ -247,21 +247,12 @@ def merge(results: Sequence[ScanResult]) -> ScanResult:
     return out
 
 
-def _cell_index(lower, widths, cells, X: np.ndarray) -> np.ndarray:
-    idx = np.zeros(X.shape[0], dtype=np.int64)
-    for j, (lo, w, c) in enumerate(zip(lower, widths, cells)):
-        k = np.floor((X[:, j] - lo) / w * c).astype(np.int64)
-        np.clip(k, 0, c - 1, out=k)
-        idx = idx * c + k
-    return idx
-
-
 def scan_part(part: Part, coordinates: Sequence[str], response: str, domain: Box,
               transform: Callable[[np.ndarray], np.ndarray] | None = None, *, keep: bool = True,
               cells: tuple[int, ...] | None = None, batch_rows: int = BATCH_ROWS) -> ScanResult:
     """One streaming pass over a part: check every record, hash it, keep the used columns (``keep``) and/or
     reduce the transformed responses ``transform(z)`` to exact per-cell statistics (``cells``; the cell
-    rule of :func:`privgp.mechanisms.grid.cell_index`). A DataError names the first bad row and file."""
+    rule of :func:`privgp.domain.cell_index`). A DataError names the first bad row and file."""
     coordinates = tuple(coordinates)
     cols = coordinates + (response,)
     lo, hi = np.asarray(domain.lower, dtype=float), np.asarray(domain.upper, dtype=float)
@@ -300,7 +291,7 @@ def scan_part(part: Part, coordinates: Sequence[str], response: str, domain: Box
             res.X.append(X)
             res.z.append(z)
         if res.cells is not None and y is not None:
-            res.cells.add(_cell_index(domain.lower, domain.widths, cells, X), y)
+            res.cells.add(cell_index(domain, cells, X), y)
         row0 += k
     return res
 

@@ -40,16 +40,20 @@ def choose_grid_settings(n: int, noise_std: float) -> dict:
     return min(entries, key=lambda e: (math.log(e["n"]) - ln) ** 2 + (math.log(e["noise_std"]) - ls) ** 2)
 
 
+def cells_for_box(cells: int, domain: Box) -> int:
+    """Cells along the longest side of ``domain`` for a table entry tuned on the unit square with ``cells`` per
+    side: the same cell AREA as a fraction of the box, i.e. ``cells * sqrt(longest / shortest side)``."""
+    w = domain.widths
+    return max(1, int(round(cells * math.sqrt(float(w.max() / w.min())))))
+
+
 def plan_auto(n: int, domain: Box, response_map: ResponseMap, *, epsilon: float, delta: float | None = None,
               grid: int = 121, memory_limit: float = DEFAULT_MEMORY_LIMIT) -> NoisyGridPlan:
     """The noisy-grid plan with the tuned cells and bandwidth for this (n, epsilon, delta)."""
     delta = default_delta(n) if delta is None else delta
     s = float(gaussian_noise_std(GRID_SENSITIVITY, epsilon, delta))
     entry = choose_grid_settings(n, s)
-    # the table was tuned on the unit square with ``cells`` per side; keep the cell AREA (as a fraction of the
-    # box) on a box of another aspect: cells along the longest side = cells * sqrt(longest / shortest side)
-    w = domain.widths
-    cells = max(1, int(round(entry["cells"] * math.sqrt(float(w.max() / w.min())))))
+    cells = cells_for_box(int(entry["cells"]), domain)
     why = (f"auto: tuned on public pilot simulations (table entry n={entry['n']}, noise std {entry['noise_std']:g}; "
            f"pilot IoU {entry['pilot_iou']:.2f})")
     return plan_grid(n, domain, response_map, epsilon=epsilon, delta=delta, cells=cells,

@@ -34,7 +34,7 @@ from numpy.typing import ArrayLike
 
 from .. import validation as v
 from ..accounting import GaussianEvent, PrivacyCertificate, calibrate_gaussian
-from ..domain import Box
+from ..domain import Box, cell_index
 from ..errors import InvalidParameterError
 from .release import ResponseMap, default_delta, grid_sizes
 
@@ -71,14 +71,21 @@ def cell_sizes(domain: Box, cells: int, name: str = "cells") -> tuple[int, ...]:
     return tuple(int(max(1, math.floor(wi / h + 0.5))) for wi in w)
 
 
-def cell_index(domain: Box, cells: tuple[int, ...], X: np.ndarray) -> np.ndarray:
-    """Flat index of the cell holding each point (the upper edge belongs to the last cell)."""
-    idx = np.zeros(X.shape[0], dtype=np.int64)
-    for j, (lo, w, c) in enumerate(zip(domain.lower, domain.widths, cells)):
-        k = np.floor((X[:, j] - lo) / w * c).astype(np.int64)
-        np.clip(k, 0, c - 1, out=k)
-        idx = idx * c + k
-    return idx
+def cell_statistics(domain: Box, cells: tuple[int, ...], X: np.ndarray, y: np.ndarray, *, exact: bool = True
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Per-cell (sums of y, counts) of the points X on the grid of ``cells``. ``exact``: each sum is the exact
+    sum rounded once (:mod:`privgp.datasets.cellstats`: independent of record order and partitioning, what a
+    release uses); otherwise a float64 ``bincount`` (60x faster; for simulations and non-private references)."""
+    size = int(np.prod(cells))
+    idx = cell_index(domain, cells, X)
+    if exact:
+        from ..datasets.cellstats import cell_sums  # noqa: PLC0415
+
+        sums, counts = cell_sums(size, idx, y)
+    else:
+        sums = np.bincount(idx, weights=y, minlength=size)
+        counts = np.bincount(idx, minlength=size).astype(float)
+    return sums.reshape(cells), counts.reshape(cells)
 
 
 def _gauss_matrix(targets: np.ndarray, centres: np.ndarray, h: float) -> np.ndarray:
@@ -164,10 +171,7 @@ class NoisyGridPlan:
         """Per-cell (sums, counts) of the checked inputs: the only private quantity the release reads. Each
         sum is the exact sum rounded once (:mod:`privgp.datasets.cellstats`), so the statistics do not depend
         on the order of the records and equal those reduced over partitions (``privgp.datasets.sources``)."""
-        from ..datasets.cellstats import cell_sums
-
-        sums, counts = cell_sums(int(np.prod(self.cells)), cell_index(self.domain, self.cells, X), y)
-        return sums.reshape(self.cells), counts.reshape(self.cells)
+        return cell_statistics(self.domain, self.cells, X, y)
 
     def draw(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> GridField:
         return self.draw_from_statistics(*self.statistics(X, y), rng)

@@ -71,16 +71,12 @@ def nonprivate_map(domain, axes, X: np.ndarray, y: np.ndarray) -> np.ndarray:
     """The non-private map the forecast compares with: the same records smoothed without any privacy noise
     (exact per-cell sums and counts, cells and bandwidth from the tuning table's lowest-noise entry for this n,
     i.e. tuned for accuracy)."""
-    from ..mechanisms.auto import choose_grid_settings  # noqa: PLC0415
-    from ..mechanisms.grid import cell_index, cell_sizes, smooth_ratio  # noqa: PLC0415
+    from ..mechanisms.auto import cells_for_box, choose_grid_settings  # noqa: PLC0415
+    from ..mechanisms.grid import cell_sizes, cell_statistics, smooth_ratio  # noqa: PLC0415
 
     entry = choose_grid_settings(X.shape[0], 1e-9)
-    w = domain.widths
-    cells = cell_sizes(domain, max(1, int(round(entry["cells"] * math.sqrt(float(w.max() / w.min()))))))
-    idx = cell_index(domain, cells, X)
-    size = int(np.prod(cells))
-    sums = np.bincount(idx, weights=y, minlength=size).reshape(cells)
-    counts = np.bincount(idx, minlength=size).astype(float).reshape(cells)
+    cells = cell_sizes(domain, cells_for_box(int(entry["cells"]), domain))
+    sums, counts = cell_statistics(domain, cells, X, y, exact=False)
     return smooth_ratio(axes, domain, cells, sums, counts, 0.0, float(entry["bandwidth"]))[0]
 
 
