@@ -29,6 +29,7 @@ from string import Template
 
 from ..accounting import PrivacyCertificate
 from ..domain import Box
+from ..mechanisms.release import default_delta
 from .release_figure import Picture, ResponseDisplay, format_upper
 
 CONVERSIONS = {"improved": "Canonne, Kamath and Steinke (2020), Prop. 12 (also Balle et al. 2020)",
@@ -254,7 +255,7 @@ def _plain_guarantee(r: ReportInput) -> str:
     eps, dlt = format_upper(c.epsilon), format_upper(c.delta)
     strength = strength_words(float(c.epsilon), float(c.delta), r.n)
     strength += (f" \u03b4 is the probability that the guarantee may fail outright; privgp's default is "
-                 f"min(10\u207b\u2076, 1/(10 n)) = {format_upper(min(1e-6, 0.1 / r.n))} for n = {r.n}, so that even "
+                 f"min(10\u207b\u2076, 1/(10 n)) = {format_upper(default_delta(r.n))} for n = {r.n}, so that even "
                  "over all n records the chance stays small.")
     return (
         "<p>The picture and the files published with it were made with <strong>differential privacy</strong>. "
