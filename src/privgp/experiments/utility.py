@@ -80,6 +80,15 @@ def _baltimore_job(job: tuple) -> list[dict]:
     return [{"family": "baltimore", "n": data.n, "rep": rep, **r} for r in rows]
 
 
+def _majority_share() -> float:
+    """Share of the Baltimore sales on the majority side of the $50k threshold: what the trivial constant map
+    ("the majority side everywhere") scores on ``records_correct_side``."""
+    from ..datasets.tabular import load_embedded_baltimore
+
+    above = float(np.mean(np.asarray(load_embedded_baltimore().response, dtype=float) > 50.0))
+    return max(above, 1.0 - above)
+
+
 def _mean_se(df: pd.DataFrame, keys: list[str], cols: list[str]) -> pd.DataFrame:
     g = df.groupby(keys, sort=False)
     out = g[cols].mean()
@@ -206,6 +215,6 @@ def run(out_dir: Path, *, quick: bool, executor, seed: int = 0, ns=None, epsilon
               "seed": base, "quick": quick}
     ok = which.get("auto_ok")
     summ = {"cells": len(which), "auto_ok_cells": None if ok is None else int(ok.sum()),
-            "releases": len(releases)}
+            "releases": len(releases), "baltimore_majority_side_share": _majority_share()}
     write_run_record(out_dir, "utility", config, summ, seconds)
     return {"releases": len(releases), "which": str(out_dir / "which.md"), "figure": str(fig), "seconds": seconds, **summ}
