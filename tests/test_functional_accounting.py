@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from privgp.accounting import accountant
-from privgp.accounting.events import ComposedEvent, GdpEvent, event_from_dict, event_from_json
+from privgp.accounting.events import ComposedEvent, GaussianEvent, GdpEvent, event_from_dict, event_from_json
 from privgp.accounting.functional import (
     DPSetConvEvent,
     FunctionalEvent,
@@ -21,7 +21,6 @@ from privgp.accounting.functional import (
     dpsetconv_noise_scales,
     gdp_multiplier,
     hall_multiplier,
-    rdp_epsilon,
     rdp_multiplier,
     rdp_optimal_order,
     setconv_sensitivities,
@@ -54,8 +53,8 @@ def test_gdp_mu_matches_mpmath_and_is_feasible(row):
         assert mp.mpf(mu) <= mp.mpf(row["mu"])          # the feasible side of the exact root
 
 
-def test_digest_pinned_values():
-    """The seed-002 digest's table (sec. 6) and inverse checks."""
+def test_gdp_mu_pinned_values():
+    """The mu table of docs/notes/seed002_dpconvcnp.md, sec. 6, and its inverse checks."""
     for eps, delta, mu in [(0.9, 1e-3, 0.355527), (1.0, 1e-3, 0.388401), (2.0, 1e-3, 0.691927), (3.0, 1e-3, 0.964086),
                            (4.0, 1e-3, 1.214952), (9.0, 1e-3, 2.276555), (1 / 3, 1e-3, 0.154424),
                            (1 / 3, 1e-5, 0.098021), (1.0, 1e-5, 0.268051)]:
@@ -123,7 +122,8 @@ def test_figure4_multipliers_match_mpmath(row):
             hall_multiplier(D, eps, delta)
 
 
-def test_figure4_digest_table():
+def test_figure4_table():
+    """Figure 4's multipliers as in docs/notes/seed002_dpconvcnp.md, sec. 6."""
     D = math.sqrt(10.0)
     table = {0.1: (123.2956, 117.9633, 55.0375), 0.5: (24.6591, 23.9258, 14.5785), 1.0: (12.3296, 12.1650, 8.1418),
              2.0: (None, 6.2754, 4.5702), 3.0: (None, 4.3051, 3.2801), 4.0: (None, 3.3155, 2.6028)}
@@ -140,6 +140,12 @@ def test_hall_refuses_epsilon_above_one(eps):
         hall_multiplier(1.0, eps, 1e-3)
     with pytest.raises(InvalidParameterError):
         hall_multiplier(1.0, np.array([0.5, eps]), 1e-3)
+
+
+def rdp_epsilon(D, sigma, delta, alpha):
+    """eq. 38 / 41: the Gaussian mechanism's RDP curve alpha D^2 / (2 sigma^2) through Mironov's conversion,
+    at the given order(s): the accountant at a fixed alpha."""
+    return accountant.epsilon(GaussianEvent(D, sigma), delta, alpha=alpha, conversion="mironov").epsilon
 
 
 @given(st.floats(0.05, 20.0), st.floats(1e-10, 0.1), st.floats(0.1, 10.0))
@@ -183,7 +189,8 @@ def test_noise_scales_match_mpmath(row):
     assert s_d == pytest.approx(float(row["sigma_d"]), rel=1e-9)
 
 
-def test_noise_scales_digest_values():
+def test_noise_scales_pinned_values():
+    """docs/notes/seed002_dpconvcnp.md, sec. 6 (paper eq. 12, C = 2, t = 0.5, delta = 1e-3)."""
     assert dpsetconv_noise_scales(float(gdp_mu(1.0, 1e-3)), 2.0, 0.5) == pytest.approx((14.564459, 5.149314), abs=1e-6)
     assert dpsetconv_noise_scales(float(gdp_mu(3.0, 1e-3)), 2.0, 0.5) == pytest.approx((5.867582, 2.074503), abs=1e-6)
 

@@ -40,7 +40,6 @@ from numpy.typing import ArrayLike
 
 from .. import validation as v
 from ..errors import InvalidParameterError
-from .conversion import epsilon_from_rdp
 from .events import GaussianCurve, GaussianEvent, register_event
 from .gaussian import gdp_mu
 
@@ -84,21 +83,6 @@ def hall_multiplier(sensitivity: ArrayLike, epsilon: ArrayLike, delta: ArrayLike
         raise InvalidParameterError("epsilon", f"<= {HALL_MAX_EPSILON:g} for Hall et al.'s Thm 3.3 "
                                     "(the bound is proved only for epsilon <= 1)", e)
     return _out(s / e * np.sqrt(2.0 * np.log(2.0 / d)))
-
-
-def rdp_epsilon(sensitivity: ArrayLike, sigma: ArrayLike, delta: ArrayLike, alpha: ArrayLike) -> float | np.ndarray:
-    """epsilon(alpha, sigma) = alpha Delta^2 / (2 sigma^2) - log(delta) / (alpha - 1) (seed 002,
-    eq. 38 / 41; Jiang et al. 2023, Cor. 2 + Prop. 3): the Gaussian RDP curve through Mironov's
-    conversion (:func:`privgp.accounting.conversion.epsilon_from_rdp`). Finite for alpha > 1."""
-    s, d = _sensitivity(sensitivity), _delta(delta)
-    sig = np.asarray(sigma, dtype=float)
-    if np.any(~(sig > 0)) or np.any(np.isinf(sig)):
-        raise InvalidParameterError("sigma", "finite and > 0", sig)
-    a = np.asarray(alpha, dtype=float)
-    if np.any(~(a > 1)) or np.any(np.isinf(a)):
-        raise InvalidParameterError("alpha", "finite and > 1 (Rényi order)", a)
-    # the Gaussian mechanism's RDP curve alpha Delta^2 / (2 sigma^2) converted by Mironov (2017), Prop. 3
-    return _out(epsilon_from_rdp(a * s * s / (2.0 * sig * sig), a, d, conversion="mironov"))
 
 
 def rdp_optimal_order(sensitivity: ArrayLike, sigma: ArrayLike, delta: ArrayLike) -> float | np.ndarray:

@@ -46,7 +46,8 @@ from numpy.typing import ArrayLike
 
 from .. import validation as v
 from ..errors import InvalidParameterError
-from .events import PrivacyEvent, register_event
+from .conversion import epsilon_from_rdp
+from .events import PrivacyEvent, admissible_only, register_event
 
 NINE_TENTHS = 0.9
 
@@ -88,8 +89,8 @@ def lemma42_epsilon1(nu: ArrayLike, n: ArrayLike, alpha: ArrayLike, beta: ArrayL
     n = np.asarray(n, dtype=float)
     with np.errstate(all="ignore"):
         total = sum(_terms(nu, n, alpha, beta, x_h, x_l, c, gamma1))
-        ok = (nu < lemma42_alpha_max(n, beta, x_h, x_l)) & (n > 1)
-    return np.where(ok, total, np.inf)
+        amax = np.where(n > 1, lemma42_alpha_max(n, beta, x_h, x_l), 1.0)
+    return admissible_only(total, nu, amax)
 
 
 def lemma43_epsilon(nu: ArrayLike, delta: ArrayLike, n: ArrayLike, alpha: ArrayLike, beta: ArrayLike,
@@ -99,7 +100,7 @@ def lemma43_epsilon(nu: ArrayLike, delta: ArrayLike, n: ArrayLike, alpha: ArrayL
     if np.any(~((d > 0) & (d < 1))):
         raise InvalidParameterError("delta", "in the open interval (0, 1)", d)
     nu = np.asarray(nu, dtype=float)
-    return lemma42_epsilon1(nu, n, alpha, beta, x_h, x_l, c, gamma1) - np.log(d) / (nu - 1.0)
+    return epsilon_from_rdp(lemma42_epsilon1(nu, n, alpha, beta, x_h, x_l, c, gamma1), nu, d, conversion="mironov")
 
 
 def _check_domain_params(n, alpha, beta, x_h, x_l, c, gamma1):
