@@ -267,7 +267,7 @@ def delta_case(s):
 
 
 EPSILON_SETTINGS = [
-    # reference_repo.md section 2.3 (Fig. 3, Fig. 2-like, Table 1-like, 2-D, London-like), both constants
+    # docs/notes/seed000_published_scripts.md, sec. 2.3 (Fig. 3, Fig. 2-like, Table 1-like, 2-D, London-like), both constants
     *[dict(n=10, kernel="exponential", lengthscale=1.0, dim=1, r=1.0, sigma=5.0, delta=0.05, L=L,
            sensitivity="exp1d", constants=c, tag="ref2.3 fig3") for L in (1, 10, 100) for c in ("published", "proven")],
     *[dict(n=10, kernel="exponential", lengthscale=1.0, dim=1, r=0.1, sigma=0.5, delta=0.05, L=1,

@@ -13,8 +13,8 @@ mpmath at high precision, by a different route from the library's centred log1p/
 * Figure 1 (n = 1 149 019, alpha = 0.1, beta = 1, x_h = 1.8, c = 1 165 165): the indicator
   F_K = (1/n) sum_r (mu - mu^r)^2 / (s^r)^2 and P(theta_hat > mu) = (1/n) sum_r Phi((mu^r - mu)/s^r)
   summed over ALL n components term by term (lambda^(n-r) by repeated multiplication);
-* the small case n = 5, alpha = 1, beta = 4, x_h = 1, c = 3 (digest T1): laws by exact rational
-  arithmetic (fractions) step by step over the 5 orders, and the Renyi divergences of both directions
+* the small case n = 5, alpha = 1, beta = 4, x_h = 1, c = 3 (T1 of docs/notes/seed004_sgld.md, sec. 5):
+  laws by exact rational arithmetic (fractions) step by step over the 5 orders, and the Renyi divergences of both directions
   and the hockey-stick delta(eps) by mpmath quadrature / root finding with exact normal CDFs;
 * the exact posteriors of the Figure-1 pair (Lemma 4.1) and their Renyi divergence (Gil et al. 2013).
 

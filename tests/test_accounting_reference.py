@@ -170,7 +170,7 @@ def _half_unit(text: str) -> float:
 
 
 @pytest.mark.parametrize("setting,published,proven", TABLE_2_3)
-def test_reference_repo_section_2_3_both_constant_modes(setting, published, proven):
+def test_published_scripts_table_2_3_both_constant_modes(setting, published, proven):
     s = dict(setting)
     dim = s.pop("dim", 1)
     for constants, text in (("published", published), ("proven", proven)):

@@ -1,5 +1,5 @@
 """LOOD of GP models (privgp.audit.lood, seed 003): exact updates vs brute-force refits, mpmath
-references, the digest's pinned values (sec. 5), and the laws: KL(D||D') >= KL(D'||D) for one
+references, the pinned values of docs/notes/seed003_lood.md, sec. 5, and the laws: KL(D||D') >= KL(D'||D) for one
 query, LOOD(Q) <= LOOD(S) and LOOD(S u Q) = LOOD(S)."""
 import json
 import math
@@ -103,7 +103,7 @@ def test_matches_mpmath_refits(case):
             assert pair.at_differing(div) == pytest.approx(case["values"][div], rel=1e-10)
 
 
-# -- digest sec. 5: pinned values ---------------------------------------------------------------
+# -- docs/notes/seed003_lood.md, sec. 5: pinned values -------------------------------------------
 
 def _empty(dim=1):
     return np.zeros((0, dim)), np.zeros((0, 1))
@@ -146,8 +146,8 @@ def test_pinned_zero_cases():
 
 
 def test_pinned_scale_invariance_relu_not_gelu():
-    """Item 11: ReLU NNGP with b_std = 0 (homogeneous of degree 1): KL(lam Q) = KL(Q) and
-    M(lam Q) = lam^2 M(Q) (the paper's eq. 9 prints lam^alpha; digest sec. 6.3); GeLU is not invariant."""
+    """Item 5: ReLU NNGP with b_std = 0 (homogeneous of degree 1): KL(lam Q) = KL(Q) and
+    M(lam Q) = lam^2 M(Q) (the paper's eq. 9 prints lam^alpha; docs/notes/seed003_lood.md, sec. 6.3); GeLU is not invariant."""
     rng, X, Y, XS, YS = _problem(4, C=2, s=1)
     Q = rng.normal(size=(1, 4))
     relu = GPPosterior(NNGP("relu", 3), X, Y, 0.1).add(XS, YS)

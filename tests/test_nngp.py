@@ -1,5 +1,5 @@
 """NNGP and RBF kernels of seed 003 (privgp.nngp): closed forms against independent quadrature,
-neural-tangents reference values (digest sec. 5, item 12), Monte Carlo over wide random networks,
+neural-tangents reference values (docs/notes/seed003_lood.md, sec. 5, item 6), Monte Carlo over wide random networks,
 and analytic gradients against finite differences (including at correlation 1)."""
 import json
 import math
@@ -27,7 +27,7 @@ def test_bivariate_expectation_matches_quadrature(row):
 
 
 def test_neural_tangents_reference_values():
-    """Digest sec. 5, item 12: FC depth 2, W_std = sqrt(2), b_std = 0 on RandomState(0).randn(3,4,4,3),
+    """docs/notes/seed003_lood.md, sec. 5, item 6: FC depth 2, W_std = sqrt(2), b_std = 0 on RandomState(0).randn(3,4,4,3),
     the values neural-tangents 0.6.5 prints (to all printed digits)."""
     x = np.random.RandomState(0).randn(3, 4, 4, 3).reshape(3, -1)
     relu = [[2.56991721, 1.04229879, 1.13679833], [1.04229879, 1.53730012, 0.79879343],
@@ -40,7 +40,7 @@ def test_neural_tangents_reference_values():
 
 def test_relu_diagonal_is_constant_in_depth():
     """ReLU with w_std = sqrt(2), b_std = 0 keeps the diagonal at K_1(x, x) = 2 |x|^2 / d at every
-    depth (the digest writes |x|^2 / d; its own neural-tangents values above have the factor 2)."""
+    depth (docs/notes/seed003_lood.md, sec. 5, item 6; the neural-tangents values above have the factor 2)."""
     x = np.random.default_rng(3).normal(size=(5, 7))
     for depth in (0, 1, 4, 9):
         np.testing.assert_allclose(NNGP("relu", depth=depth).diag(x), 2 * (x * x).sum(1) / 7, rtol=1e-13)

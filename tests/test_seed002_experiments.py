@@ -22,7 +22,7 @@ def test_fig4_quick(tmp_path):
     assert at[1.0]["rdp"] == pytest.approx(12.1650, abs=1e-4)
     assert at[4.0]["gdp"] == pytest.approx(2.6028, abs=1e-4) and at[4.0]["hall"] is None
     c = s["claims"]
-    assert c["at_least_25pct_lower"]["holds_for_epsilon_up_to"] == pytest.approx(2.595, abs=1e-3)   # digest, sec. 6
+    assert c["at_least_25pct_lower"]["holds_for_epsilon_up_to"] == pytest.approx(2.595, abs=1e-3)   # docs/notes/seed002_dpconvcnp.md, sec. 6
     assert not c["at_least_25pct_lower"]["holds_on_paper_range_0.9_to_4"]
     df = pd.read_csv(tmp_path / "fig4.csv")
     assert df["hall"][df["epsilon"] > 1].isna().all() and (df["gdp"] < df["rdp"]).all()

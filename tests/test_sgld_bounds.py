@@ -88,7 +88,8 @@ def test_lemma42_bounds_exact_divergence(p, u):
     assert float(ev.rdp(p["nu"])) == pytest.approx(bound, rel=1e-12)
 
 
-def test_lemma42_on_the_figure1_pair_and_digest_values():
+def test_lemma42_on_the_figure1_pair_and_pinned_values():
+    """The worst-case posterior bound of docs/notes/seed004_sgld.md, sec. 3."""
     F = dict(n=1149019, alpha=0.1, beta=1.0, x_h=1.8, x_l=0.9, c=1165165.0, gamma1=0.1)
     nu = 1 + 2 * math.log(100) / 1.6
     assert float(lemma42_epsilon1(nu, **F)) == pytest.approx(6.4278e-3, rel=1e-4)
@@ -144,7 +145,8 @@ def _check_lemmas(s: CyclicSGLD):
     return law
 
 
-def test_lemmas_at_figure1_parameters_digest_values():
+def test_lemmas_at_figure1_parameters_pinned_values():
+    """T2 of docs/notes/seed004_sgld.md, sec. 5."""
     s = CyclicSGLD(1149019, 0.1, 1.0, 1.8, 1165165.0)
     assert kdot(s) == pytest.approx(27.24077241, rel=1e-9) and paper_step(s) == 33321551
     law = _check_lemmas(s)
@@ -157,7 +159,8 @@ def test_lemmas_at_figure1_parameters_digest_values():
     assert all(lemma_a5_conditions(s).values())
 
 
-def test_lemmas_second_digest_case():
+def test_lemmas_second_pinned_case():
+    """T2's second case (docs/notes/seed004_sgld.md, sec. 5)."""
     s = CyclicSGLD(10 ** 4, 1.0, 4.0, 1.0, (10 ** 4) ** 1.4)
     assert kdot(s) == pytest.approx(20.19360938, rel=1e-9) and paper_step(s) == 220000
     law = _check_lemmas(s)

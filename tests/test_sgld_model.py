@@ -67,8 +67,8 @@ def test_shuffles_collapse_to_n_orders():
         assert var == pytest.approx(law.vars2[r - 1], rel=1e-12)
 
 
-def test_small_case_digest_values():
-    """Values of the digest's T1 (also pinned to exact rationals in test_sgld_reference)."""
+def test_small_case_pinned_values():
+    """Values of T1 in docs/notes/seed004_sgld.md, sec. 5 (also pinned to exact rationals in test_sgld_reference)."""
     s = CyclicSGLD(**SMALL)
     assert s.law(15).mu_inf + s.law(15).mean1 == pytest.approx(1.4828082912, rel=1e-9)
     assert s.law(40).indicator() == pytest.approx(2.519436e-01, rel=1e-6)

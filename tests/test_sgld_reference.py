@@ -63,8 +63,8 @@ def test_figure1_indicator_full_sums(row):
         assert law.tail_probability() == pytest.approx(float(row["tail"]), rel=1e-12)
 
 
-def test_pinned_digest_values():
-    """The digest's reproduction: peak F_25 = 3.033463, F_inf = 1.566028e-9, P(theta > mu) at the peak."""
+def test_pinned_figure1_values():
+    """Figure 1 as reproduced in docs/notes/seed004_sgld.md, sec. 3: peak F_25 = 3.033463, F_inf = 1.566028e-9, P(theta > mu) at the peak."""
     assert _law(25).indicator() == pytest.approx(3.033463, abs=5e-7)
     assert _law(math.inf).indicator() == pytest.approx(1.566028e-9, rel=1e-6)
     assert _law(25).tail_probability() == pytest.approx(0.04078188, rel=1e-6)

@@ -64,7 +64,7 @@ def test_zero_noise_is_titsias_and_z_equal_x_is_the_exact_gp():
     Sig = np.linalg.inv(K + B / sigma**2)
     np.testing.assert_allclose(post.mean, K @ Sig @ A / sigma**2, rtol=1e-8, atol=1e-10)
     np.testing.assert_allclose(post.covariance, K @ Sig @ K, rtol=1e-7, atol=1e-10)
-    # Z = X: the sparse posterior is the exact GP posterior (digest test 2)
+    # Z = X: the sparse posterior (seed 001, eq. 2) is the exact GP posterior
     Xs = X[:12]
     ys = y[:12]
     Kxx = K1(Xs, Xs)

@@ -55,7 +55,8 @@ def test_kernel_norm_bounds_ordered_and_valid(row):
 
 
 def test_printed_eq7_double_counts_distance_zero():
-    """Printed eq. 7 exceeds the true sup by about k_r(0)^2 = 1 on the paper's grids (digest sec. 1.4)."""
+    """Printed eq. 7 exceeds the true sup by about k_r(0)^2 = 1 on the paper's grids
+    (docs/notes/seed001_dpgp.md, sec. 1.4)."""
     for row in REF["kernel_norm_sq"][:2]:
         assert row["printed_eq7"] - row["true_sup"] == pytest.approx(1.0, abs=1e-6)
 

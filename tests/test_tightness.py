@@ -2,8 +2,9 @@
 that would catch a real error, and the tightness table (privgp.audit.tightness, experiments.tightness).
 
 * The worst mean shift ||mu_D - mu_D'||_{H_-} for the 1-D exponential kernel at small n and r: the
-  search must reach 95% of the published Delta_n = 2 sqrt(2) M_Y sqrt(Phi_n) (reference_repo.md sec. 2.4
-  found 0.9999 of it; a search finding less has failed) and can never exceed the proven 4 M_Y sqrt(Phi_n).
+  search must reach 95% of the published Delta_n = 2 sqrt(2) M_Y sqrt(Phi_n) (a search found 0.9999 of it,
+  docs/notes/seed000_published_scripts.md, sec. 2.4; a search finding less has failed) and can never exceed
+  the proven 4 M_Y sqrt(Phi_n).
 * The mean part of the exact divergence is at most the bound's mean term evaluated at the pair's own
   mean shift (the step of the proof of Thm 3.1 before the shift is bounded by Delta_n), and at the
   worst pair the search finds the two are within a factor 2.
