@@ -13,9 +13,8 @@
 
 Numerics (docs/notes/seed004_sgld.md, sec. 6.2). At the Figure-1 parameters 1 - lambda = 2.7e-7, the means
 are about 1.2e6 and the gaps that matter are 1e-3 to 1e-9, so the paper's formulas (eq. (18))
-in float64 lose the signal to cancellation (:meth:`CyclicSGLD.naive_epoch_law` keeps them for the
-test that shows it). :class:`CyclicSGLD` never forms 1 - lambda by subtraction: it uses the gaps
-g = (eta/2) A and g^ = (eta/2)(alpha + n x_h^2 beta / 4) with log lambda = log1p(-g), every
+in float64 lose the signal to cancellation (tests/test_sgld_reference.py shows it). :class:`CyclicSGLD`
+never forms 1 - lambda by subtraction: it uses the gaps g = (eta/2) A and g^ = (eta/2)(alpha + n x_h^2 beta / 4) with log lambda = log1p(-g), every
 1 - x^k as -expm1(k log x), and works in coordinates centred on the stationary mean
 mu_inf = n c x_h^2 beta / A (the D1 posterior mean, Claim D.1): phi = theta - mu_inf. A normal step
 is phi <- lambda phi + noise, the odd step phi <- lambda^ phi + b^ + noise with
@@ -416,34 +415,6 @@ class CyclicSGLD:
     def epoch_laws(self, epochs) -> list[IterateLaws]:
         """Laws at the ends of the given epochs K (t = K n; K = inf allowed)."""
         return [self.law(math.inf if math.isinf(K) else int(K) * self.n) for K in epochs]
-
-    # -- the paper's formulas in plain float64 (for the cancellation test only) ---------------------
-    def naive_epoch_law(self, K: int) -> IterateLaws:
-        """Laws at t = K n from the paper's uncentred formulas (eqs. (17), (18), (20), (22) as an affine
-        epoch map) in plain float64: 1 - lambda formed by subtraction, means of size mu_inf subtracted.
-        Kept only to demonstrate the loss of precision; use :meth:`law`."""
-        K = v.integer("K", K, minimum=0)
-        n, eta = self.n, self.eta
-        lam = 1.0 - 0.5 * eta * (self.alpha + n * self.x_h ** 2 * self.beta)
-        lam_hat = 1.0 - 0.5 * eta * (self.alpha + n * (self.x_h / 2) ** 2 * self.beta)
-        rho = 0.5 * eta * n * self.c * self.x_h ** 2 * self.beta
-        rho_hat = 0.5 * eta * n * self.c * (self.x_h / 2) ** 2 * self.beta
-        r = self.r
-        P = lam_hat * lam ** (n - 1)
-        # uncentred epoch offset: r-1 normal steps from 0, odd step, n-r normal steps
-        before = rho * (1.0 - lam ** (r - 1)) / (1.0 - lam)
-        q = (lam_hat * before + rho_hat) * lam ** (n - r) + rho * (1.0 - lam ** (n - r)) / (1.0 - lam)
-        S = lambda j: eta * (1.0 - lam ** (2 * j)) / (1.0 - lam ** 2)  # noqa: E731
-        V = lam ** (2 * (n - r)) * (lam_hat ** 2 * S(r - 1) + eta) + S(n - r)
-        m0 = 0.0 if self.init == "prior" else self.theta0
-        v0 = 1.0 / self.alpha if self.init == "prior" else 0.0
-        mu2 = P ** K * m0 + q * (1.0 - P ** K) / (1.0 - P)
-        var2 = P ** (2 * K) * v0 + V * (1.0 - P ** (2 * K)) / (1.0 - P ** 2)
-        t = K * n
-        mu1 = lam ** t * m0 + rho * (1.0 - lam ** t) / (1.0 - lam)
-        var1 = lam ** (2 * t) * v0 + S(t)
-        mu_inf = rho / (1.0 - lam)
-        return IterateLaws(t, mu_inf, mu1 - mu_inf, var1, mu1 - mu2, var2)
 
 
 def posterior_pair(setting: CyclicSGLD) -> tuple[tuple[float, float], tuple[float, float]]:
