@@ -222,10 +222,11 @@ def test_adversarially_optimised_neighbours_stay_below_the_bound(case, objective
     assert res.cov_part <= res.cov_bound * (1 + 1e-9) + 1e-12
     assert 0 <= res.ratio <= 1
     # the reported pair is genuine: recomputing its divergence gives the reported value
-    again = neighbour_divergence(case["kernel"], res.X_core, res.y_core, res.x, res.y, res.x_prime, res.y_prime,
+    p = res.pair
+    again = neighbour_divergence(case["kernel"], p.X_core, p.y_core, p.x, p.y, p.x_prime, p.y_prime,
                                  res.XT, r=case["r"], sigma=case["sigma"], eta=case["eta"], alpha=alpha)
     assert again[0] == pytest.approx(res.divergence, rel=1e-9, abs=1e-12)
-    assert np.all(np.abs(res.y_core) <= 1.0) and abs(res.y) <= 1.0 and dom.contains(res.XT).all()
+    assert np.all(np.abs(p.y_core) <= 1.0) and abs(p.y) <= 1.0 and dom.contains(res.XT).all()
 
 
 def test_worst_case_search_validates_its_input():

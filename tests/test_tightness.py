@@ -24,9 +24,16 @@ from hypothesis import strategies as st
 from threadpoolctl import threadpool_limits
 
 from privgp.accounting import gdp_epsilon, rdp_mean_term
-from privgp.audit.neighbours import mean_shift_norm, neighbour_divergence, worst_case_mean_shift, worst_case_neighbours
+from privgp.audit.neighbours import (
+    mean_shift_norm,
+    neighbour_divergence,
+    neighbour_posteriors,
+    pair_epsilon,
+    worst_case_mean_shift,
+    worst_case_neighbours,
+)
 from privgp.audit.pair_attack import likelihood_ratio_lower_bound
-from privgp.audit.tightness import audit_setting, pair_epsilon
+from privgp.audit.tightness import audit_setting
 from privgp.domain import Box
 from privgp.experiments import run_experiment
 from privgp.experiments import tightness as tight
@@ -48,7 +55,8 @@ def test_worst_mean_shift_reaches_the_published_delta_for_the_1d_exponential_ker
     assert w.ratio_published >= 0.95          # a search that finds less has failed
     assert w.ratio_proven <= 1 + 1e-9         # Lemma B.7 (proven)
     # the pair it reports has the norm it claims
-    assert mean_shift_norm(Exponential(1.0), w.X_core, w.y_core, w.x, w.y, w.x_prime, w.y_prime, r=r) == \
+    p = w.pair
+    assert mean_shift_norm(Exponential(1.0), p.X_core, p.y_core, p.x, p.y, p.x_prime, p.y_prime, r=r) == \
         pytest.approx(w.norm, rel=1e-12)
 
 
@@ -83,7 +91,8 @@ def test_at_the_worst_mean_pair_found_the_mean_term_is_within_a_factor_2():
     w = worst_case_neighbours(alpha, n=n, kernel=k, domain=Box.unit(1), r=r, sigma=sigma,
                               rng=np.random.default_rng(0), restarts=2, objective="mean", sensitivity="exp1d",
                               maxiter=100)
-    shift = mean_shift_norm(k, w.X_core, w.y_core, w.x, w.y, w.x_prime, w.y_prime, r=r)
+    p = w.pair
+    shift = mean_shift_norm(k, p.X_core, p.y_core, p.x, p.y, p.x_prime, p.y_prime, r=r)
     ratio = w.mean_part / float(rdp_mean_term(alpha, V, shift, r, sigma))
     assert 0.5 <= ratio <= 1 + 1e-9
     assert w.mean_part <= w.mean_bound            # and below the certified mean term
@@ -111,8 +120,13 @@ def test_audit_setting_is_consistent_with_the_certificate():
     assert d["epsilon_lr_lower"] <= d["epsilon_pair"] + 0.05 and d["epsilon_pair"] <= cert
     assert d["rdp_found"] <= d["rdp_bound"] and d["mean_found"] <= d["mean_bound"] and d["cov_found"] <= d["cov_bound"]
     assert d["Delta_found"] <= d["Delta_proven"]
-    eps, alpha = pair_epsilon(res.worst, k, 1, 1e-3)
-    assert eps == pytest.approx(d["epsilon_pair"]) and alpha > 1
+    w = res.worst.pair
+    laws = neighbour_posteriors(k, w.X_core, w.y_core, w.x, w.y, w.x_prime, w.y_prime, res.worst.XT, r=1.5, sigma=1.0)
+    eps, alpha = pair_epsilon(*laws, 1e-3, symmetric=False)
+    assert eps == d["epsilon_pair"] and alpha == d["alpha_pair"] > 1
+    # both directions: never below one direction; on a grid of orders: never below the continuous search's minimum
+    assert pair_epsilon(*laws, 1e-3)[0] >= eps
+    assert pair_epsilon(*laws, 1e-3, symmetric=False, orders=[1.5, 2.0, 4.0, 8.0])[0] >= eps * (1 - 1e-6)
 
 
 def test_tightness_experiment_writes_the_table(tmp_path, monkeypatch):

@@ -2,7 +2,8 @@
 
 Import the submodules directly; each holds one job:
 
-* :mod:`.neighbours` -- exact divergences between neighbouring posteriors, adversarial worst pairs;
+* :mod:`.neighbours` -- the neighbour pair, exact divergences between neighbouring posteriors and the
+  epsilon of a pair, adversarial worst pairs;
 * :mod:`.game`, :mod:`.densities` (the attacks' density models), :mod:`.attacks`, :mod:`.lira`,
   :mod:`.metrics` -- membership-inference games, attacks, ROC metrics and empirical epsilon lower bounds;
 * :mod:`.pair_attack` -- the likelihood-ratio test on one neighbouring pair (a lower bound with confidence);

@@ -20,8 +20,10 @@ Both step sizes must be chosen without the data: the defaults h = 1/(n + r^2) (s
 h = 1/(1 + n/r^2) (ula) contract for every dataset because the spectrum of K_XX lies in [0, n].
 
 Privacy of the iterate.
-* :func:`pair_rdp` / :func:`pair_epsilon_rdp`: the exact Renyi divergence (both directions) between the
-  iterates on two neighbouring datasets, and the epsilon its RDP curve converts to;
+* :func:`privgp.audit.neighbours.pair_rdp` / :func:`~privgp.audit.neighbours.pair_epsilon` (``symmetric=True``,
+  on :data:`ORDER_GRID`): the exact Renyi divergence (both directions) between the iterates on two
+  neighbouring datasets (:class:`~privgp.audit.neighbours.NeighbourPair`), and the epsilon its RDP curve
+  converts to;
 * :func:`pair_epsilon_lower`: the exact epsilon(delta) of the best linear statistic of the released
   vector (Fisher direction), a valid LOWER bound on the epsilon of the sampler as a mechanism;
 * :func:`worst_pair` - an adversarial search over neighbouring datasets on the public domain for the
@@ -41,8 +43,7 @@ from threadpoolctl import threadpool_limits
 
 from .. import validation as v
 from ..accounting import accountant
-from ..accounting.conversion import check_conversion, epsilon_from_rdp
-from ..accounting.divergences import renyi_divergence_parts
+from ..accounting.conversion import check_conversion
 from ..accounting.mixtures import Mixture1D, hockey_stick_epsilon
 from ..accounting.sampler_bounds import SampleThenOptimiseEvent
 from ..domain import Box
@@ -50,6 +51,7 @@ from ..errors import InvalidParameterError
 from ..gp import ExactPosterior
 from ..kernels import Kernel
 from ..mechanisms.posterior_sample import posterior_sample_event
+from .neighbours import NeighbourPair, pair_epsilon, pair_rdp
 
 SAMPLERS = ("sto", "ula")
 
@@ -224,27 +226,12 @@ def iterate_laws(sampler: str, kernel: Kernel, X, y, XT, *, r, sigma, step=None,
 # divergences of a pair of laws
 # ------------------------------------------------------------------------------------------------
 
-def pair_rdp(alpha, P: GaussianLaw, Q: GaussianLaw) -> float:
-    """max(D_alpha(P || Q), D_alpha(Q || P)) (seed 000, eq. (12); both directions: the neighbour relation is symmetric)."""
-    a = v.greater_than("alpha", alpha, 1.0)
-    return max(renyi_divergence_parts(a, P.mean, P.cov, Q.mean, Q.cov)[0],
-               renyi_divergence_parts(a, Q.mean, Q.cov, P.mean, P.cov)[0])
-
-
+#: the orders of the sampler audit's pair epsilon (:func:`privgp.audit.neighbours.pair_epsilon`)
 ORDER_GRID = np.concatenate([1.0 + np.geomspace(1e-3, 1.0, 16)[:-1], np.geomspace(2.0, 1e4, 30)])
 
 
-def pair_epsilon_rdp(P: GaussianLaw, Q: GaussianLaw, delta: float, *, conversion: str = "improved",
-                     orders=ORDER_GRID) -> tuple[float, float]:
-    """(epsilon, alpha): the smallest conversion of the pair's exact RDP curve over a grid of orders
-    (the same conversion as the certificates, so the numbers compare like for like)."""
-    check_conversion(conversion)
-    d = v.probability("delta", delta)
-    orders = np.asarray(orders, dtype=float)
-    vals = np.array([pair_rdp(a, P, Q) for a in orders])
-    eps = epsilon_from_rdp(vals, orders, d, conversion)
-    i = int(np.argmin(eps))
-    return float(eps[i]), float(orders[i])
+def _laws(P: GaussianLaw, Q: GaussianLaw) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    return P.mean, P.cov, Q.mean, Q.cov
 
 
 def _projection_epsilon(a: np.ndarray, P: GaussianLaw, Q: GaussianLaw, d: float) -> float:
@@ -287,27 +274,6 @@ def pair_epsilon_lower(P: GaussianLaw, Q: GaussianLaw, delta: float) -> float:
 # neighbouring datasets and the adversarial search
 # ------------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class NeighbourPair:
-    """D = core + (x, y) and D' = core + (x', y') on the public domain."""
-
-    X_core: np.ndarray
-    y_core: np.ndarray
-    x: np.ndarray
-    y: float
-    x_prime: np.ndarray
-    y_prime: float
-
-    def datasets(self):
-        X1 = np.vstack([self.X_core, self.x[None, :]])
-        X2 = np.vstack([self.X_core, self.x_prime[None, :]])
-        return (X1, np.append(self.y_core, self.y)), (X2, np.append(self.y_core, self.y_prime))
-
-    def to_dict(self) -> dict:
-        return {"X_core": self.X_core.tolist(), "y_core": self.y_core.tolist(), "x": self.x.tolist(), "y": self.y,
-                "x_prime": self.x_prime.tolist(), "y_prime": self.y_prime}
-
-
 def pair_laws(sampler, kernel, pair: NeighbourPair, XT, *, r, sigma, step=None, steps=(math.inf,), init="prior"):
     """(laws on D, laws on D') of the sampler's iterate (``sampler="posterior"``: exact posteriors)."""
     (X1, y1), (X2, y2) = pair.datasets()
@@ -349,7 +315,7 @@ def worst_pair(sampler: str, kernel: Kernel, domain: Box, XT, *, n: int, r: floa
     def value(z):
         P, Q = pair_laws(sampler, kernel, unpack(np.clip(z, [b[0] for b in bounds], [b[1] for b in bounds])), XT,
                          r=r, sigma=sigma, step=step, steps=[steps], init=init)
-        val = pair_rdp(alpha, P[0], Q[0])
+        val = pair_rdp(alpha, *_laws(P[0], Q[0]))
         return val if math.isfinite(val) else 1e300
 
     best = (-math.inf, None)
@@ -449,10 +415,11 @@ def audit_sampler(sampler: str, *, kernel: Kernel, n: int, r: float, sigma: floa
         else:
             certified = math.nan
         rows.append(SamplerAuditRow(
-            steps=float(t), rdp_iterate=pair_rdp(alpha, P[0], Q[0]), rdp_posterior_pair=pair_rdp(alpha, PP[0], QQ[0]),
-            epsilon_iterate_pair=pair_epsilon_rdp(P[0], Q[0], d, conversion=conversion)[0],
+            steps=float(t), rdp_iterate=pair_rdp(alpha, *_laws(P[0], Q[0])),
+            rdp_posterior_pair=pair_rdp(alpha, *_laws(PP[0], QQ[0])),
+            epsilon_iterate_pair=pair_epsilon(*_laws(P[0], Q[0]), d, conversion=conversion, orders=ORDER_GRID)[0],
             epsilon_iterate_lower=pair_epsilon_lower(P[0], Q[0], d),
-            epsilon_posterior_pair=pair_epsilon_rdp(PP[0], QQ[0], d, conversion=conversion)[0],
+            epsilon_posterior_pair=pair_epsilon(*_laws(PP[0], QQ[0]), d, conversion=conversion, orders=ORDER_GRID)[0],
             epsilon_iterate_certified=certified, pair=pair))
     return SamplerAudit(sampler=sampler, n=n, r=r, sigma=sigma, step=h, delta=d, alpha=alpha,
                         epsilon_posterior_certified=float(cert.epsilon), rows=tuple(rows),

@@ -16,7 +16,10 @@ with mu_-, k_-, v the posterior mean, covariance and variance of the core D_- (t
 mu_D = mu_- + e k_-(., x), eq. (9)); :func:`worst_case_mean_shift` maximises it, for comparison with
 the proven Delta_n (Lemmas B.1, B.7) and the published one (Delta_n / sqrt 2, NOT covered).
 
-The closed-form divergences themselves live in :mod:`privgp.accounting.divergences`.
+:class:`NeighbourPair` is the one neighbour-pair type of the audit (this module's searches and the sampler
+audit of :mod:`privgp.audit.langevin_gp` return it); :func:`pair_rdp` and :func:`pair_epsilon` are the one
+place that turns the two Gaussian releases of a pair into its exact Renyi divergence and the epsilon that
+curve converts to. The closed-form divergences themselves live in :mod:`privgp.accounting.divergences`.
 """
 from __future__ import annotations
 
@@ -29,7 +32,9 @@ from threadpoolctl import threadpool_limits
 
 from .. import validation as v
 from ..accounting import rdp_covariance_term, rdp_mean_term, rdp_posterior_sample
+from ..accounting.conversion import check_conversion, epsilon_from_rdp
 from ..accounting.divergences import renyi_divergence_parts
+from ..accounting.optimize import minimize_over_alpha
 from ..domain import Box
 from ..errors import InvalidParameterError
 from ..gp import ExactPosterior
@@ -41,6 +46,69 @@ OBJECTIVES = ("total", "mean", "cov")
 
 def _check_alpha(alpha) -> float:
     return v.greater_than("alpha", alpha, 1.0)
+
+
+@dataclass(frozen=True)
+class NeighbourPair:
+    """Replace-one neighbours D = core + (x, y) and D' = core + (x', y') (x, x' of shape (dim,))."""
+
+    X_core: np.ndarray
+    y_core: np.ndarray
+    x: np.ndarray
+    y: float
+    x_prime: np.ndarray
+    y_prime: float
+
+    def datasets(self):
+        """((X, y) of D, (X', y') of D')."""
+        X1 = np.vstack([self.X_core, self.x[None, :]])
+        X2 = np.vstack([self.X_core, self.x_prime[None, :]])
+        return (X1, np.append(self.y_core, self.y)), (X2, np.append(self.y_core, self.y_prime))
+
+    def to_dict(self) -> dict:
+        return {"X_core": self.X_core.tolist(), "y_core": self.y_core.tolist(), "x": self.x.tolist(), "y": self.y,
+                "x_prime": self.x_prime.tolist(), "y_prime": self.y_prime}
+
+
+def pair_rdp(alpha, mean1, cov1, mean2, cov2, *, symmetric: bool = True, L: int = 1) -> float:
+    """The exact Renyi divergence of order alpha > 1 between L i.i.d. draws of the release on D,
+    N(mean1, cov1), and on D', N(mean2, cov2) (seed 000, eq. (12); L draws: L times one draw, by
+    tensorisation).
+
+    ``symmetric=True``: max(D_alpha(P || Q), D_alpha(Q || P)), the mechanism's Renyi divergence on this
+    pair (the neighbour relation is symmetric). ``symmetric=False``: D_alpha(P || Q) only, D first: the
+    direction :func:`worst_case_neighbours` maximises (its search space holds both orders of the pair)."""
+    a = _check_alpha(alpha)
+    fwd = renyi_divergence_parts(a, mean1, cov1, mean2, cov2)[0]
+    if symmetric:
+        fwd = max(fwd, renyi_divergence_parts(a, mean2, cov2, mean1, cov1)[0])
+    return L * fwd
+
+
+def pair_epsilon(mean1, cov1, mean2, cov2, delta: float, *, symmetric: bool = True, L: int = 1,
+                 conversion: str = "improved", orders=None) -> tuple[float, float]:
+    """(epsilon, alpha): the exact Renyi curve of the pair (:func:`pair_rdp` with ``symmetric`` and ``L``)
+    converted to (epsilon, delta) by the certificates' conversion (so the numbers compare like for like),
+    minimised over the order.
+
+    ``orders=None``: a continuous search over alpha > 1 (:func:`privgp.accounting.optimize.minimize_over_alpha`,
+    the accountant's search; the tightness table). ``orders`` an array: the smallest value over those orders
+    (the sampler audit's fixed grid)."""
+    check_conversion(conversion)
+    d = v.probability("delta", delta)
+    if orders is None:
+        def objective(alpha):
+            flat = alpha.reshape(-1)
+            rdp = np.array([pair_rdp(float(a), mean1, cov1, mean2, cov2, symmetric=symmetric, L=L) for a in flat])
+            return epsilon_from_rdp(rdp, flat, d, conversion).reshape(alpha.shape)
+
+        a, eps = minimize_over_alpha(objective, np.array([np.inf]))
+        return float(eps[0]), float(a[0])
+    orders = np.asarray(orders, dtype=float)
+    vals = np.array([pair_rdp(a, mean1, cov1, mean2, cov2, symmetric=symmetric, L=L) for a in orders])
+    eps = epsilon_from_rdp(vals, orders, d, conversion)
+    i = int(np.argmin(eps))
+    return float(eps[i]), float(orders[i])
 
 
 def _one_point(name: str, x, dim: int) -> np.ndarray:
@@ -114,12 +182,7 @@ class WorstCaseNeighbours:
     bound: float              # certified single-draw RDP bound (Thm 3.1 / Prop. 2) at alpha
     mean_bound: float         # its mean (Delta_n) term
     cov_bound: float          # its covariance term 2 psi_alpha(tau~)
-    X_core: np.ndarray
-    y_core: np.ndarray
-    x: np.ndarray
-    y: float
-    x_prime: np.ndarray
-    y_prime: float
+    pair: NeighbourPair
     XT: np.ndarray
     n: int
     r: float
@@ -204,7 +267,7 @@ def worst_case_neighbours(alpha, *, n, kernel: Kernel, domain: Box, r, sigma, et
     XT = _unique_rows(np.vstack([x[None], xp[None], Xc, xt]))
     return WorstCaseNeighbours(alpha=alpha, objective=objective, divergence=total, mean_part=mean_part,
                                cov_part=cov_part, bound=bound, mean_bound=mean_bound, cov_bound=cov_bound,
-                               X_core=Xc, y_core=yc, x=x, y=yy, x_prime=xp, y_prime=yp, XT=XT, n=n, r=r,
+                               pair=NeighbourPair(X_core=Xc, y_core=yc, x=x, y=yy, x_prime=xp, y_prime=yp), XT=XT, n=n, r=r,
                                sigma=sigma, eta=eta, M_Y=M_Y, lemma_Delta=b.lemma_Delta, evaluations=count[0])
 
 
@@ -263,12 +326,7 @@ class WorstMeanShift:
     Delta_proven: float
     Delta_published: float      # Delta_n / sqrt(2) of the paper's scripts: NOT covered by the lemmas
     lemma_Delta: str
-    X_core: np.ndarray
-    y_core: np.ndarray
-    x: np.ndarray
-    y: float
-    x_prime: np.ndarray
-    y_prime: float
+    pair: NeighbourPair
     n: int
     r: float
     M_Y: float
@@ -338,5 +396,6 @@ def worst_case_mean_shift(*, n, kernel: Kernel, domain: Box, r, M_Y=1.0, rng, re
                 best = (val, res.x)
     Xc, yc, x, xp, yy, yp = unpack(best[1])
     return WorstMeanShift(norm=best[0], Delta_proven=float(proven.Delta), Delta_published=float(published.Delta),
-                          lemma_Delta=proven.lemma_Delta, X_core=Xc, y_core=yc, x=x, y=yy, x_prime=xp, y_prime=yp,
+                          lemma_Delta=proven.lemma_Delta,
+                          pair=NeighbourPair(X_core=Xc, y_core=yc, x=x, y=yy, x_prime=xp, y_prime=yp),
                           n=n, r=r, M_Y=M_Y, evaluations=count[0])

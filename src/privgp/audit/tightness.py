@@ -70,8 +70,8 @@ class TightnessResult:
                 "found_le_certified": bool(self.found <= self.certified * (1 + 1e-9)),
                 "epsilon_certified": self.epsilon_certified, "delta": self.delta, "constants": self.constants,
                 "evaluations": self.evaluations,
-                "worst_pair": {"X_core": w.X_core.ravel(), "y_core": w.y_core, "x": w.x.ravel(), "y": w.y,
-                               "x_prime": w.x_prime.ravel(), "y_prime": w.y_prime},
+                "worst_pair": {"X_core": w.pair.X_core.ravel(), "y_core": w.pair.y_core, "x": w.pair.x.ravel(),
+                               "y": w.pair.y, "x_prime": w.pair.x_prime.ravel(), "y_prime": w.pair.y_prime},
                 "note": ("worst case over all replace-one neighbours on [0, 1] with |y| <= 1; x0, M_xi and the "
                          "covariate design of the game do not enter"),
                 **self._lood_dict()}
@@ -119,8 +119,9 @@ class SettingTightness:
     unless named per path).
 
     ``epsilon_certified``: the certificate (proven constants) at delta, attained at ``alpha``;
-    ``epsilon_pair``: the same conversion applied to the exact Renyi curve (L D_alpha, minimised over
-    alpha) of the worst neighbouring pair found at ``alpha``; ``lower``: the likelihood-ratio test on
+    ``epsilon_pair``: the same conversion applied to the exact Renyi curve (L D_alpha(Pi_D || Pi_D'), the
+    direction the search maximised, minimised over alpha: :func:`~privgp.audit.neighbours.pair_epsilon`)
+    of the worst neighbouring pair found at ``alpha``; ``lower``: the likelihood-ratio test on
     that pair (an empirical LOWER bound with confidence); ``mean`` / ``cov``: the largest mean / covariance
     part of the exact divergence found at ``alpha`` against the bound's mean / covariance term;
     ``shift``: the largest mean shift ||mu_D - mu_D'||_{H_-} found against the proven and the published
@@ -182,25 +183,6 @@ def _point_epsilon(lb) -> float:
     return max([0.0] + vals) if vals else (math.inf if lb.fpr == 0 and lb.tpr > lb.delta else 0.0)
 
 
-def pair_epsilon(worst: WorstCaseNeighbours, kernel, L: int, delta: float, conversion: str = "improved"):
-    """(epsilon, alpha): the conversion of the exact Renyi curve of the pair (L-fold), minimised over alpha."""
-    from ..accounting.conversion import epsilon_from_rdp
-    from ..accounting.divergences import renyi_divergence_parts
-    from ..accounting.optimize import minimize_over_alpha
-    from .neighbours import neighbour_posteriors
-
-    m1, S1, m2, S2 = neighbour_posteriors(kernel, worst.X_core, worst.y_core, worst.x, worst.y, worst.x_prime,
-                                          worst.y_prime, worst.XT, r=worst.r, sigma=worst.sigma, eta=worst.eta)
-
-    def objective(alpha):
-        flat = alpha.reshape(-1)
-        rdp = np.array([L * renyi_divergence_parts(float(a), m1, S1, m2, S2)[0] for a in flat])
-        return epsilon_from_rdp(rdp, flat, delta, conversion).reshape(alpha.shape)
-
-    a, eps = minimize_over_alpha(objective, np.array([np.inf]))
-    return float(eps[0]), float(a[0])
-
-
 def audit_setting(*, kernel, domain: Box, n: int, r: float, sigma: float, L: int = 1, delta: float,
                   sensitivity: str = "generic", rng: np.random.Generator, restarts: int = 4, test_points: int = 2,
                   shift_restarts: int = 4, n_samples: int = 100_000, lira_size: int = 10_000, maxiter: int = 150,
@@ -210,7 +192,7 @@ def audit_setting(*, kernel, domain: Box, n: int, r: float, sigma: float, L: int
 
     from ..mechanisms.posterior_sample import epsilon_posterior_sampling
     from .lira import audit_lira
-    from .neighbours import neighbour_posteriors, worst_case_mean_shift
+    from .neighbours import neighbour_posteriors, pair_epsilon, worst_case_mean_shift
     from .pair_attack import likelihood_ratio_lower_bound
 
     t0 = time.perf_counter()
@@ -225,11 +207,13 @@ def audit_setting(*, kernel, domain: Box, n: int, r: float, sigma: float, L: int
     worst = worst_case_neighbours(alpha, objective="total", **search)
     mean = worst_case_neighbours(alpha, objective="mean", **search)
     cov = worst_case_neighbours(alpha, objective="cov", **search)
-    eps_pair, a_pair = pair_epsilon(worst, kernel, L, delta)
+    p = worst.pair
+    m1, S1, m2, S2 = neighbour_posteriors(kernel, p.X_core, p.y_core, p.x, p.y, p.x_prime, p.y_prime, worst.XT,
+                                          r=r, sigma=sigma)
+    # the direction the search maximised (D first), L draws; the continuous order search of the accountant
+    eps_pair, a_pair = pair_epsilon(m1, S1, m2, S2, delta, symmetric=False, L=L)
     shift = worst_case_mean_shift(n=n, kernel=kernel, domain=domain, r=r, rng=rng, restarts=shift_restarts,
                                   sensitivity=sensitivity, maxiter=maxiter)
-    m1, S1, m2, S2 = neighbour_posteriors(kernel, worst.X_core, worst.y_core, worst.x, worst.y, worst.x_prime,
-                                          worst.y_prime, worst.XT, r=r, sigma=sigma)
     lower = likelihood_ratio_lower_bound(m1, S1, m2, S2, L=L, delta=delta, rng=rng, n_select=n_samples,
                                          n_eval=n_samples)
     lira = {}

@@ -75,9 +75,7 @@ def _task(item):
                         delta=DELTA, sensitivity=sens, rng=np.random.default_rng(seed), label=label, **sizes)
     row = res.to_dict()
     row["target_epsilon"] = target
-    row["worst_pair"] = {"X_core": res.worst.X_core.tolist(), "y_core": res.worst.y_core.tolist(),
-                         "x": res.worst.x.tolist(), "y": res.worst.y, "x_prime": res.worst.x_prime.tolist(),
-                         "y_prime": res.worst.y_prime}
+    row["worst_pair"] = res.worst.pair.to_dict()
     return row
 
 
