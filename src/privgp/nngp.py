@@ -139,7 +139,7 @@ def _gelu(k11, k22, k12, grad: bool):
     u = k12
     Tu = at + u / D + (2.0 - P) * u / (P1 * D) + u ** 3 / (P1 * D2 * D)
 
-    def side(ka, kb):  # dT/dka with kb fixed
+    def side(kb):  # dT/dka with the other variance kb fixed (T depends on ka only through P, P1)
         P_a, P1_a = kb, 1.0 + kb
         D_a = P1_a / (2.0 * D)
         t1 = -u * u * (P1_a * D + P1 * D_a) / (P1 * D) ** 2
@@ -147,7 +147,7 @@ def _gelu(k11, k22, k12, grad: bool):
         t3 = -u * u * D_a / P1
         return t1 + t2 + t3
 
-    return F, side(k11, k22) / _TWO_PI, side(k22, k11) / _TWO_PI, 0.25 + Tu / _TWO_PI
+    return F, side(k22) / _TWO_PI, side(k11) / _TWO_PI, 0.25 + Tu / _TWO_PI
 
 
 def _erf(k11, k22, k12, grad: bool):

@@ -208,12 +208,6 @@ def _refine_edges(edges, s, masses, *, max_cells: int = 4000) -> np.ndarray:
     return np.concatenate(pieces + [edges[-1:]])
 
 
-def _ndtr_diff(a, b):
-    """Phi(a) - Phi(b) for a >= b (elementwise), with relative accuracy in both tails."""
-    Qa, Qb = ndtr(-np.abs(a)), ndtr(-np.abs(b))
-    return np.where(b > 0, Qb - Qa, np.where(a <= 0, Qa - Qb, 1.0 - Qa - Qb))
-
-
 def _band_edges(t, e, cells, s):
     """alpha = (t - e_j) / s at the W + 1 edges of each point's band of W cells (shape (N, W + 1)), so
     that the cells' left and right edges share one evaluation each; exact for the cells inside the band

@@ -412,11 +412,6 @@ class CyclicSGLD:
         var1_t = var1 * lam_j ** 2 + self.noise_sum(j)
         return IterateLaws(t, self.mu_inf, mean1_t, var1_t, gaps_t, vars_t)
 
-    def epoch_laws(self, epochs) -> list[IterateLaws]:
-        """Laws at the ends of the given epochs K (t = K n; K = inf allowed)."""
-        return [self.law(math.inf if math.isinf(K) else int(K) * self.n) for K in epochs]
-
-
 def posterior_pair(setting: CyclicSGLD) -> tuple[tuple[float, float], tuple[float, float]]:
     """Exact posteriors (mean, variance) of D1 and D2 (Lemma 4.1) for the setting's pair, with the mean of
     D2 returned as the gap mu_D1 - mu_D2 computed without cancellation.

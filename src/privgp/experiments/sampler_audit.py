@@ -5,17 +5,8 @@ import math
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from .common import new_figure, save_figure
-
-
-def audit_table(audit) -> pd.DataFrame:
-    rows = [{k: val for k, val in row.to_dict().items() if k != "pair"} for row in audit.rows]
-    df = pd.DataFrame(rows)
-    df.insert(0, "sampler", audit.sampler)
-    df["epsilon_posterior_certified"] = audit.epsilon_posterior_certified
-    return df
 
 
 def plot_sampler_audit(audit, path: Path) -> Path:

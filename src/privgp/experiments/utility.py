@@ -35,7 +35,6 @@ STUDY_SEED = 424242
 #: the pilot data sets of the pilot-tuned GP mechanisms use other seeds than the evaluation
 PILOT_SEED_OFFSET = 1_000_003
 PILOT_REPS = 2
-SEED_MECHANISMS = ("posterior-sample", "sparse-gp", "functional", "discretised-gaussian")
 
 
 def _synthetic_job(job: tuple) -> list[dict]:

@@ -7,10 +7,7 @@ posterior of theta is the GP posterior in weight space, and releasing a draw of 
 whole posterior function draw f(x) = theta x. Lemma 4.1 / eq. (6):
 
     p(theta | D) = N(mu, s^2),  mu = beta sum_i x_i y_i / (alpha + beta sum_i x_i^2),
-                                s^2 = 1 / (alpha + beta sum_i x_i^2);
-
-in d dimensions (eq. (11), Bishop 2006, eqs. 3.49-3.51 with m_0 = 0, S_0 = I/alpha):
-m_N = beta S_N Phi^T t, S_N^-1 = alpha I + beta Phi^T Phi.
+                                s^2 = 1 / (alpha + beta sum_i x_i^2).
 """
 from __future__ import annotations
 
@@ -42,27 +39,6 @@ class BayesianLinearRegression:
             raise InvalidParameterError("y", f"the shape of x {x.shape}", y.shape)
         prec = self.alpha + self.beta * np.sum(x * x, axis=-1)
         return self.beta * np.sum(x * y, axis=-1) / prec, 1.0 / prec
-
-    def posterior_from_sums(self, sxx, sxy) -> tuple[np.ndarray, np.ndarray]:
-        """(mean, variance) from the sufficient statistics sum x_i^2 and sum x_i y_i (broadcasting)."""
-        sxx = np.asarray(sxx, dtype=float)
-        sxy = np.asarray(sxy, dtype=float)
-        prec = self.alpha + self.beta * sxx
-        return self.beta * sxy / prec, 1.0 / prec
-
-    def posterior_multivariate(self, Phi, t) -> tuple[np.ndarray, np.ndarray]:
-        """(m_N, S_N) of eq. (11) for design matrix Phi (n x d) and targets t (n)."""
-        Phi = v.finite_array("Phi", Phi, ndim=2)
-        t = v.responses("t", t, Phi.shape[0])
-        prec = self.alpha * np.eye(Phi.shape[1]) + self.beta * Phi.T @ Phi
-        S = np.linalg.inv(prec)
-        S = 0.5 * (S + S.T)
-        return self.beta * S @ (Phi.T @ t), S
-
-    def log_likelihood(self, theta, x, y):
-        """log p(y | x, theta) = -beta (y - theta x)^2 / 2 - log(2 pi / beta) / 2 (eq. (4)), elementwise."""
-        theta, x, y = (np.asarray(a, dtype=float) for a in (theta, x, y))
-        return -0.5 * self.beta * (y - theta * x) ** 2 - 0.5 * np.log(2.0 * np.pi / self.beta)
 
     def grad_log_prior(self, theta):
         """d/dtheta log p(theta) = -alpha theta."""

@@ -106,10 +106,6 @@ class SparsePosterior:
     components: dict = field(default_factory=dict, repr=False)
     _kzz_whitener: np.ndarray | None = field(default=None, repr=False)   # L^-1
 
-    def cross_kernel(self, X) -> np.ndarray:
-        X = v.points("X", X, dim=self.inducing_points.shape[1])
-        return self.signal_variance * self.kernel(X, self.inducing_points)
-
     def predict(self, X, *, full_cov: bool = False):
         """Latent mean and variance (or covariance) at X (eq. 17). Rounding can make a variance a
         few ulps negative; such values are set to 0."""
