@@ -1,6 +1,7 @@
 """Privacy accounting: pure maths; imports nothing above ``errors``/``validation``.
 
-* events (:mod:`.events`, :mod:`.posterior_sampling`): what each mechanism's analysis needs;
+* events (:mod:`.events`, :mod:`.posterior_sampling`): what each mechanism's analysis needs, with their
+  stability contract, self-registration and typed neighbouring relation (:class:`Neighbouring`);
 * the accountant (:mod:`.accountant`): ``epsilon(event, delta)``, ``delta(event, epsilon)``, ``rdp``;
 * :func:`calibrate` (one calibrator; :func:`calibrate_gaussian` and :func:`feasible_side` for closed
   forms), :func:`certify` / :class:`PrivacyCertificate`;
@@ -27,6 +28,7 @@ from .events import (
     EventBatch,
     GaussianEvent,
     GdpEvent,
+    Neighbouring,
     PrivacyEvent,
     PureDpEvent,
     ZcdpEvent,
@@ -71,7 +73,7 @@ __all__ = [
     "DPSetConvEvent", "FunctionalEvent", "dpsetconv_mu", "dpsetconv_noise_scales", "gdp_multiplier",
     "hall_multiplier", "rdp_multiplier", "setconv_sensitivities",
     "ApproxDpEvent", "CONVERSIONS", "CalibrationResult", "ComposedEvent", "EVENT_TYPES", "EventBatch", "GaussianEvent",
-    "GdpEvent", "Guarantee", "LinearRegressionPosteriorEvent", "SampleThenOptimiseEvent",
+    "GdpEvent", "Guarantee", "LinearRegressionPosteriorEvent", "Neighbouring", "SampleThenOptimiseEvent",
     "PUBLISHED_WARNING", "PosteriorSampleEvent", "PrivacyCertificate", "PrivacyEvent",
     "PureDpEvent", "SensitivityBounds", "TabulatedRdpEvent", "ZcdpEvent", "alpha_max", "calibrate",
     "calibrate_gaussian", "certify", "compose_mu", "delta",

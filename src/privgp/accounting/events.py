@@ -16,19 +16,45 @@ Each event exposes
   can use the exact (epsilon, delta) profile instead of an RDP conversion;
 * ``lemmas()``, ``assumptions()``, ``notes()`` and ``details()`` for certificates.
 
-Adding a mechanism is one subclass decorated with :func:`register_event` that defines its fields,
-``_params()`` (its numeric parameters) and the vectorised classmethod ``_rdp_arrays(alpha,
+Adding a mechanism is one subclass that defines its ``kind``, its ``neighbouring`` relation, its
+fields, ``_params()`` (its numeric parameters) and the vectorised classmethod ``_rdp_arrays(alpha,
 **params)``; composition, conversion, calibration, certificates and the ledger need no change.
 ``_rdp_arrays`` receives arrays that broadcast against alpha, so the same formula serves one event,
 a composition of many events of one type (one numpy call per type) and a batch of settings
 (:class:`EventBatch`, e.g. 10^5 settings of a hyperparameter grid in one call).
+
+Registration cannot be forgotten: a subclass that names its own ``kind`` registers itself when the
+class is defined (:meth:`PrivacyEvent.__init_subclass__`), so importing its module is enough
+(:func:`register_event` is kept as a decorator that only checks this). :func:`event_from_dict` meeting a
+kind it does not know first imports every module of :mod:`privgp.accounting` and of
+:mod:`privgp.mechanisms`, then fails naming the kinds it knows. ``tests/test_event_contract.py``
+round-trips one instance of every event class through JSON, a SQLite ledger and a certificate, and
+fails for a class it has no instance of.
+
+Stability contract (ledgers and certificates store events as JSON and are reloaded years later):
+
+* The stored meaning of an event never changes. A ``kind`` names one mechanism analysed by one
+  result under one neighbouring relation; its fields keep their names, units and meaning, and JSON
+  written by any earlier privgp loads into an event with the same meaning. An accountant that bounds
+  the same event more tightly (a better conversion or order search) changes no meaning; a fix of a
+  curve that was not a valid bound is a bug fix, stated in the CHANGELOG.
+* A new analysis is a new class with a new ``kind``: another theorem or constants, other fields or
+  another neighbouring relation never become a flag or a reinterpretation of an existing class.
+* The neighbouring relation is typed: every event class states it as the ClassVar ``neighbouring``
+  (a :class:`Neighbouring`); it is implied by the kind and never written into the JSON (old ledgers
+  load unchanged). Every event class of privgp is :attr:`Neighbouring.REPLACE_ONE` (seeds 000-004
+  analyse replace-one neighbours of a public size n). A composition has the relation of its parts,
+  and :meth:`ComposedEvent.of` refuses parts of different relations.
 """
 from __future__ import annotations
 
+import importlib
 import json
 import math
+import pkgutil
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
+from enum import Enum
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
@@ -42,18 +68,73 @@ from . import gaussian as _gauss
 EVENT_TYPES: dict[str, type[PrivacyEvent]] = {}
 
 
+class Neighbouring(Enum):
+    """The neighbouring relation an event's guarantee is stated for."""
+
+    #: D and D' have the same size n and differ in one record (replaced)
+    REPLACE_ONE = "replace-one"
+    #: D' is D with one record added or removed
+    ADD_REMOVE = "add/remove"
+
+
 _E = TypeVar("_E", bound=type["PrivacyEvent"])
 
 
-def register_event(cls: _E) -> _E:
-    """Class decorator: make an event class known to :func:`event_from_dict`."""
-    kind = getattr(cls, "kind", "")
+def _register(cls: type[PrivacyEvent]) -> None:
+    kind = cls.__dict__.get("kind", "")
     if not kind:
-        raise TypeError(f"{cls.__name__} needs a non-empty class attribute 'kind'")
-    if kind in EVENT_TYPES and EVENT_TYPES[kind].__qualname__ != cls.__qualname__:
-        raise TypeError(f"event kind {kind!r} is already registered by {EVENT_TYPES[kind].__name__}")
+        if cls.kind:
+            raise TypeError(f"{cls.__name__} inherits the event kind {cls.kind!r} of a registered class: an event "
+                            "class names its own kind (a new analysis is a new class; see the stability contract)")
+        return   # a base class without a kind (e.g. GaussianCurve): never serialised itself
+    if not isinstance(kind, str):
+        raise TypeError(f"{cls.__name__}.kind must be a string, not {type(kind).__name__}")
+    if not (cls.composite or isinstance(cls.__dict__.get("neighbouring"), Neighbouring)):
+        raise TypeError(f"{cls.__name__} must state its neighbouring relation: neighbouring: "
+                        "ClassVar[Neighbouring] = Neighbouring.REPLACE_ONE (or ADD_REMOVE)")
+    known = EVENT_TYPES.get(kind)
+    if known is not None and known.__qualname__ != cls.__qualname__:
+        raise TypeError(f"event kind {kind!r} is already registered by {known.__name__}")
     EVENT_TYPES[kind] = cls
+
+
+def register_event(cls: _E) -> _E:
+    """Class decorator kept for compatibility: an event class registers itself when it is defined
+    (:meth:`PrivacyEvent.__init_subclass__`); this only checks that ``cls`` is registered under its kind."""
+    kind = getattr(cls, "kind", "")
+    if not kind or EVENT_TYPES.get(kind) is not cls:
+        raise TypeError(f"{getattr(cls, '__name__', cls)!r} is not a PrivacyEvent subclass with its own 'kind'")
     return cls
+
+
+def _import_event_modules() -> list[str]:
+    """Import every module of privgp.accounting and privgp.mechanisms (each event class registers itself
+    when its module is imported), then register any privgp subclass defined earlier but missing from
+    EVENT_TYPES. Returns "module: error" for the modules that failed to import. (The only reference of
+    this layer to a higher one: by name, on the failure path of :func:`event_from_dict`.)"""
+    root = __name__.rsplit(".", 2)[0]  # "privgp"
+    failed: list[str] = []
+    for pkg_name in (f"{root}.accounting", f"{root}.mechanisms"):
+        try:
+            pkg = importlib.import_module(pkg_name)
+        except Exception as exc:  # noqa: BLE001 - report, and look elsewhere
+            failed.append(f"{pkg_name}: {type(exc).__name__}: {exc}")
+            continue
+        for info in pkgutil.walk_packages(pkg.__path__, prefix=f"{pkg_name}.",
+                                          onerror=lambda name: failed.append(f"{name}: not importable")):
+            try:
+                importlib.import_module(info.name)
+            except Exception as exc:  # noqa: BLE001 - an optional extra missing, a broken module: report
+                failed.append(f"{info.name}: {type(exc).__name__}: {exc}")
+    stack: list[type[PrivacyEvent]] = [PrivacyEvent]
+    while stack:
+        cls = stack.pop()
+        for sub in cls.__subclasses__():
+            kind = sub.__dict__.get("kind", "")
+            if kind and kind not in EVENT_TYPES and sub.__module__.startswith(f"{root}."):
+                _register(sub)
+            stack.append(sub)
+    return failed
 
 
 def _dp_event_module() -> Any:
@@ -96,12 +177,23 @@ def admissible_only(values: np.ndarray, alpha: np.ndarray, alpha_max: np.ndarray
 class PrivacyEvent:
     """Base class of all privacy events (see the module docstring)."""
 
+    #: the "type" key of the JSON form; a subclass with its own kind registers itself (see the module docstring)
     kind: ClassVar[str] = ""
+    #: the neighbouring relation the guarantee is stated for; every class with a kind states its own
+    #: (a composition's is that of its parts, set per instance)
+    neighbouring: ClassVar[Neighbouring]
+    #: True only for compositions (their relation is that of their parts)
+    composite: ClassVar[bool] = False
     #: the result that proves the event's curve (paper, theorem), for certificates
     proof: ClassVar[str] = ""
     #: False for event types whose parameters are not a fixed set of floats (then they override
     #: :meth:`rdp` and are evaluated one by one inside compositions)
     vectorised: ClassVar[bool] = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Register a subclass that names its own ``kind`` (see the module docstring)."""
+        super().__init_subclass__(**kwargs)
+        _register(cls)
 
     # -- the privacy analysis ------------------------------------------------------------------
     def _params(self) -> dict[str, float]:
@@ -238,9 +330,18 @@ def event_from_dict(d: dict[str, Any]) -> PrivacyEvent:
     if not isinstance(d, dict) or "type" not in d:
         raise InvalidParameterError("event", "a dict with a 'type' key (from PrivacyEvent.to_dict)", d)
     kind = d["type"]
+    if not isinstance(kind, str):
+        raise InvalidParameterError("event type", "a string (the kind of a PrivacyEvent class)", kind)
     cls = EVENT_TYPES.get(kind)
     if cls is None:
-        raise InvalidParameterError("event type", f"one of {sorted(EVENT_TYPES)}", kind)
+        failed = _import_event_modules()
+        cls = EVENT_TYPES.get(kind)
+        if cls is None:
+            skipped = f"; modules that could not be imported: {'; '.join(failed)}" if failed else ""
+            raise InvalidParameterError(
+                "event type", f"one of the event kinds of privgp.accounting and privgp.mechanisms "
+                f"{sorted(EVENT_TYPES)} (an event class registers itself when its module is imported: import "
+                f"the module that defines it first{skipped})", kind)
     body = {k: val for k, val in d.items() if k != "type"}
     names = {f.name for f in fields(cls) if f.init}
     unknown = sorted(set(body) - names)
@@ -301,7 +402,6 @@ def gaussian_batch(sensitivity: ArrayLike, noise_std: ArrayLike) -> EventBatch:
                       {"sensitivity": np.broadcast_to(sens, shape), "noise_std": np.broadcast_to(noise, shape)})
 
 
-@register_event
 @dataclass(frozen=True)
 class GdpEvent(GaussianCurve):
     """A mu-GDP mechanism (Dong, Roth & Su 2022): RDP alpha mu^2 / 2 for every alpha > 1 (their
@@ -309,22 +409,23 @@ class GdpEvent(GaussianCurve):
 
     mu: float
     kind: ClassVar[str] = "gdp"
+    neighbouring: ClassVar[Neighbouring] = Neighbouring.REPLACE_ONE
     proof: ClassVar[str] = "mu-GDP (Dong, Roth & Su 2022, Def. 2.6); exact profile Cor. 2.13"
 
     def __post_init__(self):
         object.__setattr__(self, "mu", v.nonnegative("mu", self.mu))
 
 
-@register_event
 @dataclass(frozen=True)
 class GaussianEvent(GaussianCurve):
-    """The Gaussian mechanism f(D) + N(0, noise_std^2 I) with L2 sensitivity ``sensitivity`` (under the
-    neighbouring relation of the mechanism that builds it): mu-GDP with mu = sensitivity / noise_std;
-    RDP alpha Delta^2 / (2 s^2) (Mironov 2017, Prop. 7)."""
+    """The Gaussian mechanism f(D) + N(0, noise_std^2 I) with L2 sensitivity ``sensitivity`` over
+    replace-one neighbours (the relation of every privgp mechanism that builds it): mu-GDP with
+    mu = sensitivity / noise_std; RDP alpha Delta^2 / (2 s^2) (Mironov 2017, Prop. 7)."""
 
     sensitivity: float
     noise_std: float
     kind: ClassVar[str] = "gaussian"
+    neighbouring: ClassVar[Neighbouring] = Neighbouring.REPLACE_ONE
     proof: ClassVar[str] = ("Gaussian mechanism: RDP alpha Delta^2/(2 s^2) (Mironov 2017, Prop. 7); exact "
                             "(epsilon, delta) profile (Balle & Wang 2018, Thm 8)")
 
@@ -340,13 +441,13 @@ class GaussianEvent(GaussianCurve):
         return {"mu": self.mu}
 
 
-@register_event
 @dataclass(frozen=True)
 class ZcdpEvent(PrivacyEvent):
     """A rho-zCDP mechanism (Bun & Steinke 2016, Def. 1.1): RDP alpha rho at every alpha > 1."""
 
     rho: float
     kind: ClassVar[str] = "zcdp"
+    neighbouring: ClassVar[Neighbouring] = Neighbouring.REPLACE_ONE
     proof: ClassVar[str] = "rho-zCDP (Bun & Steinke 2016, Def. 1.1): D_alpha <= alpha rho for all alpha > 1"
 
     def __post_init__(self):
@@ -365,7 +466,6 @@ class ZcdpEvent(PrivacyEvent):
         return dpe.NoOpDpEvent() if self.rho == 0 else dpe.ZCDpEvent(rho=self.rho)
 
 
-@register_event
 @dataclass(frozen=True)
 class PureDpEvent(PrivacyEvent):
     """An epsilon-DP mechanism, with the exact worst-case Renyi curve of epsilon-DP: that of binary
@@ -383,6 +483,7 @@ class PureDpEvent(PrivacyEvent):
 
     epsilon: float
     kind: ClassVar[str] = "pure_dp"
+    neighbouring: ClassVar[Neighbouring] = Neighbouring.REPLACE_ONE
     proof: ClassVar[str] = ("epsilon-DP => RDP of randomized response, log((e^(a eps) + e^((1-a) eps))/(1 + e^eps))/(a-1) "
                             "(Mironov 2017, Prop. 5; domination: Kairouz, Oh & Viswanath 2015, Thm 2.1)")
 
@@ -436,7 +537,6 @@ class ApproxOnlyEvent(PrivacyEvent):
         return False
 
 
-@register_event
 @dataclass(frozen=True)
 class ApproxDpEvent(ApproxOnlyEvent):
     """A mechanism known only to be (epsilon, delta)-DP. It has no RDP curve; the accountant composes
@@ -447,6 +547,7 @@ class ApproxDpEvent(ApproxOnlyEvent):
     delta: float
     source: str = ""
     kind: ClassVar[str] = "approx_dp"
+    neighbouring: ClassVar[Neighbouring] = Neighbouring.REPLACE_ONE
     proof: ClassVar[str] = "(epsilon, delta)-DP; basic composition (Dwork & Roth 2014, Thm 3.16)"
 
     def __post_init__(self):
@@ -480,7 +581,6 @@ def _merge(pairs: Iterable[tuple[PrivacyEvent, int]]) -> tuple[tuple[PrivacyEven
     return tuple(counts.items())
 
 
-@register_event
 @dataclass(frozen=True)
 class ComposedEvent(PrivacyEvent):
     """Adaptive composition of events, each used ``count`` times: RDP curves add at every order
@@ -493,6 +593,7 @@ class ComposedEvent(PrivacyEvent):
 
     events: tuple[tuple[PrivacyEvent, int], ...]
     kind: ClassVar[str] = "composed"
+    composite: ClassVar[bool] = True
     proof: ClassVar[str] = "adaptive composition: RDP adds (Mironov 2017, Prop. 1)"
 
     def __post_init__(self):
@@ -507,7 +608,16 @@ class ComposedEvent(PrivacyEvent):
             pairs.append((ev, v.integer("count", c, minimum=1)))
         if not pairs:
             raise InvalidParameterError("events", "at least one event", [])
-        object.__setattr__(self, "events", _merge(pairs))
+        merged = _merge(pairs)
+        relations = {ev.neighbouring for ev, _ in merged}
+        if len(relations) > 1:
+            raise InvalidParameterError(
+                "events", "parts stated for one neighbouring relation (a composition of guarantees under "
+                "different relations is not a guarantee under either)",
+                ", ".join(f"{ev.kind}: {ev.neighbouring.value}" for ev, _ in merged))
+        object.__setattr__(self, "events", merged)
+        # the parts' relation, per instance (not a field: never in the JSON, not compared)
+        object.__setattr__(self, "neighbouring", relations.pop())
 
     @classmethod
     def of(cls, items: Iterable[PrivacyEvent | tuple[PrivacyEvent, int]]) -> ComposedEvent:

@@ -40,7 +40,7 @@ from numpy.typing import ArrayLike
 
 from .. import validation as v
 from ..errors import InvalidParameterError
-from .events import GaussianCurve, GaussianEvent, register_event
+from .events import GaussianCurve, GaussianEvent, Neighbouring
 from .gaussian import gdp_mu
 
 #: Hall et al.'s Thm 3.3 is proved only for epsilon <= 1.
@@ -161,7 +161,6 @@ def dpsetconv_mu(clip: float, sigma_signal: float, sigma_density: float, kernel_
 # Events
 # ------------------------------------------------------------------------------------------------
 
-@register_event
 @dataclass(frozen=True)
 class FunctionalEvent(GaussianEvent):
     """The functional mechanism f_D + c g, g ~ GP(0, k), with RKHS sensitivity ``sensitivity``
@@ -170,6 +169,7 @@ class FunctionalEvent(GaussianEvent):
     evaluations, hence for the path on the cylinder sigma-field, App. A.1)."""
 
     kind: ClassVar[str] = "functional"
+    neighbouring: ClassVar[Neighbouring] = Neighbouring.REPLACE_ONE
     proof: ClassVar[str] = ("functional mechanism f_D + c g with RKHS sensitivity Delta: mu-GDP with "
                             "mu = Delta / c (seed 002, Thm 4.1 / Lemma A.3; Hall et al. 2013, Lemma A.2)")
 
@@ -182,7 +182,6 @@ class FunctionalEvent(GaussianEvent):
                 "replace-one neighbours", "every setting (kernel, grid, multiplier) independent of the private data")
 
 
-@register_event
 @dataclass(frozen=True)
 class DPSetConvEvent(GaussianCurve):
     """One DPSetConv release (seed 002, Alg. 3): density and signal channels with independent GP
@@ -195,6 +194,7 @@ class DPSetConvEvent(GaussianCurve):
     sigma_density: float
     kernel_bound: float = 1.0
     kind: ClassVar[str] = "dpsetconv"
+    neighbouring: ClassVar[Neighbouring] = Neighbouring.REPLACE_ONE
     proof: ClassVar[str] = ("DPSetConv: mu^2 = 4 C^2 C_k / sigma_s^2 + 2 C_k / sigma_d^2 (seed 002, Thm 4.2; "
                             "sensitivities eqs. 20-30; Thm 4.1 per channel, GDP composition)")
 

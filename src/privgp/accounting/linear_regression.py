@@ -47,7 +47,7 @@ from numpy.typing import ArrayLike
 from .. import validation as v
 from ..errors import InvalidParameterError
 from .conversion import epsilon_from_rdp
-from .events import PrivacyEvent, admissible_only, register_event
+from .events import Neighbouring, PrivacyEvent, admissible_only
 
 NINE_TENTHS = 0.9
 
@@ -114,7 +114,6 @@ def _check_domain_params(n, alpha, beta, x_h, x_l, c, gamma1):
     return n, alpha, beta, x_h, x_l, c, gamma1
 
 
-@register_event
 @dataclass(frozen=True)
 class LinearRegressionPosteriorEvent(PrivacyEvent):
     """One draw from the posterior of 1-D Bayesian linear regression (seed 004, eq. (4)) on the domain of
@@ -133,6 +132,7 @@ class LinearRegressionPosteriorEvent(PrivacyEvent):
     c: float
     gamma1: float
     kind: ClassVar[str] = "blr_posterior"
+    neighbouring: ClassVar[Neighbouring] = Neighbouring.REPLACE_ONE
     proof: ClassVar[str] = "seed 004 (SGLD privacy), Lemma 4.2 (posterior RDP of 1-D Bayesian linear regression on eq. (5))"
 
     def __post_init__(self):

@@ -27,7 +27,7 @@ from numpy.typing import ArrayLike
 
 from .. import validation as v
 from ..errors import InvalidParameterError
-from .events import EventBatch, PrivacyEvent, register_event
+from .events import EventBatch, Neighbouring, PrivacyEvent
 from .rdp import alpha_max_of_tau, bound_coefficients, rdp_raw
 from .sensitivity import CONSTANTS, PUBLISHED_WARNING, SENSITIVITIES, SensitivityBounds, checked_sensitivity_bounds, sensitivity_bounds
 
@@ -99,7 +99,6 @@ def _bounds(n: ArrayLike, r: ArrayLike, kappa: ArrayLike, *, kernel: str, dim: i
                               constants=constants)
 
 
-@register_event
 @dataclass(frozen=True)
 class PosteriorSampleEvent(PrivacyEvent):
     """Release of L independent exact posterior paths f_D ~ GP(mu_D, sigma^2 k_D) (+ independent prior
@@ -130,6 +129,7 @@ class PosteriorSampleEvent(PrivacyEvent):
     _coef: tuple = field(init=False, repr=False, compare=False)
 
     kind: ClassVar[str] = "posterior_sample"
+    neighbouring: ClassVar[Neighbouring] = Neighbouring.REPLACE_ONE
     proof: ClassVar[str] = "seed 000, Thm 3.1 / Prop. 2 (single draw), eq. (3) (L draws)"
 
     def __post_init__(self):

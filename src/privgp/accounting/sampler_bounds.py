@@ -55,7 +55,7 @@ from numpy.typing import ArrayLike
 
 from .. import validation as v
 from ..errors import InvalidParameterError, NumericalError
-from .events import PrivacyEvent, _check_orders, admissible_only, event_from_dict, register_event
+from .events import Neighbouring, PrivacyEvent, _check_orders, admissible_only, event_from_dict
 from .posterior_sampling import PosteriorSampleEvent
 
 #: Hoelder exponents p (and p') tried by the weak triangle inequality
@@ -125,7 +125,6 @@ def triangle_bound(alpha: ArrayLike, posterior_rdp: Callable[[np.ndarray], np.nd
     return total.min(axis=(-2, -1))
 
 
-@register_event
 @dataclass(frozen=True)
 class SampleThenOptimiseEvent(PrivacyEvent):
     """Release of L paths, each the iterate after ``steps`` gradient steps (step size ``step``) of the
@@ -138,6 +137,7 @@ class SampleThenOptimiseEvent(PrivacyEvent):
     steps: int
     L: int = 1
     kind: ClassVar[str] = "sample_then_optimise"
+    neighbouring: ClassVar[Neighbouring] = Neighbouring.REPLACE_ONE
     vectorised: ClassVar[bool] = False   # its curve is not an array formula: compositions call rdp() per event
     proof: ClassVar[str] = ("[derived] sample-then-optimise iterate: uniform Renyi convergence (privgp.accounting."
                             "sampler_bounds) + weak triangle inequality (Mironov 2017, Prop. 11) around seed 000, Thm 3.1")

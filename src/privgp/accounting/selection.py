@@ -32,7 +32,7 @@ from numpy.typing import ArrayLike
 
 from .. import validation as v
 from ..errors import InfeasibleTargetError, InvalidParameterError
-from .events import ApproxOnlyEvent, register_event
+from .events import ApproxOnlyEvent, Neighbouring
 
 
 def _base_delta(delta: float) -> float:
@@ -42,7 +42,6 @@ def _base_delta(delta: float) -> float:
     return d
 
 
-@register_event
 @dataclass(frozen=True)
 class SelectionEvent(ApproxOnlyEvent):
     """One run of Liu & Talwar's random-stopping selection (their Alg. 2 with at most ``max_draws``
@@ -58,6 +57,7 @@ class SelectionEvent(ApproxOnlyEvent):
     gamma: float
     max_draws: int
     kind: ClassVar[str] = "selection"
+    neighbouring: ClassVar[Neighbouring] = Neighbouring.REPLACE_ONE
     proof: ClassVar[str] = ("private selection by random stopping: Liu & Talwar 2019, Thm 3.4; seed 001, "
                             "Lemma 3 (disjoint training/validation sets) and eq. (20)")
 

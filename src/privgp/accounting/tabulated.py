@@ -17,10 +17,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import InvalidParameterError, NumericalError
-from .events import PrivacyEvent, _check_orders, register_event
+from .events import Neighbouring, PrivacyEvent, _check_orders
 
 
-@register_event
 @dataclass(frozen=True)
 class TabulatedRdpEvent(PrivacyEvent):
     """An RDP curve given by upper bounds ``values`` at increasing ``orders`` (> 1); +inf entries allowed."""
@@ -29,6 +28,7 @@ class TabulatedRdpEvent(PrivacyEvent):
     values: tuple[float, ...]
     source: str = ""
     kind: ClassVar[str] = "tabulated_rdp"
+    neighbouring: ClassVar[Neighbouring] = Neighbouring.REPLACE_ONE
     proof: ClassVar[str] = ("RDP tabulated at finite orders, extended upwards by the monotonicity of Renyi "
                             "divergences in the order (van Erven & Harremoes 2014, Thm 3)")
     vectorised: ClassVar[bool] = False

@@ -30,7 +30,8 @@ from .. import validation as v
 from ..domain import Box
 from .game import MembershipGame
 from .lood_release import GameLood, game_lood
-from .neighbours import WorstCaseNeighbours, worst_case_neighbours
+from .neighbours import WorstCaseNeighbours, WorstMeanShift, worst_case_neighbours
+from .pair_attack import PairAttackResult
 
 
 @dataclass(frozen=True)
@@ -138,8 +139,8 @@ class SettingTightness:
     worst: WorstCaseNeighbours
     mean: WorstCaseNeighbours
     cov: WorstCaseNeighbours
-    shift: object
-    lower: object
+    shift: WorstMeanShift
+    lower: PairAttackResult
     lira: dict
     seconds: float
 
