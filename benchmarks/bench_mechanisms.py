@@ -19,9 +19,9 @@ import time
 
 import numpy as np
 
-from privgp.cli.release import FORECAST_REPS, FORECAST_REPS_OTHER
 from privgp.datasets.baltimore import PUBLIC_BOX
 from privgp.datasets.fields import SyntheticField
+from privgp.mechanisms.interface import for_plan
 from privgp.mechanisms.release import ResponseMap, default_delta
 from privgp.tasks.forecast import forecast
 from privgp.tasks.utility_study import MECHANISMS, default_plan
@@ -54,7 +54,7 @@ def main() -> None:
         plan, t_plan, _ = timed(lambda: default_plan(mech, a.n, PUBLIC_BOX, rm, a.epsilon, delta, a.grid))  # noqa: B023 (called within this iteration)
         t_fc = float("nan")
         if not a.no_forecast:
-            _, t_fc, _ = timed(lambda: forecast(plan, reps=FORECAST_REPS.get(plan.mechanism, FORECAST_REPS_OTHER)))  # noqa: B023 (called within this iteration)
+            _, t_fc, _ = timed(lambda: forecast(plan, reps=for_plan(plan).forecast_reps))  # noqa: B023 (called within this iteration)
         walls, cpus = [], []
         for _ in range(a.repeat):
             _, w, c = timed(lambda: plan.draw(*plan.check(X, y), rng))  # noqa: B023 (called within this iteration)

@@ -17,7 +17,7 @@ from privgp.datasets import sources  # noqa: E402
 from privgp.datasets.cellstats import CellSums, cell_sums  # noqa: E402
 from privgp.domain import Box  # noqa: E402
 from privgp.errors import DataError  # noqa: E402
-from privgp.mechanisms.grid import plan_grid  # noqa: E402
+from privgp.mechanisms.registered.grid import plan_grid  # noqa: E402
 from privgp.mechanisms.release import ResponseMap  # noqa: E402
 
 BOX = Box([0.0, 0.0], [10.0, 5.0])

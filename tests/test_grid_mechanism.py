@@ -1,5 +1,5 @@
 """The noisy-grid baseline and seed 002's eq. (37) mechanism: sensitivities, exact privacy profiles,
-statistics, post-processing, auto's choice and the utility targets (privgp.mechanisms.grid / auto)."""
+statistics, post-processing, auto's choice and the utility targets (privgp.mechanisms.registered.grid / auto)."""
 from __future__ import annotations
 
 import math
@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 
 from privgp.datasets.fields import FAMILIES, SyntheticField
 from privgp.domain import Box
-from privgp.mechanisms.auto import choose_grid_settings, plan_auto, table
-from privgp.mechanisms.grid import EQ37_PER_POINT, GRID_SENSITIVITY, cell_index, cell_sizes, plan_discretised_gaussian, plan_grid
+from privgp.mechanisms.registered.auto import choose_grid_settings, plan_auto, table
+from privgp.mechanisms.registered.discretised_gaussian import plan_discretised_gaussian
+from privgp.mechanisms.registered.grid import EQ37_PER_POINT, GRID_SENSITIVITY, cell_index, cell_sizes, plan_grid
 from privgp.mechanisms.release import ResponseMap, default_delta
 from privgp.tasks.forecast import forecast, score
 

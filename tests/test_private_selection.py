@@ -20,8 +20,7 @@ from privgp.domain import Box
 from privgp.errors import BudgetExceededError, InfeasibleTargetError, InvalidParameterError
 from privgp.ledger import Ledger
 from privgp.mechanisms.coinpress import coinpress_mean, paper_schedule
-from privgp.mechanisms.release import ResponseMap, release
-from privgp.tasks.private_selection import (
+from privgp.mechanisms.private_selection import (
     TrainValidationSplit,
     loglik_clip_interval,
     plan_lengthscale_selection,
@@ -29,6 +28,7 @@ from privgp.tasks.private_selection import (
     select_posterior_sample_lengthscale,
     select_sparse_gp,
 )
+from privgp.mechanisms.release import ResponseMap, release
 
 REF = json.loads((Path(__file__).parent / "data" / "sparse_gp_reference.json").read_text())
 

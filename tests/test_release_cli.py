@@ -106,7 +106,7 @@ def test_default_data_release(tmp_path):
     assert s["response_map"]["threshold"] == 50.0 and s["response_map"]["transform"] == "log"
     assert s["hyperparameters"] == "calibrated r" and s["sensitivity"] == "generic"
     eps = cert["certificate"]["epsilon"]
-    from privgp.cli.release_posterior import DEFAULT_EPSILON
+    from privgp.mechanisms.posterior_release import DEFAULT_EPSILON
 
     assert eps <= DEFAULT_EPSILON and eps == pytest.approx(reference_epsilon(cert), rel=1e-3)
     assert summary["epsilon"] == eps and summary["fingerprint"] == cert["dataset"]["fingerprint"]

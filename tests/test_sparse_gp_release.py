@@ -85,7 +85,8 @@ def test_bad_data_is_refused_before_the_charge(tmp_path):
 
 @pytest.mark.parametrize("dim", [1, 2])
 def test_output_files(tmp_path, dim):
-    from privgp.cli.release_sparse_gp import write_outputs
+    from privgp.mechanisms.interface import get
+    from privgp.publish import _write_file
 
     box = BOX if dim == 2 else Box((0.0,), (2.0,))
     d = data()
@@ -94,9 +95,10 @@ def test_output_files(tmp_path, dim):
     X, y = plan.check(X, d.response)
     rel = plan.draw(X, y, np.random.default_rng(0))
     names = ["x", "y"][:dim]
-    files = write_outputs(tmp_path, rel, plan, names)
+    files = get("sparse-gp").files(rel, plan, names)
     for f in files:
-        assert (tmp_path / f).stat().st_size > 0
+        _write_file(tmp_path, f)
+        assert (tmp_path / f.name).stat().st_size > 0
     table = np.loadtxt(tmp_path / "prediction.csv", delimiter=",", skiprows=1)
     assert table.shape == (int(np.prod(plan.grid)), dim + 4)
     np.testing.assert_allclose(table[:, dim + 2], table[:, dim] - 2 * table[:, dim + 1], atol=1e-8)

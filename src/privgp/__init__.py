@@ -7,8 +7,9 @@ The few names a user needs are available here (loaded on first use, so that ``im
 * privacy events and the accountant: ``PosteriorSampleEvent``, ``GaussianEvent``, ``GdpEvent``,
   ``ComposedEvent``, ``epsilon``, ``delta``, ``certify``, ``calibrate``, ``PrivacyCertificate``;
 * releasing from Python: ``records`` (private records from arrays or a DataFrame), ``Budget`` (a
-  ledger file and a total budget that Python code charges), ``release`` (check, charge, draw),
-  ``plan_posterior_sample``,
+  ledger file and a total budget that Python code charges), ``plan`` (any mechanism's plan from public
+  inputs, as ``privgp release --mechanism NAME`` makes it; ``mechanism_names()`` lists them), ``release`` (check,
+  charge, draw), ``plan_posterior_sample``,
   ``ResponseMap``, ``posterior_sample_event``; the DP sparse GP of seed 001: ``plan_sparse_gp``,
   ``DPSparseGPRegressor``, ``DPDirichletGPClassifier``, ``SelectionEvent`` (private selection);
   ``DPPosteriorSampler`` (one private posterior sample path as a scikit-learn estimator);
@@ -30,7 +31,8 @@ _EXPORTS = {
     "ComposedEvent": "privgp.accounting", "PrivacyEvent": "privgp.accounting", "epsilon": "privgp.accounting",
     "delta": "privgp.accounting", "certify": "privgp.accounting", "calibrate": "privgp.accounting",
     "PrivacyCertificate": "privgp.accounting",
-    "release": "privgp.mechanisms", "plan_posterior_sample": "privgp.mechanisms", "ResponseMap": "privgp.mechanisms",
+    "release": "privgp.mechanisms", "plan": "privgp.mechanisms.interface",
+    "mechanism_names": "privgp.mechanisms.interface", "plan_posterior_sample": "privgp.mechanisms", "ResponseMap": "privgp.mechanisms",
     "posterior_sample_event": "privgp.mechanisms", "Ledger": "privgp.ledger",
     "plan_sparse_gp": "privgp.mechanisms", "DPSparseGPRegressor": "privgp.mechanisms",
     "DPDirichletGPClassifier": "privgp.mechanisms", "SelectionEvent": "privgp.accounting",

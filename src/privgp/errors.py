@@ -78,3 +78,15 @@ class ObjectiveError(PrivgpError):
 
 class NumericalError(PrivgpError, ArithmeticError):
     """A computation produced NaN or failed where a guarantee was expected."""
+
+
+class CertificateMismatch(NumericalError):
+    """``privgp verify``: the certificate disagrees with what its public settings rebuild. ``field``
+    names where (a dotted path into certificate.json, e.g. ``certificate.event.M_Y``)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+    def __reduce__(self):
+        return (type(self), (self.field, str(self).split(": ", 1)[-1]))

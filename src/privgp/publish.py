@@ -29,14 +29,11 @@ from .cli.release_publish import REPORT
 from .errors import InvalidParameterError
 from .jsonable import to_jsonable
 
-#: plans whose ``mechanism`` is a description rather than the command's ``--mechanism`` name
-PLAN_MECHANISMS = {"posterior-sample, private lengthscale selection": "posterior-sample-tuned"}
-
 
 def _parts(result: Any, mechanism: str | None = None) -> tuple[Any, Any, Any, Any]:
-    """(mechanism module, plan, released, data) of a :class:`~privgp.mechanisms.release.ReleaseResult`;
-    ``mechanism``: the command's ``--mechanism`` name (default: from the plan)."""
-    from .cli.release import mechanism_module
+    """(mechanism, plan, released, data) of a :class:`~privgp.mechanisms.release.ReleaseResult`;
+    ``mechanism``: the command's ``--mechanism`` name (default: the mechanism whose plan it is)."""
+    from .mechanisms.interface import for_plan, get
     from .mechanisms.release import ReleaseResult
 
     if not isinstance(result, ReleaseResult):
@@ -44,14 +41,8 @@ def _parts(result: Any, mechanism: str | None = None) -> tuple[Any, Any, Any, An
     if result.data is None:
         raise InvalidParameterError("result", "a ReleaseResult that carries its records (from privgp.release)",
                                     "no records")
-    try:
-        name = mechanism or PLAN_MECHANISMS.get(result.plan.mechanism, result.plan.mechanism)
-        mod = mechanism_module(name)
-    except InvalidParameterError:
-        raise InvalidParameterError("mechanism", "a mechanism privgp release can write (posterior-sample, grid, "
-                                    "sparse-gp, functional, discretised-gaussian, posterior-sample-tuned)",
-                                    mechanism or result.plan.mechanism) from None
-    return mod, result.plan, result.released, result.data
+    mech = for_plan(result.plan) if mechanism is None else get(mechanism, "mechanism").resolve(result.plan)
+    return mech, result.plan, result.released, result.data
 
 
 def _randomness(result: Any) -> dict:
@@ -62,24 +53,42 @@ def _randomness(result: Any) -> dict:
 
 def picture_name(result: Any, *, mechanism: str | None = None) -> str:
     """The file name the command gives this release's picture (e.g. ``excursion.png``)."""
-    return str(_parts(result, mechanism)[0].PICTURE)
+    return str(_parts(result, mechanism)[0].picture)
 
 
 def write_data(result: Any, folder: str | os.PathLike[str], *, mechanism: str | None = None) -> list[str]:
     """The mechanism's data files (e.g. ``paths.npz`` and ``paths.csv``) in ``folder``; their names."""
-    mod, plan, released, data = _parts(result, mechanism)
+    mech, plan, released, data = _parts(result, mechanism)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    return list(mod.write(folder, released, plan, data))
+    files = mech.files(released, plan, list(data.coordinates))
+    for f in files:
+        _write_file(folder, f)
+    return [f.name for f in files]
+
+
+def _write_file(folder: Path, f: Any) -> None:
+    """One data file a mechanism describes (:class:`~privgp.mechanisms.interface.NpzFile`, ``CsvFile``, ``JsonFile``)."""
+    from .mechanisms.interface import CsvFile, JsonFile, NpzFile
+
+    if isinstance(f, NpzFile):
+        np.savez(folder / f.name, **f.arrays)
+    elif isinstance(f, CsvFile):
+        np.savetxt(folder / f.name, np.asarray(f.columns, dtype=float), delimiter=",", header=",".join(f.header),
+                   comments="", fmt="%.10g")
+    elif isinstance(f, JsonFile):
+        (folder / f.name).write_text(json.dumps(to_jsonable(f.content), indent=2) + "\n")
+    else:
+        raise TypeError(f"not an output file: {f!r}")
 
 
 def write_picture(result: Any, path: str | os.PathLike[str], *, mechanism: str | None = None) -> Path:
     """The release's picture (PNG: the released map with its uncertainty, the guarantee in the caption)."""
     from .cli import release_publish
 
-    mod, plan, released, data = _parts(result, mechanism)
+    mech, plan, released, data = _parts(result, mechanism)
     path = Path(path)
-    path.write_bytes(release_publish.picture(mod, released, plan, data).png)
+    path.write_bytes(release_publish.picture(mech, released, plan, data).png)
     return path
 
 
@@ -91,10 +100,10 @@ def write_report(result: Any, path: str | os.PathLike[str], *, files: tuple[str,
     (:func:`privgp.tasks.forecast.forecast`)."""
     from .cli import release_publish
 
-    mod, plan, released, data = _parts(result, mechanism)
-    pic = release_publish.picture(mod, released, plan, data)
+    mech, plan, released, data = _parts(result, mechanism)
+    pic = release_publish.picture(mech, released, plan, data)
     path = Path(path)
-    path.write_text(release_publish.report(mod, plan, data, pic, result.charge, result.fingerprint,
+    path.write_text(release_publish.report(mech, plan, data, pic, result.charge, result.fingerprint,
                                            _randomness(result), list(files), forecast=forecast), encoding="utf-8")
     return path
 
@@ -106,8 +115,8 @@ def certificate_document(result: Any, *, files: tuple[str, ...] | list[str] = ()
     ``files`` found there is recorded, so that ``privgp verify`` detects a swapped output."""
     from .cli.release import certificate_doc
 
-    mod, plan, _, data = _parts(result, mechanism)
-    doc = certificate_doc(mod.NAME, plan, data, result.fingerprint, result.charge, _randomness(result),
+    mech, plan, _, data = _parts(result, mechanism)
+    doc = certificate_doc(mech.name, plan, data, result.fingerprint, result.charge, _randomness(result),
                           list(files), folder=None if folder is None else Path(folder), forecast_=forecast)
     projection = getattr(data, "projection", None)
     if projection is not None:  # the public map from the input CRS to the coordinates the kernels saw
@@ -133,8 +142,8 @@ def _projection(result: Any) -> Any:
 
 
 def _field(result: Any, mechanism: str | None) -> Any:
-    mod, plan, released, _ = _parts(result, mechanism)
-    field = mod.fields(released, plan)
+    mech, plan, released, _ = _parts(result, mechanism)
+    field = mech.fields(released, plan)
     if field is None:
         raise InvalidParameterError("result", "a release that holds a map", "no map was released")
     if len(field.axes) != 2:
@@ -247,14 +256,14 @@ def write_outputs(folder: Path, result: Any, *, report: bool = True, forecast: A
     """Every output of the release into ``folder`` (data files, picture, GIS files when the records
     were projected from a CRS, report, certificate last, as it records the others' sha256); returns
     the file names. ``privgp release`` writes with this."""
-    mod = _parts(result, mechanism)[0]
+    mech = _parts(result, mechanism)[0]
     files = write_data(result, folder, mechanism=mechanism)
     if _projection(result) is not None:
         write_geotiff(result, folder / GEOTIFF, mechanism=mechanism)
         write_geojson(result, folder / GEOJSON, mechanism=mechanism)
         files += [GEOTIFF, GEOJSON]
-    write_picture(result, folder / mod.PICTURE, mechanism=mechanism)
-    files += [mod.PICTURE, CERTIFICATE] + ([REPORT] if report else [])
+    write_picture(result, folder / mech.picture, mechanism=mechanism)
+    files += [mech.picture, CERTIFICATE] + ([REPORT] if report else [])
     if report:
         write_report(result, folder / REPORT, files=files, forecast=forecast, mechanism=mechanism)
     write_certificate(result, folder / CERTIFICATE, files=files, forecast=forecast, mechanism=mechanism)

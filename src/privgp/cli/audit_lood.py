@@ -27,15 +27,14 @@ covered by the release's guarantee. Do not publish them.
 
 
 def register_lood(asub) -> None:
-    from . import release_posterior
-    from .release import add_data_arguments
+    from .release import add_data_arguments, add_mechanism_options
 
     p = asub.add_parser("lood", help="per-record LOOD of a planned release (internal audit, not for publication)",
                         description="Per-record leave-one-out distinguishability of a planned posterior-sample "
                                     "release on your own data (seed 003), next to the certified worst case.",
                         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_data_arguments(p)
-    release_posterior.add_arguments(p.add_argument_group("--mechanism posterior-sample (the only one audited)"))
+    add_mechanism_options(p, ["posterior-sample"])   # the only mechanism audited
     g = p.add_argument_group("grid")
     g.add_argument("--grid", type=grid_points, metavar="N",
                    help="grid points along the longest side of the box (default: 201 in 1-D, 121 in 2-D); "
@@ -56,13 +55,14 @@ def _fmt(x) -> str:
 
 def _run(args) -> int:
     from ..audit.lood_release import NOTICE, audit_release_lood  # here: scipy.linalg (`privgp --help`)
-    from ..mechanisms.posterior_release import DEFAULT_MEMORY_LIMIT
-    from . import release_posterior
-    from .release import load_data
+    from ..mechanisms.interface import Request, get
+    from .release import load_data, mechanism_options
 
     t0 = time.perf_counter()
+    mech = get("posterior-sample")
     data, domain, rmap = load_data(args)
-    plan = release_posterior.plan(args, data, domain, rmap, memory_limit=DEFAULT_MEMORY_LIMIT)
+    plan = mech.build(Request(n=data.n, domain=domain, response_map=rmap, epsilon=args.epsilon, delta=args.delta,
+                              grid=args.grid, options=mechanism_options(args)))
     res = audit_release_lood(plan, data.X, data.response, alpha=args.alpha, top=args.top,
                              candidates_per_axis=args.candidates)
     out = res.to_dict(top=args.top)

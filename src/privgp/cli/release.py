@@ -1,10 +1,9 @@
 """``privgp release``: a differentially private release from private data, with certificate and ledger.
 
-One command for every mechanism (``--mechanism``, default ``posterior-sample``); each mechanism's
-options, plan and outputs live in a module of this package listed in :data:`MECHANISMS`
-(``release_<name>.py`` with NAME, HELP, add_arguments, OWN_OPTIONS, plan, write, summary, summary_lines, and for
-the shared picture, report and ``privgp verify``: PICTURE, fields, report_text, verify; see
-:mod:`privgp.cli.release_publish`).
+One command for every mechanism (``--mechanism``, default ``auto``): the mechanisms are the registry of
+:mod:`privgp.mechanisms.interface` (one class each in :mod:`privgp.mechanisms.registered`); this module adds
+their declared options to the parser, refuses an option the chosen mechanism does not declare, and turns
+the arguments into a :class:`~privgp.mechanisms.interface.Request`.
 
 Order of work (nothing is written or charged until every check has passed):
 parse -> load and check the data -> public domain check -> plan (calibrate, certify for this n,
@@ -18,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import importlib
 import textwrap
 from pathlib import Path
 
@@ -27,7 +25,7 @@ from ..datasets import baltimore
 from ..datasets.sources import ReducedData
 from ..errors import InvalidParameterError, NoisyReleaseError
 from ..ledger import DEFAULT_BUDGET_EPSILON, Ledger, check_budget, ledger_path
-from ..mechanisms.posterior_release import DEFAULT_MEMORY_LIMIT
+from ..mechanisms.interface import DEFAULT_MEMORY_LIMIT, Mechanism, Request, all_options, get, registry
 from ..mechanisms.release import ResponseMap, release
 from ..progress import Progress
 from ..tasks.forecast import NOISY_IOU, Forecast, forecast
@@ -41,12 +39,6 @@ from .common import randomness as _randomness
 from .outputs import AtomicOutput, check_output_dir
 from .release_figure import format_upper
 
-#: --mechanism NAME -> module of this package (NAME, HELP, add_arguments, OWN_OPTIONS, plan, write, summary, summary_lines,
-#: PICTURE, fields, report_text, verify; tests/test_release_report.py checks the interface)
-MECHANISMS: dict[str, str] = {"auto": "release_auto", "grid": "release_grid",
-                               "posterior-sample": "release_posterior", "sparse-gp": "release_sparse_gp",
-                               "posterior-sample-tuned": "release_tuned", "functional": "release_functional",
-                               "discretised-gaussian": "release_discretised"}
 DEFAULT_MECHANISM = "auto"
 
 #: Default task on the embedded data: log sale price above $50k (price is in thousand USD).
@@ -55,14 +47,8 @@ BALTIMORE_CLIP = 1.0
 CERTIFICATE = "certificate.json"
 
 
-def mechanism_module(name: str):
-    if name not in MECHANISMS:
-        raise InvalidParameterError("--mechanism", f"one of {sorted(MECHANISMS)}", name)
-    return importlib.import_module(f"{__package__}.{MECHANISMS[name]}")
-
-
 def _description() -> str:
-    mechs = "\n".join(f"      {name}: {mechanism_module(name).HELP}" for name in MECHANISMS)
+    mechs = "\n".join(f"      {name}: {mech.help}" for name, mech in registry().items())
     return textwrap.dedent("""\
     Release a function of private data on a grid over a PUBLIC domain, with a certified
     (epsilon, delta) differential-privacy guarantee, charged to a budget ledger. Mechanisms:
@@ -114,12 +100,10 @@ def _description() -> str:
 def register(sub) -> None:
     p = sub.add_parser("release", help="release a private map from private data (certificate + ledger)",
                        description=_description(), formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--mechanism", choices=sorted(MECHANISMS), default=DEFAULT_MECHANISM,
+    p.add_argument("--mechanism", choices=list(registry()), default=DEFAULT_MECHANISM,
                    help=f"what to release (default: {DEFAULT_MECHANISM}: privgp chooses from public inputs)")
     add_data_arguments(p)
-    for name in MECHANISMS:
-        mod = mechanism_module(name)
-        mod.add_arguments(p.add_argument_group(f"--mechanism {name}"))
+    add_mechanism_options(p)
     o = p.add_argument_group("output, randomness, ledger")
     o.add_argument("--grid", type=grid_points, metavar="N",
                    help="grid points along the longest side of the box (default: 201 in 1-D, 121 in 2-D)")
@@ -150,6 +134,24 @@ def register(sub) -> None:
                    help="plain progress lines on stderr (for logs); a terminal shows a bar anyway")
     o.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=run)
+
+
+def add_mechanism_options(p, mechanisms: list[str] | None = None) -> None:
+    """Every option of the registered mechanisms (or of ``mechanisms``), each once, in one group per set of
+    mechanisms that accept it ("--mechanism posterior-sample, functional")."""
+    groups: dict[tuple[str, ...], object] = {}
+    for opt, owners in all_options().values():
+        names = tuple(n for n in owners if mechanisms is None or n in mechanisms)
+        if not names:
+            continue
+        if names not in groups:
+            groups[names] = p.add_argument_group("--mechanism " + ", ".join(names))
+        opt.add_to(groups[names])
+
+
+def mechanism_options(args) -> dict:
+    """The mechanism options given on the command line, by dest (None: not given)."""
+    return {dest: getattr(args, dest, None) for dest in all_options()}
 
 
 def add_data_arguments(p) -> None:
@@ -189,21 +191,12 @@ def add_data_arguments(p) -> None:
                         "--data; embedded: 1, a factor e on log price)")
     t.add_argument("--transform", choices=["identity", "log"],
                    help="public response transform g (default: identity; embedded: log)")
-    h = p.add_argument_group("public hyperparameters (never chosen from the private data)")
-    h.add_argument("--kernel", default="exponential",
-                   choices=["exponential", "matern32", "matern52", "squared_exponential"],
-                   help="kernel (default: exponential)")
-    h.add_argument("--lengthscale", type=float, metavar="ELL",
-                   help="kernel lengthscale in coordinate units (default: one fifth of the box diameter)")
+    h = p.add_argument_group("public privacy target (the mechanisms' own settings follow, by mechanism)")
     h.add_argument("--epsilon", type=float, metavar="E",
                    help="target epsilon: the mechanism's noise is calibrated to meet it (posterior-sample: the "
                         "smallest r, or with --r the smallest eta; default 5 when --r is not given)")
-    h.add_argument("--sigma", type=float, metavar="S",
-                   help="kernel scale sigma (posterior-sample default: 0.1, chosen on synthetic data, not on yours)")
     h.add_argument("--delta", type=float, metavar="D", help="delta of the certificate (default: n^-1.1, "
                    "as in seed 000's real-data study; n is public under replace-one DP)")
-    h.add_argument("--conversion", choices=["improved", "mironov"], default="improved",
-                   help="RDP -> (epsilon, delta) conversion of the certificate (default: improved)")
 
 
 # -- steps -------------------------------------------------------------------------------------
@@ -246,10 +239,6 @@ def load_data(args):
     return data, domain, rmap
 
 
-#: mechanisms whose private input is per-cell statistics a Dask cluster can reduce
-CLUSTER_MECHANISMS = ("grid", "auto")
-
-
 def _cluster_wanted(args) -> bool:
     return getattr(args, "dask", None) is not None or getattr(args, "scheduler", None) is not None
 
@@ -259,8 +248,13 @@ def _reduced(args) -> bool:
     Parquet/CSV folders/DuckDB in this process) rather than records held in memory."""
     if _cluster_wanted(args):
         return True
-    return (getattr(args, "mechanism", None) in CLUSTER_MECHANISMS and getattr(args, "crs", None) is None
+    return (_reads_cells(args) and getattr(args, "crs", None) is None
             and getattr(args, "data", None) is not None and not _single_csv(args))
+
+
+def _reads_cells(args) -> bool:
+    name = getattr(args, "mechanism", None)
+    return name in registry() and registry()[name].reads_cell_statistics
 
 
 def _single_csv(args) -> bool:
@@ -280,8 +274,9 @@ def _load_source(args, coords, domain, rmap):
     query, table = getattr(args, "query", None), getattr(args, "table", None)
     cluster = _cluster_wanted(args)
     if cluster:
-        if args.mechanism not in CLUSTER_MECHANISMS:
-            raise InvalidParameterError("--dask/--scheduler", "used with --mechanism grid or auto (the other "
+        if not _reads_cells(args):
+            cells = " or ".join(n for n, m in registry().items() if m.reads_cell_statistics)
+            raise InvalidParameterError("--dask/--scheduler", f"used with --mechanism {cells} (the other "
                                         "mechanisms read the records in this process for now)", args.mechanism)
         if args.dask is not None and args.scheduler is not None:
             raise InvalidParameterError("--dask", "left out with --scheduler (one cluster)", args.dask)
@@ -333,7 +328,7 @@ def _cluster_statistics(args, plan, data):
     """Per-cell (sums, counts) of the records (on the cluster, or streamed here), for a noisy-grid plan; the
     pass checks every record again and must find the same records the release was planned for."""
     from ..datasets import sources
-    from ..mechanisms.grid import NoisyGridPlan, StatisticsRelease
+    from ..mechanisms.registered.grid import NoisyGridPlan, StatisticsRelease
 
     if not isinstance(plan, NoisyGridPlan):
         raise InvalidParameterError("--dask/--scheduler", "a noisy-grid plan", plan.mechanism)
@@ -398,10 +393,10 @@ def certificate_doc(mechanism: str, plan, data, fingerprint, charge, randomness,
     }
 
 
-def _summary(mod, plan, data, out: Path, files, charge, ledger, randomness, fingerprint) -> dict:
+def _summary(mech: Mechanism, plan, data, out: Path, files, charge, ledger, randomness, fingerprint) -> dict:
     cert = plan.certificate
-    return {"mechanism": mod.NAME, "out": str(out), "files": list(files), "epsilon": float(cert.epsilon),
-            "delta": float(cert.delta), "n": data.n, "dim": data.dim, **mod.summary(plan),
+    return {"mechanism": mech.name, "out": str(out), "files": list(files), "epsilon": float(cert.epsilon),
+            "delta": float(cert.delta), "n": data.n, "dim": data.dim, **mech.summary(plan),
             "domain": plan.domain.to_dict(), "response_map": plan.response_map.to_dict(),
             "fingerprint": fingerprint, "ledger": str(ledger.path), "entry_id": charge.entry_id,
             "budget_epsilon": charge.budget_epsilon, "budget_delta": charge.budget_delta,
@@ -410,14 +405,14 @@ def _summary(mod, plan, data, out: Path, files, charge, ledger, randomness, fing
             "randomness": randomness}
 
 
-def _print_summary(s: dict, mod, plan, data) -> None:
+def _print_summary(s: dict, mech: Mechanism, plan, data) -> None:
     rm = plan.response_map
     source = " [embedded Baltimore 1978 house sales]" if data.source == "embedded:baltimore" else ""
     lines = [
         f"privgp release ({s['mechanism']}{', chosen by --mechanism auto' if s.get('chosen_by') == 'auto' else ''}) "
         f"from {s['n']} private records ({s['dim']}-D){source}",
         f"  guarantee   ({format_upper(s['epsilon'], 4)}, {format_upper(s['delta'])})-DP for replace-one neighbours",
-        *mod.summary_lines(plan, data),
+        *mech.summary_lines(plan),
         f"  task        where {data.response_name} > {rm.threshold:g} (centred on the {rm.transform} scale, "
         f"clipped at +-{rm.clip:g}); domain {plan.domain.describe()}",
         f"  ledger      {s['ledger']}",
@@ -434,20 +429,17 @@ def _print_summary(s: dict, mod, plan, data) -> None:
 
 STAGES = ("load data", "plan and certify", "forecast and check", "charge and sample", "write outputs")
 
-#: simulated releases per synthetic field family in the forecast: cheap mechanisms / GP mechanisms
-FORECAST_REPS = {"grid": 8, "discretised-gaussian": 8}
-FORECAST_REPS_OTHER = 2
-
-
 def forecast_line(fc: Forecast) -> str:
     return (f"expected IoU {fc.iou:.2f} +- {fc.iou_se:.2f}, RMSE {fc.rmse:.2f} (model units): {fc.words()}")
 
 
-def forecast_release(plan, *, allow_noisy: bool, quiet: bool = False) -> Forecast:
+def forecast_release(plan, *, allow_noisy: bool, quiet: bool = False, reps: int | None = None) -> Forecast:
     """The utility forecast of this release (public simulation; nothing private is read), printed (text
     mode) before anything is charged; a map forecast to be mostly noise is refused (exit status 2, the
     forecast in the one-line message) unless ``allow_noisy``."""
-    fc = forecast(plan, reps=FORECAST_REPS.get(plan.mechanism, FORECAST_REPS_OTHER))
+    from ..mechanisms.interface import for_plan
+
+    fc = forecast(plan, reps=for_plan(plan).forecast_reps if reps is None else reps)
     if fc.noisy and not allow_noisy:
         raise NoisyReleaseError(
             f"refused before anything was charged: the forecast says this map would be mostly noise (expected IoU "
@@ -459,27 +451,18 @@ def forecast_release(plan, *, allow_noisy: bool, quiet: bool = False) -> Forecas
     return fc
 
 
-def _refuse_foreign_options(args) -> None:
-    """An option that belongs to another mechanism (listed in its module's OWN_OPTIONS) is an error."""
-    for name in MECHANISMS:
-        if name == args.mechanism:
-            continue
-        for dest in mechanism_module(name).OWN_OPTIONS:
-            if getattr(args, dest, None) is not None:
-                raise InvalidParameterError("--" + dest.replace("_", "-"), f"used with --mechanism {name} only",
-                                            getattr(args, dest))
-
-
 def run(args) -> int:
-    mod = mechanism_module(args.mechanism)
-    _refuse_foreign_options(args)
+    mech = get(args.mechanism)
+    options = mechanism_options(args)
+    mech.check_options(options)   # before any data is read
     with Progress(len(STAGES), "release", "lines" if args.progress else None) as progress:
         progress.stage(STAGES[0])
         data, domain, rmap = load_data(args)
         progress.update(1)
         progress.stage(STAGES[1])
-        plan = mod.plan(args, data, domain, rmap, memory_limit=_memory_limit(args.memory_limit))
-        mod = getattr(mod, "RESOLVES_TO", {}).get(plan.mechanism, mod)   # auto: the chosen mechanism's hooks
+        plan = mech.build(Request(n=data.n, domain=domain, response_map=rmap, epsilon=args.epsilon, delta=args.delta,
+                                  grid=args.grid, memory_limit=_memory_limit(args.memory_limit), options=options))
+        mech = mech.resolve(plan)   # auto: the chosen mechanism releases, writes, reports and verifies
         progress.update(1)
         progress.stage(STAGES[2])
         out = check_output_dir(args.out, args.overwrite, protect=(
@@ -488,7 +471,7 @@ def run(args) -> int:
         reduced = isinstance(data, ReducedData)
         to_release = _cluster_statistics(args, plan, data) if reduced else plan
         checked = None if reduced else plan.check(data.X, data.response)
-        fc = forecast_release(plan, allow_noisy=args.allow_noisy, quiet=args.json)
+        fc = forecast_release(plan, allow_noisy=args.allow_noisy, quiet=args.json, reps=mech.forecast_reps)
         dataset_key = ("dataset-id:" + _dataset_id(args.dataset_id) if args.dataset_id is not None
                        else data.content_digest)
         rng, randomness = _randomness(args.seed)
@@ -511,16 +494,16 @@ def run(args) -> int:
         from ..publish import write_outputs  # the writers Python users call (privgp.publish)
 
         with AtomicOutput(out, args.overwrite) as tmp:
-            files = write_outputs(tmp, result, report=args.report, forecast=fc, mechanism=mod.NAME)
+            files = write_outputs(tmp, result, report=args.report, forecast=fc, mechanism=mech.name)
         ledger.complete(charge.entry_id)
         progress.update(1)
-    summary = _summary(mod, plan, data, Path(args.out), files, charge, ledger, randomness, fingerprint)
+    summary = _summary(mech, plan, data, Path(args.out), files, charge, ledger, randomness, fingerprint)
     summary["forecast"] = fc.to_dict()
     if args.mechanism == "auto":
         summary["chosen_by"] = "auto"
     if args.json:
         print_json(summary)
     else:
-        _print_summary(summary, mod, plan, data)
+        _print_summary(summary, mech, plan, data)
     return 0
 

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..domain import Box
-from ..errors import InvalidParameterError
 from ..formatting import format_upper
+from ..mechanisms.interface import PictureContext, ReleasedField, ResponseDisplay  # noqa: F401 (re-exported)
 from ..mechanisms.release import ResponseMap
 
 #: at most this many 1-D lines are drawn (all of them enter the shading)
@@ -44,85 +44,6 @@ DOMAIN_1D = (0, (1, 2))
 def epsilon_delta_text(epsilon: float, delta: float) -> str:
     """'ε = 5, δ = 0.00278' with both rounded up."""
     return f"\u03b5 = {format_upper(epsilon)}, \u03b4 = {format_upper(delta)}"
-
-
-@dataclass(frozen=True)
-class ReleasedField:
-    """Released function(s) on the public grid, as a mechanism hands them to the picture and report.
-
-    ``values``: (K, *grid) in model units (the response map's scale: (g(z) - g(T)) / B, threshold 0).
-    ``noun``/``plural``: what one of them is, in plain words ("posterior sample path").
-    ``band``: optional (lower, upper), each of the grid's shape, model units (drawn in 1-D only),
-    described by ``band_label`` (e.g. "mean \u00b1 2 sd")."""
-
-    axes: tuple[np.ndarray, ...]
-    values: np.ndarray
-    noun: str
-    plural: str
-    band: tuple[np.ndarray, np.ndarray] | None = None
-    #: optional released pointwise standard deviation (grid shape, model units): in 2-D the map marks where
-    #: the released value is within 2 sd of the threshold as unreliable and draws no boundary there
-    sd: np.ndarray | None = None
-    band_label: str = ""
-    #: a sentence the caption adds about how far the picture can be trusted (e.g. one random draw)
-    caveat: str = ""
-
-    def __post_init__(self):
-        vals = np.asarray(self.values, dtype=float)
-        shape = tuple(len(a) for a in self.axes)
-        if vals.ndim == len(shape):
-            vals = vals[None]
-        if vals.shape[1:] != shape:
-            raise InvalidParameterError("values", f"shape (K, {', '.join(map(str, shape))}) on the grid", vals.shape)
-        object.__setattr__(self, "values", vals)
-
-    @property
-    def count(self) -> int:
-        return int(self.values.shape[0])
-
-    @property
-    def dim(self) -> int:
-        return len(self.axes)
-
-    def what(self) -> str:
-        """'1 posterior sample path' / '5 posterior sample paths'."""
-        return f"{self.count} {self.noun if self.count == 1 else self.plural}"
-
-
-@dataclass(frozen=True)
-class ResponseDisplay:
-    """How the response is named in pictures and reports: ``label`` ("sale price"), ``unit``
-    ("$1,000" or "" when unknown) and ``value_format`` for one value ("${:g}k" or "{:g}")."""
-
-    label: str
-    unit: str = ""
-    value_format: str = "{:g}"
-
-    def value(self, x: float) -> str:
-        return self.value_format.format(x)
-
-    def axis_label(self) -> str:
-        return f"{self.label} ({self.unit})" if self.unit else self.label
-
-
-@dataclass(frozen=True)
-class PictureContext:
-    """The public facts a picture states: domain, axis labels, response, response map, guarantee."""
-
-    domain: Box
-    axis_labels: tuple[str, ...]
-    response: ResponseDisplay
-    response_map: ResponseMap
-    epsilon: float
-    delta: float
-
-    def threshold_text(self) -> str:
-        return f"{self.response.label} > {self.response.value(self.response_map.threshold)}"
-
-    def clip_range(self) -> tuple[float, float]:
-        """The public clipping range in response units: responses outside it count as its ends."""
-        lo, hi = self.response_map.to_response_units([-1.0, 1.0])
-        return float(lo), float(hi)
 
 
 @dataclass(frozen=True)

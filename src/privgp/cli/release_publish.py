@@ -1,13 +1,10 @@
-"""The publication outputs of ``privgp release``, shared by every mechanism: the picture and the report.
+"""The publication outputs of ``privgp release``, shared by every mechanism: the picture and the report,
+and the check of ``privgp verify``.
 
-A mechanism module (``release_<name>.py``) provides, besides its options, plan and data files:
-
-* ``PICTURE``: the picture's file name (e.g. ``excursion.png``);
-* ``fields(released, plan) -> ReleasedField``: its released function(s) on the grid, model units;
-* ``report_text(plan, ctx) -> MechanismReport``: its words for the report;
-* ``verify(doc) -> PrivacyCertificate``: the check ``privgp verify`` runs on its certificate.json:
-  rebuild the plan from the certificate's PUBLIC settings through the mechanism's own plan function
-  (the code that built it at release time) and call :func:`verify_against_plan`.
+A mechanism (:class:`privgp.mechanisms.interface.Mechanism`) provides ``picture`` (the file name),
+``fields(released, plan)`` (its released function(s) on the grid, model units), ``report_text(plan, ctx)``
+(its words for the report) and ``rebuild(recorded)`` (its plan rebuilt from a certificate's PUBLIC
+settings through its own plan function, which :func:`verify_mechanism` compares with the certificate).
 
 This module turns them, with the public facts of the data set (n, column names, the embedded
 data's documented coordinate system and units), into the PNG and the HTML. It reads no private
@@ -23,8 +20,9 @@ from typing import Any
 from .. import __version__
 from ..accounting import PrivacyCertificate
 from ..datasets import baltimore
-from ..errors import NumericalError
+from ..errors import CertificateMismatch, NumericalError
 from ..jsonable import to_jsonable
+from ..mechanisms.interface import VERIFY_MEMORY_LIMIT, Mechanism, Recorded
 from . import release_figure
 from .release_figure import Picture, PictureContext, ResponseDisplay
 from .release_report import LedgerTotals, ReportInput, render
@@ -59,25 +57,25 @@ def picture_context(plan, data) -> PictureContext:
                           response_map=plan.response_map, epsilon=float(cert.epsilon), delta=float(cert.delta))
 
 
-def picture(mod, released, plan, data) -> Picture:
+def picture(mech: Mechanism, released, plan, data) -> Picture:
     """The release's picture (PNG bytes, caption, alt text) from the mechanism's fields; a mechanism whose
     release holds no map (``fields`` returns None, e.g. a private selection that accepted nothing) gets a
     picture that says so."""
-    field = mod.fields(released, plan)
+    field = mech.fields(released, plan)
     ctx = picture_context(plan, data)
     if field is None:
         return release_figure.placeholder("No map was released (see the report).", ctx)
     return release_figure.draw(field, ctx)
 
 
-def report(mod, plan, data, pic: Picture, charge, fingerprint: str, randomness: dict, files, forecast=None) -> str:
+def report(mech: Mechanism, plan, data, pic: Picture, charge, fingerprint: str, randomness: dict, files, forecast=None) -> str:
     """report.html's text for this release (public facts only)."""
     ctx = picture_context(plan, data)
     led = LedgerTotals(budget_epsilon=float(charge.budget_epsilon), budget_delta=float(charge.budget_delta),
                        spent_epsilon=float(charge.spent_after.epsilon), releases=int(charge.spent_after.entries),
                        fingerprint=fingerprint)
     return render(ReportInput(
-        mechanism=mod.NAME, text=mod.report_text(plan, ctx), certificate=plan.certificate,
+        mechanism=mech.name, text=mech.report_text(plan, ctx), certificate=plan.certificate,
         public_settings=plan.public_settings(), n=data.n, data_description=data_description(data),
         coordinates=ctx.axis_labels, response=ctx.response, threshold_text=ctx.threshold_text(), domain=plan.domain,
         picture=pic, ledger=led, randomness=randomness, files=tuple(files), version=__version__,
@@ -98,15 +96,6 @@ def verify_recompute(doc: dict) -> PrivacyCertificate:
 
 
 # -- privgp verify: re-derive, never re-read ----------------------------------------------------------------------
-
-class CertificateMismatch(NumericalError):
-    """``privgp verify``: the certificate disagrees with what its public settings rebuild. ``field``
-    names where (a dotted path into certificate.json, e.g. ``certificate.event.M_Y``)."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-
 
 #: the fields of the recorded PrivacyCertificate that must equal the rebuilt one (the words -- lemmas,
 #: warnings, assumptions -- and privgp_version are the installed privgp's, printed from the rebuilt one)
@@ -173,20 +162,8 @@ def sha256_file(path) -> str:
 
 
 def setting(doc: dict, key: str, section: str = "public_settings") -> Any:
-    """A recorded public setting (``doc[section][key]``); a missing one is a :class:`CertificateMismatch`
-    (a certificate whose settings were deleted cannot be rebuilt, so it does not verify)."""
-    sec = doc.get(section)
-    if not isinstance(sec, dict) or key not in sec:
-        raise CertificateMismatch(f"{section}.{key}", "missing: the release cannot be rebuilt from its public settings")
-    return sec[key]
-
-
-def recorded_n(doc: dict) -> int:
-    """The data set's size as the certificate states it (``dataset.n``, public under replace-one DP)."""
-    n = setting(doc, "n", "dataset")
-    if isinstance(n, bool) or not isinstance(n, int):
-        raise CertificateMismatch("dataset.n", f"an integer record count, found {_short(n)}")
-    return n
+    """A recorded public setting (:meth:`privgp.mechanisms.interface.Recorded.setting`)."""
+    return Recorded(doc).setting(key, section)
 
 
 def _calibration(recorded: Any, rebuilt: Any) -> Any:
@@ -271,34 +248,10 @@ def _at_recorded_order(cert_doc: dict, cert: PrivacyCertificate) -> PrivacyCerti
     return replace(again, alpha_optimised=cert.alpha_optimised)
 
 
-#: the memory limit of a plan rebuilt by ``privgp verify`` (it samples nothing: no limit applies)
-VERIFY_MEMORY_LIMIT = float(2**62)
+def verify_mechanism(doc: dict, mech: Mechanism) -> PrivacyCertificate:
+    """``privgp verify`` of a release certificate of ``mech``: its plan rebuilt from the public settings
+    (:meth:`~privgp.mechanisms.interface.Mechanism.rebuild`) against everything recorded."""
+    return verify_against_plan(doc, mech.rebuild(Recorded(doc)), mechanism=mech.name)
 
 
-def domain_setting(doc: dict, key: str = "domain"):
-    """The public box recorded as ``public_settings[key]`` ({"lower": [...], "upper": [...]})."""
-    from ..domain import Box
-
-    d = setting(doc, key)
-    if not isinstance(d, dict) or "lower" not in d or "upper" not in d:
-        raise CertificateMismatch(f"public_settings.{key}", f"a box {{lower, upper}}, found {_short(d)}")
-    return Box(tuple(d["lower"]), tuple(d["upper"]))
-
-
-def response_map_setting(doc: dict):
-    """The public response map recorded as ``public_settings.response_map`` (threshold, clip, transform;
-    the rest of the recorded dict is derived and compared with the rebuilt plan's)."""
-    from ..mechanisms.release import ResponseMap
-
-    d = setting(doc, "response_map")
-    if not isinstance(d, dict) or not {"threshold", "clip", "transform"} <= set(d):
-        raise CertificateMismatch("public_settings.response_map", f"threshold, clip and transform, found {_short(d)}")
-    return ResponseMap(threshold=d["threshold"], clip=d["clip"], transform=d["transform"])
-
-
-def grid_points_setting(doc: dict, key: str = "grid") -> int:
-    """The grid size argument (points along the longest side) of a recorded per-axis grid ``[m1, m2, ...]``."""
-    g = setting(doc, key)
-    if not isinstance(g, list) or not g or not all(isinstance(x, int) and not isinstance(x, bool) for x in g):
-        raise CertificateMismatch(f"public_settings.{key}", f"a list of grid sizes, found {_short(g)}")
-    return max(g)
+__all__ = ["CertificateMismatch", "VERIFY_MEMORY_LIMIT", "verify_mechanism", "verify_against_plan", "setting"]

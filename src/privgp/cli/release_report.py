@@ -29,32 +29,13 @@ from string import Template
 
 from ..accounting import PrivacyCertificate
 from ..domain import Box
+from ..mechanisms.interface import MechanismReport, chosen_by  # noqa: F401 (re-exported: the vocabulary of report_text)
 from ..mechanisms.release import default_delta
 from .release_figure import Picture, ResponseDisplay, format_upper
 
 CONVERSIONS = {"improved": "Canonne, Kamath and Steinke (2020), Prop. 12 (also Balle et al. 2020)",
                "mironov": "Mironov (2017), Prop. 3"}
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
-
-
-@dataclass(frozen=True)
-class MechanismReport:
-    """A mechanism's own words for the report (plain text; the renderer escapes it).
-
-    ``released``: one sentence, what was published ("One random map of ... drawn from ...").
-    ``how``: a short paragraph, how the release is made and where its protection comes from.
-    ``statement``: the exact result the certificate applies (paper, theorem, lemmas).
-    ``hyperparameters``: rows (name, value, how it was chosen).
-    ``account_command``: ``privgp`` arguments that recompute epsilon from the public settings alone
-    (None when no calculator covers the mechanism).
-    ``references``: full references of the papers named above."""
-
-    released: str
-    how: str
-    statement: str
-    hyperparameters: tuple[tuple[str, str, str], ...] = ()
-    account_command: tuple[str, ...] | None = None
-    references: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -210,13 +191,6 @@ def _td(value, cls: str) -> str:
 
 def _ul(items) -> str:
     return "<ul>" + "".join(f"<li>{e(x)}</li>" for x in items) + "</ul>"
-
-
-def chosen_by(value, default) -> str:
-    """Who chose a setting, for the report's "how it was chosen" column: privgp (its default) or the data holder."""
-    same = value == default or (isinstance(value, float) and isinstance(default, float)
-                                and math.isclose(value, default, rel_tol=1e-12))
-    return "privgp's default" if same else "set by the data holder"
 
 
 def _factor(epsilon: float) -> str:

@@ -136,13 +136,14 @@ def verify_document(doc: dict) -> PrivacyCertificate | None:
         return verify_optimize(doc)
     if kind == "account":
         return verify_account(doc)
-    from .release import MECHANISMS, mechanism_module
+    from ..mechanisms.interface import registry
 
     name = doc.get("mechanism")
-    if not isinstance(name, str) or name not in MECHANISMS:
+    mechs = registry()
+    if not isinstance(name, str) or name not in mechs or name == "auto":
         raise publish.CertificateMismatch("mechanism", f"{name!r} is not a mechanism of this privgp "
-                                          f"({', '.join(sorted(MECHANISMS))})")
-    return mechanism_module(name).verify(doc)
+                                          f"({', '.join(n for n in mechs if n != 'auto')})")
+    return publish.verify_mechanism(doc, mechs[name])
 
 
 def verify_account(doc: dict) -> PrivacyCertificate:

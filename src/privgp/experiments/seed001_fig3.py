@@ -9,7 +9,7 @@ Not stated in the paper, chosen here (recorded in run.json): epsilon_tot in (1, 
 the plotted epsilon as the total of eq. 20), delta_tot = 1e-4, Z = 9 points on [-3, 3] (as 6.1),
 R_y = 1.5, x uniform at random, a fresh dataset and a fresh random split per repeat,
 sigma_a = sigma_b, R_k "auto", symmetric S_2, COINPRESS with beta = 0.01 and unit scale.
-Alg. 2's issues are resolved as :mod:`privgp.tasks.private_selection` says (test on the mean, integer
+Alg. 2's issues are resolved as :mod:`privgp.mechanisms.private_selection` says (test on the mean, integer
 T, the chosen candidate returned, "none" when no run is accepted). For reference the table also
 gives, per repeat, the candidate with the best *non-private* validation log-likelihood (eq. 18 with
 the exact sparse GP), and how often the private choice agrees with it.
@@ -24,8 +24,8 @@ import pandas as pd
 
 from ..datasets.sparse_gp_synthetic import sinc_data
 from ..gp.sparse_posterior import noise_aware_posterior
+from ..mechanisms.private_selection import GpCandidate, TrainValidationSplit, select_sparse_gp
 from ..mechanisms.sparse_gp import sparse_gp_spec, sufficient_statistics
-from ..tasks.private_selection import GpCandidate, TrainValidationSplit, select_sparse_gp
 from .common import as_tuple, new_figure, save_figure, write_run_record, write_table
 
 N, NOISE_STD, DELTA_TOTAL, GAMMA = 2048, 0.1, 1e-4, 0.01

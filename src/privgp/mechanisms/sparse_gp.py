@@ -21,7 +21,7 @@ What this module enforces (the assumptions of Lemma 5 / Thm 2):
 * Z public: fixed with the settings before any data is seen; a Z made of training inputs is refused
   (the usual way of choosing Z from the data);
 * replace-one neighbours of a public size n; hyperparameters (kernel, lengthscale, sigma) public or
-  chosen privately (:mod:`privgp.tasks.private_selection`).
+  chosen privately (:mod:`privgp.mechanisms.private_selection`).
 
 Heteroscedastic noise (App. D): weights w_i = 1/sigma_i^2 with the noise variances clipped into
 [min_noise_var, max_noise_var] (a *lower* bound is what bounds the weights; the paper's App. D

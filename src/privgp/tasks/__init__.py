@@ -1,8 +1,8 @@
 """Downstream tasks built on posterior sampling: excursion sets and private hyperparameter search
-(seed 000, sec. 5 and App. D), private selection (seed 001).
+(seed 000, sec. 5 and App. D). Private selection (seed 001) is a mechanism: :mod:`privgp.mechanisms.private_selection`.
 
 The names below are loaded on first use, so that importing one task module (e.g.
-``privgp.tasks.private_selection`` for ``privgp release --help``) does not import the others (pandas,
+``privgp.tasks.excursion``) does not import the others (pandas,
 scipy.special).
 """
 from __future__ import annotations

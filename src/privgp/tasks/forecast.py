@@ -71,8 +71,8 @@ def nonprivate_map(domain, axes, X: np.ndarray, y: np.ndarray) -> np.ndarray:
     """The non-private map the forecast compares with: the same records smoothed without any privacy noise
     (exact per-cell sums and counts, cells and bandwidth from the tuning table's lowest-noise entry for this n,
     i.e. tuned for accuracy)."""
-    from ..mechanisms.auto import cells_for_box, choose_grid_settings  # noqa: PLC0415
-    from ..mechanisms.grid import cell_sizes, cell_statistics, smooth_ratio  # noqa: PLC0415
+    from ..mechanisms.registered.auto import cells_for_box, choose_grid_settings  # noqa: PLC0415
+    from ..mechanisms.registered.grid import cell_sizes, cell_statistics, smooth_ratio  # noqa: PLC0415
 
     entry = choose_grid_settings(X.shape[0], 1e-9)
     cells = cell_sizes(domain, cells_for_box(int(entry["cells"]), domain))

@@ -1,8 +1,9 @@
 """Which mechanism publishes the most useful map? Every release mechanism at its default public settings, on
 data with a known answer (library part of ``privgp experiment utility``; no files, no printing).
 
-Mechanisms (:data:`MECHANISMS`), each planned from public inputs only, exactly as ``privgp release`` plans
-it by default on a 2-D box (grid 41 points along the longest side in the study):
+Mechanisms (:data:`MECHANISMS`: every registered mechanism with ``in_utility_study``, in registry order),
+each planned from public inputs only by the registry (:mod:`privgp.mechanisms.interface`), exactly as
+``privgp release`` plans it by default on a 2-D box (grid 41 points along the longest side in the study):
 
 * ``posterior-sample`` (seed 000): one exact posterior path, exponential kernel, lengthscale one fifth of
   the box diameter, sigma 0.1, r calibrated to the target epsilon, inputs snapped to the grid;
@@ -12,9 +13,9 @@ it by default on a 2-D box (grid 41 points along the longest side in the study):
   <= 0.2, inputs snapped to the grid;
 * ``discretised-gaussian`` (seed 002, App. A.5, eq. 37): 6 points along the longest side;
 * ``grid``: the practitioner's baseline as a user would write it: 8 cells along the longest side,
-  smoothing 1 cell (:mod:`privgp.mechanisms.grid`);
+  smoothing 1 cell (:mod:`privgp.mechanisms.registered.grid`);
 * ``auto``: the noisy grid with cells and bandwidth from the tuning table (pilot simulations with their
-  own seeds, :mod:`privgp.mechanisms.auto`);
+  own seeds, :mod:`privgp.mechanisms.registered.auto`);
 * ``posterior-sample:pilot`` and ``sparse-gp:pilot``: the two GP mechanisms that came closest, with their
   public settings chosen per (n, epsilon) on pilot simulations (own seeds) among :data:`PILOT_CANDIDATES`
   (kernel, lengthscale, sigma; kernel, lengthscale, inducing inputs) by the same criterion (mean IoU).
@@ -33,16 +34,12 @@ from functools import lru_cache
 import numpy as np
 
 from ..datasets.fields import SyntheticField
-from ..domain import Box, PublicGrid, trapezoid_weights
-from ..mechanisms.auto import plan_auto
-from ..mechanisms.functional import plan_functional
-from ..mechanisms.grid import plan_discretised_gaussian, plan_grid
-from ..mechanisms.posterior_release import DEFAULT_MEMORY_LIMIT, default_lengthscale, plan_posterior_sample
-from ..mechanisms.release import ResponseMap, grid_sizes
-from ..mechanisms.sparse_gp_release import DEFAULT_NOISE_STD, plan_sparse_gp
+from ..domain import Box, trapezoid_weights
+from ..mechanisms.interface import DEFAULT_MEMORY_LIMIT, Request, get, registry
+from ..mechanisms.release import ResponseMap
 from .forecast import _compare, nonprivate_map, released_field
 
-MECHANISMS = ("posterior-sample", "sparse-gp", "functional", "discretised-gaussian", "grid", "auto")
+MECHANISMS = tuple(name for name, mech in registry().items() if mech.in_utility_study)
 #: public settings searched on pilot data for the pilot-tuned GP mechanisms (lengthscales in box diameters)
 PILOT_CANDIDATES = {
     "posterior-sample:pilot": tuple({"kernel": k, "lengthscale": ell, "sigma": sig}
@@ -61,33 +58,14 @@ def default_plan(mechanism: str, n: int, domain: Box, rmap: ResponseMap, epsilon
     """The plan ``privgp release --mechanism NAME`` makes by default for these public inputs (2-D); for a
     pilot-tuned mechanism (``NAME:pilot``) the plan with the given public ``params`` (lengthscale in box
     diameters)."""
+    base, options = mechanism, {}
     if mechanism in TUNED:
         p = dict(params or {})
-        ell = float(p["lengthscale"]) * float(domain.diameter)
-        if mechanism == "posterior-sample:pilot":
-            return plan_posterior_sample(n, domain, rmap, kernel=p["kernel"], lengthscale=ell, sigma=p["sigma"], r=None,
-                                         eta=None, L=1, delta=delta, target_epsilon=epsilon, sensitivity="auto",
-                                         conversion="improved", grid=grid, snap=1, memory_limit=DEFAULT_MEMORY_LIMIT)
-        return plan_sparse_gp(n, domain, rmap, epsilon=epsilon, delta=delta, kernel=p["kernel"], lengthscale=ell,
-                              noise_std=DEFAULT_NOISE_STD, inducing=int(p["inducing"]), grid=grid)
-    if mechanism == "posterior-sample":
-        return plan_posterior_sample(n, domain, rmap, kernel="exponential", lengthscale=None, sigma=0.1, r=None,
-                                     eta=None, L=1, delta=delta, target_epsilon=epsilon, sensitivity="auto",
-                                     conversion="improved", grid=grid, snap=1, memory_limit=DEFAULT_MEMORY_LIMIT)
-    if mechanism == "sparse-gp":
-        return plan_sparse_gp(n, domain, rmap, epsilon=epsilon, delta=delta, kernel="exponential",
-                              noise_std=DEFAULT_NOISE_STD, grid=grid)
-    if mechanism == "functional":
-        g = PublicGrid.on_box(domain, grid_sizes(domain, grid))
-        return plan_functional(n, domain, g, kernel="exponential", lengthscale=default_lengthscale(domain),
-                               epsilon=epsilon, delta=delta, response_map=rmap, noise_std=0.2, snap=1)
-    if mechanism == "discretised-gaussian":
-        return plan_discretised_gaussian(n, domain, rmap, epsilon=epsilon, delta=delta, points=6, grid=grid)
-    if mechanism == "grid":
-        return plan_grid(n, domain, rmap, epsilon=epsilon, delta=delta, cells=8, bandwidth=1.0, grid=grid)
-    if mechanism == "auto":
-        return plan_auto(n, domain, rmap, epsilon=epsilon, delta=delta, grid=grid)
-    raise ValueError(mechanism)
+        base = mechanism.split(":")[0]
+        options = {"kernel": p["kernel"], "lengthscale": float(p["lengthscale"]) * float(domain.diameter)}
+        options.update({"sigma": p["sigma"]} if base == "posterior-sample" else {"inducing": int(p["inducing"])})
+    return get(base, "mechanism").build(Request(n=n, domain=domain, response_map=rmap, epsilon=epsilon, delta=delta,
+                                                grid=grid, memory_limit=DEFAULT_MEMORY_LIMIT, options=options))
 
 
 @lru_cache(maxsize=1024)

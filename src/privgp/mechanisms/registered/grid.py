@@ -17,26 +17,36 @@ profile (Balle & Wang 2018, Thm 8) -- :class:`privgp.accounting.GaussianEvent`.
 Smoothing, the ratio, the excursion set and the released standard deviation are functions of the
 released (S~, N~) and public settings only: post-processing, no further privacy cost.
 
-:class:`DiscretisedGaussianPlan` is seed 002's App. A.5 "Gaussian mechanism on discretisation
-points" (eq. 37), implemented as the paper states it, for the comparison only: the density and
-signal channels r_d(p) = sum_i k(x_i, p), r_s(p) = sum_i y_i k(x_i, p) of an RBF SetConv at m public
-points p, each released with N(0, s^2) noise; eq. 37 gives mu = sqrt(m (Delta_s^2 + Delta_d^2)) / s
-with Delta_s^2 = 4 C^2 C_k^2, Delta_d^2 = C_k^2 (C = 1 after clipping, C_k = sup k = 1). The
-field is r_s / r_d at the points, interpolated onto the release grid.
+Seed 002's eq. (37) mechanism, which shares this module's released field, is
+:mod:`privgp.mechanisms.registered.discretised_gaussian`.
 """
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .. import validation as v
-from ..accounting import GaussianEvent, PrivacyCertificate, calibrate_gaussian
-from ..domain import Box, cell_index
-from ..errors import InvalidParameterError
-from .release import ResponseMap, default_delta, grid_sizes
+from ... import validation as v
+from ...accounting import GaussianEvent, PrivacyCertificate, calibrate_gaussian
+from ...domain import Box, cell_index
+from ...errors import InvalidParameterError
+from ..interface import (
+    CsvFile,
+    Mechanism,
+    MechanismReport,
+    NpzFile,
+    Option,
+    OutputFile,
+    PictureContext,
+    Recorded,
+    ReleasedField,
+    Request,
+    grid_text,
+)
+from ..release import ResponseMap, default_delta, grid_sizes
 
 #: default memory limit of a grid-type release (bytes), as for the other mechanisms
 DEFAULT_MEMORY_LIMIT = 4 * 2**30
@@ -79,7 +89,7 @@ def cell_statistics(domain: Box, cells: tuple[int, ...], X: np.ndarray, y: np.nd
     size = int(np.prod(cells))
     idx = cell_index(domain, cells, X)
     if exact:
-        from ..datasets.cellstats import cell_sums  # noqa: PLC0415
+        from ...datasets.cellstats import cell_sums  # noqa: PLC0415
 
         sums, counts = cell_sums(size, idx, y)
     else:
@@ -226,100 +236,6 @@ def plan_grid(n: int, domain: Box, response_map: ResponseMap, *, epsilon: float,
 
 
 @dataclass(frozen=True, eq=False)
-class DiscretisedGaussianPlan:
-    """Seed 002, App. A.5, eq. (37): SetConv density and signal channels at m public points, Gaussian
-    noise per value, mu = sqrt(m (4 + 1)) / s. For the comparison only (the paper's own verdict: the
-    noise grows with m)."""
-
-    n: int
-    domain: Box
-    response_map: ResponseMap
-    points: tuple[int, ...]
-    lengthscale: float
-    grid: tuple[int, ...]
-    target_epsilon: float
-    delta: float
-    noise_std: float
-    event: GaussianEvent = field(repr=False)
-    certificate: PrivacyCertificate = field(repr=False)
-    hyperparameter_source: str = "given"
-    mechanism: str = "discretised-gaussian"
-    L: int = 1
-
-    check = NoisyGridPlan.check
-
-    def point_axes(self) -> tuple[np.ndarray, ...]:
-        return tuple(lo + (np.arange(c) + 0.5) * w / c for lo, w, c in zip(self.domain.lower, self.domain.widths, self.points))
-
-    def channels(self, X: np.ndarray, y: np.ndarray, chunk: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """(r_d, r_s) at the points: sums over records of k(x_i, p) and y_i k(x_i, p), RBF kernel; records in
-        chunks whose kernel block holds at most :data:`CHUNK_FLOATS` values."""
-        axes = self.point_axes()
-        chunk = max(1, CHUNK_FLOATS // int(np.prod(self.points))) if chunk is None else chunk
-        r_d = np.zeros(self.points)
-        r_s = np.zeros(self.points)
-        for i in range(0, X.shape[0], chunk):
-            xs, ys = X[i:i + chunk], y[i:i + chunk]
-            per_axis = [_gauss_matrix(xs[:, j], ax, self.lengthscale) for j, ax in enumerate(axes)]
-            k = per_axis[0] if len(axes) == 1 else np.einsum("ia,ib->iab", *per_axis)
-            r_d += k.sum(axis=0)
-            r_s += np.tensordot(ys, k, axes=(0, 0))
-        return r_d, r_s
-
-    def draw(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> GridField:
-        from scipy.interpolate import RegularGridInterpolator  # noqa: PLC0415
-
-        rng = v.generator("rng", rng)
-        r_d, r_s = self.channels(X, y)
-        d = r_d + rng.normal(0.0, self.noise_std, r_d.shape)
-        s = r_s + rng.normal(0.0, self.noise_std, r_s.shape)
-        denom = np.maximum(d, max(1.0, 2.0 * self.noise_std))
-        m = np.clip(s / denom, -1.0, 1.0)
-        sd = self.noise_std * np.sqrt(1.0 + m * m) / denom
-        axes = _axes(self.domain, self.grid)
-        pa = self.point_axes()
-        mesh = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1)
-        interp = lambda f: RegularGridInterpolator(pa, f, bounds_error=False, fill_value=None)(mesh)
-        return GridField(axes=axes, field=np.clip(interp(m), -1, 1), sd=np.maximum(interp(sd), 0.0),
-                         statistics={"density": d, "signal": s})
-
-    def describe(self) -> str:
-        return (f"Gaussian mechanism on {int(np.prod(self.points))} discretisation points (seed 002 eq. 37): n={self.n}, "
-                f"RBF lengthscale {self.lengthscale:.4g}, noise std {self.noise_std:.4g}, domain {self.domain.describe()}")
-
-    def public_settings(self) -> dict:
-        return {"mechanism": self.mechanism, "n": self.n, "dim": self.domain.dim, "domain": self.domain.to_dict(),
-                "response_map": self.response_map.to_dict(), "points": list(self.points),
-                "lengthscale": self.lengthscale, "grid": list(self.grid), "target_epsilon": self.target_epsilon,
-                "delta": self.delta, "sensitivity": self.event.sensitivity, "noise_std": self.noise_std,
-                "hyperparameters": self.hyperparameter_source}
-
-
-def plan_discretised_gaussian(n: int, domain: Box, response_map: ResponseMap, *, epsilon: float,
-                              delta: float | None = None, points: int = 8, lengthscale: float | None = None,
-                              grid: int = 81, hyperparameter_source: str = "given",
-                              memory_limit: float = DEFAULT_MEMORY_LIMIT) -> DiscretisedGaussianPlan:
-    """Plan seed 002's eq. (37) release: m = prod(points) values per channel, s = sqrt(5 m) / mu*(eps, delta).
-    The arrays (one chunk's kernel block, the interpolation onto the map grid) must fit ``memory_limit``."""
-    n = v.integer("n", n, minimum=2)
-    epsilon = v.positive("epsilon", epsilon)
-    delta = default_delta(n) if delta is None else v.probability("delta", delta)
-    pts = cell_sizes(domain, points, "points")
-    gsz = grid_sizes(domain, grid)
-    need = 8.0 * (2 * CHUNK_FLOATS + 8 * float(np.prod(pts)) + 10 * float(np.prod(gsz)) + 2 * n)
-    check_memory("discretised Gaussian mechanism", need, memory_limit,
-                  "use fewer points (--points) or a coarser map (--grid)")
-    ell = float(domain.widths.max() / max(pts)) if lengthscale is None else v.positive("lengthscale", lengthscale)
-    sens = math.sqrt(int(np.prod(pts))) * EQ37_PER_POINT
-    event, cert = calibrate_gaussian(sens, epsilon, delta)
-    s = event.noise_std
-    return DiscretisedGaussianPlan(n=n, domain=domain, response_map=response_map, points=pts, lengthscale=ell,
-                                   grid=gsz, target_epsilon=float(epsilon), delta=float(delta),
-                                   noise_std=s, event=event, certificate=cert,
-                                   hyperparameter_source=hyperparameter_source)
-
-
-@dataclass(frozen=True, eq=False)
 class StatisticsRelease:
     """A :class:`NoisyGridPlan` whose private records were already checked and reduced to per-cell
     statistics (``privgp release --dask``): :func:`privgp.mechanisms.release.release` charges its event and
@@ -339,3 +255,111 @@ class StatisticsRelease:
 
     def draw(self, X, y, rng: np.random.Generator) -> GridField:
         return self.plan.draw_from_statistics(self.sums, self.counts, rng)
+
+
+# -- the mechanism ---------------------------------------------------------------------------------
+
+DEFAULT_CELLS = 8
+DEFAULT_BANDWIDTH = 1.0
+CELLS = Option("cells", f"cells along the longest side of the box (default {DEFAULT_CELLS}; nearly square cells)", int,
+               "C", default=DEFAULT_CELLS)
+BANDWIDTH = Option("bandwidth", f"smoothing bandwidth in cells (public post-processing; default {DEFAULT_BANDWIDTH:g})",
+                   float, "B", default=DEFAULT_BANDWIDTH)
+
+
+def field_files(released: GridField, plan, coordinates: Sequence[str]) -> list[OutputFile]:
+    """field.npz (field, sd, reliable mask, axes, the released statistics, response map) and field.csv."""
+    names = list(coordinates)
+    rm = plan.response_map
+    reliable = released.reliable()
+    stats = {f"released_{k}": val for k, val in released.statistics.items()}
+    npz = NpzFile("field.npz", dict(
+        field=released.field, sd=released.sd, reliable=reliable,
+        **{f"axis_{nm}": ax for nm, ax in zip(names, released.axes)}, **stats,
+        threshold=np.float64(rm.threshold), clip=np.float64(rm.clip), transform=np.array(rm.transform),
+        units=np.array("field and sd in model units: (g(response) - g(threshold)) / clip, in [-1, 1]; threshold at 0")))
+    f = released.field.ravel()
+    csv = CsvFile("field.csv", names + ["field_model_units", "field_response_units", "sd_model_units", "reliable"],
+                  np.column_stack([released.grid_points(), f, rm.to_response_units(f), released.sd.ravel(),
+                                   reliable.ravel().astype(int)]))
+    return [npz, csv]
+
+
+class NoisyGrid(Mechanism):
+    name = "grid"
+    help = ("noisy per-cell sums and counts of the clipped responses on a public grid of cells (Gaussian mechanism, "
+            "L2 sensitivity 2, exact GDP calibration), smoothed onto the map: the practitioner's baseline")
+    options = (CELLS, BANDWIDTH)
+    plan_type = NoisyGridPlan
+    reads_cell_statistics = True
+    forecast_reps = 8
+    order = 50
+
+    def plan(self, request: Request) -> NoisyGridPlan:
+        return plan_grid(request.n, request.domain, request.response_map, epsilon=self.epsilon(request),
+                         delta=request.delta, cells=self.option(request, "cells"),
+                         bandwidth=self.option(request, "bandwidth"), grid=request.grid_points(),
+                         memory_limit=request.memory_limit)
+
+    def rebuild(self, recorded: Recorded) -> NoisyGridPlan:
+        """Through :func:`plan_grid`, from the recorded cells (along the longest side), bandwidth, grid, target."""
+        s = recorded.setting
+        cells = recorded.grid_points("cells") if isinstance(s("cells"), list) and s("cells") else s("cells")
+        return plan_grid(recorded.n, recorded.domain(), recorded.response_map(), epsilon=s("target_epsilon"),
+                         delta=s("delta"), cells=cells, bandwidth=s("bandwidth"),
+                         grid=recorded.grid_points(), hyperparameter_source=s("hyperparameters"))
+
+    def files(self, released: GridField, plan: NoisyGridPlan, coordinates: Sequence[str]) -> list[OutputFile]:
+        return field_files(released, plan, coordinates)
+
+    def fields(self, released: GridField, plan: NoisyGridPlan) -> ReleasedField:
+        return ReleasedField(axes=released.axes, values=released.field[None], noun="smoothed noisy-grid map",
+                             plural="smoothed noisy-grid maps", sd=released.sd)
+
+    def report_text(self, plan: NoisyGridPlan, ctx: PictureContext) -> MechanismReport:
+        resp = ctx.response
+        thr = resp.value(plan.response_map.threshold)
+        cells = grid_text(plan.cells, " \u00d7 ")
+        released = (f"One map of {resp.label} over the public domain, smoothed from noisy per-cell totals on a public "
+                    f"grid of {cells} cells, and where it exceeds the threshold {thr}; with the released uncertainty "
+                    "of the map at every point.")
+        how = ("The domain was cut into equal cells fixed in advance. For every cell, the total of the clipped "
+               "responses and the number of records in it were computed, and Gaussian noise was added to each total "
+               f"and count, with a standard deviation of {plan.noise_std:.4g} (on the clipped scale) calibrated so "
+               "that replacing one record (which changes these numbers by at most 2 in total, Euclidean length) is "
+               "covered by the guarantee. The map is the ratio of the smoothed noisy totals to the smoothed noisy "
+               "counts; its uncertainty comes from the known noise. Places where the map is closer to the threshold "
+               "than twice its uncertainty are marked as unreliable: there the released map cannot say on which side "
+               "of the threshold the response is.")
+        statement = (f"The Gaussian mechanism with L2 sensitivity {GRID_SENSITIVITY:g} (the per-cell sums and counts "
+                     f"under replacement of one record with |y| \u2264 1) and noise standard deviation "
+                     f"{plan.noise_std:.6g} is \u03bc-GDP with \u03bc = {GRID_SENSITIVITY / plan.noise_std:.6g} (Dong, "
+                     "Roth & Su 2022, Thm 2.7); (\u03b5, \u03b4) from its exact privacy profile (Balle & Wang 2018, "
+                     "Thm 8). Smoothing is post-processing.")
+        src = plan.hyperparameter_source
+        chosen = ("chosen by privgp (--mechanism auto) from public inputs only (n, \u03b5, \u03b4) on pilot "
+                  "simulations" if src.startswith("auto") else "privgp's default" if src == "default" else
+                  "set by the data holder")
+        rows = (("cells", cells, chosen), ("smoothing bandwidth", f"{plan.bandwidth:g} cells", chosen),
+                ("noise standard deviation", f"{plan.noise_std:.6g}", "calibrated from \u03b5 and \u03b4 (exact "
+                 "Gaussian-DP)"),
+                ("grid", grid_text(plan.grid, " \u00d7 "), "resolution of the released map (post-processing)"))
+        return MechanismReport(released=released, how=how, statement=statement, hyperparameters=rows,
+                               account_command=None,
+                               references=("J. Dong, A. Roth and W. J. Su, Gaussian Differential Privacy, JRSS B 2022.",
+                                           "B. Balle and Y.-X. Wang, Improving the Gaussian Mechanism for Differential "
+                                           "Privacy, ICML 2018."))
+
+    def summary(self, plan: NoisyGridPlan) -> dict:
+        return {"L": 1, "cells": list(plan.cells), "bandwidth": plan.bandwidth, "noise_std": plan.noise_std,
+                "sensitivity": GRID_SENSITIVITY, "target_epsilon": plan.target_epsilon,
+                "hyperparameters": plan.hyperparameter_source}
+
+    def summary_lines(self, plan: NoisyGridPlan) -> list[str]:
+        return [
+            f"  mechanism   noisy grid sums and counts (Gaussian, L2 sensitivity 2, noise std {plan.noise_std:.4g}), "
+            "smoothed",
+            f"  settings    {grid_text(plan.cells)} cells, bandwidth {plan.bandwidth:g} cells "
+            f"({plan.hyperparameter_source})",
+            f"  grid        {grid_text(plan.grid)}",
+        ]

@@ -35,8 +35,8 @@ from .. import validation as v
 from ..accounting.selection import SelectionBudget, SelectionEvent, liu_talwar_budget
 from ..accounting.zcdp import zcdp_rho_for
 from ..errors import InvalidParameterError
-from ..mechanisms.coinpress import coinpress_mean, paper_schedule
-from ..mechanisms.sparse_gp import calibrate_noise, release_from_statistics, sparse_gp_spec, sufficient_statistics
+from .coinpress import coinpress_mean, paper_schedule
+from .sparse_gp import calibrate_noise, release_from_statistics, sparse_gp_spec, sufficient_statistics
 
 COINPRESS_STEPS = 12
 COINPRESS_LAST_FRACTION = 0.75
@@ -283,13 +283,13 @@ class LengthscaleSelectionPlan:
         the candidates snap: a public per-record map, the same for every candidate) and y in [-1, 1]."""
         from dataclasses import replace
 
-        from ..mechanisms.posterior_release import check_data
+        from .posterior_release import check_data
 
         out = [check_data(replace(p, n=self.n), X, z) for p in self.plans]
         return out[0]
 
     def draw(self, X, y, rng: np.random.Generator, *, keep_trace: bool = False) -> SelectionResult:
-        from ..mechanisms.posterior_release import draw_paths
+        from .posterior_release import draw_paths
 
         rng = v.generator("rng", rng)
         split = TrainValidationSplit.random(self.n, self.validation_fraction, rng)
@@ -317,8 +317,8 @@ def plan_lengthscale_selection(n: int, domain, response_map, lengthscales: Seque
     :class:`LengthscaleSelectionPlan`); ``delta_total`` defaults to n^-1.1. ``plan_options`` go to
     :func:`~privgp.mechanisms.posterior_release.plan_posterior_sample` (kernel, sigma, grid, snap, ...)."""
     from ..accounting import certify
-    from ..mechanisms.posterior_release import plan_posterior_sample
     from ..mechanisms.release import default_delta
+    from .posterior_release import plan_posterior_sample
 
     n = v.integer("n", n, minimum=4)
     ells = tuple(v.positive("lengthscale", ell) for ell in lengthscales)

@@ -10,7 +10,7 @@ Why the noisy grid: in the utility study (``privgp experiment utility``; docs/re
 publishing") the tuned noisy grid is at least as good as every seed mechanism at their tuned
 settings in every (n, epsilon) cell measured; where that changes, this module is where the choice
 between mechanisms goes. The released object, certificate and verification are the noisy grid's
-(:mod:`privgp.mechanisms.grid`); the certificate records that auto chose it, and why.
+(:mod:`privgp.mechanisms.registered.grid`); the certificate records that auto chose it, and why.
 """
 from __future__ import annotations
 
@@ -19,10 +19,11 @@ import math
 from functools import lru_cache
 from importlib import resources
 
-from ..accounting.gaussian import gaussian_noise_std
-from ..domain import Box
+from ...accounting.gaussian import gaussian_noise_std
+from ...domain import Box
+from ..interface import Mechanism, Request, registry
+from ..release import ResponseMap, default_delta
 from .grid import DEFAULT_MEMORY_LIMIT, GRID_SENSITIVITY, NoisyGridPlan, plan_grid
-from .release import ResponseMap, default_delta
 
 TABLE = "auto_grid.json"
 
@@ -30,7 +31,7 @@ TABLE = "auto_grid.json"
 @lru_cache(maxsize=1)
 def table() -> dict:
     """The shipped tuning table (see scripts/tune_auto_grid.py)."""
-    return json.loads(resources.files(__package__).joinpath("data", TABLE).read_text(encoding="utf-8"))
+    return json.loads(resources.files("privgp.mechanisms").joinpath("data", TABLE).read_text(encoding="utf-8"))
 
 
 def choose_grid_settings(n: int, noise_std: float) -> dict:
@@ -59,3 +60,29 @@ def plan_auto(n: int, domain: Box, response_map: ResponseMap, *, epsilon: float,
     return plan_grid(n, domain, response_map, epsilon=epsilon, delta=delta, cells=cells,
                      bandwidth=float(entry["bandwidth"]), grid=grid, hyperparameter_source=why,
                      memory_limit=memory_limit)
+
+
+class Auto(Mechanism):
+    """Chooses the mechanism and its public settings from public inputs only; its plan is the chosen
+    mechanism's, which then releases, writes, certifies, reports and verifies it (:meth:`resolve`). The
+    certificate names the chosen mechanism and records, in its settings, that auto chose them and why."""
+
+    name = "auto"
+    help = ("privgp chooses the mechanism and its settings from public inputs only (n, epsilon, delta, box) by "
+            "forecasts on public synthetic data; today the tuned noisy grid, which was at least as good as every "
+            "seed mechanism in the utility study (privgp experiment utility)")
+    reads_cell_statistics = True
+    forecast_reps = 8
+    order = 60
+
+    def plan(self, request: Request) -> NoisyGridPlan:
+        return plan_auto(request.n, request.domain, request.response_map, epsilon=self.epsilon(request),
+                         delta=request.delta, grid=request.grid_points(), memory_limit=request.memory_limit)
+
+    def resolve(self, plan: NoisyGridPlan) -> Mechanism:
+        return registry()[plan.mechanism]
+
+    def _chosen(self, *args, **kwargs):
+        raise TypeError("auto releases through the mechanism it chose: use resolve(plan)")
+
+    rebuild = files = fields = report_text = summary = summary_lines = _chosen  # type: ignore[assignment]

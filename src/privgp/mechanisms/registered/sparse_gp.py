@@ -1,0 +1,181 @@
+"""``--mechanism sparse-gp``: the DP sparse GP of seed 001 (Honkela, Alg. 1): noisy sufficient statistics
+on public inducing inputs (a grid over the public box), the noise-aware posterior (eqs. 9-15), and its
+predictive mean and +-2 sd on the grid (plan: :mod:`privgp.mechanisms.sparse_gp_release`).
+
+Files: ``prediction.npz`` / ``prediction.csv`` (the public grid, the latent predictive mean and standard
+deviation, and mean -+ 2 sd in model units: the response map's (g(z) - g(T)) / B, clipped to [-1, 1]);
+``inducing.csv`` (the inducing inputs Z, the mean m of q(u) and the standard deviations sqrt(diag S));
+``prediction.png`` (1-D: the mean with a +-2 sd band; 2-D: maps of the mean and of the sd). Everything
+written is post-processing of the released statistics; no private value is plotted.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ...errors import CertificateMismatch, InvalidParameterError
+from ..interface import (
+    KERNEL,
+    LENGTHSCALE,
+    CsvFile,
+    Mechanism,
+    MechanismReport,
+    NpzFile,
+    Option,
+    OutputFile,
+    PictureContext,
+    Recorded,
+    ReleasedField,
+    Request,
+    chosen_by,
+    grid_text,
+)
+from ..posterior_release import default_lengthscale
+from ..sparse_gp import CHUNK
+from ..sparse_gp_release import DEFAULT_INDUCING, DEFAULT_NOISE_STD, SparseGpPlan, SparseGpReleased, plan_sparse_gp
+from ..sparse_gp_sensitivity import KERNEL_BOUNDS
+
+
+def _ratio(text: str) -> Any:
+    if text == "min-sensitivity":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise InvalidParameterError("--noise-ratio", "a positive number or 'min-sensitivity'", text) from None
+
+
+NOISE_STD = Option("noise-std", f"observation noise std in model units, y in [-1, 1] (default {DEFAULT_NOISE_STD:g}, "
+                   "chosen without any data)", float, "S", default=DEFAULT_NOISE_STD)
+INDUCING = Option("inducing", "inducing inputs along the longest side of the box, a regular grid over the box "
+                  f"(default {DEFAULT_INDUCING[1]} in 1-D, {DEFAULT_INDUCING[2]} in 2-D)", int, "M")
+KERNEL_BOUND = Option("kernel-bound", "rule for R_k >= ||k(x)||: auto = the tightest proven (default), trivial = eq. 4, "
+                      "separation = eq. 8, grid-1d = eq. 7 corrected, grid-1d-printed = eq. 7 as printed", None,
+                      choices=tuple(KERNEL_BOUNDS), default="auto")
+NOISE_RATIO = Option("noise-ratio", "sigma_a / sigma_b, a number or 'min-sensitivity' (default 1, the paper's choice)",
+                     _ratio, "C", default=1.0)
+S2 = Option("s2", "the S_2 covariance correction (default symmetric; paper = eq. 14 as printed)", None,
+            choices=("symmetric", "paper", "none"), default="symmetric")
+
+
+class SparseGp(Mechanism):
+    name = "sparse-gp"
+    help = ("DP sparse GP (seed 001, Alg. 1): noisy sufficient statistics on a public grid of inducing inputs, "
+            "predictive mean and +-2 sd on the grid (exact Gaussian-mechanism calibration)")
+    options = (KERNEL, LENGTHSCALE, NOISE_STD, INDUCING, KERNEL_BOUND, NOISE_RATIO, S2)
+    plan_type = SparseGpPlan
+    picture = "prediction.png"
+    order = 20
+
+    def plan(self, request: Request) -> SparseGpPlan:
+        p = plan_sparse_gp(request.n, request.domain, request.response_map, epsilon=self.epsilon(request),
+                           delta=request.delta, kernel=self.option(request, "kernel"),
+                           lengthscale=request.given("lengthscale"), noise_std=self.option(request, "noise_std"),
+                           inducing=request.given("inducing"), grid=request.grid_points(),
+                           kernel_bound=self.option(request, "kernel_bound"),
+                           noise_ratio=self.option(request, "noise_ratio"), correction=self.option(request, "s2"))
+        m, d = int(np.prod(p.grid)), p.spec.n_inducing
+        need = 8.0 * (m * (d + 6) + CHUNK * (d + 2) + 4 * d * d)
+        if need > request.memory_limit:
+            raise InvalidParameterError("memory", f"at most the limit of {request.memory_limit / 2**30:.3g} GiB (grid "
+                                        f"{m} points, {d} inducing inputs); use a coarser grid or raise --memory-limit",
+                                        f"an estimated {need / 2**30:.3g} GiB")
+        return p
+
+    def rebuild(self, recorded: Recorded) -> SparseGpPlan:
+        """Through :func:`plan_sparse_gp`, called as ``privgp release`` called it (the noise calibrated again to
+        the recorded target (epsilon, delta))."""
+        s = recorded.setting
+        rule = s("noise_ratio_rule")
+        return plan_sparse_gp(recorded.n, recorded.domain(), recorded.response_map(), epsilon=s("target_epsilon"),
+                              delta=s("delta"), kernel=s("kernel"), lengthscale=s("lengthscale"),
+                              noise_std=s("noise_std"), inducing=_inducing_setting(recorded),
+                              grid=recorded.grid_points(), kernel_bound=s("kernel_bound_method"),
+                              noise_ratio=s("noise_ratio") if rule == "given" else rule, rho=s("rho"),
+                              correction=s("correction"))
+
+    def files(self, released: SparseGpReleased, plan: SparseGpPlan, coordinates: Sequence[str]) -> list[OutputFile]:
+        names = list(coordinates)
+        rm = plan.response_map
+        axes = {f"axis_{nm}": ax for nm, ax in zip(names, released.axes)}
+        mu, sd = released.mean.ravel(), released.sd.ravel()
+        return [
+            NpzFile("prediction.npz", dict(mean=released.mean, sd=released.sd, Z=released.Z, m=released.m,
+                                           S=released.S, coordinates=np.array(names),
+                                           threshold=np.float64(rm.threshold), clip=np.float64(rm.clip),
+                                           transform=np.array(rm.transform), **axes)),
+            CsvFile("prediction.csv", names + ["mean", "sd", "lower_2sd", "upper_2sd"],
+                    np.column_stack([released.grid_points(), mu, sd, mu - 2 * sd, mu + 2 * sd])),
+            CsvFile("inducing.csv", names + ["m", "sd"],
+                    np.column_stack([released.Z, released.m, np.sqrt(np.maximum(np.diag(released.S), 0))])),
+        ]
+
+    def fields(self, released: SparseGpReleased, plan: SparseGpPlan) -> ReleasedField:
+        """The released predictive mean (model units, threshold 0), with its +-2 sd band."""
+        mean = np.asarray(released.mean, dtype=float)
+        sd = np.asarray(released.sd, dtype=float)
+        return ReleasedField(axes=released.axes, values=mean[None], noun="predictive mean", plural="predictive means",
+                             band=(mean - 2 * sd, mean + 2 * sd), band_label="predictive mean \u00b1 2 sd", sd=sd)
+
+    def report_text(self, plan: SparseGpPlan, ctx: PictureContext) -> MechanismReport:
+        resp = ctx.response
+        thr = resp.value(plan.response_map.threshold)
+        k = plan.spec.kernel.describe()
+        released = (f"The predictive mean (and standard deviation) of {resp.label} over the public domain from a "
+                    f"sparse Gaussian-process model fitted to noisy summaries of the private records, and where the "
+                    f"mean exceeds the threshold {thr}.")
+        how = ("Each record contributes to a few summary numbers on a fixed, public set of reference locations (the "
+               "\u201cinducing inputs\u201d, laid out on a grid over the domain before seeing the data). Random noise "
+               "calibrated to how much one record can move these summaries is added once; everything shown is "
+               "computed from the noisy summaries only, with a model that knows how much noise was added. Responses "
+               "were first clipped to a public bound, so no single record can move the summaries far.")
+        statement = ("Honkela, Gaussian Processes with Differential Privacy, Alg. 1: one Gaussian mechanism on "
+                     f"the sufficient statistics with L2 sensitivity {plan.spec.sensitivity():.6g} (eq. 6, with the "
+                     f"kernel bound R_k = {plan.spec.kernel_bound:.6g} by {plan.spec.kernel_bound_method}) and noise "
+                     "calibrated by the exact Gaussian privacy profile (Balle & Wang 2018); the prediction is "
+                     "post-processing.")
+        rows = (("kernel", str(k["kernel"]), chosen_by(str(k["kernel"]), "exponential")),
+                ("lengthscale", f"{k.get('lengthscale', float('nan')):.6g}",
+                 chosen_by(float(k.get("lengthscale", float("nan"))), float(default_lengthscale(plan.domain)))),
+                ("inducing inputs", str(plan.spec.n_inducing), "a public grid over the domain"),
+                ("noise std of the model", f"{plan.noise_std:g}",
+                 chosen_by(float(plan.noise_std), float(DEFAULT_NOISE_STD))),
+                ("noise added (sigma_a)", f"{plan.noise.sigma_a:.6g}", "calibrated to the target (epsilon, delta)"),
+                ("grid", grid_text(plan.grid, " \u00d7 "), "resolution of the released map"))
+        return MechanismReport(released=released, how=how, statement=statement, hyperparameters=rows,
+                               account_command=None,
+                               references=("A. Honkela, Gaussian Processes with Differential Privacy (the seed paper "
+                                           "001 of privgp).",))
+
+    def summary(self, plan: SparseGpPlan) -> dict:
+        k = plan.spec.kernel.describe()
+        return {"kernel": k["kernel"], "lengthscale": k.get("lengthscale"), "noise_std": plan.noise_std,
+                "inducing_points": plan.spec.n_inducing, "kernel_bound": plan.spec.kernel_bound_method,
+                "R_k": plan.spec.kernel_bound, "sensitivity": plan.spec.sensitivity(), "sigma_a": plan.noise.sigma_a,
+                "sigma_b": plan.noise.sigma_b, "correction": plan.spec.correction,
+                "target_epsilon": plan.target_epsilon}
+
+    def summary_lines(self, plan: SparseGpPlan) -> list[str]:
+        k = plan.spec.kernel.describe()
+        return [
+            f"  mechanism   DP sparse GP (seed 001, Alg. 1): Gaussian mechanism, sensitivity "
+            f"{plan.spec.sensitivity():.4g} (eq. 6, R_k = {plan.spec.kernel_bound:.4g} by "
+            f"{plan.spec.kernel_bound_method}), sigma_a = {plan.noise.sigma_a:.4g}",
+            f"  settings    {k['kernel']} kernel, lengthscale {k.get('lengthscale', float('nan')):.4g}, noise std "
+            f"{plan.noise_std:g}, {plan.spec.n_inducing} inducing inputs on a grid over the box, S_2 "
+            f"{plan.spec.correction}",
+            f"  grid        {grid_text(plan.grid)}",
+        ]
+
+
+def _inducing_setting(recorded: Recorded) -> int:
+    """The ``inducing`` argument (points along the longest side) of the recorded inducing grid."""
+    try:
+        Z = np.asarray(recorded.setting("inducing_points"), dtype=float)
+    except (TypeError, ValueError):
+        raise CertificateMismatch("public_settings.inducing_points", "a list of points") from None
+    if Z.ndim != 2 or Z.shape[0] < 1:
+        raise CertificateMismatch("public_settings.inducing_points", "a list of points")
+    return 1 if Z.shape[0] == 1 else max(len(np.unique(Z[:, j])) for j in range(Z.shape[1]))
