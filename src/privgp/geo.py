@@ -28,7 +28,7 @@ def _pyproj() -> Any:
     try:
         import pyproj
     except ImportError:
-        raise MissingExtraError("coordinates in a CRS need pyproj: pip install 'privgp[gis]'") from None
+        raise MissingExtraError("reading coordinates in a CRS", "pyproj", "gis") from None
     return pyproj
 
 

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 import numpy as np
 from scipy.special import ndtr
@@ -317,11 +317,23 @@ class NNGP:
                 "w_std": self.w_std, "b_std": self.b_std}
 
 
+class LoodKernel(Protocol):
+    """What the kernels of this module provide (see the module docstring)."""
+
+    def __call__(self, X1, X2=None) -> np.ndarray: ...
+
+    def diag(self, X) -> np.ndarray: ...
+
+    def vjp(self, Q, X, G) -> np.ndarray: ...
+
+    def describe(self) -> dict: ...
+
+
 @dataclass(frozen=True)
 class Scaled:
     """factor * base kernel (a prior variance multiplier), with the base kernel's gradients."""
 
-    base: object
+    base: LoodKernel
     factor: float
 
     def __post_init__(self):

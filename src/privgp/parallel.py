@@ -117,6 +117,7 @@ class DaskExecutor:
 def get_executor(scheduler: Any = None, workers: int | None = None,
                  progress: Any = None) -> Iterator[SerialExecutor | LocalExecutor | DaskExecutor]:
     """Local processes by default (``workers=1`` runs in-process), Dask when a scheduler is given."""
+    ex: SerialExecutor | LocalExecutor | DaskExecutor
     if scheduler is not None:
         ex = DaskExecutor(scheduler, progress=progress)
     elif workers is not None and int(workers) == 1:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from numbers import Integral, Real
-from typing import Any
+from typing import Any, SupportsInt, cast
 
 import numpy as np
 
@@ -83,7 +83,7 @@ def integer(name: str, value: Any, *, minimum: int | None = None) -> int:
     if isinstance(value, (Integral, np.integer)):
         v = int(value)
     elif isinstance(value, (Real, np.floating)) and float(value).is_integer():
-        v = int(value)
+        v = int(cast(SupportsInt, value))   # float, Fraction, Decimal, numpy floats: all have __int__; numbers.Real does not declare it
     else:
         raise InvalidParameterError(name, "an integer", value)
     if minimum is not None and v < minimum:

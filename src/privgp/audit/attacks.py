@@ -58,7 +58,7 @@ class PaperAttack:
         """(S_f, S_v) of App. C; S_v = 0 when L = 1."""
         f, vv = self._stats(pop)
         s_f = self.f_in.logpdf(f) - self.f_out.logpdf(f)
-        if self.v_in is None:
+        if self.v_in is None or self.v_out is None:
             return s_f, np.zeros_like(s_f)
         lv = safe_log(vv)
         return s_f, self.v_in.logpdf(lv) - self.v_out.logpdf(lv)
@@ -74,12 +74,13 @@ def fit_paper_attack(data: GameData, rng: np.random.Generator, *, exact_statisti
     game = data.game
     use_v = exact_statistics or game.L > 1
     pops = (data.shadow_in, data.shadow_out)
+    fits: list[LatentTanhMixture | TanhGaussianMixture]
     if exact_statistics:
         fits = [TanhGaussianMixture(fit_gaussian_mixture_1d_binned(
             2.0 * np.arctanh(np.clip(p.mu0, -U_MAX, U_MAX)))) for p in pops]
     else:
         fits = [fit_latent_tanh_mixture(p.fhat, rng, restarts=restarts, bins=bins) for p in pops]
-    vfits = [None, None]
+    vfits: list[GaussianMixture1D | None] = [None, None]
     if use_v:
         vfits = [fit_gaussian_mixture_1d_binned(safe_log(p.v0 if exact_statistics else p.vhat)) for p in pops]
     return PaperAttack(L=game.L, f_in=fits[0], f_out=fits[1], v_in=vfits[0], v_out=vfits[1],
@@ -205,13 +206,16 @@ def fit_attack(name: str, data: GameData, rng: np.random.Generator, *, n_select:
     rng = v.generator("rng", rng)
     n_select = v.integer("n_select", n_select, minimum=1)
     sel_in, sel_out = (_head(p, n_select) for p in (data.shadow_in, data.shadow_out))
+    model: PaperAttack | ExactAttack
     if name == "exact":
-        model = fit_exact_attack(data)
-        s_in = model.score(sel_in, leave_out="in")
-        s_out = model.score(sel_out, leave_out="out")
+        exact = fit_exact_attack(data)
+        s_in = exact.score(sel_in, leave_out="in")
+        s_out = exact.score(sel_out, leave_out="out")
+        model = exact
     else:
-        model = fit_paper_attack(data, rng, exact_statistics=(name == "benchmark"), **options)
-        s_in, s_out = model.score(sel_in), model.score(sel_out)
+        paper = fit_paper_attack(data, rng, exact_statistics=(name == "benchmark"), **options)
+        s_in, s_out = paper.score(sel_in), paper.score(sel_out)
+        model = paper
     return FittedAttack(name=name, model=model, shadow_in_scores=s_in, shadow_out_scores=s_out)
 
 

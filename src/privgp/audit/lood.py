@@ -313,7 +313,7 @@ class LoodPair:
         self._Bchol = cho_factor(self.B, lower=True)
         self._A_G = A_G
         self._Binv_e = cho_solve(self._Bchol, E)
-        self._b_S = None
+        self._b_S: np.ndarray | None = None
 
     @property
     def size(self) -> int:

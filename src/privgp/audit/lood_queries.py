@@ -124,7 +124,7 @@ class QueryOptResult:
     restart_values: tuple[float, ...]   # best value of each restart
     history: np.ndarray = field(repr=False)   # (restarts, steps + 1) objective values along the runs
     steps: int = 0
-    initial_Q: np.ndarray = field(default=None, repr=False)
+    initial_Q: np.ndarray | None = field(default=None, repr=False)
     iterates: dict = field(default_factory=dict, repr=False)   # step -> Q of the first restart (keep_iterates)
 
     @property
@@ -213,6 +213,8 @@ def optimize_queries(pair: LoodPair, q: int = 1, *, objective: str = "kl", steps
             shat = s / (1 - b2 ** (t + 1))
             Q = Q + lr * mhat / (np.sqrt(shat) + eps)
         per_restart.append(run_best)
+    if best_Q is None:
+        raise NumericalError("the LOOD objective was NaN at every step")
     return QueryOptResult(best_Q=best_Q, best_value=float(best_val), value_at_S=float(at_S), objective=objective,
                           restart_values=tuple(float(x) for x in per_restart), history=hist, steps=steps,
                           initial_Q=first_Q, iterates=kept)

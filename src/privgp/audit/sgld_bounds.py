@@ -37,7 +37,7 @@ def _check(setting) -> CyclicSGLD:
 def kdot(setting: CyclicSGLD) -> float:
     """k. of Lemma A.4 (real, may be <= 0 when the conditions of Claim D.22 fail)."""
     s = _check(setting)
-    return (-math.log1p(s.one_minus_lam2 / (s.alpha * s.eta)) / s.log_lam) / (2.0 * s.n) - 1.0
+    return (-math.log1p(s.one_minus_lam2 / (s.alpha * s.step_size)) / s.log_lam) / (2.0 * s.n) - 1.0
 
 
 def paper_step(setting: CyclicSGLD) -> int:
@@ -111,7 +111,7 @@ def lemma_a5_conditions(setting: CyclicSGLD) -> dict[str, bool]:
             "n > alpha/(x_h^2 beta)": s.n > s.alpha / xb,
             "n > D.22 threshold": s.n > s.alpha / xb * (math.exp(2.0 / xb) - 2.0) + 1.0 / (2.0 * xb),
             "n > D.21 threshold": s.n > 1.0 / (2.0 * s.alpha * xb) - 1.0 / xb,
-            "eta = 2/A^2": math.isclose(s.eta, 2.0 / s.A ** 2, rel_tol=1e-12)}
+            "eta = 2/A^2": math.isclose(s.step_size, 2.0 / s.A ** 2, rel_tol=1e-12)}
 
 
 # ------------------------------------------------------------------------------------------------

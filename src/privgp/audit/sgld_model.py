@@ -151,6 +151,7 @@ def simulate_sgld(x, y, *, alpha: float, beta: float, eta: float, steps: int, ch
             if order == "reshuffle" and j > 0 and start < batch:   # a new epoch starts inside this batch
                 perm = np.argsort(rng.random((chains, n)), axis=1)
             pos = (start + np.arange(batch)) % n
+            assert perm is not None                                  # drawn above for every order but "replacement"
             idx = perm[rows, pos[None, :]]
         xb, yb = x[idx], y[idx]
         grad = model.grad_log_prior(theta) + scale * np.sum(model.grad_log_likelihood(theta[:, None], xb, yb), axis=1)
@@ -277,6 +278,12 @@ class CyclicSGLD:
             raise InvalidParameterError("eta", f"< 2 / (alpha + n x_h^2 beta) = {2.0 / A:.6g} (so that 0 < lambda < 1)", eta)
 
     # -- constants (eq. (17)) ---------------------------------------------------------------------
+    @property
+    def step_size(self) -> float:
+        """``eta`` as set by ``__post_init__`` (None there means the paper's 2 / A^2), never None."""
+        assert self.eta is not None
+        return self.eta
+
     @cached_property
     def A(self) -> float:
         """alpha + n x_h^2 beta (the D1 posterior precision)."""
@@ -285,12 +292,12 @@ class CyclicSGLD:
     @cached_property
     def g(self) -> float:
         """1 - lambda = (eta/2) A."""
-        return 0.5 * self.eta * self.A
+        return 0.5 * self.step_size * self.A
 
     @cached_property
     def g_hat(self) -> float:
         """1 - lambda^ = (eta/2)(alpha + n x_h^2 beta / 4)."""
-        return 0.5 * self.eta * (self.alpha + 0.25 * self.n * self.x_h ** 2 * self.beta)
+        return 0.5 * self.step_size * (self.alpha + 0.25 * self.n * self.x_h ** 2 * self.beta)
 
     @cached_property
     def log_lam(self) -> float:
@@ -303,7 +310,7 @@ class CyclicSGLD:
     @cached_property
     def log_ratio(self) -> float:
         """log(lambda^ / lambda) = log1p((g - g^) / (1 - g)) > 0, with g - g^ = (3/8) eta n x_h^2 beta."""
-        return math.log1p(0.375 * self.eta * self.n * self.x_h ** 2 * self.beta / (1.0 - self.g))
+        return math.log1p(0.375 * self.step_size * self.n * self.x_h ** 2 * self.beta / (1.0 - self.g))
 
     @cached_property
     def log_P(self) -> float:
@@ -318,7 +325,7 @@ class CyclicSGLD:
     @cached_property
     def b_hat(self) -> float:
         """Offset of the odd step in centred coordinates: rho^ - (1 - lambda^) mu_inf = -(3/8) eta alpha mu_inf."""
-        return -0.375 * self.eta * self.alpha * self.mu_inf
+        return -0.375 * self.step_size * self.alpha * self.mu_inf
 
     @cached_property
     def one_minus_lam2(self) -> float:
@@ -327,7 +334,7 @@ class CyclicSGLD:
 
     def noise_sum(self, j):
         """eta (1 - lambda^(2j)) / (1 - lambda^2): variance added by j normal steps (j may be an array / inf)."""
-        return self.eta * _one_minus_pow(2.0 * self.log_lam, j) / self.one_minus_lam2
+        return self.step_size * _one_minus_pow(2.0 * self.log_lam, j) / self.one_minus_lam2
 
     @property
     def phi0(self) -> tuple[float, float]:
@@ -339,10 +346,10 @@ class CyclicSGLD:
     def constants(self) -> dict:
         """The constants of eq. (17) and derived quantities (lambda, lambda^, rho, rho^ in float64)."""
         lam, lam_hat = 1.0 - self.g, 1.0 - self.g_hat
-        rho = 0.5 * self.eta * self.n * self.c * self.x_h ** 2 * self.beta
-        return {"A": self.A, "eta": self.eta, "lambda": lam, "lambda_hat": lam_hat, "one_minus_lambda": self.g,
+        rho = 0.5 * self.step_size * self.n * self.c * self.x_h ** 2 * self.beta
+        return {"A": self.A, "eta": self.step_size, "lambda": lam, "lambda_hat": lam_hat, "one_minus_lambda": self.g,
                 "one_minus_lambda_hat": self.g_hat, "rho": rho, "rho_hat": 0.25 * rho, "P": math.exp(self.log_P),
-                "mu_inf": self.mu_inf, "stationary_var_D1": self.eta / self.one_minus_lam2,
+                "mu_inf": self.mu_inf, "stationary_var_D1": self.step_size / self.one_minus_lam2,
                 "posterior_var_D1": 1.0 / self.A}
 
     # -- one epoch of D2 with the odd record at position r ------------------------------------------
@@ -358,7 +365,7 @@ class CyclicSGLD:
         r, n = self.r, self.n
         w = _pow(self.log_lam, n - r)
         lam_hat2 = math.exp(2.0 * self.log_lam_hat)
-        V = w * w * (lam_hat2 * self.noise_sum(r - 1) + self.eta) + self.noise_sum(n - r)
+        V = w * w * (lam_hat2 * self.noise_sum(r - 1) + self.step_size) + self.noise_sum(n - r)
         return self.log_P, self.b_hat * w, V
 
     def _epoch_end(self, K):
@@ -403,9 +410,9 @@ class CyclicSGLD:
         lam_hat = math.exp(self.log_lam_hat)
         # before the odd step: lambda^(r-1) scaling; the odd step; then j - r normal steps
         # gap (met) = lambda^(j-r) [ lambda^(r-1) (lambda^ gap_K + (lambda - lambda^) mean1_K) - b^ ],  lambda - lambda^ = -(g - g^)
-        g_diff = 0.375 * self.eta * self.n * self.x_h ** 2 * self.beta
+        g_diff = 0.375 * self.step_size * self.n * self.x_h ** 2 * self.beta
         gap_met = lam_jr * (lam_rm1 * (lam_hat * gaps - g_diff * mean1) - self.b_hat)
-        var_met = lam_jr ** 2 * (lam_hat ** 2 * (lam_rm1 ** 2 * vars2 + self.noise_sum(rm1)) + self.eta) + self.noise_sum(jr)
+        var_met = lam_jr ** 2 * (lam_hat ** 2 * (lam_rm1 ** 2 * vars2 + self.noise_sum(rm1)) + self.step_size) + self.noise_sum(jr)
         gaps_t = np.where(met, gap_met, lam_j * gaps)
         vars_t = np.where(met, var_met, lam_j ** 2 * vars2 + self.noise_sum(j))
         mean1_t = mean1 * lam_j

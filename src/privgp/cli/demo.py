@@ -40,7 +40,9 @@ def _run(args) -> int:
     from ..mechanisms.posterior_sample import epsilon_posterior_sampling
     from ..sampling import exp1d_paths
 
-    seed = int(args.seed) if args.seed is not None else int(np.random.SeedSequence().entropy % 2**63)
+    entropy = np.random.SeedSequence().entropy          # an int when drawn from the OS
+    assert isinstance(entropy, int)
+    seed = int(args.seed) if args.seed is not None else int(entropy % 2**63)
     rng = np.random.default_rng(seed)
     domain = Box.unit(1)
     X = np.sort(rng.uniform(0.0, 1.0, N_DATA))

@@ -34,7 +34,7 @@ def register(sub) -> None:
 def _value(text: str):
     """int, float, a comma-separated tuple of those, or the string itself."""
     parts = [t.strip() for t in text.split(",")]
-    out = []
+    out: list[int | float | str] = []
     for t in parts:
         for conv in (int, float):
             try:

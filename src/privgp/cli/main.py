@@ -23,7 +23,7 @@ class OneLineParser(argparse.ArgumentParser):
     """argparse with user errors on one line (``privgp: error: ...``, exit status 2), no usage block;
     ``privgp COMMAND --help`` shows the usage."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str):
         where = self.prog.removeprefix("privgp").strip()
         self.exit(EXIT_USER_ERROR, f"privgp: error: {where + ': ' if where else ''}{message.strip().splitlines()[0]}\n")
 

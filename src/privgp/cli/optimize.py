@@ -19,7 +19,7 @@ import sys
 import textwrap
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -204,6 +204,8 @@ def _load_callable(spec: str):
                 raise InvalidParameterError("--callable", "an existing .py file before ':'", mod_name)
             path = path.resolve()
             spec_obj = importlib.util.spec_from_file_location(f"privgp_user_objective_{path.stem}", path)
+            if spec_obj is None or spec_obj.loader is None:
+                raise InvalidParameterError("--callable", "a .py file Python can import", mod_name)
             module = importlib.util.module_from_spec(spec_obj)
             spec_obj.loader.exec_module(module)
         else:
@@ -384,8 +386,8 @@ def _plot(out: Path, res: ThompsonResult, truth) -> None:
         ax.set_ylabel("released query coordinates")
         ax.legend(fontsize=8)
     title = f"Released queries of private Thompson sampling: {k} of {p.rounds} rounds, epsilon {res.epsilon:.3g}"
-    if truth is not None and k:
-        rec = res.recommendation()
+    rec = res.recommendation() if truth is not None and k else None
+    if rec is not None:
         title += f"\n(simulation) regret of the recommended point {float(truth.regret(rec[1][None, :])[0]):.3g}"
     ax.set_title(title, fontsize=10)
     fig.savefig(out / "queries.png", dpi=120)
@@ -406,9 +408,9 @@ def _summary(res: ThompsonResult, out: Path, ledger, source: str, randomness: di
     for k in ("last_query", "recommendation"):
         if s.get(k) is not None:
             s[k] = [float(f"{x:.6g}") for x in s[k]]
-    if truth is not None and res.released:
+    rec = res.recommendation() if truth is not None and res.released else None
+    if rec is not None:
         reg = truth.regret(res.queries)
-        rec = res.recommendation()
         s["simulation"] = {"regret_recommendation": float(truth.regret(rec[1][None, :])[0]),
                            "regret_last_query": float(reg[-1]), "best_query_regret": float(reg.min()),
                            "note": "known only because the objective is simulated"}
@@ -419,19 +421,19 @@ def _write(out: Path, res: ThompsonResult, summary: dict, randomness: dict, trut
     """The public outputs into ``out`` (a temporary folder of :class:`AtomicOutput`)."""
     res.history().to_csv(out / "history.csv", index=False)
     _plot(out, res, truth)
-    doc = {"privgp_version": __version__, "status": res.status, "stop_reason": res.stop_reason,
+    notes = ["Only the query points (and the certificate) are released; the responses are private.",
+             "The candidates, kernel, lengthscale, sigma, M_Y, rounds and budget must be chosen "
+             "independently of the private responses.",
+             "The fingerprint is a keyed hash (secret key in the ledger file), not a hash of the data."]
+    doc: dict[str, Any] = {"privgp_version": __version__, "status": res.status, "stop_reason": res.stop_reason,
            "released_rounds": res.released, "planned_rounds": res.plan.rounds,
            "certificate": None if res.certificate is None else res.certificate.to_dict(),
            "calibration": res.plan.calibration, "public_settings": res.plan.public_settings(),
            "ledger": {"entry_id": res.charge.entry_id, **res.charge.to_dict(),
                       "charged": "the whole planned run, before round 1"},
-           "randomness": randomness,
-           "notes": ["Only the query points (and the certificate) are released; the responses are private.",
-                     "The candidates, kernel, lengthscale, sigma, M_Y, rounds and budget must be chosen "
-                     "independently of the private responses.",
-                     "The fingerprint is a keyed hash (secret key in the ledger file), not a hash of the data."]}
+           "randomness": randomness, "notes": notes}
     if res.certificate is None:
-        doc["notes"].append("Only the data-independent first round (a prior draw) was released: no privacy cost.")
+        notes.append("Only the data-independent first round (a prior draw) was released: no privacy cost.")
     if res.status != "completed":
         doc["planned_certificate"] = res.plan.certificate.to_dict()
     public = {k: val for k, val in summary.items() if k not in ("ledger",)}  # no local paths
@@ -446,11 +448,12 @@ def plan_arguments(plan: ThompsonPlan) -> dict:
     """The exact arguments of :func:`~privgp.tasks.thompson.plan_thompson` that rebuild ``plan`` (public
     settings only; finite candidate sets with their points), for ``privgp verify``."""
     cand = plan.candidates
-    out = {"candidates": cand.to_dict(), "rounds": plan.rounds, "epsilon": plan.target_epsilon, "delta": plan.delta,
-           "kernel": plan.kernel, "lengthscale": plan.lengthscale, "sigma": plan.sigma, "M_Y": plan.M_Y,
-           "knob": plan.knob, "schedule": plan.schedule, "sensitivity": plan.sensitivity,
-           "conversion": plan.conversion,
-           "early_factor": float(plan.multipliers[0]) if plan.schedule == "early" else 2.0}
+    out: dict[str, Any] = {
+        "candidates": cand.to_dict(), "rounds": plan.rounds, "epsilon": plan.target_epsilon, "delta": plan.delta,
+        "kernel": plan.kernel, "lengthscale": plan.lengthscale, "sigma": plan.sigma, "M_Y": plan.M_Y,
+        "knob": plan.knob, "schedule": plan.schedule, "sensitivity": plan.sensitivity,
+        "conversion": plan.conversion,
+        "early_factor": float(plan.multipliers[0]) if plan.schedule == "early" else 2.0}
     if cand.axes is None:
         out["candidates"]["points"] = cand.points.tolist()
     if plan.target_epsilon is None:

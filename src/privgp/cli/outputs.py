@@ -232,14 +232,13 @@ class AtomicOutput:
             os.close(self._fd)
             self._fd = None
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(self, exc_type, exc, tb) -> None:
         assert self.tmp is not None
         try:
             if exc_type is not None:
                 shutil.rmtree(self.tmp, ignore_errors=True)
-                return False
+                return
             self._swap()
-            return False
         finally:
             self._release()
 

@@ -143,6 +143,8 @@ def _batches(part: Part, columns: Sequence[str], batch_rows: int) -> Iterator[An
         if part.kind == "duckdb":
             import duckdb
 
+            if part.query is None:     # resolve() gives every DuckDB part its query
+                raise DataError(f"{where}: a DuckDB source needs --query or --table")
             con = duckdb.connect(part.path, read_only=True)
             try:
                 rel = con.sql(part.query)
@@ -290,7 +292,7 @@ def scan_part(part: Part, coordinates: Sequence[str], response: str, domain: Box
         if keep:
             res.X.append(X)
             res.z.append(z)
-        if res.cells is not None and y is not None:
+        if res.cells is not None and cells is not None and y is not None:    # res.cells is set with cells
             res.cells.add(cell_index(domain, cells, X), y)
         row0 += k
     return res

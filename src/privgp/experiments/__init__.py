@@ -44,7 +44,7 @@ def get_experiment(name: str) -> Callable[..., dict[str, Any]]:
 
 
 def run_experiment(name: str, out_dir: str | Path, *, quick: bool = False, scheduler: Any = None,
-                   workers: int | None = None, progress: bool | None = None, seed: int = 0,
+                   workers: int | None = None, progress: bool | str | None = None, seed: int = 0,
                    **options) -> dict[str, Any]:
     from ..parallel import get_executor
 

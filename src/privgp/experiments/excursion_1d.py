@@ -43,7 +43,7 @@ _SCRIPT_FACTORS = ((0.7, 0.85, 1.0, 1.2, 1.5), (0.4, 0.55, 0.7, 0.85, 1.0, 1.2, 
 SEARCHES = {"ours": (DEFAULT_REFINEMENT, DEFAULT_REFINEMENT),
             "script": ((_SCRIPT_FACTORS,), (_SCRIPT_FACTORS,) * 3)}
 
-PAPER = {  # seed 000, Tables 2 and 3: median [q25, q75]; scalars are medians only
+PAPER: dict[str, dict] = {  # seed 000, Tables 2 and 3: median [q25, q75]; scalars are medians only
     "table1": {
         0.1: {"eps_star": 2e4, "deff_star": (52.7, 52.0, 53.4), "deff_priv": (2.26, 2.25, 2.26),
               "rel_bce_increase": (1.15, 0.67, 1.87), "iou_star": (0.957, 0.932, 0.976),

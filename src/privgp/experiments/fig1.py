@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -26,7 +27,7 @@ from .common import new_figure, save_figure, write_run_record, write_table
 N, DELTA, KAPPA2, M_Y, RKHS_NORM = 1000, 5e-4, 0.1, 1.0, 3.0
 LENGTHSCALE = 2.0 / math.log(10.0)  # exp(-1 / l) = sqrt(0.1) on the unit interval
 SIGMAS = (0.1, 0.3, 1.0, 3.0, 10.0)
-PANELS = (
+PANELS: tuple[tuple[str, str, dict[str, Any], bool], ...] = (
     ("generic", "Lemma B.1 (generic)", dict(sensitivity="generic"), False),
     ("rkhs", "Lemma B.8, ||f*||_H = 3", dict(sensitivity="rkhs", rkhs_norm=RKHS_NORM), False),
     ("eta=sigma", "Lemma B.1 + GP noise eta = sigma", dict(sensitivity="generic"), True),

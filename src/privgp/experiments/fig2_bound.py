@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -23,7 +24,7 @@ from .fig1 import epsilon_vs_r, plot_epsilon_vs_r
 
 N, DELTA, LENGTHSCALE, EPS_GUIDE = 10, 0.05, 1.0, 10.0
 SIGMAS = (0.5, 1.0, 2.0, 5.0, math.inf)
-BOUND_OPTS = dict(kernel="exponential", lengthscale=LENGTHSCALE, sensitivity="exp1d")
+BOUND_OPTS: dict[str, Any] = dict(kernel="exponential", lengthscale=LENGTHSCALE, sensitivity="exp1d")
 
 
 def crossings(sigmas, *, constants: str, conversion: str, target: float = EPS_GUIDE) -> pd.DataFrame:

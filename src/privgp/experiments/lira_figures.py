@@ -42,7 +42,7 @@ def _band(ax, x, mean, std, **kw):
 
 def plot_vs_epsilon(ax, summ: pd.DataFrame, fpr: str, xcol: str) -> None:
     """Excess TPR@fpr against the certified epsilon, one curve (with +-1 std band) per sigma."""
-    colors = {}
+    colors: dict = {}
     for attack, style in (("paper", "-"), ("exact", "--")):
         sub = summ[summ["attack"] == attack]
         for sigma, g in sub.groupby("sigma", sort=True):

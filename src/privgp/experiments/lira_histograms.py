@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..audit.attacks import fit_attack
+from ..audit.attacks import fit_paper_attack
 from ..audit.game import play
 from . import lira_sweep as sw
 from .common import new_figure, save_figure, write_run_record
@@ -24,9 +25,10 @@ def fig6_column(item: tuple[float, float, int, int], *, bins: int = 60) -> dict:
     r, sigma, seed, size = item
     game = sw.game_at(r, sigma, FIG6_L)
     data, rng = play(game, size, size, seed)
-    att = fit_attack("paper", data, rng).model
+    att = fit_paper_attack(data, rng)       # the "paper" attack of audit.attacks.fit_attack
+    assert att.v_in is not None and att.v_out is not None   # L = 3 > 1: the v_hat densities are fitted
     eps = float(game.certified_epsilon(sw.DELTA).epsilon)
-    out = {"r": r, "sigma": sigma, "epsilon_certified": eps, "columns": {}}
+    out: dict[str, Any] = {"r": r, "sigma": sigma, "epsilon_certified": eps, "columns": {}}
     for stat, pops, dens in (("fhat", (data.shadow_in.fhat, data.shadow_out.fhat), (att.f_in, att.f_out)),
                              ("log_vhat", (np.log(data.shadow_in.vhat), np.log(data.shadow_out.vhat)),
                               (att.v_in, att.v_out))):

@@ -23,6 +23,7 @@ import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -40,7 +41,7 @@ FIG2_R = tuple(float(r) for r in np.geomspace(0.01, 5.0, 10))
 FIG2_EXACT_SEEDS = 3
 FIG3_R, FIG3_SIGMA = 1.0, 5.0
 FIG3_L = (1, 2, 3, 5, 10, 20, 50, 100)
-QUICK = dict(seeds=2, size=400, fig2_sigmas=(0.5, math.inf), fig2_r=(0.03, 0.3, 3.0), fig3_L=(1, 5, 25))
+QUICK: dict[str, Any] = dict(seeds=2, size=400, fig2_sigmas=(0.5, math.inf), fig2_r=(0.03, 0.3, 3.0), fig3_L=(1, 5, 25))
 
 METRICS = ("auc", "tpr@0.01", "tpr@0.05", "tpr@0.1", "excess@0.01", "excess@0.05", "excess@0.1",
            "epsilon_lower_bound")

@@ -103,9 +103,9 @@ def run(out_dir: Path, *, quick: bool, executor, seed: int = 0, epsilons=(0.5, 1
         res = [r for r, o in zip(results, owner) if o == si]
         best, score = cmp.choose(cands, res)
         chosen[si] = best
-        for c, r in zip(cands, res):
-            pilot_rows.append({"task": tname, "mechanism": mech, "epsilon": e, **c,
-                               "pilot_rmse": float(np.mean(r["metrics"]["rmse"])), "chosen": c == best})
+        for cand, r in zip(cands, res):
+            pilot_rows.append({"task": tname, "mechanism": mech, "epsilon": e, **cand,
+                               "pilot_rmse": float(np.mean(r["metrics"]["rmse"])), "chosen": cand == best})
 
     # -- stage 2: evaluation on the evaluation datasets ----------------------------------------------------
     jobs, owner = [], []

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -101,10 +102,9 @@ def realdata(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, consta
     n_priv = len(priv)
     delta = n_priv ** -1.1
     folds = cv_folds(len(pub), 3 if quick else 5, seed)
-    grid_kw = {k: val[::2] for k, val in PUBLIC_GRID.items()} if quick else PUBLIC_GRID
-    pgrid_kw = {k: val[::2] for k, val in PRIVATE_GRID.items()} if quick else PRIVATE_GRID
-    refinement = () if quick else None
-    kw = {} if refinement is None else {"refinement": refinement}
+    grid_kw: dict[str, Any] = {k: val[::2] for k, val in PUBLIC_GRID.items()} if quick else PUBLIC_GRID
+    pgrid_kw: dict[str, Any] = {k: val[::2] for k, val in PRIVATE_GRID.items()} if quick else PRIVATE_GRID
+    kw: dict[str, Any] = {"refinement": ()} if quick else {}
     loss = CachedLoss(lambda c: cv_bce(c, X[pub], y[pub], labels[pub], folds, ex.BCE_CLIP))
     uncon = grid_search(loss, SearchSpace(**grid_kw, **kw))
     theta_s = uncon.theta
@@ -128,7 +128,7 @@ def realdata(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, consta
         res = grid_search(loss, SearchSpace(**pgrid_kw, **kw), epsilon=eps, eps0=eps0)
         eps_s = float(eps(np.array([theta_s]))[0])
         row = {"constants": c, "n_public": len(pub), "n_private": n_priv, "delta": delta,
-               "l*": ell, "r*": r, "sigma*": sigma, "eps*": eps_s, "C": C, "cv_bce*": uncon.best["loss"],
+               "l*": ell, "r*": r, "sigma*": sigma, "eps*": eps_s, "C": C, "cv_bce*": uncon.best_setting["loss"],
                "public_accuracy*": float(np.mean((p_pub >= C) == labels[pub])),
                "public_accuracy_constant_guess": float(max(labels[pub].mean(), 1 - labels[pub].mean()))}
         fig, ax = new_figure(figsize=(7.5, 5.0))
@@ -149,9 +149,9 @@ def realdata(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, consta
             # utility on the public half: independent one-path draws at the public sales
             draws = sample_joint(post_p, X[pub], n_paths, np.random.default_rng(np.random.SeedSequence([seed, 7])))
             accs = [float(np.mean((d >= 0) == labels[pub])) for d in draws]
-            ax.plot([], [], "r--", lw=1.3, label=f"{n_paths} private one-path boundaries (ε={res.best['epsilon']:.3g} each)")
-            row.update({"l_priv": tp[0], "r_priv": tp[1], "sigma_priv": tp[2], "eps_priv": res.best["epsilon"],
-                        "cv_bce_priv": res.best["loss"],
+            ax.plot([], [], "r--", lw=1.3, label=f"{n_paths} private one-path boundaries (ε={res.best_setting['epsilon']:.3g} each)")
+            row.update({"l_priv": tp[0], "r_priv": tp[1], "sigma_priv": tp[2], "eps_priv": res.best_setting["epsilon"],
+                        "cv_bce_priv": res.best_setting["loss"],
                         "eps_all_paths": float(PrivacySpec(eps0=eps0, delta=delta, n=n_priv, domain=PUBLIC_BOX,
                                                            L=n_paths, sensitivity="generic", constants=c,
                                                            conversion=conversion).epsilon(*tp)),

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -66,7 +67,7 @@ def fig4(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, eps_min: f
     lo, hi = PAPER_EPS_RANGE
     in_range = df[(df["epsilon"] >= lo) & (df["epsilon"] <= hi)]
     red = 1.0 - in_range["gdp"] / in_range["rdp"]
-    at = {float(e): {"hall": (None if not e <= 1 else float(hall_multiplier(D, e, DELTA))),
+    at: dict[float, dict[str, Any]] = {float(e): {"hall": (None if not e <= 1 else float(hall_multiplier(D, e, DELTA))),
                      "rdp": float(rdp_multiplier(D, e, DELTA)), "gdp": float(gdp_multiplier(D, e, DELTA)),
                      "reduction_vs_rdp": float(1 - gdp_multiplier(D, e, DELTA) / rdp_multiplier(D, e, DELTA))}
           for e in marks}

@@ -180,7 +180,7 @@ def _reuse_dpsvgp(run_dirs, same: dict) -> dict:
     from ..jsonable import to_jsonable
 
     want = to_jsonable(same)
-    out = {"nll": [], "timing": []}
+    out: dict[str, list] = {"nll": [], "timing": []}
     for run_dir in as_tuple(run_dirs):
         cfg = json.loads((Path(run_dir) / "run.json").read_text())
         rec, cfg = cfg, cfg["config"]

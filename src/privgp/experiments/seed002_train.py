@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -30,7 +31,7 @@ def _configs(quick: bool, seed: int, steps, val_every, val_tasks, batch_size, n_
         tcfg = TrainConfig(steps=steps or 300, batch_size=batch_size or 8, n_context=(16, 64), n_target=n_target or 64,
                            target_range=(-2.0, 2.0), val_tasks=val_tasks or 32, val_every=val_every or 100, seed=seed)
     else:
-        kw = {}
+        kw: dict[str, Any] = {}
         if channels is not None:
             kw["channels"] = tuple(np.atleast_1d(channels).astype(int).tolist())
         if first_channels is not None:

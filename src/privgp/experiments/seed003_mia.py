@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -27,7 +28,7 @@ from .common import new_figure, save_figure, write_run_record, write_table
 from .seed003_data import kernel as make_kernel
 from .seed003_data import load_images, normaliser
 
-KERNELS = {"rbf": dict(name="rbf", gamma=1.0), "nngp_fc1": dict(name="nngp", activation="relu", depth=1)}
+KERNELS: dict[str, dict[str, Any]] = {"rbf": dict(name="rbf", gamma=1.0), "nngp_fc1": dict(name="nngp", activation="relu", depth=1)}
 
 
 def run(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, dataset: str = "digits", cifar_dir=None,

@@ -82,7 +82,7 @@ def run(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, dataset: st
     nm = normaliser(data, idx)
     Z, Y = nm(data.X[idx]), centred_one_hot(data.labels[idx], C)
     lo, hi = data.pixel_range
-    d = data.X.shape[1]
+    d = int(data.X.shape[1])
     box = (nm(np.full(d, lo)), nm(np.full(d, hi)))
     k = make_kernel("nngp", activation=activation, depth=depth)
     base = dict(kernel=k, Z=Z, Y=Y, noise=noise, steps=steps, lr=lr, restarts=restarts, box=box)

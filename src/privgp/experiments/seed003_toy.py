@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -86,7 +87,7 @@ def run(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, n_grid: int
     q_star_kl = _refine_max(c["pair"], float(q_grid[np.argmax(c["kl"])]), "kl", rng, steps)
     ratio_peak = float(q_grid[np.argmax(c["ratio"])])
     # Fig. 12
-    fig12 = []
+    fig12: list[dict[str, Any]] = []
     for sx in (-5.0, 0.0, 5.0):
         cc = curves(P, sx, q_grid)
         qm = _refine_max(cc["pair"], float(q_grid[np.argmax(cc["M"])]), "mean_distance", rng, steps)
@@ -96,7 +97,7 @@ def run(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, n_grid: int
     x4 = np.sort(rng.uniform(-5, 5, 20))
     P4 = GPPosterior(KERNEL, x4[:, None], np.sin(x4)[:, None], NOISE)
     S4 = np.array([-4.2, -1.3, 0.7, 3.6])
-    fig4 = []
+    fig4: list[dict[str, Any]] = []
     for sx in S4:
         kl = P4.add_each(q_grid[:, None], [[sx]], [[np.sin(sx)]], "kl")[:, 0]
         pair = P4.add([[sx]], [[np.sin(sx)]])

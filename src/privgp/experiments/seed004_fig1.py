@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -41,6 +42,7 @@ from ..audit.sgld_bounds import (
     theorem1_constants,
 )
 from ..audit.sgld_model import CyclicSGLD, posterior_pair
+from ..errors import InvalidParameterError
 from .common import new_figure, save_figure, write_run_record, write_table
 
 CAPTION = dict(n=1149019, alpha=0.1, beta=1.0, x_h=1.8, x_l=0.9, gamma1=0.1, gamma2=1.001, c=1165165.0)
@@ -95,13 +97,15 @@ def posterior_summary(s: CyclicSGLD, delta: float, x_l: float, gamma1: float) ->
 
 def _peak(setting_kw, delta, max_epochs=200) -> dict:
     s = _setting(**setting_kw)
-    best = None
+    best: dict[str, Any] | None = None
     for K in range(1, max_epochs + 1):
         law = s.law(K * s.n)
         F = law.indicator()
         if best is not None and F < best["F_peak"]:
             break
         best = {"K_peak": K, "F_peak": F, "eps_test_lower": float(test_epsilon_lower_bound(0.5, law.tail_probability(), delta))}
+    if best is None:
+        raise InvalidParameterError("max_epochs", "an integer >= 1", max_epochs)
     best["F_inf"] = s.law(math.inf).indicator()
     (mu1, v1), (gap, _) = posterior_pair(s)
     best["posterior_snr2"] = gap * gap / v1
@@ -204,7 +208,7 @@ def run(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, delta: floa
                                gamma2=1.2),
                 "constants": theorem1_constants(1.0, 2.0, 0.01, alpha=1.0, beta=4.0, x_h=1.0, gamma1=0.1,
                                                 gamma2=1.2).to_dict()}
-    summary = {"n": s.n, "c": s.c, "eta": s.eta, "K_peak": int(peak["K"]), "F_peak": float(peak["F"]),
+    summary: dict[str, Any] = {"n": s.n, "c": s.c, "eta": s.eta, "K_peak": int(peak["K"]), "F_peak": float(peak["F"]),
                "F_inf": float(df[~np.isfinite(df["K"])]["F"].iloc[0]), "kdot": kdot(s), "paper_step_T": paper_step(s),
                "K_of_T": K_T, "eq15_lower_bound": eq15_lower_bound(s), "eq16_epsilon_prime": eq16_epsilon_prime(s, delta),
                "posterior": post, "lemma_checks_at_T": lemma_checks, "theorem1_example": theorem1,

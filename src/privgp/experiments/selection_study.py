@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -35,7 +36,7 @@ from .excursion_1d import config_1d, run_column
 M_XI = (0.1, 0.3, 0.5, 0.6)
 SEEDS = tuple(range(10))
 #: variant -> (config options, seeds)
-VARIANTS = {
+VARIANTS: dict[str, tuple[dict[str, Any], tuple[int, ...]]] = {
     "baseline": ({}, (0,)),
     "no_filter": ({"target_filter": "none"}, (0,)),
     "pairs_100": ({"n_pairs": 100, "n_val": 25}, SEEDS),

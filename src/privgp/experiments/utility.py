@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -104,7 +105,7 @@ def which_table(summary: pd.DataFrame) -> pd.DataFrame:
     syn = summary[summary["family"] != "baltimore"]
     rows = []
     for (n, eps), part in syn.groupby(["n", "epsilon"], sort=True):
-        row = {"n": int(n), "epsilon": float(eps)}
+        row: dict[str, Any] = {"n": int(n), "epsilon": float(eps)}
         for mech, m in part.groupby("mechanism"):
             row[mech] = float(m["iou"].mean())
             row[mech + "_se"] = float(np.sqrt(np.sum(m["iou_se"] ** 2)) / len(m))
@@ -131,7 +132,8 @@ def _plot(which: pd.DataFrame, path: Path) -> Path:
     ns = sorted(which["n"].unique())
     eps = sorted(which["epsilon"].unique())
     mechs = [m for m in MECHANISMS + TUNED if m in which.columns]
-    colours = dict(zip(mechs, plt.get_cmap("tab10").colors))
+    # matplotlib's stubs type get_cmap() as a Colormap; tab10 is a ListedColormap, which has .colors
+    colours = dict(zip(mechs, plt.get_cmap("tab10").colors))  # type: ignore[attr-defined]
     ax = axes[0]
     for m in mechs:
         for j, e in enumerate((eps[-1], eps[0])):

@@ -152,8 +152,13 @@ class ExactPosterior:
     def _kq(self, Xq) -> np.ndarray:
         return self.kernel(self.X, v.points("Xq", Xq, dim=self.dim, allow_empty=True))
 
+    def _lower_factor(self) -> np.ndarray:
+        """The Cholesky factor L of K + N (lower triangle); the callers handle the empty dataset."""
+        assert self._chol is not None, "no Cholesky factor: the dataset is empty"
+        return self._chol[0]
+
     def _whiten(self, Kxq: np.ndarray) -> np.ndarray:
-        return solve_triangular(self._chol[0], Kxq, lower=True)
+        return solve_triangular(self._lower_factor(), Kxq, lower=True)
 
     def mean(self, Xq) -> np.ndarray:
         """Posterior mean mu_D at the rows of Xq."""
@@ -209,7 +214,7 @@ class ExactPosterior:
     def _inverse_factor(self) -> np.ndarray:
         """L^-1 for the Cholesky factor L of K + N (lower triangle; the strict upper one is not used)."""
         if self._Linv is None:
-            Linv, info = dtrtri(self._chol[0], lower=1)
+            Linv, info = dtrtri(self._lower_factor(), lower=1)
             if info != 0:  # pragma: no cover - a Cholesky factor of K + N has a positive diagonal
                 raise NumericalError(f"inverting the Cholesky factor failed (LAPACK info {info})")
             self._Linv = np.tril(Linv)

@@ -112,6 +112,7 @@ class SparsePosterior:
         X = v.points("X", X, dim=self.inducing_points.shape[1])
         Kxz = self.signal_variance * self.kernel(X, self.inducing_points)
         mu = Kxz @ self.weights
+        assert self._kzz_whitener is not None                    # set by noise_aware_posterior
         Aw = self._kzz_whitener @ Kxz.T                          # L^-1 K_ZX, K_ZZ = L L^T
         if full_cov:
             Kxx = self.signal_variance * self.kernel(X, X)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 import torch
@@ -188,7 +189,9 @@ def dp_sgd_gradient(grads: dict[str, torch.Tensor], valid: torch.Tensor, max_gra
     by the expected batch size q N. ``noise_multiplier`` is (T,)."""
     names = list(grads)
     T, K = valid.shape
-    sq = sum(grads[k].reshape(T, K, -1).pow(2).sum(-1) for k in names)
+    sq = grads[names[0]].reshape(T, K, -1).pow(2).sum(-1)
+    for k in names[1:]:
+        sq = sq + grads[k].reshape(T, K, -1).pow(2).sum(-1)
     factor = torch.clamp(max_grad_norm / (sq.sqrt() + 1e-6), max=1.0) * valid
     out = {}
     for k in names:
@@ -294,7 +297,7 @@ def tune(kernel: str, xc, yc, epsilon, delta: float, *, n_trials: int, seed: int
     n_trials = v.integer("n_trials", n_trials, minimum=1)
 
     def settings_of(trial) -> DpsvgpSettings:
-        kw = {"kernel": kernel, "inducing_range": inducing_range}
+        kw: dict[str, Any] = {"kernel": kernel, "inducing_range": inducing_range}
         for name, (lo, hi) in TABLE_S1.items():
             if name == "period" and kernel != "periodic":
                 continue

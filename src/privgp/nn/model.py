@@ -139,6 +139,8 @@ class DPSetConv(nn.Module):
     the per-task (C, t, s_s, s_d).
     """
 
+    grid: torch.Tensor      # a buffer (moves with the module, saved in its state)
+
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.cfg = cfg

@@ -61,7 +61,8 @@ class TaskSpec:
 
     def fixed(self, **kw) -> TaskSpec:
         """A copy with the named parameters fixed to a value (e.g. ``lengthscale=0.71, epsilon=1.0``)."""
-        return replace(self, **{k: (float(x), float(x)) if not isinstance(x, tuple) else x for k, x in kw.items()})
+        ranges: dict[str, Any] = {k: (float(x), float(x)) if not isinstance(x, tuple) else x for k, x in kw.items()}
+        return replace(self, **ranges)
 
 
 def default_specs(target_range: tuple[float, float] = (-2.0, 2.0)) -> dict[str, TaskSpec]:
@@ -114,7 +115,10 @@ def sawtooth(x: torch.Tensor, frequency: torch.Tensor, direction: torch.Tensor, 
              terms: int = 2) -> torch.Tensor:
     """The sawtooth's Fourier series truncated to ``terms`` harmonics (App. E.1; phase as a shift)."""
     u = direction[:, None] * frequency[:, None] * x + phase[:, None]
-    return (2 / math.pi) * sum(torch.sin(2 * m * math.pi * u) / m for m in range(1, terms + 1))
+    series = torch.zeros_like(u)
+    for m in range(1, terms + 1):
+        series = series + torch.sin(2 * m * math.pi * u) / m
+    return (2 / math.pi) * series
 
 
 def sample_batch(spec: TaskSpec, batch_size: int, n_context: int, n_target: int,

@@ -171,6 +171,7 @@ def posterior_mean_on_grid(kernel: Kernel, X, y, axes, *, r: float, method: str,
                           r=r).reshape(shape)
     if method == "lattice":
         Rs, steps, lo, sizes, lin = _lattice(kernel, X, axes, refine)
+        assert isinstance(kernel, DistanceKernel)                          # _lattice checked it
         sites, inv, counts = np.unique(lin, return_inverse=True, return_counts=True)
         counts = counts.astype(float)
         ybar = np.bincount(inv.reshape(-1), weights=y, minlength=sites.size) / counts
@@ -250,7 +251,7 @@ def _solve_spd(A: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _exp_lengthscale(kernel: Kernel, dim: int) -> float:
-    if not (kernel.name == "exponential" and dim == 1):
+    if not (kernel.name == "exponential" and dim == 1 and isinstance(kernel, DistanceKernel)):
         raise v.InvalidParameterError("method", "'exp1d' only for the exponential kernel on a 1-D grid",
                                       f"{kernel.name} kernel on a {dim}-D grid")
     return float(kernel.lengthscale)

@@ -144,6 +144,7 @@ def exact_paths(kernel: Kernel, X, y, axes, *, r: float, sigma: float, rng: np.r
                 raise v.InvalidParameterError("method", "'exp1d' only for the exponential kernel on a 1-D grid",
                                               f"{kernel.name} kernel on a {len(axes)}-D grid")
             # the Ornstein-Uhlenbeck recursion at any sorted distinct 1-D points (exact, O(m))
+            assert isinstance(kernel, DistanceKernel)       # the exponential kernel is one
             t, inv = np.unique(v.finite_array("axes[0]", axes[0], ndim=1), return_inverse=True)
             return scale * _ou_prior_paths(t, rng.standard_normal((L, t.shape[0])), kernel.lengthscale)[:, inv.reshape(-1)]
         prior_method = "auto" if method in ("auto", "matheron") else method  # matheron: nothing to condition on
@@ -153,6 +154,7 @@ def exact_paths(kernel: Kernel, X, y, axes, *, r: float, sigma: float, rng: np.r
             raise v.InvalidParameterError("method", "'exp1d' only for the exponential kernel on a 1-D grid",
                                           f"{kernel.name} kernel on a {len(axes)}-D grid")
         X = v.points("X", X, dim=1)
+        assert isinstance(kernel, DistanceKernel)           # the exponential kernel is one
         paths = exp1d_paths(X[:, 0], y, axes[0], lengthscale=kernel.lengthscale, r=r, sigma=sigma, rng=rng,
                             L=L, eta=eta)
         return np.asarray(paths).reshape((L, axes[0].shape[0]))

@@ -99,6 +99,7 @@ def plan_prior_sampler(kernel: Kernel, axes, *, L: int = 1, method: str = "auto"
     if how == "kronecker":
         return SamplerPlan("kronecker", 0, m, out + sum(3 * n * n * 8 for n in sizes))
     if how == "circulant":
+        assert isinstance(kernel, DistanceKernel)      # _resolve chooses "circulant" only for these
         torus = int(np.prod(_grid_embedding(kernel, axes).M))
         return SamplerPlan("circulant", 0, m, out + 4 * 16 * torus * ((L + 1) // 2))
     return SamplerPlan("dense", 0, m, out + 3 * m * m * 8)
@@ -113,6 +114,7 @@ def prior_covariance(kernel: Kernel, axes, *, method: str = "auto") -> np.ndarra
     axes = _check_axes(axes, uniform=method == "circulant")
     how = _resolve(kernel, axes, method)
     if how == "kronecker":
+        assert isinstance(kernel, SquaredExponential)  # _resolve chooses "kronecker" only for it
         one_d = SquaredExponential(kernel.lengthscale)
         out = np.ones((1, 1))
         for a in axes:
@@ -120,6 +122,7 @@ def prior_covariance(kernel: Kernel, axes, *, method: str = "auto") -> np.ndarra
             out = np.kron(out, F @ F.T)
         return out
     if how == "circulant":
+        assert isinstance(kernel, DistanceKernel)
         emb = _grid_embedding(kernel, axes)
         first = np.fft.ifftn(np.maximum(emb.lam, 0.0)).real          # the first row of the (raised) torus covariance
         idx = np.stack([g.ravel() for g in np.meshgrid(*[np.arange(a.shape[0]) for a in axes], indexing="ij")], -1)
@@ -144,8 +147,10 @@ def prior_paths(kernel: Kernel, axes, *, rng: np.random.Generator, L: int = 1, s
     shape = tuple(a.shape[0] for a in axes)
     how = _resolve(kernel, axes, method)
     if how == "kronecker":
+        assert isinstance(kernel, SquaredExponential)  # _resolve chooses "kronecker" only for it
         return scale * _kronecker(kernel, axes, rng, L)
     if how == "circulant":
+        assert isinstance(kernel, DistanceKernel)      # and "circulant" only for distance kernels
         return scale * _circulant(kernel, axes, rng, L)
     prior = ExactPosterior.prior(kernel, len(axes), r=1.0, sigma=scale)
     mesh = np.meshgrid(*axes, indexing="ij")

@@ -211,8 +211,8 @@ class _Grams:
         b, m = self.X.shape[0], self.mesh.shape[0]
         mean, var, deff = np.empty((b, m)), np.empty((b, m)), np.empty(b)
         for j in range(b):
-            gram = k.of_distance(self.D_xx[j]) if self.distance else k(self.X[j])
-            cross = k.of_distance(self.D_qx[j], out=self._cross[j]) if self.distance else None
+            gram = k.of_distance(self.D_xx[j]) if isinstance(k, DistanceKernel) else k(self.X[j])
+            cross = k.of_distance(self.D_qx[j], out=self._cross[j]) if isinstance(k, DistanceKernel) else None
             post = ExactPosterior(k, self.X[j], y[j], r, gram=gram)
             mean[j], var[j] = post.mean_kD_diag(self.mesh, cross=cross)
             deff[j] = post.effective_dimension()
@@ -222,7 +222,7 @@ class _Grams:
         """The eigendecomposed posterior at ``ell`` and k(mesh, X) for its :meth:`~EigenPosterior.mean_var`
         (valid until the next call)."""
         k = make_kernel(self.kernel, float(ell))
-        if not self.distance:
+        if not isinstance(k, DistanceKernel):        # the same test as self.distance
             return EigenPosterior(k, self.X, y), None
         post = EigenPosterior(k, self.X, y, gram=k.of_distance(self.D_xx))
         return post, k.of_distance(self.D_qx, out=self._cross)
@@ -260,12 +260,13 @@ def chunk_losses(chunk: PairChunk, candidates: np.ndarray, *, kernel: str, clip:
 
 
 def _theta_statistics(chunk: PairChunk, thetas, *, kernel: str, clip: float | None,
-                      probabilities: bool = True) -> list[dict[str, np.ndarray]]:
+                      probabilities: bool = True) -> list[dict[str, Any]]:
     """Per setting theta = (lengthscale, r, sigma): the integrated BCE (when ``clip`` is given), p_D on
-    the mesh and d_eff of every pair, all from one eigendecomposition per (pair, setting)."""
+    the mesh (None without ``probabilities``) and d_eff of every pair, all from one eigendecomposition per
+    (pair, setting)."""
     B, n = chunk.y.shape
     m = chunk.mesh.shape[0]
-    out = [{"bce": np.empty(B), "p": np.empty((B, m)) if probabilities else None, "deff": np.empty(B)}
+    out: list[dict[str, Any]] = [{"bce": np.empty(B), "p": np.empty((B, m)) if probabilities else None, "deff": np.empty(B)}
            for _ in thetas]
     for sl in _sub_batches(B, m, n):
         grams = _Grams(kernel, chunk.X[sl], chunk.mesh)
@@ -430,7 +431,7 @@ def run_excursion_study(train, val, cfg: StudyConfig, executor, *, seed: int = 0
         conf["privacy"] = spec.to_dict()
         results[name] = StudyResult(unconstrained=uncon, private=priv, C=C, c=c, C_curve=C_curve, c_curve=c_curve,
                                     per_pair=per, epsilon_star=eps_star,
-                                    epsilon_priv=None if theta_priv is None else float(priv.best["epsilon"]),
+                                    epsilon_priv=None if theta_priv is None else float(priv.best_setting["epsilon"]),
                                     config=conf, stage_seconds={**shared, "metrics": time.perf_counter() - t_name})
     return results
 

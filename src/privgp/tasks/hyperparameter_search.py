@@ -34,7 +34,8 @@ DEFAULT_REFINEMENT: tuple = (
 
 
 def _key(theta) -> tuple[float, float, float]:
-    return tuple(float(f"{float(a):.10g}") for a in theta)
+    ell, r, sigma = (float(f"{float(a):.10g}") for a in theta)
+    return ell, r, sigma
 
 
 def _positive_tuple(name, values) -> tuple[float, ...]:
@@ -84,7 +85,7 @@ class CachedLoss:
     name = "loss"
     requirement = "free of NaN"
 
-    def __init__(self, fn: Callable[[np.ndarray], np.ndarray]):
+    def __init__(self, fn: Callable[..., np.ndarray]):
         self.fn = fn
         self.values: dict[tuple, float] = {}
 
@@ -128,10 +129,16 @@ class SearchResult:
     extra: dict = field(default_factory=dict)
 
     @property
-    def theta(self) -> tuple[float, float, float]:
+    def best_setting(self) -> dict:
+        """``best``; an error (the search's message) when no setting qualifies."""
         if self.best is None:
             raise InvalidParameterError("search result", "a feasible setting", self.message)
-        return (self.best["lengthscale"], self.best["r"], self.best["sigma"])
+        return self.best
+
+    @property
+    def theta(self) -> tuple[float, float, float]:
+        best = self.best_setting
+        return (best["lengthscale"], best["r"], best["sigma"])
 
 
 def _ranked(table: pd.DataFrame, constrained: bool) -> pd.DataFrame:
