@@ -33,8 +33,6 @@ NOISY_IOU = 0.5
 #: this many records and the noise std scaled by SIMULATED_N / n: the same signal-to-noise ratio of the
 #: privacy noise, a larger sampling noise (a conservative forecast), and a cost independent of n
 SIMULATED_N = 200_000
-#: mechanisms whose released statistics scale with n (sums and counts): the scaling above applies
-SCALABLE = ("grid", "discretised-gaussian")
 _IDENTITY = ResponseMap(threshold=0.0, clip=1.0)
 
 
@@ -170,11 +168,11 @@ def _simulation_plan(plan):
 
 
 def _scaled_plan(plan):
-    """For a grid-type plan with n > :data:`SIMULATED_N`: the same plan for SIMULATED_N records with the noise std
-    scaled by SIMULATED_N / n (its released sums and counts scale with n; see :data:`SIMULATED_N`)."""
-    if plan.mechanism not in SCALABLE or plan.n <= SIMULATED_N:
+    """For a plan with n > :data:`SIMULATED_N` whose released statistics are sums and counts (it has
+    ``scaled(m)``: the same plan for m records with the noise scaled by m / n; see :data:`SIMULATED_N`)."""
+    if not hasattr(plan, "scaled") or plan.n <= SIMULATED_N:
         return plan
-    return dataclasses.replace(plan, n=SIMULATED_N, noise_std=plan.noise_std * SIMULATED_N / plan.n)
+    return plan.scaled(SIMULATED_N)
 
 
 def forecast(plan, *, reps: int = 4, families: tuple[str, ...] = FAMILIES, noise: float = DEFAULT_NOISE,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -100,6 +100,12 @@ class DiscretisedGaussianPlan:
         interp = lambda f: RegularGridInterpolator(pa, f, bounds_error=False, fill_value=None)(mesh)
         return GridField(axes=axes, field=np.clip(interp(m), -1, 1), sd=np.maximum(interp(sd), 0.0),
                          statistics={"density": d, "signal": s})
+
+    def scaled(self, n: int) -> DiscretisedGaussianPlan:
+        """The same plan for ``n`` records with the noise std scaled by n / self.n: its released statistics are
+        sums over records, so the map it gives from n records is what this plan gives from self.n (the release
+        forecast simulates large n this way)."""
+        return replace(self, n=n, noise_std=self.noise_std * n / self.n)
 
     def describe(self) -> str:
         return (f"Gaussian mechanism on {int(np.prod(self.points))} discretisation points (seed 002 eq. 37): n={self.n}, "

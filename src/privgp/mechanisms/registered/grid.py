@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -201,6 +201,12 @@ class NoisyGridPlan:
         axes = _axes(self.domain, self.grid)
         m, sd = smooth_ratio(axes, self.domain, self.cells, sums, counts, self.noise_std, self.bandwidth)
         return GridField(axes=axes, field=m, sd=sd, statistics={"sums": sums, "counts": counts})
+
+    def scaled(self, n: int) -> NoisyGridPlan:
+        """The same plan for ``n`` records with the noise std scaled by n / self.n: its released statistics are
+        sums over records, so the map it gives from n records is what this plan gives from self.n (the release
+        forecast simulates large n this way)."""
+        return replace(self, n=n, noise_std=self.noise_std * n / self.n)
 
     def describe(self) -> str:
         return (f"noisy grid sums and counts: n={self.n}, cells {' x '.join(map(str, self.cells))}, Gaussian noise std "
