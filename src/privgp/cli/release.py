@@ -26,7 +26,7 @@ from ..datasets.sources import ReducedData
 from ..errors import InvalidParameterError, NoisyReleaseError
 from ..ledger import DEFAULT_BUDGET_EPSILON, Ledger, check_budget, ledger_path
 from ..mechanisms.interface import DEFAULT_MEMORY_LIMIT, Mechanism, Request, all_options, get, registry
-from ..mechanisms.release import ResponseMap, release
+from ..mechanisms.release import ResponseMap, check_records, release
 from ..progress import Progress
 from ..tasks.forecast import NOISY_IOU, Forecast, forecast
 from . import release_publish as publish
@@ -470,7 +470,7 @@ def run(args) -> int:
         # every check before the ledger is opened: a refused release creates no file
         reduced = isinstance(data, ReducedData)
         to_release = _cluster_statistics(args, plan, data) if reduced else plan
-        checked = None if reduced else plan.check(data.X, data.response)
+        records = data if reduced else check_records(plan, data)   # checked once, before the ledger is opened
         fc = forecast_release(plan, allow_noisy=args.allow_noisy, quiet=args.json, reps=mech.forecast_reps)
         dataset_key = ("dataset-id:" + _dataset_id(args.dataset_id) if args.dataset_id is not None
                        else data.content_digest)
@@ -482,10 +482,10 @@ def run(args) -> int:
         progress.stage(STAGES[3])
         # check (everything that can fail), charge (a refusal raises BudgetExceededError -> exit status 3),
         # draw; nothing is written before the charge, and after it only failures the user cannot cause remain
-        result = release(to_release, data, ledger, rng, fingerprint=fingerprint, budget_epsilon=args.budget_epsilon,
+        result = release(to_release, records, ledger, rng, fingerprint=fingerprint, budget_epsilon=args.budget_epsilon,
                          budget_delta=args.budget_delta,
                          label=(args.dataset_id or (data.source if data.source.startswith("embedded:") else "")),
-                         mark_completed=False, checked=checked, randomness=randomness)
+                         mark_completed=False, randomness=randomness)
         if to_release is not plan:
             result = dataclasses.replace(result, plan=plan)
         charge = result.charge

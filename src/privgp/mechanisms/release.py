@@ -175,15 +175,33 @@ def as_records(data: Any) -> PrivateRecords:
                                 "a pair (X, y), or privgp.datasets.tabular.load_table(...)", type(data).__name__)
 
 
+@dataclass(frozen=True, eq=False)
+class CheckedRecords:
+    """Records already checked against one plan by :func:`check_records` (the arrays ``plan.check``
+    returned): :func:`release` of THAT plan uses them instead of checking again (``privgp release`` checks
+    before it opens the ledger, so that bad data creates no file)."""
+
+    plan: Any
+    records: Any
+    X: np.ndarray
+    y: np.ndarray
+
+
+def check_records(plan: ReleasePlan, data: Any) -> CheckedRecords:
+    """Check ``data`` (as :func:`release` accepts it) against ``plan``; raises on bad private input."""
+    records = as_records(data)
+    X, y = plan.check(records.X, records.response)
+    return CheckedRecords(plan=plan, records=records, X=X, y=y)
+
+
 def release(plan: ReleasePlan, data: Any, ledger: Any, rng: np.random.Generator | None = None, *,
             fingerprint: str | None = None,
             budget_epsilon: float | None = None, budget_delta: float | None = None, label: str = "",
-            mark_completed: bool = True, checked: tuple[np.ndarray, np.ndarray] | None = None,
-            randomness: dict | None = None) -> ReleaseResult:
+            mark_completed: bool = True, randomness: dict | None = None) -> ReleaseResult:
     """Check the private data against the plan, charge the ledger, draw; returns a ReleaseResult.
 
-    ``data``: :func:`privgp.records` (or a pair (X, y)): ``X`` (n x d inputs), ``response`` (n raw
-    responses) and ``content_digest`` (what the ledger's keyed fingerprint is computed from, unless
+    ``data``: :func:`privgp.records` (or a pair (X, y), or :func:`check_records` of this plan): ``X`` (n x d
+    inputs), ``response`` (n raw responses) and ``content_digest`` (what the ledger's keyed fingerprint is computed from, unless
     ``fingerprint`` is given). ``ledger``: a :class:`privgp.Budget` (its epsilon/delta are the
     dataset's budget when it is new to the ledger) or a :class:`privgp.Ledger`. ``rng``: None for
     fresh OS entropy (what a release should use), or a Generator that supplies all randomness
@@ -201,7 +219,11 @@ def release(plan: ReleasePlan, data: Any, ledger: Any, rng: np.random.Generator 
     if randomness is None:
         randomness = {"source": "a numpy Generator supplied by the caller (a fixed seed is for demos only: anyone "
                                 "with the seed can reproduce the release)"}
-    data = as_records(data)
+    if isinstance(data, CheckedRecords) and data.plan is plan:
+        X, y, data = data.X, data.y, data.records
+    else:
+        data = as_records(data.records if isinstance(data, CheckedRecords) else data)
+        X, y = plan.check(data.X, data.response)
     if isinstance(ledger, Budget):
         budget_epsilon = ledger.epsilon if budget_epsilon is None else budget_epsilon
         budget_delta = ledger.delta if budget_delta is None else budget_delta
@@ -209,7 +231,6 @@ def release(plan: ReleasePlan, data: Any, ledger: Any, rng: np.random.Generator 
         ledger = ledger.ledger
     elif not isinstance(ledger, Ledger):
         raise InvalidParameterError("ledger", "a privgp.Budget (or a privgp.Ledger)", type(ledger).__name__)
-    X, y = plan.check(data.X, data.response)  # ``checked`` is accepted for the CLI; the check always runs
     fp = fingerprint if fingerprint is not None else ledger.fingerprint(data.content_digest)
     cert = plan.certificate
     charge = ledger.charge(fp, plan.event, epsilon=float(cert.epsilon), delta=float(cert.delta),
