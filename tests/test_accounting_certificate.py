@@ -178,7 +178,7 @@ def test_cli_bad_input_exits_2_with_one_line(capsys, extra, needle):
 def test_cli_requires_delta_or_epsilon_and_documents_both(capsys):
     assert main(ARGS) == 2
     err = capsys.readouterr().err
-    assert err.startswith("privgp: error: account:") and len(err.strip().splitlines()) == 1
+    assert err.startswith("privgp: error: --delta/--epsilon must be exactly one") and len(err.strip().splitlines()) == 1
     assert main(["account", "--help"]) == 0
     help_text = capsys.readouterr().out
     assert "--epsilon" in help_text and "smallest" in help_text and "NOT covered" in help_text

@@ -1,4 +1,7 @@
-"""``privgp account``: the privacy calculator (certified (epsilon, delta) of releasing L posterior paths)."""
+"""``privgp account``: the privacy calculator. Without ``--mechanism``: the certified (epsilon, delta) of
+releasing L posterior paths for given settings (seed 000). With ``--mechanism NAME`` (any registered
+mechanism of ``privgp release``): the certificate a release with these public settings would carry,
+planned by the same code, before any data is read."""
 from __future__ import annotations
 
 import argparse
@@ -17,7 +20,12 @@ EPILOG = """\
 Exactly one of --delta and --epsilon: --delta D gives the certified epsilon at delta D; --epsilon E
 gives the smallest certified delta at epsilon E. By default the order alpha is optimised; --alpha A
 reports the single-draw RDP bound at order A (and the L-fold value converted at that order).
-The domain is the unit box [0,1]^D unless --lower/--upper give another box.
+The domain is the unit box [0,1]^D unless --box XMIN XMAX [YMIN YMAX ...] gives another box.
+
+With --mechanism NAME: the certificate `privgp release --mechanism NAME` would write for these public
+settings (--n, --box, --epsilon as the target, --delta, and the mechanism's own options, e.g. --cells
+for grid), computed by the same plan function, without data: e.g.
+          privgp account --mechanism grid --n 5000 --box 0 1 0 1 --epsilon 1
 
 constants: 'proven' (default) uses Lemmas B.1/B.7 as stated; 'published' divides Delta_n by sqrt(2)
 as the paper's tables did. Published numbers are NOT covered by the lemmas and are marked so.
@@ -34,35 +42,68 @@ def register(sub) -> None:
                        description="Privacy calculator for GP posterior sample-path release (seed 000, "
                                    "Thm 3.1 / Prop. 2 with the V_n, Delta_n bounds of App. B).",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--mechanism", default=None, metavar="NAME",
+                   help="a mechanism of privgp release (privgp release --help lists them): print the certificate its "
+                        "release would carry for these public settings (default: the posterior-sample calculator)")
     p.add_argument("--n", type=int, required=True, help="dataset size (replace-one neighbours)")
-    p.add_argument("--kernel", choices=KERNELS, required=True, help="kernel family (normalised, k(x,x) = 1)")
+    p.add_argument("--kernel", choices=KERNELS, default=None, help="kernel family (normalised, k(x,x) = 1); "
+                   "required without --mechanism")
     p.add_argument("--lengthscale", type=positive_float, default=None,
                    help="kernel lengthscale (required except for the constant and diagonal kernels)")
     p.add_argument("--dim", type=int, default=None, help="input dimension D of the unit box [0,1]^D (default 1)")
-    p.add_argument("--lower", type=float, nargs="+", default=None, help="lower corner of the public domain box")
-    p.add_argument("--upper", type=float, nargs="+", default=None, help="upper corner of the public domain box")
-    p.add_argument("--r", type=positive_float, required=True, help="effective ridge r (r^2 = noise/signal ratio)")
-    p.add_argument("--sigma", type=positive_float, required=True, help="kernel scale sigma ('inf' allowed)")
-    p.add_argument("--eta", type=positive_float, default=0.0, help="GP prior noise level eta (Prop. 2; default 0)")
-    p.add_argument("--L", type=int, default=1, help="number of independently released paths (default 1)")
-    target = p.add_mutually_exclusive_group(required=True)
-    target.add_argument("--delta", type=positive_float, help="delta in (0, 1): report epsilon")
-    target.add_argument("--epsilon", type=positive_float, help="epsilon >= 0: report the smallest delta")
+    p.add_argument("--box", nargs="+", type=float, default=None, metavar="V",
+                   help="public domain XMIN XMAX [YMIN YMAX ...] (default: the unit box [0,1]^D)")
+    p.add_argument("--lower", type=float, nargs="+", default=None, help=argparse.SUPPRESS)   # before --box
+    p.add_argument("--upper", type=float, nargs="+", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--r", type=positive_float, default=None, help="effective ridge r (r^2 = noise/signal ratio); "
+                   "required without --mechanism")
+    p.add_argument("--sigma", type=positive_float, default=None, help="kernel scale sigma ('inf' allowed); required "
+                   "without --mechanism")
+    p.add_argument("--eta", type=positive_float, default=None, help="GP prior noise level eta (Prop. 2; default 0)")
+    p.add_argument("--L", type=int, default=None, help="number of independently released paths (default 1)")
+    p.add_argument("--delta", type=positive_float, help="delta in (0, 1): report epsilon (with --mechanism: the "
+                   "certificate's delta, default as privgp release)")
+    p.add_argument("--epsilon", type=positive_float, help="epsilon >= 0: report the smallest delta (with --mechanism: "
+                   "the target epsilon the release is calibrated to)")
     p.add_argument("--M-Y", dest="M_Y", type=positive_float, default=1.0, help="response bound |y| <= M_Y (default 1)")
-    p.add_argument("--sensitivity", choices=SENSITIVITIES, default="generic",
-                   help="Delta_n lemma: generic (B.1), exp1d (B.7), rkhs (B.8), constant (B.4), diagonal (B.5)")
+    p.add_argument("--sensitivity", choices=SENSITIVITIES, default=None,
+                   help="Delta_n lemma: generic (B.1, default), exp1d (B.7), rkhs (B.8), constant (B.4), diagonal (B.5)")
     p.add_argument("--rkhs-norm", dest="rkhs_norm", type=positive_float, default=None,
                    help="RKHS norm bound B of the response function (for --sensitivity rkhs)")
     p.add_argument("--constants", choices=("proven", "published"), default="proven")
-    p.add_argument("--conversion", choices=("improved", "mironov"), default="improved")
+    p.add_argument("--conversion", choices=("improved", "mironov"), default=None,
+                   help="RDP -> (epsilon, delta) conversion (default: improved)")
     p.add_argument("--alpha", type=positive_float, default=None, help="report at this Renyi order instead of optimising")
+    p.add_argument("--grid", type=int, default=None, metavar="N", help="with --mechanism: grid points along the "
+                   "longest side of the box (default as privgp release)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_other_mechanism_options(p)
     p.set_defaults(func=_run)
+
+
+def _add_other_mechanism_options(p) -> None:
+    """The registered mechanisms' options that the calculator does not define itself (e.g. --cells)."""
+    from ..mechanisms.interface import all_options
+
+    own = {a.dest for a in p._actions}
+    group = p.add_argument_group("--mechanism options (see privgp release --help)")
+    for dest, (opt, _) in all_options().items():
+        if dest not in own:
+            opt.add_to(group)
 
 
 def _domain(args) -> Box:
     from ..domain import Box
 
+    if args.box is not None:
+        if args.lower is not None or args.upper is not None:
+            raise InvalidParameterError("--lower/--upper", "left out with --box", (args.lower, args.upper))
+        if len(args.box) % 2 or not args.box:
+            raise InvalidParameterError("--box", "pairs XMIN XMAX [YMIN YMAX ...]", args.box)
+        box = Box(tuple(args.box[0::2]), tuple(args.box[1::2]))
+        if args.dim is not None and args.dim != box.dim:
+            raise InvalidParameterError("--dim", f"equal to the box dimension {box.dim}", args.dim)
+        return box
     if args.lower is None and args.upper is None:
         dim = 1 if args.dim is None else args.dim
         if dim < 1:
@@ -77,9 +118,47 @@ def _domain(args) -> Box:
     return box
 
 
+def _run_mechanism(args) -> int:
+    """The certificate of a planned release of a registered mechanism (public settings only)."""
+    from ..mechanisms.interface import Request, get
+    from ..mechanisms.release import ResponseMap
+    from .release import mechanism_options
+
+    mech = get(args.mechanism)
+    for flag in ("M_Y", "rkhs_norm", "alpha"):
+        if getattr(args, flag) not in (None, 1.0 if flag == "M_Y" else None):
+            raise InvalidParameterError("--" + flag.replace("_", "-"), "left out with --mechanism (the release's own "
+                                        "analysis)", getattr(args, flag))
+    if args.constants != "proven":
+        raise InvalidParameterError("--constants", "proven with --mechanism (releases use the proven lemmas)",
+                                    args.constants)
+    options = mechanism_options(args)
+    mech.check_options(options)
+    plan = mech.build(Request(n=args.n, domain=_domain(args), response_map=ResponseMap(0.0, 1.0),
+                              epsilon=args.epsilon, delta=args.delta, grid=args.grid, options=options))
+    cert = plan.certificate
+    if args.json:
+        print_json({**cert.to_dict(), "mechanism": mech.resolve(plan).name, "public_settings": plan.public_settings()})
+    else:
+        print(f"privgp account --mechanism {args.mechanism}: a release of n = {args.n} records planned as "
+              f"{mech.resolve(plan).name} (no data read)")
+        print(cert.summary())
+    return 0
+
+
 def _run(args) -> int:
     from ..mechanisms.posterior_sample import certify_posterior_sample
 
+    if args.mechanism is not None:
+        return _run_mechanism(args)
+    for flag in ("kernel", "r", "sigma"):
+        if getattr(args, flag) is None:
+            raise InvalidParameterError("--" + flag, "given (or --mechanism NAME)", None)
+    if (args.delta is None) == (args.epsilon is None):
+        raise InvalidParameterError("--delta/--epsilon", "exactly one of them", (args.delta, args.epsilon))
+    for flag, value in (("eta", 0.0), ("L", 1), ("sensitivity", "generic"), ("conversion", "improved")):
+        if getattr(args, flag) is None:
+            setattr(args, flag, value)
     if args.lengthscale is None and args.kernel not in ("constant", "diagonal"):
         raise InvalidParameterError("--lengthscale", f"given for the {args.kernel} kernel", None)
     cert = certify_posterior_sample(args.n, args.r, args.sigma, args.delta, kernel=args.kernel,

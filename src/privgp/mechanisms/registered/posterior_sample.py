@@ -100,7 +100,7 @@ def account_command(plan: PosteriorSamplePlan) -> tuple[str, ...]:
     (numbers written exactly, so the calculator reproduces the certificate bit for bit)."""
     dom = plan.domain
     return ("account", "--n", str(plan.n), "--kernel", plan.kernel, "--lengthscale", repr(float(plan.lengthscale)),
-            "--lower", *(repr(float(v)) for v in dom.lower), "--upper", *(repr(float(v)) for v in dom.upper),
+            "--box", *(repr(float(v)) for pair in zip(dom.lower, dom.upper) for v in pair),
             "--r", repr(float(plan.r)), "--sigma", repr(float(plan.sigma)), "--eta", repr(float(plan.eta)),
             "--L", str(plan.L), "--delta", repr(float(plan.delta)), "--sensitivity", plan.sensitivity,
             "--constants", plan.constants, "--conversion", plan.conversion)

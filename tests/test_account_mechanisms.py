@@ -1,0 +1,34 @@
+"""`privgp account --mechanism NAME`: for every registered mechanism, the certificate its release would carry,
+computed from public settings by the same plan function (privgp.plan), before any data is read."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import privgp
+from privgp.cli.main import main
+from privgp.domain import Box
+from privgp.mechanisms.interface import registry
+from privgp.mechanisms.release import ResponseMap
+
+EXTRA = {"posterior-sample-tuned": {"lengthscales": [0.2, 0.5]}}
+
+
+@pytest.mark.parametrize("name", [n for n in registry()])
+def test_account_prints_the_certificate_of_the_planned_release(name, capsys):
+    extra = EXTRA.get(name, {})
+    flags = [f for k, vals in extra.items() for f in (f"--{k}", *map(str, vals))]
+    assert main(["account", "--mechanism", name, "--n", "400", "--box", "0", "2", "0", "1", "--epsilon", "3",
+                 "--grid", "41", *flags, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    plan = privgp.plan(name, 400, Box((0.0, 0.0), (2.0, 1.0)), ResponseMap(0.0, 1.0), epsilon=3.0, grid=41, **extra)
+    assert doc["epsilon"] == plan.certificate.epsilon <= 3.0 and doc["delta"] == plan.certificate.delta
+    assert doc["event"] == json.loads(json.dumps(plan.event.to_dict()))
+
+
+def test_account_refuses_an_unknown_mechanism_and_a_foreign_option(capsys):
+    assert main(["account", "--mechanism", "nope", "--n", "10", "--epsilon", "1"]) == 2
+    assert "--mechanism must be one of" in capsys.readouterr().err
+    assert main(["account", "--mechanism", "grid", "--n", "10", "--epsilon", "1", "--sigma", "2"]) == 2
+    assert "--sigma must be used with --mechanism posterior-sample" in capsys.readouterr().err
