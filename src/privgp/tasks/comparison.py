@@ -45,6 +45,12 @@ noise-aware predictive band for f). One posterior-sample path has no band. Cover
 calibration check only where the reference is the truth (synthetic tasks); on Baltimore it is the
 coverage of the non-private posterior mean.
 
+The private mechanisms are planned through the mechanism registry (:func:`privgp.mechanisms.interface.plan`:
+the plan ``privgp release --mechanism NAME`` makes with these options). This study compares the three
+function-release mechanisms of the seed papers, with their own pilot searches, and two non-private
+references; the study of EVERY registered mechanism at its default settings (a new mechanism appears
+there without any edit) is :mod:`privgp.tasks.utility_study`.
+
 Library code: no files, no printing. The experiment ``privgp experiment mechanisms`` orchestrates it.
 """
 from __future__ import annotations
@@ -59,14 +65,17 @@ from ..domain import Box, PublicGrid
 from ..errors import InvalidParameterError
 from ..gp.sparse_posterior import noise_aware_posterior
 from ..kernels import make_kernel
-from ..mechanisms.functional import plan_functional, posterior_mean_weights
-from ..mechanisms.posterior_release import plan_posterior_sample, sample_release
+from ..mechanisms.functional import posterior_mean_weights
+from ..mechanisms.interface import plan as plan_mechanism
+from ..mechanisms.posterior_release import sample_release
 from ..mechanisms.release import ResponseMap, grid_sizes
 from ..mechanisms.sparse_gp import sparse_gp_spec, sufficient_statistics
-from ..mechanisms.sparse_gp_release import inducing_grid, plan_sparse_gp
+from ..mechanisms.sparse_gp_release import inducing_grid
 from . import excursion as ex
 
 MECHANISMS = ("posterior_sampling", "functional", "dp_sparse_gp", "non_private", "non_private_sparse_gp")
+#: the registered mechanism (``privgp release --mechanism``) each private one of the study is
+REGISTERED = {"posterior_sampling": "posterior-sample", "functional": "functional", "dp_sparse_gp": "sparse-gp"}
 #: the kernels searched for the DP sparse GP (the others use the workload's kernel)
 SPARSE_GP_KERNELS = ("exponential", "squared_exponential")
 Z95 = 1.959963984540054
@@ -259,8 +268,9 @@ def release_batch(b: Batch, mechanism: str, params: dict, epsilon: float, delta:
     P = b.grid.points()
     out = []
     if mechanism == "posterior_sampling":
-        plan = plan_posterior_sample(n, b.domain, _IDENTITY, kernel=b.kernel, lengthscale=ell, sigma=float(params["sigma"]),
-                            target_epsilon=epsilon, delta=delta, grid=max(b.grid.sizes), snap=b.snap)
+        plan = plan_mechanism(REGISTERED[mechanism], n, b.domain, _IDENTITY, epsilon=epsilon, delta=delta,
+                              grid=max(b.grid.sizes), kernel=b.kernel, lengthscale=ell, sigma=float(params["sigma"]),
+                              snap=b.snap or 0)
         if tuple(plan.grid) != b.grid.sizes:  # pragma: no cover - grid_sizes is the one rule for both
             raise InvalidParameterError("grid", f"the release plan's grid {plan.grid}", b.grid.sizes)
         for X, y in zip(b.X, b.y):
@@ -269,8 +279,11 @@ def release_batch(b: Batch, mechanism: str, params: dict, epsilon: float, delta:
         return Released(np.asarray(out), None, {"r": plan.r, "sigma": plan.sigma, "certified_epsilon": plan.epsilon})
     if mechanism == "functional":
         # the workload's inputs are on the grid lattice already (snap): one unknown per occupied site
-        plan = plan_functional(n, b.domain, b.grid, kernel=b.kernel, lengthscale=ell, r=float(params["r"]),
-                               epsilon=epsilon, delta=delta, snap=b.snap)
+        plan = plan_mechanism(REGISTERED[mechanism], n, b.domain, _IDENTITY, epsilon=epsilon, delta=delta,
+                              grid=max(b.grid.sizes), kernel=b.kernel, lengthscale=ell, r=float(params["r"]),
+                              snap=b.snap or 0)
+        if plan.grid.sizes != b.grid.sizes:  # pragma: no cover - grid_sizes is the one rule for both
+            raise InvalidParameterError("grid", f"the release plan's grid {plan.grid.sizes}", b.grid.sizes)
         for X, y in zip(b.X, b.y):
             mean = plan.posterior_mean(*plan.check(X, y))   # computed once, released b.repeats times
             for _ in range(b.repeats):
@@ -279,9 +292,9 @@ def release_batch(b: Batch, mechanism: str, params: dict, epsilon: float, delta:
             "r": plan.r, "multiplier": plan.multiplier, "sensitivity": plan.sensitivity,
             "certified_epsilon": plan.certified_epsilon})
     if mechanism == "dp_sparse_gp":
-        plan = plan_sparse_gp(n, b.domain, _IDENTITY, epsilon=epsilon, delta=delta, kernel=str(params["kernel"]),
-                              lengthscale=ell, noise_std=float(params["noise_std"]), inducing=int(params["inducing"]),
-                              grid=max(b.grid.sizes))
+        plan = plan_mechanism(REGISTERED[mechanism], n, b.domain, _IDENTITY, epsilon=epsilon, delta=delta,
+                              grid=max(b.grid.sizes), kernel=str(params["kernel"]), lengthscale=ell,
+                              noise_std=float(params["noise_std"]), inducing=int(params["inducing"]))
         if tuple(plan.grid) != b.grid.sizes:  # pragma: no cover - grid_sizes is the one rule for both
             raise InvalidParameterError("grid", f"the release plan's grid {plan.grid}", b.grid.sizes)
         bands, repaired = [], []
