@@ -163,7 +163,7 @@ def write_geotiff(result: Any, path: str | os.PathLike[str], *, mechanism: str |
         import rasterio
         from rasterio.transform import Affine
     except ImportError:
-        raise MissingExtraError("a GeoTIFF needs rasterio: pip install 'privgp[gis]'") from None
+        raise MissingExtraError("a GeoTIFF", "rasterio", "gis") from None
     field = _field(result, mechanism)
     xs, ys = (np.asarray(a, dtype=float) for a in field.axes)
     dx, dy = float(xs[1] - xs[0]), float(ys[1] - ys[0])
@@ -196,14 +196,15 @@ def excursion_polygons(result: Any, *, mechanism: str | None = None) -> list[Any
         from shapely.geometry import MultiPolygon, Polygon
         from shapely.ops import unary_union
     except ImportError:
-        raise MissingExtraError("excursion polygons need shapely and contourpy: pip install 'privgp[gis]'") from None
+        raise MissingExtraError("excursion polygons", "shapely and contourpy", "gis") from None
     field = _field(result, mechanism)
     xs, ys = (np.asarray(a, dtype=float) for a in field.axes)
     out = []
     for values in field.values:
         gen = contourpy.contour_generator(xs, ys, np.asarray(values, dtype=float).T,
                                           fill_type=contourpy.FillType.OuterOffset)
-        points, offsets = gen.filled(0.0, np.inf)
+        # FillType.OuterOffset returns (points, offsets); contourpy's stub types every fill type's tuple
+        points, offsets = gen.filled(0.0, np.inf)  # type: ignore[misc]
         polys = []
         for pts, offs in zip(points, offsets):
             rings = [pts[a:b] for a, b in zip(offs[:-1], offs[1:])]

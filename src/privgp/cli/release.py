@@ -343,6 +343,8 @@ def _cluster_statistics(args, plan, data):
     if res.n != data.n or res.digest() != data.content_digest:
         raise InvalidParameterError("--data", "the same records in both passes over the cluster (did the data "
                                     "change?)", f"{res.n} records, {data.n} before")
+    if res.cells is None:  # pragma: no cover - scan(cells=...) always reduces them
+        raise InvalidParameterError("--data", "per-cell statistics from the pass", "none")
     sums, counts = res.cells.result()
     return StatisticsRelease(plan, sums.reshape(plan.cells), counts.reshape(plan.cells))
 

@@ -143,7 +143,7 @@ def _draw_2d(plt, field: ReleasedField, ctx: PictureContext):
     fig, ax = plt.subplots(figsize=(fig_w, min(max(3.4, 0.69 * fig_w * aspect + 1.7), 11.0)), layout="constrained")
     X0, X1 = np.meshgrid(*field.axes, indexing="ij")
     thr = resp.value(rm.threshold)
-    handles = []
+    handles: list = []   # legend entries: patches and lines
     if field.count == 1:
         span = colour_span(field.values[0])
         lo, hi = (float(v) for v in rm.to_response_units([-span, span]))

@@ -173,8 +173,8 @@ def _calibration(recorded: Any, rebuilt: Any) -> Any:
     if not (isinstance(recorded, dict) and isinstance(rebuilt, dict)):
         return recorded
     a, b = recorded.get("epsilon_at_value"), rebuilt.get("epsilon_at_value")
-    if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b)) and \
-            abs(a - b) <= 1e-9 * max(abs(a), abs(b)):
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) and \
+            not isinstance(b, bool) and abs(a - b) <= 1e-9 * max(abs(a), abs(b)):
         return {**recorded, "epsilon_at_value": b}
     return recorded
 

@@ -120,6 +120,7 @@ def which_table(summary: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+#: short legend labels (a mechanism not listed is labelled by its name)
 SHORT = {"posterior-sample": "post. sample", "sparse-gp": "sparse GP", "functional": "functional",
          "discretised-gaussian": "eq. 37", "grid": "grid (8 cells)", "auto": "auto",
          "posterior-sample:pilot": "post. sample (pilot-tuned)", "sparse-gp:pilot": "sparse GP (pilot-tuned)"}
@@ -132,15 +133,15 @@ def _plot(which: pd.DataFrame, path: Path) -> Path:
     ns = sorted(which["n"].unique())
     eps = sorted(which["epsilon"].unique())
     mechs = [m for m in MECHANISMS + TUNED if m in which.columns]
-    # matplotlib's stubs type get_cmap() as a Colormap; tab10 is a ListedColormap, which has .colors
-    colours = dict(zip(mechs, plt.get_cmap("tab10").colors))  # type: ignore[attr-defined]
+    cmap = plt.get_cmap("tab20" if len(mechs) > 10 else "tab10")
+    colours = {m: cmap(i % cmap.N) for i, m in enumerate(mechs)}
     ax = axes[0]
     for m in mechs:
         for j, e in enumerate((eps[-1], eps[0])):
             part = which[which["epsilon"] == e].sort_values("n")
             ax.errorbar(part["n"], part[m], yerr=part[m + "_se"], marker="o", ms=3, capsize=2, color=colours[m],
                         ls="-" if j == 0 else ":", lw=2.2 if m == "auto" else 1.3,
-                        label=SHORT[m] if j == 0 else None)
+                        label=SHORT.get(m, m) if j == 0 else None)
     ax.set_xscale("log")
     ax.set_ylim(0, 1)
     ax.set_xlabel("records n")
@@ -156,7 +157,7 @@ def _plot(which: pd.DataFrame, path: Path) -> Path:
         best[(i, j)] = (r["best_single"], r.get("auto", math.nan))
     im = ax.imshow(grid, origin="lower", cmap="viridis", vmin=0, vmax=1, aspect="auto")
     for (i, j), (m, a) in best.items():
-        ax.text(j, i, f"{SHORT[m]}\n{grid[i, j]:.2f}\nauto {a:.2f}", ha="center", va="center", fontsize=7.5,
+        ax.text(j, i, f"{SHORT.get(m, m)}\n{grid[i, j]:.2f}\nauto {a:.2f}", ha="center", va="center", fontsize=7.5,
                 color="white" if grid[i, j] < 0.6 else "black")
     ax.set_xticks(range(len(ns)), [f"$10^{int(round(math.log10(n)))}$" for n in ns])
     ax.set_yticks(range(len(eps)), [f"{e:g}" for e in eps])

@@ -69,10 +69,11 @@ def coinpress_mean(x, centre: float, radius: float, schedule, rng: np.random.Gen
     g1 = math.sqrt(2.0 * math.log(2.0 * n / beta))
     g2 = math.sqrt(2.0 * math.log(2.0 / beta))
     centres, radii = [], []
-    noise = rng.standard_normal(sched.shape[0])
-    for rho_t, z in zip(sched, noise):
+    steps = np.asarray(sched, dtype=float).reshape(-1)
+    noise = np.asarray(rng.standard_normal(steps.size), dtype=float)
+    for rho_t, z in zip(steps, noise):
         rr = r + g1 * s
-        sd = 2.0 * rr / (n * math.sqrt(2.0 * rho_t))
+        sd = 2.0 * rr / (n * math.sqrt(2.0 * float(rho_t)))
         c = float(np.mean(np.clip(x, c - rr, c + rr))) + sd * float(z)
         r = g2 * math.sqrt(s * s / n + sd * sd)
         centres.append(c)

@@ -111,9 +111,9 @@ def signal_sensitivity(kernel: Kernel, clip: float) -> float:
 class MeanSensitivity:
     """An upper bound on sup ||mu_D - mu_D'||_{H_k} and where it comes from."""
 
-    value: float
+    value: float | np.ndarray   # an array for an array of ridges r
     lemma: str
-    V: float
+    V: float | np.ndarray
     note: str = ("Delta_H(mu) <= Delta_n(r): seed 000 Lemma A.2 + Aronszajn's inclusion H_{k_-} in H_k "
                  "(privgp.mechanisms.functional, proof note)")
 

@@ -341,8 +341,10 @@ def release_from_statistics(stats: SufficientStatistics, spec: SparseGpSpec, noi
     each call is one run of the mechanism and must be accounted for)."""
     from ..gp.sparse_posterior import noise_aware_posterior  # here: scipy.linalg (`privgp --help` stays light)
 
+    if not stats.weighted and noise_std is None:
+        raise InvalidParameterError("noise_std", "given for unweighted statistics (homoscedastic model)", None)
     a, B = privatise(stats, noise, rng)
-    scale = 1.0 if stats.weighted else noise_std**2
+    scale = 1.0 if stats.weighted or noise_std is None else noise_std**2
     post = noise_aware_posterior(spec.inducing_points, spec.kernel, a, B, scale=scale, sigma_a=noise.sigma_a,
                                  sigma_b=noise.sigma_b, rho=spec.rho, correction=spec.correction,
                                  signal_variance=spec.signal_variance)

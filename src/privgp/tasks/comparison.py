@@ -200,6 +200,8 @@ def baltimore(repeats: int, pilot_repeats: int, *, grid: int = 61, split_seed: i
                 err += float(np.sum((k(Xs[pub][f], Xs[pub][tr]) @ a - y[pub][f]) ** 2))
             if err < best_err:
                 best, best_err = (ell, r), err
+    if best is None:
+        raise InvalidParameterError("lengthscales/ridges", "at least one candidate with a finite error", best_err)
     ell, r = best
     k = make_kernel("exponential", ell)
     P = g.points()

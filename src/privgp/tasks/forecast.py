@@ -36,7 +36,7 @@ SIMULATED_N = 200_000
 _IDENTITY = ResponseMap(threshold=0.0, clip=1.0)
 
 
-def released_field(released) -> tuple[tuple[np.ndarray, ...], np.ndarray, np.ndarray]:
+def released_field(released) -> tuple[tuple[np.ndarray, ...], np.ndarray, np.ndarray] | None:
     """(axes, field, excursion) of a released object of any mechanism (model units, threshold 0):
     a grid field, a predictive mean, one path, or the mean and the majority vote of L paths; a private
     selection's chosen release (an empty map when it accepted none: returns None)."""

@@ -91,7 +91,10 @@ def release_scores(X: np.ndarray, y: np.ndarray, domain: Box, rmap: ResponseMap,
                                params)
             Xc, yc = plan.check(X, y)
             rel = plan.draw(Xc, yc, rng)
-            axes, f, exc = released_field(rel)
+            field = released_field(rel)
+            if field is None:   # pragma: no cover - the study's mechanisms always release a map
+                raise ValueError(f"{mech} released no map")
+            axes, f, exc = field
             key = tuple(len(a) for a in axes)
             if key not in ref_cache:
                 w = trapezoid_weights(axes).reshape(key)

@@ -85,4 +85,4 @@ class Auto(Mechanism):
     def _chosen(self, *args, **kwargs):
         raise TypeError("auto releases through the mechanism it chose: use resolve(plan)")
 
-    rebuild = files = fields = report_text = summary = summary_lines = _chosen  # type: ignore[assignment]
+    rebuild = files = fields = report_text = summary = summary_lines = _chosen
