@@ -14,11 +14,11 @@ import time
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from privgp.audit.neighbours import neighbour_divergence
-from privgp.domain import Box
-from privgp.kernels import Matern32
+from privgp.audit.tightness.neighbours import neighbour_divergence
 from privgp.mechanisms.posterior_sample import calibrate_L, calibrate_r, epsilon_posterior_sampling
 from privgp.mechanisms.posterior_sample import certify_posterior_sample as certify
+from privgp.models.domain import Box
+from privgp.models.kernels import Matern32
 
 
 def best_of(fn, repeat):

@@ -27,9 +27,9 @@ def main() -> None:
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(args.threads)
-    from privgp.audit.attacks import fit_attack
-    from privgp.audit.game import MembershipGame, play
-    from privgp.audit.lira import audit_lira
+    from privgp.audit.membership.attacks import fit_attack
+    from privgp.audit.membership.game import MembershipGame, play
+    from privgp.audit.membership.lira import audit_lira
     from privgp.cli.main import main as cli
 
     game = MembershipGame(n=10, x0=0.5, lengthscale=1.0, r=args.r, sigma=args.sigma, L=args.L)

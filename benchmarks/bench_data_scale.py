@@ -66,8 +66,8 @@ def in_process(folder: Path, repeat: int) -> tuple[float, float]:
     import pyarrow.parquet as pq
 
     from privgp.datasets import sources
-    from privgp.domain import Box
     from privgp.mechanisms.release import ResponseMap
+    from privgp.models.domain import Box
 
     rmap, box = ResponseMap(threshold=100.0, clip=1.0, transform="log"), Box([0.0, 0.0], [10.0, 5.0])
     parts = sources.resolve(str(folder))

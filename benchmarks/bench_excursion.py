@@ -32,8 +32,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _columns(a) -> list[tuple]:
-    from privgp.experiments.excursion_1d import config_1d, run_column
-    from privgp.experiments.excursion_2d import config_2d, run_column_2d
+    from privgp.experiments.seed000.excursion_1d import config_1d, run_column
+    from privgp.experiments.seed000.excursion_2d import config_2d, run_column_2d
     from privgp.parallel import get_executor
 
     rows = []

@@ -36,11 +36,11 @@ def main():
     args = ap.parse_args()
     from privgp.datasets import baltimore
     from privgp.datasets.tabular import load_embedded_baltimore
-    from privgp.domain import PublicGrid
-    from privgp.experiments.seed002 import fig4
+    from privgp.experiments.seed002.figures import fig4
     from privgp.mechanisms.dpsetconv import dpsetconv, plan_dpsetconv
     from privgp.mechanisms.functional import plan_functional, release_functional
     from privgp.mechanisms.release import ResponseMap, grid_sizes
+    from privgp.models.domain import PublicGrid
     from privgp.parallel import SerialExecutor
 
     rows = []
@@ -54,7 +54,7 @@ def main():
 
         rows.append(("Figure 4: 406 epsilons x 3 multipliers + claims + CSV/PNG (seed002-fig4)", *timings(f, 5),
                      cpu_median(f, 3)))
-    from privgp.accounting.functional import gdp_multiplier, hall_multiplier, rdp_multiplier
+    from privgp.accounting.functional_noise import gdp_multiplier, hall_multiplier, rdp_multiplier
 
     eps = np.geomspace(0.05, 4.0, 406)
     f = lambda: (hall_multiplier(10**0.5, eps[eps <= 1], 1e-3), rdp_multiplier(10**0.5, eps, 1e-3),
@@ -66,7 +66,7 @@ def main():
     x = rng.uniform(-2, 2, 512)
     y = np.sin(3 * x) + 0.2 * rng.normal(size=512)
     kw = dict(epsilon=1.0, delta=1e-3, lengthscale=0.2, clip=2.0, t=0.5)
-    from privgp.sampling import prior as _prior
+    from privgp.models.sampling import prior as _prior
 
     def fresh():
         _prior._axis_factor.cache_clear()                          # include the Cholesky factor of the grid

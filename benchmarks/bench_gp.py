@@ -5,9 +5,9 @@ Prints a table: target, sizes, first-call seconds (fresh process, includes memor
 best and median seconds over the repeats, the target and whether the median meets it.
 
 1. Posterior mean and variance at one point for 4x10^4 datasets of n = 10 (the membership
-   attack): :func:`privgp.gp.batched_mean_var`.
+   attack): :func:`privgp.models.gp.batched_mean_var`.
 2. Mean and variance on 800 points for 100 datasets of n = 100 at 7 values of r (hyperparameter
-   search): :class:`privgp.gp.EigenPosterior` (one eigendecomposition per dataset, built inside
+   search): :class:`privgp.models.gp.EigenPosterior` (one eigendecomposition per dataset, built inside
    the timed region) and ``mean_var``; 1-D and 2-D inputs.
 """
 from __future__ import annotations
@@ -32,8 +32,8 @@ def main(argv=None):
             os.environ[var] = str(args.threads)
     import numpy as np
 
-    from privgp.gp import EigenPosterior, batched_mean_var
-    from privgp.kernels import Exponential
+    from privgp.models.gp import EigenPosterior, batched_mean_var
+    from privgp.models.kernels import Exponential
 
     rng = np.random.default_rng(0)
     kernel = Exponential(0.2)

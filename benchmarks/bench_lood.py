@@ -4,7 +4,7 @@ Run:  python benchmarks/bench_lood.py [--repeats 3] [--threads N] [--refits 10]
 Prints a table: target, sizes, first-call, best and median wall seconds, median CPU seconds, limit.
 
 1. NNGP kernel (FC ReLU, depth 5) on n = 2000 digit images + the Cholesky factorisation of
-   K + noise I (constructing :class:`privgp.audit.lood.GPPosterior`): <= 3 s. scikit-learn's digits
+   K + noise I (constructing :class:`privgp.audit.lood.models.GPPosterior`): <= 3 s. scikit-learn's digits
    have 1797 images; 203 of them shifted by one pixel to the right complete the 2000 (all distinct).
 2. LOOD (KL) of 100 candidate differing records x 100 single queries by rank-1 updates
    (:meth:`GPPosterior.add_each`, D factorised once): <= 1 s; against refitting the GP on D u S for
@@ -38,10 +38,10 @@ def main(argv=None):
             os.environ[var] = str(args.threads)
     import numpy as np
 
-    from privgp.audit.lood import GPPosterior, centred_one_hot
-    from privgp.audit.lood_queries import optimize_queries
+    from privgp.audit.lood.models import GPPosterior, centred_one_hot
+    from privgp.audit.lood.queries import optimize_queries
     from privgp.datasets.images import ChannelNormaliser, load_digits_images
-    from privgp.nngp import NNGP
+    from privgp.models.nngp import NNGP
 
     data = load_digits_images()
     imgs = data.X.reshape(-1, 8, 8)

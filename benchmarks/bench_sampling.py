@@ -5,9 +5,9 @@ Prints a table: target, sizes, first-call seconds, best and median seconds over 
 target (if any) and whether the median meets it.
 
 1. 1-D exponential kernel, n = 10^4 data, m = 10^6 query points, one exact path:
-   :func:`privgp.sampling.exp1d_paths` (Kalman filter + backward sampling + OU bridges).
+   :func:`privgp.models.sampling.exp1d_paths` (Kalman filter + backward sampling + OU bridges).
 2. 2-D, n = 400 data on the grid lattice (:func:`snap_to_lattice`), 128 x 128 grid, one exact path:
-   :func:`privgp.sampling.grid_paths` (circulant embedding + Matheron), exponential kernel with
+   :func:`privgp.models.sampling.grid_paths` (circulant embedding + Matheron), exponential kernel with
    l = 0.2 (the paper's 2-D setting) and l = 1 (needs 8x padding).
 3. Dense fallback (inputs off the lattice): :func:`grid_paths` with ``method="dense"``, i.e. the
    m x m posterior covariance and its Cholesky factor, on 32 x 32 and 64 x 64 grids (and
@@ -36,8 +36,8 @@ def main(argv=None):
             os.environ[var] = str(args.threads)
     import numpy as np
 
-    from privgp.kernels import Exponential
-    from privgp.sampling import exp1d_paths, grid_paths, snap_to_lattice
+    from privgp.models.kernels import Exponential
+    from privgp.models.sampling import exp1d_paths, grid_paths, snap_to_lattice
 
     rng = np.random.default_rng(0)
     rows = []

@@ -19,7 +19,7 @@ import statistics  # noqa: E402
 import time  # noqa: E402
 
 from privgp.accounting.mixtures import PairTable, hockey_stick_epsilon  # noqa: E402
-from privgp.audit.sgld_model import CyclicSGLD  # noqa: E402
+from privgp.audit.samplers.sgld_model import CyclicSGLD  # noqa: E402
 
 FIG1 = CyclicSGLD(1149019, 0.1, 1.0, 1.8, 1165165.0)
 

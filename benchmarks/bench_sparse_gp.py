@@ -10,7 +10,7 @@ machine's wall time would be; both are printed, with the load average.
    |Z| = 64 (an 8 x 8 grid): :func:`privgp.mechanisms.sparse_gp.fit_sparse_gp`. Limit 3 s.
 2. The Figure 2 protocol: 40 repeats x 48 scenarios (4 sigma x 4 epsilon x 3 alpha; one release
    and three posteriors per (repeat, sigma, epsilon)), N_tot = 1024, in this process:
-   :func:`privgp.experiments.seed001_fig2.calibration_repeat`. Limit 10 s (paper: < 30 s).
+   :func:`privgp.experiments.seed001.fig2.calibration_repeat`. Limit 10 s (paper: < 30 s).
 3. The Figure 3 protocol: 100 repeats x 4 epsilon_tot of Alg. 2 over 9 candidates, N = 2048,
    gamma = 0.01, on ``--workers`` processes (the experiment's own tasks). Limit 120 s (paper: ~10 min).
    Timed once (it is long), so first = best = median.
@@ -51,8 +51,8 @@ def main(argv=None):
         os.environ[var] = str(args.threads)
     import numpy as np
 
-    from privgp.experiments import seed001_fig2 as f2
-    from privgp.experiments import seed001_fig3 as f3
+    from privgp.experiments.seed001 import fig2 as f2
+    from privgp.experiments.seed001 import fig3 as f3
     from privgp.mechanisms.sparse_gp import fit_sparse_gp, sparse_gp_spec
     from privgp.parallel import get_executor
 

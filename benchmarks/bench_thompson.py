@@ -36,7 +36,7 @@ def main(argv=None):
     import numpy as np
 
     from privgp.datasets.objectives import get_function
-    from privgp.domain import Box
+    from privgp.models.domain import Box
     from privgp.tasks.thompson import Candidates, plan_thompson, run_thompson
 
     rows = []

@@ -4,7 +4,7 @@
 of them. The DP-SVGP's per-task NLLs were not kept (only its mean and 95 % interval, in nll.csv), so
 a paired comparison cannot be made from the artefacts. What can be made: the DPConvCNP's NLL on the
 same 64 tasks. This script re-evaluates the shipped checkpoint on every task exactly as the run did
-(same task generators and release seeds, see ``privgp.experiments.seed002_nn.nll``), checks that its
+(same task generators and release seeds, see ``privgp.experiments.seed002.nn.nll``), checks that its
 256-task means equal the committed nll.csv (to 1e-9), and writes ``shared_tasks.md`` next to it:
 the DPConvCNP's mean ± 95 % interval on the first 64 tasks, the DP-SVGP's (from nll.csv), and their
 difference with an *unpaired* interval (1.96 sqrt(se1² + se2²); a paired one would be narrower).
@@ -29,7 +29,7 @@ def main() -> None:
     run = Path(ap.parse_args().run)
     import torch
 
-    from privgp.experiments.seed002_nn import _model, _spec
+    from privgp.experiments.seed002.nn import _model, _spec
     from privgp.nn.evaluate import dpconvcnp_nll, mean_ci
     from privgp.nn.tasks import sample_batch
 

@@ -7,7 +7,7 @@ sampling step leaks without bound, eq. (31): for W = D3 vs W = D4, P(theta_T > m
 e^{eps'} P(theta_T > mu_T | D4) + 6 delta with eps' = Omega(n1^{2 (rho3 - 1)}); (ii) Claim C.1, the test
 steps keep W = D3 / D4 with probability >= 1 - 5 delta for large n1. This script computes part (i)
 exactly (the iterate is Gaussian under D3 and a uniform mixture of n1 Gaussians under D4,
-``privgp.audit.sgld_model.CyclicSGLD``): for each n1 the epoch K* at which the indicator F peaks, the
+``privgp.audit.samplers.sgld_model.CyclicSGLD``): for each n1 the epoch K* at which the indicator F peaks, the
 event lower bound log((1/2 - 6 delta) / P(theta_T > mu_T | D4)) of eq. (31) there, and the exact eps of
 the iterate at delta (both directions, largest). Part (ii) is not computed.
 
@@ -32,7 +32,7 @@ def main() -> None:
     out = Path(ap.parse_args().out)
     out.mkdir(parents=True, exist_ok=True)
     from privgp.accounting.mixtures import hockey_stick_epsilon, test_epsilon_lower_bound
-    from privgp.audit.sgld_model import CyclicSGLD
+    from privgp.audit.samplers.sgld_model import CyclicSGLD
 
     t0 = time.perf_counter()
     rows = []

@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from privgp.datasets.fields import FAMILIES, SyntheticField
-from privgp.domain import Box
 from privgp.mechanisms.registered.grid import cell_sizes, cell_statistics, smooth_ratio
+from privgp.models.domain import Box
 from privgp.tasks.forecast import FORECAST_SEED
 
 PILOT_SEED = 7_000_001

@@ -8,9 +8,9 @@ import pytest
 
 import privgp
 from privgp.cli.main import main
-from privgp.domain import Box
 from privgp.mechanisms.interface import registry
 from privgp.mechanisms.release import ResponseMap
+from privgp.models.domain import Box
 
 EXTRA = {"posterior-sample-tuned": {"lengthscales": [0.2, 0.5]}}
 

@@ -7,7 +7,7 @@ import pytest
 
 from privgp.accounting import DPSetConvEvent, GaussianEvent, calibrate_gaussian, certify, feasible_side, gaussian_noise_std
 from privgp.accounting.calibrate import FEASIBLE_STEP
-from privgp.accounting.functional import dpsetconv_noise_scales
+from privgp.accounting.functional_noise import dpsetconv_noise_scales
 from privgp.accounting.gaussian import gdp_mu
 from privgp.errors import InvalidParameterError, NumericalError
 

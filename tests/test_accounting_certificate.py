@@ -8,9 +8,7 @@ import pytest
 
 from privgp.accounting import GaussianEvent, PosteriorSampleEvent, PrivacyCertificate, ZcdpEvent, certify, event_from_dict, rdp_posterior_sample
 from privgp.cli.main import main
-from privgp.domain import Box
 from privgp.errors import InvalidParameterError, NumericalError
-from privgp.kernels import Exponential
 from privgp.mechanisms.posterior_sample import (
     certify_posterior_sample,
     check_certificate,
@@ -18,6 +16,8 @@ from privgp.mechanisms.posterior_sample import (
     epsilon_posterior_sampling,
     posterior_sample_event,
 )
+from privgp.models.domain import Box
+from privgp.models.kernels import Exponential
 
 BASE = dict(kernel="exponential", lengthscale=1.0, domain=Box.unit(1), sensitivity="exp1d")
 

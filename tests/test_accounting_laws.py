@@ -24,10 +24,10 @@ from privgp.accounting import (
     rdp_posterior_sample,
 )
 from privgp.accounting import epsilon as account_epsilon
-from privgp.domain import Box
 from privgp.errors import AssumptionError, InfeasibleTargetError, InvalidParameterError
-from privgp.kernels import Exponential, Matern32
 from privgp.mechanisms.posterior_sample import bounds_for, calibrate_eta, calibrate_L, calibrate_r, epsilon_posterior_sampling, posterior_sample_event
+from privgp.models.domain import Box
+from privgp.models.kernels import Exponential, Matern32
 
 # The optimiser over alpha is approximate (any alpha is valid): its relative error on the minimum is
 # below 2e-6 in the dense-grid and mpmath checks, so laws between two optimised epsilons allow that.

@@ -28,10 +28,10 @@ from privgp.accounting import (
     rdp_posterior_sample,
     v_bar,
 )
-from privgp.domain import Box
 from privgp.errors import AssumptionError
 from privgp.mechanisms.posterior_sample import bounds_for, delta_posterior_sampling, epsilon_posterior_sampling
 from privgp.mechanisms.posterior_sample import certify_posterior_sample as certify
+from privgp.models.domain import Box
 
 DATA = json.loads((Path(__file__).parent / "data" / "accounting_reference.json").read_text())
 REL = 1e-12  # closed forms evaluated in double precision against 40-digit references

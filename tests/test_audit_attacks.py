@@ -1,4 +1,4 @@
-"""The attacks (privgp.audit.attacks) and their density models (privgp.audit.densities): latent-mixture
+"""The attacks (privgp.audit.membership.attacks) and their density models (privgp.audit.membership.densities): latent-mixture
 densities, gradients, fits, exact likelihood ratio."""
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import pytest
 from scipy import integrate, special, stats
 from scipy.optimize import approx_fprime, minimize
 
-from privgp.audit.attacks import fit_attack, fit_exact_attack
-from privgp.audit.densities import (
+from privgp.audit.membership.attacks import fit_attack, fit_exact_attack
+from privgp.audit.membership.densities import (
     GaussianMixture1D,
     LatentTanhMixture,
     TanhGaussianMixture,
@@ -21,7 +21,7 @@ from privgp.audit.densities import (
     fit_gaussian_mixture_1d_binned,
     fit_latent_tanh_mixture,
 )
-from privgp.audit.game import MembershipGame, Population, play, release_values
+from privgp.audit.membership.game import MembershipGame, Population, play, release_values
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Figures 2, 3, 5, 6 (privgp.experiments.lira_figures, lira_histograms; sweeps in lira_sweep) at a tiny size, and a
+"""Figures 2, 3, 5, 6 (privgp.experiments.seed000.lira_figures, lira_histograms; sweeps in lira_sweep) at a tiny size, and a
 sweep on a real local Dask cluster."""
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import math
 import pandas as pd
 import pytest
 
-from privgp.experiments import lira_figures as lf
-from privgp.experiments import lira_sweep as sw
 from privgp.experiments import run_experiment
+from privgp.experiments.seed000 import lira_figures as lf
+from privgp.experiments.seed000 import lira_sweep as sw
 from privgp.parallel import get_executor
 
 TINY = dict(seeds=1, size=150, fig2_sigmas=(0.5,), fig2_r=(0.05, 3.0), fig3_L=(1, 4))

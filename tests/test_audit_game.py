@@ -1,4 +1,4 @@
-"""The membership game (privgp.audit.game): datasets, posteriors at x0, release statistics, streams."""
+"""The membership game (privgp.audit.membership.game): datasets, posteriors at x0, release statistics, streams."""
 from __future__ import annotations
 
 import math
@@ -7,7 +7,15 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from privgp.audit.game import MembershipGame, play, posterior_at_target, release_statistics, release_values, sample_datasets, statistics_of_values
+from privgp.audit.membership.game import (
+    MembershipGame,
+    play,
+    posterior_at_target,
+    release_statistics,
+    release_values,
+    sample_datasets,
+    statistics_of_values,
+)
 from privgp.errors import InvalidParameterError
 
 

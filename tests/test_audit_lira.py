@@ -1,4 +1,4 @@
-"""LiRA audits (privgp.audit.lira): the paper's qualitative claims on small configurations, lower <= certified
+"""LiRA audits (privgp.audit.membership.lira): the paper's qualitative claims on small configurations, lower <= certified
 on every audited setting, exact >= paper, the CLI contract and the tightness audit."""
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from privgp.audit.game import MembershipGame, play
-from privgp.audit.lira import audit_lira
-from privgp.audit.tightness import audit_tightness
+from privgp.audit.membership.game import MembershipGame, play
+from privgp.audit.membership.lira import audit_lira
+from privgp.audit.tightness.settings import audit_tightness
 from privgp.cli.main import main
 
 SIZE = 1500

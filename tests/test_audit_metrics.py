@@ -1,4 +1,4 @@
-"""ROC metrics, Clopper-Pearson bounds and the empirical epsilon lower bound (privgp.audit.metrics)."""
+"""ROC metrics, Clopper-Pearson bounds and the empirical epsilon lower bound (privgp.audit.membership.metrics)."""
 from __future__ import annotations
 
 import math
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from privgp.audit.metrics import clopper_pearson_lower, clopper_pearson_upper, epsilon_lower_bound, roc_metrics, select_threshold
+from privgp.audit.membership.metrics import clopper_pearson_lower, clopper_pearson_upper, epsilon_lower_bound, roc_metrics, select_threshold
 from privgp.errors import InvalidParameterError
 
 

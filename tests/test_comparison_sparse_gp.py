@@ -60,8 +60,8 @@ def test_sparse_gp_candidates():
 def test_non_private_sparse_gp_reference(workload):
     """The noise-free reference is Titsias' predictive mean K_VZ (s^2 K_ZZ + K_ZX K_XZ)^-1 K_ZX y on the
     same public model (computed here directly), and the DP sparse GP approaches it as epsilon grows."""
-    from privgp.kernels import make_kernel
     from privgp.mechanisms.sparse_gp_release import inducing_grid
+    from privgp.models.kernels import make_kernel
 
     b = cmp.batch_of(workload, [0])
     params = {"kernel": "squared_exponential", "lengthscale": 0.3, "noise_std": 0.3, "inducing": 8}

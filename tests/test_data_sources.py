@@ -15,10 +15,10 @@ duckdb = pytest.importorskip("duckdb")
 from privgp.cli.main import main  # noqa: E402
 from privgp.datasets import sources  # noqa: E402
 from privgp.datasets.cellstats import CellSums, cell_sums  # noqa: E402
-from privgp.domain import Box  # noqa: E402
 from privgp.errors import DataError  # noqa: E402
 from privgp.mechanisms.registered.grid import plan_grid  # noqa: E402
 from privgp.mechanisms.release import ResponseMap  # noqa: E402
+from privgp.models.domain import Box  # noqa: E402
 
 BOX = Box([0.0, 0.0], [10.0, 5.0])
 RMAP = ResponseMap(threshold=0.0, clip=1.0, transform="identity")

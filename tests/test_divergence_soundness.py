@@ -22,11 +22,11 @@ from threadpoolctl import threadpool_limits
 
 from privgp.accounting import rdp_covariance_term, rdp_mean_term, rdp_posterior_sample
 from privgp.accounting.divergences import renyi_divergence_gaussians, renyi_divergence_parts
-from privgp.audit.neighbours import neighbour_divergence, worst_case_neighbours
-from privgp.domain import Box
+from privgp.audit.tightness.neighbours import neighbour_divergence, worst_case_neighbours
 from privgp.errors import InvalidParameterError
-from privgp.kernels import Constant, Diagonal, Exponential, Matern32, Matern52, SquaredExponential
 from privgp.mechanisms.posterior_sample import bounds_for
+from privgp.models.domain import Box
+from privgp.models.kernels import Constant, Diagonal, Exponential, Matern32, Matern52, SquaredExponential
 
 
 @pytest.fixture(autouse=True)

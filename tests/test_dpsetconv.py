@@ -11,15 +11,15 @@ from hypothesis import strategies as st
 
 from privgp.accounting import accountant
 from privgp.accounting.divergences import gaussian_shift_mu
-from privgp.accounting.functional import DPSetConvEvent
+from privgp.accounting.functional_noise import DPSetConvEvent
 from privgp.accounting.gaussian import gdp_delta, gdp_mu
-from privgp.audit.functional import dpsetconv_pair_profile, dpsetconv_tightness, joint_supremum_mu
-from privgp.domain import PublicGrid
+from privgp.audit.tightness.functional_profiles import dpsetconv_pair_profile, dpsetconv_tightness, joint_supremum_mu
 from privgp.errors import InvalidParameterError
-from privgp.kernels import SquaredExponential
 from privgp.mechanisms.dpsetconv import dpsetconv, dpsetconv_release, plan_dpsetconv, setconv_channels, setconv_weights
-from privgp.sampling import prior_paths
-from privgp.sampling.prior import prior_covariance
+from privgp.models.domain import PublicGrid
+from privgp.models.kernels import SquaredExponential
+from privgp.models.sampling import prior_paths
+from privgp.models.sampling.prior import prior_covariance
 
 GRID = PublicGrid.regular(-3.0, 3.0, 97)
 
@@ -122,7 +122,7 @@ def test_plan_bad_input(kw, name):
 def test_grid_must_be_public():
     x = np.array([-1.3, 0.2, 2.4])
     rng = np.random.default_rng(0)
-    with pytest.raises(InvalidParameterError, match="^grid must be a privgp.domain.PublicGrid"):
+    with pytest.raises(InvalidParameterError, match="^grid must be a privgp.models.domain.PublicGrid"):
         plan_dpsetconv(np.linspace(-3, 3, 50), lengthscale=0.2, clip=1, t=0.5, epsilon=1, delta=1e-3)
     fitted = PublicGrid.regular(x.min(), x.max(), 64)           # a grid computed from the private inputs
     plan = plan_dpsetconv(fitted, lengthscale=0.2, clip=1, t=0.5, epsilon=1, delta=1e-3)

@@ -38,7 +38,7 @@ from privgp.accounting.events import (
     event_from_json,
     register_event,
 )
-from privgp.accounting.functional import DPSetConvEvent, FunctionalEvent
+from privgp.accounting.functional_noise import DPSetConvEvent, FunctionalEvent
 from privgp.accounting.linear_regression import LinearRegressionPosteriorEvent
 from privgp.accounting.sampler_bounds import SampleThenOptimiseEvent
 from privgp.accounting.selection import liu_talwar_budget

@@ -9,10 +9,10 @@ from scipy.stats import norm
 
 from privgp.datasets.plumes import PlumePrior, attenuated_signal, excursion_pairs_2d
 from privgp.datasets.synthetic import excursion_pairs_1d, exponential_gp_paths
-from privgp.domain import Box
 from privgp.errors import InvalidParameterError
-from privgp.gp import EigenPosterior, ExactPosterior
-from privgp.kernels import Exponential
+from privgp.models.domain import Box
+from privgp.models.gp import EigenPosterior, ExactPosterior
+from privgp.models.kernels import Exponential
 from privgp.tasks import excursion as ex
 
 

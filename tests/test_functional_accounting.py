@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from privgp.accounting import accountant
 from privgp.accounting.events import ComposedEvent, GaussianEvent, GdpEvent, event_from_dict, event_from_json
-from privgp.accounting.functional import (
+from privgp.accounting.functional_noise import (
     DPSetConvEvent,
     FunctionalEvent,
     dpsetconv_mu,

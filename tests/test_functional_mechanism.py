@@ -12,12 +12,10 @@ from hypothesis import strategies as st
 
 from privgp.accounting import accountant
 from privgp.accounting.divergences import gaussian_shift_mu
-from privgp.accounting.functional import FunctionalEvent, gdp_multiplier
+from privgp.accounting.functional_noise import FunctionalEvent, gdp_multiplier
 from privgp.accounting.gaussian import gdp_mu
-from privgp.audit.functional import posterior_mean_search
-from privgp.domain import Box, PublicGrid
+from privgp.audit.tightness.functional_profiles import posterior_mean_search
 from privgp.errors import InvalidParameterError
-from privgp.kernels import make_kernel
 from privgp.mechanisms.functional import (
     check_bounded,
     density_sensitivity,
@@ -28,8 +26,10 @@ from privgp.mechanisms.functional import (
     release_functional,
     signal_sensitivity,
 )
-from privgp.sampling import prior_paths
-from privgp.sampling.prior import prior_covariance
+from privgp.models.domain import Box, PublicGrid
+from privgp.models.kernels import make_kernel
+from privgp.models.sampling import prior_paths
+from privgp.models.sampling.prior import prior_covariance
 
 UNIT = Box.unit(1)
 GRID = PublicGrid.on_box(UNIT, 41)

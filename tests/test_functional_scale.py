@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 
 from privgp.cli.main import main
-from privgp.domain import Box, PublicGrid
 from privgp.errors import InvalidParameterError
-from privgp.kernels import make_kernel
 from privgp.ledger import Ledger
 from privgp.mechanisms.functional import plan_functional, posterior_mean_weights, release_functional
-from privgp.sampling import prior_paths, snap_to_lattice
-from privgp.sampling.mean import exp1d_mean, plan_posterior_mean, posterior_mean_on_grid
+from privgp.models.domain import Box, PublicGrid
+from privgp.models.kernels import make_kernel
+from privgp.models.sampling import prior_paths, snap_to_lattice
+from privgp.models.sampling.mean import exp1d_mean, plan_posterior_mean, posterior_mean_on_grid
 
 BOX2 = Box((0.0, 0.0), (1.0, 2.0))
 GRID2 = PublicGrid.on_box(BOX2, (13, 21))

@@ -14,9 +14,9 @@ rasterio = pytest.importorskip("rasterio")
 shapely_geometry = pytest.importorskip("shapely.geometry")
 
 from privgp.cli.main import main  # noqa: E402
-from privgp.domain import Box  # noqa: E402
 from privgp.errors import InvalidParameterError  # noqa: E402
 from privgp.geo import LocalProjection  # noqa: E402
+from privgp.models.domain import Box  # noqa: E402
 
 BOX = Box((-76.7, 39.25), (-76.5, 39.35))   # around Baltimore, longitude first
 

@@ -4,12 +4,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from privgp.gp import EigenPosterior, ExactPosterior, batched_mean_var, one_step_update
-from privgp.kernels import Exponential, Matern32, Matern52, SquaredExponential
+from privgp.models.gp import EigenPosterior, ExactPosterior, batched_mean_var, one_step_update
+from privgp.models.kernels import Exponential, Matern32, Matern52, SquaredExponential
 
 
 def naive_kernel(name, ell, A, B):
-    """Kernel written out independently of privgp.kernels."""
+    """Kernel written out independently of privgp.models.kernels."""
     A, B = np.atleast_2d(A), np.atleast_2d(B)
     d = np.sqrt(((A[:, None, :] - B[None, :, :]) ** 2).sum(-1)) / ell
     if name == "exponential":
@@ -223,8 +223,8 @@ def test_posterior_mean_of_exponential_kernel_bounded_by_responses():
 def test_aggregated_posterior_equals_the_unaggregated_one(dim):
     """Records sharing an input enter only through their count and mean (noise r^2 / count): the
     posterior on the distinct inputs is exactly the posterior of all records (issue 10)."""
-    from privgp.gp import aggregate_duplicates
-    from privgp.kernels import Matern32
+    from privgp.models.gp import aggregate_duplicates
+    from privgp.models.kernels import Matern32
 
     rng = np.random.default_rng(dim)
     sites = rng.uniform(0, 1, (7, dim))

@@ -11,11 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from privgp.datasets.fields import FAMILIES, SyntheticField
-from privgp.domain import Box
 from privgp.mechanisms.registered.auto import choose_grid_settings, plan_auto, table
 from privgp.mechanisms.registered.discretised_gaussian import plan_discretised_gaussian
 from privgp.mechanisms.registered.grid import EQ37_PER_POINT, GRID_SENSITIVITY, cell_index, cell_sizes, plan_grid
 from privgp.mechanisms.release import ResponseMap, default_delta
+from privgp.models.domain import Box
 from privgp.tasks.forecast import forecast, score
 
 IDENTITY = ResponseMap(0.0, 1.0)

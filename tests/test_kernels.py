@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.special import gamma, kv
 
-from privgp.domain import Box
 from privgp.errors import InvalidParameterError
-from privgp.kernels import KERNELS, Constant, Diagonal, Exponential, Matern32, Matern52, SquaredExponential, make_kernel, pairwise_distances
+from privgp.models.domain import Box
+from privgp.models.kernels import KERNELS, Constant, Diagonal, Exponential, Matern32, Matern52, SquaredExponential, make_kernel, pairwise_distances
 
 DISTANCE_KERNELS = [Exponential, Matern32, Matern52, SquaredExponential]
 

@@ -21,7 +21,7 @@ from privgp.accounting import accountant
 from privgp.accounting.divergences import renyi_divergence_parts
 from privgp.accounting.events import ComposedEvent, event_from_dict
 from privgp.accounting.sampler_bounds import SampleThenOptimiseEvent, convergence_rates, forward_bound, reverse_bound
-from privgp.audit.langevin_gp import (
+from privgp.audit.samplers.langevin_gp import (
     ORDER_GRID,
     audit_sampler,
     pair_epsilon_lower,
@@ -32,11 +32,11 @@ from privgp.audit.langevin_gp import (
     ula_law,
     ula_sample,
 )
-from privgp.audit.neighbours import NeighbourPair, pair_epsilon, pair_rdp
-from privgp.domain import Box
+from privgp.audit.tightness.neighbours import NeighbourPair, pair_epsilon, pair_rdp
 from privgp.errors import InvalidParameterError
-from privgp.kernels import Exponential, Matern32
 from privgp.mechanisms.posterior_sample import posterior_sample_event
+from privgp.models.domain import Box
+from privgp.models.kernels import Exponential, Matern32
 
 K = Exponential(0.3)
 

@@ -11,11 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from privgp.cli.main import main
-from privgp.domain import Box
 from privgp.mechanisms.interface import get, registry
 from privgp.mechanisms.registered.grid import cell_statistics
 from privgp.mechanisms.registered.laplace_grid import L1_SENSITIVITY, plan_laplace_grid
 from privgp.mechanisms.release import ResponseMap
+from privgp.models.domain import Box
 
 IDENTITY = ResponseMap(0.0, 1.0)
 BOX = Box((0.0, 0.0), (3.0, 2.0))

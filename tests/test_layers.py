@@ -1,7 +1,9 @@
 """The import contract of docs/architecture.md: a module imports only from its own layer or lower ones.
 
 Checked on the source (ast), so that it also covers imports inside functions. ``accounting`` is pure
-maths: it may import only the base layer (errors, validation, _version, jsonable).
+maths: it may import only the base layer (errors, validation, _version, jsonable). The unit of a layer
+is a top-level module or package of privgp, except in the models package, whose subpackages are layered
+among themselves (domain, kernels, nngp < gp < sampling).
 """
 from __future__ import annotations
 
@@ -16,9 +18,9 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "privgp"
 LAYERS = [
     {"errors", "validation", "_version", "jsonable", "progress", "formatting", "__init__", "__version__"},
     {"accounting"},
-    {"domain", "kernels", "nngp", "geo"},
-    {"gp"},
-    {"sampling"},
+    {"models", "models.domain", "models.kernels", "models.nngp", "geo"},
+    {"models.gp"},
+    {"models.sampling"},
     {"datasets"},
     {"ledger"},
     {"mechanisms"},
@@ -40,13 +42,20 @@ def layer_of(top: str) -> int:
     raise AssertionError(f"privgp.{top} is in no layer of tests/test_layers.py: add it (and to docs/architecture.md)")
 
 
+def unit(parts: list[str]) -> str:
+    """The layer unit of a module given by its parts below privgp (``["models", "gp", "posterior"]``)."""
+    parts = [p.removesuffix(".py") for p in parts]
+    if parts[0] == "models" and len(parts) > 1 and parts[1] != "__init__":
+        return f"models.{parts[1]}"
+    return parts[0]
+
+
 def top_level(path: Path) -> str:
-    rel = path.relative_to(SRC)
-    return rel.parts[0].removesuffix(".py")
+    return unit(list(path.relative_to(SRC).parts))
 
 
 def imported_tops(path: Path, src: Path = SRC) -> set[tuple[str, int]]:
-    """(privgp top-level module, line) for every import of a privgp module in ``path``."""
+    """(privgp layer unit, line) for every import of a privgp module in ``path``."""
     tree = ast.parse(path.read_text(), filename=str(path))
     pkg_parts = list(path.relative_to(src).parent.parts)
     out = set()
@@ -55,21 +64,19 @@ def imported_tops(path: Path, src: Path = SRC) -> set[tuple[str, int]]:
             if node.level:
                 base = pkg_parts[: len(pkg_parts) - (node.level - 1)] if node.level > 1 else pkg_parts
                 mod = [*base, *(node.module.split(".") if node.module else [])]
-                if mod:
-                    out.add((mod[0], node.lineno))
-                else:  # "from . import x" at the package root
-                    out.update((alias.name, node.lineno) for alias in node.names)
             elif node.module and node.module.split(".")[0] == "privgp":
-                parts = node.module.split(".")
-                if len(parts) > 1:
-                    out.add((parts[1], node.lineno))
-                else:
-                    out.update((alias.name, node.lineno) for alias in node.names)
+                mod = node.module.split(".")[1:]
+            else:
+                continue
+            if mod and not (mod == ["models"]):
+                out.add((unit(mod), node.lineno))
+            else:  # "from privgp import x", "from . import x" at the root, "from privgp.models import gp"
+                out.update((unit([*mod, alias.name]), node.lineno) for alias in node.names)
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 parts = alias.name.split(".")
                 if parts[0] == "privgp" and len(parts) > 1:
-                    out.add((parts[1], node.lineno))
+                    out.add((unit(parts[1:]), node.lineno))
     return out
 
 
@@ -94,6 +101,7 @@ def test_the_checker_sees_relative_and_absolute_imports(tmp_path):
     assert "errors" in tops
     planted = tmp_path / "privgp" / "accounting" / "planted.py"
     planted.parent.mkdir(parents=True)
-    planted.write_text("from .events import x\ndef f():\n    from ..kernels import make_kernel\n    import privgp.gp\n")
+    planted.write_text("from .events import x\ndef f():\n    from ..models.kernels import make_kernel\n"
+                       "    import privgp.models.gp\n    from ..models import sampling\n")
     tops = {t for t, _ in imported_tops(planted, tmp_path / "privgp")}
-    assert tops == {"accounting", "kernels", "gp"}
+    assert tops == {"accounting", "models.kernels", "models.gp", "models.sampling"}

@@ -1,4 +1,4 @@
-"""LOOD of GP models (privgp.audit.lood, seed 003): exact updates vs brute-force refits, mpmath
+"""LOOD of GP models (privgp.audit.lood.models, seed 003): exact updates vs brute-force refits, mpmath
 references, the pinned values of docs/notes/seed003_lood.md, sec. 5, and the laws: KL(D||D') >= KL(D'||D) for one
 query, LOOD(Q) <= LOOD(S) and LOOD(S u Q) = LOOD(S)."""
 import json
@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from privgp.audit.lood import DIVERGENCES, GPPosterior, Predictive, centred_one_hot, single_query_divergence
+from privgp.audit.lood.models import DIVERGENCES, GPPosterior, Predictive, centred_one_hot, single_query_divergence
 from privgp.errors import InvalidParameterError
-from privgp.kernels import Constant
-from privgp.nngp import NNGP, RBF
+from privgp.models.kernels import Constant
+from privgp.models.nngp import NNGP, RBF
 
 REF = json.loads((Path(__file__).parent / "data" / "lood_reference.json").read_text())
 ALL = [(d, 1.7 if d.startswith("renyi") else None) for d in DIVERGENCES]

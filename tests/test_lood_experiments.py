@@ -102,7 +102,7 @@ def test_nn_side(tmp_path):
 
 def test_half_split_auc_matches_the_gaussian_value():
     """Two unit-variance Gaussians one apart in one coordinate: AUC = Phi(1/sqrt(2)) = 0.760."""
-    from privgp.audit.lood_mia import half_split_gaussian_lr_auc
+    from privgp.audit.lood.mia import half_split_gaussian_lr_auc
 
     rng = np.random.default_rng(0)
     a, b = rng.normal(size=(400, 2)) + [1.0, 0.0], rng.normal(size=(400, 2))

@@ -1,4 +1,4 @@
-"""Query optimisation for LOOD (privgp.audit.lood_queries) and the LOOD-based MIA (lood_mia):
+"""Query optimisation for LOOD (privgp.audit.lood.queries) and the LOOD-based MIA (lood_mia):
 analytic gradients vs mpmath and finite differences, Thm 4.1 / Prop. 5.1, the optimiser never
 beating LOOD(S), reconstruction, exact vs Monte Carlo LR-test AUC."""
 import json
@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from privgp.audit.lood import GPPosterior, Predictive, centred_one_hot
-from privgp.audit.lood_mia import correlation, lr_auc_monte_carlo, lr_auc_single
-from privgp.audit.lood_queries import OBJECTIVES, initial_queries, kernel_similarity, lood_pair, lood_value_and_grad, optimize_queries, reconstruction
+from privgp.audit.lood.mia import correlation, lr_auc_monte_carlo, lr_auc_single
+from privgp.audit.lood.models import GPPosterior, Predictive, centred_one_hot
+from privgp.audit.lood.queries import OBJECTIVES, initial_queries, kernel_similarity, lood_pair, lood_value_and_grad, optimize_queries, reconstruction
 from privgp.errors import InvalidParameterError
-from privgp.kernels import SquaredExponential
-from privgp.nngp import NNGP, RBF
+from privgp.models.kernels import SquaredExponential
+from privgp.models.nngp import NNGP, RBF
 
 REF = json.loads((Path(__file__).parent / "data" / "lood_reference.json").read_text())
 

@@ -1,4 +1,4 @@
-"""Per-record LOOD of a planned seed-000 release (privgp.audit.lood_release), the LOOD column of the
+"""Per-record LOOD of a planned seed-000 release (privgp.audit.lood.release), the LOOD column of the
 tightness audit, ``privgp audit lood`` and the batched Gaussian Rényi divergence."""
 import json
 import math
@@ -7,15 +7,15 @@ import numpy as np
 import pytest
 
 from privgp.accounting.divergences import renyi_divergence_gaussians, renyi_gaussians_batched
-from privgp.audit.game import MembershipGame
-from privgp.audit.lood import GPPosterior
-from privgp.audit.lood_release import audit_release_lood, game_lood
-from privgp.audit.tightness import audit_tightness
+from privgp.audit.lood.models import GPPosterior
+from privgp.audit.lood.release import audit_release_lood, game_lood
+from privgp.audit.membership.game import MembershipGame
+from privgp.audit.tightness.settings import audit_tightness
 from privgp.cli.main import main
-from privgp.domain import Box
 from privgp.errors import InvalidParameterError
-from privgp.kernels import make_kernel
 from privgp.mechanisms import ResponseMap, plan_posterior_sample
+from privgp.models.domain import Box
+from privgp.models.kernels import make_kernel
 
 
 def _plan_1d(n=12, **kw):
@@ -34,7 +34,7 @@ def _gauss(P, Q, scale):
 
 def test_per_record_lood_equals_refits_of_the_released_posterior():
     """LOOD of record i = divergence between the seed-000 posteriors GP(mu, sigma^2 k_D) of D minus i and
-    of D, at x_i (refits with privgp.gp-style formulas), times L."""
+    of D, at x_i (refits with privgp.models.gp-style formulas), times L."""
     plan, X, z = _plan_1d(L=3)
     res = audit_release_lood(plan, X, z, alpha=2.0, top=2)
     _, y = plan.check(X, z)
@@ -86,7 +86,7 @@ def test_covariance_only_game_and_prior_noise_variants():
     """sigma = inf (covariance-only release): the means do not enter; eta > 0: lower estimates."""
     game = MembershipGame(n=5, r=0.2, sigma=math.inf, lengthscale=0.5)
     res = game_lood(game, 2.0, rng=np.random.default_rng(1), datasets=1, grid=101)
-    from privgp.audit.game import sample_datasets
+    from privgp.audit.membership.game import sample_datasets
 
     Xs, _ = sample_datasets(game, True, 1, np.random.default_rng(1))
     X = Xs[0, 1:, None]
@@ -117,7 +117,7 @@ def test_game_lood_matches_refits():
     game = MembershipGame(n=6, r=0.2, sigma=0.7, lengthscale=0.5)
     res = game_lood(game, 2.0, rng=np.random.default_rng(3), datasets=2, grid=201)
     # brute force on the same datasets
-    from privgp.audit.game import sample_datasets
+    from privgp.audit.membership.game import sample_datasets
 
     Xs, ys = sample_datasets(game, True, 2, np.random.default_rng(3))
     best_f = best_r = 0.0

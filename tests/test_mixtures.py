@@ -28,7 +28,7 @@ from privgp.accounting.mixtures import (
     renyi_divergence,
 )
 from privgp.accounting.mixtures import test_epsilon_lower_bound as event_bound
-from privgp.audit.sgld_model import CyclicSGLD
+from privgp.audit.samplers.sgld_model import CyclicSGLD
 from privgp.errors import InvalidParameterError
 
 REF = json.loads((Path(__file__).parent / "data" / "sgld_reference.json").read_text())

@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch")
 dps = pytest.importorskip("privgp.mechanisms.dpsetconv", reason="part 1 (numpy DPSetConv) not merged yet")
 
 from privgp.accounting.gaussian import gdp_mu  # noqa: E402
-from privgp.domain import PublicGrid  # noqa: E402
+from privgp.models.domain import PublicGrid  # noqa: E402
 from privgp.nn.model import DPConvCNP, ModelConfig  # noqa: E402
 
 CFG = ModelConfig(window=(-2.0, 2.0), points_per_unit=16, first_channels=4, channels=(4, 4), lengthscale_init=0.3,

@@ -80,7 +80,7 @@ def test_sim2real_y_scale(tmp_path):
     assert rec["config"]["y_scale"] == 0.5
     # the same splits and release noise, evaluated by hand on the scaled data
     from privgp.accounting.gaussian import gdp_mu
-    from privgp.experiments.seed002_nn import _diabetes
+    from privgp.experiments.seed002.nn import _diabetes
     from privgp.nn.tasks import TaskBatch
 
     _, tasks = _diabetes()

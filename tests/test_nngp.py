@@ -1,4 +1,4 @@
-"""NNGP and RBF kernels of seed 003 (privgp.nngp): closed forms against independent quadrature,
+"""NNGP and RBF kernels of seed 003 (privgp.models.nngp): closed forms against independent quadrature,
 neural-tangents reference values (docs/notes/seed003_lood.md, sec. 5, item 6), Monte Carlo over wide random networks,
 and analytic gradients against finite differences (including at correlation 1)."""
 import json
@@ -10,7 +10,7 @@ import pytest
 from scipy.special import erf, ndtr
 
 from privgp.errors import InvalidParameterError
-from privgp.nngp import ACTIVATIONS, NNGP, RBF, bivariate_expectation, make_lood_kernel
+from privgp.models.nngp import ACTIVATIONS, NNGP, RBF, bivariate_expectation, make_lood_kernel
 
 REF = json.loads((Path(__file__).parent / "data" / "lood_reference.json").read_text())
 

@@ -16,7 +16,6 @@ from privgp.accounting import accountant
 from privgp.accounting.events import ComposedEvent, GaussianEvent, event_from_dict
 from privgp.accounting.selection import SelectionEvent, liu_talwar_budget
 from privgp.accounting.zcdp import zcdp_epsilon, zcdp_rho_for
-from privgp.domain import Box
 from privgp.errors import BudgetExceededError, InfeasibleTargetError, InvalidParameterError
 from privgp.ledger import Ledger
 from privgp.mechanisms.coinpress import coinpress_mean, paper_schedule
@@ -29,6 +28,7 @@ from privgp.mechanisms.private_selection import (
     select_sparse_gp,
 )
 from privgp.mechanisms.release import ResponseMap, release
+from privgp.models.domain import Box
 
 REF = json.loads((Path(__file__).parent / "data" / "sparse_gp_reference.json").read_text())
 

@@ -13,8 +13,8 @@ import pytest
 from privgp.accounting import accountant
 from privgp.accounting.linear_regression import claim_d29_conditions
 from privgp.errors import InvalidParameterError
-from privgp.gp.linear_regression import BayesianLinearRegression
 from privgp.mechanisms.propose_test_sample import PtsParams, n_min, propose_test_sample, pts_select
+from privgp.models.gp.linear_regression import BayesianLinearRegression
 
 # 1 + rho2 > rho1 keeps the noise of m~ (scale ~ n^(rho1 - 1) / eps) below the window n2^rho2 (Claim C.4)
 PARAMS = dict(epsilon=20.0, delta=0.01, x_l=0.5, x_h=1.0, alpha=1.0, beta=3.0, rho1=1.02, rho2=0.05, gamma1=0.1)

@@ -22,10 +22,10 @@ import pytest
 
 from privgp.cli.main import main
 from privgp.datasets.baltimore import PUBLIC_BOX
-from privgp.domain import Box
 from privgp.ledger import Ledger
 from privgp.mechanisms.posterior_sample import epsilon_posterior_sampling
 from privgp.mechanisms.release import default_delta
+from privgp.models.domain import Box
 
 FILES = {"paths.npz", "paths.csv", "excursion.png", "certificate.json", "report.html"}
 

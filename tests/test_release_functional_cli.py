@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from privgp.accounting import accountant, event_from_dict
-from privgp.accounting.functional import FunctionalEvent, gdp_multiplier
+from privgp.accounting.functional_noise import FunctionalEvent, gdp_multiplier
 from privgp.cli.main import main
-from privgp.domain import Box
 from privgp.ledger import Ledger
 from privgp.mechanisms.functional import posterior_mean_sensitivity
+from privgp.models.domain import Box
 
 FILES = {"paths.npz", "paths.csv", "excursion.png", "certificate.json", "report.html"}
 

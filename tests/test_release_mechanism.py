@@ -8,15 +8,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from privgp.domain import Box
 from privgp.errors import AssumptionError, InvalidParameterError
-from privgp.gp import ExactPosterior
-from privgp.kernels import make_kernel
 from privgp.mechanisms.posterior_release import plan_posterior_sample as plan_release
 from privgp.mechanisms.posterior_release import sample_release
 from privgp.mechanisms.posterior_sample import epsilon_posterior_sampling
 from privgp.mechanisms.release import ResponseMap, default_delta, grid_sizes
-from privgp.sampling import snap_to_lattice
+from privgp.models.domain import Box
+from privgp.models.gp import ExactPosterior
+from privgp.models.kernels import make_kernel
+from privgp.models.sampling import snap_to_lattice
 
 UNIT = Box.unit(1)
 RECT = Box((0.0, 0.0), (2.0, 1.0))

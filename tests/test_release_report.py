@@ -29,8 +29,8 @@ from hypothesis import strategies as st
 
 from privgp.cli.main import main
 from privgp.cli.release_figure import PictureContext, ReleasedField, ResponseDisplay, colour_span, draw, format_upper
-from privgp.domain import Box
 from privgp.mechanisms.release import ResponseMap
+from privgp.models.domain import Box
 
 # -- printing bounds ---------------------------------------------------------------------------
 

@@ -6,10 +6,10 @@ from hypothesis import strategies as st
 from test_sampling_laws import affine_law, assert_law, released_law
 
 from privgp.errors import InvalidParameterError
-from privgp.gp import ExactPosterior
-from privgp.kernels import Exponential
-from privgp.sampling import exp1d_paths, sample_joint
-from privgp.sampling.exp1d import _Exp1dPlan, linear_recurrence
+from privgp.models.gp import ExactPosterior
+from privgp.models.kernels import Exponential
+from privgp.models.sampling import exp1d_paths, sample_joint
+from privgp.models.sampling.exp1d import _Exp1dPlan, linear_recurrence
 
 
 @settings(max_examples=40)

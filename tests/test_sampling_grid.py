@@ -6,10 +6,10 @@ from hypothesis import strategies as st
 from test_sampling_laws import affine_law, assert_law, released_law
 
 from privgp.errors import InvalidParameterError
-from privgp.gp import ExactPosterior
-from privgp.kernels import Constant, Exponential, Matern32, Matern52, SquaredExponential
-from privgp.sampling import grid_paths, snap_to_lattice
-from privgp.sampling.grid import _CirculantPlan, _lattice_gram, _lattice_indices, _MatheronPlan, grid_prior_factor
+from privgp.models.gp import ExactPosterior
+from privgp.models.kernels import Constant, Exponential, Matern32, Matern52, SquaredExponential
+from privgp.models.sampling import grid_paths, snap_to_lattice
+from privgp.models.sampling.grid import _CirculantPlan, _lattice_gram, _lattice_indices, _MatheronPlan, grid_prior_factor
 
 
 def grid_points(axes):
@@ -316,8 +316,8 @@ def test_auto_falls_back_to_cholesky_only_within_the_memory_limit(monkeypatch):
     pre-charge estimate (plan_sampler) with the same limit omits the Gram matrix exactly when the sampler
     cannot fall back."""
     from privgp.errors import NumericalError
-    from privgp.sampling import exact_paths, plan_sampler
-    from privgp.sampling import grid as grid_module
+    from privgp.models.sampling import exact_paths, plan_sampler
+    from privgp.models.sampling import grid as grid_module
 
     axes, X, y = release_like(n=3000, seed=7)
     k = Matern52(0.2)

@@ -4,10 +4,10 @@ import pytest
 from test_sampling_laws import assert_law, released_law
 
 from privgp.errors import InvalidParameterError
-from privgp.gp import SAMPLING_JITTER, ExactPosterior
-from privgp.kernels import Exponential, Matern32, Matern52, SquaredExponential
-from privgp.sampling import LazyPath, psd_factor, sample_joint
-from privgp.sampling.joint import _released_cov
+from privgp.models.gp import SAMPLING_JITTER, ExactPosterior
+from privgp.models.kernels import Exponential, Matern32, Matern52, SquaredExponential
+from privgp.models.sampling import LazyPath, psd_factor, sample_joint
+from privgp.models.sampling.joint import _released_cov
 
 
 def posterior_2d(sigma=1.3, r=0.4, kernel=None):
@@ -71,7 +71,7 @@ def test_sample_joint_bad_input():
         sample_joint(post, np.zeros(3), 1, rng)
     with pytest.raises(InvalidParameterError, match="Xq must be free of NaN and inf"):
         sample_joint(post, [[0.0, np.nan]], 1, rng)
-    with pytest.raises(InvalidParameterError, match="posterior must be a privgp.gp.ExactPosterior"):
+    with pytest.raises(InvalidParameterError, match="posterior must be a privgp.models.gp.ExactPosterior"):
         sample_joint("posterior", XQ, 1, rng)
 
 

@@ -6,7 +6,7 @@ draws. A check passes when every entry is within K_SE = 5 standard errors.
 """
 import numpy as np
 
-from privgp.gp import ExactPosterior
+from privgp.models.gp import ExactPosterior
 
 K_SE = 5.0
 

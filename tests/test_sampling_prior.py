@@ -1,4 +1,4 @@
-"""Exact prior draws on a grid (privgp.sampling.prior): the noise of the functional mechanism and
+"""Exact prior draws on a grid (privgp.models.sampling.prior): the noise of the functional mechanism and
 DPSetConv (seed 002, Thm 4.1, Alg. 3, App. B). Every method draws from the covariance that
 prior_covariance reports, which is the kernel matrix plus a positive semidefinite jitter only."""
 from __future__ import annotations
@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from privgp.errors import InvalidParameterError
-from privgp.kernels import Exponential, Matern32, SquaredExponential
-from privgp.sampling import prior_paths
-from privgp.sampling.prior import prior_covariance
+from privgp.models.kernels import Exponential, Matern32, SquaredExponential
+from privgp.models.sampling import prior_paths
+from privgp.models.sampling.prior import prior_covariance
 
 A = np.linspace(0.0, 1.0, 8)
 CASES = [(SquaredExponential(0.3), (A,), "kronecker"), (SquaredExponential(0.3), (A, A[:5]), "kronecker"),

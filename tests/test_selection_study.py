@@ -1,4 +1,4 @@
-"""The selection study (privgp.experiments.selection_study) and the published script's design options it
+"""The selection study (privgp.experiments.seed000.selection_study) and the published script's design options it
 varies: one target shared by a pool of datasets, the script's refinement."""
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 
 from privgp.datasets.synthetic import excursion_pairs_1d
 from privgp.experiments import run_experiment
-from privgp.experiments import selection_study as study
-from privgp.experiments.excursion_1d import SEARCHES, config_1d
+from privgp.experiments.seed000 import selection_study as study
+from privgp.experiments.seed000.excursion_1d import SEARCHES, config_1d
 
 
 def test_shared_target_pairs_are_one_target_with_independent_datasets():

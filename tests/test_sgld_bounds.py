@@ -27,7 +27,7 @@ from privgp.accounting.linear_regression import (
     lemma43_epsilon,
     lemma43_min_n,
 )
-from privgp.audit.sgld_bounds import (
+from privgp.audit.samplers.sgld_bounds import (
     eq15_lower_bound,
     eq16_epsilon_prime,
     kdot,
@@ -38,7 +38,7 @@ from privgp.audit.sgld_bounds import (
     paper_step,
     theorem1_constants,
 )
-from privgp.audit.sgld_model import CyclicSGLD
+from privgp.audit.samplers.sgld_model import CyclicSGLD
 from privgp.errors import InvalidParameterError
 
 log_uniform = lambda lo, hi: st.floats(math.log(lo), math.log(hi)).map(math.exp)  # noqa: E731

@@ -27,7 +27,7 @@ from privgp.accounting.linear_regression import (
     lemma42_alpha_max,
     lemma42_epsilon1,
 )
-from privgp.audit.sgld_bounds import theorem1_constants
+from privgp.audit.samplers.sgld_bounds import theorem1_constants
 from privgp.mechanisms.propose_test_sample import PtsParams, n_min
 
 CE = dict(n=1000, alpha=1.0, beta=4.0, x_h=1.0, x_l=0.5, c=10.0, gamma1=0.3)

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from scipy.special import ndtr
 
-from privgp.audit.sgld_model import (
+from privgp.audit.samplers.sgld_model import (
     CyclicSGLD,
     RatioDomain,
     counterexample_datasets,
@@ -27,7 +27,7 @@ from privgp.audit.sgld_model import (
     simulate_sgld,
 )
 from privgp.errors import InvalidParameterError
-from privgp.gp.linear_regression import BayesianLinearRegression
+from privgp.models.gp.linear_regression import BayesianLinearRegression
 
 SMALL = dict(n=5, alpha=1.0, beta=4.0, x_h=1.0, c=3.0)
 

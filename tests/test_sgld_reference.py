@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from privgp.accounting.divergences import renyi_gaussian_1d
-from privgp.audit.sgld_model import CyclicSGLD, IterateLaws, posterior_pair
+from privgp.audit.samplers.sgld_model import CyclicSGLD, IterateLaws, posterior_pair
 
 REF = json.loads((Path(__file__).parent / "data" / "sgld_reference.json").read_text())
 FIG = REF["figure1"]
@@ -33,7 +33,7 @@ def _law(K):
 def _naive_epoch_law(s: CyclicSGLD, K: int) -> IterateLaws:
     """Laws at t = K n from the paper's uncentred formulas (eqs. (17), (18), (20), (22) as an affine
     epoch map) in plain float64: 1 - lambda formed by subtraction, means of size mu_inf subtracted.
-    What the library must not do (privgp.audit.sgld_model uses the centred log1p/expm1 form)."""
+    What the library must not do (privgp.audit.samplers.sgld_model uses the centred log1p/expm1 form)."""
     n, eta = s.n, s.eta
     lam = 1.0 - 0.5 * eta * (s.alpha + n * s.x_h ** 2 * s.beta)
     lam_hat = 1.0 - 0.5 * eta * (s.alpha + n * (s.x_h / 2) ** 2 * s.beta)

@@ -14,7 +14,6 @@ from sklearn.exceptions import NotFittedError
 from privgp.accounting import accountant
 from privgp.accounting.events import ComposedEvent, event_from_dict
 from privgp.errors import InvalidParameterError
-from privgp.gp.sparse_posterior import noise_aware_posterior
 from privgp.mechanisms.sparse_gp import (
     NoiseBounds,
     calibrate_noise,
@@ -27,6 +26,7 @@ from privgp.mechanisms.sparse_gp import (
     unpack_upper,
 )
 from privgp.mechanisms.sparse_gp_estimator import DPDirichletGPClassifier, DPSparseGPRegressor, dirichlet_targets
+from privgp.models.gp.sparse_posterior import noise_aware_posterior
 
 REF = json.loads((Path(__file__).parent / "data" / "sparse_gp_reference.json").read_text())
 Z9 = np.linspace(-3, 3, 9)

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from privgp.gp import ExactPosterior
-from privgp.gp.sparse_posterior import noise_aware_posterior, regulariser
-from privgp.kernels import SquaredExponential
 from privgp.mechanisms.sparse_gp import pack_upper, unpack_upper
+from privgp.models.gp import ExactPosterior
+from privgp.models.gp.sparse_posterior import noise_aware_posterior, regulariser
+from privgp.models.kernels import SquaredExponential
 
 REF = json.loads((Path(__file__).parent / "data" / "sparse_gp_reference.json").read_text())
 K1 = SquaredExponential(1.0)

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from privgp.accounting import GaussianEvent, accountant
-from privgp.domain import Box
 from privgp.errors import InvalidParameterError
 from privgp.ledger import Ledger
 from privgp.mechanisms.release import ResponseMap, release
 from privgp.mechanisms.sparse_gp_release import inducing_grid, plan_sparse_gp
+from privgp.models.domain import Box
 
 BOX = Box((0.0, 0.0), (2.0, 1.0))
 

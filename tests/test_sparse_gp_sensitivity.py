@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from scipy.optimize import minimize
 
 from privgp.errors import InvalidParameterError
-from privgp.kernels import Exponential, Matern32, Matern52, SquaredExponential
 from privgp.mechanisms.sparse_gp import pack_upper, sparse_gp_spec
 from privgp.mechanisms.sparse_gp_sensitivity import kernel_norm_bound, resolve_noise_ratio, statistics_sensitivity, weighted_sensitivity
+from privgp.models.kernels import Exponential, Matern32, Matern52, SquaredExponential
 
 REF = json.loads((Path(__file__).parent / "data" / "sparse_gp_reference.json").read_text())
 KERNELS = {"se": SquaredExponential, "exp": Exponential, "m32": Matern32, "m52": Matern52}

@@ -16,10 +16,10 @@ from privgp.accounting.composed_batch import ComposedBatch
 from privgp.accounting.conversion import epsilon_from_rdp
 from privgp.accounting.events import ComposedEvent
 from privgp.accounting.sensitivity import delta_exp1d, delta_generic, v_bar
-from privgp.domain import Box
 from privgp.errors import BudgetExceededError, InfeasibleTargetError, InvalidParameterError
 from privgp.ledger import Ledger
 from privgp.mechanisms.posterior_sample import posterior_sample_batch, posterior_sample_event
+from privgp.models.domain import Box
 from privgp.tasks.thompson import Candidates, optimize, plan_thompson, released_certificate, run_thompson
 
 GRID_1D = Candidates.grid(Box.unit(1), 33)

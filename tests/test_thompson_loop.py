@@ -14,12 +14,12 @@ from scipy.stats import wilcoxon
 
 from privgp.accounting import accountant
 from privgp.datasets.objectives import FUNCTIONS, get_function
-from privgp.domain import Box
 from privgp.errors import InvalidParameterError
-from privgp.kernels import make_kernel
 from privgp.mechanisms.noisy_argmax import grid_argmax, plan_grid_argmax
-from privgp.sampling import exact_paths
-from privgp.sampling.prior import prior_paths
+from privgp.models.domain import Box
+from privgp.models.kernels import make_kernel
+from privgp.models.sampling import exact_paths
+from privgp.models.sampling.prior import prior_paths
 from privgp.tasks.thompson import Candidates, plan_thompson, run_thompson
 
 REFERENCE = json.loads((Path(__file__).parent / "data" / "objective_reference.json").read_text())

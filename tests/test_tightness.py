@@ -1,5 +1,5 @@
 """Audits that can fail: searches that must find most of what the bound allows, laws with a tolerance
-that would catch a real error, and the tightness table (privgp.audit.tightness, experiments.tightness).
+that would catch a real error, and the tightness table (privgp.audit.tightness.settings, experiments.tightness).
 
 * The worst mean shift ||mu_D - mu_D'||_{H_-} for the 1-D exponential kernel at small n and r: the
   search must reach 95% of the published Delta_n = 2 sqrt(2) M_Y sqrt(Phi_n) (a search found 0.9999 of it,
@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from threadpoolctl import threadpool_limits
 
 from privgp.accounting import gdp_epsilon, rdp_mean_term
-from privgp.audit.neighbours import (
+from privgp.audit.tightness.neighbours import (
     mean_shift_norm,
     neighbour_divergence,
     neighbour_posteriors,
@@ -32,13 +32,13 @@ from privgp.audit.neighbours import (
     worst_case_mean_shift,
     worst_case_neighbours,
 )
-from privgp.audit.pair_attack import likelihood_ratio_lower_bound
-from privgp.audit.tightness import audit_setting
-from privgp.domain import Box
+from privgp.audit.tightness.pair_attack import likelihood_ratio_lower_bound
+from privgp.audit.tightness.settings import audit_setting
 from privgp.experiments import run_experiment
-from privgp.experiments import tightness as tight
-from privgp.kernels import Exponential, Matern32, Matern52, SquaredExponential
+from privgp.experiments.seed000 import tightness as tight
 from privgp.mechanisms.posterior_sample import bounds_for, epsilon_posterior_sampling
+from privgp.models.domain import Box
+from privgp.models.kernels import Exponential, Matern32, Matern52, SquaredExponential
 
 
 @pytest.fixture(autouse=True)

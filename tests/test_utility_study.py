@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from privgp.datasets.fields import SyntheticField
-from privgp.domain import Box
 from privgp.experiments import run_experiment
-from privgp.experiments.utility import choose_pilot_settings, which_table
+from privgp.experiments.studies.utility import choose_pilot_settings, which_table
+from privgp.models.domain import Box
 from privgp.tasks.utility_study import IDENTITY, MECHANISMS, PILOT_CANDIDATES, TUNED, default_plan, release_scores
 
 

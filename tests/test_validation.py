@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from privgp import validation as v
-from privgp.domain import Box
 from privgp.errors import InvalidParameterError, PrivgpError
-from privgp.gp import EigenPosterior, ExactPosterior, batched_mean_var, one_step_update
-from privgp.kernels import Exponential, Matern32
+from privgp.models.domain import Box
+from privgp.models.gp import EigenPosterior, ExactPosterior, batched_mean_var, one_step_update
+from privgp.models.kernels import Exponential, Matern32
 
 K = Exponential(0.5)
 X_OK = np.array([0.1, 0.4, 0.8])

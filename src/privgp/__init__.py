@@ -37,11 +37,11 @@ _EXPORTS = {
     "plan_sparse_gp": "privgp.mechanisms", "DPSparseGPRegressor": "privgp.mechanisms",
     "DPDirichletGPClassifier": "privgp.mechanisms", "SelectionEvent": "privgp.accounting",
     "DPPosteriorSampler": "privgp.mechanisms", "Budget": "privgp.ledger", "records": "privgp.datasets.tabular",
-    "Box": "privgp.domain",
+    "Box": "privgp.models.domain",
     "Candidates": "privgp.tasks.thompson", "plan_thompson": "privgp.tasks.thompson",
     "run_thompson": "privgp.tasks.thompson",
-    "Exponential": "privgp.kernels", "Matern32": "privgp.kernels", "Matern52": "privgp.kernels",
-    "SquaredExponential": "privgp.kernels", "make_kernel": "privgp.kernels",
+    "Exponential": "privgp.models.kernels", "Matern32": "privgp.models.kernels", "Matern52": "privgp.models.kernels",
+    "SquaredExponential": "privgp.models.kernels", "make_kernel": "privgp.models.kernels",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]

@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from . import validation as v
-from .domain import Box
 from .errors import InvalidParameterError, MissingExtraError
+from .models.domain import Box
 
 
 def _pyproj() -> Any:

@@ -36,7 +36,7 @@ from .events import (
     event_from_json,
     register_event,
 )
-from .functional import (
+from .functional_noise import (
     DPSetConvEvent,
     FunctionalEvent,
     dpsetconv_mu,
@@ -48,7 +48,7 @@ from .functional import (
 )
 from .gaussian import compose_mu, gaussian_noise_std, gdp_delta, gdp_epsilon, gdp_mu
 from .linear_regression import LinearRegressionPosteriorEvent
-from .optimize import minimize_over_alpha
+from .order_search import minimize_over_alpha
 from .posterior_sampling import PosteriorSampleEvent
 from .rdp import alpha_max, psi_alpha, rdp_covariance_term, rdp_mean_term, rdp_posterior_sample, tau_tilde
 from .sampler_bounds import SampleThenOptimiseEvent

@@ -12,7 +12,7 @@ How a guarantee is computed, in order of preference:
 2. **RDP conversion** otherwise: the RDP curve converted with ``conversion`` ("improved",
    Canonne-Kamath-Steinke 2020 Prop. 12, default; "mironov", Mironov 2017 Prop. 3 = seed 000
    eq. (3)) and minimised over the admissible orders 1 < alpha < alpha_max
-   (:func:`privgp.accounting.optimize.minimize_over_alpha`). The search may be approximate, but the
+   (:func:`privgp.accounting.order_search.minimize_over_alpha`). The search may be approximate, but the
    reported epsilon is always the conversion evaluated *at the reported alpha*, recomputed, so it is
    a valid bound whatever the search does (method ``"rdp"``).
 3. An (epsilon_0, delta_0) part (:meth:`PrivacyEvent.approx_dp`) is added by basic composition:
@@ -55,7 +55,7 @@ from ..errors import InvalidParameterError, NumericalError
 from .conversion import check_conversion, epsilon_raw, log_delta_raw
 from .events import ComposedEvent, EventBatch, GaussianCurve, PrivacyEvent
 from .gaussian import gdp_epsilon, log_gdp_delta
-from .optimize import minimize_over_alpha
+from .order_search import minimize_over_alpha
 
 METHODS = ("rdp", "exact-gdp", "pure", "profile")
 COMPOSITIONS = ("basic", "profile")

@@ -9,7 +9,7 @@
   A negative value means (0, delta)-DP; it is reported as 0.
 
 The inverse maps give delta for a target epsilon at one order; optimisation over alpha lives in
-:mod:`privgp.accounting.optimize`.
+:mod:`privgp.accounting.order_search`.
 """
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ run ``steps`` = t steps of gradient descent with step h from v_0 = 0 on
 and release f_t = f_0 + k(., X) v_t (the "sample-then-optimise" / pathwise-conditioning sampler; with
 t = inf it is an exact posterior draw). v_t = P_t(H)(y - f_0(X) - eps) with P_t(s) = (1 - (1 - h s)^t)/s,
 so at any finite set of release points T the iterate is Gaussian (derivation in
-:mod:`privgp.audit.langevin_gp`):
+:mod:`privgp.audit.samplers.langevin_gp`):
 
     mean  m_t = K_TX P_t(H) y,    cov  S_t = sigma^2 [K_TT - K_TX P_2t(H) K_XT]  (P_2t = 2P_t - P_t H P_t).
 
@@ -41,7 +41,7 @@ minimised over a grid of p, p' (every choice is a valid bound). The bound is uni
 over the release points, so it certifies the iterate as a mechanism; it is +inf for small t (the sampler
 has not converged far enough for this argument), and tends to (slightly more than) the posterior's
 certificate as t grows. It does NOT cover other samplers (ULA has a stationary bias; its exact pair
-divergences are in :mod:`privgp.audit.langevin_gp`).
+divergences are in :mod:`privgp.audit.samplers.langevin_gp`).
 """
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from ..errors import InvalidParameterError
 from .common import positive_float, print_json
 
 if TYPE_CHECKING:
-    from ..domain import Box
+    from ..models.domain import Box
 
 KERNELS = ("exponential", "matern32", "matern52", "squared_exponential", "constant", "diagonal")
 SENSITIVITIES = ("generic", "exp1d", "rkhs", "constant", "diagonal")
@@ -93,7 +93,7 @@ def _add_other_mechanism_options(p) -> None:
 
 
 def _domain(args) -> Box:
-    from ..domain import Box
+    from ..models.domain import Box
 
     if args.box is not None:
         if args.lower is not None or args.upper is not None:

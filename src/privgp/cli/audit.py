@@ -93,14 +93,14 @@ def register(sub) -> None:
 
 
 def _game(args):
-    from ..audit.game import MembershipGame
+    from ..audit.membership.game import MembershipGame
 
     return MembershipGame(n=args.n, x0=args.x0, lengthscale=args.lengthscale, r=args.r, sigma=args.sigma, M_xi=args.M_xi,
                           L=args.L, covariates=args.covariates)
 
 
 def _run_lira(args) -> int:
-    from ..audit.lira import audit_lira
+    from ..audit.membership.lira import audit_lira
 
     t0 = time.perf_counter()
     game = _game(args)
@@ -132,7 +132,7 @@ def _run_lira(args) -> int:
 def _run_tightness(args) -> int:
     import numpy as np
 
-    from ..audit.tightness import audit_tightness
+    from ..audit.tightness.settings import audit_tightness
 
     t0 = time.perf_counter()
     res = audit_tightness(_game(args), alpha=args.alpha, delta=args.delta, rng=np.random.default_rng(args.seed),

@@ -54,7 +54,7 @@ def _fmt(x) -> str:
 
 
 def _run(args) -> int:
-    from ..audit.lood_release import NOTICE, audit_release_lood  # here: scipy.linalg (`privgp --help`)
+    from ..audit.lood.release import NOTICE, audit_release_lood  # here: scipy.linalg (`privgp --help`)
     from ..mechanisms.interface import Request, get
     from .release import load_data, mechanism_options
 

@@ -80,9 +80,9 @@ def _parse_steps(text: str) -> list[float]:
 
 
 def _run(args) -> int:
-    from ..audit.langevin_gp import audit_sampler
-    from ..experiments.sampler_audit import describe_factor, plot_sampler_audit
-    from ..kernels import make_kernel
+    from ..audit.samplers.langevin_gp import audit_sampler
+    from ..experiments.studies.sampler_audit import describe_factor, plot_sampler_audit
+    from ..models.kernels import make_kernel
     from ..progress import Progress
     from ..validation import integer
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from ..domain import Box
 from ..errors import InvalidParameterError
+from ..models.domain import Box
 
 
 def positive_float(text: str) -> float:

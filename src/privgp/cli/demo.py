@@ -33,12 +33,12 @@ def _run(args) -> int:
     import numpy as np
 
     out = check_output_dir(args.out, args.overwrite)
-    from ..domain import Box
     from ..experiments.common import new_figure, save_figure
-    from ..gp import ExactPosterior
-    from ..kernels import Exponential
     from ..mechanisms.posterior_sample import epsilon_posterior_sampling
-    from ..sampling import exp1d_paths
+    from ..models.domain import Box
+    from ..models.gp import ExactPosterior
+    from ..models.kernels import Exponential
+    from ..models.sampling import exp1d_paths
 
     entropy = np.random.SeedSequence().entropy          # an int when drawn from the OS
     assert isinstance(entropy, int)

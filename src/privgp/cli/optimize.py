@@ -25,11 +25,11 @@ import numpy as np
 
 from .. import __version__
 from ..datasets.objectives import FUNCTIONS, get_function
-from ..domain import Box
 from ..errors import DataError, InvalidParameterError, ObjectiveError
 from ..jsonable import to_jsonable
 from ..ledger import DEFAULT_BUDGET_EPSILON, Ledger, check_budget, ledger_path
 from ..mechanisms.posterior_release import DEFAULT_MEMORY_LIMIT
+from ..models.domain import Box
 from ..progress import Progress
 from ..tasks.thompson_options import KNOBS, SCHEDULES
 from .common import nonnegative_int, print_json

@@ -30,10 +30,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..domain import Box
 from ..formatting import format_upper
 from ..mechanisms.interface import PictureContext, ReleasedField, ResponseDisplay  # noqa: F401 (re-exported)
 from ..mechanisms.release import ResponseMap
+from ..models.domain import Box
 
 #: at most this many 1-D lines are drawn (all of them enter the shading)
 MAX_LINES = 50

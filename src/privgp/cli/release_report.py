@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from string import Template
 
 from ..accounting import PrivacyCertificate
-from ..domain import Box
 from ..mechanisms.interface import MechanismReport, chosen_by  # noqa: F401 (re-exported: the vocabulary of report_text)
 from ..mechanisms.release import default_delta
+from ..models.domain import Box
 from .release_figure import Picture, ResponseDisplay, format_upper
 
 CONVERSIONS = {"improved": "Canonne, Kamath and Steinke (2020), Prop. 12 (also Balle et al. 2020)",

@@ -153,8 +153,8 @@ def verify_account(doc: dict) -> PrivacyCertificate:
     rebuilt by :func:`~privgp.mechanisms.posterior_sample.certify_posterior_sample`."""
     from ..accounting.events import event_from_dict
     from ..accounting.posterior_sampling import PosteriorSampleEvent
-    from ..domain import Box
     from ..mechanisms.posterior_sample import certify_posterior_sample
+    from ..models.domain import Box
 
     ev = event_from_dict(doc["event"])
     if not isinstance(ev, PosteriorSampleEvent):

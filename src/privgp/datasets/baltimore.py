@@ -13,7 +13,7 @@ from __future__ import annotations
 from importlib import resources
 from typing import TYPE_CHECKING
 
-from ..domain import Box
+from ..models.domain import Box
 
 if TYPE_CHECKING:
     import pandas as pd

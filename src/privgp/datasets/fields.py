@@ -19,8 +19,8 @@ from functools import lru_cache
 import numpy as np
 
 from .. import validation as v
-from ..domain import Box
 from ..errors import InvalidParameterError
+from ..models.domain import Box
 
 FAMILIES = ("bump", "blobs", "rough")
 #: response noise std of the synthetic records (model units)
@@ -48,8 +48,8 @@ def _blobs(u: np.ndarray) -> np.ndarray:
 
 @lru_cache(maxsize=1)
 def _rough_table() -> np.ndarray:
-    from ..kernels import make_kernel  # noqa: PLC0415
-    from ..sampling import prior_paths  # noqa: PLC0415
+    from ..models.kernels import make_kernel  # noqa: PLC0415
+    from ..models.sampling import prior_paths  # noqa: PLC0415
 
     ax = np.linspace(0.0, 1.0, _ROUGH_MESH)
     path = prior_paths(make_kernel("exponential", ROUGH_LENGTHSCALE), (ax, ax), rng=np.random.default_rng(_ROUGH_SEED), L=1)[0]

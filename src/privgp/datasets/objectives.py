@@ -27,8 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import validation as v
-from ..domain import Box
 from ..errors import InvalidParameterError
+from ..models.domain import Box
 
 
 def _forrester(u: np.ndarray) -> np.ndarray:

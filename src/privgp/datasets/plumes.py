@@ -134,7 +134,7 @@ def excursion_pairs_2d(n_pairs: int, n: int, M_xi: float, *, rng: np.random.Gene
     ``lattice=N`` places the sensors uniformly on the lattice {0, 1/N, ..., 1}^2 instead of the
     continuum (so that a fast exact grid sampler applies; the paper samples the continuum).
     """
-    from ..domain import Box, trapezoid_weights
+    from ..models.domain import Box, trapezoid_weights
 
     rng = v.generator("rng", rng)
     prior = PlumePrior() if prior is None else prior

@@ -39,8 +39,8 @@ from typing import Any
 
 import numpy as np
 
-from ..domain import Box, cell_index
 from ..errors import DataError
+from ..models.domain import Box, cell_index
 from .cellstats import CellSums
 
 #: records per batch read from a file or a query
@@ -254,7 +254,7 @@ def scan_part(part: Part, coordinates: Sequence[str], response: str, domain: Box
               cells: tuple[int, ...] | None = None, batch_rows: int = BATCH_ROWS) -> ScanResult:
     """One streaming pass over a part: check every record, hash it, keep the used columns (``keep``) and/or
     reduce the transformed responses ``transform(z)`` to exact per-cell statistics (``cells``; the cell
-    rule of :func:`privgp.domain.cell_index`). A DataError names the first bad row and file."""
+    rule of :func:`privgp.models.domain.cell_index`). A DataError names the first bad row and file."""
     coordinates = tuple(coordinates)
     cols = coordinates + (response,)
     lo, hi = np.asarray(domain.lower, dtype=float), np.asarray(domain.upper, dtype=float)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import validation as v
-from ..kernels import SquaredExponential
+from ..models.kernels import SquaredExponential
 
 INTERVAL = (-4.0, 4.0)
 

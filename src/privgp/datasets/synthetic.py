@@ -118,7 +118,7 @@ def excursion_pairs_1d(n_pairs: int, n: int, M_xi: float, *, rng: np.random.Gene
     if shared_target:
         return _shared_target_pairs(n_pairs, n, M_xi, rng=rng, mesh_size=mesh_size, lengthscale_gen=lengthscale_gen,
                                     t=t, target_filter=target_filter, max_attempts=max_attempts)
-    from ..domain import Box, trapezoid_weights
+    from ..models.domain import Box, trapezoid_weights
 
     rng = v.generator("rng", rng)
     n_pairs = v.integer("n_pairs", n_pairs, minimum=1)
@@ -161,7 +161,7 @@ def excursion_pairs_1d(n_pairs: int, n: int, M_xi: float, *, rng: np.random.Gene
 
 
 def _shared_target_pairs(n_pairs, n, M_xi, *, rng, mesh_size, lengthscale_gen, t, target_filter, max_attempts):
-    from ..domain import Box, trapezoid_weights
+    from ..models.domain import Box, trapezoid_weights
 
     rng = v.generator("rng", rng)
     n_pairs = v.integer("n_pairs", n_pairs, minimum=1)

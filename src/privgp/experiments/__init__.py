@@ -17,22 +17,27 @@ from ..errors import InvalidParameterError
 __all__ = ["EXPERIMENTS", "get_experiment", "run_experiment"]
 
 EXPERIMENTS: dict[str, str] = {
-    "table1": "excursion_1d:table1", "table2": "excursion_1d:table2", "table3": "excursion_1d:table3",
-    "table4": "excursion_2d:table4", "fig7": "excursion_2d:fig7", "fig8": "excursion_2d:fig8",
-    "realdata": "realdata:realdata",
-    "fig1": "fig1:run", "fig2-bound": "fig2_bound:run",
-    "seed002-train": "seed002_train:train", "seed002-tune": "seed002_nn:tune", "seed002-nll": "seed002_nn:nll",
-    "seed002-fits": "seed002_nn:fits", "seed002-sim2real": "seed002_nn:sim2real",
-    "seed004-fig1": "seed004_fig1:run",
-    "seed001-fig1": "seed001_fig1:run", "seed001-fig2": "seed001_fig2:run", "seed001-fig3": "seed001_fig3:run",
-    "seed002-fig4": "seed002:fig4", "seed002-audit": "seed002:audit",
-    "mechanisms": "mechanisms:run", "utility": "utility:run",
-    "fig2": "lira_figures:fig2", "fig3": "lira_figures:fig3", "fig5": "lira_figures:fig5", "fig6": "lira_histograms:fig6",
-    "tightness": "tightness:run", "selection-study": "selection_study:run",
-    "seed003-toy": "seed003_toy:run", "seed003-activations": "seed003_activations:run",
-    "seed003-reconstruction": "seed003_reconstruction:run", "seed003-multiquery": "seed003_multiquery:run",
-    "seed003-mia": "seed003_mia:run", "seed003-nn": "seed003_nn:run",
-    "thompson": "thompson:run",
+    # seed 000: posterior sampling
+    "table1": "seed000.excursion_1d:table1", "table2": "seed000.excursion_1d:table2",
+    "table3": "seed000.excursion_1d:table3", "table4": "seed000.excursion_2d:table4",
+    "fig7": "seed000.excursion_2d:fig7", "fig8": "seed000.excursion_2d:fig8", "realdata": "seed000.realdata:realdata",
+    "fig1": "seed000.fig1:run", "fig2-bound": "seed000.fig2_bound:run", "fig2": "seed000.lira_figures:fig2",
+    "fig3": "seed000.lira_figures:fig3", "fig5": "seed000.lira_figures:fig5", "fig6": "seed000.lira_histograms:fig6",
+    "tightness": "seed000.tightness:run", "selection-study": "seed000.selection_study:run",
+    # seed 001: the DP sparse GP
+    "seed001-fig1": "seed001.fig1:run", "seed001-fig2": "seed001.fig2:run", "seed001-fig3": "seed001.fig3:run",
+    # seed 002: functional mechanism, DPSetConv, DPConvCNP
+    "seed002-fig4": "seed002.figures:fig4", "seed002-audit": "seed002.figures:audit",
+    "seed002-train": "seed002.train:train", "seed002-tune": "seed002.nn:tune", "seed002-nll": "seed002.nn:nll",
+    "seed002-fits": "seed002.nn:fits", "seed002-sim2real": "seed002.nn:sim2real",
+    # seed 003: leave-one-out distinguishability
+    "seed003-toy": "seed003.toy:run", "seed003-activations": "seed003.activations:run",
+    "seed003-reconstruction": "seed003.reconstruction:run", "seed003-multiquery": "seed003.multiquery:run",
+    "seed003-mia": "seed003.mia:run", "seed003-nn": "seed003.nn:run",
+    # seed 004: approximate samplers
+    "seed004-fig1": "seed004.fig1:run",
+    # privgp's own studies
+    "mechanisms": "studies.mechanisms:run", "utility": "studies.utility:run", "thompson": "studies.thompson:run",
 }
 
 

@@ -18,7 +18,7 @@ call is a fresh release whose event composes (k calls on the same data: mu sqrt(
 
 Public inputs, checked before anything private is touched: the grid (:class:`PublicGrid`, never
 an array computed from the data), lambda, C, t, epsilon, delta. N is public under replace-one
-neighbours. The noise is drawn by :func:`privgp.sampling.prior_paths` (Kronecker-factored exact
+neighbours. The noise is drawn by :func:`privgp.models.sampling.prior_paths` (Kronecker-factored exact
 sampler of seed 002, App. B, float64, jitter only upwards).
 
 For the torch model (part 2) this module is the reference: :func:`setconv_channels` gives the
@@ -34,18 +34,18 @@ import numpy as np
 
 from .. import validation as v
 from ..accounting.calibrate import feasible_side
-from ..accounting.functional import DPSetConvEvent, check_clip, check_split, dpsetconv_noise_scales
+from ..accounting.functional_noise import DPSetConvEvent, check_clip, check_split, dpsetconv_noise_scales
 from ..accounting.gaussian import gdp_mu
-from ..domain import PublicGrid
 from ..errors import InvalidParameterError, NumericalError
-from ..kernels import SquaredExponential
+from ..models.domain import PublicGrid
+from ..models.kernels import SquaredExponential
 
 MECHANISM = "DPSetConv (seed 002, Alg. 3; mu-GDP by Thm 4.2)"
 
 
 def _check_grid(grid) -> PublicGrid:
     if not isinstance(grid, PublicGrid):
-        raise InvalidParameterError("grid", "a privgp.domain.PublicGrid built from public numbers (an array of "
+        raise InvalidParameterError("grid", "a privgp.models.domain.PublicGrid built from public numbers (an array of "
                                     "points is refused: a grid computed from the private data would leak it)",
                                     type(grid).__name__)
     return grid
@@ -153,7 +153,7 @@ def dpsetconv_release(plan: DPSetConvPlan, x, y, rng: np.random.Generator) -> DP
     x = v.points("x", x, dim=plan.grid.dim)
     y = v.responses("y", y, x.shape[0])
     plan.grid.check_not_fitted_to("context inputs", x)
-    from ..sampling import prior_paths  # noqa: PLC0415  (sampling sits below mechanisms)
+    from ..models.sampling import prior_paths  # noqa: PLC0415  (sampling sits below mechanisms)
 
     density, signal = setconv_channels(x, y, plan.grid.points(), plan.lengthscale, plan.clip)
     g = prior_paths(plan.kernel, plan.grid.axes(), rng=rng, L=2)            # g_d, g_s ~ GP(0, psi), independent

@@ -31,17 +31,17 @@ RKHS sensitivities of the estimators a user would release (replace-one neighbour
   :func:`posterior_mean_rkhs_distance` computes the exact H_k distance of a given pair and the
   tests search for bad pairs (tests/test_functional_mechanism.py).
 
-Exact noise: :func:`privgp.sampling.prior_paths` (float64, no rank truncation, jitter only upwards:
+Exact noise: :func:`privgp.models.sampling.prior_paths` (float64, no rank truncation, jitter only upwards:
 a covariance K + P, P positive semidefinite, is K-noise plus independent noise, post-processing).
 
 The plan fixes every public setting before the data are seen: the grid is a
-:class:`~privgp.domain.PublicGrid` (never computed from the data), the domain a public
-:class:`~privgp.domain.Box` (kappa and V̄_n use it), responses must already lie in [-M_Y, M_Y]
+:class:`~privgp.models.domain.PublicGrid` (never computed from the data), the domain a public
+:class:`~privgp.models.domain.Box` (kappa and V̄_n use it), responses must already lie in [-M_Y, M_Y]
 (map and clip them with a public :class:`~privgp.mechanisms.release.ResponseMap`; unclipped
 responses are an error, not silently clipped).
 
 Scale (n = 10^6 and more): the posterior mean is computed with one unknown per distinct input, as the
-posterior-sample samplers do (:mod:`privgp.sampling.mean`: on the lattice by conjugate gradients with FFT
+posterior-sample samplers do (:mod:`privgp.models.sampling.mean`: on the lattice by conjugate gradients with FFT
 products, checked by its true residual, or a Cholesky factorisation; the O(n + m) Kalman smoother for
 the 1-D exponential kernel; a dense solve of the distinct inputs otherwise). Records sharing an input x_s enter only
 through their count c_s and mean response ybar_s, and
@@ -51,7 +51,7 @@ through their count c_s and mean response ybar_s, and
 exactly (c observations of f(x_s) with noise variance r^2 have the likelihood of one observation ybar_s
 with variance r^2 / c_s, up to a factor free of f), so this is the same estimator, not an approximation.
 With ``snap`` = R (the CLI's default in 2-D, as for posterior sampling) every input is first moved to the
-nearest point of the grid lattice refined R times per axis (:func:`privgp.sampling.snap_to_lattice`, then
+nearest point of the grid lattice refined R times per axis (:func:`privgp.models.sampling.snap_to_lattice`, then
 clipped into the public box against rounding): the number of unknowns is then at most the number of
 lattice sites, whatever n is. Snapping is a fixed, public map applied to each record separately and
 chosen before the data are seen; the certificate's public settings state it ("preprocessing"). The
@@ -61,7 +61,7 @@ public per-record map sends replace-one neighbouring datasets to replace-one nei
 datasets, so the release is (epsilon, delta)-DP -- mu-GDP -- with respect to the original records. What
 snapping changes is the estimator (inputs move by at most half a lattice spacing per axis), not the
 guarantee. Before any budget is charged, :meth:`FunctionalPlan.check` estimates the memory and time of
-the solve (:func:`privgp.sampling.mean.plan_posterior_mean`) and refuses a release above the memory
+the solve (:func:`privgp.models.sampling.mean.plan_posterior_mean`) and refuses a release above the memory
 limit, naming the option that would work (snapping, a coarser lattice or grid, or a higher limit).
 """
 from __future__ import annotations
@@ -74,11 +74,11 @@ import numpy as np
 
 from .. import validation as v
 from ..accounting import PrivacyCertificate, feasible_side
-from ..accounting.functional import MULTIPLIERS, FunctionalEvent, check_clip
+from ..accounting.functional_noise import MULTIPLIERS, FunctionalEvent, check_clip
 from ..accounting.sensitivity import choose_lemma
-from ..domain import Box, PublicGrid
 from ..errors import InfeasibleTargetError, InvalidParameterError
-from ..kernels import DistanceKernel, Kernel, make_kernel
+from ..models.domain import Box, PublicGrid
+from ..models.kernels import DistanceKernel, Kernel, make_kernel
 from .posterior_release import DEFAULT_MEMORY_LIMIT
 from .posterior_sample import bounds_for
 from .release import ResponseMap
@@ -125,7 +125,7 @@ def posterior_mean_sensitivity(n: int, r, *, kernel: str, lengthscale: float, do
     an array (one bound per value); returns a :class:`MeanSensitivity` (``value`` an array then)."""
     n = v.integer("n", n, minimum=2)
     if not isinstance(domain, Box):
-        raise InvalidParameterError("domain", "a privgp.domain.Box (public)", type(domain).__name__)
+        raise InvalidParameterError("domain", "a privgp.models.domain.Box (public)", type(domain).__name__)
     name = make_kernel(kernel, v.positive("lengthscale", lengthscale)).name
     lemma = choose_lemma(sensitivity, name, domain.dim)
     b = bounds_for(n, r, kernel=name, lengthscale=lengthscale, domain=domain, M_Y=v.positive("M_Y", M_Y),
@@ -197,7 +197,7 @@ class FunctionalPlan:
 
     @property
     def mean_method(self) -> str:
-        """How the posterior mean is computed (public settings only; :mod:`privgp.sampling.mean`):
+        """How the posterior mean is computed (public settings only; :mod:`privgp.models.sampling.mean`):
         "lattice" with snapping, "exp1d" for the 1-D exponential kernel, else "dense"."""
         if self.snap is not None:
             return "lattice"
@@ -254,15 +254,15 @@ class FunctionalPlan:
     def snapped(self, X) -> np.ndarray:
         """The public per-record map: each input to the nearest point of the grid lattice refined ``snap``
         times per axis, clipped into the public box (the grid spans it, so clipping only undoes rounding)."""
-        from ..sampling import snap_to_lattice  # noqa: PLC0415
+        from ..models.sampling import snap_to_lattice  # noqa: PLC0415
 
         out = snap_to_lattice(X, self.grid.axes(), refine=self.snap or 1)
         return np.clip(out, np.asarray(self.domain.lower), np.asarray(self.domain.upper), out=out)
 
     def mean_cost(self, X):
-        """The :class:`privgp.sampling.mean.MeanPlan` (method, unknowns, bytes, seconds) of the posterior
+        """The :class:`privgp.models.sampling.mean.MeanPlan` (method, unknowns, bytes, seconds) of the posterior
         mean of these (checked, snapped) inputs."""
-        from ..sampling.mean import plan_posterior_mean  # noqa: PLC0415
+        from ..models.sampling.mean import plan_posterior_mean  # noqa: PLC0415
 
         return plan_posterior_mean(self.kernel_object(), X, self.grid.axes(), method=self.mean_method,
                                    refine=self.snap)
@@ -292,7 +292,7 @@ class FunctionalPlan:
 
     def posterior_mean(self, X, y) -> np.ndarray:
         """The noise-free estimator mu_D on the grid (grid shape), from :meth:`check`'s output. Not a release."""
-        from ..sampling.mean import posterior_mean_on_grid  # noqa: PLC0415
+        from ..models.sampling.mean import posterior_mean_on_grid  # noqa: PLC0415
 
         return posterior_mean_on_grid(self.kernel_object(), X, y, self.grid.axes(), r=self.r, method=self.mean_method,
                                       refine=self.snap).reshape(self.grid.shape)
@@ -300,7 +300,7 @@ class FunctionalPlan:
     def add_noise(self, mean: np.ndarray, rng: np.random.Generator) -> FunctionalRelease:
         """mean + c g, g an exact draw of GP(0, k) on the grid (draws the same numbers as :meth:`draw`; one
         mean from :meth:`posterior_mean` may be released several times, each a separate charge)."""
-        from ..sampling import prior_paths  # noqa: PLC0415
+        from ..models.sampling import prior_paths  # noqa: PLC0415
 
         rng = v.generator("rng", rng)
         noise = prior_paths(self.kernel_object(), self.grid.axes(), rng=rng, L=1, scale=self.multiplier)[0]
@@ -356,9 +356,9 @@ def plan_functional(n: int, domain: Box, grid: PublicGrid, *, kernel: str = "exp
     module docstring, "Scale"), so the mean costs one unknown per occupied lattice site."""
     n = v.integer("n", n, minimum=2)
     if not isinstance(domain, Box):
-        raise InvalidParameterError("domain", "a privgp.domain.Box (public)", type(domain).__name__)
+        raise InvalidParameterError("domain", "a privgp.models.domain.Box (public)", type(domain).__name__)
     if not isinstance(grid, PublicGrid):
-        raise InvalidParameterError("grid", "a privgp.domain.PublicGrid built from public numbers (an array of "
+        raise InvalidParameterError("grid", "a privgp.models.domain.PublicGrid built from public numbers (an array of "
                                     "points is refused: a grid computed from the private data would leak it)",
                                     type(grid).__name__)
     if grid.dim != domain.dim:
@@ -375,7 +375,7 @@ def plan_functional(n: int, domain: Box, grid: PublicGrid, *, kernel: str = "exp
     delta = v.probability("delta", delta)
     if accounting not in MULTIPLIERS:
         raise InvalidParameterError("accounting", f"one of {sorted(MULTIPLIERS)}", accounting)
-    from ..sampling.prior import plan_prior_sampler  # noqa: PLC0415
+    from ..models.sampling.prior import plan_prior_sampler  # noqa: PLC0415
 
     if snap is not None:
         snap = v.integer("snap", snap, minimum=1)

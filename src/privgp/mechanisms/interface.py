@@ -34,8 +34,8 @@ from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
-from ..domain import Box
 from ..errors import CertificateMismatch, InvalidParameterError
+from ..models.domain import Box
 from .release import ResponseMap
 
 #: default grid points along the longest side of the box, by dimension (every mechanism of the command)

@@ -35,9 +35,9 @@ from ..accounting import PrivacyCertificate
 from ..accounting.calibrate import CalibrationResult
 from ..accounting.posterior_sampling import PosteriorSampleEvent
 from ..accounting.sensitivity import choose_lemma
-from ..domain import Box
 from ..errors import InfeasibleTargetError, InvalidParameterError
-from ..kernels import make_kernel
+from ..models.domain import Box
+from ..models.kernels import make_kernel
 from .posterior_sample import calibrate_eta, calibrate_r, certify_posterior_sample
 from .release import ResponseMap, default_delta, grid_sizes
 
@@ -154,7 +154,7 @@ def plan_posterior_sample(n: int, domain: Box, response_map: ResponseMap, *, ker
     """
     n = v.integer("n", n, minimum=2)
     if not isinstance(domain, Box):
-        raise InvalidParameterError("domain", "a privgp.domain.Box", type(domain).__name__)
+        raise InvalidParameterError("domain", "a privgp.models.domain.Box", type(domain).__name__)
     k = make_kernel(kernel, 1.0)  # validates the name
     kernel = k.name
     lengthscale = default_lengthscale(domain) if lengthscale is None else v.positive("lengthscale", lengthscale)
@@ -260,7 +260,7 @@ def check_data(plan: PosteriorSamplePlan, X: ArrayLike, z: ArrayLike) -> tuple[n
     Returns the inputs the sampler uses (snapped to the grid lattice when ``plan.snap``) and the
     responses mapped to [-1, 1]. Error messages may name counts of the private data (for the data
     holder; not for publication)."""
-    from ..sampling import plan_sampler, snap_to_lattice
+    from ..models.sampling import plan_sampler, snap_to_lattice
 
     X = plan.domain.check_contains("coordinates", X)
     if X.shape[0] != plan.n:
@@ -298,15 +298,15 @@ def draw_paths(plan: PosteriorSamplePlan, X: np.ndarray, y: np.ndarray, rng: np.
     """The L released paths: exact posterior draws of D = (X, y) on the grid (X, y from
     :func:`check_data`, i.e. already snapped when ``plan.snap``).
 
-    The sampler is chosen from public settings only (:func:`privgp.sampling.exact_paths`): O(n + m)
+    The sampler is chosen from public settings only (:func:`privgp.models.sampling.exact_paths`): O(n + m)
     Markov sampler for the 1-D exponential kernel; with ``plan.snap`` = R the inputs were moved to
     the grid lattice refined R times (a fixed public per-record map, so replace-one neighbours stay
     neighbours) and are sampled by circulant embedding with one unknown per occupied site (its linear
     system solved by conjugate gradients with FFT products, the dense Cholesky factor as fallback only
     when that fits ``plan.memory_limit``, as :func:`check_data` estimated); otherwise the dense joint
-    sampler (distinct inputs only). All are exact (to rounding: :func:`privgp.sampling.grid.grid_paths`).
+    sampler (distinct inputs only). All are exact (to rounding: :func:`privgp.models.sampling.grid.grid_paths`).
     """
-    from ..sampling import exact_paths
+    from ..models.sampling import exact_paths
 
     rng = v.generator("rng", rng)
     paths = exact_paths(make_kernel(plan.kernel, plan.lengthscale), X, y, plan.axes(), r=plan.r, sigma=plan.sigma,

@@ -31,9 +31,9 @@ from ..accounting.events import EventBatch
 from ..accounting.posterior_sampling import PosteriorSampleEvent
 from ..accounting.rdp import alpha_max_of_tau
 from ..accounting.sensitivity import SensitivityBounds, sensitivity_bounds
-from ..domain import Box
 from ..errors import InfeasibleTargetError, InvalidParameterError, NumericalError
-from ..kernels import KERNELS, Kernel, make_kernel
+from ..models.domain import Box
+from ..models.kernels import KERNELS, Kernel, make_kernel
 
 MECHANISM = ("release of L independent exact posterior sample paths f_D ~ GP(mu_D, sigma^2 k_D) "
              "(plus independent prior noise g ~ GP(0, eta^2 k) when eta > 0) [seed 000, eq. (1), (5)]")
@@ -54,7 +54,7 @@ def kernel_facts(kernel: str | Kernel, lengthscale: ArrayLike | None,
     """
     domain = _UNIT_INTERVAL if domain is None else domain
     if not isinstance(domain, Box):
-        raise InvalidParameterError("domain", "a privgp.domain.Box (or None for [0, 1])", domain)
+        raise InvalidParameterError("domain", "a privgp.models.domain.Box (or None for [0, 1])", domain)
     if isinstance(kernel, Kernel):
         own = getattr(kernel, "lengthscale", None)
         if lengthscale is not None:

@@ -317,8 +317,8 @@ def plan_lengthscale_selection(n: int, domain, response_map, lengthscales: Seque
     :class:`LengthscaleSelectionPlan`); ``delta_total`` defaults to n^-1.1. ``plan_options`` go to
     :func:`~privgp.mechanisms.posterior_release.plan_posterior_sample` (kernel, sigma, grid, snap, ...)."""
     from ..accounting import certify
-    from ..mechanisms.release import default_delta
     from .posterior_release import plan_posterior_sample
+    from .release import default_delta
 
     n = v.integer("n", n, minimum=4)
     ells = tuple(v.positive("lengthscale", ell) for ell in lengthscales)

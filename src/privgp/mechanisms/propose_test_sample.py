@@ -41,7 +41,7 @@ from .. import validation as v
 from ..accounting.events import ApproxDpEvent
 from ..accounting.linear_regression import claim_d29_conditions
 from ..errors import InvalidParameterError
-from ..gp.linear_regression import BayesianLinearRegression
+from ..models.gp.linear_regression import BayesianLinearRegression
 
 SOURCE = "seed 004 (SGLD privacy), Claim 4.1: Propose-Test-Sample (Algorithm 1) is (5 eps, 2 delta)-DP"
 

@@ -28,9 +28,9 @@ from numpy.typing import ArrayLike
 
 from .. import validation as v
 from ..accounting import PrivacyCertificate, PrivacyEvent
-from ..domain import Box
 from ..errors import InvalidParameterError
 from ..jsonable import to_jsonable
+from ..models.domain import Box
 
 TRANSFORMS = ("identity", "log")
 

@@ -11,7 +11,7 @@ Rescaled, it is f(D) + N(0, sigma_a^2 I) with L2 sensitivity Delta of eq. 6 (Lem
 sigma_a is the smallest std meeting (epsilon, delta) by the exact Gaussian profile (Balle & Wang
 2018), re-checked by the accountant. Theorem 2: the release is (epsilon, delta)-DP in (X, y).
 Everything after the release (m, S, lambda, S_2, predictions) is post-processing
-(:mod:`privgp.gp.sparse_posterior`).
+(:mod:`privgp.models.gp.sparse_posterior`).
 
 What this module enforces (the assumptions of Lemma 5 / Thm 2):
 
@@ -44,11 +44,11 @@ from ..accounting.calibrate import feasible_side
 from ..accounting.events import ComposedEvent, GaussianEvent
 from ..accounting.gaussian import gaussian_noise_std
 from ..errors import InvalidParameterError
-from ..kernels import Kernel, make_kernel
+from ..models.kernels import Kernel, make_kernel
 from .sparse_gp_sensitivity import kernel_norm_bound, resolve_noise_ratio, statistics_sensitivity, weighted_sensitivity
 
 if TYPE_CHECKING:
-    from ..gp.sparse_posterior import SparsePosterior
+    from ..models.gp.sparse_posterior import SparsePosterior
 
 MECHANISM = "DP sparse GP: noisy sufficient statistics on public inducing inputs (seed 001, Alg. 1, Thm 2)"
 #: rows of X per block when accumulating the statistics (bounds memory at |Z| x CHUNK floats)
@@ -142,12 +142,12 @@ def sparse_gp_spec(inducing_points, *, response_bound: float, kernel: Kernel | s
     Z = v.points("inducing_points", inducing_points)
     k = make_kernel(kernel, lengthscale) if isinstance(kernel, str) else kernel
     if not isinstance(k, Kernel):
-        raise InvalidParameterError("kernel", "a kernel name or a privgp.kernels.Kernel", type(kernel).__name__)
+        raise InvalidParameterError("kernel", "a kernel name or a privgp.models.kernels.Kernel", type(kernel).__name__)
     Ry = v.positive("response_bound", response_bound)
     sf2 = v.positive("signal_variance", signal_variance)
     Rk = kernel_norm_bound(Z, k, kernel_bound, signal_variance=sf2)
     ratio = resolve_noise_ratio(noise_ratio, Ry, Rk)
-    from ..gp.sparse_posterior import CORRECTIONS  # here: scipy.linalg (`privgp --help` stays light)
+    from ..models.gp.sparse_posterior import CORRECTIONS  # here: scipy.linalg (`privgp --help` stays light)
 
     if correction not in CORRECTIONS:
         raise InvalidParameterError("correction", f"one of {CORRECTIONS}", correction)
@@ -339,7 +339,7 @@ def release_from_statistics(stats: SufficientStatistics, spec: SparseGpSpec, noi
                             sensitivity: float, rng: np.random.Generator, *, noise_std: float | None) -> SparseGpRelease:
     """Draw the mechanism's noise on precomputed statistics and post-process (a fresh release per call:
     each call is one run of the mechanism and must be accounted for)."""
-    from ..gp.sparse_posterior import noise_aware_posterior  # here: scipy.linalg (`privgp --help` stays light)
+    from ..models.gp.sparse_posterior import noise_aware_posterior  # here: scipy.linalg (`privgp --help` stays light)
 
     if not stats.weighted and noise_std is None:
         raise InvalidParameterError("noise_std", "given for unweighted statistics (homoscedastic model)", None)

@@ -85,7 +85,7 @@ def check_random_state(random_state: Any) -> np.random.Generator:
 def box_bounds(box: Any, n_features: int, name: str = "box") -> tuple[np.ndarray, np.ndarray]:
     """(lower, upper) per feature from a public ``box``: a pair (lo, hi) used on every feature, a
     pair of sequences ((lo_1, ..., lo_d), (hi_1, ..., hi_d)), or a :class:`privgp.Box`."""
-    from ..domain import Box
+    from ..models.domain import Box
 
     if isinstance(box, Box):
         lo, hi = np.asarray(box.lower), np.asarray(box.upper)
@@ -418,10 +418,10 @@ class DPPosteriorSampler(BaseEstimator):
         self.budget = budget
 
     def fit(self, X: Any, y: Any) -> Self:
-        from ..domain import Box
-        from ..gp.posterior import ExactPosterior
-        from ..kernels import make_kernel
-        from ..sampling import LazyPath
+        from ..models.domain import Box
+        from ..models.gp.posterior import ExactPosterior
+        from ..models.kernels import make_kernel
+        from ..models.sampling import LazyPath
         from .posterior_release import DEFAULT_KERNEL, DEFAULT_SIGMA, plan_posterior_sample
         from .release import ResponseMap
 

@@ -26,8 +26,8 @@ from numpy.typing import ArrayLike
 from .. import validation as v
 from ..accounting import PrivacyCertificate, certify
 from ..accounting.events import GaussianEvent
-from ..domain import Box
 from ..errors import InvalidParameterError
+from ..models.domain import Box
 from .posterior_release import default_lengthscale
 from .release import ResponseMap, default_delta, grid_sizes
 from .sparse_gp import (
@@ -145,7 +145,7 @@ def plan_sparse_gp(n: int, domain: Box, response_map: ResponseMap, *, epsilon: f
     (see the module docstring). Only public inputs enter."""
     n = v.integer("n", n, minimum=2)
     if not isinstance(domain, Box):
-        raise InvalidParameterError("domain", "a privgp.domain.Box", type(domain).__name__)
+        raise InvalidParameterError("domain", "a privgp.models.domain.Box", type(domain).__name__)
     if not isinstance(response_map, ResponseMap):
         raise InvalidParameterError("response_map", "a ResponseMap", type(response_map).__name__)
     eps = v.positive("epsilon", epsilon)

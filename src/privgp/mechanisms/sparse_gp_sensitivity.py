@@ -43,7 +43,7 @@ import numpy as np
 
 from .. import validation as v
 from ..errors import InvalidParameterError
-from ..kernels import DistanceKernel, Kernel
+from ..models.kernels import DistanceKernel, Kernel
 
 KERNEL_BOUNDS = ("auto", "trivial", "separation", "grid-1d", "grid-1d-printed")
 NOISE_RATIOS = ("min-sensitivity",)

@@ -33,7 +33,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .. import validation as v
-from ..accounting.functional import DPSetConvEvent
+from ..accounting.functional_noise import DPSetConvEvent
 from ..accounting.gaussian import gdp_mu
 from ..errors import InvalidParameterError, NumericalError
 

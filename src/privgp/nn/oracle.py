@@ -2,7 +2,7 @@
 
 * :func:`gp_oracle`: the exact GP predictive with the true hyperparameters (float64), the best NLL
   any predictor can reach on GP tasks (paper §5.1, "oracle"). It uses the batched exact posterior of
-  :func:`privgp.gp.posterior.batched_mean_var` with the normalised kernel and ridge r = s_n / s_v.
+  :func:`privgp.models.gp.posterior.batched_mean_var` with the normalised kernel and ridge r = s_n / s_v.
 * :func:`noise_floor_nll`: for the sawtooth the Bayes posterior is intractable; the paper's "oracle"
   is the expected NLL of the observation noise alone, 0.5 log(2 pi s_n^2) + 0.5, a lower bound.
 * :func:`prior_predictive`: the predictive that ignores the context (mean 0, variance s_v^2 + s_n^2 on
@@ -14,8 +14,8 @@ import math
 
 import numpy as np
 
-from ..gp.posterior import batched_mean_var
-from ..kernels import Matern32, SquaredExponential
+from ..models.gp.posterior import batched_mean_var
+from ..models.kernels import Matern32, SquaredExponential
 from .tasks import SIGNAL_STD
 
 KERNELS = {"eq": SquaredExponential, "matern32": Matern32}

@@ -11,7 +11,7 @@ Families (one family and one context size N per batch, as in the authors' code; 
   ~ U[0.2, 1.25], plus N(0, 0.2^2) noise (repo level).
 
 Privacy budgets: eps ~ U[0.9, 4] per task, delta = 1e-3 (§5.1), mu = gdp_mu(eps, delta) (Eq. 5).
-The kernel profiles are those of :mod:`privgp.kernels` (one home for each formula).
+The kernel profiles are those of :mod:`privgp.models.kernels` (one home for each formula).
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ import torch
 from .. import validation as v
 from ..accounting.gaussian import gdp_mu
 from ..errors import InvalidParameterError
-from ..kernels import Matern32, SquaredExponential
+from ..models.kernels import Matern32, SquaredExponential
 
 FAMILIES = ("eq", "matern32", "sawtooth")
 SIGNAL_STD = 1.0

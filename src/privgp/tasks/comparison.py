@@ -61,16 +61,16 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .. import validation as v
-from ..domain import Box, PublicGrid
 from ..errors import InvalidParameterError
-from ..gp.sparse_posterior import noise_aware_posterior
-from ..kernels import make_kernel
 from ..mechanisms.functional import posterior_mean_weights
 from ..mechanisms.interface import plan as plan_mechanism
 from ..mechanisms.posterior_release import sample_release
 from ..mechanisms.release import ResponseMap, grid_sizes
 from ..mechanisms.sparse_gp import sparse_gp_spec, sufficient_statistics
 from ..mechanisms.sparse_gp_release import inducing_grid
+from ..models.domain import Box, PublicGrid
+from ..models.gp.sparse_posterior import noise_aware_posterior
+from ..models.kernels import make_kernel
 from . import excursion as ex
 
 MECHANISMS = ("posterior_sampling", "functional", "dp_sparse_gp", "non_private", "non_private_sparse_gp")
@@ -158,7 +158,7 @@ def synthetic_2d(datasets: int, pilot: int, *, n: int = 400, M_xi: float = 0.3, 
     fixed public per-record map, applied for every mechanism alike) so that exact paths use the
     circulant sampler."""
     from ..datasets.plumes import excursion_pairs_2d
-    from ..sampling import snap_to_lattice
+    from ..models.sampling import snap_to_lattice
 
     dom = Box.unit(2)
     g = _grid_for(dom, grid)
@@ -178,7 +178,7 @@ def baltimore(repeats: int, pilot_repeats: int, *, grid: int = 61, split_seed: i
     dataset, released ``repeats`` times. Reference: the non-private posterior mean of the private
     half with (lengthscale, r) chosen by 5-fold cross-validated squared error on the public half."""
     from ..datasets.baltimore import PUBLIC_BOX, load_baltimore
-    from ..sampling import snap_to_lattice
+    from ..models.sampling import snap_to_lattice
 
     df = load_baltimore()
     X = PUBLIC_BOX.check_contains("Baltimore locations", df[["x", "y"]].to_numpy(dtype=float))

@@ -27,8 +27,8 @@ import numpy as np
 from scipy.special import log_ndtr, ndtr, ndtri
 
 from .. import validation as v
-from ..domain import trapezoid_weights  # noqa: F401  (re-exported: tasks use it for integrals)
 from ..errors import InvalidParameterError
+from ..models.domain import trapezoid_weights  # noqa: F401  (re-exported: tasks use it for integrals)
 
 #: Default probability clip of the BCE (as in the published scripts; the paper does not state one):
 #: each point contributes at most -log(1e-6) ~ 13.8.

@@ -13,7 +13,7 @@ For a pool of (f*, D) pairs (:class:`~privgp.datasets.synthetic.ExcursionPairs`)
 
 Every sweep goes through an executor (``privgp.parallel``) over chunks of pairs, so it runs in
 local processes or on Dask. Per chunk and lengthscale one eigendecomposition serves all r
-(:class:`~privgp.gp.EigenPosterior`), and sigma is vectorised.
+(:class:`~privgp.models.gp.EigenPosterior`), and sigma is vectorised.
 """
 from __future__ import annotations
 
@@ -26,10 +26,10 @@ import numpy as np
 import pandas as pd
 
 from .. import validation as v
-from ..domain import Box
 from ..errors import InvalidParameterError
-from ..gp import EigenPosterior, ExactPosterior
-from ..kernels import DistanceKernel, make_kernel, pairwise_distances
+from ..models.domain import Box
+from ..models.gp import EigenPosterior, ExactPosterior
+from ..models.kernels import DistanceKernel, make_kernel, pairwise_distances
 from . import excursion as ex
 from .hyperparameter_search import CachedLoss, EpsilonCache, SearchResult, SearchSpace, grid_searches
 
@@ -205,7 +205,7 @@ class _Grams:
 
     def at_one_setting(self, ell: float, r: float, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Mean and normalised variance on the mesh (b, m) and d_eff (b,) at one (lengthscale, r): per
-        dataset a Cholesky factor and one triangular product (:meth:`~privgp.gp.ExactPosterior.mean_kD_diag`),
+        dataset a Cholesky factor and one triangular product (:meth:`~privgp.models.gp.ExactPosterior.mean_kD_diag`),
         cheaper than the eigenbasis for a single r."""
         k = make_kernel(self.kernel, float(ell))
         b, m = self.X.shape[0], self.mesh.shape[0]
@@ -241,7 +241,7 @@ def chunk_losses(chunk: PairChunk, candidates: np.ndarray, *, kernel: str, clip:
     """Integrated BCE of every candidate (lengthscale, r, sigma) on every pair: shape (C, B).
 
     Per sub-batch of pairs the distances are computed once; per lengthscale one eigendecomposition
-    serves every r (:class:`~privgp.gp.EigenPosterior`) and sigma is vectorised."""
+    serves every r (:class:`~privgp.models.gp.EigenPosterior`) and sigma is vectorised."""
     cand = np.asarray(candidates, dtype=float).reshape(-1, 3)
     B, n = chunk.y.shape
     out = np.empty((cand.shape[0], B))
@@ -291,10 +291,10 @@ def posterior_paths(kernel: str, X, y, release: ReleaseSpec, theta, n_paths: int
                     rng: np.random.Generator) -> np.ndarray:
     """``n_paths`` exact independent posterior paths on the release grid, post-processed: (n_paths, mr).
 
-    The sampler is chosen by :func:`privgp.sampling.exact_paths` (the O(n + m) sampler for the 1-D
+    The sampler is chosen by :func:`privgp.models.sampling.exact_paths` (the O(n + m) sampler for the 1-D
     exponential kernel; on 2-D grids Matheron conditioning with the grid's prior factor shared by all
     pairs)."""
-    from ..sampling import exact_paths
+    from ..models.sampling import exact_paths
 
     ell, r, sigma = (float(a) for a in theta)
     paths = exact_paths(make_kernel(kernel, ell), X, y, release.axes, r=r, sigma=sigma, rng=rng, L=n_paths)

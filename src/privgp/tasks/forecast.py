@@ -22,8 +22,8 @@ import numpy as np
 
 from .. import validation as v
 from ..datasets.fields import DEFAULT_NOISE, FAMILIES, SyntheticField
-from ..domain import trapezoid_weights
 from ..mechanisms.release import ResponseMap
+from ..models.domain import trapezoid_weights
 
 #: the forecast's public simulation seed (fixed: the forecast is deterministic)
 FORECAST_SEED = 20261125

@@ -49,14 +49,14 @@ from ..accounting.certificate import PrivacyCertificate, certify
 from ..accounting.composed_batch import ComposedBatch
 from ..accounting.events import ComposedEvent
 from ..accounting.sensitivity import choose_lemma
-from ..domain import Box
 from ..errors import InfeasibleTargetError, InvalidParameterError, NumericalError
-from ..gp.posterior import ExactPosterior
-from ..kernels import Kernel, make_kernel
 from ..mechanisms.posterior_release import DEFAULT_MEMORY_LIMIT
 from ..mechanisms.posterior_sample import posterior_sample_batch, posterior_sample_event
 from ..mechanisms.release import default_delta
-from ..sampling import exact_paths, plan_sampler, sample_joint
+from ..models.domain import Box
+from ..models.gp.posterior import ExactPosterior
+from ..models.kernels import Kernel, make_kernel
+from ..models.sampling import exact_paths, plan_sampler, sample_joint
 from .thompson_options import KNOBS, MAX_ROUNDS, PLAN_BYTES_PER_ROUND2, SCHEDULES
 
 if TYPE_CHECKING:
@@ -87,7 +87,7 @@ class Candidates:
     def grid(cls, box: Box, size: int | Sequence[int]) -> Candidates:
         """A regular grid over ``box`` with ``size`` points per axis (int or one per axis), corners included."""
         if not isinstance(box, Box):
-            raise InvalidParameterError("box", "a privgp.domain.Box", type(box).__name__)
+            raise InvalidParameterError("box", "a privgp.models.domain.Box", type(box).__name__)
         given = tuple(size) if isinstance(size, (Sequence, np.ndarray)) else (size,) * box.dim
         if len(given) != box.dim:
             raise InvalidParameterError("grid", f"{box.dim} sizes (one per axis)", given)
@@ -113,7 +113,7 @@ class Candidates:
             pad = np.where(hi > lo, 0.0, 0.5 * max(float(np.max(hi - lo)), 1.0))  # a flat side: widen it
             box = Box(tuple(lo - pad), tuple(hi + pad))
         elif not isinstance(box, Box):
-            raise InvalidParameterError("box", "a privgp.domain.Box", type(box).__name__)
+            raise InvalidParameterError("box", "a privgp.models.domain.Box", type(box).__name__)
         box.check_contains("candidates", P)
         return cls(P, box, None)
 
@@ -261,7 +261,7 @@ def _batch(n, r, eta, sigma, opts):
 
 def sampler_for(candidates: Candidates, kernel: Kernel, rounds: int) -> tuple[str, int]:
     """(sampler, estimated peak bytes) of the largest round (``rounds`` - 1 distinct queries), from public
-    settings only: the exact sampler :func:`_draw` uses and :func:`privgp.sampling.plan_sampler`'s estimate."""
+    settings only: the exact sampler :func:`_draw` uses and :func:`privgp.models.sampling.plan_sampler`'s estimate."""
     c = candidates
     k = max(1, min(rounds - 1, c.m))
     if c.axes is not None:

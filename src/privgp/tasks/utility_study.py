@@ -34,9 +34,9 @@ from functools import lru_cache
 import numpy as np
 
 from ..datasets.fields import SyntheticField
-from ..domain import Box, trapezoid_weights
 from ..mechanisms.interface import DEFAULT_MEMORY_LIMIT, Request, get, registry
 from ..mechanisms.release import ResponseMap
+from ..models.domain import Box, trapezoid_weights
 from .forecast import _compare, nonprivate_map, released_field
 
 MECHANISMS = tuple(name for name, mech in registry().items() if mech.in_utility_study)

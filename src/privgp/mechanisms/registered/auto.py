@@ -20,7 +20,7 @@ from functools import lru_cache
 from importlib import resources
 
 from ...accounting.gaussian import gaussian_noise_std
-from ...domain import Box
+from ...models.domain import Box
 from ..interface import Mechanism, Request, registry
 from ..release import ResponseMap, default_delta
 from .grid import DEFAULT_MEMORY_LIMIT, GRID_SENSITIVITY, NoisyGridPlan, plan_grid

@@ -15,7 +15,7 @@ import numpy as np
 
 from ... import validation as v
 from ...accounting import GaussianEvent, PrivacyCertificate, calibrate_gaussian
-from ...domain import Box
+from ...models.domain import Box
 from ..interface import (
     LENGTHSCALE,
     Mechanism,

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ...domain import PublicGrid
 from ...errors import CertificateMismatch, InvalidParameterError, PrivgpError
+from ...models.domain import PublicGrid
 from .. import functional as fm
 from ..interface import (
     KERNEL,

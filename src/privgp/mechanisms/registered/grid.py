@@ -31,8 +31,8 @@ from numpy.typing import ArrayLike
 
 from ... import validation as v
 from ...accounting import GaussianEvent, PrivacyCertificate, calibrate_gaussian
-from ...domain import Box, cell_index
 from ...errors import InvalidParameterError
+from ...models.domain import Box, cell_index
 from ..interface import (
     CsvFile,
     Mechanism,

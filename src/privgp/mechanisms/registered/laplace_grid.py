@@ -23,7 +23,7 @@ import numpy as np
 from ... import validation as v
 from ...accounting import PrivacyCertificate, certify
 from ...accounting.events import PureDpEvent
-from ...domain import Box
+from ...models.domain import Box
 from ..interface import (
     Mechanism,
     MechanismReport,

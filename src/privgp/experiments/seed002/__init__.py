@@ -1,0 +1,1 @@
+"""Experiments of seed paper 002 (functional mechanism, DPSetConv, DPConvCNP)."""

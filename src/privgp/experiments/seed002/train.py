@@ -1,0 +1,119 @@
+"""``privgp experiment seed002-train``: meta-train a DPConvCNP on simulated tasks (seed 002, Alg. 1,
+App. E) in resumable chunks.
+
+The run directory holds ``last.pt`` (the full :class:`privgp.nn.train.Trainer` state: model,
+optimiser, step, torch.Generator state, best weights, history), ``best.pt`` (the best model by the
+fixed validation set, in the format of :func:`privgp.nn.pretrained.load`), ``history.csv``,
+``loss.png`` and ``run.json``. Running the same command again continues where it stopped, until
+``steps`` are done; ``max_minutes`` bounds one chunk's wall time.
+
+The reduced CPU model shipped in the package was trained with this experiment (see docs/results.md).
+"""
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..common import new_figure, save_figure, write_run_record, write_table
+
+
+def _configs(quick: bool, seed: int, steps, val_every, val_tasks, batch_size, n_target, channels, first_channels):
+    from ...nn.model import ModelConfig
+    from ...nn.train import TrainConfig
+
+    if quick:  # a tiny model on a small grid: the CI check that the loss decreases
+        mcfg = ModelConfig(window=(-3.0, 3.0), points_per_unit=16, first_channels=8, channels=(16, 16), kernel_size=5)
+        tcfg = TrainConfig(steps=steps or 300, batch_size=batch_size or 8, n_context=(16, 64), n_target=n_target or 64,
+                           target_range=(-2.0, 2.0), val_tasks=val_tasks or 32, val_every=val_every or 100, seed=seed)
+    else:
+        kw: dict[str, Any] = {}
+        if channels is not None:
+            kw["channels"] = tuple(np.atleast_1d(channels).astype(int).tolist())
+        if first_channels is not None:
+            kw["first_channels"] = int(first_channels)
+        mcfg = ModelConfig(**kw)
+        tcfg = TrainConfig(steps=steps or 20000, batch_size=batch_size or 16, n_target=n_target or 256,
+                           val_tasks=val_tasks or 512, val_every=val_every or 1000, seed=seed)
+    return mcfg, tcfg
+
+
+def train(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, steps: int | None = None,
+          max_minutes: float | None = None, val_every: int | None = None, val_tasks: int | None = None,
+          batch_size: int | None = None, n_target: int | None = None, channels=None, first_channels=None,
+          threads: int = 1, progress: bool = True) -> dict:
+    """Train (or continue training) a DPConvCNP; see the module docstring. ``threads`` is torch's
+    intra-op thread count (1 keeps the run to about one core)."""
+    import torch
+    from tqdm.auto import tqdm
+
+    from ...nn.pretrained import load_checkpoint
+    from ...nn.train import Trainer
+
+    torch.set_num_threads(int(threads))
+    out_dir = Path(out_dir)
+    last = out_dir / "last.pt"
+    mcfg, tcfg = _configs(quick, seed, steps, val_every, val_tasks, batch_size, n_target, channels, first_channels)
+    if last.exists():
+        trainer = Trainer.from_state(load_checkpoint(last), steps=tcfg.steps)   # weights only
+    else:
+        trainer = Trainer(mcfg, tcfg)
+    cfg = trainer.cfg
+    deadline = time.monotonic() + 60.0 * max_minutes if max_minutes else math.inf
+    t_chunk = time.perf_counter()
+    start_step = trainer.step
+    recent: list[float] = []
+    bar = tqdm(total=cfg.steps, initial=trainer.step, desc="seed002-train", disable=not progress, dynamic_ncols=True)
+    try:
+        while trainer.step < cfg.steps and time.monotonic() < deadline:
+            recent.append(trainer.train_step())
+            recent = recent[-100:]
+            bar.update(1)
+            bar.set_postfix(loss=f"{np.mean(recent):.3f}", best_val=f"{trainer.best_val:.3f}")
+            if trainer.step % cfg.val_every == 0 or trainer.step == cfg.steps:
+                m, se = trainer.validate()
+                trainer.history.append({"step": trainer.step, "train_loss": float(np.mean(recent)), "val_nll": m,
+                                        "val_se": se, "seconds": trainer.seconds})
+                _save(trainer, out_dir)
+    finally:
+        bar.close()
+    if trainer.step != start_step and (not trainer.history or trainer.history[-1]["step"] != trainer.step):
+        _save(trainer, out_dir)  # a chunk that stopped between validations still resumes exactly here
+    hist = pd.DataFrame(trainer.history)
+    if len(hist):
+        write_table(hist, out_dir, "history")
+        fig, ax = new_figure(figsize=(6, 3.5))
+        ax.plot(hist["step"], hist["train_loss"], label="train (mean of last 100 steps)")
+        ax.errorbar(hist["step"], hist["val_nll"], yerr=1.96 * hist["val_se"], label="validation (fixed tasks)", marker="o", ms=3)
+        ax.set_xlabel("gradient step")
+        ax.set_ylabel("NLL per target point")
+        ax.legend()
+        ax.set_title("DPConvCNP meta-training")
+        save_figure(fig, out_dir / "loss.png")
+    summary = {"step": trainer.step, "steps": cfg.steps, "done": trainer.step >= cfg.steps,
+               "chunk_steps": trainer.step - start_step, "chunk_seconds": round(time.perf_counter() - t_chunk, 1),
+               "train_seconds_total": round(trainer.seconds, 1), "best_val_nll": trainer.best_val,
+               "best_step": trainer.best_step, "skipped_steps": trainer.skipped,
+               "n_parameters": trainer.model.n_parameters(),
+               "first_val_nll": trainer.history[0]["val_nll"] if trainer.history else None,
+               "last_val_nll": trainer.history[-1]["val_nll"] if trainer.history else None}
+    config = {"model": trainer.model_cfg.to_dict(), "train": cfg.to_dict(), "quick": quick, "threads": threads,
+              "torch": torch.__version__}
+    write_run_record(out_dir, "seed002-train", config, summary, seconds=trainer.seconds)
+    return summary
+
+
+def _save(trainer, out_dir: Path) -> None:
+    import torch
+
+    from ...nn.pretrained import export_trained
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tmp = out_dir / "last.pt.tmp"
+    torch.save(trainer.state(), tmp)
+    tmp.replace(out_dir / "last.pt")  # atomic: an interrupted save never corrupts the checkpoint
+    torch.save(export_trained(trainer), out_dir / "best.pt")

@@ -1,0 +1,1 @@
+"""Experiments of seed paper 003 (leave-one-out distinguishability)."""
