@@ -15,7 +15,7 @@ at high precision, by a different route wherever one exists:
 * epsilon (both conversions) and delta-for-epsilon minimised over the admissible orders by a dense
   two-sided logarithmic grid in alpha followed by golden-section refinement at 40 digits.
 
-The tests pin the library against these numbers (tests/test_accounting_reference.py).
+The tests pin the library against these numbers (tests/accounting/test_reference.py).
 """
 from __future__ import annotations
 

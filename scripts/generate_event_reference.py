@@ -13,7 +13,7 @@ Nothing here imports privgp. Every value comes from the *definitions*, by numeri
 * the Renyi divergence of binary randomized response with parameter epsilon (the epsilon-DP
   mechanism a PureDpEvent's curve must dominate).
 
-The tests (tests/test_accounting_events.py) pin the library against these numbers.
+The tests (tests/accounting/test_events.py) pin the library against these numbers.
 """
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ at 40 digits, by a different route from the library's wherever one exists:
 * Hall et al.'s multiplier (Thm 3.3) and the GDP multiplier Delta / mu (Thm 4.1);
 * DPSetConv noise scales of eq. (12) and the invariant 4C^2/sigma_s^2 + 2/sigma_d^2 = mu^2.
 
-The tests pin the library against these numbers (tests/test_functional_accounting.py).
+The tests pin the library against these numbers (tests/accounting/test_functional_noise.py).
 """
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ mpmath at high precision, by a different route from the library's centred log1p/
   and the hockey-stick delta(eps) by mpmath quadrature / root finding with exact normal CDFs;
 * the exact posteriors of the Figure-1 pair (Lemma 4.1) and their Renyi divergence (Gil et al. 2013).
 
-The tests pin the library against these numbers (tests/test_sgld_reference.py).
+The tests pin the library against these numbers (tests/audit/samplers/test_sgld_reference.py).
 """
 from __future__ import annotations
 

@@ -33,13 +33,13 @@ How a guarantee is computed, in order of preference:
    identity, f symmetric). The reported value is the smaller of this and basic composition
    (method "profile" when it wins): up to several times smaller delta for many (epsilon, delta)
    parts. Opt-in so that certificates and ledgers written with basic composition recompute
-   unchanged; tests/test_accounting_interop.py checks it never falls below dp_accounting's
+   unchanged; tests/accounting/test_interop.py checks it never falls below dp_accounting's
    optimistic PLD bound (a lower bound on the tight value).
 
 Everything is vectorised over an :class:`~privgp.accounting.events.EventBatch` (one numpy call per
 search round for all settings), and over delta / epsilon arrays that broadcast against it.
 dp_accounting (Google) is the independent reference in the tests for the Gaussian profile and the
-RDP conversions (tests/test_accounting_events.py).
+RDP conversions (tests/accounting/test_events.py).
 """
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ Registration cannot be forgotten: a subclass that names its own ``kind`` registe
 class is defined (:meth:`PrivacyEvent.__init_subclass__`), so importing its module is enough
 (:func:`register_event` is kept as a decorator that only checks this). :func:`event_from_dict` meeting a
 kind it does not know first imports every module of :mod:`privgp.accounting` and of
-:mod:`privgp.mechanisms`, then fails naming the kinds it knows. ``tests/test_event_contract.py``
+:mod:`privgp.mechanisms`, then fails naming the kinds it knows. ``tests/accounting/test_event_contract.py``
 round-trips one instance of every event class through JSON, a SQLite ledger and a certificate, and
 fails for a class it has no instance of.
 
@@ -478,7 +478,7 @@ class PureDpEvent(PrivacyEvent):
     2015, Thm 2.1: its privacy region contains theirs), so by data processing its Renyi divergences
     are at most these; randomized response itself attains them, so no smaller curve is valid. It is
     below min(epsilon, alpha epsilon^2 / 2) (Bun & Steinke 2016, Prop. 3.3), the curve privgp used
-    before 0.2: about 3% lower epsilon for moderate epsilon. tests/test_accounting_events.py pins it
+    before 0.2: about 3% lower epsilon for moderate epsilon. tests/accounting/test_events.py pins it
     against the mpmath value of scripts/generate_event_reference.py."""
 
     epsilon: float

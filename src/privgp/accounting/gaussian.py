@@ -20,7 +20,7 @@ counts as feasible only if it is feasible after allowing for a bound on the floa
 the evaluation (``_surely_feasible``): a bisection that compared rounded values could end a few ulp
 on the wrong side of the exact root (seen against mpmath at epsilon = 0.1, delta = 1e-3).
 dp_accounting's ``GaussianPrivacyLoss``/``get_smallest_gaussian_noise`` is the independent reference
-in the tests (tests/test_accounting_events.py, tests/test_functional_accounting.py).
+in the tests (tests/accounting/test_events.py, tests/accounting/test_functional_noise.py).
 """
 from __future__ import annotations
 

@@ -33,7 +33,7 @@ n records with x_l <= x_i <= x_h and |y_i/x_i - c| <= n^gamma1 (replace-one neig
 Errata handled here (docs/notes/seed004_sgld.md, sec. 6.4): the exact divergence of eq. (14) is the Gil et al. (2013) form
 of :func:`privgp.accounting.divergences.renyi_gaussian_1d` (the printed one has ln(sigma/sigma^) and
 (nu-1)/2); Lemma 4.2's formula is used as printed, on the corrected range of orders, and checked against
-the exact divergence by property tests (tests/test_sgld_bounds.py, tests/test_sgld_lemma42.py).
+the exact divergence by property tests (tests/audit/samplers/test_sgld_bounds.py, tests/accounting/test_linear_regression.py).
 """
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ RKHS sensitivities of the estimators a user would release (replace-one neighbour
   (bounded responses, public domain, sup k(x, x) = 1). Exactly, ||h||_{H_k}^2 = ||h||_{H_-}^2 -
   r^2 ||(K_- + r^2 I)^{-1} (eta k_{X_-}(x) - eta' k_{X_-}(x'))||^2, so the bound can be loose;
   :func:`posterior_mean_rkhs_distance` computes the exact H_k distance of a given pair and the
-  tests search for bad pairs (tests/test_functional_mechanism.py).
+  tests search for bad pairs (tests/mechanisms/test_functional.py).
 
 Exact noise: :func:`privgp.models.sampling.prior_paths` (float64, no rank truncation, jitter only upwards:
 a covariance K + P, P positive semidefinite, is K-noise plus independent noise, post-processing).

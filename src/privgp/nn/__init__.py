@@ -16,7 +16,7 @@ from __future__ import annotations
 
 try:
     import torch  # noqa: F401
-except ImportError as exc:  # depends on the environment (tests/test_nn_import.py simulates a missing torch)
+except ImportError as exc:  # depends on the environment (tests/nn/test_import.py simulates a missing torch)
     from ..errors import MissingExtraError
 
     raise MissingExtraError("privgp.nn", "torch", "nn") from exc

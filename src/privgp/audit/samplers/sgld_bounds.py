@@ -1,7 +1,7 @@
 """The paper's bounds on cyclic SGLD for the counterexample (seed 004, App. A.2-A.3, D) and Theorem 1.
 
 Everything takes a :class:`~privgp.audit.samplers.sgld_model.CyclicSGLD` setting (its constants are computed
-without cancellation) and is checked against the exact laws in tests/test_sgld_bounds.py.
+without cancellation) and is checked against the exact laws in tests/audit/samplers/test_sgld_bounds.py.
 
 * :func:`kdot` - k. of Lemma A.4: (1/(2n)) log_lambda(1 / (1 + (1 - lambda^2)/(alpha eta))) - 1, the
   epoch where prior and data contribute about equally to the variance; the paper's step is

@@ -13,7 +13,7 @@
 
 Numerics (docs/notes/seed004_sgld.md, sec. 6.2). At the Figure-1 parameters 1 - lambda = 2.7e-7, the means
 are about 1.2e6 and the gaps that matter are 1e-3 to 1e-9, so the paper's formulas (eq. (18))
-in float64 lose the signal to cancellation (tests/test_sgld_reference.py shows it). :class:`CyclicSGLD`
+in float64 lose the signal to cancellation (tests/audit/samplers/test_sgld_reference.py shows it). :class:`CyclicSGLD`
 never forms 1 - lambda by subtraction: it uses the gaps g = (eta/2) A and g^ = (eta/2)(alpha + n x_h^2 beta / 4) with log lambda = log1p(-g), every
 1 - x^k as -expm1(k log x), and works in coordinates centred on the stationary mean
 mu_inf = n c x_h^2 beta / A (the D1 posterior mean, Claim D.1): phi = theta - mu_inf. A normal step

@@ -19,7 +19,7 @@ which equals the paper's Sigma~ = s P^-1 form without its sigma^-8 factors. ``co
 * ``"symmetric"`` (default): W = w w^T. The released B~ carries one noise value per upper-triangle
   entry, so E_b is symmetric (diagonal variance sigma_b^2, off-diagonal sigma_b^2 / 2), and the
   first-order covariance of m is exactly this (derivation in docs/notes/seed001_dpgp.md, sec. 1.5; the Monte Carlo check in
-  tests/test_sparse_gp_posterior.py agrees). We default to it because it is the linearisation of
+  tests/models/gp/test_sparse_posterior.py agrees). We default to it because it is the linearisation of
   the mechanism we actually run.
 * ``"paper"``: W = diag(w o w), the closed form of eq. 14 as printed, which sums over (i, j) and
   (j, i) as if they were independent and so drops the cross terms.

@@ -1,0 +1,135 @@
+"""`privgp release` with the default `--mechanism auto`, the noisy grid and eq. (37): the forecast before
+the charge (refusal, exit 2, nothing charged; --allow-noisy), the certificate, verify, the picture's
+unreliable areas and the report's words."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from privgp.cli.release_report import strength_words
+from tests.cli.test_release import raw_cli as cli
+from tests.cli.test_release import write_csv
+
+
+def test_default_release_of_the_embedded_data_is_refused_at_epsilon_5_nothing_charged(tmp_path):
+    r = cli(tmp_path, "release", "--out", "out")
+    assert r.returncode == 2, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.startswith("privgp: error")]
+    assert len(lines) == 1 and "mostly noise" in lines[0] and "--allow-noisy" in lines[0] and "--epsilon" in lines[0]
+    assert "expected IoU" in lines[0] and r.stdout == ""
+    assert not (tmp_path / "out").exists()
+    assert not (tmp_path / "ledger.sqlite").exists()     # the ledger was never opened
+
+
+def test_readme_release_publishes_a_forecast_map_and_verifies(tmp_path):
+    r = cli(tmp_path, "release", "--epsilon", "10", "--out", "out", "--json")
+    assert r.returncode == 0, r.stderr
+    s = json.loads(r.stdout)
+    assert s["mechanism"] == "grid" and s["chosen_by"] == "auto"
+    assert s["forecast"]["expected_iou"] >= 0.5
+    assert s["delta"] == 1e-6
+    doc = json.loads((tmp_path / "out" / "certificate.json").read_text())
+    assert doc["mechanism"] == "grid"
+    assert doc["public_settings"]["hyperparameters"].startswith("auto")
+    assert doc["forecast"]["expected_iou"] == s["forecast"]["expected_iou"]
+    assert "non-private map" in doc["forecast"]["words"]
+    v = cli(tmp_path, "verify", "out/certificate.json")
+    assert v.returncode == 0, v.stdout + v.stderr
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "How good is this map?" in html and "privgp (--mechanism auto)" in html
+    assert "strong protection" not in html
+    header = (tmp_path / "out" / "field.csv").read_text().splitlines()[0]
+    assert "field_model_units" in header and "field_response_units" in header and "reliable" in header
+
+
+def test_allow_noisy_releases_and_says_so(tmp_path):
+    r = cli(tmp_path, "release", "--out", "out", "--allow-noisy", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((tmp_path / "out" / "certificate.json").read_text())
+    assert doc["forecast"]["expected_iou"] < 0.5
+    assert "Mostly noise" in (tmp_path / "out" / "report.html").read_text()
+
+
+@pytest.mark.parametrize("mechanism, extra", [("grid", ["--cells", "4"]), ("discretised-gaussian", ["--points", "3"])])
+def test_grid_type_mechanisms_release_and_verify(tmp_path, mechanism, extra):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    n = 3000
+    x, y = rng.uniform(0, 10, n), rng.uniform(0, 5, n)
+    write_csv(tmp_path / "d.csv", {"x": x, "y": y, "response": np.sin(x / 3) + 0.1 * rng.normal(size=n)})
+    r = cli(tmp_path, "release", "--mechanism", mechanism, *extra, "--data", "d.csv", "--x-col", "x", "--y-col", "y",
+            "--box", "0", "10", "0", "5", "--threshold", "0", "--clip", "1", "--epsilon", "2", "--grid", "41",
+            "--out", "out", "--allow-noisy")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "out" / "excursion.png").stat().st_size > 1000
+    v = cli(tmp_path, "verify", "out/certificate.json")
+    assert v.returncode == 0, v.stdout + v.stderr
+    good = (tmp_path / "out" / "certificate.json").read_text()
+    tampers = [("event noise_std x4", lambda d: d["certificate"]["event"].__setitem__(
+                    "noise_std", d["certificate"]["event"]["noise_std"] * 4)),
+               ("event sensitivity / 4", lambda d: d["certificate"]["event"].__setitem__(
+                    "sensitivity", d["certificate"]["event"]["sensitivity"] / 4)),
+               ("settings noise_std", lambda d: d["public_settings"].__setitem__("noise_std", 9.0)),
+               ("n", lambda d: d["dataset"].__setitem__("n", 40)),
+               ("delta", lambda d: d["public_settings"].__setitem__("delta", 1e-3)),
+               ("epsilon", lambda d: d["certificate"].__setitem__("epsilon", 0.5))]
+    if mechanism == "discretised-gaussian":   # the number of points enters epsilon (eq. 37)
+        tampers.append(("points", lambda d: d["public_settings"].__setitem__(
+            "points", [x + 1 for x in d["public_settings"]["points"]])))
+    for what, change in tampers:
+        doc = json.loads(good)
+        change(doc)
+        (tmp_path / "out" / "certificate.json").write_text(json.dumps(doc))
+        assert cli(tmp_path, "verify", "out/certificate.json").returncode == 1, what
+
+
+def test_options_of_other_mechanisms_are_refused(tmp_path):
+    r = cli(tmp_path, "release", "--cells", "4", "--epsilon", "10", "--out", "out")
+    assert r.returncode == 2 and "--cells" in r.stderr and not (tmp_path / "out").exists()
+    r = cli(tmp_path, "release", "--sigma", "0.2", "--epsilon", "10", "--out", "out")
+    assert r.returncode == 2 and "--sigma" in r.stderr
+
+
+def test_words_of_strength_follow_the_stated_scale_and_n_delta():
+    assert "strong" in strength_words(0.5, 1e-7, 1000)
+    assert "moderate" in strength_words(3.0, 1e-7, 1000)
+    assert "weak" in strength_words(8.0, 1e-7, 1000)
+    text = strength_words(0.5, 0.0107, 62)       # the issue's case: n delta = 0.66
+    assert "strong" not in text.split("(")[0] and "No word of strength" in text
+    for words in (strength_words(1.0, 1e-6, 211), strength_words(1.0, 1e-3, 211)):
+        assert "privgp's scale" in words
+
+
+def test_report_never_calls_a_large_n_delta_strong(tmp_path):
+    r = cli(tmp_path, "release", "--mechanism", "grid", "--epsilon", "1", "--delta", "0.01", "--out", "out",
+            "--allow-noisy")
+    assert r.returncode == 0, r.stderr
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "strong protection" not in html and "No word of strength applies" in html
+
+
+def test_picture_marks_unreliable_areas(tmp_path):
+    r = cli(tmp_path, "release", "--epsilon", "10", "--out", "out")
+    assert r.returncode == 0, r.stderr
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "Grey hatching" in html
+    assert Path(tmp_path / "out" / "excursion.png").exists()
+
+
+def test_account_never_prints_epsilon_zero_as_perfect_privacy(tmp_path):
+    r = cli(tmp_path, "account", "--n", "10", "--kernel", "exponential", "--lengthscale", "1", "--r", "1000",
+            "--sigma", "1000", "--L", "1", "--delta", "0.5", "--sensitivity", "exp1d")
+    assert r.returncode == 0, r.stderr
+    head = r.stdout.splitlines()[0]
+    assert head.startswith("(0, 0.5)-DP") and "NOT perfect privacy" in head
+
+
+@pytest.mark.parametrize("extra", [["--mechanism", "grid", "--cells", "100000"],
+                                   ["--mechanism", "discretised-gaussian", "--grid", "200000"]])
+def test_a_grid_release_too_large_for_memory_is_refused_before_the_charge(tmp_path, extra):
+    r = cli(tmp_path, "release", *extra, "--epsilon", "10", "--out", "out", "--allow-noisy")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "memory" in r.stderr and "--memory-limit" in r.stderr
+    assert not (tmp_path / "out").exists() and not (tmp_path / "ledger.sqlite").exists()
