@@ -49,34 +49,29 @@ def _scalar_ok(n: Any, r: Any, sigma: Any, eta: Any, L: Any, M_Y: Any, kappa: An
 _Arr = np.ndarray
 
 
+def _array(name: str, value: ArrayLike, ok, requirement: str) -> _Arr:
+    """``value`` as a float array whose every entry satisfies ``ok`` (NaN never does), else an error naming it."""
+    try:
+        a = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidParameterError(name, requirement, value) from None
+    if not np.all(ok(a)):
+        raise InvalidParameterError(name, requirement, value)
+    return a
+
+
 def _check_numbers(n: ArrayLike, r: ArrayLike, sigma: ArrayLike, eta: ArrayLike, L: ArrayLike, M_Y: ArrayLike,
                    kappa: ArrayLike, dim: int, sensitivity: str, constants: str, rkhs_norm: ArrayLike | None,
                    kernel: str) -> tuple[_Arr, _Arr, _Arr, _Arr, _Arr, _Arr, _Arr, int]:
     """Validate (possibly array-valued) numeric fields; returns float arrays."""
-    n = np.asarray(n, dtype=float)
-    if np.any(~np.isfinite(n)) or np.any(n < 1) or np.any(n != np.floor(n)):
-        raise InvalidParameterError("n", "a finite integer >= 1", n)
-    r = np.asarray(r, dtype=float)
-    if np.any(~(r > 0)) or np.any(np.isinf(r)):
-        raise InvalidParameterError("r", "finite and > 0", r)
-    sigma = np.asarray(sigma, dtype=float)
-    if np.any(~(sigma > 0)):
-        raise InvalidParameterError("sigma", "> 0 (inf allowed: covariance-only limit)", sigma)
-    eta = np.asarray(eta, dtype=float)
-    if np.any(~(eta >= 0)) or np.any(np.isinf(eta)):
-        raise InvalidParameterError("eta", "finite and >= 0", eta)
-    try:
-        L = np.asarray(L, dtype=float)
-    except (TypeError, ValueError):
-        raise InvalidParameterError("L", "an integer >= 1", L) from None
-    if np.any(~np.isfinite(L)) or np.any(L < 1) or np.any(L != np.floor(L)):
-        raise InvalidParameterError("L", "a finite integer >= 1", L)
-    M_Y = np.asarray(M_Y, dtype=float)
-    if np.any(~(M_Y > 0)) or np.any(np.isinf(M_Y)):
-        raise InvalidParameterError("M_Y", "finite and > 0", M_Y)
-    kappa = np.asarray(kappa, dtype=float)
-    if np.any(~np.isfinite(kappa)) or np.any(kappa > 1):
-        raise InvalidParameterError("kappa", "finite and <= 1 (inf of a normalised kernel over the domain)", kappa)
+    n = _array("n", n, lambda a: np.isfinite(a) & (a >= 1) & (a == np.floor(a)), "a finite integer >= 1")
+    r = _array("r", r, lambda a: (a > 0) & np.isfinite(a), "finite and > 0")
+    sigma = _array("sigma", sigma, lambda a: a > 0, "> 0 (inf allowed: covariance-only limit)")
+    eta = _array("eta", eta, lambda a: (a >= 0) & np.isfinite(a), "finite and >= 0")
+    L = _array("L", L, lambda a: np.isfinite(a) & (a >= 1) & (a == np.floor(a)), "a finite integer >= 1")
+    M_Y = _array("M_Y", M_Y, lambda a: (a > 0) & np.isfinite(a), "finite and > 0")
+    kappa = _array("kappa", kappa, lambda a: np.isfinite(a) & (a <= 1),
+                   "finite and <= 1 (inf of a normalised kernel over the domain)")
     dim = v.integer("dim", dim, minimum=1)
     if sensitivity not in SENSITIVITIES:
         raise InvalidParameterError("sensitivity", f"one of {SENSITIVITIES}", sensitivity)
@@ -85,9 +80,7 @@ def _check_numbers(n: ArrayLike, r: ArrayLike, sigma: ArrayLike, eta: ArrayLike,
     if kernel not in KERNEL_FAMILIES:
         raise InvalidParameterError("kernel", f"one of {KERNEL_FAMILIES}", kernel)
     if rkhs_norm is not None:
-        rk = np.asarray(rkhs_norm, dtype=float)
-        if np.any(~(rk > 0)) or np.any(np.isinf(rk)):
-            raise InvalidParameterError("rkhs_norm", "finite and > 0", rkhs_norm)
+        _array("rkhs_norm", rkhs_norm, lambda a: (a > 0) & np.isfinite(a), "finite and > 0")
     return n, r, sigma, eta, L, M_Y, kappa, dim
 
 

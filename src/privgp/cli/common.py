@@ -14,37 +14,31 @@ from ..errors import InvalidParameterError
 from ..models.domain import Box
 
 
-def positive_float(text: str) -> float:
-    """argparse type: a number > 0; 'inf' allowed."""
+def _parsed(text: str, cast, ok, expected: str):
+    """``cast(text)`` if it parses and ``ok`` holds, else the argparse error "expected <expected>, got <text>"."""
     try:
-        x = float(text)
+        x = cast(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if math.isnan(x):
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+    if not ok(x):
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
     return x
+
+
+def positive_float(text: str) -> float:
+    """argparse type: a number, not NaN ('inf' allowed); its range is checked where the value is used (one
+    place for each requirement, with the parameter's name)."""
+    return _parsed(text, float, lambda x: not math.isnan(x), "a number")
 
 
 def nonnegative_int(text: str) -> int:
     """argparse type: an integer >= 0 (seeds)."""
-    try:
-        x = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
-    if x < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
-    return x
+    return _parsed(text, int, lambda x: x >= 0, "an integer >= 0")
 
 
 def grid_points(text: str) -> int:
     """argparse type of --grid: an integer >= 2 (0 or 1 is an error, never replaced by the default)."""
-    try:
-        x = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 2, got {text!r}") from None
-    if x < 2:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 2 (grid points along the longest side), got {text!r}")
-    return x
+    return _parsed(text, int, lambda x: x >= 2, "an integer >= 2 (grid points along the longest side)")
 
 
 def print_json(obj: Any) -> None:

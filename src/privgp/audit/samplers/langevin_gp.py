@@ -38,8 +38,6 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import minimize
-from threadpoolctl import threadpool_limits
 
 from ... import validation as v
 from ...accounting import accountant
@@ -51,7 +49,7 @@ from ...mechanisms.posterior_sample import posterior_sample_event
 from ...models.domain import Box
 from ...models.gp import ExactPosterior
 from ...models.kernels import Kernel
-from ..tightness.neighbours import NeighbourPair, pair_epsilon, pair_rdp
+from ..tightness.neighbours import NeighbourPair, PairCoding, pair_epsilon, pair_rdp
 
 SAMPLERS = ("sto", "ula")
 
@@ -297,41 +295,17 @@ def worst_pair(sampler: str, kernel: Kernel, domain: Box, XT, *, n: int, r: floa
     if not isinstance(domain, Box):
         raise InvalidParameterError("domain", "a privgp.models.domain.Box", domain)
     XT = v.points("XT", XT, dim=domain.dim)
-    d, nc = domain.dim, n - 1
-    lo, width = np.asarray(domain.lower), domain.widths
-    cuts = np.cumsum([nc * d, nc, d, d, 1])
-
-    def unpack(z):
-        Xc, yc, x, xp, yy, yp = np.split(z, cuts)
-        return NeighbourPair(X_core=lo + width * Xc.reshape(nc, d), y_core=M_Y * yc, x=lo + width * x,
-                             y=M_Y * float(yy[0]), x_prime=lo + width * xp, y_prime=M_Y * float(yp[0]))
-
-    def pack(p: NeighbourPair):
-        return np.concatenate([((p.X_core - lo) / width).ravel(), p.y_core / M_Y, (p.x - lo) / width,
-                               (p.x_prime - lo) / width, [p.y / M_Y, p.y_prime / M_Y]])
-
-    bounds = [(0.0, 1.0)] * (nc * d) + [(-1.0, 1.0)] * nc + [(0.0, 1.0)] * (2 * d) + [(-1.0, 1.0)] * 2
+    coding = PairCoding(domain, n, M_Y)
 
     def value(z):
-        P, Q = pair_laws(sampler, kernel, unpack(np.clip(z, [b[0] for b in bounds], [b[1] for b in bounds])), XT,
-                         r=r, sigma=sigma, step=step, steps=[steps], init=init)
+        P, Q = pair_laws(sampler, kernel, coding.unpack(z)[0], XT, r=r, sigma=sigma, step=step, steps=[steps],
+                         init=init)
         val = pair_rdp(alpha, *_laws(P[0], Q[0]))
         return val if math.isfinite(val) else 1e300
 
-    best = (-math.inf, None)
-    with threadpool_limits(1):
-        for k in range(restarts):
-            if k == 0 and start is not None:
-                z0 = pack(start)
-            elif k == 0:   # core piled at one end with y = +M, the differing record at the other end, opposite responses
-                z0 = np.concatenate([np.full(nc * d, 0.02), np.ones(nc), np.full(d, 0.98), np.full(d, 0.9), [-1.0, 1.0]])
-            else:
-                z0 = np.array([rng.uniform(a, b) for a, b in bounds])
-            res = minimize(lambda z: -value(z), z0, method="L-BFGS-B", bounds=bounds, options={"maxiter": maxiter})
-            val = value(res.x)
-            if val > best[0]:
-                best = (val, res.x)
-    return unpack(best[1]), float(best[0])
+    best = coding.maximise(value, restarts=restarts, rng=rng, maxiter=maxiter,
+                           first=(coding.pack(start) if start is not None else "piled",))
+    return coding.unpack(best[1])[0], float(best[0])
 
 
 # ------------------------------------------------------------------------------------------------

@@ -111,6 +111,83 @@ def pair_epsilon(mean1, cov1, mean2, cov2, delta: float, *, symmetric: bool = Tr
     return float(eps[i]), float(orders[i])
 
 
+@dataclass(frozen=True)
+class PairCoding:
+    """Replace-one neighbours of n records on ``domain`` with |y| <= M_Y, plus ``extra`` free test inputs,
+    as one point z of a box (inputs in [0, 1] per axis, responses in [-1, 1]): the variables of the
+    adversarial searches. z = (core inputs, core responses, x, x', y, y', extra inputs)."""
+
+    domain: Box
+    n: int
+    M_Y: float = 1.0
+    extra: int = 0
+
+    @property
+    def bounds(self) -> list[tuple[float, float]]:
+        d, nc = self.domain.dim, self.n - 1
+        return ([(0.0, 1.0)] * (nc * d) + [(-1.0, 1.0)] * nc + [(0.0, 1.0)] * (2 * d) + [(-1.0, 1.0)] * 2
+                + [(0.0, 1.0)] * (self.extra * d))
+
+    def unpack(self, z: np.ndarray) -> tuple[NeighbourPair, np.ndarray]:
+        """(the pair, the extra test inputs (extra, dim)) coded by z."""
+        d, nc = self.domain.dim, self.n - 1
+        lo, width = np.asarray(self.domain.lower), self.domain.widths
+        Xc, yc, x, xp, yy, yp, xt = np.split(np.asarray(z, dtype=float), np.cumsum([nc * d, nc, d, d, 1, 1]))
+        pair = NeighbourPair(X_core=lo + width * Xc.reshape(nc, d), y_core=self.M_Y * yc, x=lo + width * x,
+                             y=self.M_Y * float(yy[0]), x_prime=lo + width * xp, y_prime=self.M_Y * float(yp[0]))
+        return pair, lo + width * xt.reshape(self.extra, d)
+
+    def pack(self, pair: NeighbourPair) -> np.ndarray:
+        """z of a pair (no extra inputs)."""
+        lo, width = np.asarray(self.domain.lower), self.domain.widths
+        return np.concatenate([((pair.X_core - lo) / width).ravel(), pair.y_core / self.M_Y, (pair.x - lo) / width,
+                               (pair.x_prime - lo) / width, [pair.y / self.M_Y, pair.y_prime / self.M_Y]])
+
+    def start(self, kind: str, rng: np.random.Generator) -> np.ndarray:
+        """A structured first point: ``"spread"``: x and x' on two core inputs of a uniformly spread core, the core
+        responses opposite to theirs (the worst mean shift found in 1-D; needs n >= 3); ``"piled"``: the core on
+        one corner with y = +M, x and x' near the far corner with opposite responses; extra inputs uniform."""
+        d, nc = self.domain.dim, self.n - 1
+        if kind == "spread":
+            core = rng.uniform(0.0, 1.0, (nc, d))
+            z = np.concatenate([core.ravel(), np.full(nc, -1.0), core[0], core[1], [1.0, 1.0]])
+        elif kind == "piled":
+            z = np.concatenate([np.full(nc * d, 0.02), np.ones(nc), np.full(d, 0.98), np.full(d, 0.9), [-1.0, 1.0]])
+        else:
+            raise InvalidParameterError("kind", "'spread' or 'piled'", kind)
+        return np.concatenate([z, rng.uniform(0.0, 1.0, self.extra * d)]) if self.extra else z
+
+    def maximise(self, value, *, restarts: int, rng: np.random.Generator, maxiter: int,
+                 first: tuple = ()) -> tuple[float, np.ndarray]:
+        """(largest value found, its z): L-BFGS-B on the box from the points ``first`` (each a z or a start
+        kind, drawn when its turn comes), then uniform random points, ``restarts`` in all; stops early at an
+        infinite value (nothing is larger). ``value(z)`` may return inf or nan (searched as a very large or
+        very small number)."""
+        bounds = self.bounds
+        lo_b, hi_b = np.array([b[0] for b in bounds]), np.array([b[1] for b in bounds])
+
+        def objective(z):
+            val = value(np.clip(z, lo_b, hi_b))
+            return -val if math.isfinite(val) else (-1e300 if val > 0 else 1e300)
+
+        best: tuple[float, np.ndarray | None] = (-math.inf, None)
+        with threadpool_limits(1):  # tiny matrices: BLAS threads only add contention
+            for k in range(restarts):
+                if k < len(first):
+                    z0 = first[k] if isinstance(first[k], np.ndarray) else self.start(first[k], rng)
+                else:
+                    z0 = np.array([rng.uniform(a, c) for a, c in bounds])
+                res = minimize(objective, z0, method="L-BFGS-B", bounds=bounds, options={"maxiter": maxiter})
+                val = value(res.x)
+                if val > best[0]:
+                    best = (val, res.x)
+                if val == math.inf:
+                    break
+        if best[1] is None:
+            raise InvalidParameterError("value", "a number at some point of the search", best[0])
+        return float(best[0]), best[1]
+
+
 def _one_point(name: str, x, dim: int) -> np.ndarray:
     arr = v.finite_array(name, x).reshape(1, -1)
     if arr.shape[1] != dim:
@@ -232,69 +309,26 @@ def worst_case_neighbours(alpha, *, n, kernel: Kernel, domain: Box, r, sigma, et
     mean_bound = float(rdp_mean_term(alpha, V, Delta, r, sigma, eta))
     cov_bound = float(rdp_covariance_term(alpha, V, r, sigma, eta))
 
-    d = domain.dim
-    lo, width = np.asarray(domain.lower), domain.widths
-    nc = n - 1
-    sizes = [nc * d, nc, d, d, 1, 1, test_points * d]
-    cuts = np.cumsum(sizes)[:-1]
-    p = int(sum(sizes))
-    bnds = [(0.0, 1.0)] * (nc * d) + [(-1.0, 1.0)] * nc + [(0.0, 1.0)] * (2 * d) + [(-1.0, 1.0)] * 2 \
-        + [(0.0, 1.0)] * (test_points * d)
-
-    def unpack(z):
-        Xc, yc, x, xp, yy, yp, xt = np.split(z, cuts)
-        return (lo + width * Xc.reshape(nc, d), M_Y * yc, lo + width * x, lo + width * xp, M_Y * float(yy[0]),
-                M_Y * float(yp[0]), lo + width * xt.reshape(test_points, d))
-
+    coding = PairCoding(domain, n, M_Y, extra=test_points)
     count = [0]
 
     def parts(z):
-        Xc, yc, x, xp, yy, yp, xt = unpack(z)
-        XT = np.vstack([Xc, xt]) if nc else xt
+        pair, xt = coding.unpack(z)
+        XT = np.vstack([pair.X_core, xt]) if n > 1 else xt
         count[0] += 1
-        return neighbour_divergence(kernel, Xc, yc, x, yy, xp, yp, XT, r=r, sigma=sigma, eta=eta, alpha=alpha)
+        return neighbour_divergence(kernel, pair.X_core, pair.y_core, pair.x, pair.y, pair.x_prime, pair.y_prime, XT,
+                                    r=r, sigma=sigma, eta=eta, alpha=alpha)
 
     idx = OBJECTIVES.index(objective)
-
-    def f(z):
-        val = parts(z)[idx]
-        return -val if math.isfinite(val) else -1e300
-
-    with threadpool_limits(1):  # tiny matrices: BLAS threads only add contention
-        best = _search(f, parts, idx, restarts, p, nc, d, test_points, bnds, rng, maxiter)
-    _, z, (total, mean_part, cov_part) = best
-    Xc, yc, x, xp, yy, yp, xt = unpack(z)
-    XT = _unique_rows(np.vstack([x[None], xp[None], Xc, xt]))
+    _, z = coding.maximise(lambda z: parts(z)[idx], restarts=restarts, rng=rng, maxiter=maxiter,
+                           first=("spread" if n >= 3 else "piled", "piled"))
+    total, mean_part, cov_part = parts(z)
+    pair, xt = coding.unpack(z)
+    XT = _unique_rows(np.vstack([pair.x[None], pair.x_prime[None], pair.X_core, xt]))
     return WorstCaseNeighbours(alpha=alpha, objective=objective, divergence=total, mean_part=mean_part,
                                cov_part=cov_part, bound=bound, mean_bound=mean_bound, cov_bound=cov_bound,
-                               pair=NeighbourPair(X_core=Xc, y_core=yc, x=x, y=yy, x_prime=xp, y_prime=yp), XT=XT, n=n, r=r,
+                               pair=pair, XT=XT, n=n, r=r,
                                sigma=sigma, eta=eta, M_Y=M_Y, lemma_Delta=b.lemma_Delta, evaluations=count[0])
-
-
-def _search(f, parts, idx, restarts, p, nc, d, test_points, bnds, rng, maxiter):
-    best = (-math.inf, None, None)
-    for k in range(restarts):
-        if k == 0 and nc >= 2:  # x, x' on two core inputs of a spread-out core, responses opposite to the core
-            core = rng.uniform(0.0, 1.0, (nc, d))
-            z0 = np.concatenate([core.ravel(), np.full(nc, -1.0), core[0], core[1], [1.0, 1.0],
-                                 rng.uniform(0.0, 1.0, test_points * d)])
-        elif k <= 1:           # the core piled on one corner, x and x' near the far one
-            z0 = np.concatenate([np.full(nc * d, 0.02), np.full(nc, 1.0), np.full(2 * d, 0.98),
-                                 [-1.0, 1.0], rng.uniform(0.0, 1.0, test_points * d)])
-            z0[nc * d + nc + d:nc * d + nc + 2 * d] = 0.9  # x' near x, not equal
-        else:
-            z0 = np.array([rng.uniform(a, c) for a, c in bnds]) if p else np.zeros(0)
-        if p:
-            res = minimize(f, z0, method="L-BFGS-B", bounds=bnds, options={"maxiter": maxiter})
-            z = res.x
-        else:
-            z = z0
-        val_parts = parts(z)
-        if val_parts[idx] > best[0]:
-            best = (val_parts[idx], z, val_parts)
-        if not math.isfinite(val_parts[idx]):
-            break
-    return best
 
 
 def mean_shift_norm(kernel: Kernel, X_core, y_core, x, y, x_prime, y_prime, *, r: float) -> float:
@@ -360,42 +394,17 @@ def worst_case_mean_shift(*, n, kernel: Kernel, domain: Box, r, M_Y=1.0, rng, re
     proven = bounds_for(n, r, kernel=kernel, domain=domain, M_Y=M_Y, sensitivity=sensitivity, constants="proven")
     published = bounds_for(n, r, kernel=kernel, domain=domain, M_Y=M_Y, sensitivity=sensitivity,
                            constants="published")
-    d = domain.dim
-    lo, width = np.asarray(domain.lower), domain.widths
-    nc = n - 1
-    sizes = [nc * d, nc, d, d, 1, 1]
-    cuts = np.cumsum(sizes)[:-1]
-    bnds = [(0.0, 1.0)] * (nc * d) + [(-1.0, 1.0)] * nc + [(0.0, 1.0)] * (2 * d) + [(-1.0, 1.0)] * 2
-
-    def unpack(z):
-        Xc, yc, x, xp, yy, yp = np.split(z, cuts)
-        return (lo + width * Xc.reshape(nc, d), M_Y * yc, lo + width * x, lo + width * xp, M_Y * float(yy[0]),
-                M_Y * float(yp[0]))
-
+    coding = PairCoding(domain, n, M_Y)
     count = [0]
 
     def norm(z):
         count[0] += 1
-        Xc, yc, x, xp, yy, yp = unpack(z)
-        return mean_shift_norm(kernel, Xc, yc, x, yy, xp, yp, r=r)
+        p = coding.unpack(z)[0]
+        return mean_shift_norm(kernel, p.X_core, p.y_core, p.x, p.y, p.x_prime, p.y_prime, r=r)
 
-    best = (-math.inf, None)
-    with threadpool_limits(1):
-        for k in range(restarts):
-            if k == 0 and nc >= 2:   # x, x' on two core inputs, the core spread out, responses opposite
-                core = rng.uniform(0.0, 1.0, (nc, d))
-                z0 = np.concatenate([core.ravel(), np.full(nc, -1.0), core[0], core[1], [1.0, 1.0]])
-            elif k <= 1:             # the core piled on one corner, x and x' near the far one
-                z0 = np.concatenate([np.full(nc * d, 0.02), np.full(nc, 1.0), np.full(d, 0.98), np.full(d, 0.9),
-                                     [-1.0, 1.0]])
-            else:
-                z0 = np.array([rng.uniform(a, c) for a, c in bnds])
-            res = minimize(lambda z: -norm(z), z0, method="L-BFGS-B", bounds=bnds, options={"maxiter": maxiter})
-            val = norm(res.x)
-            if val > best[0]:
-                best = (val, res.x)
-    Xc, yc, x, xp, yy, yp = unpack(best[1])
+    best = coding.maximise(norm, restarts=restarts, rng=rng, maxiter=maxiter,
+                           first=("spread" if n >= 3 else "piled", "piled"))
+    pair = coding.unpack(best[1])[0]
     return WorstMeanShift(norm=best[0], Delta_proven=float(proven.Delta), Delta_published=float(published.Delta),
                           lemma_Delta=proven.lemma_Delta,
-                          pair=NeighbourPair(X_core=Xc, y_core=yc, x=x, y=yy, x_prime=xp, y_prime=yp),
-                          n=n, r=r, M_Y=M_Y, evaluations=count[0])
+                          pair=pair, n=n, r=r, M_Y=M_Y, evaluations=count[0])

@@ -2,9 +2,12 @@
 fixed per-channel normalisation, kernels by name, image grids."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from ...datasets.images import ChannelNormaliser, ImageData, load_cifar10_batches, load_digits_images
+from ...audit.lood.models import centred_one_hot
+from ...datasets.images import ChannelNormaliser, ImageData, balanced_subset, load_cifar10_batches, load_digits_images
 from ...errors import InvalidParameterError
 from ...models.nngp import NNGP, RBF
 
@@ -29,6 +32,28 @@ def normaliser(data: ImageData, idx) -> ChannelNormaliser:
     """Per-channel statistics of the records ``idx``, used for both datasets of every pair (the
     reference code's NORM='independent')."""
     return ChannelNormaliser.fit(data.X[np.asarray(idx)], data.channels)
+
+
+@dataclass(frozen=True)
+class TrainingSet:
+    """A class-balanced training set of n images (``idx`` into the data), the remaining images ``rest``, the
+    normaliser fitted on the training images, the normalised inputs Z and centred one-hot labels Y (C classes)."""
+
+    idx: np.ndarray
+    rest: np.ndarray
+    normaliser: ChannelNormaliser
+    Z: np.ndarray
+    Y: np.ndarray
+    C: int
+
+
+def training_set(data: ImageData, n: int, rng: np.random.Generator) -> TrainingSet:
+    """The training set of the seed-003 image experiments (sec. 5): balanced over classes, drawn from ``rng``."""
+    C = int(data.labels.max()) + 1
+    idx = balanced_subset(data.labels, n, rng)
+    rest = np.setdiff1d(np.arange(data.X.shape[0]), idx)
+    nm = normaliser(data, idx)
+    return TrainingSet(idx=idx, rest=rest, normaliser=nm, Z=nm(data.X[idx]), Y=centred_one_hot(data.labels[idx], C), C=C)
 
 
 def kernel(name: str = "nngp", *, activation: str = "relu", depth: int = 5, w_std: float = 2 ** 0.5,

@@ -23,10 +23,9 @@ import pandas as pd
 
 from ...audit.lood.mia import correlation, lr_auc_monte_carlo, lr_auc_single
 from ...audit.lood.models import GPPosterior, centred_one_hot
-from ...datasets.images import balanced_subset
 from ..common import new_figure, save_figure, write_run_record, write_table
 from .data import kernel as make_kernel
-from .data import load_images, normaliser
+from .data import load_images, training_set
 
 KERNELS: dict[str, dict[str, Any]] = {"rbf": dict(name="rbf", gamma=1.0), "nngp_fc1": dict(name="nngp", activation="relu", depth=1)}
 
@@ -39,11 +38,8 @@ def run(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, dataset: st
     data = load_images(dataset, cifar_dir=cifar_dir)
     n = n or (100 if quick else 1000)
     records = records or (10 if quick else 100)
-    C = int(data.labels.max()) + 1
-    idx = balanced_subset(data.labels, n, rng)
-    rest = np.setdiff1d(np.arange(data.X.shape[0]), idx)
-    nm = normaliser(data, idx)
-    Z, Y = nm(data.X[idx]), centred_one_hot(data.labels[idx], C)
+    ts = training_set(data, n, rng)
+    C, rest, nm, Z, Y = ts.C, ts.rest, ts.normaliser, ts.Z, ts.Y
     d = data.X.shape[1]
     S_data = rng.choice(rest, size=min(records, rest.size), replace=False)
     XS = np.vstack([data.X[S_data], rng.uniform(*data.pixel_range, size=(records, d))])

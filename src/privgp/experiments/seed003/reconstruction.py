@@ -33,10 +33,9 @@ import pandas as pd
 from ...audit.lood.mia import lr_auc_single
 from ...audit.lood.models import GPPosterior, centred_one_hot
 from ...audit.lood.queries import optimize_queries, reconstruction
-from ...datasets.images import balanced_subset
 from ..common import new_figure, save_figure, write_run_record, write_table
 from .data import kernel as make_kernel
-from .data import load_images, normaliser, show_row
+from .data import load_images, show_row, training_set
 
 
 def _auc(pair, Q) -> float:
@@ -76,11 +75,8 @@ def run(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, dataset: st
     group_rounds = group_rounds or (1 if quick else 10)
     group_inits = group_inits or (2 if quick else 5)
     landscape_records = landscape_records or (3 if quick else 70)
-    C = int(data.labels.max()) + 1
-    idx = balanced_subset(data.labels, n, rng)
-    rest = np.setdiff1d(np.arange(data.X.shape[0]), idx)
-    nm = normaliser(data, idx)
-    Z, Y = nm(data.X[idx]), centred_one_hot(data.labels[idx], C)
+    ts = training_set(data, n, rng)
+    C, rest, nm, Z, Y = ts.C, ts.rest, ts.normaliser, ts.Z, ts.Y
     lo, hi = data.pixel_range
     d = int(data.X.shape[1])
     box = (nm(np.full(d, lo)), nm(np.full(d, hi)))

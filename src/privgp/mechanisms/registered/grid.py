@@ -81,6 +81,13 @@ def cell_sizes(domain: Box, cells: int, name: str = "cells") -> tuple[int, ...]:
     return tuple(int(max(1, math.floor(wi / h + 0.5))) for wi in w)
 
 
+def grid_memory(cells: tuple[int, ...], grid: tuple[int, ...], n: int) -> float:
+    """Bytes a noisy-grid release needs: the per-cell statistics, the separable smoothing onto the map grid,
+    one index array over the records."""
+    return 8.0 * (6 * float(np.prod(cells)) + 8 * float(np.prod(grid)) + 2 * sum(g * c for g, c in zip(grid, cells))
+                  + 2 * n)
+
+
 def cell_statistics(domain: Box, cells: tuple[int, ...], X: np.ndarray, y: np.ndarray, *, exact: bool = True
                     ) -> tuple[np.ndarray, np.ndarray]:
     """Per-cell (sums of y, counts) of the points X on the grid of ``cells``. ``exact``: each sum is the exact
@@ -232,8 +239,8 @@ def plan_grid(n: int, domain: Box, response_map: ResponseMap, *, epsilon: float,
     bandwidth = v.nonnegative("bandwidth", bandwidth)
     csz = cell_sizes(domain, cells)
     gsz = grid_sizes(domain, grid)
-    need = 8.0 * (6 * float(np.prod(csz)) + 8 * float(np.prod(gsz)) + 2 * sum(g * c for g, c in zip(gsz, csz)) + 2 * n)
-    check_memory("noisy grid", need, memory_limit, "use fewer cells (--cells) or a coarser map (--grid)")
+    check_memory("noisy grid", grid_memory(csz, gsz, n), memory_limit, "use fewer cells (--cells) or a coarser map "
+                 "(--grid)")
     event, cert = calibrate_gaussian(GRID_SENSITIVITY, epsilon, delta)
     s = event.noise_std
     return NoisyGridPlan(n=n, domain=domain, response_map=response_map, cells=csz, bandwidth=float(bandwidth),
@@ -273,6 +280,21 @@ BANDWIDTH = Option("bandwidth", f"smoothing bandwidth in cells (public post-proc
                    float, "B", default=DEFAULT_BANDWIDTH)
 
 
+def grid_arguments(mech: Mechanism, request: Request) -> dict:
+    """The plan function's arguments of a noisy-grid-type mechanism from a request (its options: cells, bandwidth)."""
+    return dict(epsilon=mech.epsilon(request), delta=request.delta, cells=mech.option(request, "cells"),
+                bandwidth=mech.option(request, "bandwidth"), grid=request.grid_points(), memory_limit=request.memory_limit)
+
+
+def recorded_grid_arguments(recorded: Recorded) -> dict:
+    """The same arguments from a certificate's public settings (cells along the longest side; an older
+    certificate may record them as one number)."""
+    s = recorded.setting
+    cells = recorded.grid_points("cells") if isinstance(s("cells"), list) and s("cells") else s("cells")
+    return dict(epsilon=s("target_epsilon"), delta=s("delta"), cells=cells, bandwidth=s("bandwidth"),
+                grid=recorded.grid_points())
+
+
 def field_files(released: GridField, plan, coordinates: Sequence[str]) -> list[OutputFile]:
     """field.npz (field, sd, reliable mask, axes, the released statistics, response map) and field.csv."""
     names = list(coordinates)
@@ -302,18 +324,12 @@ class NoisyGrid(Mechanism):
     order = 50
 
     def plan(self, request: Request) -> NoisyGridPlan:
-        return plan_grid(request.n, request.domain, request.response_map, epsilon=self.epsilon(request),
-                         delta=request.delta, cells=self.option(request, "cells"),
-                         bandwidth=self.option(request, "bandwidth"), grid=request.grid_points(),
-                         memory_limit=request.memory_limit)
+        return plan_grid(request.n, request.domain, request.response_map, **grid_arguments(self, request))
 
     def rebuild(self, recorded: Recorded) -> NoisyGridPlan:
         """Through :func:`plan_grid`, from the recorded cells (along the longest side), bandwidth, grid, target."""
-        s = recorded.setting
-        cells = recorded.grid_points("cells") if isinstance(s("cells"), list) and s("cells") else s("cells")
-        return plan_grid(recorded.n, recorded.domain(), recorded.response_map(), epsilon=s("target_epsilon"),
-                         delta=s("delta"), cells=cells, bandwidth=s("bandwidth"),
-                         grid=recorded.grid_points(), hyperparameter_source=s("hyperparameters"))
+        return plan_grid(recorded.n, recorded.domain(), recorded.response_map(), **recorded_grid_arguments(recorded),
+                         hyperparameter_source=recorded.setting("hyperparameters"))
 
     def files(self, released: GridField, plan: NoisyGridPlan, coordinates: Sequence[str]) -> list[OutputFile]:
         return field_files(released, plan, coordinates)

@@ -48,6 +48,9 @@ from .grid import (
     cell_statistics,
     check_memory,
     field_files,
+    grid_arguments,
+    grid_memory,
+    recorded_grid_arguments,
     smooth_ratio,
 )
 
@@ -116,8 +119,8 @@ def plan_laplace_grid(n: int, domain: Box, response_map: ResponseMap, *, epsilon
     bandwidth = v.nonnegative("bandwidth", bandwidth)
     csz = cell_sizes(domain, cells)
     gsz = grid_sizes(domain, grid)
-    need = 8.0 * (6 * float(np.prod(csz)) + 8 * float(np.prod(gsz)) + 2 * sum(g * c for g, c in zip(gsz, csz)) + 2 * n)
-    check_memory("Laplace noisy grid", need, memory_limit, "use fewer cells (--cells) or a coarser map (--grid)")
+    check_memory("Laplace noisy grid", grid_memory(csz, gsz, n), memory_limit, "use fewer cells (--cells) or a "
+                 "coarser map (--grid)")
     event = PureDpEvent(epsilon=float(epsilon))
     cert = certify(event, delta=delta, mechanism="laplace-grid")
     return LaplaceGridPlan(n=n, domain=domain, response_map=response_map, cells=csz, bandwidth=float(bandwidth),
@@ -135,16 +138,11 @@ class LaplaceGrid(Mechanism):
     order = 70
 
     def plan(self, request: Request) -> LaplaceGridPlan:
-        return plan_laplace_grid(request.n, request.domain, request.response_map, epsilon=self.epsilon(request),
-                                 delta=request.delta, cells=self.option(request, "cells"),
-                                 bandwidth=self.option(request, "bandwidth"), grid=request.grid_points(),
-                                 memory_limit=request.memory_limit)
+        return plan_laplace_grid(request.n, request.domain, request.response_map, **grid_arguments(self, request))
 
     def rebuild(self, recorded: Recorded) -> LaplaceGridPlan:
-        s = recorded.setting
-        return plan_laplace_grid(recorded.n, recorded.domain(), recorded.response_map(), epsilon=s("target_epsilon"),
-                                 delta=s("delta"), cells=recorded.grid_points("cells"), bandwidth=s("bandwidth"),
-                                 grid=recorded.grid_points())
+        return plan_laplace_grid(recorded.n, recorded.domain(), recorded.response_map(),
+                                 **recorded_grid_arguments(recorded))
 
     def files(self, released: GridField, plan: LaplaceGridPlan, coordinates: Sequence[str]) -> list[OutputFile]:
         return field_files(released, plan, coordinates)
