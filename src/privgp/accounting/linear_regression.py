@@ -48,6 +48,7 @@ from .. import validation as v
 from ..errors import InvalidParameterError
 from .conversion import epsilon_from_rdp
 from .events import Neighbouring, PrivacyEvent, admissible_only
+from .order_search import smallest_integer
 
 NINE_TENTHS = 0.9
 
@@ -236,18 +237,7 @@ def lemma43_min_n(epsilon: float, delta: float, *, alpha: float, beta: float, x_
     def ok(m):
         return float(lemma43_epsilon(nu, d, float(m), alpha, beta, x_h, x_l, c, gamma1)) <= eps
 
-    lo = 2
-    if ok(lo):
-        return lo
-    hi = lo
-    while not ok(hi):
-        hi *= 2
-        if hi > n_max:
-            raise InvalidParameterError("epsilon", f"achievable with n <= {n_max} by Lemma 4.3", eps)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    n = smallest_integer(ok, 2, n_max)
+    if n is None:
+        raise InvalidParameterError("epsilon", f"achievable with n <= {n_max} by Lemma 4.3", eps)
+    return n

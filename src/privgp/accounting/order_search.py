@@ -167,3 +167,19 @@ def _zoom(evaluate, a, b, best_a, best_v):
         step = (b - a) / (ZOOM_POINTS + 1)
         a, b = a + step * j[:, None], a + step * (j[:, None] + 2)
     return best_a, best_v
+
+
+def smallest_integer(ok: Callable[[int], bool], start: int = 2, limit: int = 10 ** 18) -> int | None:
+    """The smallest integer n >= ``start`` with ``ok(n)``, for a monotone ``ok`` (false up to some n, true from
+    there on): doubling, then bisection, so O(log n) calls. None when ``ok`` is still false past ``limit``."""
+    if ok(start):
+        return start
+    lo, hi = start, start
+    while not ok(hi):
+        lo, hi = hi, 2 * hi
+        if hi > limit:
+            return None
+    while hi - lo > 1:   # ok(hi) and not ok(lo)
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return hi

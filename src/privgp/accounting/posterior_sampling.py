@@ -19,6 +19,7 @@ for 1 < alpha < 1 + 1/tau~ (+inf beyond), and L draws compose to L times that (e
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
@@ -49,7 +50,7 @@ def _scalar_ok(n: Any, r: Any, sigma: Any, eta: Any, L: Any, M_Y: Any, kappa: An
 _Arr = np.ndarray
 
 
-def _array(name: str, value: ArrayLike, ok, requirement: str) -> _Arr:
+def _array(name: str, value: ArrayLike, ok: Callable[[_Arr], Any], requirement: str) -> _Arr:
     """``value`` as a float array whose every entry satisfies ``ok`` (NaN never does), else an error naming it."""
     try:
         a = np.asarray(value, dtype=float)

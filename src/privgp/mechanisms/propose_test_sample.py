@@ -40,6 +40,7 @@ import numpy as np
 from .. import validation as v
 from ..accounting.events import ApproxDpEvent
 from ..accounting.linear_regression import claim_d29_conditions
+from ..accounting.order_search import smallest_integer
 from ..errors import InvalidParameterError
 from ..models.gp.linear_regression import BayesianLinearRegression
 
@@ -94,15 +95,9 @@ def n_min(params: PtsParams, m_check: float, n1: int, n2: float) -> float:
     def ok(n):
         return all(claim_d29_conditions(n, p.epsilon, p.delta, **kw).values())
 
-    lo, hi = 2, 2
-    while not ok(hi):
-        lo, hi = hi, 2 * hi
-        if hi > 10 ** 18:
-            return math.inf
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
-    n_b = lo if ok(lo) else hi
+    n_b = smallest_integer(ok, 2, 10 ** 18)
+    if n_b is None:
+        return math.inf
     return float(max(n_b, max(float(n1), float(n2)) ** (p.rho2 / p.gamma1)))
 
 
