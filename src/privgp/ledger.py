@@ -320,11 +320,6 @@ class Ledger:
             raise InvalidParameterError("event", "a privgp.accounting PrivacyEvent", type(event).__name__)
         return event
 
-    def standalone_epsilon(self, event: PrivacyEvent, delta: float) -> float:
-        """epsilon of one release alone at ``delta`` (the ledger's conversion)."""
-        ev = self._check_event(event)
-        return float(accountant.epsilon(ev, v.probability("delta", delta), conversion=self.conversion).epsilon)
-
     def charge(self, fingerprint: str, event: PrivacyEvent, *, epsilon: float | None = None,
                delta: float | None = None, budget_epsilon: float | None = None, budget_delta: float | None = None,
                default_budget_delta: float | None = None, description: str = "",

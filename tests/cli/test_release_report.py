@@ -205,15 +205,6 @@ def test_verify_accepts_a_release_and_refuses_tampering(tmp_path, capsys):
     tampered(lambda d: d["certificate"]["event"].__setitem__("kappa", 0.5))
     tampered(lambda d: d["public_settings"].__setitem__("r", 2 * d["public_settings"]["r"]))
     tampered(lambda d: d["public_settings"].__setitem__("n", 100))
-    # the generic check other mechanisms can start from: recompute the event's guarantee
-    from privgp.cli.release_publish import verify_recompute
-    from privgp.errors import NumericalError
-
-    assert verify_recompute(doc).epsilon == doc["certificate"]["epsilon"]
-    bad = json.loads(json.dumps(doc))
-    bad["certificate"]["delta"] *= 0.5
-    with pytest.raises(NumericalError):
-        verify_recompute(bad)
     # not a certificate: exit status 2, one line
     (tmp_path / "x.json").write_text("{not json")
     assert main(["verify", str(tmp_path / "x.json")]) == 2

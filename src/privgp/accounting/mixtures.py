@@ -177,9 +177,6 @@ class Mixture1D:
         return out.reshape(x.shape), (dout.reshape(x.shape) if derivative else None)
 
     # -- probabilities -----------------------------------------------------------------------------
-    def _weights(self) -> np.ndarray:
-        return self._w
-
     def _upper(self, a: float) -> float:
         """P(X > a), finite a."""
         z = (a - self.means) * self._inv_sd

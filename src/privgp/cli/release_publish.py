@@ -20,7 +20,7 @@ from typing import Any
 from .. import __version__
 from ..accounting import PrivacyCertificate
 from ..datasets import baltimore
-from ..errors import CertificateMismatch, NumericalError
+from ..errors import CertificateMismatch
 from ..jsonable import to_jsonable
 from ..mechanisms.interface import VERIFY_MEMORY_LIMIT, Mechanism, Recorded
 from . import release_figure
@@ -80,19 +80,6 @@ def report(mech: Mechanism, plan, data, pic: Picture, charge, fingerprint: str, 
         coordinates=ctx.axis_labels, response=ctx.response, threshold_text=ctx.threshold_text(), domain=plan.domain,
         picture=pic, ledger=led, randomness=randomness, files=tuple(files), version=__version__,
         forecast=None if forecast is None else forecast.to_dict()))
-
-
-def verify_recompute(doc: dict) -> PrivacyCertificate:
-    """The least a mechanism's ``verify`` must do: rebuild the certificate from its recorded event
-    through the accountant and compare (epsilon, delta). A mechanism whose event holds numbers
-    derived from public settings (kernel facts, sensitivities) should also re-derive those, as
-    posterior-sample does. Raises NumericalError on disagreement."""
-    cert = PrivacyCertificate.from_dict(doc["certificate"])
-    again = cert.recompute()
-    if (again.epsilon, again.delta) != (cert.epsilon, cert.delta):
-        raise NumericalError(f"certificate: recomputed ({again.epsilon}, {again.delta}) differs from the recorded "
-                             f"({cert.epsilon}, {cert.delta})")
-    return again
 
 
 # -- privgp verify: re-derive, never re-read ----------------------------------------------------------------------

@@ -84,9 +84,6 @@ from .posterior_sample import bounds_for
 from .release import ResponseMap
 
 MECHANISM = "functional mechanism f_D + c g (Hall et al. 2013; GDP analysis: seed 002, Thm 4.1)"
-ESTIMATORS = ("posterior_mean",)
-
-
 def _kernel_bound(kernel: Kernel) -> float:
     """C_k = sup k for privgp's normalised kernels (sup k(x, x) = 1; all are nonnegative)."""
     if not kernel.nonnegative:

@@ -103,7 +103,7 @@ def release_scores(X: np.ndarray, y: np.ndarray, domain: Box, rmap: ResponseMap,
             w, nonpriv, tr = ref_cache[key]
             row = {"mechanism": mech, "epsilon": float(eps), "certified_epsilon": float(plan.certificate.epsilon),
                    "params": dict(params)}
-            iou_np, agree_np, rmse_np = _compare(f, exc, nonpriv, w)
+            iou_np, _, rmse_np = _compare(f, exc, nonpriv, w)
             row.update(iou_nonprivate=iou_np, rmse_nonprivate=rmse_np)
             if tr is not None:
                 iou, agree, rmse = _compare(f, exc, tr, w)
