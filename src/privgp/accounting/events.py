@@ -404,7 +404,7 @@ def gaussian_batch(sensitivity: ArrayLike, noise_std: ArrayLike) -> EventBatch:
 
 @dataclass(frozen=True)
 class GdpEvent(GaussianCurve):
-    """A mu-GDP mechanism (Dong, Roth & Su 2022): RDP alpha mu^2 / 2 for every alpha > 1 (their
+    """The privacy event of a mechanism known to be mu-GDP (Dong, Roth & Su 2022): RDP alpha mu^2 / 2 for every alpha > 1 (their
     Cor. B.6 / the Gaussian Renyi divergence), exact profile :func:`privgp.accounting.gaussian.gdp_delta`."""
 
     mu: float
@@ -418,7 +418,7 @@ class GdpEvent(GaussianCurve):
 
 @dataclass(frozen=True)
 class GaussianEvent(GaussianCurve):
-    """The Gaussian mechanism f(D) + N(0, noise_std^2 I) with L2 sensitivity ``sensitivity`` over
+    """The privacy event of adding Gaussian noise to a statistic: f(D) + N(0, noise_std^2 I) with L2 sensitivity ``sensitivity`` over
     replace-one neighbours (the relation of every privgp mechanism that builds it): mu-GDP with
     mu = sensitivity / noise_std; RDP alpha Delta^2 / (2 s^2) (Mironov 2017, Prop. 7)."""
 
@@ -583,7 +583,7 @@ def _merge(pairs: Iterable[tuple[PrivacyEvent, int]]) -> tuple[tuple[PrivacyEven
 
 @dataclass(frozen=True)
 class ComposedEvent(PrivacyEvent):
-    """Adaptive composition of events, each used ``count`` times: RDP curves add at every order
+    """Several releases of the same data as one event (adaptive composition, each event used ``count`` times): RDP curves add at every order
     (Mironov 2017, Prop. 1; seed 000, eq. (3)); (epsilon_0, delta_0) parts add (basic composition);
     mu-GDP parts compose exactly when every part is GDP (mu = sqrt(sum c_i mu_i^2)).
 

@@ -95,8 +95,8 @@ def _bounds(n: ArrayLike, r: ArrayLike, kappa: ArrayLike, *, kernel: str, dim: i
 
 @dataclass(frozen=True)
 class PosteriorSampleEvent(PrivacyEvent):
-    """Release of L independent exact posterior paths f_D ~ GP(mu_D, sigma^2 k_D) (+ independent prior
-    noise GP(0, eta^2 k) when eta > 0) of a GP with ridge r fitted to n records (seed 000, eqs. (1),
+    """The privacy event of releasing posterior sample paths (seed 000): L independent exact posterior paths
+    f_D ~ GP(mu_D, sigma^2 k_D) (+ independent prior noise GP(0, eta^2 k) when eta > 0) of a GP with ridge r fitted to n records (seed 000, eqs. (1),
     (5); Thm 3.1, Prop. 2, App. B).
 
     Assumptions (each lemma checks its own, raising AssumptionError outside them): |y| <= M_Y (or

@@ -139,7 +139,8 @@ def plan_posterior_sample(n: int, domain: Box, response_map: ResponseMap, *, ker
                  conversion: str = "improved", grid: int | None = None, snap: int | str | None = "auto",
                  r_bounds: tuple[float, float] | None = None,
                  memory_limit: float = DEFAULT_MEMORY_LIMIT) -> PosteriorSamplePlan:
-    """Fix the public settings of a release and certify it for this n, delta and domain.
+    """Plan a release of L posterior sample paths (seed 000): its public settings, calibrated and certified for
+    this n, delta and domain, before any data is read.
 
     Hyperparameters: with ``target_epsilon`` and no ``r``, r is the smallest value meeting the
     target at the given sigma, eta, L (``calibrate_r``); with ``target_epsilon`` and ``r``, eta is

@@ -56,7 +56,8 @@ def seed000_delta(n: int) -> float:
 
 @dataclass(frozen=True)
 class ResponseMap:
-    """y = clip(g(z) - g(T), -B, B) / B with public T (threshold, response units) and B (clip,
+    """How a raw response becomes the bounded value every mechanism sees, from public settings only:
+    y = clip(g(z) - g(T), -B, B) / B with public T (threshold, response units) and B (clip,
     transformed units); |y| <= 1 = M_Y (seed 000, App. D.2). y > 0 iff g(z) > g(T), up to saturation."""
 
     threshold: float

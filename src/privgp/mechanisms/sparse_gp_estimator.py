@@ -181,7 +181,8 @@ _SHARED_DOC = """
 
 
 class DPSparseGPRegressor(RegressorMixin, _SparseGpBase):
-    __doc__ = """(epsilon, delta)-DP sparse GP regression with private inputs and outputs (seed 001, Alg. 1).
+    __doc__ = """A scikit-learn regressor whose fitted model is differentially private: (epsilon, delta)-DP sparse GP
+    regression with private inputs and outputs (seed 001, Alg. 1).
 
     ``response_bound`` R_y (y is clipped to [-R_y, R_y]) and ``noise_std`` sigma (the likelihood's
     noise) are public too.""" + _SHARED_DOC + """
@@ -264,7 +265,8 @@ def dirichlet_targets(onehot: ArrayLike, alpha_epsilon: float = 0.01) -> tuple[n
 
 
 class DPDirichletGPClassifier(ClassifierMixin, _SparseGpBase):
-    __doc__ = """(epsilon, delta)-DP classification by Dirichlet-based GP regression (seed 001, sec. 5).
+    __doc__ = """A scikit-learn classifier whose fitted model is differentially private: (epsilon, delta)-DP
+    classification by Dirichlet-based GP regression (seed 001, sec. 5).
 
     ``classes``: the public list of labels. Left at None, ``fit`` takes the labels present in y
     (``classes_``, as scikit-learn does): the set of labels is then published by the fitted model

@@ -141,7 +141,7 @@ def plan_sparse_gp(n: int, domain: Box, response_map: ResponseMap, *, epsilon: f
                    noise_std: float = DEFAULT_NOISE_STD, inducing: int | None = None, grid: int = 81,
                    kernel_bound: str = "auto", noise_ratio: float | str = 1.0, rho: float = 0.01,
                    correction: str = "symmetric") -> SparseGpPlan:
-    """Fix the public settings of a DP sparse-GP release and certify it at (epsilon, delta) for this n
+    """Plan a DP sparse-GP release (seed 001): its public settings, certified at (epsilon, delta) for this n
     (see the module docstring). Only public inputs enter."""
     n = v.integer("n", n, minimum=2)
     if not isinstance(domain, Box):

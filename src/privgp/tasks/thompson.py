@@ -280,7 +280,7 @@ def plan_thompson(candidates: Candidates, *, rounds: int, epsilon: float | None 
                   schedule: str | ArrayLike = "equal", early_factor: float = 2.0, sensitivity: str = "auto",
                   conversion: str = "improved", r_bounds: tuple[float, float] = (1e-2, 1e4), eta_max: float = 1e4,
                   memory_limit: float = DEFAULT_MEMORY_LIMIT) -> ThompsonPlan:
-    """Fix the public settings of a T-round run and certify it.
+    """Plan a private Thompson-sampling run (its public settings and certificate) before any data is seen.
 
     With ``epsilon`` (the total budget of the run at ``delta``; default delta = T^-1.1, T records,
     as :func:`privgp.mechanisms.release.default_delta`): the scale of the ``knob`` is calibrated with
