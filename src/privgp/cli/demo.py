@@ -21,7 +21,7 @@ N_DATA, LENGTHSCALE, R, SIGMA, DELTA, N_PATHS, M_GRID = 30, 0.3, 2.0, 1.0, 1e-3,
 def register(sub) -> None:
     p = sub.add_parser("demo", help="draw and plot exact GP posterior paths on a tiny synthetic dataset",
                        description=__doc__.split("\n\n")[1].replace("\n", " "))
-    p.add_argument("--out", default="privgp-demo", help="output directory, new or empty (default: ./privgp-demo)")
+    p.add_argument("--out", default="privgp-demo", metavar="DIR", help="output directory, new or empty (default: ./privgp-demo)")
     p.add_argument("--overwrite", action="store_true", help="allow replacing an earlier demo in --out")
     p.add_argument("--seed", type=nonnegative_int, default=None,
                    help="seed of the data and the draws (default: fresh OS entropy, printed)")

@@ -14,11 +14,11 @@ def register(sub) -> None:
     p = sub.add_parser("experiment", help="reproduce a table or figure of the seed papers",
                        description="Run a registered experiment; writes PNG/CSV/Markdown and run.json to --out.")
     p.add_argument("name", metavar="NAME", help="one of: " + ", ".join(sorted(EXPERIMENTS)))
-    p.add_argument("--out", required=True, help="output directory (new or empty, or pass --overwrite)")
+    p.add_argument("--out", required=True, metavar="DIR", help="output directory (new or empty, or pass --overwrite)")
     p.add_argument("--overwrite", action="store_true", help="allow writing into a non-empty --out")
     p.add_argument("--quick", action="store_true", help="a small version (about a minute or less)")
     p.add_argument("--seed", type=int, default=0, help="base seed of the experiment (default 0)")
-    p.add_argument("--scheduler", default=None, help="Dask scheduler address (default: local processes)")
+    p.add_argument("--scheduler", default=None, metavar="ADDR", help="Dask scheduler address (default: local processes)")
     p.add_argument("--workers", type=int, default=None, help="local worker processes (default: all cores)")
     p.add_argument("--constants", choices=["proven", "published"], default=None,
                    help="Delta_n constants where the experiment supports both (default: the experiment's own)")

@@ -77,7 +77,7 @@ def _description() -> str:
 
     Budget ledger (SQLite, --ledger, default $PRIVGP_LEDGER or ~/.local/share/privgp/ledger.sqlite):
     each dataset (a keyed hash of the records used, or --dataset-id) has a total budget, fixed at
-    its first release (default epsilon {DEFAULT_BUDGET_EPSILON:g}, delta = n^-1.1). The ledger stores
+    its first release (default epsilon {DEFAULT_BUDGET_EPSILON:g}, delta = min(1e-6, 1/(10 n))). The ledger stores
     each release's privacy event; the spent epsilon is the accountant's epsilon of their composition
     at the budget's delta. A release is charged before anything is written; one that would exceed
     the budget is refused (exit status 3) and nothing is written. Bad input: exit status 2, one line;
@@ -107,7 +107,7 @@ def register(sub) -> None:
     o = p.add_argument_group("output, randomness, ledger")
     o.add_argument("--grid", type=grid_points, metavar="N",
                    help="grid points along the longest side of the box (default: 201 in 1-D, 121 in 2-D)")
-    o.add_argument("--seed", type=nonnegative_int, metavar="S",
+    o.add_argument("--seed", type=nonnegative_int, metavar="SEED",
                    help="DEMO ONLY: fixed seed; anyone with the seed can reproduce the release, and the "
                         "guarantee holds only if the seed is secret and unguessable (default: fresh OS entropy)")
     o.add_argument("--out", default="privgp_release", metavar="DIR",
@@ -117,10 +117,10 @@ def register(sub) -> None:
                    help="do not write report.html (the one-page report for publication; written by default)")
     o.add_argument("--ledger", metavar="PATH", help="ledger file (default: $PRIVGP_LEDGER or "
                    "~/.local/share/privgp/ledger.sqlite)")
-    o.add_argument("--budget-epsilon", type=float, metavar="E",
+    o.add_argument("--budget-epsilon", type=float, metavar="EPSILON",
                    help=f"total epsilon of a dataset new to the ledger (default {DEFAULT_BUDGET_EPSILON:g})")
-    o.add_argument("--budget-delta", type=float, metavar="D",
-                   help="total delta of a dataset new to the ledger (default: n^-1.1)")
+    o.add_argument("--budget-delta", type=float, metavar="DELTA",
+                   help="total delta of a dataset new to the ledger (default: min(1e-6, 1/(10 n)))")
     o.add_argument("--dataset-id", metavar="NAME",
                    help="name the dataset in the ledger (e.g. across versions of a file): releases with the same "
                         "NAME share one budget, whatever the records (default: a keyed fingerprint of the records)")
@@ -192,11 +192,11 @@ def add_data_arguments(p) -> None:
     t.add_argument("--transform", choices=["identity", "log"],
                    help="public response transform g (default: identity; embedded: log)")
     h = p.add_argument_group("public privacy target (the mechanisms' own settings follow, by mechanism)")
-    h.add_argument("--epsilon", type=float, metavar="E",
+    h.add_argument("--epsilon", type=float, metavar="EPSILON",
                    help="target epsilon: the mechanism's noise is calibrated to meet it (posterior-sample: the "
                         "smallest r, or with --r the smallest eta; default 5 when --r is not given)")
-    h.add_argument("--delta", type=float, metavar="D", help="delta of the certificate (default: n^-1.1, "
-                   "as in seed 000's real-data study; n is public under replace-one DP)")
+    h.add_argument("--delta", type=float, metavar="DELTA", help="delta of the certificate (default: min(1e-6, 1/(10 n)); n is "
+                   "public under replace-one DP)")
 
 
 # -- steps -------------------------------------------------------------------------------------

@@ -314,7 +314,7 @@ def plan_lengthscale_selection(n: int, domain, response_map, lengthscales: Seque
                                delta_total: float | None = None, gamma: float = 0.01, validation_fraction: float = 0.5,
                                **plan_options) -> LengthscaleSelectionPlan:
     """Fix the public settings of a privately tuned posterior-sample release (see
-    :class:`LengthscaleSelectionPlan`); ``delta_total`` defaults to n^-1.1. ``plan_options`` go to
+    :class:`LengthscaleSelectionPlan`); ``delta_total`` defaults to ``default_delta(n)`` = min(1e-6, 1/(10 n)). ``plan_options`` go to
     :func:`~privgp.mechanisms.posterior_release.plan_posterior_sample` (kernel, sigma, grid, snap, ...)."""
     from ..accounting import certify
     from .posterior_release import plan_posterior_sample
