@@ -155,9 +155,9 @@ def register(sub) -> None:
     x.add_argument("--ledger", metavar="PATH", help="ledger file (default: $PRIVGP_LEDGER or "
                    "~/.local/share/privgp/ledger.sqlite)")
     x.add_argument("--dataset-id", metavar="NAME", help="name of the record source in the ledger")
-    x.add_argument("--budget-epsilon", type=float, help=f"total epsilon of a dataset new to the ledger "
+    x.add_argument("--budget-epsilon", type=float, metavar="EPSILON", help=f"total epsilon of a dataset new to the ledger "
                    f"(default {DEFAULT_BUDGET_EPSILON:g})")
-    x.add_argument("--budget-delta", type=float, help="total delta of a dataset new to the ledger (default: --delta)")
+    x.add_argument("--budget-delta", type=float, metavar="DELTA", help="total delta of a dataset new to the ledger (default: --delta)")
     x.add_argument("--progress", choices=["bar", "lines", "off"], default=None,
                    help="progress on stderr (default: a bar on a terminal, nothing otherwise)")
     x.add_argument("--json", action="store_true", help="print the summary as JSON")
