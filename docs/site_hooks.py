@@ -15,7 +15,7 @@ def cli_markdown() -> str:
     """Markdown of ``privgp --help`` and of every subcommand's help, from the parser itself."""
     from privgp.cli.main import build_parser
 
-    parser = build_parser()
+    parser = build_parser(full=True)
     parts = ["# Command line\n", "Generated from the parser of `privgp` (`privgp COMMAND --help` prints the same).\n",
              "```text\n" + parser.format_help() + "```\n"]
     subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]

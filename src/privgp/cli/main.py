@@ -1,7 +1,9 @@
 """Entry point of the ``privgp`` command.
 
 Each subcommand lives in its own module of this package exposing ``register(subparsers)``; the
-module list is :data:`COMMANDS`. User errors (any :class:`~privgp.errors.PrivgpError`) print one
+commands and their line in ``privgp --help`` are :data:`COMMANDS`. A command's module is imported,
+and its full parser built, only when that command is invoked (``privgp --help`` imports none of them:
+see :class:`LazyCommands`). User errors (any :class:`~privgp.errors.PrivgpError`) print one
 line and exit with status 2 (3 for a refused, over-budget release); bugs keep their traceback.
 """
 from __future__ import annotations
@@ -9,11 +11,23 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from typing import cast
 
 from .. import __version__
 from ..errors import BudgetExceededError, PrivgpError
 
-COMMANDS: list[str] = ["experiment", "release", "verify", "optimize", "ledger", "account", "demo", "audit"]
+# name -> the command's line in `privgp --help` (the help= its module's register() gives; tests/cli/test_main.py
+# checks they agree)
+COMMANDS: dict[str, str] = {
+    "experiment": "reproduce a table or figure of the seed papers",
+    "release": "release a private map from private data (certificate + ledger)",
+    "verify": "check a certificate by rebuilding it from its public settings",
+    "optimize": "private Bayesian optimisation: Thompson sampling with a certified budget",
+    "ledger": "inspect the privacy-budget ledger",
+    "account": "certified (epsilon, delta) of releasing L posterior sample paths",
+    "demo": "draw and plot exact GP posterior paths on a tiny synthetic dataset",
+    "audit": "membership-inference (LiRA), tightness and per-record LOOD audits",
+}
 
 EXIT_USER_ERROR = 2
 EXIT_BUDGET = 3
@@ -28,15 +42,56 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(EXIT_USER_ERROR, f"privgp: error: {where + ': ' if where else ''}{message.strip().splitlines()[0]}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+class LazyCommands(argparse._SubParsersAction):
+    """The COMMAND argument of ``privgp``: every command is listed (its name and help line, for ``privgp
+    --help`` and the "invalid choice" error) by a placeholder parser; the command that argparse
+    dispatches to is first replaced by its full parser, built by its module's ``register`` (so
+    ``privgp release ...`` imports the release module and every mechanism, ``privgp --help`` neither)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._placeholders: set[str] = set()
+
+    def add_placeholder(self, name: str, line: str) -> None:
+        """List command ``name`` with help line ``line``; its module is imported when it is parsed (:meth:`load`)."""
+        self.add_parser(name, help=line)
+        self._placeholders.add(name)
+
+    def load(self, name: str) -> argparse.ArgumentParser:
+        """The full parser of command ``name`` (built now, in the placeholder's place, if not yet)."""
+        if name in self._placeholders:
+            self._placeholders.discard(name)
+            parsers = self._name_parser_map   # also self.choices: changed in place, order kept
+            order = list(parsers)
+            del parsers[name]
+            self._choices_actions = [a for a in self._choices_actions if a.dest != name]
+            importlib.import_module(f"{__package__}.{name}").register(self)
+            ordered = {n: parsers[n] for n in order}
+            parsers.clear()
+            parsers.update(ordered)
+            self._choices_actions.sort(key=lambda a: order.index(a.dest))
+        return self._name_parser_map[name]
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        if values and values[0] in self._placeholders:
+            self.load(values[0])
+        super().__call__(parser, namespace, values, option_string)
+
+
+def build_parser(*, full: bool = False) -> argparse.ArgumentParser:
+    """The parser of ``privgp``: every command of :data:`COMMANDS` is registered, its module imported only
+    when the command is parsed; ``full=True`` builds every command's parser now (the CLI reference)."""
     parser = OneLineParser(
         prog="privgp",
         description="Differentially private release of Gaussian-process posterior sample paths.")
     parser.add_argument("--version", action="version", version=f"privgp {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
+    sub = cast(LazyCommands, parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser,
+                                                   action=LazyCommands))
     sub.required = True
-    for name in COMMANDS:
-        importlib.import_module(f"{__package__}.{name}").register(sub)
+    for name, line in COMMANDS.items():
+        sub.add_placeholder(name, line)
+        if full:
+            sub.load(name)
     return parser
 
 
