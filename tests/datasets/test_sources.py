@@ -226,9 +226,30 @@ def test_a_release_through_the_cluster_equals_the_in_memory_release(lake, cluste
         for k in a.files:
             np.testing.assert_array_equal(a[k], b[k])
     capsys.readouterr()
-    gp = ["release", *ARGS[:15], "--mechanism", "posterior-sample", "--ledger", str(tmp_path / "ledger.sqlite")]
-    code = main([*gp, "--data", str(root / "five"), "--scheduler", c.scheduler_address, "--out", str(tmp_path / "gp")])
-    assert code == 2 and "--mechanism grid or auto" in capsys.readouterr().err
+
+
+def test_posterior_sampling_from_per_site_statistics_equals_the_in_memory_release(lake, cluster, tmp_path, capsys):
+    """Snapped posterior sampling (2-D default) reads per-lattice-site counts and sums from one pass, in this
+    process or on the cluster: the same paths as from the records in memory (same seed), to rounding."""
+    root, X, z = lake
+    c, _ = cluster
+    gp = ["release", *ARGS[:15], "--mechanism", "posterior-sample", "--grid", "21", "--epsilon", "2", "--seed", "7",
+          "--allow-noisy", "--no-report", "--ledger", str(tmp_path / "ledger.sqlite"), "--budget-epsilon", "100"]
+    csv = tmp_path / "one.csv"
+    table(X, z).to_pandas().to_csv(csv, index=False, float_format="%.17g")
+    assert main([*gp, "--data", str(csv), "--out", str(tmp_path / "mem")]) == 0
+    assert main([*gp, "--data", str(root / "five"), "--out", str(tmp_path / "stream")]) == 0
+    assert main([*gp, "--data", str(root / "five"), "--scheduler", c.scheduler_address, "--out",
+                 str(tmp_path / "dask")]) == 0
+    a = np.load(tmp_path / "mem" / "paths.npz")["paths"]
+    for other in ("stream", "dask"):
+        b = np.load(tmp_path / other / "paths.npz")["paths"]
+        assert a.shape == b.shape and np.max(np.abs(a - b)) < 1e-9
+    assert main(["verify", str(tmp_path / "dask" / "certificate.json")]) == 0
+    capsys.readouterr()
+    code = main([*gp, "--snap", "0", "--data", str(root / "five"), "--scheduler", c.scheduler_address, "--out",
+                 str(tmp_path / "nosnap")])
+    assert code == 2 and "posterior-sample with snapping" in capsys.readouterr().err
 
 
 def test_help_documents_the_sources(capsys):

@@ -166,9 +166,9 @@ def add_data_arguments(p) -> None:
     d.add_argument("--query", metavar="SQL", help="with a DuckDB --data: the SELECT whose result holds the records "
                    "(e.g. \"SELECT lon, lat, price FROM sales WHERE year = 2024\")")
     d.add_argument("--table", metavar="NAME", help="with a DuckDB --data: a table or view holding the records")
-    d.add_argument("--dask", choices=["local"], help="compute the per-cell statistics on a local Dask cluster (2 "
-                   "worker processes); only the statistics come back. --mechanism grid and auto only for now "
-                   "(the other mechanisms refuse it)")
+    d.add_argument("--dask", choices=["local"], help="compute the per-site statistics on a local Dask cluster (2 "
+                   "worker processes); only the statistics come back. For the mechanisms that release from them: "
+                   "grid, auto, and posterior-sample with snapping (2-D default); the others refuse it")
     d.add_argument("--scheduler", metavar="ADDR", help="as --dask, on the Dask cluster at this scheduler address "
                    "(e.g. tcp://10.0.0.5:8786); the workers must be able to read --data at the same path")
     d.add_argument("--x-col", metavar="NAME", help="first coordinate column (default: x)")
@@ -253,8 +253,12 @@ def _reduced(args) -> bool:
 
 
 def _reads_cells(args) -> bool:
+    """Whether the chosen mechanism, with these options, releases from per-site statistics (one pass)."""
     name = getattr(args, "mechanism", None)
-    return name in registry() and registry()[name].reads_cell_statistics
+    if name not in registry():
+        return False
+    dim = 2 if getattr(args, "y_col", None) is not None or getattr(args, "data", None) is None else 1
+    return registry()[name].reads_statistics(mechanism_options(args), dim)
 
 
 def _single_csv(args) -> bool:
@@ -276,8 +280,9 @@ def _load_source(args, coords, domain, rmap):
     if cluster:
         if not _reads_cells(args):
             cells = " or ".join(n for n, m in registry().items() if m.reads_cell_statistics)
-            raise InvalidParameterError("--dask/--scheduler", f"used with --mechanism {cells} (the other "
-                                        "mechanisms read the records in this process for now)", args.mechanism)
+            raise InvalidParameterError("--dask/--scheduler", f"used with --mechanism {cells} (the mechanisms "
+                                        "that release from per-site statistics; posterior-sample with snapping, "
+                                        "as in 2-D by default)", args.mechanism)
         if args.dask is not None and args.scheduler is not None:
             raise InvalidParameterError("--dask", "left out with --scheduler (one cluster)", args.dask)
     if _single_csv(args) and not cluster:
@@ -325,28 +330,31 @@ class _client:
 
 
 def _cluster_statistics(args, plan, data):
-    """Per-cell (sums, counts) of the records (on the cluster, or streamed here), for a noisy-grid plan; the
+    """The per-site (sums, counts) of the records by the plan's public rule (``plan.site_rule()``: cells of a
+    noisy grid, lattice sites of a snapped posterior-sample release), on the cluster or streamed here; the
     pass checks every record again and must find the same records the release was planned for."""
     from ..datasets import sources
-    from ..mechanisms.registered.grid import NoisyGridPlan, StatisticsRelease
+    from ..mechanisms.release import StatisticsRelease
 
-    if not isinstance(plan, NoisyGridPlan):
-        raise InvalidParameterError("--dask/--scheduler", "a noisy-grid plan", plan.mechanism)
+    rule = plan.site_rule() if hasattr(plan, "site_rule") else None
+    if rule is None:
+        raise InvalidParameterError("--mechanism", "a plan that releases from per-site statistics", plan.mechanism)
     parts = sources.resolve(str(args.data), query=getattr(args, "query", None), table=getattr(args, "table", None))
     if _cluster_wanted(args):
         with _client(args) as client:
             res = sources.cluster_scan(client, parts, data.coordinates, data.response_name, plan.domain,
-                                       plan.response_map.apply, cells=plan.cells)
+                                       plan.response_map.apply, cells=rule)
     else:
         res = sources.scan(parts, data.coordinates, data.response_name, plan.domain, plan.response_map.apply,
-                           keep=False, cells=plan.cells)
+                           keep=False, cells=rule)
     if res.n != data.n or res.digest() != data.content_digest:
         raise InvalidParameterError("--data", "the same records in both passes over the cluster (did the data "
                                     "change?)", f"{res.n} records, {data.n} before")
     if res.cells is None:  # pragma: no cover - scan(cells=...) always reduces them
         raise InvalidParameterError("--data", "per-cell statistics from the pass", "none")
     sums, counts = res.cells.result()
-    return StatisticsRelease(plan, sums.reshape(plan.cells), counts.reshape(plan.cells))
+    shape = getattr(plan, "cells", None) or (rule.shape if hasattr(rule, "shape") else (rule.size,))
+    return StatisticsRelease(plan, sums.reshape(shape), counts.reshape(shape))
 
 
 

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DataError
-from ..models.domain import Box, cell_index
+from ..models.domain import Box, CellGrid
 from .cellstats import CellSums
 
 #: records per batch read from a file or a query
@@ -251,16 +251,18 @@ def merge(results: Sequence[ScanResult]) -> ScanResult:
 
 def scan_part(part: Part, coordinates: Sequence[str], response: str, domain: Box,
               transform: Callable[[np.ndarray], np.ndarray] | None = None, *, keep: bool = True,
-              cells: tuple[int, ...] | None = None, batch_rows: int = BATCH_ROWS) -> ScanResult:
+              cells: Any = None, batch_rows: int = BATCH_ROWS) -> ScanResult:
     """One streaming pass over a part: check every record, hash it, keep the used columns (``keep``) and/or
-    reduce the transformed responses ``transform(z)`` to exact per-cell statistics (``cells``; the cell
-    rule of :func:`privgp.models.domain.cell_index`). A DataError names the first bad row and file."""
+    reduce the transformed responses ``transform(z)`` to exact per-cell statistics (``cells``: cells per axis
+    of :func:`privgp.models.domain.cell_index`, or any public rule with ``size`` and ``index(X)``, such as
+    the lattice sites of a snapped posterior-sample release). A DataError names the first bad row and file."""
     coordinates = tuple(coordinates)
     cols = coordinates + (response,)
     lo, hi = np.asarray(domain.lower, dtype=float), np.asarray(domain.upper, dtype=float)
     res = ScanResult(dim=len(coordinates))
-    if cells is not None:
-        res.cells = CellSums(int(np.prod(cells)))
+    rule = CellGrid(domain, tuple(cells)) if isinstance(cells, (tuple, list)) else cells
+    if rule is not None:
+        res.cells = CellSums(rule.size)
     row0 = 0
     where = part.label
     for batch in _batches(part, cols, batch_rows):
@@ -292,15 +294,15 @@ def scan_part(part: Part, coordinates: Sequence[str], response: str, domain: Box
         if keep:
             res.X.append(X)
             res.z.append(z)
-        if res.cells is not None and cells is not None and y is not None:    # res.cells is set with cells
-            res.cells.add(cell_index(domain, cells, X), y)
+        if res.cells is not None and rule is not None and y is not None:    # res.cells is set with the rule
+            res.cells.add(rule.index(X), y)
         row0 += k
     return res
 
 
 def scan(parts: Sequence[Part], coordinates: Sequence[str], response: str, domain: Box,
          transform: Callable[[np.ndarray], np.ndarray] | None = None, *, keep: bool = True,
-         cells: tuple[int, ...] | None = None, batch_rows: int = BATCH_ROWS) -> ScanResult:
+         cells: Any = None, batch_rows: int = BATCH_ROWS) -> ScanResult:
     """:func:`scan_part` over every part in this process, merged."""
     return merge([scan_part(p, coordinates, response, domain, transform, keep=keep, cells=cells,
                             batch_rows=batch_rows) for p in parts])
@@ -308,7 +310,7 @@ def scan(parts: Sequence[Part], coordinates: Sequence[str], response: str, domai
 
 def cluster_scan(client: Any, parts: Sequence[Part], coordinates: Sequence[str], response: str, domain: Box,
                  transform: Callable[[np.ndarray], np.ndarray] | None = None, *,
-                 cells: tuple[int, ...] | None = None, batch_rows: int = BATCH_ROWS) -> ScanResult:
+                 cells: Any = None, batch_rows: int = BATCH_ROWS) -> ScanResult:
     """:func:`scan_part` of every part on a Dask cluster (``distributed.Client``), one task per part; only the
     results (n, hash sums, per-cell statistics -- never records) come back, merged here. A DataError raised on
     a worker is raised here."""

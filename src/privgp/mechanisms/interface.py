@@ -440,6 +440,12 @@ class Mechanism(ABC):
     def epsilon(self, request: Request) -> float:
         return self.default_epsilon if request.epsilon is None else float(request.epsilon)
 
+    def reads_statistics(self, options: Mapping[str, Any], dim: int) -> bool:
+        """Whether its plan for these options releases from per-site statistics reduced in one pass
+        (``site_rule()`` and ``draw_from_statistics``), so that ``--dask``/``--scheduler`` and file sources can
+        reduce the records where they live (default: :attr:`reads_cell_statistics`)."""
+        return self.reads_cell_statistics
+
     def resolve(self, plan: Any) -> Mechanism:
         """The mechanism that releases, writes, reports and verifies ``plan`` (itself; ``auto`` names the
         chosen one)."""

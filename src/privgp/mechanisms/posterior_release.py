@@ -98,6 +98,38 @@ class PosteriorSamplePlan:
     def draw(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> ReleasedPaths:
         return draw_paths(self, X, y, rng)
 
+    def site_rule(self):
+        """With snapping: the public rule reducing records to this plan's private input, per-site counts and
+        sums of the responses on the grid lattice (:class:`~privgp.models.sampling.grid.LatticeSites`);
+        the posterior depends on the snapped records only through them. None without snapping."""
+        from ..models.sampling.grid import LatticeSites
+
+        return None if self.snap is None else LatticeSites.of(self.axes(), self.snap)
+
+    def check_statistics(self, sums: np.ndarray, counts: np.ndarray) -> None:
+        """Before the charge, from per-site statistics: n as planned, the sampler feasible for the occupied sites."""
+        rule = self.site_rule()
+        if rule is None:
+            raise InvalidParameterError("snap", "an integer >= 1 to release from per-site statistics", self.snap)
+        counts = np.asarray(counts, dtype=float).reshape(-1)
+        if counts.shape != (rule.size,) or int(counts.sum()) != self.n:
+            raise InvalidParameterError("statistics", f"counts of {self.n} records on {rule.size} lattice sites",
+                                        f"{int(counts.sum())} records on {counts.size} sites")
+        _check_sampler(self, rule.points(np.flatnonzero(counts > 0)))
+
+    def draw_from_statistics(self, sums: np.ndarray, counts: np.ndarray, rng: np.random.Generator) -> ReleasedPaths:
+        """The L released paths from per-site sums and counts of the clipped responses (:meth:`site_rule`):
+        the law of :meth:`draw` on the records they summarise."""
+        from ..models.sampling.grid import grid_paths_from_sites
+
+        rule = self.site_rule()
+        if rule is None:
+            raise InvalidParameterError("snap", "an integer >= 1 to release from per-site statistics", self.snap)
+        paths = grid_paths_from_sites(make_kernel(self.kernel, self.lengthscale), rule, sums, counts, self.axes(),
+                                      r=self.r, sigma=self.sigma, rng=v.generator("rng", rng), L=self.L, eta=self.eta,
+                                      memory_limit=self.memory_limit)
+        return ReleasedPaths(axes=self.axes(), paths=np.asarray(paths, dtype=float).reshape((self.L,) + tuple(self.grid)))
+
     @property
     def event(self) -> PosteriorSampleEvent:
         """The privacy event of the whole release (L draws), what the ledger stores."""
@@ -261,16 +293,24 @@ def check_data(plan: PosteriorSamplePlan, X: ArrayLike, z: ArrayLike) -> tuple[n
     Returns the inputs the sampler uses (snapped to the grid lattice when ``plan.snap``) and the
     responses mapped to [-1, 1]. Error messages may name counts of the private data (for the data
     holder; not for publication)."""
-    from ..models.sampling import plan_sampler, snap_to_lattice
+    from ..models.sampling import snap_to_lattice
 
     X = plan.domain.check_contains("coordinates", X)
     if X.shape[0] != plan.n:
         raise InvalidParameterError("coordinates", f"{plan.n} rows (the n the release was certified for)",
                                     X.shape[0])
     y = plan.response_map.apply(v.responses("responses", z, plan.n))
-    axes = plan.axes()
     if plan.snap is not None:
-        X = snap_to_lattice(X, axes, refine=plan.snap)
+        X = snap_to_lattice(X, plan.axes(), refine=plan.snap)
+    _check_sampler(plan, X)
+    return X, y
+
+
+def _check_sampler(plan: PosteriorSamplePlan, X: np.ndarray) -> None:
+    """The sampler is feasible for the (snapped) inputs X: exact circulant embedding, memory under the limit."""
+    from ..models.sampling import plan_sampler
+
+    axes = plan.axes()
     method = _method(plan)
     try:
         sp = plan_sampler(make_kernel(plan.kernel, plan.lengthscale), X, axes, L=plan.L, method=method,
@@ -292,7 +332,6 @@ def check_data(plan: PosteriorSamplePlan, X: ArrayLike, z: ArrayLike) -> tuple[n
             "memory", f"at most the limit of {plan.memory_limit / 2**30:.3g} GiB for the {sp.method} sampler "
             f"({sp.unknowns} unknowns, {sp.grid_points} grid points, L = {plan.L}); {hint}, or raise the "
             "limit (memory_limit / --memory-limit)", f"an estimated {sp.gib:.3g} GiB")
-    return X, y
 
 
 def draw_paths(plan: PosteriorSamplePlan, X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> ReleasedPaths:

@@ -224,3 +224,20 @@ def cell_index(domain: Box, cells: tuple[int, ...], X: np.ndarray) -> np.ndarray
         np.clip(k, 0, c - 1, out=k)
         idx = idx * c + k
     return idx
+
+
+@dataclass(frozen=True)
+class CellGrid:
+    """The rule that maps a record to its cell of a regular grid of ``cells`` over ``domain`` (public), as a
+    linear index (:func:`cell_index`): what a one-pass reduction of records to per-cell statistics needs.
+    Every such rule has ``size`` and ``index(X)`` (e.g. :class:`privgp.models.sampling.grid.LatticeSites`)."""
+
+    domain: Box
+    cells: tuple[int, ...]
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.cells))
+
+    def index(self, X: np.ndarray) -> np.ndarray:
+        return cell_index(self.domain, self.cells, X)

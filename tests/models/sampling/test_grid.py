@@ -8,7 +8,16 @@ from privgp.errors import InvalidParameterError
 from privgp.models.gp import ExactPosterior
 from privgp.models.kernels import Constant, Exponential, Matern32, Matern52, SquaredExponential
 from privgp.models.sampling import grid_paths, snap_to_lattice
-from privgp.models.sampling.grid import _CirculantPlan, _lattice_gram, _lattice_indices, _MatheronPlan, grid_prior_factor
+from privgp.models.sampling.grid import (
+    LatticeSites,
+    _CirculantPlan,
+    _lattice_gram,
+    _lattice_indices,
+    _MatheronPlan,
+    aggregate_on_lattice,
+    grid_paths_from_sites,
+    grid_prior_factor,
+)
 from tests.models.sampling.test_laws import affine_law, assert_law, released_law
 
 
@@ -25,7 +34,8 @@ def plan_law(kernel, X, y, axes, r, sigma, refine=None, solver="auto"):
     """
     lattice = _lattice_indices(X, axes, refine)
     assert lattice is not None
-    plan = _CirculantPlan(kernel, X, y, axes, *lattice, r, sigma, solver=solver)
+    Rs, idx = lattice
+    plan = _CirculantPlan(kernel, axes, Rs, *aggregate_on_lattice(idx, y), r, sigma, solver=solver)
     assert plan.ok
     M = plan.emb.M
     size = int(np.prod(M))
@@ -251,8 +261,8 @@ def test_circulant_law_is_exact_for_random_lattice_problems(seed, d, n, sizes, r
     axes = tuple(np.linspace(0, 1, s) for s in sizes[:d])
     X = snap_to_lattice(rng.uniform(-0.2, 1.2, size=(n, d)), axes, refine=refine)
     y = rng.uniform(-1, 1, n)
-    lattice = _lattice_indices(X, axes, None)
-    plan = _CirculantPlan(kernel, X, y, axes, *lattice, r, 1.0)
+    Rs, idx = _lattice_indices(X, axes, None)
+    plan = _CirculantPlan(kernel, axes, Rs, *aggregate_on_lattice(idx, y), r, 1.0)
     assume(plan.ok and plan.emb.size <= 1500)
     _, prior_cov, mean, cov = plan_law(kernel, X, y, axes, r, 1.0)
     ref_mean, ref_cov = released_law(ExactPosterior(kernel, X, y, r, 1.0), grid_points(axes))
@@ -277,9 +287,10 @@ def test_structured_solve_equals_the_dense_solve(kernel, r):
     """The conditioning solve W = (K_SS + r^2 C^-1)^-1 b: CG with FFT products (no Gram matrix) equals the
     dense Cholesky solve to 1e-10, on the occupied sites and (zero) on the empty ones."""
     axes, X, y = release_like()
-    lattice = _lattice_indices(X, axes, None)
-    cg = _CirculantPlan(kernel, X, y, axes, *lattice, r, 1.0, solver="cg")
-    chol = _CirculantPlan(kernel, X, y, axes, *lattice, r, 1.0, solver="cholesky")
+    Rs, idx = _lattice_indices(X, axes, None)
+    sites = aggregate_on_lattice(idx, y)
+    cg = _CirculantPlan(kernel, axes, Rs, *sites, r, 1.0, solver="cg")
+    chol = _CirculantPlan(kernel, axes, Rs, *sites, r, 1.0, solver="cholesky")
     assert cg.A is None and chol.A is not None
     assert 100 < cg.n < int(np.prod(cg.sizes))       # empty sites present
     b = np.random.default_rng(4).standard_normal((5, cg.n)) * [[1.0], [1e-3], [1e3], [0.0], [1.0]]
@@ -343,3 +354,24 @@ def test_auto_falls_back_to_cholesky_only_within_the_memory_limit(monkeypatch):
         grid_paths(k, X, y, axes, rng=np.random.default_rng(1), solver="lu", **kw)
     with pytest.raises(InvalidParameterError, match="^solver must be"):
         plan_sampler(k, X, axes, solver="lu")
+
+
+@pytest.mark.parametrize("kernel", [Exponential(0.3), Matern32(0.25)])
+def test_paths_from_per_site_statistics_equal_paths_from_the_records(kernel):
+    """The posterior given snapped records depends on them only through per-site counts and sums: the sampler
+    fed those (what a one-pass reduction returns) draws the same paths from the same normals, to rounding."""
+    rng = np.random.default_rng(5)
+    axes = (np.linspace(0, 1, 21), np.linspace(0, 2, 15))
+    X = np.column_stack([rng.beta(2, 3, 3000), rng.uniform(0, 1.4, 3000) * 2 / 1.4])
+    y = rng.uniform(-1, 1, 3000)
+    sites = LatticeSites.of(axes, 2)
+    Xs = snap_to_lattice(X, axes, refine=2)
+    idx = sites.index(X)
+    assert np.allclose(sites.points(idx), Xs, atol=1e-12)            # the rule is snap_to_lattice's
+    counts = np.bincount(idx, minlength=sites.size).astype(float)
+    sums = np.bincount(idx, weights=y, minlength=sites.size)
+    a = grid_paths(kernel, Xs, y, axes, r=0.5, sigma=1.0, rng=np.random.default_rng(1), L=2, method="circulant",
+                   refine=2)
+    b = grid_paths_from_sites(kernel, sites, sums, counts, axes, r=0.5, sigma=1.0, rng=np.random.default_rng(1), L=2)
+    assert a.shape == b.shape == (2, 21, 15)
+    assert np.max(np.abs(a - b)) < 1e-9

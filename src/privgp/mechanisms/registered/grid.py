@@ -32,7 +32,7 @@ from numpy.typing import ArrayLike
 from ... import validation as v
 from ...accounting import GaussianEvent, PrivacyCertificate, calibrate_gaussian
 from ...errors import InvalidParameterError
-from ...models.domain import Box, cell_index
+from ...models.domain import Box, CellGrid, cell_index
 from ..interface import (
     CsvFile,
     Mechanism,
@@ -193,6 +193,10 @@ class NoisyGridPlan:
     def draw(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> GridField:
         return self.draw_from_statistics(*self.statistics(X, y), rng)
 
+    def site_rule(self) -> CellGrid:
+        """The public rule that reduces records to this plan's private input: per-cell (sums, counts)."""
+        return CellGrid(self.domain, self.cells)
+
     def draw_from_statistics(self, sums: np.ndarray, counts: np.ndarray, rng: np.random.Generator) -> GridField:
         """The release from per-cell (sums, counts) of the checked, clipped records (e.g. reduced on a Dask
         cluster): the same noise and post-processing as :meth:`draw`, which calls it."""
@@ -246,28 +250,6 @@ def plan_grid(n: int, domain: Box, response_map: ResponseMap, *, epsilon: float,
     return NoisyGridPlan(n=n, domain=domain, response_map=response_map, cells=csz, bandwidth=float(bandwidth),
                          grid=gsz, target_epsilon=float(epsilon), delta=float(delta), noise_std=s,
                          event=event, certificate=cert, hyperparameter_source=hyperparameter_source)
-
-
-@dataclass(frozen=True, eq=False)
-class StatisticsRelease:
-    """A :class:`NoisyGridPlan` whose private records were already checked and reduced to per-cell
-    statistics (``privgp release --dask``): :func:`privgp.mechanisms.release.release` charges its event and
-    draws with :meth:`NoisyGridPlan.draw_from_statistics`; every other attribute is the plan's."""
-
-    plan: NoisyGridPlan
-    sums: np.ndarray
-    counts: np.ndarray
-
-    def __getattr__(self, name: str):
-        if name in ("plan", "sums", "counts"):
-            raise AttributeError(name)
-        return getattr(self.plan, name)
-
-    def check(self, X, z):
-        return X, z  # checked in the pass that reduced the statistics
-
-    def draw(self, X, y, rng: np.random.Generator) -> GridField:
-        return self.plan.draw_from_statistics(self.sums, self.counts, rng)
 
 
 # -- the mechanism ---------------------------------------------------------------------------------

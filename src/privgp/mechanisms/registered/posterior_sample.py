@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -139,6 +139,12 @@ class PosteriorSample(Mechanism):
             eta=request.given("eta"), L=self.option(request, "L"), delta=request.delta, target_epsilon=target,
             sensitivity=self.option(request, "sensitivity"), conversion=self.option(request, "conversion"),
             grid=request.grid_points(), snap=snap_of(self, request), memory_limit=request.memory_limit)
+
+    def reads_statistics(self, options: Mapping[str, Any], dim: int) -> bool:
+        """With snapping (the 2-D default) the posterior depends on the records only through per-site counts
+        and sums on the grid lattice, so the release reads them from one pass."""
+        snap = options.get("snap")
+        return (DEFAULT_SNAP.get(dim, 1) if snap is None else int(snap)) >= 1
 
     def rebuild(self, recorded: Recorded) -> PosteriorSamplePlan:
         """Through :func:`plan_posterior_sample`, called as ``privgp release`` called it (a calibrated r or

@@ -40,6 +40,7 @@ posterior covariance, O(m^3).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -204,10 +205,66 @@ def _lattice_gram(kernel: DistanceKernel, sites: np.ndarray, steps, block: int =
     return out
 
 
+def aggregate_on_lattice(idx: list[np.ndarray], y: np.ndarray) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+    """(per-axis indices of the occupied sites in raveled order, counts, mean responses) of records at
+    lattice indices ``idx`` (per axis, one entry per record)."""
+    lo = [int(j.min()) for j in idx]
+    sizes = tuple(int(j.max()) - l + 1 for j, l in zip(idx, lo))
+    lin = np.ravel_multi_index(tuple(j - l for j, l in zip(idx, lo)), sizes)
+    lin, first, inv, counts = np.unique(lin, return_index=True, return_inverse=True, return_counts=True)
+    counts = counts.astype(float)
+    means = np.bincount(inv.reshape(-1), weights=y, minlength=lin.size) / counts
+    return [j[first] for j in idx], counts, means
+
+
+@dataclass(frozen=True)
+class LatticeSites:
+    """The sites of the grid lattice refined ``refine`` times per axis over a grid with ``axes``: the public
+    map of a record to its nearest site (:func:`snap_to_lattice`) as a linear index, for reducing records
+    to per-site counts and sums in one pass (``privgp.datasets.sources``; the rule has no private part)."""
+
+    start: tuple[float, ...]
+    step: tuple[float, ...]
+    shape: tuple[int, ...]
+    refine: int
+
+    @classmethod
+    def of(cls, axes, refine: int) -> LatticeSites:
+        axes = _check_axes(axes)
+        refine = v.integer("refine", refine, minimum=1)
+        return cls(start=tuple(float(a[0]) for a in axes), step=tuple(_spacing(a) / refine for a in axes),
+                   shape=tuple(refine * (a.shape[0] - 1) + 1 for a in axes), refine=refine)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape))
+
+    def indices(self, X: np.ndarray) -> list[np.ndarray]:
+        """Per-axis lattice indices of the nearest sites (the rounding of :func:`snap_to_lattice`), clipped to
+        the lattice (inputs in the grid's box are never clipped)."""
+        X = np.asarray(X, dtype=float)
+        return [np.clip(np.round((X[:, k] - a) / h), 0, m - 1).astype(np.int64)
+                for k, (a, h, m) in enumerate(zip(self.start, self.step, self.shape))]
+
+    def index(self, X: np.ndarray) -> np.ndarray:
+        """Linear site index of each record (C order)."""
+        return np.ravel_multi_index(tuple(self.indices(X)), self.shape)
+
+    def points(self, lin: np.ndarray) -> np.ndarray:
+        """The coordinates of the sites with linear indices ``lin``."""
+        ij = np.unravel_index(np.asarray(lin, dtype=np.int64), self.shape)
+        return np.column_stack([a + h * j for a, h, j in zip(self.start, self.step, ij)])
+
+
 class _CirculantPlan:
     """Circulant embedding + Matheron conditioning for one dataset on one grid (``ok`` if exact)."""
 
-    def __init__(self, kernel, X, y, axes, Rs, idx, r, sigma, solver: str = "auto", fallback_ok: bool = True):
+    def __init__(self, kernel, axes, Rs, idx, counts, means, r, sigma, solver: str = "auto",
+                 fallback_ok: bool = True):
+        """``idx``: per-axis lattice indices of the OCCUPIED sites (one entry per site, in the order of their
+        raveled index), ``counts`` and ``means`` of the responses there: records sharing a lattice site enter
+        only through their count c and mean (noise r^2 / c), one unknown per occupied site, the exact
+        posterior whatever n is (gp.aggregate_duplicates; :func:`aggregate_on_lattice` from records)."""
         lo = [min(0, int(j.min())) for j in idx]
         hi = [max(R * (a.shape[0] - 1), int(j.max())) for R, a, j in zip(Rs, axes, idx)]
         self.sizes = tuple(h - l + 1 for l, h in zip(lo, hi))
@@ -216,13 +273,9 @@ class _CirculantPlan:
         self.ok = self.emb.ok
         if not self.ok:
             return
-        lin = np.ravel_multi_index(tuple(j - l for j, l in zip(idx, lo)), self.sizes)
-        # Records sharing a lattice site enter only through their count c and mean (noise r^2 / c):
-        # one unknown per occupied site, the exact posterior whatever n is (gp.aggregate_duplicates).
-        self.lin, first, inv, counts = np.unique(lin, return_index=True, return_inverse=True, return_counts=True)
-        inv = inv.reshape(-1)
-        self.counts = counts.astype(float)
-        self.y = np.bincount(inv, weights=y, minlength=self.lin.size) / self.counts
+        self.lin = np.ravel_multi_index(tuple(j - l for j, l in zip(idx, lo)), self.sizes)
+        self.counts = np.asarray(counts, dtype=float)
+        self.y = np.asarray(means, dtype=float)
         self.pick = [np.arange(a.shape[0]) * R - l for a, R, l in zip(axes, Rs, lo)]
         self.n = self.lin.size
         self.r, self.sigma = r, sigma
@@ -439,7 +492,8 @@ def grid_paths(kernel: Kernel, X, y, axes, *, r: float, sigma: float, rng: np.ra
     if method in ("auto", "circulant"):
         lattice = _lattice_indices(X, axes, refine) if isinstance(kernel, DistanceKernel) else None
         if lattice is not None:
-            plan = _CirculantPlan(kernel, X, y, axes, *lattice, r, sigma, solver=solver)
+            Rs, idx = lattice
+            plan = _CirculantPlan(kernel, axes, Rs, *aggregate_on_lattice(idx, y), r, sigma, solver=solver)
             if plan.ok:
                 if solver == "auto" and memory_limit is not None:
                     plan.fallback_ok = fallback_allowed(
@@ -461,3 +515,39 @@ def grid_paths(kernel: Kernel, X, y, axes, *, r: float, sigma: float, rng: np.ra
         return _MatheronPlan(kernel, X, y, axes, r, sigma).sample(rng, L, eta).reshape((L,) + shape)
     post = ExactPosterior.aggregated(kernel, X, y, r, sigma)  # exact: duplicates enter via count and mean
     return sample_joint(post, _grid_points(axes), L, rng, eta=eta).reshape((L,) + shape)
+
+
+def grid_paths_from_sites(kernel: Kernel, sites: LatticeSites, sums, counts, axes, *, r: float, sigma: float,
+                          rng: np.random.Generator, L: int = 1, eta: float = 0.0, solver: str = "auto",
+                          memory_limit: float | None = None) -> np.ndarray:
+    """The circulant sampler of :func:`grid_paths` from per-site statistics instead of records: ``sums`` and
+    ``counts`` of the responses at every site of ``sites`` (records reduced in one pass, e.g. on a Dask
+    cluster). The posterior given records snapped to the lattice depends on them only through these
+    (module docstring of :mod:`privgp.models.gp`, duplicate inputs), so the law is that of :func:`grid_paths`
+    on the records; the draws equal it up to the rounding of the per-site means. (L, *grid shape)."""
+    if not isinstance(sites, LatticeSites):
+        raise v.InvalidParameterError("sites", "a LatticeSites", type(sites).__name__)
+    if not isinstance(kernel, DistanceKernel):
+        raise v.InvalidParameterError("kernel", "a stationary distance kernel for the circulant sampler", kernel.name)
+    axes = _check_axes(axes, uniform=True)
+    r, sigma, eta = v.positive("r", r), v.positive("sigma", sigma), v.nonnegative("eta", eta)
+    rng, L = v.generator("rng", rng), v.integer("L", L, minimum=1)
+    sums = np.asarray(sums, dtype=float).reshape(-1)
+    counts = np.asarray(counts, dtype=float).reshape(-1)
+    if sums.shape != (sites.size,) or counts.shape != (sites.size,):
+        raise v.InvalidParameterError("sums/counts", f"one value per lattice site ({sites.size})", (sums.shape, counts.shape))
+    lin = np.flatnonzero(counts > 0)
+    shape = tuple(a.shape[0] for a in axes)
+    if lin.size == 0:   # no record: the prior GP(0, (sigma^2 + eta^2) k), as exact_paths
+        from .prior import prior_paths
+
+        return prior_paths(kernel, axes, rng=rng, L=L, scale=float(np.sqrt(sigma * sigma + eta * eta)))
+    idx = list(np.unravel_index(lin, sites.shape))
+    plan = _CirculantPlan(kernel, axes, [sites.refine] * len(axes), idx, counts[lin], sums[lin] / counts[lin], r,
+                          sigma, solver=solver)
+    if not plan.ok:
+        raise v.InvalidParameterError("grid", "a grid on which the circulant embedding is exact", shape)
+    if solver == "auto" and memory_limit is not None:
+        plan.fallback_ok = fallback_allowed(
+            circulant_bytes(plan.emb, plan.sizes, plan.n, int(counts.sum()), int(np.prod(shape)), L)[1], memory_limit)
+    return plan.sample(rng, L, eta)
