@@ -1,12 +1,13 @@
 """The DP-SVGP baseline (seed 002, App. D): the closed-form SVGP agrees with gpytorch, per-example
-gradients with autograd, and the DP-SGD step with Opacus's DPOptimizer."""
+gradients with autograd, and the DP-SGD step with Opacus's DPOptimizer. privgp.nn.dpsvgp needs torch;
+a test that also needs gpytorch or opacus (the references, and opacus's noise multiplier in ``fit``) skips
+without it, the others run."""
 import math
 
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
-gpytorch = pytest.importorskip("gpytorch")
 
 from privgp.nn import dpsvgp as D  # noqa: E402
 
@@ -21,24 +22,30 @@ def random_params(kind, M=6, T=1, seed=0):
     return p
 
 
-class _GpytorchSVGP(gpytorch.models.ApproximateGP):
-    def __init__(self, z, kernel):
-        vd = gpytorch.variational.CholeskyVariationalDistribution(z.shape[0])
-        super().__init__(gpytorch.variational.VariationalStrategy(self, z, vd, learn_inducing_locations=True,
-                                                                 jitter_val=D.JITTER))
-        self.mean_module = gpytorch.means.ZeroMean()
-        self.covar_module = gpytorch.kernels.ScaleKernel(kernel)
+def _gpytorch_svgp(gpytorch, z, kernel):
+    """gpytorch's SVGP (whitened VariationalStrategy, Cholesky variational distribution) with inducing inputs z."""
 
-    def forward(self, x):
-        return gpytorch.distributions.MultivariateNormal(self.mean_module(x), self.covar_module(x))
+    class SVGP(gpytorch.models.ApproximateGP):
+        def __init__(self):
+            vd = gpytorch.variational.CholeskyVariationalDistribution(z.shape[0])
+            super().__init__(gpytorch.variational.VariationalStrategy(self, z, vd, learn_inducing_locations=True,
+                                                                     jitter_val=D.JITTER))
+            self.mean_module = gpytorch.means.ZeroMean()
+            self.covar_module = gpytorch.kernels.ScaleKernel(kernel)
+
+        def forward(self, x):
+            return gpytorch.distributions.MultivariateNormal(self.mean_module(x), self.covar_module(x))
+
+    return SVGP()
 
 
 @pytest.mark.parametrize("kind", ["eq", "matern32", "periodic"])
 def test_closed_form_svgp_matches_gpytorch(kind):
+    gpytorch = pytest.importorskip("gpytorch")
     p = {k: v[0] for k, v in random_params(kind).items()}
     base = {"eq": gpytorch.kernels.RBFKernel(), "matern32": gpytorch.kernels.MaternKernel(nu=1.5),
             "periodic": gpytorch.kernels.PeriodicKernel()}[kind]
-    model = _GpytorchSVGP(p["z"][:, None].clone(), base).double()
+    model = _gpytorch_svgp(gpytorch, p["z"][:, None].clone(), base).double()
     lik = gpytorch.likelihoods.GaussianLikelihood().double()
     with torch.no_grad():
         model.covar_module.outputscale = float((2 * p["log_scale"]).exp())
@@ -84,7 +91,7 @@ def test_per_example_gradients_match_autograd():
 
 
 def test_dp_sgd_gradient_matches_opacus_clipping_and_noise_scale():
-    from opacus.optimizers import DPOptimizer
+    DPOptimizer = pytest.importorskip("opacus.optimizers").DPOptimizer
 
     g = torch.Generator().manual_seed(0)
     K, C, B = 7, 1.5, 5.0
@@ -107,6 +114,7 @@ def test_dp_sgd_gradient_matches_opacus_clipping_and_noise_scale():
 
 
 def test_fit_runs_and_reports_its_accounting():
+    PRVAccountant = pytest.importorskip("opacus.accountants").PRVAccountant   # fit calibrates with opacus too
     g = torch.Generator().manual_seed(1)
     x = torch.rand(2, 20, generator=g, dtype=torch.float64) * 4 - 2
     y = torch.sin(x)
@@ -114,8 +122,6 @@ def test_fit_runs_and_reports_its_accounting():
     f = D.fit(x.numpy(), y.numpy(), [1.0, 4.0], 1e-3, s, g)
     assert f.steps == round(3 / (8 / 20)) and f.sample_rate == pytest.approx(0.4)
     assert f.noise_multipliers[0] > f.noise_multipliers[1] > 0
-    from opacus.accountants import PRVAccountant
-
     acc = PRVAccountant()
     acc.history = [(f.noise_multipliers[0], f.sample_rate, f.steps)]
     assert acc.get_epsilon(delta=1e-3) <= 1.0 + 1e-2  # the PRV accountant's estimate; its own error bound aside

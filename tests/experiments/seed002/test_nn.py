@@ -42,6 +42,8 @@ def test_shipped_model_records_its_training(shipped):
 
 
 def test_seed002_quick_experiments(tmp_path):
+    pytest.importorskip("optuna")   # seed002-tune's search
+    pytest.importorskip("opacus")   # the DP-SVGP's noise multiplier (seed002-tune, -nll, -sim2real)
     torch.set_num_threads(1)
     s = run_experiment("seed002-train", tmp_path / "train", quick=True, progress=False, steps=30, val_every=15)
     assert s["step"] == 30 and (tmp_path / "train" / "best.pt").exists()
