@@ -228,12 +228,14 @@ def test_a_release_through_the_cluster_equals_the_in_memory_release(lake, cluste
     capsys.readouterr()
 
 
-def test_posterior_sampling_from_per_site_statistics_equals_the_in_memory_release(lake, cluster, tmp_path, capsys):
-    """Snapped posterior sampling (2-D default) reads per-lattice-site counts and sums from one pass, in this
-    process or on the cluster: the same paths as from the records in memory (same seed), to rounding."""
+@pytest.mark.parametrize("mechanism", ["posterior-sample", "functional"])
+def test_gp_mechanisms_from_per_site_statistics_equal_the_in_memory_release(lake, cluster, tmp_path, capsys, mechanism):
+    """Snapped posterior sampling and the functional mechanism (2-D default) read per-lattice-site counts and sums
+    from one pass, in this process or on the cluster: the same paths as from the records in memory (same seed),
+    to rounding."""
     root, X, z = lake
     c, _ = cluster
-    gp = ["release", *ARGS[:15], "--mechanism", "posterior-sample", "--grid", "21", "--epsilon", "2", "--seed", "7",
+    gp = ["release", *ARGS[:15], "--mechanism", mechanism, "--grid", "21", "--epsilon", "2", "--seed", "7",
           "--allow-noisy", "--no-report", "--ledger", str(tmp_path / "ledger.sqlite"), "--budget-epsilon", "100"]
     csv = tmp_path / "one.csv"
     table(X, z).to_pandas().to_csv(csv, index=False, float_format="%.17g")
@@ -249,7 +251,7 @@ def test_posterior_sampling_from_per_site_statistics_equals_the_in_memory_releas
     capsys.readouterr()
     code = main([*gp, "--snap", "0", "--data", str(root / "five"), "--scheduler", c.scheduler_address, "--out",
                  str(tmp_path / "nosnap")])
-    assert code == 2 and "posterior-sample with snapping" in capsys.readouterr().err
+    assert code == 2 and "with snapping" in capsys.readouterr().err
 
 
 def test_help_documents_the_sources(capsys):

@@ -168,7 +168,7 @@ def add_data_arguments(p) -> None:
     d.add_argument("--table", metavar="NAME", help="with a DuckDB --data: a table or view holding the records")
     d.add_argument("--dask", choices=["local"], help="compute the per-site statistics on a local Dask cluster (2 "
                    "worker processes); only the statistics come back. For the mechanisms that release from them: "
-                   "grid, auto, and posterior-sample with snapping (2-D default); the others refuse it")
+                   "grid, auto, posterior-sample and functional with snapping (2-D default); the others refuse it")
     d.add_argument("--scheduler", metavar="ADDR", help="as --dask, on the Dask cluster at this scheduler address "
                    "(e.g. tcp://10.0.0.5:8786); the workers must be able to read --data at the same path")
     d.add_argument("--x-col", metavar="NAME", help="first coordinate column (default: x)")
@@ -280,9 +280,9 @@ def _load_source(args, coords, domain, rmap):
     if cluster:
         if not _reads_cells(args):
             cells = " or ".join(n for n, m in registry().items() if m.reads_cell_statistics)
-            raise InvalidParameterError("--dask/--scheduler", f"used with --mechanism {cells} (the mechanisms "
-                                        "that release from per-site statistics; posterior-sample with snapping, "
-                                        "as in 2-D by default)", args.mechanism)
+            raise InvalidParameterError("--dask/--scheduler", f"used with --mechanism {cells}, posterior-sample or "
+                                        "functional with snapping (as in 2-D by default): the mechanisms that "
+                                        "release from per-site statistics", args.mechanism)
         if args.dask is not None and args.scheduler is not None:
             raise InvalidParameterError("--dask", "left out with --scheduler (one cluster)", args.dask)
     if _single_csv(args) and not cluster:

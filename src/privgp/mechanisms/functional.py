@@ -287,6 +287,34 @@ class FunctionalPlan:
         rng = v.generator("rng", rng)
         return self.add_noise(self.posterior_mean(X, y), rng)
 
+    def site_rule(self):
+        """With snapping: the public rule reducing records to per-lattice-site counts and sums of the responses,
+        all the posterior mean depends on (:class:`~privgp.models.sampling.grid.LatticeSites`); None without."""
+        from ..models.sampling.grid import LatticeSites  # noqa: PLC0415
+
+        return None if self.snap is None else LatticeSites.of(self.grid.axes(), self.snap)
+
+    def check_statistics(self, sums: np.ndarray, counts: np.ndarray) -> None:
+        """Before the charge, from per-site statistics: n as planned, the mean's solve within the memory limit."""
+        rule = self.site_rule()
+        if rule is None:
+            raise InvalidParameterError("snap", "an integer >= 1 to release from per-site statistics", self.snap)
+        counts = np.asarray(counts, dtype=float).reshape(-1)
+        if counts.shape != (rule.size,) or int(counts.sum()) != self.n:
+            raise InvalidParameterError("statistics", f"counts of {self.n} records on {rule.size} lattice sites",
+                                        f"{int(counts.sum())} records on {counts.size} sites")
+        self.check_cost(rule.points(np.flatnonzero(counts > 0)))
+
+    def draw_from_statistics(self, sums: np.ndarray, counts: np.ndarray, rng: np.random.Generator) -> FunctionalRelease:
+        """mu_D(grid) + c g(grid) from per-site sums and counts of the clipped responses (:meth:`site_rule`)."""
+        from ..models.sampling.mean import posterior_mean_from_sites  # noqa: PLC0415
+
+        rule = self.site_rule()
+        if rule is None:
+            raise InvalidParameterError("snap", "an integer >= 1 to release from per-site statistics", self.snap)
+        mean = posterior_mean_from_sites(self.kernel_object(), rule, sums, counts, self.grid.axes(), r=self.r)
+        return self.add_noise(mean.reshape(self.grid.shape), v.generator("rng", rng))
+
     def posterior_mean(self, X, y) -> np.ndarray:
         """The noise-free estimator mu_D on the grid (grid shape), from :meth:`check`'s output. Not a release."""
         from ..models.sampling.mean import posterior_mean_on_grid  # noqa: PLC0415

@@ -375,3 +375,22 @@ def test_paths_from_per_site_statistics_equal_paths_from_the_records(kernel):
     b = grid_paths_from_sites(kernel, sites, sums, counts, axes, r=0.5, sigma=1.0, rng=np.random.default_rng(1), L=2)
     assert a.shape == b.shape == (2, 21, 15)
     assert np.max(np.abs(a - b)) < 1e-9
+
+
+def test_posterior_mean_from_per_site_statistics_equals_the_mean_from_the_records():
+    from privgp.models.sampling.mean import posterior_mean_from_sites, posterior_mean_on_grid
+
+    rng = np.random.default_rng(8)
+    axes = (np.linspace(0, 1, 17), np.linspace(0, 2, 13))
+    X = rng.uniform([0, 0], [1, 2], (2000, 2))
+    y = rng.uniform(-1, 1, 2000)
+    sites = LatticeSites.of(axes, 2)
+    idx = sites.index(X)
+    counts = np.bincount(idx, minlength=sites.size).astype(float)
+    sums = np.bincount(idx, weights=y, minlength=sites.size)
+    kernel = Matern32(0.3)
+    for solver in ("cg", "cholesky"):
+        a = posterior_mean_on_grid(kernel, snap_to_lattice(X, axes, refine=2), y, axes, r=0.7, method="lattice",
+                                   refine=2, solver=solver)
+        b = posterior_mean_from_sites(kernel, sites, sums, counts, axes, r=0.7, solver=solver)
+        assert np.max(np.abs(a - b)) < 1e-10

@@ -10,7 +10,8 @@ kernel's mean is O(n + m) anyway), --noise-bound and --noise-analysis.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ...errors import CertificateMismatch, InvalidParameterError, PrivgpError
 from ...models.domain import PublicGrid
@@ -30,7 +31,7 @@ from ..interface import (
     chosen_by,
     grid_text,
 )
-from ..posterior_release import default_lengthscale
+from ..posterior_release import DEFAULT_SNAP, default_lengthscale
 from ..release import default_delta, grid_sizes
 from .posterior_sample import SENSITIVITY, SNAP, R, path_files, snap_line, snap_of
 
@@ -66,6 +67,11 @@ class Functional(Mechanism):
             epsilon=self.epsilon(request), delta=default_delta(request.n) if request.delta is None else request.delta,
             sensitivity=self.option(request, "sensitivity"), accounting=self.option(request, "noise_analysis"),
             response_map=request.response_map, memory_limit=request.memory_limit, snap=snap_of(self, request))
+
+    def reads_statistics(self, options: Mapping[str, Any], dim: int) -> bool:
+        """With snapping (the 2-D default) the posterior mean depends on per-lattice-site counts and sums only."""
+        snap = options.get("snap")
+        return (DEFAULT_SNAP.get(dim, 1) if snap is None else int(snap)) >= 1
 
     def rebuild(self, recorded: Recorded) -> fm.FunctionalPlan:
         """Through :func:`~privgp.mechanisms.functional.plan_functional`, called as ``privgp release`` called it (a

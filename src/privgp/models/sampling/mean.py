@@ -176,21 +176,8 @@ def posterior_mean_on_grid(kernel: Kernel, X, y, axes, *, r: float, method: str,
         counts = counts.astype(float)
         ybar = np.bincount(inv.reshape(-1), weights=y, minlength=sites.size) / counts
         pick = tuple(np.arange(N) * R - l_ for N, R, l_ in zip(shape, Rs, lo))   # grid points on the lattice
-        if solver != "cholesky":
-            out = _lattice_mean_cg(kernel, tuple(float(h) for h in steps), sizes, sites, counts, ybar, r, pick,
-                                   max_iter=10**6 if solver == "cg" else auto_iterations(sites.size, sizes))
-            if out is not None:
-                return out
-            if solver == "cg":
-                raise NumericalError("posterior mean: conjugate gradients did not converge (use solver='cholesky')")
-        S = np.stack(np.unravel_index(sites, sizes), axis=-1)              # (|S|, d) lattice indices
-        A = _lattice_gram_upper(kernel, S, steps)
-        A[np.diag_indices(sites.size)] += r * r / counts
-        alpha = _solve_spd(A, ybar)
-        del A
-        mesh = np.meshgrid(*pick, indexing="ij")
-        G = np.stack([g.ravel() for g in mesh], axis=-1)                   # grid points as lattice indices
-        return _lattice_cross_apply(kernel, G, S, steps, alpha).reshape(shape)
+        return _lattice_mean(kernel, tuple(float(h) for h in steps), sizes, sites, counts, ybar, r, pick, shape,
+                             solver)
     Xu, inv, counts = np.unique(X, axis=0, return_inverse=True, return_counts=True)
     counts = counts.astype(float)
     ybar = np.bincount(inv.reshape(-1), weights=y, minlength=Xu.shape[0]) / counts
@@ -296,3 +283,54 @@ def exp1d_mean(X, y, Xq, *, lengthscale: float, r: float) -> np.ndarray:
     plan = _Exp1dPlan(xb, obs, r * r / counts, qu, ell)
     zeros = [np.zeros((1, size)) for size in plan.normal_sizes(False)]
     return plan.paths(zeros, 1.0, 0.0)[0, qinv.reshape(-1)]
+
+
+def _lattice_mean(kernel: DistanceKernel, steps: tuple[float, ...], sizes: tuple[int, ...], sites: np.ndarray,
+                  counts: np.ndarray, ybar: np.ndarray, r: float, pick: tuple, shape: tuple[int, ...],
+                  solver: str) -> np.ndarray:
+    """The lattice posterior mean from the occupied sites (raveled indices in ``sizes``), their counts and mean
+    responses: CG with FFT products, or the dense Cholesky solve (``solver``); its values at the grid points
+    ``pick`` (lattice indices per axis)."""
+    if solver != "cholesky":
+        out = _lattice_mean_cg(kernel, steps, sizes, sites, counts, ybar, r, pick,
+                               max_iter=10**6 if solver == "cg" else auto_iterations(sites.size, sizes))
+        if out is not None:
+            return out
+        if solver == "cg":
+            raise NumericalError("posterior mean: conjugate gradients did not converge (use solver='cholesky')")
+    S = np.stack(np.unravel_index(sites, sizes), axis=-1)              # (|S|, d) lattice indices
+    A = _lattice_gram_upper(kernel, S, steps)
+    A[np.diag_indices(sites.size)] += r * r / counts
+    alpha = _solve_spd(A, ybar)
+    del A
+    mesh = np.meshgrid(*pick, indexing="ij")
+    G = np.stack([g.ravel() for g in mesh], axis=-1)                   # grid points as lattice indices
+    return _lattice_cross_apply(kernel, G, S, steps, alpha).reshape(shape)
+
+
+def posterior_mean_from_sites(kernel: Kernel, sites, sums, counts, axes, *, r: float, solver: str = "auto") -> np.ndarray:
+    """:func:`posterior_mean_on_grid` ("lattice") from per-site statistics of the snapped records: ``sums`` and
+    ``counts`` of the responses at every site of ``sites`` (a :class:`~privgp.models.sampling.grid.LatticeSites`).
+    The mean depends on the records only through them (one unknown per occupied site)."""
+    from .grid import LatticeSites
+
+    if not isinstance(sites, LatticeSites):
+        raise v.InvalidParameterError("sites", "a LatticeSites", type(sites).__name__)
+    if not isinstance(kernel, DistanceKernel):
+        raise v.InvalidParameterError("kernel", "a stationary distance kernel for method='lattice'", kernel.name)
+    if solver not in SOLVERS:
+        raise v.InvalidParameterError("solver", f"one of {SOLVERS}", solver)
+    axes = _check_axes(axes)
+    r = v.positive("r", r)
+    sums = np.asarray(sums, dtype=float).reshape(-1)
+    counts = np.asarray(counts, dtype=float).reshape(-1)
+    if sums.shape != (sites.size,) or counts.shape != (sites.size,):
+        raise v.InvalidParameterError("sums/counts", f"one value per lattice site ({sites.size})",
+                                      (sums.shape, counts.shape))
+    shape = tuple(a.shape[0] for a in axes)
+    occupied = np.flatnonzero(counts > 0)
+    if occupied.size == 0:
+        return np.zeros(shape)
+    pick = tuple(np.arange(N) * sites.refine for N in shape)
+    return _lattice_mean(kernel, sites.step, sites.shape, occupied, counts[occupied],
+                         sums[occupied] / counts[occupied], r, pick, shape, solver)
