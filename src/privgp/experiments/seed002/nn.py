@@ -126,15 +126,14 @@ def nll(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, families=("
             "dpsvgp_tasks": min(dpsvgp_tasks or tasks, tasks), "quick": quick,
             "dpsvgp_settings": {f: _settings(f, tuned).to_dict() for f in as_tuple(families)} if dpsvgp else None}
     reused = _reuse_dpsvgp(dpsvgp_from, same) if (dpsvgp and dpsvgp_from) else None
-    points = [("N", int(n), float(eps_for_n)) for n in as_tuple(n_values)]
-    points += [("epsilon", int(n_for_eps), float(e)) for e in as_tuple(eps_values)]
+    points = nll_points(n_values, eps_for_n, eps_values, n_for_eps)
     for fam in as_tuple(families):
         spec = _spec(fam, eq_lengthscale, sawtooth_frequency)
         settings = _settings(fam, tuned) if dpsvgp else None
         if quick and settings is not None:
             settings = type(settings)(**{**settings.to_dict(), "epochs": 2, "inducing_range": settings.inducing_range})
         for k, (sweep, n, eps) in enumerate(points):
-            g = torch.Generator().manual_seed(seed * 1000 + 17 * k + (0 if fam == "eq" else 500))
+            g = nll_task_generator(seed, k, fam)
             b = sample_batch(spec.fixed(epsilon=eps), tasks, n, n_target, g)
             res = {"DPConvCNP": dpconvcnp_nll(model, b, torch.Generator().manual_seed(seed + 1)),
                    "oracle": oracle_nll(b)}
@@ -171,6 +170,20 @@ def nll(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, families=("
     summary = {"nll": rows, "timing": timing}
     write_run_record(out_dir, "seed002-nll", config, summary, seconds=time.perf_counter() - t0)
     return {"rows": len(rows), "timing": timing}
+
+
+def nll_points(n_values, eps_for_n: float, eps_values, n_for_eps: int) -> list[tuple[str, int, float]]:
+    """The (sweep, N, eps) points of ``seed002-nll`` in their order (the k of :func:`nll_task_generator`)."""
+    points = [("N", int(n), float(eps_for_n)) for n in as_tuple(n_values)]
+    return points + [("epsilon", int(n_for_eps), float(e)) for e in as_tuple(eps_values)]
+
+
+def nll_task_generator(seed: int, k: int, family: str):
+    """The generator that draws ``seed002-nll``'s test tasks of point k (the DPConvCNP's release noise
+    comes from a fresh generator seeded ``seed + 1``)."""
+    import torch
+
+    return torch.Generator().manual_seed(seed * 1000 + 17 * k + (0 if family == "eq" else 500))
 
 
 def _reuse_dpsvgp(run_dirs, same: dict) -> dict:
