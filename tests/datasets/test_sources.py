@@ -261,3 +261,24 @@ def test_help_documents_the_sources(capsys):
         pass
     out = capsys.readouterr().out
     assert "duckdb:///" in out and "--query" in out and "Parquet" in out and "--scheduler" in out
+
+
+def test_sparse_gp_from_sufficient_statistics_reduced_where_the_records_live(lake, cluster, tmp_path):
+    """The DP sparse GP's sufficient statistics (A, B of seed 001 eq. 3) are sums over records: reduced per file
+    (in this process or on the cluster), merged, released: the same prediction as from the records in memory."""
+    root, X, z = lake
+    c, _ = cluster
+    sgp = ["release", *ARGS[:15], "--mechanism", "sparse-gp", "--grid", "21", "--epsilon", "2", "--seed", "7",
+           "--allow-noisy", "--no-report", "--ledger", str(tmp_path / "ledger.sqlite"), "--budget-epsilon", "100"]
+    csv = tmp_path / "one.csv"
+    table(X, z).to_pandas().to_csv(csv, index=False, float_format="%.17g")
+    assert main([*sgp, "--data", str(csv), "--out", str(tmp_path / "mem")]) == 0
+    assert main([*sgp, "--data", str(root / "five"), "--out", str(tmp_path / "stream")]) == 0
+    assert main([*sgp, "--data", str(root / "five"), "--scheduler", c.scheduler_address, "--out",
+                 str(tmp_path / "dask")]) == 0
+    a = np.load(tmp_path / "mem" / "prediction.npz")
+    for other in ("stream", "dask"):
+        b = np.load(tmp_path / other / "prediction.npz")
+        for key in ("mean", "sd", "m"):
+            np.testing.assert_allclose(a[key], b[key], rtol=1e-8, atol=1e-10)
+    assert main(["verify", str(tmp_path / "dask" / "certificate.json")]) == 0

@@ -168,7 +168,8 @@ def add_data_arguments(p) -> None:
     d.add_argument("--table", metavar="NAME", help="with a DuckDB --data: a table or view holding the records")
     d.add_argument("--dask", choices=["local"], help="compute the per-site statistics on a local Dask cluster (2 "
                    "worker processes); only the statistics come back. For the mechanisms that release from them: "
-                   "grid, auto, posterior-sample and functional with snapping (2-D default); the others refuse it")
+                   "grid, auto, sparse-gp, posterior-sample and functional with snapping (2-D default); the others "
+                   "refuse it")
     d.add_argument("--scheduler", metavar="ADDR", help="as --dask, on the Dask cluster at this scheduler address "
                    "(e.g. tcp://10.0.0.5:8786); the workers must be able to read --data at the same path")
     d.add_argument("--x-col", metavar="NAME", help="first coordinate column (default: x)")
@@ -282,7 +283,7 @@ def _load_source(args, coords, domain, rmap):
             cells = " or ".join(n for n, m in registry().items() if m.reads_cell_statistics)
             raise InvalidParameterError("--dask/--scheduler", f"used with --mechanism {cells}, posterior-sample or "
                                         "functional with snapping (as in 2-D by default): the mechanisms that "
-                                        "release from per-site statistics", args.mechanism)
+                                        "release from statistics reduced in one pass", args.mechanism)
         if args.dask is not None and args.scheduler is not None:
             raise InvalidParameterError("--dask", "left out with --scheduler (one cluster)", args.dask)
     if _single_csv(args) and not cluster:
@@ -336,7 +337,7 @@ def _cluster_statistics(args, plan, data):
     from ..datasets import sources
     from ..mechanisms.release import StatisticsRelease
 
-    rule = plan.site_rule() if hasattr(plan, "site_rule") else None
+    rule = plan.reduction() if hasattr(plan, "reduction") else plan.site_rule() if hasattr(plan, "site_rule") else None
     if rule is None:
         raise InvalidParameterError("--mechanism", "a plan that releases from per-site statistics", plan.mechanism)
     parts = sources.resolve(str(args.data), query=getattr(args, "query", None), table=getattr(args, "table", None))
@@ -352,9 +353,11 @@ def _cluster_statistics(args, plan, data):
                                     "change?)", f"{res.n} records, {data.n} before")
     if res.cells is None:  # pragma: no cover - scan(cells=...) always reduces them
         raise InvalidParameterError("--data", "per-cell statistics from the pass", "none")
+    if hasattr(rule, "start"):    # the plan's own reduction
+        return StatisticsRelease(plan, tuple(res.cells.result()))
     sums, counts = res.cells.result()
     shape = getattr(plan, "cells", None) or (rule.shape if hasattr(rule, "shape") else (rule.size,))
-    return StatisticsRelease(plan, sums.reshape(shape), counts.reshape(shape))
+    return StatisticsRelease(plan, (sums.reshape(shape), counts.reshape(shape)))
 
 
 

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DataError
+from ..errors import DataError, InvalidParameterError
 from ..models.domain import Box, CellGrid
 from .cellstats import CellSums
 
@@ -229,7 +229,7 @@ class ScanResult:
     s2: int = 0
     X: list = field(default_factory=list)
     z: list = field(default_factory=list)
-    cells: CellSums | None = None
+    cells: Any = None   # the accumulator of the reduction (per-site sums and counts, or a plan's own)
 
     def digest(self) -> str:
         return hashlib.sha256(f"privgp-records-v3:{self.dim}:{self.n}:{self.s1}:{self.s2}".encode("ascii")).hexdigest()
@@ -249,6 +249,45 @@ def merge(results: Sequence[ScanResult]) -> ScanResult:
     return out
 
 
+class SiteSums:
+    """The accumulator of a site rule (``size``, ``index(X)``: cells of a grid, lattice sites): exact per-site
+    sums of the responses and counts (:class:`~privgp.datasets.cellstats.CellSums`), merged in any order."""
+
+    def __init__(self, rule: Any, sums: CellSums | None = None) -> None:
+        self.rule = rule
+        self.sums = CellSums(rule.size) if sums is None else sums
+
+    def add(self, X: np.ndarray, y: np.ndarray) -> SiteSums:
+        self.sums.add(self.rule.index(X), y)
+        return self
+
+    def merge(self, other: SiteSums) -> SiteSums:
+        return SiteSums(self.rule, self.sums.merge(other.sums))
+
+    def result(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.sums.result()
+
+
+@dataclass(frozen=True)
+class _SiteReduction:
+    rule: Any
+
+    def start(self) -> SiteSums:
+        return SiteSums(self.rule)
+
+
+def reduction_of(domain: Box, cells: Any) -> Any:
+    """The reduction of ``cells``: cells per axis (a tuple), a site rule (``size``, ``index``) or a reduction
+    (``start()`` giving an accumulator with ``add(X, y)``, ``merge``, ``result``: a plan's own statistics)."""
+    if isinstance(cells, (tuple, list)):
+        return _SiteReduction(CellGrid(domain, tuple(int(c) for c in cells)))
+    if hasattr(cells, "start"):
+        return cells
+    if hasattr(cells, "size") and callable(getattr(cells, "index", None)):
+        return _SiteReduction(cells)
+    raise InvalidParameterError("cells", "cells per axis, a site rule or a reduction", type(cells).__name__)
+
+
 def scan_part(part: Part, coordinates: Sequence[str], response: str, domain: Box,
               transform: Callable[[np.ndarray], np.ndarray] | None = None, *, keep: bool = True,
               cells: Any = None, batch_rows: int = BATCH_ROWS) -> ScanResult:
@@ -260,9 +299,7 @@ def scan_part(part: Part, coordinates: Sequence[str], response: str, domain: Box
     cols = coordinates + (response,)
     lo, hi = np.asarray(domain.lower, dtype=float), np.asarray(domain.upper, dtype=float)
     res = ScanResult(dim=len(coordinates))
-    rule = CellGrid(domain, tuple(cells)) if isinstance(cells, (tuple, list)) else cells
-    if rule is not None:
-        res.cells = CellSums(rule.size)
+    res.cells = None if cells is None else reduction_of(domain, cells).start()
     row0 = 0
     where = part.label
     for batch in _batches(part, cols, batch_rows):
@@ -294,8 +331,8 @@ def scan_part(part: Part, coordinates: Sequence[str], response: str, domain: Box
         if keep:
             res.X.append(X)
             res.z.append(z)
-        if res.cells is not None and rule is not None and y is not None:    # res.cells is set with the rule
-            res.cells.add(rule.index(X), y)
+        if res.cells is not None and y is not None:
+            res.cells.add(X, y)
         row0 += k
     return res
 

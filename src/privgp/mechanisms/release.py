@@ -247,27 +247,26 @@ def release(plan: ReleasePlan, data: Any, ledger: Any, rng: np.random.Generator 
 
 @dataclass(frozen=True, eq=False)
 class StatisticsRelease:
-    """A plan whose private records were already checked and reduced, in one pass, to per-site statistics by
-    its public rule ``plan.site_rule()`` (``privgp release`` from Parquet folders, DuckDB or a Dask cluster):
-    :func:`release` checks what the statistics allow (``plan.check_statistics``, when the plan has one:
-    e.g. the sampler's memory), charges the plan's event and draws with ``plan.draw_from_statistics``; every
-    other attribute is the plan's. Plans that can release from statistics: the noisy grids (per-cell sums
-    and counts) and snapped posterior sampling (per-lattice-site sums and counts)."""
+    """A plan whose private records were already checked and reduced, in one pass, to the statistics its
+    release depends on (``plan.site_rule()``: per-site sums and counts; or ``plan.reduction()``: the plan's
+    own sums, e.g. the DP sparse GP's sufficient statistics), by ``privgp release`` from Parquet folders,
+    DuckDB or a Dask cluster: :func:`release` checks what the statistics allow (``plan.check_statistics``:
+    n, the sampler's memory), charges the plan's event and draws with ``plan.draw_from_statistics``; every
+    other attribute is the plan's."""
 
     plan: Any
-    sums: np.ndarray
-    counts: np.ndarray
+    statistics: tuple
 
     def __getattr__(self, name: str) -> Any:
-        if name in ("plan", "sums", "counts"):
+        if name in ("plan", "statistics"):
             raise AttributeError(name)
         return getattr(self.plan, name)
 
     def check(self, X: Any, z: Any) -> tuple[Any, Any]:
         """The records were checked in the pass that reduced them; the statistics are checked here."""
         if hasattr(self.plan, "check_statistics"):
-            self.plan.check_statistics(self.sums, self.counts)
+            self.plan.check_statistics(*self.statistics)
         return X, z
 
     def draw(self, X: Any, y: Any, rng: np.random.Generator) -> Any:
-        return self.plan.draw_from_statistics(self.sums, self.counts, rng)
+        return self.plan.draw_from_statistics(*self.statistics, rng)

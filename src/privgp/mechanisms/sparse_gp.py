@@ -197,6 +197,46 @@ def _data(X, y, spec: SparseGpSpec):
     return X, yc, int(np.sum(yc != y))
 
 
+class StatisticsAccumulator:
+    """Running A = K_ZX clip(y), B = K_ZX K_XZ (eq. 3) over batches of records, mergeable in any order: the
+    sufficient statistics reduced where the records live (``privgp.datasets.sources``; only these come back)."""
+
+    def __init__(self, spec: SparseGpSpec) -> None:
+        self.spec = spec
+        self.A = np.zeros(spec.n_inducing)
+        self.B = np.zeros((spec.n_inducing, spec.n_inducing))
+        self.n = 0
+        self.n_clipped = 0
+
+    def add(self, X: np.ndarray, y: np.ndarray) -> StatisticsAccumulator:
+        X, yc, nc = _data(X, y, self.spec)
+        A, B = _accumulate(X, yc, None, self.spec, CHUNK)
+        self.A += A
+        self.B += B
+        self.n += X.shape[0]
+        self.n_clipped += nc
+        return self
+
+    def merge(self, other: StatisticsAccumulator) -> StatisticsAccumulator:
+        out = StatisticsAccumulator(self.spec)
+        out.A, out.B = self.A + other.A, self.B + other.B
+        out.n, out.n_clipped = self.n + other.n, self.n_clipped + other.n_clipped
+        return out
+
+    def result(self) -> tuple[np.ndarray, np.ndarray, int, int]:
+        return self.A, self.B, self.n, self.n_clipped
+
+
+@dataclass(frozen=True)
+class StatisticsReduction:
+    """The public reduction of records to the DP sparse GP's sufficient statistics (for one spec)."""
+
+    spec: SparseGpSpec
+
+    def start(self) -> StatisticsAccumulator:
+        return StatisticsAccumulator(self.spec)
+
+
 def sufficient_statistics(X, y, spec: SparseGpSpec, *, chunk: int = CHUNK) -> SufficientStatistics:
     """A = K_ZX clip(y), B = K_ZX K_XZ (eq. 3), responses clipped to [-R_y, R_y]; O(n |Z|^2) in blocks."""
     X, yc, nc = _data(X, y, spec)

@@ -34,6 +34,8 @@ from .sparse_gp import (
     MECHANISM,
     NoiseCalibration,
     SparseGpSpec,
+    StatisticsReduction,
+    SufficientStatistics,
     calibrate_noise,
     check_public_inducing,
     release_from_statistics,
@@ -111,8 +113,26 @@ class SparseGpPlan:
         return X, y
 
     def draw(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> SparseGpReleased:
+        return self._release(sufficient_statistics(X, y, self.spec), rng)
+
+    def reduction(self) -> StatisticsReduction:
+        """The public reduction of the records to what the release depends on, its sufficient statistics
+        (A, B of eq. 3): ``--data`` folders, DuckDB and a Dask cluster compute them where the records live."""
+        return StatisticsReduction(self.spec)
+
+    def check_statistics(self, A: np.ndarray, B: np.ndarray, n: int, n_clipped: int) -> None:
+        if int(n) != self.n:
+            raise InvalidParameterError("statistics", f"sufficient statistics of {self.n} records", int(n))
+
+    def draw_from_statistics(self, A: np.ndarray, B: np.ndarray, n: int, n_clipped: int,
+                             rng: np.random.Generator) -> SparseGpReleased:
+        """The release from sufficient statistics reduced in one pass (:meth:`reduction`): that of :meth:`draw`."""
+        B = np.asarray(B, dtype=float)
+        return self._release(SufficientStatistics(np.asarray(A, dtype=float), 0.5 * (B + B.T), int(n), int(n_clipped)),
+                             rng)
+
+    def _release(self, stats: SufficientStatistics, rng: np.random.Generator) -> SparseGpReleased:
         rng = v.generator("rng", rng)
-        stats = sufficient_statistics(X, y, self.spec)
         rel = release_from_statistics(stats, self.spec, self.noise, self.spec.sensitivity(), rng,
                                       noise_std=self.noise_std)
         axes = self.axes()

@@ -67,6 +67,7 @@ class SparseGp(Mechanism):
     options = (KERNEL, LENGTHSCALE, NOISE_STD, INDUCING, KERNEL_BOUND, NOISE_RATIO, S2)
     plan_type = SparseGpPlan
     picture = "prediction.png"
+    reads_cell_statistics = True   # its sufficient statistics (A, B of eq. 3), reduced where the records live
     order = 20
 
     def plan(self, request: Request) -> SparseGpPlan:

@@ -223,7 +223,7 @@ class LatticeSites:
     map of a record to its nearest site (:func:`snap_to_lattice`) as a linear index, for reducing records
     to per-site counts and sums in one pass (``privgp.datasets.sources``; the rule has no private part)."""
 
-    start: tuple[float, ...]
+    origin: tuple[float, ...]
     step: tuple[float, ...]
     shape: tuple[int, ...]
     refine: int
@@ -232,7 +232,7 @@ class LatticeSites:
     def of(cls, axes, refine: int) -> LatticeSites:
         axes = _check_axes(axes)
         refine = v.integer("refine", refine, minimum=1)
-        return cls(start=tuple(float(a[0]) for a in axes), step=tuple(_spacing(a) / refine for a in axes),
+        return cls(origin=tuple(float(a[0]) for a in axes), step=tuple(_spacing(a) / refine for a in axes),
                    shape=tuple(refine * (a.shape[0] - 1) + 1 for a in axes), refine=refine)
 
     @property
@@ -244,7 +244,7 @@ class LatticeSites:
         the lattice (inputs in the grid's box are never clipped)."""
         X = np.asarray(X, dtype=float)
         return [np.clip(np.round((X[:, k] - a) / h), 0, m - 1).astype(np.int64)
-                for k, (a, h, m) in enumerate(zip(self.start, self.step, self.shape))]
+                for k, (a, h, m) in enumerate(zip(self.origin, self.step, self.shape))]
 
     def index(self, X: np.ndarray) -> np.ndarray:
         """Linear site index of each record (C order)."""
@@ -253,7 +253,7 @@ class LatticeSites:
     def points(self, lin: np.ndarray) -> np.ndarray:
         """The coordinates of the sites with linear indices ``lin``."""
         ij = np.unravel_index(np.asarray(lin, dtype=np.int64), self.shape)
-        return np.column_stack([a + h * j for a, h, j in zip(self.start, self.step, ij)])
+        return np.column_stack([a + h * j for a, h, j in zip(self.origin, self.step, ij)])
 
 
 class _CirculantPlan:
