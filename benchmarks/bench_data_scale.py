@@ -1,15 +1,17 @@
 """Data at scale (issue 28): ``privgp release`` from Parquet files against the physical limit, reading the
 used columns of the same files with pyarrow alone.
 
-    python benchmarks/bench_data_scale.py --records 1000000 --files 8 [--dask local] [--keep]
+    python benchmarks/bench_data_scale.py --records 1000000 --files 8 [--dask local] [--mechanism grid sparse-gp ...]
 
 Writes synthetic records (lon, lat, price and two unused columns; a known field plus noise) into --files
 Parquet files under a temporary folder (or --dir; nothing is committed), then times, each in a fresh
 process so that peak memory (max RSS) is the command's own:
 
 * ``pyarrow``: ``pyarrow.parquet.read_table(folder, columns=[lon, lat, price])`` -- the floor;
-* ``privgp``: ``privgp release --data FOLDER --mechanism grid ...`` (the whole command: two checked
-  streaming passes, fingerprint, plan, forecast, charge, draw, outputs), with ``--dask`` if given.
+* ``privgp``: ``privgp release --data FOLDER --mechanism M ...`` for each ``--mechanism`` (default grid; every
+  mechanism that releases from statistics reduced in one pass: grid, sparse-gp, posterior-sample, functional)
+  -- the whole command: two checked streaming passes, fingerprint, plan, forecast, charge, draw, outputs --
+  with ``--dask`` if given.
 
 Prints one line per measurement and the ratio privgp / pyarrow.
 """
@@ -91,6 +93,8 @@ def main() -> None:
     ap.add_argument("--dir", help="data folder (default: a temporary one, removed at the end)")
     ap.add_argument("--dask", choices=["local"], help="pass --dask local to privgp release")
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--mechanism", nargs="+", default=["grid"],
+                    help="mechanisms to time (default: grid); e.g. grid sparse-gp posterior-sample functional")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(args.dir) if args.dir else Path(tmp) / "lake"
@@ -100,26 +104,26 @@ def main() -> None:
             print(f"generated {args.records} records in {args.files} files ({sum(f.stat().st_size for f in folder.iterdir()) / 2**20:.0f} MiB) "
                   f"in {time.perf_counter() - t0:.1f} s", flush=True)
         cli = "import sys; from privgp.cli.main import main; sys.exit(main())"
-        rel = [sys.executable, "-c", cli, "release", "--data", str(folder), "--x-col", "lon", "--y-col", "lat",
-               "--response-col", "price", "--box", "0", "10", "0", "5", "--threshold", "100", "--clip", "1",
-               "--transform", "log", "--mechanism", "grid", "--epsilon", "1", "--no-report", "--json",
-               "--ledger", str(Path(tmp) / "ledger.sqlite"), "--budget-epsilon", "1000", "--allow-noisy"]
+        base = [sys.executable, "-c", cli, "release", "--data", str(folder), "--x-col", "lon", "--y-col", "lat",
+                "--response-col", "price", "--box", "0", "10", "0", "5", "--threshold", "100", "--clip", "1",
+                "--transform", "log", "--epsilon", "1", "--no-report", "--json",
+                "--ledger", str(Path(tmp) / "ledger.sqlite"), "--budget-epsilon", "100000", "--allow-noisy"]
         if args.dask:
-            rel += ["--dask", args.dask]
-        rows = {"pyarrow": [], "privgp": []}
-        for r in range(args.repeat):
-            rows["pyarrow"].append(timed([sys.executable, "-c", PYARROW, str(folder)])[:2])
-            w, rss, out = timed([*rel, "--out", str(Path(tmp) / f"out{r}")])
-            rows["privgp"].append((w, rss))
-            n = json.loads(out)["n"]
-            assert n == args.records, n
-        pa_wall = min(w for w, _ in rows["pyarrow"])
-        pg_wall = min(w for w, _ in rows["privgp"])
-        print(f"pyarrow read_table (used columns): {pa_wall:.2f} s wall, peak RSS {rows['pyarrow'][0][1]:.2f} GiB")
-        print(f"privgp release --mechanism grid{' --dask ' + args.dask if args.dask else ''}: {pg_wall:.2f} s wall, "
-              f"peak RSS {max(r for _, r in rows['privgp']):.2f} GiB")
-        print(f"ratio privgp / pyarrow (whole commands, fresh processes): {pg_wall / pa_wall:.2f} "
-              f"(cpus: {os.cpu_count()}, best of {args.repeat})")
+            base += ["--dask", args.dask]
+        pyarrow = [timed([sys.executable, "-c", PYARROW, str(folder)])[:2] for _ in range(args.repeat)]
+        pa_wall = min(w for w, _ in pyarrow)
+        print(f"pyarrow read_table (used columns): {pa_wall:.2f} s wall, peak RSS {pyarrow[0][1]:.2f} GiB", flush=True)
+        for mech in args.mechanism:
+            runs = []
+            for r in range(args.repeat):
+                w, rss, out = timed([*base, "--mechanism", mech, "--out", str(Path(tmp) / f"out-{mech}-{r}")])
+                runs.append((w, rss))
+                n = json.loads(out)["n"]
+                assert n == args.records, n
+            pg_wall = min(w for w, _ in runs)
+            print(f"privgp release --mechanism {mech}{' --dask ' + args.dask if args.dask else ''}: {pg_wall:.2f} s "
+                  f"wall, peak RSS {max(r for _, r in runs):.2f} GiB; ratio to pyarrow {pg_wall / pa_wall:.2f} "
+                  f"(cpus: {os.cpu_count()}, best of {args.repeat})", flush=True)
         pa_in, pg_in = in_process(folder, max(3, args.repeat))
         print(f"in process, warm cache: pyarrow read_table {pa_in:.3f} s; privgp's two passes (check, fingerprint, "
               f"statistics) {pg_in:.3f} s; ratio {pg_in / pa_in:.2f}")

@@ -18,7 +18,7 @@ mostly because the regulariser lambda of eq. 10 acts as unmodelled extra precisi
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -114,6 +114,14 @@ class SparseGpPlan:
 
     def draw(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> SparseGpReleased:
         return self._release(sufficient_statistics(X, y, self.spec), rng)
+
+    def scaled(self, n: int) -> SparseGpPlan:
+        """The same plan for ``n`` records with the noise stds scaled by n / self.n: its statistics are sums over
+        records, so the release forecast simulates large n at n records with the same signal-to-noise ratio of the
+        privacy noise (less data for the model: a conservative forecast). Not a plan to release with."""
+        f = n / self.n
+        return replace(self, n=n, noise=replace(self.noise, sigma_a=self.noise.sigma_a * f,
+                                                sigma_b=self.noise.sigma_b * f))
 
     def reduction(self) -> StatisticsReduction:
         """The public reduction of the records to what the release depends on, its sufficient statistics
