@@ -128,7 +128,8 @@ def s1(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, lengthscales
     write_table(df, out_dir, "s1")
     write_table(pdf, out_dir, "gaps")
     (Path(out_dir) / "page_s1.md").write_text(_page_table(df, pdf))
-    _plot(df, Path(out_dir) / "s1.png")
+    _plot(df, Path(out_dir) / "s1.png", [float(x) for x in as_tuple(lengthscales)],
+          [float(x) for x in as_tuple(eps_values)], [int(x) for x in as_tuple(n_values)])
     config = {"lengthscales": as_tuple(lengthscales), "eps_values": as_tuple(eps_values),
               "n_values": as_tuple(n_values), "tasks": tasks, "n_target": n_target, "clip": clip, "split": split,
               "delta": 1e-3, "context_range": [-2, 2], "target_range": [-2, 2], "noise_std": 0.2,
@@ -181,21 +182,24 @@ def _pm(mean: float, half: float) -> str:
     return f"{mean:.3f} ± {half:.3f}".replace("-", "−")
 
 
-def _plot(df: pd.DataFrame, path: Path) -> None:
-    ls_values = sorted(set(df.lengthscale))
-    eps_values = sorted(set(df.epsilon))
+def _plot(df: pd.DataFrame, path: Path, ls_values, eps_values, n_values) -> None:
+    """The grid's panels (rows eps, columns l); the extra points of ``nll_run`` are in the tables only."""
+    from matplotlib.ticker import NullFormatter
+
     fig, axes = new_figure(len(eps_values), len(ls_values), figsize=(3.6 * len(ls_values), 3.0 * len(eps_values)),
                            squeeze=False, sharey="row")
     for i, eps in enumerate(eps_values):
         for j, ls in enumerate(ls_values):
             ax = axes[i][j]
-            sub = df[(df.lengthscale == ls) & (df.epsilon == eps)]
+            sub = df[(df.lengthscale == ls) & (df.epsilon == eps) & df.N.isin(n_values)]
             for method in METHODS:
                 g = sub[sub.method == method].sort_values("N")
-                if len(g):
-                    ax.errorbar(g["N"], g["nll"], yerr=g["ci95"], marker="o", ms=3, capsize=2, label=method,
-                                color=COLORS[method])
+                ax.errorbar(g["N"], g["nll"], yerr=g["ci95"], marker="o", ms=3, capsize=2, label=method,
+                            color=COLORS[method])
             ax.set_xscale("log")
+            ax.set_xticks(list(n_values))
+            ax.set_xticklabels([str(n) for n in n_values])
+            ax.xaxis.set_minor_formatter(NullFormatter())
             ax.set_title(f"EQ, l = {ls:g}, eps = {eps:g}", fontsize=9)
             ax.set_xlabel("N")
             if j == 0:
