@@ -80,6 +80,11 @@ class NumericalError(PrivgpError, ArithmeticError):
     """A computation produced NaN or failed where a guarantee was expected."""
 
 
+class ClusterError(PrivgpError):
+    """The Dask cluster failed while it reduced the records (a worker died, the scheduler went away): the
+    release stops before anything is charged or written."""
+
+
 class CertificateMismatch(NumericalError):
     """``privgp verify``: the certificate disagrees with what its public settings rebuild. ``field``
     names where (a dotted path into certificate.json, e.g. ``certificate.event.M_Y``)."""

@@ -15,7 +15,7 @@ duckdb = pytest.importorskip("duckdb")
 from privgp.cli.main import main  # noqa: E402
 from privgp.datasets import sources  # noqa: E402
 from privgp.datasets.cellstats import CellSums, cell_sums  # noqa: E402
-from privgp.errors import DataError  # noqa: E402
+from privgp.errors import ClusterError, DataError  # noqa: E402
 from privgp.mechanisms.registered.grid import plan_grid  # noqa: E402
 from privgp.mechanisms.release import ResponseMap  # noqa: E402
 from privgp.models.domain import Box  # noqa: E402
@@ -282,3 +282,25 @@ def test_sparse_gp_from_sufficient_statistics_reduced_where_the_records_live(lak
         for key in ("mean", "sd", "m"):
             np.testing.assert_allclose(a[key], b[key], rtol=1e-8, atol=1e-10)
     assert main(["verify", str(tmp_path / "dask" / "certificate.json")]) == 0
+
+
+def _die(z):
+    """A response transform that kills the worker process running it (mid-aggregation)."""
+    import os
+
+    os._exit(1)
+
+
+def test_a_worker_killed_mid_aggregation_stops_the_release_before_the_charge(lake, tmp_path):
+    """A real worker process dies while it reduces its part (a nanny-less process cluster that allows no task
+    retries): the reduction raises ClusterError (a PrivgpError: one line from the command), and the command
+    charges only after the reduction, so nothing is charged."""
+    distributed = pytest.importorskip("distributed")
+    root, _, _ = lake
+    import dask
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
+            distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                     dashboard_address=None) as c, distributed.Client(c) as client:
+        with pytest.raises(ClusterError, match="nothing was charged"):
+            sources.cluster_scan(client, sources.resolve(str(root / "five")), COORDS, RESP, BOX, _die, cells=(4, 2))

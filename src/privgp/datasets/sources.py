@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DataError, InvalidParameterError
+from ..errors import ClusterError, DataError, InvalidParameterError
 from ..models.domain import Box, CellGrid
 from .cellstats import CellSums
 
@@ -350,11 +350,17 @@ def cluster_scan(client: Any, parts: Sequence[Part], coordinates: Sequence[str],
                  cells: Any = None, batch_rows: int = BATCH_ROWS) -> ScanResult:
     """:func:`scan_part` of every part on a Dask cluster (``distributed.Client``), one task per part; only the
     results (n, hash sums, per-cell statistics -- never records) come back, merged here. A DataError raised on
-    a worker is raised here."""
+    a worker is raised here; any other failure of the cluster (a worker killed mid-aggregation, the scheduler
+    lost) is a :class:`~privgp.errors.ClusterError`, raised before the release charges anything."""
     futures = client.map(scan_part, list(parts), coordinates=tuple(coordinates), response=response, domain=domain,
                          transform=transform, keep=False, cells=cells, batch_rows=batch_rows, pure=False)
     try:
         return merge(client.gather(futures))
+    except (DataError, InvalidParameterError):
+        raise
+    except Exception as exc:   # KilledWorker, CommClosedError, TimeoutError, ...: the cluster, not the data
+        raise ClusterError(f"the Dask cluster failed while reducing the records ({type(exc).__name__}: "
+                           f"{str(exc).splitlines()[0] if str(exc) else 'no message'}); nothing was charged") from None
     finally:
         for f in futures:
             f.release()
