@@ -35,7 +35,7 @@ EXPERIMENTS: dict[str, str] = {
     "seed003-reconstruction": "seed003.reconstruction:run", "seed003-multiquery": "seed003.multiquery:run",
     "seed003-mia": "seed003.mia:run", "seed003-nn": "seed003.nn:run",
     # seed 004: approximate samplers
-    "seed004-fig1": "seed004.fig1:run",
+    "seed004-fig1": "seed004.fig1:run", "seed004-thm2": "seed004.thm2:run",
     # privgp's own studies
     "mechanisms": "studies.mechanisms:run", "utility": "studies.utility:run", "thompson": "studies.thompson:run",
 }
