@@ -66,6 +66,7 @@ limit, naming the option that would work (snapping, a coarser lattice or grid, o
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import ClassVar, cast
@@ -286,6 +287,15 @@ class FunctionalPlan:
         posterior mean with one unknown per distinct input / occupied site (module docstring, "Scale")."""
         rng = v.generator("rng", rng)
         return self.add_noise(self.posterior_mean(X, y), rng)
+
+    #: its ``scaled`` keeps the noise (the release is not a sum over records)
+    scaled_noise = False
+
+    def scaled(self, n: int) -> FunctionalPlan:
+        """The same plan (same noise, calibrated for self.n) for ``n`` records: the release forecast simulates a
+        large n at n records; fewer records and the same noise give a noisier map, so the forecast is
+        conservative. Not a plan to release with (its certificate is self.n's)."""
+        return dataclasses.replace(self, n=n)
 
     def site_rule(self):
         """With snapping: the public rule reducing records to per-lattice-site counts and sums of the responses,

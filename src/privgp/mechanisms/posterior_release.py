@@ -23,6 +23,7 @@ This module plans, certifies and samples; it writes nothing (see :mod:`privgp.cl
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -97,6 +98,15 @@ class PosteriorSamplePlan:
 
     def draw(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> ReleasedPaths:
         return draw_paths(self, X, y, rng)
+
+    #: its ``scaled`` keeps the noise (the release is not a sum over records)
+    scaled_noise = False
+
+    def scaled(self, n: int) -> PosteriorSamplePlan:
+        """The same plan (same noise, calibrated for self.n) for ``n`` records: the release forecast simulates a
+        large n at n records; fewer records and the same noise give a noisier map, so the forecast is
+        conservative. Not a plan to release with (its certificate is self.n's)."""
+        return dataclasses.replace(self, n=n)
 
     def site_rule(self):
         """With snapping: the public rule reducing records to this plan's private input, per-site counts and

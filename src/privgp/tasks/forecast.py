@@ -118,6 +118,8 @@ class Forecast:
     rmse_se: float
     noise: float
     seed: int
+    #: simulated at fewer records with the noise scaled (sums over records) rather than the plan's own noise
+    noise_scaled: bool = True
 
     @property
     def noisy(self) -> bool:
@@ -142,7 +144,9 @@ class Forecast:
                 f"{self.iou_nonprivate_vs_truth:.0%}) -- judged on {self.reps_per_family * len(self.families)} simulated "
                 f"releases of {self.simulated_n} synthetic records (bump, blobs and rough fields"
                 + ("" if self.simulated_n == self.n else
-                   f", noise scaled to {self.n} records' signal-to-noise ratio") + ")")
+                   (f", noise scaled to {self.n} records' signal-to-noise ratio" if self.noise_scaled else
+                    f", the plan's noise for {self.n} records at fewer records: a noisier map, a conservative "
+                    "forecast")) + ")")
 
     def to_dict(self) -> dict:
         return {"mechanism": self.mechanism, "n": self.n, "simulated_n": self.simulated_n,
@@ -168,8 +172,10 @@ def _simulation_plan(plan):
 
 
 def _scaled_plan(plan):
-    """For a plan with n > :data:`SIMULATED_N` whose released statistics are sums and counts (it has
-    ``scaled(m)``: the same plan for m records with the noise scaled by m / n; see :data:`SIMULATED_N`)."""
+    """For a plan with n > :data:`SIMULATED_N` that offers ``scaled(m)``: the same plan for m records (with the
+    noise scaled by m / n where its statistics are sums over records: the grids, the sparse GP; the same noise
+    for posterior sampling and the functional mechanism, whose noise does not grow with n: fewer records, a
+    noisier map). Either way a conservative forecast at a cost independent of n (:data:`SIMULATED_N`)."""
     if not hasattr(plan, "scaled") or plan.n <= SIMULATED_N:
         return plan
     return plan.scaled(SIMULATED_N)
@@ -207,6 +213,7 @@ def forecast(plan, *, reps: int = 4, families: tuple[str, ...] = FAMILIES, noise
     iou_se = float(np.sqrt(np.sum([se(a) ** 2 for a in all_iou])) / len(all_iou))
     rmse_se = float(np.sqrt(np.sum([se(a) ** 2 for a in all_rmse])) / len(all_rmse))
     return Forecast(mechanism=str(plan.mechanism), n=int(plan.n), simulated_n=int(sim.n), reps_per_family=reps,
+                    noise_scaled=bool(getattr(plan, "scaled_noise", True)),
                     families=tuple(families),
                     per_family=per, iou=float(fam_iou.mean()), iou_se=iou_se,
                     agreement=float(np.mean([np.mean(a) for a in all_agree])), rmse=float(fam_rmse.mean()),
