@@ -113,6 +113,8 @@ def _page(df: pd.DataFrame) -> str:
 
 
 def _plot(df: pd.DataFrame, path: Path) -> None:
+    from matplotlib.ticker import NullFormatter
+
     fams = list(dict.fromkeys(df.family))
     settings = list(dict.fromkeys(zip(df.epsilon, df.delta)))
     fig, axes = new_figure(len(fams), len(settings), figsize=(3.4 * len(settings), 3.0 * len(fams)), squeeze=False,
@@ -127,6 +129,10 @@ def _plot(df: pd.DataFrame, path: Path) -> None:
                 ax.errorbar(g["N"], g["nll"], yerr=g["ci95"], marker="o", ms=3, capsize=2, label=method,
                             color=colors.get(method))
             ax.set_xscale("log")
+            ns = sorted(set(sub.N))
+            ax.set_xticks(ns)
+            ax.set_xticklabels([str(n) for n in ns])
+            ax.xaxis.set_minor_formatter(NullFormatter())
             ax.set_title(f"{fam}: eps = {eps:.3g}, delta = {delta:g}", fontsize=9)
             ax.set_xlabel("N")
             if j == 0:
