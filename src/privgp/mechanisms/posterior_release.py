@@ -26,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -41,6 +41,9 @@ from ..models.domain import Box
 from ..models.kernels import make_kernel
 from .posterior_sample import calibrate_eta, calibrate_r, certify_posterior_sample
 from .release import ResponseMap, default_delta, grid_sizes
+
+if TYPE_CHECKING:
+    from ..models.sampling.grid import LatticeSites
 
 #: largest number of grid points sampled densely (O(m^3)); larger grids need snapping (``snap``)
 DENSE_MAX_POINTS = 8000
@@ -108,7 +111,7 @@ class PosteriorSamplePlan:
         conservative. Not a plan to release with (its certificate is self.n's)."""
         return dataclasses.replace(self, n=n)
 
-    def site_rule(self):
+    def site_rule(self) -> LatticeSites | None:
         """With snapping: the public rule reducing records to this plan's private input, per-site counts and
         sums of the responses on the grid lattice (:class:`~privgp.models.sampling.grid.LatticeSites`);
         the posterior depends on the snapped records only through them. None without snapping."""
