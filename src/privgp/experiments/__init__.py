@@ -30,7 +30,7 @@ EXPERIMENTS: dict[str, str] = {
     "seed002-fig4": "seed002.figures:fig4", "seed002-audit": "seed002.figures:audit",
     "seed002-train": "seed002.train:train", "seed002-tune": "seed002.nn:tune", "seed002-nll": "seed002.nn:nll",
     "seed002-fits": "seed002.nn:fits", "seed002-sim2real": "seed002.nn:sim2real", "seed002-s1": "seed002.gap:s1",
-    "seed002-s6": "seed002.strict:s6",
+    "seed002-s6": "seed002.strict:s6", "seed002-fig5": "seed002.speed:fig5",
     # seed 003: leave-one-out distinguishability
     "seed003-toy": "seed003.toy:run", "seed003-activations": "seed003.activations:run",
     "seed003-reconstruction": "seed003.reconstruction:run", "seed003-multiquery": "seed003.multiquery:run",
