@@ -82,7 +82,7 @@ from ..models.domain import Box, PublicGrid
 from ..models.kernels import DistanceKernel, Kernel, make_kernel
 from .posterior_release import DEFAULT_MEMORY_LIMIT
 from .posterior_sample import bounds_for
-from .release import ResponseMap
+from .release import ResponseMap, occupied_site_points
 
 MECHANISM = "functional mechanism f_D + c g (Hall et al. 2013; GDP analysis: seed 002, Thm 4.1)"
 def _kernel_bound(kernel: Kernel) -> float:
@@ -306,14 +306,7 @@ class FunctionalPlan:
 
     def check_statistics(self, sums: np.ndarray, counts: np.ndarray) -> None:
         """Before the charge, from per-site statistics: n as planned, the mean's solve within the memory limit."""
-        rule = self.site_rule()
-        if rule is None:
-            raise InvalidParameterError("snap", "an integer >= 1 to release from per-site statistics", self.snap)
-        counts = np.asarray(counts, dtype=float).reshape(-1)
-        if counts.shape != (rule.size,) or int(counts.sum()) != self.n:
-            raise InvalidParameterError("statistics", f"counts of {self.n} records on {rule.size} lattice sites",
-                                        f"{int(counts.sum())} records on {counts.size} sites")
-        self.check_cost(rule.points(np.flatnonzero(counts > 0)))
+        self.check_cost(occupied_site_points(self, counts))
 
     def draw_from_statistics(self, sums: np.ndarray, counts: np.ndarray, rng: np.random.Generator) -> FunctionalRelease:
         """mu_D(grid) + c g(grid) from per-site sums and counts of the clipped responses (:meth:`site_rule`)."""

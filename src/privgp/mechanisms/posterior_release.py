@@ -40,7 +40,7 @@ from ..errors import InfeasibleTargetError, InvalidParameterError
 from ..models.domain import Box
 from ..models.kernels import make_kernel
 from .posterior_sample import calibrate_eta, calibrate_r, certify_posterior_sample
-from .release import ResponseMap, default_delta, grid_sizes
+from .release import ResponseMap, default_delta, grid_sizes, occupied_site_points
 
 if TYPE_CHECKING:
     from ..models.sampling.grid import LatticeSites
@@ -121,14 +121,7 @@ class PosteriorSamplePlan:
 
     def check_statistics(self, sums: np.ndarray, counts: np.ndarray) -> None:
         """Before the charge, from per-site statistics: n as planned, the sampler feasible for the occupied sites."""
-        rule = self.site_rule()
-        if rule is None:
-            raise InvalidParameterError("snap", "an integer >= 1 to release from per-site statistics", self.snap)
-        counts = np.asarray(counts, dtype=float).reshape(-1)
-        if counts.shape != (rule.size,) or int(counts.sum()) != self.n:
-            raise InvalidParameterError("statistics", f"counts of {self.n} records on {rule.size} lattice sites",
-                                        f"{int(counts.sum())} records on {counts.size} sites")
-        _check_sampler(self, rule.points(np.flatnonzero(counts > 0)))
+        _check_sampler(self, occupied_site_points(self, counts))
 
     def draw_from_statistics(self, sums: np.ndarray, counts: np.ndarray, rng: np.random.Generator) -> ReleasedPaths:
         """The L released paths from per-site sums and counts of the clipped responses (:meth:`site_rule`):

@@ -245,6 +245,19 @@ def release(plan: ReleasePlan, data: Any, ledger: Any, rng: np.random.Generator 
                          randomness=randomness, ledger=ledger)
 
 
+def occupied_site_points(plan: Any, counts: Any) -> np.ndarray:
+    """The coordinates of the occupied sites of a snapped plan's per-site ``counts`` (for its feasibility check
+    before the charge), after checking that the counts cover the plan's lattice and its n records."""
+    rule = plan.site_rule()
+    if rule is None:
+        raise InvalidParameterError("snap", "an integer >= 1 to release from per-site statistics", plan.snap)
+    counts = np.asarray(counts, dtype=float).reshape(-1)
+    if counts.shape != (rule.size,) or int(counts.sum()) != plan.n:
+        raise InvalidParameterError("statistics", f"counts of {plan.n} records on {rule.size} lattice sites",
+                                    f"{int(counts.sum())} records on {counts.size} sites")
+    return rule.points(np.flatnonzero(counts > 0))
+
+
 @dataclass(frozen=True, eq=False)
 class StatisticsRelease:
     """A plan whose private records were already checked and reduced, in one pass, to the statistics its
