@@ -301,6 +301,6 @@ def test_a_worker_killed_mid_aggregation_stops_the_release_before_the_charge(lak
 
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
             distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
-                                     dashboard_address=None) as c, distributed.Client(c) as client:
+                                     dashboard_address=":0") as c, distributed.Client(c) as client:
         with pytest.raises(ClusterError, match="nothing was charged"):
             sources.cluster_scan(client, sources.resolve(str(root / "five")), COORDS, RESP, BOX, _die, cells=(4, 2))
