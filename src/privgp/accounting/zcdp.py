@@ -10,7 +10,7 @@ so it needs the inverse: the largest rho with rho + 2 sqrt(rho log(1/delta)) <= 
 evaluated in the second form (no cancellation when epsilon << log(1/delta)) and re-checked so that
 the returned rho never converts to more than epsilon. The accountant's RDP conversion of a
 :class:`~privgp.accounting.events.ZcdpEvent` is tighter than this rule; eq. (19) is what the paper
-uses and what its Lemma 3 / eq. (20) analysis assumes, so :mod:`privgp.tasks.private_selection`
+uses and what its Lemma 3 / eq. (20) analysis assumes, so :mod:`privgp.mechanisms.private_selection`
 uses it.
 """
 from __future__ import annotations
