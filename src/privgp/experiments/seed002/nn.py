@@ -229,13 +229,32 @@ def _plot_nll(df: pd.DataFrame, path: Path, eps_for_n: float, n_for_eps: int) ->
 
 
 # ------------------------------------------------------------------------------------------------
+def draw_fit(ax, fam: str, batch, xt: np.ndarray, m: np.ndarray, s: np.ndarray, *, oracle_band: bool,
+             context_size: float) -> None:
+    """One panel of a fits figure: the DPConvCNP's mean and 95% band at ``xt``, the non-DP oracle (EQ; with its
+    band when ``oracle_band``), the held-out targets and the (private) context of task 0 of ``batch``."""
+    from ...nn.oracle import gp_oracle
+
+    xc, yc = batch.xc[0].numpy(), batch.yc[0].numpy()
+    ax.fill_between(xt, m - 1.96 * s, m + 1.96 * s, color=COLORS["DPConvCNP"], alpha=0.25)
+    ax.plot(xt, m, color=COLORS["DPConvCNP"], label="DPConvCNP (95 %)")
+    if fam == "eq":
+        mo, so = gp_oracle("eq", xc[None].astype(float), yc[None].astype(float), xt[None],
+                           float(batch.params["lengthscale"][0]), float(batch.params["noise_std"][0]))
+        ax.plot(xt, mo[0], "--", color=COLORS["oracle"], lw=1, label="non-DP oracle mean")
+        if oracle_band:
+            ax.plot(xt, mo[0] - 1.96 * so[0], ":", color=COLORS["oracle"], lw=1)
+            ax.plot(xt, mo[0] + 1.96 * so[0], ":", color=COLORS["oracle"], lw=1)
+    ax.scatter(batch.xt[0], batch.yt[0], s=3, color="0.6", label="held-out targets")
+    ax.scatter(xc, yc, s=context_size, color="k", label="context (private)")
+
+
 def fits(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, families=("eq", "sawtooth"),
          eps_values=(1.0, 3.0), n_context: int = 100, eq_lengthscale: float = 0.71, sawtooth_frequency: float = 0.5,
          checkpoint: str | None = None, threads: int = 1) -> dict:
     """Fig. 2 style: one context set per family; DPConvCNP predictive bands at several eps, the
     non-DP oracle (EQ), and the truth's noisy targets."""
     torch = _torch(threads)
-    from ...nn.oracle import gp_oracle
     from ...nn.tasks import sample_batch
 
     model = _model(checkpoint)
@@ -250,16 +269,7 @@ def fits(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, families=(
             ax = axes[i][j]
             rep, _ = model.release(xc, yc, eps, spec.delta, generator=torch.Generator().manual_seed(seed + 100 * i + j))
             m, s = model.predict(rep, xt)
-            ax.fill_between(xt, m - 1.96 * s, m + 1.96 * s, color=COLORS["DPConvCNP"], alpha=0.25)
-            ax.plot(xt, m, color=COLORS["DPConvCNP"], label="DPConvCNP (95 %)")
-            if fam == "eq":
-                mo, so = gp_oracle("eq", xc[None].astype(float), yc[None].astype(float), xt[None],
-                                   float(b.params["lengthscale"][0]), float(b.params["noise_std"][0]))
-                ax.plot(xt, mo[0], "--", color=COLORS["oracle"], lw=1, label="non-DP oracle mean")
-                ax.plot(xt, mo[0] - 1.96 * so[0], ":", color=COLORS["oracle"], lw=1)
-                ax.plot(xt, mo[0] + 1.96 * so[0], ":", color=COLORS["oracle"], lw=1)
-            ax.scatter(b.xt[0], b.yt[0], s=3, color="0.6", label="held-out targets")
-            ax.scatter(xc, yc, s=6, color="k", label="context (private)")
+            draw_fit(ax, fam, b, xt, m, s, oracle_band=True, context_size=6)
             ax.set_title(f"{fam}, N = {n_context}, eps = {eps:g}, delta = {spec.delta:g}", fontsize=9)
             ax.set_ylim(-3.5, 3.5)
             if i == 0 and j == 0:

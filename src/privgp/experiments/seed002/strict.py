@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..common import as_tuple, new_figure, save_figure, write_run_record, write_table
-from .nn import COLORS, _model, _spec, _torch
+from .nn import COLORS, _model, _spec, _torch, draw_fit
 
 #: marginal variance of y: EQ s_v^2 + s_n^2; sawtooth (2/pi)^2 (1 + 1/4) / 2 + s_n^2 (two harmonics)
 MARGINAL_VAR = {"eq": 1.0 + 0.2**2, "sawtooth": (2 / math.pi) ** 2 * (1 + 0.25) / 2 + 0.2**2}
@@ -146,7 +146,6 @@ def _fits(model, path: Path, fams, epss, n_values, delta: float, eq_lengthscale:
     """Fig. S7 analogue: rows (family, eps), columns N; one context set per (family, N)."""
     import torch
 
-    from ...nn.oracle import gp_oracle
     from ...nn.tasks import sample_batch
 
     rows = [(f, e) for f in fams for e in epss]
@@ -160,14 +159,7 @@ def _fits(model, path: Path, fams, epss, n_values, delta: float, eq_lengthscale:
             rep, _ = model.release(xc, yc, float(eps), delta, generator=torch.Generator().manual_seed(seed + 100 * i + j))
             m, s = model.predict(rep, xt)
             ax = axes[i][j]
-            ax.fill_between(xt, m - 1.96 * s, m + 1.96 * s, color=COLORS["DPConvCNP"], alpha=0.25)
-            ax.plot(xt, m, color=COLORS["DPConvCNP"], label="DPConvCNP (95 %)")
-            if fam == "eq":
-                mo, so = gp_oracle("eq", xc[None].astype(float), yc[None].astype(float), xt[None],
-                                   float(b.params["lengthscale"][0]), float(b.params["noise_std"][0]))
-                ax.plot(xt, mo[0], "--", color=COLORS["oracle"], lw=1, label="non-DP oracle mean")
-            ax.scatter(b.xt[0], b.yt[0], s=3, color="0.6", label="held-out targets")
-            ax.scatter(xc, yc, s=5, color="k", label="context (private)")
+            draw_fit(ax, fam, b, xt, m, s, oracle_band=False, context_size=5)
             ax.set_title(f"{fam}, N = {n}, eps = {eps:.3g}, delta = {delta:g}", fontsize=8)
             ax.set_ylim(-3.5, 3.5)
             if i == 0 and j == 0:
