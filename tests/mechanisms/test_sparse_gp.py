@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 from dp_accounting.pld import accountant as pld_accountant
 from dp_accounting.pld import common as pld_common
+from hypothesis import given, settings
+from hypothesis import strategies as hst
 from sklearn.exceptions import NotFittedError
 
 from privgp.accounting import accountant
@@ -19,6 +21,7 @@ from privgp.mechanisms.sparse_gp import (
     calibrate_noise,
     fit_sparse_gp,
     fit_sparse_gp_heteroscedastic,
+    kernel_vectors,
     pack_upper,
     sparse_gp_fit_predict,
     sparse_gp_spec,
@@ -27,6 +30,7 @@ from privgp.mechanisms.sparse_gp import (
 )
 from privgp.mechanisms.sparse_gp_estimator import DPDirichletGPClassifier, DPSparseGPRegressor, dirichlet_targets
 from privgp.models.gp.sparse_posterior import noise_aware_posterior
+from privgp.models.kernels import KERNELS
 
 REF = json.loads((Path(__file__).resolve().parents[1] / "data" / "sparse_gp_reference.json").read_text())
 Z9 = np.linspace(-3, 3, 9)
@@ -124,6 +128,19 @@ def test_statistics_in_blocks_equal_direct():
     K = spec.kernel(Z, X)
     np.testing.assert_allclose(st.A, K @ y, rtol=1e-12)
     np.testing.assert_allclose(st.B, K @ K.T, rtol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(kernel=hst.sampled_from(sorted(KERNELS) + ["constant"]), lengthscale=hst.floats(0.05, 20.0),
+       sf2=hst.floats(0.1, 10.0), seed=hst.integers(0, 2**32 - 1))
+def test_kernel_vectors_are_the_scaled_gram_matrix_exactly(kernel, lengthscale, sf2, seed):
+    """kernel_vectors computes a distance kernel in place in the distance matrix: the same floats as
+    signal_variance * kernel(Z, X), the definition of k_i in eq. 3."""
+    rng = np.random.default_rng(seed)
+    Z = rng.uniform(-2, 2, (7, 2))
+    X = rng.uniform(-3, 3, (int(rng.integers(1, 300)), 2))
+    spec = sparse_gp_spec(Z, response_bound=1.0, kernel=kernel, lengthscale=lengthscale, signal_variance=sf2)
+    np.testing.assert_array_equal(kernel_vectors(X, spec), sf2 * spec.kernel(Z, X))
 
 
 # ------------------------------------------------------------------------------------ bad input

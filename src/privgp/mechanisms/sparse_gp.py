@@ -44,7 +44,7 @@ from ..accounting.calibrate import feasible_side
 from ..accounting.events import ComposedEvent, GaussianEvent
 from ..accounting.gaussian import gaussian_noise_std
 from ..errors import InvalidParameterError
-from ..models.kernels import Kernel, make_kernel
+from ..models.kernels import DistanceKernel, Kernel, make_kernel, pairwise_distances
 from .sparse_gp_sensitivity import kernel_norm_bound, resolve_noise_ratio, statistics_sensitivity, weighted_sensitivity
 
 if TYPE_CHECKING:
@@ -172,18 +172,31 @@ class SufficientStatistics:
 
 
 def kernel_vectors(X, spec: SparseGpSpec) -> np.ndarray:
-    """K_ZX (|Z|, n): the vectors k_i as columns."""
-    return spec.signal_variance * spec.kernel(spec.inducing_points, X)
+    """K_ZX (|Z|, n): the vectors k_i as columns (a distance kernel in place in the distance matrix: the same
+    values as ``signal_variance * kernel(Z, X)``, half the time)."""
+    k = spec.kernel
+    if not isinstance(k, DistanceKernel):
+        return spec.signal_variance * k(spec.inducing_points, X)
+    K = pairwise_distances(spec.inducing_points, X)
+    k.of_distance(K, out=K)
+    K *= spec.signal_variance
+    return K
 
 
 def _accumulate(X: np.ndarray, yw: np.ndarray, w: np.ndarray | None, spec: SparseGpSpec, chunk: int):
+    """A = sum_i yw_i k_i, B = sum_i w_i k_i k_i^T in blocks of ``chunk`` records, BLAS on one thread: the
+    |Z| x chunk products are small, and on a shared machine OpenBLAS's threads made the same sums 2-9x
+    slower at 10^6 records (BENCHMARKS.md, "Data at scale"); a cluster or the caller parallelises over batches instead."""
+    from threadpoolctl import threadpool_limits
+
     d = spec.n_inducing
     A = np.zeros(d)
     B = np.zeros((d, d))
-    for s in range(0, X.shape[0], chunk):
-        Kc = kernel_vectors(X[s:s + chunk], spec)
-        A += Kc @ yw[s:s + chunk]
-        B += (Kc if w is None else Kc * w[None, s:s + chunk]) @ Kc.T
+    with threadpool_limits(limits=1, user_api="blas"):
+        for s in range(0, X.shape[0], chunk):
+            Kc = kernel_vectors(X[s:s + chunk], spec)
+            A += Kc @ yw[s:s + chunk]
+            B += (Kc if w is None else Kc * w[None, s:s + chunk]) @ Kc.T
     return A, 0.5 * (B + B.T)
 
 
