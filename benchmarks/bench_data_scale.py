@@ -1,7 +1,8 @@
 """Data at scale (issue 28): ``privgp release`` from Parquet files against the physical limit, reading the
 used columns of the same files with pyarrow alone.
 
-    python benchmarks/bench_data_scale.py --records 1000000 --files 8 [--dask local] [--mechanism grid sparse-gp ...]
+    python benchmarks/bench_data_scale.py --records 1000000 --files 8 [--dask local | --dask cluster] \
+        [--mechanism grid sparse-gp ...]
 
 Writes synthetic records (lon, lat, price and two unused columns; a known field plus noise) into --files
 Parquet files under a temporary folder (or --dir; nothing is committed), then times, each in a fresh
@@ -11,13 +12,18 @@ process so that peak memory (max RSS) is the command's own:
 * ``privgp``: ``privgp release --data FOLDER --mechanism M ...`` for each ``--mechanism`` (default grid; every
   mechanism that releases from statistics reduced in one pass: grid, sparse-gp, posterior-sample, functional)
   -- the whole command: two checked streaming passes, fingerprint, plan, forecast, charge, draw, outputs --
-  with ``--dask`` if given.
+  with ``--dask`` if given: ``--dask local`` passes ``--dask local`` (a LocalCluster inside the command);
+  ``--dask cluster`` starts a real ``dask scheduler`` and ``--workers`` ``dask worker`` processes on localhost
+  (the Dask CLIs of this interpreter, ``python -m dask``; one thread each), runs ``privgp release ...
+  --scheduler tcp://127.0.0.1:PORT`` against them, and stops them at the end. With ``--dask``, the same command
+  without a cluster is timed in the same run, before the cluster's (same load).
 
-Prints one line per measurement and the ratio privgp / pyarrow.
+Prints one line per measurement and the ratios privgp / pyarrow (and, with ``--dask``, to the command in process).
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -57,6 +63,54 @@ def timed(cmd: list[str]) -> tuple[float, float, str]:
     return wall, int(kb) / 2**20, proc.stdout
 
 
+class DaskCluster:
+    """A real ``dask scheduler`` and ``workers`` ``dask worker`` processes on localhost (subprocesses of the Dask
+    CLIs), started on entry (returns once every worker has joined) and stopped on exit; ``address``: the
+    scheduler's tcp address."""
+
+    def __init__(self, workers: int, folder: Path) -> None:
+        self.workers, self.folder = workers, folder
+        self.procs: list[subprocess.Popen] = []
+
+    def __enter__(self) -> DaskCluster:
+        import socket
+
+        from distributed import Client
+
+        with socket.socket() as sock:      # a free port on localhost
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        self.address = f"tcp://127.0.0.1:{port}"
+        self.folder.mkdir(parents=True, exist_ok=True)
+        dask = [sys.executable, "-m", "dask"]
+        log = open(self.folder / "dask.log", "ab")
+        try:
+            self.procs.append(subprocess.Popen([*dask, "scheduler", "--host", "127.0.0.1", "--port", str(port),
+                                                "--no-dashboard"], stdout=log, stderr=log))
+            for i in range(self.workers):
+                self.procs.append(subprocess.Popen([*dask, "worker", self.address, "--nthreads", "1", "--name",
+                                                    f"w{i}", "--no-dashboard", "--local-directory",
+                                                    str(self.folder / f"w{i}")], stdout=log, stderr=log))
+            with Client(self.address, timeout="60s") as client:
+                client.wait_for_workers(self.workers, timeout=120)
+        except BaseException:
+            self.__exit__()
+            raise
+        finally:
+            log.close()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for p in reversed(self.procs):
+            p.terminate()
+        for p in reversed(self.procs):
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+
 PYARROW = (f"import sys, pyarrow.parquet as pq; t = pq.read_table(sys.argv[1], columns={COLUMNS!r}); "
            "print(t.num_rows)")
 
@@ -91,7 +145,10 @@ def main() -> None:
     ap.add_argument("--records", type=int, default=1_000_000)
     ap.add_argument("--files", type=int, default=8)
     ap.add_argument("--dir", help="data folder (default: a temporary one, removed at the end)")
-    ap.add_argument("--dask", choices=["local"], help="pass --dask local to privgp release")
+    ap.add_argument("--dask", choices=["local", "cluster"],
+                    help="local: pass --dask local to privgp release; cluster: start a dask scheduler and --workers "
+                         "dask worker processes on localhost and pass --scheduler ADDRESS")
+    ap.add_argument("--workers", type=int, default=2, help="dask worker processes for --dask cluster (default 2)")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--mechanism", nargs="+", default=["grid"],
                     help="mechanisms to time (default: grid); e.g. grid sparse-gp posterior-sample functional")
@@ -108,22 +165,36 @@ def main() -> None:
                 "--response-col", "price", "--box", "0", "10", "0", "5", "--threshold", "100", "--clip", "1",
                 "--transform", "log", "--epsilon", "1", "--no-report", "--json",
                 "--ledger", str(Path(tmp) / "ledger.sqlite"), "--budget-epsilon", "100000", "--allow-noisy"]
-        if args.dask:
-            base += ["--dask", args.dask]
-        pyarrow = [timed([sys.executable, "-c", PYARROW, str(folder)])[:2] for _ in range(args.repeat)]
-        pa_wall = min(w for w, _ in pyarrow)
-        print(f"pyarrow read_table (used columns): {pa_wall:.2f} s wall, peak RSS {pyarrow[0][1]:.2f} GiB", flush=True)
-        for mech in args.mechanism:
-            runs = []
-            for r in range(args.repeat):
-                w, rss, out = timed([*base, "--mechanism", mech, "--out", str(Path(tmp) / f"out-{mech}-{r}")])
-                runs.append((w, rss))
-                n = json.loads(out)["n"]
-                assert n == args.records, n
-            pg_wall = min(w for w, _ in runs)
-            print(f"privgp release --mechanism {mech}{' --dask ' + args.dask if args.dask else ''}: {pg_wall:.2f} s "
-                  f"wall, peak RSS {max(r for _, r in runs):.2f} GiB; ratio to pyarrow {pg_wall / pa_wall:.2f} "
-                  f"(cpus: {os.cpu_count()}, best of {args.repeat})", flush=True)
+        print(f"load average at the start: {os.getloadavg()[0]:.2f} (cpus: {os.cpu_count()})", flush=True)
+        with contextlib.ExitStack() as stack:
+            variants: list[tuple[str, list[str]]] = [("", [])]
+            if args.dask == "local":
+                variants.append((" --dask local", ["--dask", "local"]))
+            elif args.dask == "cluster":
+                t0 = time.perf_counter()
+                cluster = stack.enter_context(DaskCluster(args.workers, Path(tmp) / "dask"))
+                variants.append((f" --scheduler ADDR ({args.workers} dask workers)", ["--scheduler", cluster.address]))
+                print(f"dask scheduler + {args.workers} dask worker processes at {cluster.address}, ready in "
+                      f"{time.perf_counter() - t0:.1f} s", flush=True)
+            pyarrow = [timed([sys.executable, "-c", PYARROW, str(folder)])[:2] for _ in range(args.repeat)]
+            pa_wall = min(w for w, _ in pyarrow)
+            print(f"pyarrow read_table (used columns): {pa_wall:.2f} s wall, peak RSS {pyarrow[0][1]:.2f} GiB",
+                  flush=True)
+            for mech in args.mechanism:
+                best: dict[str, float] = {}
+                for label, extra in variants:
+                    runs = []
+                    for r in range(args.repeat):
+                        w, rss, out = timed([*base, *extra, "--mechanism", mech,
+                                             "--out", str(Path(tmp) / f"out-{mech}-{r}{'-dask' if extra else ''}")])
+                        runs.append((w, rss))
+                        n = json.loads(out)["n"]
+                        assert n == args.records, n
+                    best[label] = min(w for w, _ in runs)
+                    vs = f"; ratio to in process {best[label] / best['']:.2f}" if extra else ""
+                    print(f"privgp release --mechanism {mech}{label}: {best[label]:.2f} s wall, peak RSS "
+                          f"{max(r for _, r in runs):.2f} GiB; ratio to pyarrow {best[label] / pa_wall:.2f}{vs} "
+                          f"(best of {args.repeat}, load {os.getloadavg()[0]:.2f})", flush=True)
         pa_in, pg_in = in_process(folder, max(3, args.repeat))
         print(f"in process, warm cache: pyarrow read_table {pa_in:.3f} s; privgp's two passes (check, fingerprint, "
               f"statistics) {pg_in:.3f} s; ratio {pg_in / pa_in:.2f}")
