@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # README's Quickstart release and its report, as committed. In a scratch folder with a fresh ledger
-# (PRIVGP_LEDGER, so that the README's "spent epsilon 10 of 10" is a ledger that had no release of the
+# (PRIVGP_LEDGER, so that the README's "spent epsilon 5 of 10" is a ledger that had no release of the
 # embedded data before), it runs
-#   1. `privgp release --out release_out`              (the defaults: epsilon 5; refused by the forecast, exit 2)
-#   2. `privgp release --epsilon 10 --out release_out` (README's main command; fresh OS entropy)
-#   3. the same command again                          (refused by the budget, exit 3)
+#   1. `privgp release --epsilon 2 --out release_out`  (refused by the forecast, exit 2)
+#   2. `privgp release --out release_out`              (README's main command: the defaults, epsilon 5; fresh
+#                                                       OS entropy)
+#   3. the same command twice more                     (the second fills the budget of 10, the third is
+#                                                       refused by it, exit 3)
 # then screenshots report.html in headless Chromium (desktop 1280 px, phone 390 px at 2x), and copies
 #   docs/figures/release_default.png      the release's picture (excursion.png)
 #   docs/figures/report_desktop.png       report.html, desktop screenshot
 #   docs/figures/report_phone.png         report.html, phone screenshot
-#   docs/runs/release-default/            refused.txt, stdout.txt, second.txt, certificate.json, report.html,
+#   docs/runs/release-default/            refused.txt, stdout.txt, second.txt, third.txt, certificate.json, report.html,
 #                                         excursion.png
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -17,10 +19,11 @@ SCRATCH="$(mktemp -d)"
 trap 'rm -rf "$SCRATCH"' EXIT
 cd "$SCRATCH"
 export PRIVGP_LEDGER="$SCRATCH/ledger.sqlite"
-{ privgp release --out release_out 2>&1 || echo "(exit status $?)"; } | tee refused.txt
-privgp release --epsilon 10 --out release_out | tee stdout.txt
-{ privgp release --epsilon 10 --out second_out 2>&1 || echo "(exit status $?)"; } | tee second.txt
-sed -i "s#$SCRATCH/##g" refused.txt stdout.txt second.txt   # no scratch paths in the committed text
+{ privgp release --epsilon 2 --out release_out 2>&1 || echo "(exit status $?)"; } | tee refused.txt
+privgp release --out release_out | tee stdout.txt
+privgp release --out second_out | tee second.txt
+{ privgp release --out third_out 2>&1 || echo "(exit status $?)"; } | tee third.txt
+sed -i "s#$SCRATCH/##g" refused.txt stdout.txt second.txt third.txt   # no scratch paths in the committed text
 CHROMIUM="${PRIVGP_CHROMIUM:-chromium}"
 FLAGS=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking
        --disable-component-update --disable-sync --hide-scrollbars)
@@ -33,6 +36,6 @@ mkdir -p "$ROOT/docs/figures" "$ROOT/docs/runs/release-default"
 rm -f "$ROOT/docs/runs/release-default/"*
 cp release_out/excursion.png "$ROOT/docs/figures/release_default.png"
 cp report_desktop.png report_phone.png "$ROOT/docs/figures/"
-cp refused.txt stdout.txt second.txt release_out/certificate.json release_out/report.html release_out/excursion.png \
+cp refused.txt stdout.txt second.txt third.txt release_out/certificate.json release_out/report.html release_out/excursion.png \
    "$ROOT/docs/runs/release-default/"
 echo "written: docs/figures/{release_default,report_desktop,report_phone}.png, docs/runs/release-default/"

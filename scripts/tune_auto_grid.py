@@ -1,19 +1,21 @@
-"""Tune the public settings of the noisy-grid mechanism for ``--mechanism auto`` (writes
-src/privgp/mechanisms/data/auto_grid.json).
+"""Tune the public settings of the noisy-grid mechanisms for ``--mechanism auto`` (writes
+src/privgp/mechanisms/data/auto_grid.json for Gaussian noise, the noisy grid, and
+src/privgp/mechanisms/data/auto_laplace_grid.json with ``--noise laplace``, the Laplace grid).
 
 Pilot data only: synthetic records from the three public field families of
 privgp.datasets.fields (bump, blobs, rough) on the unit square, with seeds that the utility study
 does not use (PILOT_SEED). For every record count n and Gaussian noise std s of the released
-per-cell statistics (s = 2 / mu(epsilon, delta): the table is keyed by (n, s), so any delta maps onto
-it), every candidate (cells along the longest side, smoothing bandwidth in cells) is scored by the
+per-cell statistics (Gaussian: s = 2 / mu(epsilon, delta), so any delta maps onto the table; Laplace:
+s = 4 sqrt(2) / epsilon, the std of Laplace noise of scale 4 / epsilon), every candidate (cells along the longest side, smoothing bandwidth in cells) is scored by the
 mean excursion IoU over the families (REPS_SMALL releases each up to n = 2000, REPS above); the best is stored with its mean IoU.
 The best candidate replaces the practitioner's default (BASELINE: 8 cells, bandwidth 1) only when it beats it
 by more than two standard errors of the paired difference (pilot data sets shared by the candidates): where
 the pilot cannot tell them apart, auto keeps the baseline. No private data is read.
-Run: python scripts/tune_auto_grid.py  (about a minute on 2 cores)
+Run: python scripts/tune_auto_grid.py [--noise laplace]  (a few minutes on 2 cores each)
 """
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import time
@@ -38,10 +40,19 @@ REPS = 8
 BASELINE = (8, 1.0)
 #: more pilot releases where the data are few and the comparison is noisier
 REPS_SMALL, SMALL_N = 32, 2_000
-OUT = Path(__file__).resolve().parents[1] / "src" / "privgp" / "mechanisms" / "data" / "auto_grid.json"
+DATA = Path(__file__).resolve().parents[1] / "src" / "privgp" / "mechanisms" / "data"
+OUT = {"gaussian": DATA / "auto_grid.json", "laplace": DATA / "auto_laplace_grid.json"}
+
+
+def noise(kind: str, rng: np.random.Generator, std: float, shape) -> np.ndarray:
+    """Noise of standard deviation ``std``: Gaussian, or Laplace of scale std / sqrt(2)."""
+    return rng.normal(0, std, shape) if kind == "gaussian" else rng.laplace(0, std / np.sqrt(2.0), shape)
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--noise", choices=sorted(OUT), default="gaussian")
+    kind = ap.parse_args().noise
     t0 = time.time()
     dom = Box.unit(2)
     axes = tuple(np.linspace(0, 1, GRID) for _ in range(2))
@@ -60,7 +71,7 @@ def main() -> None:
                     cs = cell_sizes(dom, c)
                     sums, counts = cell_statistics(dom, cs, X, y, exact=False)
                     for si, s in enumerate(NOISE_STDS):
-                        ns, nc = rng.normal(0, s, cs), rng.normal(0, s, cs)
+                        ns, nc = noise(kind, rng, s, cs), noise(kind, rng, s, cs)
                         for bi, b in enumerate(BANDWIDTHS):
                             m, _ = smooth_ratio(axes, dom, cs, sums + ns, counts + nc, s, b)
                             e = m > 0
@@ -82,7 +93,8 @@ def main() -> None:
                           "gain_over_baseline": round(float(diff.mean()), 4), "gain_se": round(se, 4),
                           "pilot_iou_by_family": {f: round(float(acc[si, ci, bi, k]), 4) for k, f in enumerate(FAMILIES)}})
         print(f"n={n} done ({time.time() - t0:.0f} s)", file=sys.stderr, flush=True)
-    doc = {"what": "tuned public settings of the noisy-grid mechanism for --mechanism auto",
+    doc = {"what": f"tuned public settings of the {'Laplace ' if kind == 'laplace' else ''}noisy-grid mechanism for "
+                   "--mechanism auto", **({"noise": kind} if kind == "laplace" else {}),
            "generator": "scripts/tune_auto_grid.py", "pilot_seed": PILOT_SEED, "families": list(FAMILIES),
            "reps_per_family": {f"n <= {SMALL_N:d}": REPS_SMALL, "larger n": REPS}, "grid": GRID,
            "box": "unit square (cells along the longest side)",
@@ -90,8 +102,8 @@ def main() -> None:
            "criterion": "mean excursion IoU over families; the baseline (8 cells, bandwidth 1) is kept unless the best "
                         "beats it by more than 2 standard errors of the paired difference", "baseline": list(BASELINE),
            "entries": table}
-    OUT.write_text(json.dumps(doc, indent=1) + "\n")
-    print(f"wrote {OUT} in {time.time() - t0:.0f} s", file=sys.stderr)
+    OUT[kind].write_text(json.dumps(doc, indent=1) + "\n")
+    print(f"wrote {OUT[kind]} in {time.time() - t0:.0f} s", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""`privgp release` with the default `--mechanism auto`, the noisy grid and eq. (37): the forecast before
+"""`privgp release` with the default `--mechanism auto`, the noisy grids and eq. (37): the forecast before
 the charge (refusal, exit 2, nothing charged; --allow-noisy), the certificate, verify, the picture's
 unreliable areas and the report's words."""
 from __future__ import annotations
@@ -13,8 +13,8 @@ from tests.cli.test_release import raw_cli as cli
 from tests.cli.test_release import write_csv
 
 
-def test_default_release_of_the_embedded_data_is_refused_at_epsilon_5_nothing_charged(tmp_path):
-    r = cli(tmp_path, "release", "--out", "out")
+def test_release_of_the_embedded_data_is_refused_at_epsilon_2_nothing_charged(tmp_path):
+    r = cli(tmp_path, "release", "--epsilon", "2", "--out", "out")
     assert r.returncode == 2, r.stderr
     lines = [ln for ln in r.stderr.splitlines() if ln.startswith("privgp: error")]
     assert len(lines) == 1 and "mostly noise" in lines[0] and "--allow-noisy" in lines[0] and "--epsilon" in lines[0]
@@ -23,15 +23,17 @@ def test_default_release_of_the_embedded_data_is_refused_at_epsilon_5_nothing_ch
     assert not (tmp_path / "ledger.sqlite").exists()     # the ledger was never opened
 
 
-def test_readme_release_publishes_a_forecast_map_and_verifies(tmp_path):
-    r = cli(tmp_path, "release", "--epsilon", "10", "--out", "out", "--json")
+def test_readme_release_at_the_defaults_publishes_a_forecast_map_and_verifies(tmp_path):
+    """README's main command, ``privgp release --out release_out``: epsilon 5, auto chooses the Laplace grid
+    (its noise std 1.13 against the Gaussian grid's 1.96 at delta 1e-6) and the forecast passes."""
+    r = cli(tmp_path, "release", "--out", "out", "--json")
     assert r.returncode == 0, r.stderr
     s = json.loads(r.stdout)
-    assert s["mechanism"] == "grid" and s["chosen_by"] == "auto"
+    assert s["mechanism"] == "laplace-grid" and s["chosen_by"] == "auto" and s["pure_epsilon"]
     assert s["forecast"]["expected_iou"] >= 0.5
-    assert s["delta"] == 1e-6
+    assert s["delta"] == 1e-6 and s["epsilon"] <= 5
     doc = json.loads((tmp_path / "out" / "certificate.json").read_text())
-    assert doc["mechanism"] == "grid"
+    assert doc["mechanism"] == "laplace-grid"
     assert doc["public_settings"]["hyperparameters"].startswith("auto")
     assert doc["forecast"]["expected_iou"] == s["forecast"]["expected_iou"]
     assert "non-private map" in doc["forecast"]["words"]
@@ -45,7 +47,7 @@ def test_readme_release_publishes_a_forecast_map_and_verifies(tmp_path):
 
 
 def test_allow_noisy_releases_and_says_so(tmp_path):
-    r = cli(tmp_path, "release", "--out", "out", "--allow-noisy", "--json")
+    r = cli(tmp_path, "release", "--epsilon", "2", "--out", "out", "--allow-noisy", "--json")
     assert r.returncode == 0, r.stderr
     doc = json.loads((tmp_path / "out" / "certificate.json").read_text())
     assert doc["forecast"]["expected_iou"] < 0.5

@@ -1,5 +1,6 @@
 """The noisy-grid baseline and seed 002's eq. (37) mechanism: sensitivities, exact privacy profiles,
-statistics, post-processing, auto's choice and the utility targets (privgp.mechanisms.registered.grid / auto)."""
+statistics, post-processing and the forecast (privgp.mechanisms.registered.grid); auto's choice is in
+test_auto.py."""
 from __future__ import annotations
 
 import math
@@ -10,13 +11,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from privgp.datasets.fields import FAMILIES, SyntheticField
-from privgp.mechanisms.registered.auto import choose_grid_settings, plan_auto, table
+from privgp.datasets.fields import FAMILIES
+from privgp.mechanisms.registered.auto import plan_auto
 from privgp.mechanisms.registered.discretised_gaussian import plan_discretised_gaussian
 from privgp.mechanisms.registered.grid import EQ37_PER_POINT, GRID_SENSITIVITY, cell_index, cell_sizes, plan_grid
 from privgp.mechanisms.release import ResponseMap, default_delta
 from privgp.models.domain import Box
-from privgp.tasks.forecast import forecast, score
+from privgp.tasks.forecast import forecast
 
 IDENTITY = ResponseMap(0.0, 1.0)
 BOX = Box((0.0, 0.0), (3.0, 2.0))
@@ -132,32 +133,6 @@ def test_post_processing_is_a_function_of_the_released_statistics_only():
     np.testing.assert_array_equal(again.sd, rel.sd)
     assert np.all(np.abs(rel.field) <= 1) and np.all(rel.sd > 0)
     assert np.array_equal(rel.reliable(), np.abs(rel.field) > 2 * rel.sd)
-
-
-def test_auto_uses_public_inputs_only_and_follows_the_table():
-    small = plan_auto(100, Box.unit(2), IDENTITY, epsilon=1.0, delta=1e-6, grid=41)
-    large = plan_auto(1_000_000, Box.unit(2), IDENTITY, epsilon=1.0, delta=1e-7, grid=41)
-    assert small.cells[0] < large.cells[0]
-    assert small.hyperparameter_source.startswith("auto")
-    e = choose_grid_settings(1_000_000, large.noise_std)
-    assert large.cells == (e["cells"], e["cells"]) and large.bandwidth == e["bandwidth"]
-    # another aspect keeps the cell area: more cells along the longer side
-    wide = plan_auto(1_000_000, Box((0, 0), (4, 1)), IDENTITY, epsilon=1.0, delta=1e-7, grid=41)
-    assert wide.cells[0] == round(e["cells"] * 2)
-    assert {x["n"] for x in table()["entries"]} >= {100, 10_000, 1_000_000}
-
-
-@pytest.mark.parametrize("n, minimum", [(10_000, 0.75)])
-def test_auto_meets_the_bump_target(n, minimum):
-    """Issue target (smooth bump, epsilon = 1): mean IoU >= 0.75 at n = 10^4 (10^6 >= 0.95: the utility study)."""
-    plan = plan_auto(n, Box.unit(2), IDENTITY, epsilon=1.0, delta=1e-7, grid=41)
-    field = SyntheticField("bump", Box.unit(2))
-    rng = np.random.default_rng(5)
-    ious = []
-    for _ in range(8):
-        X, y = field.records(n, rng)
-        ious.append(score(plan.draw(*plan.check(X, y), rng), field)["iou_truth"])
-    assert np.mean(ious) >= minimum
 
 
 def test_forecast_is_deterministic_and_public():

@@ -1,16 +1,25 @@
 """``--mechanism auto``: the mechanism and its public settings chosen from public inputs only.
 
-The choice uses n, epsilon, delta and the box (never the data): the Gaussian noise std s of the
-noisy-grid statistics follows from (epsilon, delta) (exact GDP calibration), and the shipped table
-``data/auto_grid.json`` -- written by ``scripts/tune_auto_grid.py`` on pilot simulations of public
-synthetic fields (seeds that the utility study does not use) -- gives the number of cells and the
-smoothing bandwidth with the best mean excursion IoU at the nearest tabulated (log n, log s).
+The choice uses n, epsilon, delta and the box (never the data), in two steps.
 
-Why the noisy grid: in the utility study (``privgp experiment utility``; docs/results.md, "Maps worth
-publishing") the tuned noisy grid is at least as good as every seed mechanism at their tuned
-settings in every (n, epsilon) cell measured; where that changes, this module is where the choice
-between mechanisms goes. The released object, certificate and verification are the noisy grid's
-(:mod:`privgp.mechanisms.registered.grid`); the certificate records that auto chose it, and why.
+1. **Which noise.** The noisy grid's per-cell sums and counts have L2 sensitivity 2 and L1 sensitivity 4
+   (proofs in :mod:`~privgp.mechanisms.registered.grid` and :mod:`~privgp.mechanisms.registered.laplace_grid`).
+   Gaussian noise calibrated to (epsilon, delta) on the exact GDP profile has std s_G = 2 / mu(epsilon, delta);
+   Laplace noise of scale 4 / epsilon has std s_L = 4 sqrt(2) / epsilon and is epsilon-DP, hence
+   (epsilon, delta)-DP for every delta. auto takes the one with the smaller std: the Laplace grid wherever
+   s_L <= s_G -- at every epsilon for delta <= 1e-6 (privgp's default deltas: s_L / s_G = 0.36-0.78 for
+   epsilon in [0.1, 50]) -- and the Gaussian grid where a large delta makes its noise smaller (for
+   instance delta = 1e-3 at epsilon <= 1).
+2. **Which settings.** The shipped table for that noise (``data/auto_laplace_grid.json`` or
+   ``data/auto_grid.json``, written by ``scripts/tune_auto_grid.py [--noise laplace]`` on pilot simulations of
+   public synthetic fields with seeds the utility study does not use) gives the number of cells and the
+   smoothing bandwidth with the best mean excursion IoU at the nearest tabulated (log n, log std).
+
+Why only grids: in the utility study (``privgp experiment utility``; README, "Maps worth publishing") the
+tuned grids are at least as good as every seed mechanism at their tuned settings in every (n, epsilon) cell
+measured; where that changes, this module is where the choice between mechanisms goes. The release,
+certificate and verification are the chosen mechanism's; its certificate records that auto chose the
+settings, and why.
 """
 from __future__ import annotations
 
@@ -24,21 +33,37 @@ from ...models.domain import Box
 from ..interface import Mechanism, Request, registry
 from ..release import ResponseMap, default_delta
 from .grid import DEFAULT_MEMORY_LIMIT, GRID_SENSITIVITY, NoisyGridPlan, plan_grid
+from .laplace_grid import L1_SENSITIVITY, LaplaceGridPlan, plan_laplace_grid
 
-TABLE = "auto_grid.json"
-
-
-@lru_cache(maxsize=1)
-def table() -> dict:
-    """The shipped tuning table (see scripts/tune_auto_grid.py)."""
-    return json.loads(resources.files("privgp.mechanisms").joinpath("data", TABLE).read_text(encoding="utf-8"))
+#: the shipped tuning tables, by noise
+TABLES = {"gaussian": "auto_grid.json", "laplace": "auto_laplace_grid.json"}
 
 
-def choose_grid_settings(n: int, noise_std: float) -> dict:
-    """The table entry nearest to (n, noise std) in (log n, log s); public inputs only."""
-    entries = table()["entries"]
+@lru_cache(maxsize=2)
+def table(noise: str = "gaussian") -> dict:
+    """The shipped tuning table for ``noise`` (see scripts/tune_auto_grid.py)."""
+    text = resources.files("privgp.mechanisms").joinpath("data", TABLES[noise]).read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def choose_grid_settings(n: int, noise_std: float, noise: str = "gaussian") -> dict:
+    """The entry of ``noise``'s table nearest to (n, noise std) in (log n, log std); public inputs only."""
+    entries = table(noise)["entries"]
     ln, ls = math.log(n), math.log(noise_std)
     return min(entries, key=lambda e: (math.log(e["n"]) - ln) ** 2 + (math.log(e["noise_std"]) - ls) ** 2)
+
+
+def noise_stds(epsilon: float, delta: float) -> dict[str, float]:
+    """The per-cell noise std of the Gaussian grid (exact GDP calibration at (epsilon, delta)) and of the
+    Laplace grid (scale 4 / epsilon), the quantities auto compares."""
+    return {"gaussian": float(gaussian_noise_std(GRID_SENSITIVITY, epsilon, delta)),
+            "laplace": L1_SENSITIVITY * math.sqrt(2.0) / epsilon}
+
+
+def choose_noise(epsilon: float, delta: float) -> str:
+    """'laplace' where its noise std is at most the Gaussian's at (epsilon, delta), else 'gaussian'."""
+    s = noise_stds(epsilon, delta)
+    return "laplace" if s["laplace"] <= s["gaussian"] else "gaussian"
 
 
 def cells_for_box(cells: int, domain: Box) -> int:
@@ -49,14 +74,21 @@ def cells_for_box(cells: int, domain: Box) -> int:
 
 
 def plan_auto(n: int, domain: Box, response_map: ResponseMap, *, epsilon: float, delta: float | None = None,
-              grid: int = 121, memory_limit: float = DEFAULT_MEMORY_LIMIT) -> NoisyGridPlan:
-    """The noisy-grid plan with the tuned cells and bandwidth for this (n, epsilon, delta)."""
+              grid: int = 121, memory_limit: float = DEFAULT_MEMORY_LIMIT) -> NoisyGridPlan | LaplaceGridPlan:
+    """The plan of the grid with the smaller noise at (epsilon, delta), with its tuned cells and bandwidth."""
     delta = default_delta(n) if delta is None else delta
-    s = float(gaussian_noise_std(GRID_SENSITIVITY, epsilon, delta))
-    entry = choose_grid_settings(n, s)
+    stds = noise_stds(epsilon, delta)
+    noise = choose_noise(epsilon, delta)
+    entry = choose_grid_settings(n, stds[noise], noise)
     cells = cells_for_box(int(entry["cells"]), domain)
     why = (f"auto: tuned on public pilot simulations (table entry n={entry['n']}, noise std {entry['noise_std']:g}; "
            f"pilot IoU {entry['pilot_iou']:.2f})")
+    if noise == "laplace":
+        why += (f"; Laplace noise, its std {stds['laplace']:.4g} at most the Gaussian grid's {stds['gaussian']:.4g} "
+                "at this (epsilon, delta)")
+        return plan_laplace_grid(n, domain, response_map, epsilon=epsilon, delta=delta, cells=cells,
+                                 bandwidth=float(entry["bandwidth"]), grid=grid, hyperparameter_source=why,
+                                 memory_limit=memory_limit)
     return plan_grid(n, domain, response_map, epsilon=epsilon, delta=delta, cells=cells,
                      bandwidth=float(entry["bandwidth"]), grid=grid, hyperparameter_source=why,
                      memory_limit=memory_limit)
@@ -68,18 +100,19 @@ class Auto(Mechanism):
     certificate names the chosen mechanism and records, in its settings, that auto chose them and why."""
 
     name = "auto"
-    help = ("privgp chooses the mechanism and its settings from public inputs only (n, epsilon, delta, box) by "
-            "forecasts on public synthetic data; today the tuned noisy grid, which was at least as good as every "
-            "seed mechanism in the utility study (privgp experiment utility)")
+    help = ("privgp chooses the mechanism and its settings from public inputs only (n, epsilon, delta, box): the "
+            "noisy grid with the smaller noise at this (epsilon, delta) -- Laplace (pure epsilon-DP) at privgp's "
+            "default deltas -- with cells and smoothing tuned on public synthetic data; the tuned grids were at "
+            "least as good as every seed mechanism in the utility study (privgp experiment utility)")
     reads_cell_statistics = True
     forecast_reps = 8
     order = 60
 
-    def plan(self, request: Request) -> NoisyGridPlan:
+    def plan(self, request: Request) -> NoisyGridPlan | LaplaceGridPlan:
         return plan_auto(request.n, request.domain, request.response_map, epsilon=self.epsilon(request),
                          delta=request.delta, grid=request.grid_points(), memory_limit=request.memory_limit)
 
-    def resolve(self, plan: NoisyGridPlan) -> Mechanism:
+    def resolve(self, plan: NoisyGridPlan | LaplaceGridPlan) -> Mechanism:
         return registry()[plan.mechanism]
 
     def _chosen(self, *args, **kwargs):

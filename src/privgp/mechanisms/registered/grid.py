@@ -277,6 +277,14 @@ def recorded_grid_arguments(recorded: Recorded) -> dict:
                 grid=recorded.grid_points())
 
 
+def settings_chosen_by(source: str) -> str:
+    """The report's "how it was chosen" words for the cells and bandwidth of a grid-type plan whose
+    ``hyperparameter_source`` is ``source``."""
+    if source.startswith("auto"):
+        return "chosen by privgp (--mechanism auto) from public inputs only (n, \u03b5, \u03b4) on pilot simulations"
+    return "privgp's default" if source == "default" else "set by the data holder"
+
+
 def field_files(released: GridField, plan, coordinates: Sequence[str]) -> list[OutputFile]:
     """field.npz (field, sd, reliable mask, axes, the released statistics, response map) and field.csv."""
     names = list(coordinates)
@@ -340,10 +348,7 @@ class NoisyGrid(Mechanism):
                      f"{plan.noise_std:.6g} is \u03bc-GDP with \u03bc = {GRID_SENSITIVITY / plan.noise_std:.6g} (Dong, "
                      "Roth & Su 2022, Thm 2.7); (\u03b5, \u03b4) from its exact privacy profile (Balle & Wang 2018, "
                      "Thm 8). Smoothing is post-processing.")
-        src = plan.hyperparameter_source
-        chosen = ("chosen by privgp (--mechanism auto) from public inputs only (n, \u03b5, \u03b4) on pilot "
-                  "simulations" if src.startswith("auto") else "privgp's default" if src == "default" else
-                  "set by the data holder")
+        chosen = settings_chosen_by(plan.hyperparameter_source)
         rows = (("cells", cells, chosen), ("smoothing bandwidth", f"{plan.bandwidth:g} cells", chosen),
                 ("noise standard deviation", f"{plan.noise_std:.6g}", "calibrated from \u03b5 and \u03b4 (exact "
                  "Gaussian-DP)"),

@@ -47,12 +47,12 @@ from .grid import (
     NoisyGridPlan,
     _axes,
     cell_sizes,
-    cell_statistics,
     check_memory,
     field_files,
     grid_arguments,
     grid_memory,
     recorded_grid_arguments,
+    settings_chosen_by,
     smooth_ratio,
 )
 
@@ -76,10 +76,13 @@ class LaplaceGridPlan:
     scale: float
     event: PureDpEvent = field(repr=False)
     certificate: PrivacyCertificate = field(repr=False)
+    hyperparameter_source: str = "given"
     mechanism: str = "laplace-grid"
     L: int = 1
 
     check = NoisyGridPlan.check
+    statistics = NoisyGridPlan.statistics
+    site_rule = NoisyGridPlan.site_rule
 
     @property
     def noise_std(self) -> float:
@@ -87,8 +90,14 @@ class LaplaceGridPlan:
         return self.scale * math.sqrt(2.0)
 
     def draw(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> GridField:
+        return self.draw_from_statistics(*self.statistics(X, y), rng)
+
+    def draw_from_statistics(self, sums: np.ndarray, counts: np.ndarray, rng: np.random.Generator) -> GridField:
+        """The release from per-cell (sums, counts) of the checked, clipped records (in this process or reduced
+        where the records live): Laplace noise of scale b on each, then the noisy grid's post-processing."""
         rng = v.generator("rng", rng)
-        sums, counts = cell_statistics(self.domain, self.cells, X, y)
+        sums = np.asarray(sums, dtype=float).reshape(self.cells)
+        counts = np.asarray(counts, dtype=float).reshape(self.cells)
         s_rel = sums + rng.laplace(0.0, self.scale, sums.shape)
         n_rel = counts + rng.laplace(0.0, self.scale, counts.shape)
         axes = _axes(self.domain, self.grid)
@@ -107,11 +116,15 @@ class LaplaceGridPlan:
         return {"mechanism": self.mechanism, "n": self.n, "dim": self.domain.dim, "domain": self.domain.to_dict(),
                 "response_map": self.response_map.to_dict(), "cells": list(self.cells), "bandwidth": self.bandwidth,
                 "grid": list(self.grid), "target_epsilon": self.target_epsilon, "delta": self.delta,
-                "l1_sensitivity": L1_SENSITIVITY, "laplace_scale": self.scale}
+                "l1_sensitivity": L1_SENSITIVITY, "laplace_scale": self.scale,
+                # who chose cells and bandwidth, recorded when privgp did (--mechanism auto); a release with the
+                # data holder's settings records nothing here, as certificates of privgp 0.x before auto did
+                **({} if self.hyperparameter_source == "given" else {"hyperparameters": self.hyperparameter_source})}
 
 
 def plan_laplace_grid(n: int, domain: Box, response_map: ResponseMap, *, epsilon: float, delta: float | None = None,
                       cells: int = DEFAULT_CELLS, bandwidth: float = DEFAULT_BANDWIDTH, grid: int = 121,
+                      hyperparameter_source: str = "given",
                       memory_limit: float = DEFAULT_MEMORY_LIMIT) -> LaplaceGridPlan:
     """Plan an epsilon-DP Laplace noisy-grid release: b = 4 / epsilon. ``delta`` only sets the (epsilon, delta)
     the certificate also states (the release is (epsilon, 0)-DP)."""
@@ -127,7 +140,8 @@ def plan_laplace_grid(n: int, domain: Box, response_map: ResponseMap, *, epsilon
     cert = certify(event, delta=delta, mechanism="laplace-grid")
     return LaplaceGridPlan(n=n, domain=domain, response_map=response_map, cells=csz, bandwidth=float(bandwidth),
                            grid=gsz, target_epsilon=float(epsilon), delta=float(delta),
-                           scale=L1_SENSITIVITY / float(epsilon), event=event, certificate=cert)
+                           scale=L1_SENSITIVITY / float(epsilon), event=event, certificate=cert,
+                           hyperparameter_source=hyperparameter_source)
 
 
 class LaplaceGrid(Mechanism):
@@ -136,6 +150,7 @@ class LaplaceGrid(Mechanism):
             "delta; its noise std is below the Gaussian grid's at delta <= 1e-6")
     options = (CELLS, BANDWIDTH)
     plan_type = LaplaceGridPlan
+    reads_cell_statistics = True
     forecast_reps = 8
     order = 70
 
@@ -143,8 +158,9 @@ class LaplaceGrid(Mechanism):
         return plan_laplace_grid(request.n, request.domain, request.response_map, **grid_arguments(self, request))
 
     def rebuild(self, recorded: Recorded) -> LaplaceGridPlan:
+        source = recorded.setting("hyperparameters") if recorded.has("hyperparameters") else "given"
         return plan_laplace_grid(recorded.n, recorded.domain(), recorded.response_map(),
-                                 **recorded_grid_arguments(recorded))
+                                 **recorded_grid_arguments(recorded), hyperparameter_source=source)
 
     def files(self, released: GridField, plan: LaplaceGridPlan, coordinates: Sequence[str]) -> list[OutputFile]:
         return field_files(released, plan, coordinates)
@@ -168,8 +184,8 @@ class LaplaceGrid(Mechanism):
                      f"replacement of one record with |y| \u2264 1) and scale {plan.scale:.6g} is "
                      f"{plan.target_epsilon:g}-DP (Dwork, McSherry, Nissim & Smith 2006); smoothing is "
                      "post-processing.")
-        rows = (("cells", cells, "set by the data holder or privgp's default"),
-                ("smoothing bandwidth", f"{plan.bandwidth:g} cells", "set by the data holder or privgp's default"),
+        chosen = settings_chosen_by(plan.hyperparameter_source)
+        rows = (("cells", cells, chosen), ("smoothing bandwidth", f"{plan.bandwidth:g} cells", chosen),
                 ("Laplace scale", f"{plan.scale:.6g}", "4 / \u03b5"),
                 ("grid", grid_text(plan.grid, " \u00d7 "), "resolution of the released map (post-processing)"))
         return MechanismReport(released=released, how=how, statement=statement, hyperparameters=rows,
@@ -179,10 +195,12 @@ class LaplaceGrid(Mechanism):
 
     def summary(self, plan: LaplaceGridPlan) -> dict:
         return {"L": 1, "cells": list(plan.cells), "bandwidth": plan.bandwidth, "laplace_scale": plan.scale,
-                "l1_sensitivity": L1_SENSITIVITY, "target_epsilon": plan.target_epsilon, "pure_epsilon": True}
+                "l1_sensitivity": L1_SENSITIVITY, "target_epsilon": plan.target_epsilon, "pure_epsilon": True,
+                "hyperparameters": plan.hyperparameter_source}
 
     def summary_lines(self, plan: LaplaceGridPlan) -> list[str]:
         return [f"  mechanism   noisy grid sums and counts (Laplace, L1 sensitivity 4, scale {plan.scale:.4g}): "
                 f"pure {plan.target_epsilon:g}-DP, smoothed",
-                f"  settings    {grid_text(plan.cells)} cells, bandwidth {plan.bandwidth:g} cells",
+                f"  settings    {grid_text(plan.cells)} cells, bandwidth {plan.bandwidth:g} cells "
+                f"({plan.hyperparameter_source})",
                 f"  grid        {grid_text(plan.grid)}"]
