@@ -37,7 +37,12 @@ Fingerprints
     secret is 32 random bytes created with the ledger file. A plain hash of the data would be a
     deterministic function of the private records: anyone knowing all records but one could test
     guesses of the last one against it. The keyed fingerprint can be printed in a certificate;
-    only the holder of the ledger file can link it to a table.
+    only the holder of the ledger file can link it to a table. The content digest is version 3 of
+    :mod:`privgp.datasets.fingerprint` (order-independent); a file written by an earlier privgp may hold
+    datasets keyed by the version-2 digest of a CSV file or of ``privgp.records`` (meta ``digests`` =
+    "v2", set when such a file is first opened by this version and has datasets):
+    :meth:`Ledger.fingerprint_of` then uses the old key of records that have one, so they keep their
+    budget; a file created since (``digests`` = "v3") never computes the old digest.
 
 What it can and cannot do
     It protects an honest data holder from overspending by mistake (the same records released
@@ -55,7 +60,7 @@ import os
 import secrets
 import sqlite3
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -275,9 +280,12 @@ class Ledger:
                 elif schema != SCHEMA_VERSION:
                     raise DataError(f"{self.path}: unsupported ledger schema {schema!r} (this privgp reads "
                                     f"schema {SCHEMA_VERSION} and migrates schema 1)")
+            had_datasets = "datasets" in tables and con.execute("SELECT 1 FROM datasets LIMIT 1").fetchone()
             for stmt in _SCHEMA.strip().split(";"):
                 if stmt.strip():
                     con.execute(stmt)
+            # the content digest its keys may use: "v2" only for a file that had datasets before this marker
+            con.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('digests', ?)", ("v2" if had_datasets else "v3",))
             defaults = {"schema": SCHEMA_VERSION, "conversion": DEFAULT_CONVERSION, "secret": secrets.token_bytes(32)}
             for k, val in defaults.items():
                 con.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)", (k, val))
@@ -298,6 +306,32 @@ class Ledger:
     def fingerprint(self, content_digest: str) -> str:
         """Keyed fingerprint of a table's content digest (safe to print; see module docstring)."""
         return hmac.new(self._secret, content_digest.encode("ascii"), hashlib.sha256).hexdigest()
+
+    def fingerprint_of(self, content_digest: str, legacy: Callable[[], Sequence[str]] | None = None) -> str:
+        """The ledger key of records with this content digest. In a file written by an earlier privgp (meta
+        ``digests`` = "v2") whose datasets do not include this key, ``legacy()`` -- the records' digests
+        under earlier versions, computed only then -- is tried, and a key of them that the file knows is
+        returned: the same records keep their budget and their entries."""
+        fp = self.fingerprint(content_digest)
+        if legacy is None:
+            return fp
+        con = self._connect()
+        try:
+            row = con.execute("SELECT value FROM meta WHERE key = 'digests'").fetchone()
+            if row is None or row[0] != "v2":
+                return fp
+
+            def known(key: str) -> bool:
+                return con.execute("SELECT 1 FROM datasets WHERE fingerprint = ?", (key,)).fetchone() is not None
+
+            if known(fp):
+                return fp
+            for old in legacy():
+                if known(self.fingerprint(old)):
+                    return self.fingerprint(old)
+            return fp
+        finally:
+            con.close()
 
     # -- accounting ------------------------------------------------------------------------------
     def _compose(self, entries: list[tuple[PrivacyEvent, float, float]], delta: float) -> Spent:
@@ -537,16 +571,16 @@ def _migrate_v1(con: sqlite3.Connection, meta: dict, path: object) -> None:
     con.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (SCHEMA_VERSION,))
 
 
-def _digest_of(data: Any) -> str:
-    """The content digest of private records: an object with ``content_digest`` (e.g.
-    :func:`privgp.records`), or a pair (X, y) of arrays."""
-    digest = getattr(data, "content_digest", None)
-    if isinstance(digest, str):
-        return digest
+def _key_of(ledger: Ledger, data: Any) -> str:
+    """The ledger key of private records: an object with ``content_digest`` (e.g. :func:`privgp.records`;
+    with ``legacy_digests`` for a ledger written by an earlier privgp), or a pair (X, y) of arrays."""
     if isinstance(data, tuple) and len(data) == 2:
         from .datasets.tabular import records
 
-        return records(*data).content_digest
+        data = records(*data)
+    digest = getattr(data, "content_digest", None)
+    if isinstance(digest, str):
+        return ledger.fingerprint_of(digest, getattr(data, "legacy_digests", None))
     raise InvalidParameterError("data", "private records (privgp.records(X, y)) or a pair (X, y)",
                                 type(data).__name__)
 
@@ -595,7 +629,7 @@ class Budget:
 
     def fingerprint(self, data: Any) -> str:
         """The ledger's keyed fingerprint of these records (safe to print)."""
-        return self.ledger.fingerprint(_digest_of(data))
+        return _key_of(self.ledger, data)
 
     def charge(self, data: Any, event: PrivacyEvent, *, epsilon: float | None = None, delta: float | None = None,
                default_delta: float | None = None, description: str = "", settings: dict | None = None) -> Charge:
@@ -603,9 +637,8 @@ class Budget:
         BudgetExceededError and record nothing. ``epsilon``/``delta``: the release's own certified
         guarantee (for display); ``default_delta``: the budget's delta for a dataset new to the
         ledger when this Budget has none (the mechanisms pass their default delta for n)."""
-        digest = _digest_of(data)
         ledger = self.ledger
-        return ledger.charge(ledger.fingerprint(digest), event, epsilon=epsilon, delta=delta,
+        return ledger.charge(_key_of(ledger, data), event, epsilon=epsilon, delta=delta,
                              budget_epsilon=self.epsilon, budget_delta=self.delta,
                              default_budget_delta=default_delta, description=description, settings=settings,
                              label=self.label)

@@ -266,7 +266,8 @@ def _read_points(path: str) -> np.ndarray:
 
 
 def _objective(args):
-    """(objective callable, candidates, source description, ledger key, truth function or None)."""
+    """(objective callable, candidates, source description, ledger key, truth function or None); the key of a
+    lookup table is (its content digest, its legacy digests: for a ledger written by an earlier privgp)."""
     from ..tasks.thompson import Candidates  # here: the GP and the samplers (`privgp --help` stays light)
 
     if args.function is not None:
@@ -302,7 +303,7 @@ def _objective(args):
         box = None if args.box is None else _box(args.box, data.dim)
         cand = Candidates.finite(np.unique(data.X, axis=0), box)
         return _Lookup(data.X, data.response), cand, f"lookup table {args.lookup} ({data.n} records)", \
-            data.content_digest, None
+            (data.content_digest, data.legacy_digests), None
     for flag in ("x_cols", "response_col"):
         if getattr(args, flag) is not None:
             raise InvalidParameterError("--" + flag.replace("_", "-"), "used only with --lookup", getattr(args, flag))
@@ -596,7 +597,7 @@ def run(args) -> int:
         check_budget(args.budget_epsilon, args.budget_delta)  # a refused budget creates no ledger file
         ledger = Ledger(args.ledger)
         fingerprint = (ledger.fingerprint("dataset-id:" + _dataset_id(args.dataset_id)) if args.dataset_id is not None
-                       else ledger.fingerprint(key))
+                       else ledger.fingerprint_of(*key) if isinstance(key, tuple) else ledger.fingerprint(key))
         rng, randomness = _randomness(args.seed)
         progress.update(1)
         progress.stage(STAGES[3])

@@ -11,17 +11,11 @@
 One streaming pass (:func:`scan_part` per file or query, merged by :func:`merge`) checks every record
 (types, missing and non-finite values, points outside the public box, responses the public transform
 cannot take) -- the first offending row and its file are named in a one-line
-:class:`~privgp.errors.DataError` -- and computes in the same pass an ORDER-INDEPENDENT fingerprint:
-
-    digest = SHA-256("privgp-records-v3:" d ":" n ":" S1 ":" S2),  S_k = sum over records of h_k(record) mod 2^64
-
-where h_k chains MurmurHash3's 64-bit finaliser fmix64 over the record's float64 bit patterns (-0.0 read
-as 0.0), with two different seeds (:func:`record_hashes`). A sum of per-record hashes does not depend on the row order or on
-how the records are split into files or batches, so the same records in 1 or 100 files get the same
-ledger key. Like the CSV digest it is private and never written: the ledger stores only its keyed hash
-(HMAC with the ledger's secret key, :meth:`privgp.ledger.Ledger.fingerprint`). (A single CSV file keeps
-its v2 digest -- sorted records -- so existing ledgers keep their keys; the same records from Parquet,
-a folder or DuckDB have the v3 key.)
+:class:`~privgp.errors.DataError` -- and computes in the same pass the ORDER-INDEPENDENT fingerprint of :mod:`privgp.datasets.fingerprint` (version 3:
+SHA-256 of d, n and two sums mod 2^64 of per-record 64-bit hashes), merged over parts by adding the sums, so
+the same records in 1 or 100 files, or in one CSV file, get the same ledger key. It is private and never
+written: the ledger stores only its keyed hash (HMAC with the ledger's secret key,
+:meth:`privgp.ledger.Ledger.fingerprint`).
 
 The pass keeps only the used columns as float64 (24 bytes per 2-D record), or, with ``cells``, only the
 exact per-cell statistics of the grid mechanism (:mod:`privgp.datasets.cellstats`): that is what a Dask
@@ -30,7 +24,6 @@ worker computes per file (:func:`cluster_scan`), so only statistics cross the ne
 from __future__ import annotations
 
 import glob as _glob
-import hashlib
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -42,14 +35,12 @@ import numpy as np
 from ..errors import ClusterError, DataError, InvalidParameterError
 from ..models.domain import Box, CellGrid
 from .cellstats import CellSums
+from .fingerprint import add_sums, digest_of_sums, record_hashes
 
 #: records per batch read from a file or a query
 BATCH_ROWS = 1 << 18
 DUCKDB_PREFIX = "duckdb://"
 _SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}
-_SEEDS = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xD1B54A32D192ED03))
-_M1, _M2 = np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53)
-_S33 = np.uint64(33)
 
 
 @dataclass(frozen=True)
@@ -194,35 +185,10 @@ def _locate_csv(path: str, columns: Sequence[str]) -> None:
             _numeric_column(df, c, path)
 
 
-def _fmix(h: np.ndarray) -> np.ndarray:
-    h = h ^ (h >> _S33)
-    h = h * _M1
-    h = h ^ (h >> _S33)
-    h = h * _M2
-    return h ^ (h >> _S33)
-
-
-def record_hashes(columns: Sequence[np.ndarray]) -> tuple[int, int]:
-    """(S1, S2): sums mod 2^64 of two 64-bit hashes of each record, the records given as equal-length float64
-    ``columns`` (coordinates, then the response; -0.0 read as 0.0): h = fmix64(... fmix64(seed ^ b_1) ...
-    ^ b_k) over the columns' bit patterns b_j, for two seeds."""
-    bits = [np.ascontiguousarray(np.asarray(c, dtype="<f8") + 0.0).view(np.uint64) for c in columns]
-    out = []
-    with np.errstate(over="ignore"):
-        for seed in _SEEDS:
-            h = bits[0] ^ seed
-            for b in bits[1:]:
-                h = _fmix(h) ^ b
-            h = _fmix(h)
-            out.append(int(np.add.reduce(h, dtype=np.uint64)) if h.size else 0)
-    return out[0], out[1]
-
-
 @dataclass
 class ScanResult:
     """What the pass over some records found: n, the two hash sums, and the used columns (``keep``) or
-    the per-cell statistics (``cells``). Merge results with :func:`merge` in any order. ``hashed`` is False
-    where some records were only counted (:func:`count_part`): then there is no digest."""
+    the per-cell statistics (``cells``). Merge results with :func:`merge` in any order."""
 
     dim: int
     n: int = 0
@@ -231,22 +197,16 @@ class ScanResult:
     X: list = field(default_factory=list)
     z: list = field(default_factory=list)
     cells: Any = None   # the accumulator of the reduction (per-site sums and counts, or a plan's own)
-    hashed: bool = True
 
     def digest(self) -> str:
-        if not self.hashed:
-            raise ValueError("no fingerprint: some records were counted, not read (count_part)")
-        return hashlib.sha256(f"privgp-records-v3:{self.dim}:{self.n}:{self.s1}:{self.s2}".encode("ascii")).hexdigest()
+        return digest_of_sums(self.dim, self.n, self.s1, self.s2)
 
 
 def merge(results: Sequence[ScanResult]) -> ScanResult:
     out = ScanResult(dim=results[0].dim)
-    mask = (1 << 64) - 1
     for r in results:
         out.n += r.n
-        out.hashed = out.hashed and r.hashed
-        out.s1 = (out.s1 + r.s1) & mask
-        out.s2 = (out.s2 + r.s2) & mask
+        out.s1, out.s2 = add_sums((out.s1, out.s2), (r.s1, r.s2))
         out.X.extend(r.X)
         out.z.extend(r.z)
         if r.cells is not None:
@@ -311,11 +271,9 @@ def scan_part(part: Part, coordinates: Sequence[str], response: str, domain: Box
         k = batch.num_rows
         if k == 0:
             continue
-        cx = [_numbers(batch, c, where, row0) for c in coordinates]
+        X = np.column_stack([_numbers(batch, c, where, row0) for c in coordinates])
         z = _numbers(batch, response, where, row0)
-        X = np.column_stack(cx)
-        # the box per column (contiguous): min/max over axis 0 of the n x d array cost 40x more
-        if any(c.min() < a or c.max() > b for c, a, b in zip(cx, lo, hi)):
+        if np.any(X.min(axis=0) < lo) or np.any(X.max(axis=0) > hi):
             i = _first(~np.all((X >= lo) & (X <= hi), axis=1))
             raise DataError(f"row {row0 + i + 1} of {where} lies outside the public box {domain.describe()} "
                             f"({', '.join(coordinates)} = {', '.join(f'{x:g}' for x in X[i])})")
@@ -331,7 +289,7 @@ def scan_part(part: Part, coordinates: Sequence[str], response: str, domain: Box
                         raise DataError(f"row {row0 + i + 1} of {where}: response {response!r} = {z[i]:g} cannot "
                                         f"be used ({str(exc).splitlines()[0]})") from None
                 raise
-        s1, s2 = record_hashes([*cx, z])
+        s1, s2 = record_hashes([*X.T, z])
         res.s1 = (res.s1 + s1) & ((1 << 64) - 1)
         res.s2 = (res.s2 + s2) & ((1 << 64) - 1)
         res.n += k
@@ -344,44 +302,23 @@ def scan_part(part: Part, coordinates: Sequence[str], response: str, domain: Box
     return res
 
 
-def count_part(part: Part, coordinates: Sequence[str], response: str, domain: Box,
-               transform: Callable[[np.ndarray], np.ndarray] | None = None, *, keep: bool = False,
-               cells: Any = None, batch_rows: int = BATCH_ROWS) -> ScanResult:
-    """The number of records of a part, without reading them where the format stores it: a Parquet file's
-    footer (``hashed=False``: neither checked nor fingerprinted -- the pass that reduces the records does both);
-    any other part (CSV, a DuckDB query) is read, checked and hashed by :func:`scan_part`."""
-    if part.kind != "parquet":
-        return scan_part(part, coordinates, response, domain, transform, keep=False, batch_rows=batch_rows)
-    import pyarrow.parquet as pq
-
-    try:
-        n = pq.ParquetFile(part.path).metadata.num_rows
-    except Exception as exc:  # not a Parquet file, unreadable
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise DataError(f"cannot read {part.label}: {first}") from None
-    return ScanResult(dim=len(tuple(coordinates)), n=int(n), hashed=False)
-
-
 def scan(parts: Sequence[Part], coordinates: Sequence[str], response: str, domain: Box,
          transform: Callable[[np.ndarray], np.ndarray] | None = None, *, keep: bool = True,
-         cells: Any = None, batch_rows: int = BATCH_ROWS, count_only: bool = False) -> ScanResult:
-    """:func:`scan_part` (or, ``count_only``, :func:`count_part`) over every part in this process, merged."""
-    fn = count_part if count_only else scan_part
-    return merge([fn(p, coordinates, response, domain, transform, keep=keep, cells=cells,
-                     batch_rows=batch_rows) for p in parts])
+         cells: Any = None, batch_rows: int = BATCH_ROWS) -> ScanResult:
+    """:func:`scan_part` over every part in this process, merged."""
+    return merge([scan_part(p, coordinates, response, domain, transform, keep=keep, cells=cells,
+                            batch_rows=batch_rows) for p in parts])
 
 
 def cluster_scan(client: Any, parts: Sequence[Part], coordinates: Sequence[str], response: str, domain: Box,
                  transform: Callable[[np.ndarray], np.ndarray] | None = None, *,
-                 cells: Any = None, batch_rows: int = BATCH_ROWS, count_only: bool = False) -> ScanResult:
-    """:func:`scan_part` (or, ``count_only``, :func:`count_part`) of every part on a Dask cluster
-    (``distributed.Client``), one task per part; only the results (n, hash sums, per-cell statistics -- never
-    records) come back, merged here. A DataError raised on a worker is raised here; any other failure of the
-    cluster (a worker killed mid-aggregation, the scheduler lost) is a :class:`~privgp.errors.ClusterError`,
-    raised before the release charges anything."""
-    futures = client.map(count_part if count_only else scan_part, list(parts), coordinates=tuple(coordinates),
-                         response=response, domain=domain, transform=transform, keep=False, cells=cells,
-                         batch_rows=batch_rows, pure=False)
+                 cells: Any = None, batch_rows: int = BATCH_ROWS) -> ScanResult:
+    """:func:`scan_part` of every part on a Dask cluster (``distributed.Client``), one task per part; only the
+    results (n, hash sums, per-cell statistics -- never records) come back, merged here. A DataError raised on
+    a worker is raised here; any other failure of the cluster (a worker killed mid-aggregation, the scheduler
+    lost) is a :class:`~privgp.errors.ClusterError`, raised before the release charges anything."""
+    futures = client.map(scan_part, list(parts), coordinates=tuple(coordinates), response=response, domain=domain,
+                         transform=transform, keep=False, cells=cells, batch_rows=batch_rows, pure=False)
     try:
         return merge(client.gather(futures))
     except (DataError, InvalidParameterError):
@@ -409,16 +346,14 @@ def as_table(result: ScanResult, coordinates: Sequence[str], response: str, sour
 
 @dataclass(frozen=True)
 class ReducedData:
-    """Private records known only through a pass: n, the v3 digest and names (no records in memory).
-    ``content_digest`` is None while the records were only counted (Parquet footers): the pass that reduces
-    them computes it, and nothing can be charged without it."""
+    """Private records known only through a pass: n, the v3 digest and names (no records in memory)."""
 
     n: int
     dim: int
     coordinates: tuple[str, ...]
     response_name: str
     source: str
-    content_digest: str | None
+    content_digest: str
     projection: dict | None = None
 
     @property

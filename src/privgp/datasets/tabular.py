@@ -9,31 +9,34 @@ bound and every hyperparameter of a release are public inputs (seed 000, sec. 2 
 Problems with the file (missing, unreadable, wrong columns, missing or non-numeric values) raise
 :class:`~privgp.errors.DataError` with one line naming the problem.
 
-The content digest identifies the *records actually used*: an unkeyed SHA-256 of the parsed values
-of the used columns (coordinates, then the response) as float64, rows in a canonical (sorted)
-order. The same records give the same digest whatever the file name, the other columns, the row
-order or the number format (0.2616 and 0.26160). It is a deterministic function of private data
-and must never be written anywhere: the ledger stores only a keyed hash of it (see
-:mod:`privgp.ledger`).
+The content digest identifies the *records actually used*: the order-independent digest of
+:mod:`privgp.datasets.fingerprint` (version 3) of the parsed values of the used columns (coordinates,
+then the response) as float64. The same records give the same digest whatever the file name, the other
+columns, the row order, the number format (0.2616 and 0.26160) or the source (the same records in
+Parquet files or DuckDB). It is a deterministic function of private data and must never be written
+anywhere: the ledger stores only a keyed hash of it (see :mod:`privgp.ledger`).
 
-Large files: the used columns are parsed directly as numbers (the C parser); only when that fails
-is the file re-read as text to say which row is missing or not numeric.
+Large files: the used columns are parsed directly as float64 by ``pyarrow.csv`` (multi-threaded; a
+row with the wrong number of fields fails the parse); only when that fails is the file re-read as text
+to say which row is missing, ragged or not numeric.
 """
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from ..errors import DataError
+from .fingerprint import legacy_digest_v2, records_digest
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 MAX_DIM = 2
 
@@ -58,6 +61,11 @@ class TabularData:
     @property
     def dim(self) -> int:
         return int(self.X.shape[1])
+
+    def legacy_digests(self) -> tuple[str, ...]:
+        """The digests earlier privgp versions gave these records (version 2, sorted), for a ledger written by
+        them (:meth:`privgp.ledger.Ledger.fingerprint_of`); private like :attr:`content_digest`."""
+        return (legacy_digest_v2(self.X, self.response),)
 
 
 def _read_strings(path: Path) -> pd.DataFrame:
@@ -103,6 +111,8 @@ def check_csv_shape(lines: Iterable[str], where: str) -> None:
 
 
 def _parse(text: str, where: str) -> pd.DataFrame:
+    import pandas as pd
+
     if not text.strip():
         raise DataError(f"data file {where} is empty")
     check_csv_shape(io.StringIO(text, newline=""), where)
@@ -117,18 +127,9 @@ def _parse(text: str, where: str) -> pd.DataFrame:
     return df
 
 
-def records_digest(X: np.ndarray, response: np.ndarray) -> str:
-    """SHA-256 of the records (coordinates, response) as float64 in canonical row order (sorted
-    lexicographically; -0.0 counted as 0.0), with the number of coordinates."""
-    table = np.column_stack([np.asarray(X, dtype=float), np.asarray(response, dtype=float)]) + 0.0
-    order = np.lexsort(table.T[::-1])
-    payload = np.ascontiguousarray(table[order], dtype="<f8").tobytes()
-    h = hashlib.sha256(f"privgp-records-v2:{table.shape[1] - 1}:".encode("ascii"))
-    h.update(payload)
-    return h.hexdigest()
-
-
 def _numeric_column(df: pd.DataFrame, name: str, where: str) -> np.ndarray:
+    import pandas as pd
+
     cells = df[name].astype(str).str.strip()
     empty = np.flatnonzero((cells == "").to_numpy())
     if empty.size:
@@ -162,31 +163,46 @@ def table_from_frame(df: pd.DataFrame, coordinates: Sequence[str], response: str
                        content_digest=records_digest(X, y))
 
 
+def _float64_values(column: Any) -> np.ndarray:
+    """A float64 pyarrow ChunkedArray without nulls as one numpy array, read from the chunks' data buffers
+    (pyarrow's own to_numpy / __array__ import pandas, a quarter of a second)."""
+    parts = [np.frombuffer(ch.buffers()[1], dtype=np.float64, count=len(ch), offset=8 * ch.offset)
+             for ch in column.chunks]
+    return np.concatenate(parts) if parts else np.zeros(0)
+
+
 def _fast_numeric(path: Path, coordinates: tuple[str, ...], response: str) -> TabularData | None:
-    """The used columns parsed as float64 by pandas' C parser, or None when anything is off (the caller
-    then takes the careful text path, which says what is wrong)."""
+    """The used columns parsed as float64 by ``pyarrow.csv``, or None when anything is off (the caller then
+    takes the careful text path, which says what is wrong)."""
     try:
         with path.open("r", encoding="utf-8-sig", newline="") as fh:
-            header = [h.strip() for h in next(csv.reader(fh))]
+            raw_header = next(csv.reader(fh))
     except (OSError, UnicodeDecodeError, StopIteration, csv.Error):
         return None
+    header = [h.strip() for h in raw_header]
     cols = coordinates + (response,)
     if len(set(header)) != len(header) or any(c not in header for c in cols) or len(set(cols)) != len(cols):
         return None
     if not 1 <= len(coordinates) <= MAX_DIM:
         return None
     try:
-        df = pd.read_csv(path, usecols=lambda c: str(c).strip() in cols, dtype=float, skipinitialspace=True,
-                         encoding="utf-8-sig", na_filter=True, engine="c")
-    except (ValueError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError):
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+    except ImportError:  # pragma: no cover - pyarrow is a dependency; the careful path still works
         return None
-    df.columns = [str(c).strip() for c in df.columns]
-    if len(df) == 0:
+    raw = [raw_header[header.index(c)] for c in cols]
+    try:
+        table = pacsv.read_csv(path, convert_options=pacsv.ConvertOptions(
+            include_columns=raw, column_types={c: pa.float64() for c in raw}))
+    except (pa.ArrowException, OSError, ValueError):   # unparsable, ragged, not numbers, not UTF-8
         return None
-    values = df[list(cols)].to_numpy(dtype=float)
-    if not np.all(np.isfinite(values)):
+    if table.num_rows == 0 or any(table.column(c).null_count for c in raw):
         return None
-    X, y = values[:, :-1].copy(), values[:, -1].copy()
+    values = [_float64_values(table.column(c)) for c in raw]
+    if not all(np.isfinite(v).all() for v in values):
+        return None
+    X = np.column_stack(values[:-1])
+    y = np.ascontiguousarray(values[-1], dtype=float)
     return TabularData(X=X, response=y, coordinates=coordinates, response_name=response, source=str(path),
                        content_digest=records_digest(X, y))
 
@@ -196,11 +212,6 @@ def load_table(path: str | os.PathLike[str], coordinates: Sequence[str], respons
     path = Path(path)
     coordinates = tuple(coordinates)
     if path.is_file():
-        try:
-            with path.open("r", encoding="utf-8-sig", newline="") as fh:
-                check_csv_shape(fh, str(path))
-        except (OSError, UnicodeDecodeError):
-            pass  # the careful path below says what is wrong
         fast = _fast_numeric(path, coordinates, response)
         if fast is not None:
             return fast
@@ -240,6 +251,8 @@ def records(X: Any, y: Any, *, coordinates: Sequence[str] | None = None, source:
     Returns a :class:`TabularData` whose content digest is the one ``privgp release`` computes for
     the same records (so both charge the same ledger entry). Wrong inputs raise
     :class:`~privgp.errors.DataError` (a ValueError) naming the problem."""
+    import pandas as pd
+
     if isinstance(X, pd.DataFrame):
         df = X
         if isinstance(y, str):

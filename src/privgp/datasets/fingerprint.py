@@ -1,0 +1,95 @@
+"""The content digest of private records: one home for the formula (order-independent, version 3).
+
+    digest = SHA-256("privgp-records-v3:" d ":" n ":" S1 ":" S2),  S_k = sum over records of h_k(record) mod 2^64
+
+where d is the number of coordinates, n the number of records, and h_k chains MurmurHash3's 64-bit
+finaliser fmix64 over the record's float64 bit patterns (coordinates, then the response; -0.0 read as
+0.0) with two different seeds (:func:`record_hashes`). A sum of per-record hashes depends neither on the
+row order nor on how the records are split into files or batches, so every source (one CSV, Parquet
+files, a folder, DuckDB, Python arrays; privgp.datasets.sources merges the sums of its parts) gives the
+same records the same digest, in O(n) -- no sort. Two different multisets of records get different
+digests unless two 64-bit sums collide at once (n and d are hashed too). Equal records counted twice are
+two records (n differs).
+
+Version 2 (:func:`legacy_digest_v2`: SHA-256 of the records sorted lexicographically) was the key of a
+single CSV file, the embedded tables and :func:`privgp.records` in earlier versions of privgp; a ledger written
+by them may still know a dataset by it (:meth:`privgp.ledger.Ledger.fingerprint_of` tries it
+there, and only there). Both digests are deterministic functions of private data and are never written
+anywhere: the ledger stores only a keyed hash (HMAC) of them.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+import numpy as np
+
+VERSION = "v3"
+_SEEDS = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xD1B54A32D192ED03))
+_M1, _M2 = np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53)
+_S33 = np.uint64(33)
+_MASK = (1 << 64) - 1
+
+
+def _fmix(h: np.ndarray) -> np.ndarray:
+    """MurmurHash3's fmix64, in place on a fresh uint64 array."""
+    t = h >> _S33
+    h ^= t
+    h *= _M1
+    np.right_shift(h, _S33, out=t)
+    h ^= t
+    h *= _M2
+    np.right_shift(h, _S33, out=t)
+    h ^= t
+    return h
+
+
+def record_hashes(columns: Sequence[np.ndarray]) -> tuple[int, int]:
+    """(S1, S2): sums mod 2^64 of two 64-bit hashes of each record, the records given as equal-length float64
+    ``columns`` (coordinates, then the response; -0.0 read as 0.0): h = fmix64(... fmix64(seed ^ b_1) ...
+    ^ b_k) over the columns' bit patterns b_j, for two seeds."""
+    bits = [np.ascontiguousarray(np.asarray(c, dtype="<f8") + 0.0).view(np.uint64) for c in columns]
+    out = []
+    with np.errstate(over="ignore"):
+        for seed in _SEEDS:
+            h = bits[0] ^ seed
+            for b in bits[1:]:
+                h = _fmix(h)
+                h ^= b
+            h = _fmix(h)
+            out.append(int(np.add.reduce(h, dtype=np.uint64)) if h.size else 0)
+    return out[0], out[1]
+
+
+def add_sums(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
+    """The sums of two disjoint parts of the records (mod 2^64)."""
+    return (a[0] + b[0]) & _MASK, (a[1] + b[1]) & _MASK
+
+
+def digest_of_sums(dim: int, n: int, s1: int, s2: int) -> str:
+    """The version-3 digest from the number of coordinates, the number of records and the two hash sums."""
+    return hashlib.sha256(f"privgp-records-v3:{dim}:{n}:{s1}:{s2}".encode("ascii")).hexdigest()
+
+
+def _table(X: np.ndarray, response: np.ndarray) -> np.ndarray:
+    X = np.asarray(X, dtype=float)
+    return np.column_stack([X.reshape(X.shape[0], -1), np.asarray(response, dtype=float)])
+
+
+def records_digest(X: np.ndarray, response: np.ndarray) -> str:
+    """The version-3 digest of records given as coordinates X (n, d) and responses (n,)."""
+    table = _table(X, response)
+    s1, s2 = record_hashes(list(table.T))
+    return digest_of_sums(table.shape[1] - 1, table.shape[0], s1, s2)
+
+
+def legacy_digest_v2(X: np.ndarray, response: np.ndarray) -> str:
+    """The version-2 digest (for ledgers written before version 3): SHA-256 of the records as float64 in
+    canonical row order (sorted lexicographically; -0.0 counted as 0.0), with the number of coordinates.
+    O(n log n); computed only where an old ledger may need it."""
+    table = _table(X, response) + 0.0
+    order = np.lexsort(table.T[::-1])
+    payload = np.ascontiguousarray(table[order], dtype="<f8").tobytes()
+    h = hashlib.sha256(f"privgp-records-v2:{table.shape[1] - 1}:".encode("ascii"))
+    h.update(payload)
+    return h.hexdigest()

@@ -1,0 +1,167 @@
+"""The records' content digest (privgp.datasets.fingerprint): order- and partition-independent, different
+for different records, equal to an independent pure-Python computation; the version-2 digest of earlier
+privgp versions, and how a ledger written by them keeps its datasets' keys."""
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import struct
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from privgp.datasets.fingerprint import (
+    add_sums,
+    digest_of_sums,
+    legacy_digest_v2,
+    record_hashes,
+    records_digest,
+)
+from privgp.datasets.tabular import load_table, records
+from privgp.ledger import Budget, Ledger
+
+MASK = (1 << 64) - 1
+SEEDS = (0x9E3779B97F4A7C15, 0xD1B54A32D192ED03)
+
+
+def _fmix(h: int) -> int:   # MurmurHash3 fmix64 on Python integers (the reference)
+    h ^= h >> 33
+    h = (h * 0xFF51AFD7ED558CCD) & MASK
+    h ^= h >> 33
+    h = (h * 0xC4CEB9FE1A85EC53) & MASK
+    return h ^ (h >> 33)
+
+
+def _bits(x: float) -> int:
+    return struct.unpack("<Q", struct.pack("<d", x + 0.0))[0]
+
+
+def reference_v3(rows: list[tuple[float, ...]]) -> str:
+    sums = []
+    for seed in SEEDS:
+        total = 0
+        for row in rows:
+            h = _bits(row[0]) ^ seed
+            for x in row[1:]:
+                h = _fmix(h) ^ _bits(x)
+            total = (total + _fmix(h)) & MASK
+        sums.append(total)
+    return hashlib.sha256(f"privgp-records-v3:{len(rows[0]) - 1}:{len(rows)}:{sums[0]}:{sums[1]}".encode()).hexdigest()
+
+
+def reference_v2(rows: list[tuple[float, ...]]) -> str:
+    rows = sorted(tuple(x + 0.0 for x in r) for r in rows)
+    h = hashlib.sha256(f"privgp-records-v2:{len(rows[0]) - 1}:".encode())
+    for r in rows:
+        h.update(struct.pack(f"<{len(r)}d", *r))
+    return h.hexdigest()
+
+
+finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
+tables = st.integers(1, 2).flatmap(lambda d: st.lists(st.tuples(*[finite] * (d + 1)), min_size=1, max_size=30))
+
+
+def _arrays(rows):
+    a = np.array(rows, dtype=float)
+    return a[:, :-1], a[:, -1]
+
+
+@given(tables, st.randoms(use_true_random=False))
+def test_v3_equals_the_reference_and_ignores_order_and_partitioning(rows, rnd):
+    X, y = _arrays(rows)
+    d = records_digest(X, y)
+    assert d == reference_v3(rows)
+    perm = list(range(len(rows)))
+    rnd.shuffle(perm)
+    assert records_digest(X[perm], y[perm]) == d
+    cut = rnd.randint(0, len(rows))
+    a = record_hashes([*X[perm[:cut]].T, y[perm[:cut]]])
+    b = record_hashes([*X[perm[cut:]].T, y[perm[cut:]]])
+    assert digest_of_sums(X.shape[1], len(rows), *add_sums(a, b)) == d
+
+
+@given(tables, st.data())
+def test_v3_tells_other_records_apart(rows, data):
+    X, y = _arrays(rows)
+    d = records_digest(X, y)
+    i = data.draw(st.integers(0, len(rows) - 1))
+    j = data.draw(st.integers(0, X.shape[1]))          # a coordinate or the response
+    t = np.column_stack([X, y])
+    changed = t.copy()
+    with np.errstate(over="ignore"):
+        towards = 0.0 if np.isinf(np.nextafter(changed[i, j], np.inf)) else np.inf
+    changed[i, j] = np.nextafter(changed[i, j], towards)
+    others = [changed, np.vstack([t, t[i:i + 1]])]      # one value one ulp away; one record twice
+    if len(rows) > 1:
+        others.append(np.delete(t, i, axis=0))          # one record fewer
+    if X.shape[1] == 1:
+        others.append(t[:, ::-1])                       # coordinate and response swapped
+    for o in others:
+        if sorted(map(tuple, (o + 0.0).tolist())) != sorted(map(tuple, (t + 0.0).tolist())):
+            assert records_digest(o[:, :-1], o[:, -1]) != d
+    # the same numbers with one coordinate more are another dataset
+    assert records_digest(np.column_stack([X, y]), np.zeros(len(y))) != d
+
+
+def test_minus_zero_is_zero_and_v2_equals_its_reference():
+    rows = [(0.5, -0.0, 3.0), (0.25, 2.0, -1.0), (0.25, 2.0, -1.0)]
+    X, y = _arrays(rows)
+    assert records_digest(X, y) == records_digest(np.abs(X), y) == reference_v3(rows)
+    assert legacy_digest_v2(X, y) == reference_v2(rows)
+    assert legacy_digest_v2(X[::-1], y[::-1]) == legacy_digest_v2(X, y)
+    assert legacy_digest_v2(X, y) != records_digest(X, y)
+
+
+def _old_ledger(path, X, y, epsilon=1.0):
+    """A ledger as an earlier privgp left it: no 'digests' marker, a dataset keyed by the v2 digest."""
+    from privgp.accounting import GaussianEvent
+
+    led = Ledger(path)
+    with sqlite3.connect(path) as con:
+        con.execute("DELETE FROM meta WHERE key = 'digests'")
+    led.charge(led.fingerprint(legacy_digest_v2(X, y)), GaussianEvent(sensitivity=1.0, noise_std=5.0),
+               budget_epsilon=10.0, budget_delta=1e-6)
+    with sqlite3.connect(path) as con:
+        con.execute("DELETE FROM meta WHERE key = 'digests'")
+    return led
+
+
+def test_a_ledger_written_before_v3_keeps_the_budget_of_its_csv_datasets(tmp_path):
+    rng = np.random.default_rng(0)
+    X, y = rng.uniform(0, 1, (50, 2)), rng.normal(size=50)
+    path = tmp_path / "old.sqlite"
+    old = _old_ledger(path, X, y)
+    p = tmp_path / "d.csv"
+    p.write_text("a,b,v\n" + "".join(f"{float(a)!r},{float(b)!r},{float(c)!r}\n" for (a, b), c in zip(X[::-1], y[::-1])))
+    data = load_table(p, ["a", "b"], "v")
+    led = Ledger(path)                      # opened by this version: marked "v2" (it has datasets)
+    key = led.fingerprint_of(data.content_digest, data.legacy_digests)
+    assert key == old.fingerprint(legacy_digest_v2(X, y)) != led.fingerprint(data.content_digest)
+    spent = Budget(path).spent(records(X, y))
+    assert spent is not None and spent.fingerprint == key
+    # other records in the same old ledger: the v3 key
+    other = records(X, y + 1.0)
+    assert Budget(path).fingerprint(other) == led.fingerprint(other.content_digest)
+
+
+def test_a_new_ledger_never_computes_the_old_digest(tmp_path):
+    def boom():
+        raise AssertionError("the v2 digest was computed for a ledger created with v3 digests")
+
+    led = Ledger(tmp_path / "new.sqlite")
+    assert led.fingerprint_of("abc", boom) == led.fingerprint("abc")
+    # an old file without datasets is marked v3 too
+    path = tmp_path / "empty-old.sqlite"
+    Ledger(path)
+    with sqlite3.connect(path) as con:
+        con.execute("DELETE FROM meta WHERE key = 'digests'")
+    assert Ledger(path).fingerprint_of("abc", boom) == Ledger(path).fingerprint("abc")
+
+
+@pytest.mark.parametrize("text", ["x,v\n1,2\n3,4\n", "v,x\n4,3\n2,1\n", "x,v\n3.0,4e0\n1,2.000\n"])
+def test_csv_python_and_formats_share_the_digest(tmp_path, text):
+    p = tmp_path / "t.csv"
+    p.write_text(text)
+    assert load_table(p, ["x"], "v").content_digest == records([1.0, 3.0], [2.0, 4.0]).content_digest
