@@ -15,7 +15,7 @@ duckdb = pytest.importorskip("duckdb")
 from privgp.cli.main import main  # noqa: E402
 from privgp.datasets import sources  # noqa: E402
 from privgp.datasets.cellstats import CellSums, cell_sums  # noqa: E402
-from privgp.errors import ClusterError, DataError  # noqa: E402
+from privgp.errors import ClusterError, DataError, InvalidParameterError  # noqa: E402
 from privgp.mechanisms.registered.grid import plan_grid  # noqa: E402
 from privgp.mechanisms.release import ResponseMap  # noqa: E402
 from privgp.models.domain import Box  # noqa: E402
@@ -307,3 +307,71 @@ def test_a_worker_killed_mid_aggregation_stops_the_release_before_the_charge(lak
                                      dashboard_address=":0") as c, distributed.Client(c) as client:
         with pytest.raises(ClusterError, match="nothing was charged"):
             sources.cluster_scan(client, sources.resolve(str(root / "five")), COORDS, RESP, BOX, _die, cells=(4, 2))
+
+
+def test_parquet_footers_are_counted_and_the_one_pass_fingerprints_the_records(lake):
+    """Before the plan, ``privgp release`` needs only n: Parquet footers give it without reading a record
+    (count_only: no fingerprint, so nothing can be charged on it); CSV files are read, checked and hashed."""
+    root, X, z = lake
+    parts = sources.resolve(str(root / "five"))
+    counted = sources.scan(parts, COORDS, RESP, BOX, RMAP.apply, keep=False, count_only=True)
+    assert counted.n == len(z) and not counted.hashed
+    with pytest.raises(ValueError, match="no fingerprint"):
+        counted.digest()
+    read = sources.scan(sources.resolve(str(root / "csv")), COORDS, RESP, BOX, RMAP.apply, keep=False,
+                        count_only=True)
+    assert read.n == len(z) and read.hashed and read.digest() == scan(root / "five").digest()
+    (root / "broken").mkdir(exist_ok=True)
+    (root / "broken" / "a.parquet").write_bytes(b"not parquet")
+    with pytest.raises(DataError, match=r"cannot read .*a\.parquet"):
+        sources.scan(sources.resolve(str(root / "broken")), COORDS, RESP, BOX, count_only=True)
+
+
+def test_the_reduction_must_find_the_records_that_were_counted(lake):
+    """The plan was made for the n counted first; a reduction that finds other records (the files changed in
+    between) is refused before anything is charged, and the fingerprint charged is that of the records reduced."""
+    import argparse
+    import dataclasses
+
+    from privgp.cli.release import _cluster_statistics
+
+    root, X, z = lake
+    args = argparse.Namespace(data=str(root / "five"), query=None, table=None, dask=None, scheduler=None)
+    plan = plan_grid(len(z), BOX, RMAP, epsilon=2.0, cells=6, grid=21)
+    data = sources.ReducedData(n=len(z), dim=2, coordinates=COORDS, response_name=RESP, source="five",
+                               content_digest=None)
+    _, reduced = _cluster_statistics(args, plan, data)
+    assert reduced.content_digest == scan(root / "one.parquet").digest()
+    with pytest.raises(InvalidParameterError, match="did the data change"):
+        _cluster_statistics(args, plan_grid(len(z) + 1, BOX, RMAP, epsilon=2.0, cells=6, grid=21),
+                            dataclasses.replace(data, n=len(z) + 1))
+    with pytest.raises(InvalidParameterError, match="did the data change"):
+        _cluster_statistics(args, plan, dataclasses.replace(data, content_digest="0" * 64))
+
+
+def test_dask_local_starts_one_cluster_for_the_whole_command(lake, tmp_path, monkeypatch, capsys):
+    """--dask local: the count and the reduction share one LocalCluster (started once, closed at the end), and
+    the release equals the one computed in this process."""
+    distributed = pytest.importorskip("distributed")
+    root, X, z = lake
+    started = []
+
+    class Counted(distributed.LocalCluster):
+        def __init__(self, *a, **kw):
+            started.append(self)
+            super().__init__(*a, **{**kw, "processes": False})
+
+    monkeypatch.setattr(distributed, "LocalCluster", Counted)
+    base = ["release", "--data", str(root / "five"), *ARGS, "--ledger", str(tmp_path / "ledger.sqlite"),
+            "--budget-epsilon", "100", "--json"]
+    assert main([*base, "--out", str(tmp_path / "here")]) == 0
+    assert main([*base, "--dask", "local", "--out", str(tmp_path / "dask")]) == 0
+    assert len(started) == 1 and started[0].status.name == "closed"
+    a, b = np.load(tmp_path / "here" / "field.npz"), np.load(tmp_path / "dask" / "field.npz")
+    for k in a.files:
+        np.testing.assert_array_equal(a[k], b[k])
+    import json
+
+    fps = {json.loads((tmp_path / d / "certificate.json").read_text())["dataset"]["fingerprint"] for d in ("here", "dask")}
+    assert len(fps) == 1
+    capsys.readouterr()

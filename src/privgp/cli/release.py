@@ -292,30 +292,38 @@ def _load_source(args, coords, domain, rmap):
     source = "data source" if parts[0].kind == "duckdb" else str(args.data)
     if not _reduced(args):
         return sources.as_table(sources.scan(parts, coords, response, domain, rmap.apply), coords, response, source)
+    # n for the plan: Parquet footers are counted, not read (the one pass of _cluster_statistics reads, checks and
+    # fingerprints every record); CSV files and DuckDB queries are read, checked and fingerprinted here
     if cluster:
         with _client(args) as client:
-            res = sources.cluster_scan(client, parts, coords, response, domain, rmap.apply)
-    else:  # the noisy grid from files: two streaming passes in bounded memory, no records kept
-        res = sources.scan(parts, coords, response, domain, rmap.apply, keep=False)
+            res = sources.cluster_scan(client, parts, coords, response, domain, rmap.apply, count_only=True)
+    else:  # statistics from files in bounded memory, no records kept
+        res = sources.scan(parts, coords, response, domain, rmap.apply, keep=False, count_only=True)
     if res.n == 0:
         raise InvalidParameterError("--data", "at least one record", 0)
     return sources.ReducedData(n=res.n, dim=len(coords), coordinates=tuple(coords), response_name=response,
-                               source=source, content_digest=res.digest())
+                               source=source, content_digest=res.digest() if res.hashed else None)
 
 
 class _client:
-    """A distributed.Client for --scheduler ADDR, or on a local cluster for --dask local; closed on exit."""
+    """A distributed.Client for --scheduler ADDR, or on a local cluster for --dask local; closed on exit -- or,
+    inside :class:`_cluster_session` (``privgp release``), opened once and shared by both steps of the command."""
 
-    def __init__(self, args):
-        self.args = args
+    def __init__(self, args, *, shared: bool = True):
+        self.args, self.shared = args, shared
 
     def __enter__(self):
+        self.client, self.cluster = None, None    # what __exit__ closes: nothing of a shared session's
+        session = getattr(self.args, "_dask_session", None) if self.shared else None
+        if session is not None:
+            if session.client is None:
+                session.client = session.opened.__enter__()
+            return session.client
         try:
             from distributed import Client, LocalCluster
         except ImportError:
             raise InvalidParameterError("--dask/--scheduler", "Dask installed (pip install 'privgp[dask]')",
                                         "no distributed module") from None
-        self.cluster = None
         if self.args.scheduler is not None:
             self.client = Client(self.args.scheduler, timeout="20s")
         else:
@@ -324,16 +332,40 @@ class _client:
         return self.client
 
     def __exit__(self, *exc):
-        self.client.close()
+        if self.client is not None:
+            self.client.close()
         if self.cluster is not None:
             self.cluster.close()
+        return False
+
+
+class _cluster_session:
+    """One Dask client (and local cluster) for a whole ``privgp release``: the count of the records and their
+    reduction share it (a LocalCluster started twice cost seconds); opened at first use, closed on exit."""
+
+    def __init__(self, args):
+        self.args, self.client = args, None
+        self.opened = _client(args, shared=False)
+
+    def __enter__(self):
+        if _cluster_wanted(self.args):
+            self.args._dask_session = self
+        return self
+
+    def __exit__(self, *exc):
+        if getattr(self.args, "_dask_session", None) is self:
+            del self.args._dask_session
+        if self.client is not None:
+            self.opened.__exit__(*exc)
         return False
 
 
 def _cluster_statistics(args, plan, data):
     """The per-site (sums, counts) of the records by the plan's public rule (``plan.site_rule()``: cells of a
     noisy grid, lattice sites of a snapped posterior-sample release), on the cluster or streamed here; the
-    pass checks every record again and must find the same records the release was planned for."""
+    pass checks and fingerprints every record (the count before it may have read only Parquet footers) and must
+    find as many records as the release was planned for (and the same, where they were fingerprinted before).
+    Returns the release and ``data`` with the fingerprint of the records reduced."""
     from ..datasets import sources
     from ..mechanisms.release import StatisticsRelease
 
@@ -348,16 +380,17 @@ def _cluster_statistics(args, plan, data):
     else:
         res = sources.scan(parts, data.coordinates, data.response_name, plan.domain, plan.response_map.apply,
                            keep=False, cells=rule)
-    if res.n != data.n or res.digest() != data.content_digest:
-        raise InvalidParameterError("--data", "the same records in both passes over the cluster (did the data "
+    if res.n != data.n or data.content_digest not in (None, res.digest()):
+        raise InvalidParameterError("--data", "the same records as counted before the plan (did the data "
                                     "change?)", f"{res.n} records, {data.n} before")
+    data = dataclasses.replace(data, content_digest=res.digest())
     if res.cells is None:  # pragma: no cover - scan(cells=...) always reduces them
         raise InvalidParameterError("--data", "per-cell statistics from the pass", "none")
     if hasattr(rule, "start"):    # the plan's own reduction
-        return StatisticsRelease(plan, tuple(res.cells.result()))
+        return StatisticsRelease(plan, tuple(res.cells.result())), data
     sums, counts = res.cells.result()
     shape = getattr(plan, "cells", None) or (rule.shape if hasattr(rule, "shape") else (rule.size,))
-    return StatisticsRelease(plan, (sums.reshape(shape), counts.reshape(shape)))
+    return StatisticsRelease(plan, (sums.reshape(shape), counts.reshape(shape))), data
 
 
 
@@ -468,7 +501,7 @@ def run(args) -> int:
     mech = get(args.mechanism)
     options = mechanism_options(args)
     mech.check_options(options)   # before any data is read
-    with Progress(len(STAGES), "release", "lines" if args.progress else None) as progress:
+    with _cluster_session(args), Progress(len(STAGES), "release", "lines" if args.progress else None) as progress:
         progress.stage(STAGES[0])
         data, domain, rmap = load_data(args)
         progress.update(1)
@@ -482,7 +515,7 @@ def run(args) -> int:
             ("ledger", ledger_path(args.ledger)), ("input data", args.data)))
         # every check before the ledger is opened: a refused release creates no file
         reduced = isinstance(data, ReducedData)
-        to_release = _cluster_statistics(args, plan, data) if reduced else plan
+        to_release, data = _cluster_statistics(args, plan, data) if reduced else (plan, data)
         records = data if reduced else check_records(plan, data)   # checked once, before the ledger is opened
         fc = forecast_release(plan, allow_noisy=args.allow_noisy, quiet=args.json, reps=mech.forecast_reps)
         dataset_key = ("dataset-id:" + _dataset_id(args.dataset_id) if args.dataset_id is not None
