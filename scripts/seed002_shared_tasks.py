@@ -1,74 +1,103 @@
-"""DPConvCNP vs DP-SVGP on the tasks both were scored on (seed 002, Figure 6 protocol, reduced).
+"""DPConvCNP vs DP-SVGP paired on the tasks both were scored on (seed 002, Figure 6 protocol, reduced).
 
 `docs/runs/seed002-nll` scores the DPConvCNP on 256 tasks per point and the DP-SVGP on the first 64
-of them. The DP-SVGP's per-task NLLs were not kept (only its mean and 95 % interval, in nll.csv), so
-a paired comparison cannot be made from the artefacts. What can be made: the DPConvCNP's NLL on the
-same 64 tasks. This script re-evaluates the shipped checkpoint on every task exactly as the run did
-(same task generators and release seeds, see ``privgp.experiments.seed002.nn.nll``), checks that its
-256-task means equal the committed nll.csv (to 1e-9), and writes ``shared_tasks.md`` next to it:
-the DPConvCNP's mean ± 95 % interval on the first 64 tasks, the DP-SVGP's (from nll.csv), and their
-difference with an *unpaired* interval (1.96 sqrt(se1² + se2²); a paired one would be narrower).
+of them, and keeps only each method's mean and 95 % interval (nll.csv). This script re-evaluates both
+methods task by task exactly as that run did (the same task generators and release seeds, imported
+from their one home ``privgp.experiments.seed002.nn``: ``nll_points``, ``nll_task_generator``; the
+shipped checkpoint and the shipped tuned DP-SVGP settings), checks the re-evaluation against the
+committed run (the DPConvCNP's 256-task mean and the DP-SVGP's 64-task mean, each to 1e-9; it stops
+otherwise), and writes to ``--out``:
 
-Needs the optional extra ``nn`` (torch); about 30 s of CPU.
+* ``paired.csv``: the per-task NLL of both methods on the 64 shared tasks of every point;
+* ``paired.md``: per point, both means on the shared tasks and the mean paired difference
+  (DPConvCNP - DP-SVGP) ± its standard error (sd of the 64 differences / 8); "DPConvCNP better" /
+  "DP-SVGP better" when the difference is more than 1.96 standard errors from 0, else "not resolved";
+* ``run.json``: the command, configuration, versions, wall time and the same numbers.
 
-    python scripts/seed002_shared_tasks.py [--run docs/runs/seed002-nll]
+Needs the optional extra ``nn`` (torch). The DP-SVGP refits (DP-SGD, 64 tasks x 14 points) take
+minutes of CPU.
+
+    python scripts/seed002_shared_tasks.py --run docs/runs/seed002-nll --out docs/runs/seed002-paired
 """
 from __future__ import annotations
 
 import argparse
 import json
 import math
+import time
 from pathlib import Path
 
 import pandas as pd
+
+TOL = 1e-9
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--run", default="docs/runs/seed002-nll")
-    run = Path(ap.parse_args().run)
+    ap.add_argument("--out", default="docs/runs/seed002-paired")
+    args = ap.parse_args()
+    run, out = Path(args.run), Path(args.out)
     import torch
 
-    from privgp.experiments.seed002.nn import _model, _spec
-    from privgp.nn.evaluate import dpconvcnp_nll, mean_ci
-    from privgp.nn.tasks import sample_batch
+    from privgp.experiments.common import write_run_record
+    from privgp.experiments.seed002.nn import _model, _settings, _spec, nll_points, nll_task_generator
+    from privgp.nn.evaluate import dpconvcnp_nll, dpsvgp_nll, mean_ci
+    from privgp.nn.tasks import TaskBatch, sample_batch
 
     torch.set_num_threads(1)
-    cfg = json.loads((run / "run.json").read_text())["config"]
-    assert cfg["checkpoint"] == "shipped", cfg["checkpoint"]
-    committed = pd.read_csv(run / "nll.csv")
+    rec = json.loads((run / "run.json").read_text())
+    cfg = rec["config"]
+    if cfg["checkpoint"] != "shipped" or cfg["tuned"] != "shipped":
+        raise SystemExit(f"{run}: not the shipped checkpoint and settings ({cfg['checkpoint']}, {cfg['tuned']})")
+    committed = pd.DataFrame(rec["summary"]["nll"])
+    out.mkdir(parents=True, exist_ok=True)
     model = _model(None)
     seed, k_sv = cfg["seed"], cfg["dpsvgp_tasks"]
-    points = [("N", int(n), float(cfg["eps_for_n"])) for n in cfg["n_values"]]
-    points += [("epsilon", int(cfg["n_for_eps"]), float(e)) for e in cfg["eps_values"]]
-    rows = []
+    t0 = time.perf_counter()
+    per_task, rows, summary = [], [], []
     for fam in cfg["families"]:
         spec = _spec(fam, cfg["eq_lengthscale"], cfg["sawtooth_frequency"])
+        settings = _settings(fam, None)
+        if json.dumps(settings.to_dict(), sort_keys=True) != json.dumps(cfg["dpsvgp_settings"][fam], sort_keys=True):
+            raise SystemExit(f"{fam}: the shipped DP-SVGP settings differ from those of {run}")
+        points = nll_points(cfg["n_values"], cfg["eps_for_n"], cfg["eps_values"], cfg["n_for_eps"])
         for k, (sweep, n, eps) in enumerate(points):
-            g = torch.Generator().manual_seed(seed * 1000 + 17 * k + (0 if fam == "eq" else 500))
-            b = sample_batch(spec.fixed(epsilon=eps), cfg["tasks"], n, cfg["n_target"], g)
-            vals = dpconvcnp_nll(model, b, torch.Generator().manual_seed(seed + 1))
+            b = sample_batch(spec.fixed(epsilon=eps), cfg["tasks"], n, cfg["n_target"],
+                             nll_task_generator(seed, k, fam))
+            cnp = dpconvcnp_nll(model, b, torch.Generator().manual_seed(seed + 1))
+            sub = TaskBatch(b.xc[:k_sv], b.yc[:k_sv], b.xt[:k_sv], b.yt[:k_sv], b.epsilon[:k_sv], b.delta,
+                            b.mu[:k_sv], b.family)
+            svgp = dpsvgp_nll(settings, sub, torch.Generator().manual_seed(seed + 2))
             sel = committed[(committed.family == fam) & (committed.sweep == sweep) & (committed.N == n)
                             & (committed.epsilon == eps)].set_index("method")
-            m_all, _ = mean_ci(vals)
-            if abs(m_all - sel.loc["DPConvCNP", "nll"]) > 1e-9:
-                raise SystemExit(f"{fam} {sweep} N={n} eps={eps}: re-evaluated mean {m_all} != committed "
-                                 f"{sel.loc['DPConvCNP', 'nll']} (different checkpoint or code)")
-            m_cnp, ci_cnp = mean_ci(vals[:k_sv])
-            m_sv, ci_sv = float(sel.loc["DP-SVGP", "nll"]), float(sel.loc["DP-SVGP", "ci95"])
-            assert int(sel.loc["DP-SVGP", "tasks"]) == k_sv
-            diff, ci_diff = m_cnp - m_sv, math.hypot(ci_cnp, ci_sv)
-            verdict = ("DPConvCNP better" if diff + ci_diff < 0 else "DP-SVGP better" if diff - ci_diff > 0
-                       else "intervals overlap")
+            for method, vals in (("DPConvCNP", cnp), ("DP-SVGP", svgp)):
+                got, want = mean_ci(vals)[0], float(sel.loc[method, "nll"])
+                if len(vals) != int(sel.loc[method, "tasks"]) or abs(got - want) > TOL:
+                    raise SystemExit(f"{fam} {sweep} N={n} eps={eps} {method}: re-evaluated mean {got} over "
+                                     f"{len(vals)} tasks != committed {want} over {sel.loc[method, 'tasks']}")
+            d = cnp[:k_sv] - svgp
+            md, se = float(d.mean()), float(d.std(ddof=1) / math.sqrt(len(d)))
+            reading = ("DPConvCNP better" if md + 1.96 * se < 0 else "DP-SVGP better" if md - 1.96 * se > 0
+                       else "not resolved")
+            per_task += [{"family": fam, "sweep": sweep, "N": n, "epsilon": eps, "task": i,
+                          "DPConvCNP": float(cnp[i]), "DP-SVGP": float(svgp[i])} for i in range(k_sv)]
+            summary.append({"family": fam, "sweep": sweep, "N": n, "epsilon": eps, "tasks": k_sv,
+                            "dpconvcnp": float(cnp[:k_sv].mean()), "dpsvgp": float(svgp.mean()),
+                            "difference": md, "se": se, "reading": reading})
             rows.append({"family": fam, "sweep": sweep, "N": n, "ε": f"{eps:g}",
-                         f"DPConvCNP (first {k_sv} tasks)": f"{m_cnp:.3f} ± {ci_cnp:.3f}",
-                         f"DP-SVGP ({k_sv} tasks)": f"{m_sv:.3f} ± {ci_sv:.3f}",
-                         "difference": f"{diff:+.3f} ± {ci_diff:.3f}", "reading": verdict})
+                         f"DPConvCNP ({k_sv} shared tasks)": f"{cnp[:k_sv].mean():.3f}",
+                         f"DP-SVGP ({k_sv} shared tasks)": f"{svgp.mean():.3f}",
+                         "paired difference ± SE": f"{md:+.3f} ± {se:.3f}", "reading": reading})
+            print(rows[-1], f"{time.perf_counter() - t0:.0f} s", flush=True)
+    pd.DataFrame(per_task).to_csv(out / "paired.csv", index=False)
     df = pd.DataFrame(rows)
     lines = ["| " + " | ".join(df.columns) + " |", "|" + "---|" * len(df.columns)]
     lines += ["| " + " | ".join(str(v) for v in r) + " |" for r in df.itertuples(index=False)]
-    (run / "shared_tasks.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    (out / "paired.md").write_text("\n".join(lines) + "\n")
+    config = {"nll_run": str(run), "nll_run_commit": rec.get("commit"), "shared_tasks": k_sv,
+              "checked_against_nll_run": f"both methods' means to {TOL:g}", "threads": 1}
+    write_run_record(out, "seed002-paired", config, {"points": summary}, seconds=time.perf_counter() - t0)
 
 
 if __name__ == "__main__":
