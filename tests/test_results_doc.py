@@ -21,11 +21,40 @@ seed 001-004 sections quote tables that ``scripts/results_tables.py`` regenerate
 (``docs/runs/*/page_*.md``). A run whose run.json predates the ``command`` field must have its
 ``privgp experiment NAME`` command and its ``--out docs/runs/NAME`` on the page; a folder without a run.json
 must be written by a command on the page or list its commands in a README.md.
+
+Numbers in prose. In the same scope (less the README sections in ``PROSE_PENDING``, whose numbers are
+still to be marked), every number quoted in prose -- outside tables, code blocks, code spans, headings,
+link targets and HTML -- that is a decimal (``0.471``), a percentage (``61%``), a power of ten
+(``1e-10``, ``1.9·10⁷``) or a duration (``652 s``, ``3.5 ms``) is checked. Integers that are not durations
+are settings or counts (N = 200, 64 tasks, 20 runs) and are not checked; numbers that label a paper item
+(``Thm 4.2``, ``§5.1``, ``Lemmas 4.1, 4.3``, ``Python ≥ 3.11``) are not numbers. A marker right after a
+number, or after a run of numbers on one line, says how it is checked (markers are HTML comments, so
+they do not show when the page is rendered):
+
+* ``<!-- n: docs/runs/X/file KEY -->`` (the strong form): the number just before it equals, at its
+  shown precision, the artefact's value at KEY: a dotted JSON key (``summary.nll.3.nll``), a list element
+  or a CSV / Markdown-table row chosen by its fields (``[family=eq,N=25].nll``), ``#k`` for the k-th number
+  of a text cell (``[N=25].difference#1``); ``scale=1000`` when the page shows milliseconds of a value
+  stored in seconds;
+* ``<!-- in: FILE_OR_FOLDER ... -->``: every number on its line since the previous marker equals, at its
+  shown precision, some number written in those files (``git:REV:path`` names a file of an earlier
+  commit, e.g. rows a retraining replaced);
+* ``<!-- quote: WHAT -->``: the numbers on its line since the previous marker are not results of our runs
+  and are said to be what they are: the paper's numbers (``quote: paper``), settings, closed forms, the
+  tolerances of tests, or ``quote: derived`` -- a difference, ratio or range computed from numbers that
+  are checked beside it in the same sentence;
+* no marker: the number must equal, at its shown precision, some number in the artefacts (JSON, CSV,
+  Markdown, text) of the runs (``docs/runs/X``) that its ``##`` section names. This default is the weak
+  form: a low-precision number can match by chance, so the numbers a sentence's claim rests on carry
+  ``n:`` markers.
+
+A number that none of these accepts fails the test: it gets an artefact and a marker, or it goes.
 """
 from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -109,19 +138,33 @@ def json_value(rec, key: str):
     return rec
 
 
+SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
+
+
+def shown_number(shown: str) -> tuple[float, float] | None:
+    """(value, half-width of its last shown digit) of a number as printed: ``0.471``, ``−0.06``, ``+0.063``,
+    ``6,000``, ``15.3%`` (a fraction: 0.153), ``1e-10``, ``2.0e4``, ``4.7×10^4``, ``1.9·10⁷``, ``10⁻⁵``; None if
+    it is not one."""
+    text = shown.strip().replace("−", "-").replace(",", "").replace(" ", "").translate(SUPERSCRIPT)
+    pct = text.endswith("%")
+    text = text.rstrip("%")
+    text = re.sub(r"^([-+]?)10\^?(-?\d+)$", r"\g<1>1e\2", text)   # a bare power of ten: exact
+    text = re.sub(r"[×·]10\^?", "e", text)
+    try:
+        x = float(text)
+    except ValueError:
+        return None
+    mant = text.split("e")[0]
+    decimals = len(mant.split(".")[1]) if "." in mant else 0
+    exp = int(text.split("e")[1]) if "e" in text else 0
+    scale = 0.01 if pct else 1.0
+    return x * scale, 0.5 * 10.0 ** (exp - decimals) * scale * (1 + 1e-9)
+
+
 def matches_shown_precision(shown: str, value) -> bool:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        text = shown.replace("×10^", "e").replace("%", "")
-        try:
-            x = float(text)
-        except ValueError:
-            return False
-        scale = 0.01 if shown.endswith("%") else 1.0
-        mant = text.split("e")[0]
-        decimals = len(mant.split(".")[1]) if "." in mant else 0
-        exp = int(text.split("e")[1]) if "e" in text else 0
-        tol = 0.5 * 10.0 ** (exp - decimals) * scale * (1 + 1e-9)
-        return abs(x * scale - float(value)) <= tol
+        parsed = shown_number(shown)
+        return parsed is not None and abs(parsed[0] - float(value)) <= parsed[1]
     return shown == str(value)
 
 
@@ -170,7 +213,8 @@ def page_checks(page: Path):
                 elif len(found) > 1:
                     errors.append(f"{where}: ({k!r}, {h!r}) is ambiguous across {arg}: {sorted(found)}")
     # commands of every run referenced by a checked section appear on the page; images exist
-    runs = {ROOT / m.group(0) for m in re.finditer(r"docs/runs/[\w.\-]+", checked_text(text))}
+    # (a run named only in a prose marker is a source to check against; its command is on docs/results.md)
+    runs = {ROOT / m.group(0) for m in re.finditer(r"docs/runs/[\w.\-]+", PROSE_MARKER.sub("", checked_text(text)))}
     for run in sorted(runs):
         rec_path = run / "run.json"
         rel = run.relative_to(ROOT).as_posix()
@@ -201,6 +245,197 @@ def page_checks(page: Path):
         if not (page.parent / m.group(1)).is_file():
             errors.append(f"{page.name}: image {m.group(1)} does not exist")
     return tables, errors
+
+
+# ------------------------------------------------------------------------------------------------
+# Numbers quoted in prose (see the module docstring, "Numbers in prose")
+PROSE_MARKER = re.compile(r"<!--\s*(n|in|quote):\s*(.*?)\s*-->")
+SUP = "⁰¹²³⁴⁵⁶⁷⁸⁹"
+PROSE_NUMBER = re.compile(
+    r"(?<![\w.^/\\-])(?:[-−+](?=\d))?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+    r"(?:\s?[×·]\s?10(?:\^[-−]?\d+|[⁻" + SUP + r"]+)|e[-−+]?\d+)?(?:\s?%|(?=(?P<unit>\s?(?:s|ms|min)\b)))?")
+LABEL_WORD = (r"(?:§|\b(?:[Ss]ec|Section|Thm|Theorem|Lemma|Lemmas|Props?|Proposition|Claims?|App|Appendix|[Ee]qs?|"
+              r"Figs?|Figures?|Tables?|Algs?|Algorithm|Corollary|Remark|Definition|Example|Assumption|Python|torch)\b\.?)")
+LABEL_NUMBERS = r"\s*(?:≥\s*)?[A-Z]?\.?\d+(?:\.\d+)*(?:\s*(?:,|and|/|–|\+|or)\s*[A-Z]?\.?\d+(?:\.\d+)*)*"
+LABEL = re.compile(LABEL_WORD + LABEL_NUMBERS)
+# README sections the prose check does not cover yet: their timings and memory figures quote BENCHMARKS.md and
+# a fresh-clone log, to be marked (<!-- in: BENCHMARKS.md -->, ...) when the sections are regenerated
+PROSE_PENDING = re.compile(r"^## (Quickstart|Large data|Data at scale)\b")
+
+
+def is_quoted_number(m: re.Match) -> bool:
+    """The numbers the prose rule covers: decimals, percentages, powers of ten, and durations (``665 s``)."""
+    return bool(re.search(r"[.%×·e" + SUP + r"]", m.group(0))) or m.group("unit") is not None
+
+
+def numbers_of(text: str) -> list[float]:
+    """Every number written in a text (a run's JSON, CSV or Markdown), as floats."""
+    out = []
+    for m in re.finditer(r"[-−]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?", text):
+        try:
+            out.append(float(m.group(0).replace("−", "-")))
+        except ValueError:
+            pass
+    return out
+
+
+_FILE_NUMBERS: dict = {}
+
+
+def file_numbers(path: Path) -> list[float]:
+    if path not in _FILE_NUMBERS:
+        files = sorted(q for q in path.rglob("*") if q.suffix in (".json", ".csv", ".md", ".txt")) if path.is_dir() else [path]
+        _FILE_NUMBERS[path] = [x for q in files for x in numbers_of(q.read_text(errors="replace"))]
+    return _FILE_NUMBERS[path]
+
+
+def named_numbers(name: str) -> list[float]:
+    """The numbers of a file (or every file of a folder) named by an ``in:`` marker: a path in the tree, or
+    ``git:REV:path`` for a file of an earlier commit (e.g. a run's rows before a retraining)."""
+    if name.startswith("git:"):
+        _, rev, path = name.split(":", 2)
+        out = subprocess.run(["git", "show", f"{rev}:{path}"], cwd=ROOT, capture_output=True, text=True, check=True)
+        return numbers_of(out.stdout)
+    path = ROOT / name
+    if not path.exists():
+        raise FileNotFoundError(name)
+    return file_numbers(path)
+
+
+def in_any(shown: str, values) -> bool:
+    """The shown number equals, at its shown precision, one of ``values`` (sign aside: prose says "lower by")."""
+    x, tol = shown_number(shown)
+    xs = ((x, tol), (100 * x, 100 * tol)) if shown.rstrip().endswith("%") else ((x, tol),)  # 61% as 0.61 or 61
+    return any(abs(abs(v) - abs(y)) <= t for v in values for y, t in xs)
+
+
+def records_of(path: Path):
+    """A run artefact as data: JSON as stored; a CSV or a Markdown table as a list of row dicts."""
+    if path.suffix == ".json":
+        return json.loads(path.read_text())
+    if path.suffix == ".csv":
+        import csv
+
+        with path.open() as f:
+            return list(csv.DictReader(f))
+    out = []
+    for _, header, rows in tables_with_markers(path.read_text()):
+        out += [dict(zip(header, row)) for row in rows]
+    return out
+
+
+def _same(a, b: str) -> bool:
+    if str(a) == b:
+        return True
+    try:
+        return float(a) == float(b)
+    except (TypeError, ValueError):
+        return False
+
+
+def artefact_value(path: Path, key: str):
+    """The value at ``key`` in the artefact: dotted keys and list indices (``summary.nll.3.nll``), a list
+    element chosen by its fields (``[family=eq,N=25,method=DP-SVGP]``), and ``#k`` for the k-th number of a
+    text cell (``[family=eq].difference#1``: the SE of ``-0.063 ± 0.069``)."""
+    rec = records_of(path)
+    key, _, nth = key.partition("#")
+    for part in re.findall(r"\[[^\]]*\]|[^.\[\]]+", key):
+        if part.startswith("["):
+            want = [kv.split("=", 1) for kv in part[1:-1].split(",")]
+            hits = [r for r in rec if all(k in r and _same(r[k], v) for k, v in want)]
+            if len(hits) != 1:
+                raise KeyError(f"{part} selects {len(hits)} rows")
+            rec = hits[0]
+        else:
+            rec = rec[int(part)] if isinstance(rec, list) else rec[part]
+    if isinstance(rec, str):
+        nums = re.findall(r"[-−+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?", rec)
+        return float(nums[int(nth or 0)].replace("−", "-"))
+    return rec
+
+
+def clean_prose(line: str, previous: str = "") -> str:
+    """A prose line without code spans, link targets, HTML other than the prose markers, and item labels
+    (also a label whose word ends the previous line)."""
+    if re.search(LABEL_WORD + r"\s*$", previous):
+        line = re.sub("^" + LABEL_NUMBERS, " ", line)
+    line = re.sub(r"`[^`]*`", " ", line)
+    line = re.sub(r"\]\([^)]*\)", "]", line)
+    line = re.sub(r"<!--(?!\s*(?:n|in|quote):).*?-->", " ", line)
+    line = re.sub(r"</?[A-Za-z][^>]*>", " ", line)
+    return LABEL.sub(" ", line)
+
+
+def prose_checks(page: Path) -> list[str]:
+    """Every quoted number in the prose of the checked sections of ``page``, checked (module docstring)."""
+    text = page.read_text()
+    errors = []
+    sections = re.split(r"(?m)^(?=## )", text)
+    lineno = 0
+    for sec in sections:
+        first = sec.splitlines()[0] if sec else ""
+        skip = bool(OTHER_SECTIONS.match(first) or PROSE_PENDING.match(first))
+        runs = sorted({ROOT / m for m in re.findall(r"docs/runs/[\w.\-]+", sec)}
+                      | {ROOT / "docs" / m for m in re.findall(r"(?<![\w/])runs/[\w.\-]+", sec)})
+        runs = [r for r in runs if r.is_dir()]
+        fence, previous = False, ""
+        for line in sec.splitlines():
+            lineno += 1
+            if line.lstrip().startswith("```"):
+                fence = not fence
+                continue
+            if skip or fence or line.lstrip().startswith(("|", "#")):
+                continue
+            pos, clean = 0, clean_prose(line, previous)
+            previous = line
+            for m in list(PROSE_MARKER.finditer(clean)) + [None]:
+                seg = clean[pos:m.start() if m else len(clean)]
+                pos = m.end() if m else len(clean)
+                nums = [n.group(0) for n in PROSE_NUMBER.finditer(seg) if is_quoted_number(n)]
+                kind, arg = (m.group(1), m.group(2).split()) if m else (None, [])
+                where = f"{page.name}:{lineno}"
+                if kind == "quote":
+                    continue
+                if kind == "n":   # the key may hold spaces (a column header): FILE KEY... [scale=K]
+                    scale = float(arg.pop()[6:]) if arg and arg[-1].startswith("scale=") else 1.0
+                    arg = arg[:1] + [" ".join(arg[1:])] if len(arg) > 1 else arg
+                    if len(arg) != 2 or not (ROOT / arg[0]).is_file():
+                        errors.append(f"{where}: <!-- n: {' '.join(arg)} --> must name a committed file and a key")
+                        continue
+                    if not nums or not re.search(re.escape(nums[-1]) + r"\s*(?:[A-Za-zµ×]{1,4})?\s*$", seg):
+                        errors.append(f"{where}: <!-- n: {' '.join(arg)} --> must follow the number it checks")
+                        continue
+                    shown, nums = nums[-1], nums[:-1]
+                    try:
+                        val = artefact_value(ROOT / arg[0], arg[1])
+                    except (KeyError, IndexError, ValueError) as e:
+                        errors.append(f"{where}: {arg[1]} not in {arg[0]} ({e})")
+                        continue
+                    if isinstance(val, (int, float)) and not isinstance(val, bool):
+                        val = val * scale
+                    if not matches_shown_precision(shown.replace("+", ""), val):
+                        errors.append(f"{where}: {shown} but {arg[0]} {arg[1]} is {val}")
+                if kind == "in":
+                    try:
+                        values, named = [x for a in arg for x in named_numbers(a)], " ".join(arg)
+                    except (FileNotFoundError, subprocess.CalledProcessError):
+                        values = None
+                    if not arg or values is None:
+                        errors.append(f"{where}: <!-- in: {' '.join(arg)} --> must name committed files")
+                        continue
+                else:
+                    values, named = [x for r in runs for x in file_numbers(r)], "the runs this section names"
+                for shown in nums:
+                    if not in_any(shown, values):
+                        errors.append(f"{where}: {shown!r} matches no number in {named} "
+                                      f"(…{seg.strip()[:80]}…)")
+    return errors
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_every_number_quoted_in_prose_is_checked(page):
+    errors = prose_checks(page)
+    assert not errors, f"{len(errors)} prose numbers unchecked:\n" + "\n".join(errors)
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
@@ -240,3 +475,33 @@ def test_the_checker_catches_a_changed_number(tmp_path, monkeypatch):
     assert page_checks(page)[1] == []
     page.write_text(keyed.replace("| paper | 2 | 0.7 |\n", "| paper | 2 | 0.5 |\n"))
     assert any("the runs say" in e for e in page_checks(page)[1])
+
+
+def test_the_prose_checker_catches_a_changed_number(tmp_path, monkeypatch):
+    run = tmp_path / "docs" / "runs" / "demo"
+    run.mkdir(parents=True)
+    (run / "t.md").write_text("| family | N | nll |\n|---|---|---|\n| eq | 25 | 0.471 ± 0.022 |\n| eq | 50 | 0.533 ± 0.025 |\n")
+    (run / "run.json").write_text(json.dumps({"command": "privgp experiment demo --out docs/runs/demo",
+                                              "seconds": 651.8, "summary": {"rows": [{"N": 25, "ms": 0.0045}]}}))
+    good = ("## Demo\n\nCommand: `privgp experiment demo --out docs/runs/demo` (652 s).\n\n"
+            "At N = 25 it reaches 0.471 <!-- n: docs/runs/demo/t.md [family=eq,N=25].nll --> "
+            "± 0.022 <!-- n: docs/runs/demo/t.md [family=eq,N=25].nll#1 -->, against 0.533 at N = 50 and "
+            "4.5 ms <!-- n: docs/runs/demo/run.json summary.rows.[N=25].ms scale=1000 -->; the paper has "
+            "0.61 and 8% <!-- quote: paper -->.\nSee Thm 4.2, §5.1 and Lemma\n4.3.\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    page = tmp_path / "page.md"
+    page.write_text(good)
+    assert prose_checks(page) == []
+    for old, new, says in (("0.471 <!--", "0.472 <!--", "but docs/runs/demo/t.md"),        # an n: marker
+                           ("± 0.022", "± 0.023", "but docs/runs/demo/t.md"),
+                           ("4.5 ms", "4.6 ms", "but docs/runs/demo/run.json"),
+                           ("0.533 at", "0.534 at", "matches no number"),                 # the section's runs
+                           ("(652 s)", "(665 s)", "matches no number"),                   # a duration
+                           ("8% <!-- quote: paper -->", "8%", "matches no number")):      # the quote removed
+        page.write_text(good.replace(old, new))
+        errors = prose_checks(page)
+        assert any(says in e for e in errors), (old, new, errors)
+    page.write_text(good.replace("[family=eq,N=25].nll#1", "[family=eq].nll#1"))
+    assert any("selects 2 rows" in e for e in prose_checks(page))
+    page.write_text(good + "Unmarked: 0.5 <!-- n: docs/runs/demo/missing.md x -->.\n")
+    assert any("must name a committed file" in e for e in prose_checks(page))
