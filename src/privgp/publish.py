@@ -84,24 +84,29 @@ def _write_file(folder: Path, f: Any) -> None:
 
 def write_picture(result: Any, path: str | os.PathLike[str], *, mechanism: str | None = None) -> Path:
     """The release's picture (PNG: the released map with its uncertainty, the guarantee in the caption)."""
-    from .cli import release_publish
-
-    mech, plan, released, data = _parts(result, mechanism)
     path = Path(path)
-    path.write_bytes(release_publish.picture(mech, released, plan, data).png)
+    path.write_bytes(_picture(result, mechanism).png)
     return path
 
 
-def write_report(result: Any, path: str | os.PathLike[str], *, files: tuple[str, ...] | list[str] = (),
-                 forecast: Any = None, mechanism: str | None = None) -> Path:
-    """report.html: a self-contained page for publication (what was released, from how many records,
-    what the guarantee means, the settings, the ledger's totals, how to verify). ``files``: the
-    names of the other published files it lists; ``forecast``: the utility forecast, if computed
-    (:func:`privgp.tasks.forecast.forecast`)."""
+def _picture(result: Any, mechanism: str | None) -> Any:
     from .cli import release_publish
 
     mech, plan, released, data = _parts(result, mechanism)
-    pic = release_publish.picture(mech, released, plan, data)
+    return release_publish.picture(mech, released, plan, data)
+
+
+def write_report(result: Any, path: str | os.PathLike[str], *, files: tuple[str, ...] | list[str] = (),
+                 forecast: Any = None, mechanism: str | None = None, picture: Any = None) -> Path:
+    """report.html: a self-contained page for publication (what was released, from how many records,
+    what the guarantee means, the settings, the ledger's totals, how to verify). ``files``: the
+    names of the other published files it lists; ``forecast``: the utility forecast, if computed
+    (:func:`privgp.tasks.forecast.forecast`); ``picture``: this release's picture when already drawn
+    (drawn here otherwise)."""
+    from .cli import release_publish
+
+    mech, plan, released, data = _parts(result, mechanism)
+    pic = _picture(result, mechanism) if picture is None else picture
     path = Path(path)
     path.write_text(release_publish.report(mech, plan, data, pic, result.charge, result.fingerprint,
                                            _randomness(result), list(files), forecast=forecast), encoding="utf-8")
@@ -263,10 +268,11 @@ def write_outputs(folder: Path, result: Any, *, report: bool = True, forecast: A
         write_geotiff(result, folder / GEOTIFF, mechanism=mechanism)
         write_geojson(result, folder / GEOJSON, mechanism=mechanism)
         files += [GEOTIFF, GEOJSON]
-    write_picture(result, folder / mech.picture, mechanism=mechanism)
+    pic = _picture(result, mechanism)   # drawn once: the PNG and the report's copy
+    (folder / mech.picture).write_bytes(pic.png)
     files += [mech.picture, CERTIFICATE] + ([REPORT] if report else [])
     if report:
-        write_report(result, folder / REPORT, files=files, forecast=forecast, mechanism=mechanism)
+        write_report(result, folder / REPORT, files=files, forecast=forecast, mechanism=mechanism, picture=pic)
     write_certificate(result, folder / CERTIFICATE, files=files, forecast=forecast, mechanism=mechanism)
     return files
 

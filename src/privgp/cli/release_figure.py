@@ -74,12 +74,34 @@ def _nice_log_ticks(lo: float, hi: float) -> list[float]:
     return ticks
 
 
+class _Figures:
+    """The three pyplot calls the pictures use, on matplotlib's object API with the Agg canvas: importing
+    matplotlib.pyplot (its backend machinery) cost about half a second of every release."""
+
+    @staticmethod
+    def subplots(figsize, layout=None):
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=figsize, layout=layout)
+        FigureCanvasAgg(fig)
+        return fig, fig.add_subplot()
+
+    @staticmethod
+    def get_cmap(name, lut=None):
+        import matplotlib
+
+        cmap = matplotlib.colormaps[name]
+        return cmap if lut is None else cmap.resampled(lut)
+
+    @staticmethod
+    def close(fig) -> None:
+        """Nothing to close: the figure is not registered with pyplot."""
+
+
 def draw(field: ReleasedField, ctx: PictureContext) -> Picture:
     """The release's picture as PNG bytes, with its caption (plain words) and alt text."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = _Figures
 
     if field.dim == 2:
         fig, caption = _draw_2d(plt, field, ctx)
@@ -98,10 +120,7 @@ def draw(field: ReleasedField, ctx: PictureContext) -> Picture:
 
 def placeholder(message: str, ctx: PictureContext) -> Picture:
     """A picture that says no map was released (e.g. a private selection that accepted nothing)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = _Figures
 
     fig, ax = plt.subplots(figsize=(6.4, 2.4))
     ax.axis("off")
