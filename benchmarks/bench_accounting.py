@@ -76,4 +76,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    from _machine import machine_line  # the machine's DGEMM speed and load, beside the numbers
+
+    print(machine_line())
     main()

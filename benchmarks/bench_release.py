@@ -70,4 +70,7 @@ def main():
 
 
 if __name__ == "__main__":
+    from _machine import machine_line  # the machine's DGEMM speed and load, beside the numbers
+
+    print(machine_line())
     main()
