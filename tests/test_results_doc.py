@@ -38,13 +38,14 @@ they do not show when the page is rendered):
   stored in seconds;
 * ``<!-- in: FILE_OR_FOLDER ... -->``: every number on its line since the previous marker equals, at its
   shown precision, some number written in those files (``git:REV:path`` names a file of an earlier
-  commit, e.g. rows a retraining replaced);
+  commit, e.g. rows a retraining replaced; ``scale=1000`` as above);
 * ``<!-- quote: WHAT -->``: the numbers on its line since the previous marker are not results of our runs
   and are said to be what they are: the paper's numbers (``quote: paper``), settings, closed forms, the
   tolerances of tests, or ``quote: derived`` -- a difference, ratio or range computed from numbers that
   are checked beside it in the same sentence;
 * no marker: the number must equal, at its shown precision, some number in the artefacts (JSON, CSV,
-  Markdown, text) of the runs (``docs/runs/X``) that its ``##`` section names. This default is the weak
+  Markdown, text) of the runs (``docs/runs/X``) that its ``###`` subsection names (its ``##`` section's
+  when the subsection names none; runs named only inside markers do not count). This default is the weak
   form: a low-precision number can match by chance, so the numbers a sentence's claim rests on carry
   ``n:`` markers.
 
@@ -366,20 +367,29 @@ def clean_prose(line: str, previous: str = "") -> str:
     return LABEL.sub(" ", line)
 
 
+def runs_named(text: str) -> list[Path]:
+    """The run folders a stretch of the page names (``docs/runs/X`` or, in a link or image, ``runs/X``),
+    not counting those named only inside prose markers."""
+    text = PROSE_MARKER.sub("", text)
+    runs = {ROOT / m for m in re.findall(r"docs/runs/[\w.\-]+", text)}
+    runs |= {ROOT / "docs" / m for m in re.findall(r"(?<![\w/])runs/[\w.\-]+", text)}
+    return sorted(r for r in runs if r.is_dir())
+
+
 def prose_checks(page: Path) -> list[str]:
     """Every quoted number in the prose of the checked sections of ``page``, checked (module docstring)."""
     text = page.read_text()
     errors = []
-    sections = re.split(r"(?m)^(?=## )", text)
     lineno = 0
-    for sec in sections:
+    parts = []   # (### part, whether its ## section is skipped, the runs its ## section names)
+    for sec in re.split(r"(?m)^(?=## )", text):
         first = sec.splitlines()[0] if sec else ""
         skip = bool(OTHER_SECTIONS.match(first) or PROSE_PENDING.match(first))
-        runs = sorted({ROOT / m for m in re.findall(r"docs/runs/[\w.\-]+", sec)}
-                      | {ROOT / "docs" / m for m in re.findall(r"(?<![\w/])runs/[\w.\-]+", sec)})
-        runs = [r for r in runs if r.is_dir()]
+        parts += [(part, skip, runs_named(sec)) for part in re.split(r"(?m)^(?=### )", sec)]
+    for part, skip, section_runs in parts:
+        runs = runs_named(part) or section_runs   # the ### subsection's runs, else its section's
         fence, previous = False, ""
-        for line in sec.splitlines():
+        for line in part.splitlines():
             lineno += 1
             if line.lstrip().startswith("```"):
                 fence = not fence
@@ -415,16 +425,17 @@ def prose_checks(page: Path) -> list[str]:
                         val = val * scale
                     if not matches_shown_precision(shown.replace("+", ""), val):
                         errors.append(f"{where}: {shown} but {arg[0]} {arg[1]} is {val}")
-                if kind == "in":
+                if kind == "in":   # FILES... [scale=K]
+                    scale = float(arg.pop()[6:]) if arg and arg[-1].startswith("scale=") else 1.0
                     try:
-                        values, named = [x for a in arg for x in named_numbers(a)], " ".join(arg)
+                        values, named = [scale * x for a in arg for x in named_numbers(a)], " ".join(arg)
                     except (FileNotFoundError, subprocess.CalledProcessError):
                         values = None
                     if not arg or values is None:
                         errors.append(f"{where}: <!-- in: {' '.join(arg)} --> must name committed files")
                         continue
                 else:
-                    values, named = [x for r in runs for x in file_numbers(r)], "the runs this section names"
+                    values, named = [x for r in runs for x in file_numbers(r)], "the runs this (sub)section names"
                 for shown in nums:
                     if not in_any(shown, values):
                         errors.append(f"{where}: {shown!r} matches no number in {named} "
