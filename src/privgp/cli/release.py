@@ -273,6 +273,7 @@ def _load_source(args, coords, domain, rmap):
     one checked streaming pass (privgp.datasets.sources); every source the v3 order-independent fingerprint; with a cluster,
     only n and the fingerprint come back here (ReducedData), the statistics follow in _cluster_statistics."""
     from ..datasets import sources
+    from ..datasets.batch_memory import keep_freed_memory
     from ..datasets.tabular import load_table
 
     response = args.response_col or "response"
@@ -290,6 +291,7 @@ def _load_source(args, coords, domain, rmap):
         return load_table(args.data, coords, response)
     parts = sources.resolve(str(args.data), query=query, table=table)
     source = "data source" if parts[0].kind == "duckdb" else str(args.data)
+    keep_freed_memory()   # this process streams record batches and exits: reuse their memory
     if not _reduced(args):
         return sources.as_table(sources.scan(parts, coords, response, domain, rmap.apply), coords, response, source)
     # n for the plan: Parquet footers are counted, not read (the one pass of _cluster_statistics reads, checks and

@@ -34,6 +34,7 @@ import numpy as np
 
 from ..errors import ClusterError, DataError, InvalidParameterError
 from ..models.domain import Box, CellGrid
+from .batch_memory import retained
 from .cellstats import CellSums
 from .fingerprint import add_sums, digest_of_sums, record_hashes
 
@@ -266,10 +267,17 @@ def scan_part(part: Part, coordinates: Sequence[str], response: str, domain: Box
     of :func:`privgp.models.domain.cell_index`, or any public rule with ``size`` and ``index(X)``, such as
     the lattice sites of a snapped posterior-sample release). A DataError names the first bad row and file."""
     coordinates = tuple(coordinates)
-    cols = coordinates + (response,)
-    lo, hi = np.asarray(domain.lower, dtype=float), np.asarray(domain.upper, dtype=float)
     res = ScanResult(dim=len(coordinates))
     res.cells = None if cells is None else reduction_of(domain, cells).start()
+    with retained():     # a Dask worker's allocator returns each batch's memory to the kernel otherwise
+        return _scan_batches(part, coordinates, response, domain, transform, keep, res, batch_rows)
+
+
+def _scan_batches(part: Part, coordinates: tuple[str, ...], response: str, domain: Box,
+                  transform: Callable[[np.ndarray], np.ndarray] | None, keep: bool, res: ScanResult,
+                  batch_rows: int) -> ScanResult:
+    cols = coordinates + (response,)
+    lo, hi = np.asarray(domain.lower, dtype=float), np.asarray(domain.upper, dtype=float)
     row0 = 0
     where = part.label
     for batch in _batches(part, cols, batch_rows):
