@@ -19,7 +19,8 @@ process so that peak memory (max RSS) is the command's own:
   --scheduler tcp://127.0.0.1:PORT`` against them, and stops them at the end. With ``--dask``, the same command
   without a cluster is timed in the same run, before the cluster's (same load).
 
-Prints one line per measurement and the ratios privgp / pyarrow (and, with ``--dask``, to the command in process).
+Prints one line per measurement and the ratios privgp / pyarrow (pyarrow timed again before each mechanism)
+(and, with ``--dask``, to the command in process).
 """
 from __future__ import annotations
 
@@ -178,11 +179,12 @@ def main() -> None:
                 variants.append((f" --scheduler ADDR ({args.workers} dask workers)", ["--scheduler", cluster.address]))
                 print(f"dask scheduler + {args.workers} dask worker processes at {cluster.address}, ready in "
                       f"{time.perf_counter() - t0:.1f} s", flush=True)
-            pyarrow = [timed([sys.executable, "-c", PYARROW, str(folder)])[:2] for _ in range(args.repeat)]
-            pa_wall = min(w for w, _ in pyarrow)
-            print(f"pyarrow read_table (used columns): {pa_wall:.2f} s wall, peak RSS {pyarrow[0][1]:.2f} GiB",
-                  flush=True)
             for mech in args.mechanism:
+                # the floor again before each mechanism (alternating with privgp: the same load for each ratio)
+                pyarrow = [timed([sys.executable, "-c", PYARROW, str(folder)])[:2] for _ in range(args.repeat)]
+                pa_wall = min(w for w, _ in pyarrow)
+                print(f"pyarrow read_table (used columns): {pa_wall:.2f} s wall, peak RSS {pyarrow[0][1]:.2f} GiB "
+                      f"(load {os.getloadavg()[0]:.2f})", flush=True)
                 best: dict[str, float] = {}
                 for label, extra in variants:
                     runs = []
