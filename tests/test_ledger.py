@@ -359,3 +359,43 @@ def test_corrupt_ledgers_are_reported_never_composed(tmp_path, capsys):
         assert main(["ledger", "show", "--ledger", str(path)]) == 2
         err = capsys.readouterr().err
         assert err.startswith("privgp: error:") and "corrupt" in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_composition_rule_is_the_ledger_files_own(tmp_path):
+    """A new ledger composes (epsilon, delta)-DP releases through privacy profiles and says so in its meta
+    table; a file written before the rule was recorded (privgp 0.1, schema 1 or 2) keeps basic composition
+    and shows the spent epsilon it showed, also when opened read-only."""
+    from privgp.accounting import ApproxDpEvent
+
+    events = [ZcdpEvent(0.01), ApproxDpEvent(0.1, 1e-6), ApproxDpEvent(0.1, 1e-6)]
+    total = ComposedEvent.of(events)
+    new_rule = account_epsilon(total, DELTA).epsilon
+    old_rule = account_epsilon(total, DELTA, composition="basic").epsilon
+    assert new_rule < old_rule
+    path = tmp_path / "new.sqlite"
+    led = Ledger(path)
+    for ev in events:
+        led.charge("fp", ev, budget_delta=DELTA)
+    assert led.composition == "profile" and led.dataset("fp").spent.epsilon == new_rule
+    assert led.dataset("fp").spent.method == "profile"
+    with sqlite3.connect(path) as con:
+        assert dict(con.execute("SELECT key, value FROM meta"))["composition"] == "profile"
+        con.execute("DELETE FROM meta WHERE key = 'composition'")  # as privgp 0.1 wrote it
+    ro = Ledger(path, readonly=True)
+    assert ro.composition == "basic" and ro.dataset("fp").spent.epsilon == old_rule
+    with sqlite3.connect(path) as con:  # reading wrote nothing
+        assert "composition" not in dict(con.execute("SELECT key, value FROM meta"))
+    again = Ledger(path)
+    assert again.composition == "basic" and again.dataset("fp").spent.epsilon == old_rule
+    again.charge("fp", ZcdpEvent(0.01))  # charging goes on under the file's rule
+    assert again.dataset("fp").spent.epsilon == account_epsilon(ComposedEvent.of([*events, ZcdpEvent(0.01)]), DELTA,
+                                                                composition="basic").epsilon
+    with sqlite3.connect(path) as con:
+        assert dict(con.execute("SELECT key, value FROM meta"))["composition"] == "basic"
+    v1 = tmp_path / "v1.sqlite"
+    _write_v1(v1, [(0.05 * _V1_ORDERS).astype("<f8").tobytes()])
+    assert Ledger(v1).composition == "basic"
+    with sqlite3.connect(path) as con:
+        con.execute("UPDATE meta SET value = 'pld' WHERE key = 'composition'")
+    with pytest.raises(DataError, match="corrupt ledger"):
+        Ledger(path)

@@ -12,7 +12,12 @@ How releases compose
     events (:class:`~privgp.accounting.ComposedEvent`: RDP curves add at every order, Mironov 2017,
     Prop. 1, also for adaptively chosen releases), converted at the budget's delta_B and minimised
     over the order alpha exactly (the composed curve is evaluated at any order, not on a grid);
-    purely Gaussian compositions use the exact Gaussian-DP profile. The spent epsilon is never
+    purely Gaussian compositions use the exact Gaussian-DP profile; releases known only as
+    (epsilon, delta)-DP compose through privacy profiles (the accountant's rule "profile", item 4 of
+    :mod:`privgp.accounting.accountant`). The rule is the ledger file's own, in its meta table
+    (``composition``): "profile" for a file created by privgp 0.2 on, "basic" (basic composition of
+    the (epsilon, delta) parts) for an older file, which keeps showing the spent epsilon it showed.
+    The spent epsilon is never
     reported below the certified epsilon of an entry certified at the budget's own delta (a max of
     valid upper bounds is a valid upper bound). Entries with status ``charged`` count exactly like
     completed ones.
@@ -69,6 +74,7 @@ import numpy as np
 
 from . import validation as v
 from .accounting import accountant
+from .accounting.accountant import COMPOSITIONS, DEFAULT_COMPOSITION, LEGACY_COMPOSITION
 from .accounting.events import ComposedEvent, PrivacyEvent, event_from_dict
 from .accounting.tabulated import TabulatedRdpEvent
 from .errors import BudgetExceededError, DataError, InvalidParameterError, PrivgpError
@@ -217,6 +223,7 @@ class Ledger:
                 raise DataError(f"no privacy ledger at {self.path}")
             self._meta_ro = self._connect_readonly(initialise=True)[1]
             self.conversion = str(self._meta_ro["conversion"])
+            self.composition = _text(self._meta_ro["composition"])
             self._secret = bytes(self._meta_ro["secret"])
             return
         try:
@@ -231,6 +238,7 @@ class Ledger:
         finally:
             con.close()
         self.conversion = str(meta["conversion"])
+        self.composition = _text(meta["composition"])
         self._secret = bytes(meta["secret"])
 
     # -- low level -----------------------------------------------------------------------------
@@ -280,13 +288,16 @@ class Ledger:
                 elif schema != SCHEMA_VERSION:
                     raise DataError(f"{self.path}: unsupported ledger schema {schema!r} (this privgp reads "
                                     f"schema {SCHEMA_VERSION} and migrates schema 1)")
+                # a file written before composition rules were recorded keeps the rule it was kept with
+                con.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('composition', ?)", (LEGACY_COMPOSITION,))
             had_datasets = "datasets" in tables and con.execute("SELECT 1 FROM datasets LIMIT 1").fetchone()
             for stmt in _SCHEMA.strip().split(";"):
                 if stmt.strip():
                     con.execute(stmt)
             # the content digest its keys may use: "v2" only for a file that had datasets before this marker
             con.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('digests', ?)", ("v2" if had_datasets else "v3",))
-            defaults = {"schema": SCHEMA_VERSION, "conversion": DEFAULT_CONVERSION, "secret": secrets.token_bytes(32)}
+            defaults = {"schema": SCHEMA_VERSION, "conversion": DEFAULT_CONVERSION, "composition": DEFAULT_COMPOSITION,
+                        "secret": secrets.token_bytes(32)}
             for k, val in defaults.items():
                 con.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)", (k, val))
             meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
@@ -294,7 +305,8 @@ class Ledger:
         except BaseException:
             con.execute("ROLLBACK")
             raise
-        if meta.get("conversion") not in ("improved", "mironov") or len(bytes(meta.get("secret", b""))) != 32:
+        if meta.get("conversion") not in ("improved", "mironov") or _text(meta.get("composition")) not in COMPOSITIONS \
+                or len(bytes(meta.get("secret", b""))) != 32:
             raise DataError(f"{self.path}: corrupt ledger (bad meta table)")
         return meta
 
@@ -340,7 +352,7 @@ class Ledger:
             return Spent(0.0, delta, None, 0, "none")
         events = [e for e, _, _ in entries]
         total = events[0] if len(events) == 1 else ComposedEvent.of(events)
-        g = accountant.epsilon(total, delta, conversion=self.conversion)
+        g = accountant.epsilon(total, delta, conversion=self.conversion, composition=self.composition)
         eps = float(g.epsilon)
         # an entry certified at this very delta is a valid bound on its own part: never report less
         same = [ce for _, ce, cd in entries if math.isclose(cd, delta, rel_tol=1e-12)]
@@ -403,7 +415,8 @@ class Ledger:
                                 "a dataset's budget is fixed when it is first charged", given)
                     new = False
                 if epsilon is None or delta is None:
-                    epsilon = float(accountant.epsilon(event, b_del, conversion=self.conversion).epsilon)
+                    epsilon = float(accountant.epsilon(event, b_del, conversion=self.conversion,
+                                                       composition=self.composition).epsilon)
                     delta = b_del
                 if not math.isfinite(epsilon):
                     raise InvalidParameterError("the release's epsilon", "finite (a release this leaky cannot be "
@@ -504,6 +517,11 @@ class Ledger:
             if d.fingerprint == fingerprint:
                 return d
         return None
+
+
+def _text(x: Any) -> str:
+    """A meta value as text (SQLite may hand back bytes for a BLOB column)."""
+    return x.decode("ascii", "replace") if isinstance(x, bytes) else str(x)
 
 
 def _finite(x: Any) -> float:

@@ -6,7 +6,17 @@ import math
 
 import pytest
 
-from privgp.accounting import GaussianEvent, PosteriorSampleEvent, PrivacyCertificate, ZcdpEvent, certify, event_from_dict, rdp_posterior_sample
+from privgp.accounting import (
+    ApproxDpEvent,
+    GaussianEvent,
+    PosteriorSampleEvent,
+    PrivacyCertificate,
+    ZcdpEvent,
+    certify,
+    composition_rule,
+    event_from_dict,
+    rdp_posterior_sample,
+)
 from privgp.cli.main import main
 from privgp.errors import InvalidParameterError, NumericalError
 from privgp.mechanisms.posterior_sample import (
@@ -69,6 +79,32 @@ def test_certificate_json_round_trip_including_infinities():
         PrivacyCertificate.from_dict({"n": 3})
     with pytest.raises(InvalidParameterError, match="certificate"):
         PrivacyCertificate.from_json("{not json")
+
+
+def test_certificates_record_their_composition_rule_and_recompute_with_it():
+    """A new certificate states the profile rule; one that states none (privgp 0.1) recomputes with basic
+    composition, to the numbers it shows; one whose numbers do not follow its stated rule does not recompute
+    to itself."""
+    ev = ZcdpEvent(0.01) + ApproxDpEvent(0.1, 1e-6).times(5)
+    new = certify(ev, 1e-4)
+    assert new.composition == "profile" and new.method == "profile"
+    assert json.loads(new.to_json())["composition"] == "profile"
+    assert "privacy profiles" in new.summary()
+    with composition_rule("basic"):
+        old = certify(ev, 1e-4)
+    assert old.composition == "basic" and old.method == "rdp" and new.epsilon < old.epsilon
+    stated_none = {k: x for k, x in old.to_dict().items() if k != "composition"}
+    back = PrivacyCertificate.from_dict(stated_none)
+    assert back.composition == "basic" and back.recompute() == old  # whatever the rule in force
+    assert PrivacyCertificate.from_json(new.to_json()).recompute() == new
+    forged = PrivacyCertificate.from_dict({**old.to_dict(), "composition": "profile"})
+    assert forged.recompute().epsilon == new.epsilon != forged.epsilon
+    with pytest.raises(InvalidParameterError, match="composition"):
+        PrivacyCertificate.from_dict({**new.to_dict(), "composition": "pld"})
+    # no (epsilon, delta) part: both rules give the same numbers
+    g = certify(GaussianEvent(1.0, 2.0), 1e-5)
+    with composition_rule("basic"):
+        assert certify(GaussianEvent(1.0, 2.0), 1e-5).epsilon == g.epsilon
 
 
 def test_gaussian_certificates_use_the_exact_profile():

@@ -136,13 +136,20 @@ def test_composition_flattens_merges_and_mixes_rdp_with_basic_composition():
     a = ApproxDpEvent(0.2, 1e-7, "a test mechanism")
     mixed = c + a
     assert mixed.approx_dp() == (0.2, 1e-7)
-    e_mixed = epsilon(mixed, 1e-5).epsilon
+    e_mixed = epsilon(mixed, 1e-5, composition="basic").epsilon
     e_rdp_part = epsilon(c, 1e-5 - 1e-7).epsilon
     assert e_mixed == pytest.approx(e_rdp_part + 0.2, rel=1e-9)
-    assert math.isinf(epsilon(mixed, 1e-7).epsilon)  # delta must exceed the approximate part's delta
+    assert epsilon(mixed, 1e-5).epsilon < e_mixed  # the default rule composes through profiles: tighter
+    for rule in ("basic", "profile"):  # delta must exceed the approximate part's delta
+        assert math.isinf(epsilon(mixed, 1e-7, composition=rule).epsilon)
     only = ApproxDpEvent(0.3, 1e-6)
-    assert epsilon(only, 1e-6).epsilon == 0.3 and epsilon(only + only, 1e-5).epsilon == pytest.approx(0.6)
-    assert delta(only, 0.3).delta == 1e-6 and delta(only, 0.2).delta == 1.0
+    assert epsilon(only, 1e-6).epsilon == 0.3
+    assert epsilon(only + only, 1e-5, composition="basic").epsilon == pytest.approx(0.6)
+    assert delta(only, 0.3).delta == 1e-6 and delta(only, 0.2, composition="basic").delta == 1.0
+    # the default rule: the tight profile of one (0.3, 1e-6)-DP mechanism (Kairouz, Oh & Viswanath 2015),
+    # delta(e) = delta + (1 - delta) (e^0.3 - e^e) / (1 + e^0.3) below e = 0.3
+    tight = 1e-6 + (1 - 1e-6) * (math.exp(0.3) - math.exp(0.2)) / (1 + math.exp(0.3))
+    assert delta(only, 0.2).delta == pytest.approx(tight, rel=1e-9) and delta(only, 0.2).delta >= tight
 
 
 @given(log_uniform(1e-3, 1.0), st.integers(1, 50), log_uniform(1e-9, 1e-2))

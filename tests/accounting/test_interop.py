@@ -1,8 +1,8 @@
 """privgp's accounting next to Google's dp_accounting (issue 27): events convert to dp_accounting
 events with the same Renyi curve (composed in both libraries); pure-DP events use the exact curve of
-randomized response; (epsilon, delta)-only parts compose through privacy profiles when asked
-(``composition="profile"``), never below dp_accounting's optimistic PLD bound (a lower bound on the
-tight value) and never above basic composition."""
+randomized response; (epsilon, delta)-only parts compose through privacy profiles (the default rule,
+``composition="profile"``), never below dp_accounting's optimistic PLD bound (a lower bound on the
+tight value) and never above basic composition (``composition="basic"``, the rule of privgp 0.1)."""
 from __future__ import annotations
 
 import math
@@ -26,6 +26,7 @@ from privgp.accounting import (
     PureDpEvent,
     TabulatedRdpEvent,
     ZcdpEvent,
+    composition_rule,
     delta,
     epsilon,
     epsilon_from_rdp,
@@ -136,48 +137,89 @@ def test_pure_dp_uses_the_tighter_randomized_response_curve(eps, count, low, hig
 GRID = 1e-3  # dp_accounting's discretisation; epsilons on it (multiples of 1e-2 here) are represented exactly
 
 
-def _their_delta(mu: float | None, approx: list[tuple[float, float, int]], eps: float) -> float:
-    """dp_accounting's (pessimistic) PLD of the same composition: exact for the (epsilon, delta) parts
-    (their losses lie on the grid), an upper bound within the discretisation for the Gaussian."""
-    dist = None if mu is None else PLD.from_gaussian_mechanism(1.0 / mu, value_discretization_interval=GRID)
+def _their_pld(mu: float | None, approx: list[tuple[float, float, int]], pessimistic: bool = True):
+    """dp_accounting's PLD of the same composition: exact for the (epsilon, delta) parts (their losses lie
+    on the grid); for the Gaussian an upper bound within the discretisation (``pessimistic``) or a lower
+    bound on the tight profile (not ``pessimistic``: their optimistic estimate)."""
+    dist = None if mu is None else PLD.from_gaussian_mechanism(1.0 / mu, pessimistic_estimate=pessimistic,
+                                                               value_discretization_interval=GRID,
+                                                               use_connect_dots=pessimistic)
     for e, d, c in approx:
-        one = PLD.from_privacy_parameters(pld_common.DifferentialPrivacyParameters(e, d), value_discretization_interval=GRID)
+        if pessimistic:
+            one = PLD.from_privacy_parameters(pld_common.DifferentialPrivacyParameters(e, d),
+                                              value_discretization_interval=GRID)
+        else:  # the same four-point PLD, losses rounded down to the grid (theirs rounds them up)
+            pmf = {math.floor(e / GRID): (1 - d) / (1 + math.exp(-e))}
+            k = math.floor(-e / GRID)
+            pmf[k] = pmf.get(k, 0.0) + (1 - d) / (1 + math.exp(e))
+            one = PLD.PrivacyLossDistribution.create_from_rounded_probability(pmf, d, GRID, pessimistic_estimate=False)
         one = one.self_compose(c) if c > 1 else one
         dist = one if dist is None else dist.compose(one)
-    return float(dist.get_delta_for_epsilon(eps))
+    return dist
+
+
+compositions = (st.one_of(st.none(), st.floats(0.2, 2.0)),
+                st.lists(st.tuples(st.integers(1, 200).map(lambda k: k * 1e-2), st.floats(1e-9, 1e-3),
+                                   st.integers(1, 8)), min_size=1, max_size=3))
+
+
+def _event(mu, approx):
+    return ComposedEvent.of([(ApproxDpEvent(e, d), c) for e, d, c in approx] + ([] if mu is None else [(GdpEvent(mu), 1)]))
 
 
 @settings(max_examples=20, deadline=None)
-@given(st.one_of(st.none(), st.floats(0.2, 2.0)),
-       st.lists(st.tuples(st.integers(1, 200).map(lambda k: k * 1e-2), st.floats(1e-9, 1e-3), st.integers(1, 8)),
-                min_size=1, max_size=3),
-       st.floats(0.0, 6.0))
+@given(*compositions, st.floats(0.0, 6.0))
 def test_profile_composition_is_sound_and_tight_against_dp_accounting(mu, approx, eps):
-    parts = [(ApproxDpEvent(e, d), c) for e, d, c in approx] + ([] if mu is None else [(GdpEvent(mu), 1)])
-    ev = ComposedEvent.of(parts)
-    ours = delta(ev, eps, composition="profile")
-    basic = delta(ev, eps)
+    """The default rule (profile) at random compositions: delta never above basic composition's, never
+    below dp_accounting's tight value (equal to it without a Gaussian part)."""
+    ev = _event(mu, approx)
+    ours = delta(ev, eps)
+    assert ours == delta(ev, eps, composition="profile")  # the default rule
+    basic = delta(ev, eps, composition="basic")
     assert ours.delta <= basic.delta
-    theirs = _their_delta(mu, approx, eps)
+    theirs = float(_their_pld(mu, approx).get_delta_for_epsilon(eps))
     if mu is None:  # both exact: equal (the optimal composition of (epsilon, delta)-DP mechanisms)
         assert ours.delta == pytest.approx(theirs, rel=1e-6, abs=1e-12)
     else:  # ours exact, theirs an upper bound: never above it, never below it by more than the discretisation
         assert theirs * (1 - 1e-3) - 1e-12 <= ours.delta <= theirs * (1 + 1e-6) + 1e-10
+    low = float(_their_pld(mu, approx, pessimistic=False).get_delta_for_epsilon(eps))
+    assert ours.delta >= low * (1 - 1e-9) - 1e-15  # never below the tight value
     # epsilon at a delta: the reported epsilon meets the delta, and is no worse than basic composition
     dl = min(max(1.5 * basic.delta, 1e-6), 0.5)
-    e_ours = epsilon(ev, dl, composition="profile")
-    assert e_ours.epsilon <= epsilon(ev, dl).epsilon
+    e_ours = epsilon(ev, dl)
+    assert e_ours.epsilon <= epsilon(ev, dl, composition="basic").epsilon
     if math.isfinite(e_ours.epsilon):
-        assert delta(ev, e_ours.epsilon, composition="profile").delta <= dl * (1 + 1e-9)
+        assert delta(ev, e_ours.epsilon).delta <= dl * (1 + 1e-9)
+
+
+@settings(max_examples=15, deadline=None)
+@given(*compositions, st.floats(1e-7, 0.2))
+def test_profile_epsilon_lies_between_dp_accounting_tight_value_and_basic_composition(mu, approx, dl):
+    """new (default) <= old (basic composition), and >= dp_accounting's tight epsilon at the same delta
+    (its optimistic PLD: a lower bound on the tight value; exact for the (epsilon, delta) parts)."""
+    ev = _event(mu, approx)
+    new, old = epsilon(ev, dl).epsilon, epsilon(ev, dl, composition="basic").epsilon
+    assert new <= old
+    tight = _their_pld(mu, approx, pessimistic=False).get_epsilon_for_delta(dl)
+    assert new >= tight - GRID  # their epsilon is on their grid (rounded up to it)
+    if math.isfinite(new):
+        assert delta(ev, new).delta <= dl * (1 + 1e-9)
+    else:  # no finite epsilon: the delta branches alone reach dl (1 - prod (1 - delta_i) >= dl)
+        assert 1 - math.prod((1 - d) ** c for _, d, c in approx) >= dl * (1 - 1e-9) or not math.isfinite(tight)
 
 
 def test_profile_composition_beats_basic_composition_several_fold():
     ev = ZcdpEvent(0.01) + ApproxDpEvent(0.1, 1e-6).times(5)
-    basic, prof = delta(ev, 1.0), delta(ev, 1.0, composition="profile")
+    basic, prof = delta(ev, 1.0, composition="basic"), delta(ev, 1.0)
     assert prof.method == "profile" and basic.delta > 3 * prof.delta
-    e_basic, e_prof = epsilon(ev, 1e-4), epsilon(ev, 1e-4, composition="profile")
+    e_basic, e_prof = epsilon(ev, 1e-4, composition="basic"), epsilon(ev, 1e-4)
     assert e_prof.method == "profile" and e_prof.epsilon < 0.9 * e_basic.epsilon
-    # the default stays basic composition (certificates and ledgers recompute unchanged)
-    assert epsilon(ev, 1e-4).method == "rdp"
-    with pytest.raises(InvalidParameterError, match="composition"):
-        epsilon(ev, 1e-4, composition="pld")
+    assert e_basic.method == "rdp"
+    # the rule in force: "profile" by default, "basic" inside composition_rule("basic") (how verify rebuilds
+    # a certificate of privgp 0.1), and an explicit rule wins over the one in force
+    with composition_rule("basic"):
+        assert epsilon(ev, 1e-4) == e_basic and epsilon(ev, 1e-4, composition="profile") == e_prof
+    assert epsilon(ev, 1e-4) == e_prof
+    for bad in ("pld", None):
+        with pytest.raises(InvalidParameterError, match="composition"):
+            epsilon(ev, 1e-4, composition="pld") if bad else composition_rule(bad).__enter__()

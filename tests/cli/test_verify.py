@@ -319,6 +319,85 @@ def test_older_certificates_verify_without_file_hashes(capsys):
         assert "no sha256 recorded" in capsys.readouterr().out
 
 
+def _committed_certificates() -> list[Path]:
+    """Every certificate file committed in the repository (docs/ and tests/data/): any JSON file that
+    `privgp verify` reads as a certificate."""
+    from privgp.cli.verify import kind_of
+
+    out = []
+    for folder in (ROOT / "docs", ROOT / "tests" / "data"):
+        for p in sorted(folder.rglob("*.json")):
+            try:
+                doc = json.loads(p.read_text())
+            except (ValueError, UnicodeDecodeError):
+                continue
+            if isinstance(doc, dict) and kind_of(doc) is not None:
+                out.append(p)
+    return out
+
+
+def test_every_committed_certificate_verifies(capsys):
+    """Certificates written before composition rules were recorded state none: verify recomputes them with
+    basic composition (privgp 0.1's rule), and they show what they showed."""
+    paths = _committed_certificates()
+    assert {p.name for p in paths} >= {"certificate.json", "release-default-0.1.0.json", "release-1e6-0.1.0.json"}
+    for path in paths:
+        code, res = verify(path, capsys)
+        assert code == 0 and res["verified"], (path, res)
+
+
+def test_new_certificates_state_the_profile_rule(certificates, tmp_path, capsys):
+    for name, path in certificates.items():
+        doc = json.loads(path.read_text())
+        for key in ("certificate", "planned_certificate"):
+            if isinstance(doc.get(key), dict):
+                assert doc[key]["composition"] == "profile", (name, key)
+    # the tuned release is one (epsilon, delta)-DP selection certified at its own delta: both rules give its
+    # numbers, so the same file stating no rule (read as basic composition) verifies too
+    doc = json.loads(certificates["posterior-sample-tuned"].read_text())
+    for rule, ok in ((None, True), ("basic", True), ("pld", False)):
+        c = {k: x for k, x in doc["certificate"].items() if k != "composition"} | ({} if rule is None else
+                                                                                  {"composition": rule})
+        p = tmp_path / f"{rule}.json"
+        p.write_text(json.dumps({**doc, "certificate": c}))
+        code, res = verify(p, capsys, "--files", str(certificates["posterior-sample-tuned"].parent))
+        assert (code == 0) == ok and (ok or res["field"] == "certificate.composition"), res
+
+
+def test_a_certificate_whose_numbers_do_not_follow_its_stated_rule_fails():
+    """What verify does with every certificate: the plan rebuilt under the rule the certificate states
+    (`release_publish.stated_rule`), then compared. No release of today's mechanisms certifies an
+    (epsilon, delta) part at a delta where the rules differ, so the plan here is a composition that does."""
+    from types import SimpleNamespace
+
+    from privgp.accounting import ApproxDpEvent, ZcdpEvent, certify, composition_rule
+    from privgp.cli import release_publish as publish
+    from privgp.errors import CertificateMismatch
+
+    ev = ZcdpEvent(0.01) + ApproxDpEvent(0.1, 1e-6).times(5)
+
+    def check(cert: dict):
+        doc = {"mechanism": "test", "certificate": json.loads(json.dumps(cert)), "public_settings": {}}
+        with publish.stated_rule((doc["certificate"], "certificate.composition")):
+            plan = SimpleNamespace(mechanism="test", event=ev, certificate=certify(ev, 1e-4, mechanism="test"),
+                                   public_settings=lambda: {})
+            return publish.verify_against_plan(doc, plan)
+
+    new = certify(ev, 1e-4, mechanism="test").to_dict()
+    with composition_rule("basic"):
+        old = certify(ev, 1e-4, mechanism="test").to_dict()
+    assert new["composition"] == "profile" and new["epsilon"] < old["epsilon"]
+    assert check(new).epsilon == new["epsilon"]
+    stated_none = {k: x for k, x in old.items() if k != "composition"}
+    assert check(stated_none).epsilon == old["epsilon"]  # a certificate of privgp 0.1 shows what it showed
+    for forged, field in (({**old, "composition": "profile"}, "certificate.epsilon"),
+                          ({**new, "composition": "basic"}, "certificate.epsilon"),
+                          ({**new, "composition": "pld"}, "certificate.composition")):
+        with pytest.raises(CertificateMismatch) as exc:
+            check(forged)
+        assert exc.value.field == field, exc.value
+
+
 def test_certificates_match_the_json_schema(certificates, tmp_path, capsys):
     jsonschema = pytest.importorskip("jsonschema")
     from privgp.cli.verify import schema

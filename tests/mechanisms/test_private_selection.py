@@ -77,11 +77,17 @@ def test_selection_event_in_the_accountant():
     assert e == pytest.approx(1.5 + 3 * math.sqrt(2e-14))
     assert d == pytest.approx(math.sqrt(2e-14) * 400 + math.exp(-20.0))
     assert event_from_dict(ev.to_dict()) == ev
-    g = accountant.epsilon(ev, d * 1.01)
+    g = accountant.epsilon(ev, d * 1.01, composition="basic")
     assert g.epsilon == pytest.approx(e) and g.method == "pure"
-    assert accountant.epsilon(ev, d * 0.99).epsilon == math.inf
-    both = ComposedEvent.of([ev, GaussianEvent(1.0, 2.0)])
-    assert accountant.epsilon(both, 2 * d).epsilon > e      # basic composition on top of the RDP part
+    # the default rule: the tight profile of one (e, d)-DP mechanism (Kairouz, Oh & Viswanath 2015),
+    # d + (1 - d) (e^e - e^x) / (1 + e^e) = 1.01 d  at  x = log(e^e - 0.01 d (1 + e^e) / (1 - d))
+    g = accountant.epsilon(ev, d * 1.01)
+    tight = math.log(math.exp(e) - 0.01 * d * (1 + math.exp(e)) / (1 - d))
+    assert g.method == "profile" and tight <= g.epsilon <= tight * (1 + 1e-9) and g.epsilon < e
+    for rule in ("basic", "profile"):
+        assert accountant.epsilon(ev, d * 0.99, composition=rule).epsilon == math.inf
+        both = ComposedEvent.of([ev, GaussianEvent(1.0, 2.0)])
+        assert accountant.epsilon(both, 2 * d, composition=rule).epsilon > e  # plus the RDP part
     for bad in (dict(gamma=0.0), dict(gamma=1.5), dict(max_draws=0), dict(delta=1.0)):
         kw = dict(epsilon=0.5, delta=1e-14, gamma=0.05, max_draws=400) | bad
         with pytest.raises(InvalidParameterError):
@@ -212,7 +218,12 @@ def test_seed000_lengthscale_selection_through_the_ledger(tmp_path):
     assert isinstance(res.released.draws, int)
     (entry,) = led.entries()
     assert entry.event["type"] == "selection"
-    assert led.dataset(res.fingerprint).spent.epsilon == pytest.approx(20.0)
+    # the ledger composes at its budget's delta 1e-2 (> the selection's delta): through the privacy profile
+    # (the rule of a new ledger), a little below the 20.0 of basic composition
+    spent = led.dataset(res.fingerprint).spent.epsilon
+    assert led.composition == "profile"
+    assert spent == accountant.epsilon(plan.event, 1e-2).epsilon and 19.9 < spent <= 20.0
+    assert accountant.epsilon(plan.event, 1e-2, composition="basic").epsilon == pytest.approx(20.0)
     with pytest.raises(BudgetExceededError):          # a second search would exceed the budget
         release(plan, d, led, rng)
     with pytest.raises(InvalidParameterError, match="rows"):

@@ -3,6 +3,7 @@
 * events (:mod:`.events`, :mod:`.posterior_sampling`): what each mechanism's analysis needs, with their
   stability contract, self-registration and typed neighbouring relation (:class:`Neighbouring`);
 * the accountant (:mod:`.accountant`): ``epsilon(event, delta)``, ``delta(event, epsilon)``, ``rdp``;
+  its versioned composition rules (``COMPOSITIONS``, ``composition_rule``);
 * :func:`calibrate` (one calibrator; :func:`calibrate_gaussian` and :func:`feasible_side` for closed
   forms), :func:`certify` / :class:`PrivacyCertificate`;
 * private selection (:mod:`.selection`: Liu & Talwar's random stopping, seed 001 eq. 20) and the
@@ -17,7 +18,16 @@
 
 Events are built by mechanisms (:mod:`privgp.mechanisms`), which know kernels and domains.
 """
-from .accountant import Guarantee, delta, epsilon, rdp
+from .accountant import (
+    COMPOSITIONS,
+    DEFAULT_COMPOSITION,
+    LEGACY_COMPOSITION,
+    Guarantee,
+    composition_rule,
+    delta,
+    epsilon,
+    rdp,
+)
 from .calibrate import CalibrationResult, calibrate, calibrate_gaussian, feasible_side
 from .certificate import PrivacyCertificate, certify
 from .conversion import CONVERSIONS, epsilon_from_rdp, log_delta_from_rdp
@@ -72,6 +82,7 @@ from .zcdp import zcdp_epsilon, zcdp_rho_for
 __all__ = [
     "DPSetConvEvent", "FunctionalEvent", "dpsetconv_mu", "dpsetconv_noise_scales", "gdp_multiplier",
     "hall_multiplier", "rdp_multiplier", "setconv_sensitivities",
+    "COMPOSITIONS", "DEFAULT_COMPOSITION", "LEGACY_COMPOSITION", "composition_rule",
     "ApproxDpEvent", "CONVERSIONS", "CalibrationResult", "ComposedEvent", "EVENT_TYPES", "EventBatch", "GaussianEvent",
     "GdpEvent", "Guarantee", "LinearRegressionPosteriorEvent", "Neighbouring", "SampleThenOptimiseEvent",
     "PUBLISHED_WARNING", "PosteriorSampleEvent", "PrivacyCertificate", "PrivacyEvent",

@@ -18,13 +18,14 @@ How a guarantee is computed, in order of preference:
 3. An (epsilon_0, delta_0) part (:meth:`PrivacyEvent.approx_dp`) is added by basic composition:
    epsilon(delta) = epsilon_RDP(delta - delta_0) + epsilon_0, +inf when delta <= delta_0.
 
-4. ``composition="profile"`` (opt-in; default ``"basic"``, item 3): the (epsilon_i, delta_i)-only
-   parts are composed with the rest through privacy profiles instead of basic composition, as a
-   privacy-loss-distribution accountant composes them, but exactly: each (epsilon_i, delta_i)-DP
-   part is dominated by the four-point pair of f_{epsilon_i, delta_i} (Kairouz, Oh & Viswanath
-   2015, Thm 2.1; Dong, Roth & Su 2022, Prop. 2.5), the rest is f-DP with f given by its profile
-   delta_R (Dong, Roth & Su 2022, Prop. 2.12: exact for mu-GDP, the RDP conversion otherwise), and the
-   tensor product of the pairs dominates the adaptive composition (ibid., Thm 3.2), whose profile is
+4. **Profile composition** (``composition="profile"``, the default since privgp 0.2): the
+   (epsilon_i, delta_i)-only parts are composed with the rest through privacy profiles instead of
+   basic composition, as a privacy-loss-distribution accountant composes them, but exactly: each
+   (epsilon_i, delta_i)-DP part is dominated by the four-point pair of f_{epsilon_i, delta_i}
+   (Kairouz, Oh & Viswanath 2015, Thm 2.1; Dong, Roth & Su 2022, Prop. 2.5), the rest is f-DP with f
+   given by its profile delta_R (Dong, Roth & Su 2022, Prop. 2.12: exact for mu-GDP, the RDP
+   conversion otherwise), and the tensor product of the pairs dominates the adaptive composition
+   (ibid., Thm 3.2), whose profile is
 
        delta(eps) = 1 - prod(1 - delta_i) + prod(1 - delta_i) sum_s w(s) delta_R(eps - s),
 
@@ -32,9 +33,18 @@ How a guarantee is computed, in order of preference:
    e^eps_i / (1 + e^eps_i)) and delta_R(x) = 1 - e^x + e^x delta_R(-x) for x < 0 (the hockey-stick
    identity, f symmetric). The reported value is the smaller of this and basic composition
    (method "profile" when it wins): up to several times smaller delta for many (epsilon, delta)
-   parts. Opt-in so that certificates and ledgers written with basic composition recompute
-   unchanged; tests/accounting/test_interop.py checks it never falls below dp_accounting's
-   optimistic PLD bound (a lower bound on the tight value).
+   parts. tests/accounting/test_interop.py checks it is never above basic composition and never
+   below dp_accounting's PLD of the same composition (the tight value).
+
+**Composition rules are versioned.** ``composition="basic"`` (item 3 only) is the rule of every
+certificate and ledger written before privgp 0.2 (:data:`LEGACY_COMPOSITION`: what a certificate or
+ledger that states no rule was computed with); ``"profile"`` (:data:`DEFAULT_COMPOSITION`) is the
+rule of new ones, recorded in them (``composition`` in certificate.json, the ``composition`` key of
+the ledger's meta table). ``composition=None`` (the default of :func:`epsilon`, :func:`delta` and
+:func:`~privgp.accounting.certify`) means the rule in force: :data:`DEFAULT_COMPOSITION`, or the rule
+set by :func:`composition_rule` for a block of code -- ``privgp verify`` rebuilds a certificate,
+calibrations included, inside ``with composition_rule(its stated rule)``, so old certificates
+recompute to what they showed and a certificate whose numbers do not follow its stated rule fails.
 
 Everything is vectorised over an :class:`~privgp.accounting.events.EventBatch` (one numpy call per
 search round for all settings), and over delta / epsilon arrays that broadcast against it.
@@ -44,7 +54,9 @@ RDP conversions (tests/accounting/test_events.py).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,6 +71,11 @@ from .order_search import minimize_over_alpha
 
 METHODS = ("rdp", "exact-gdp", "pure", "profile")
 COMPOSITIONS = ("basic", "profile")
+#: the composition rule of new certificates and ledgers (module docstring, item 4)
+DEFAULT_COMPOSITION = "profile"
+#: the rule of a certificate or ledger that states none: everything privgp 0.1 wrote (item 3)
+LEGACY_COMPOSITION = "basic"
+_RULE_IN_FORCE: ContextVar[str] = ContextVar("privgp_composition_rule", default=DEFAULT_COMPOSITION)
 #: the profile composition's largest support (sums of +-epsilon_i); beyond it, basic composition
 MAX_PROFILE_SUPPORT = 20_000
 
@@ -68,7 +85,8 @@ class Guarantee:
     """An (epsilon, delta) statement and how it was obtained (arrays for a batch).
 
     ``alpha``/``rdp``: the order and the RDP value it was converted from (NaN for the exact
-    profile); ``method``: "rdp", "exact-gdp" or "pure" (no RDP part: basic composition only)."""
+    profile); ``method``: "rdp", "exact-gdp", "pure" (no RDP part: basic composition only) or
+    "profile" (item 4 of the module docstring)."""
 
     epsilon: Any
     delta: Any
@@ -118,18 +136,19 @@ def _single_rdp_fn(event: PrivacyEvent) -> Callable[[np.ndarray], np.ndarray]:
 
 
 def epsilon(event: PrivacyEvent | EventBatch, delta: ArrayLike, *, conversion: str = "improved",
-            alpha: ArrayLike | None = None, exact: bool = True, composition: str = "basic") -> Guarantee:
+            alpha: ArrayLike | None = None, exact: bool = True, composition: str | None = None) -> Guarantee:
     """Certified epsilon of ``event`` at ``delta`` (see the module docstring for the method).
 
     ``alpha``: evaluate the RDP conversion at this order instead of optimising (no exact profile
     then). For an :class:`EventBatch` every output is an array of the batch's shape (broadcast with
     delta and alpha). ``composition``: how (epsilon, delta)-only parts compose with the rest,
-    "basic" or "profile" (tighter; module docstring, item 4)."""
+    "basic" or "profile" (tighter; module docstring, item 4); None: the rule in force
+    (:func:`composition_in_force`)."""
     _check_event(event)
     check_conversion(conversion)
-    _check_composition(composition)
+    composition = resolve_composition(composition)
     if composition == "profile" and alpha is None and isinstance(event, PrivacyEvent):
-        basic = epsilon(event, delta, conversion=conversion, exact=exact)
+        basic = epsilon(event, delta, conversion=conversion, exact=exact, composition="basic")
         return _profile_epsilon(event, basic, conversion, exact)
     d = _probability_array("delta", delta)
     if alpha is not None:
@@ -219,14 +238,14 @@ def _broadcast_batch(batch: EventBatch, shape: tuple[int, ...]) -> EventBatch:
 
 
 def delta(event: PrivacyEvent | EventBatch, epsilon_value: ArrayLike, *, conversion: str = "improved",
-          alpha: ArrayLike | None = None, exact: bool = True, composition: str = "basic") -> Guarantee:
+          alpha: ArrayLike | None = None, exact: bool = True, composition: str | None = None) -> Guarantee:
     """Certified (smallest found) delta of ``event`` at ``epsilon_value`` (capped at 1).
-    ``composition``: "basic" or "profile" (module docstring, item 4)."""
+    ``composition``: "basic" or "profile" (module docstring, item 4); None: the rule in force."""
     _check_event(event)
     check_conversion(conversion)
-    _check_composition(composition)
+    composition = resolve_composition(composition)
     if composition == "profile" and alpha is None and isinstance(event, PrivacyEvent):
-        basic = delta(event, epsilon_value, conversion=conversion, exact=exact)
+        basic = delta(event, epsilon_value, conversion=conversion, exact=exact, composition="basic")
         split = _split_approx(event)
         if split is None:
             return basic
@@ -282,9 +301,34 @@ def delta(event: PrivacyEvent | EventBatch, epsilon_value: ArrayLike, *, convers
 
 # -- composition of (epsilon, delta)-only parts through privacy profiles (module docstring, item 4) --
 
-def _check_composition(composition: str) -> None:
-    if composition not in COMPOSITIONS:
+def check_composition(composition: object) -> str:
+    """``composition`` if it names a rule of :data:`COMPOSITIONS`; else InvalidParameterError."""
+    if not isinstance(composition, str) or composition not in COMPOSITIONS:
         raise InvalidParameterError("composition", f"one of {COMPOSITIONS}", composition)
+    return composition
+
+
+def composition_in_force() -> str:
+    """The rule ``composition=None`` means here: :data:`DEFAULT_COMPOSITION` unless a
+    :func:`composition_rule` block says otherwise."""
+    return _RULE_IN_FORCE.get()
+
+
+def resolve_composition(composition: str | None) -> str:
+    """``composition`` checked, or the rule in force when it is None."""
+    return composition_in_force() if composition is None else check_composition(composition)
+
+
+@contextmanager
+def composition_rule(rule: str) -> Iterator[str]:
+    """Within the block, ``composition=None`` means ``rule`` (for this thread / task only): how
+    ``privgp verify`` rebuilds a certificate -- its calibrations included -- with the rule the
+    certificate states."""
+    token = _RULE_IN_FORCE.set(check_composition(rule))
+    try:
+        yield rule
+    finally:
+        _RULE_IN_FORCE.reset(token)
 
 
 def _split_approx(event: PrivacyEvent) -> tuple[PrivacyEvent | None, list[tuple[float, float, int]]] | None:
@@ -331,12 +375,15 @@ class _ProfileComposition:
                 raise _TooLarge
         self.shifts, self.weights = shifts, weights
         self.clean = math.exp(log_clean)  # probability that no part takes its delta branch
+        # 1 - clean, the probability that one does: rounded up, so that delta is never reported below it
+        self.floor = min(1.0, -math.expm1(log_clean) * (1.0 + 1e-12))
 
     def _rest_delta(self, x: np.ndarray) -> np.ndarray:
         """The curve part's profile at x >= 0 (0 without a curve part)."""
         if self.rest is None:
             return np.zeros_like(x)
-        return np.asarray(delta(self.rest, x, conversion=self.conversion, exact=self.exact).delta, dtype=float)
+        return np.asarray(delta(self.rest, x, conversion=self.conversion, exact=self.exact, composition="basic").delta,
+                          dtype=float)
 
     def delta(self, eps: float) -> float:
         if not eps >= 0:
@@ -346,12 +393,19 @@ class _ProfileComposition:
         with np.errstate(over="ignore"):
             ex = np.exp(np.minimum(x, 0.0))
         two_sided = np.where(x >= 0, pos, 1.0 - ex + ex * pos)
-        total = (1.0 - self.clean) + self.clean * float(np.dot(self.weights, np.clip(two_sided, 0.0, 1.0)))
+        # rounded up by 1e-12 relative: float rounding of the sum never brings delta below the exact value
+        rest = self.clean * float(np.dot(self.weights, np.clip(two_sided, 0.0, 1.0))) * (1.0 + 1e-12)
+        total = self.floor + rest
+        if rest > 0 and not total > self.floor:  # a part below the floor's last digit: still above it
+            total = math.nextafter(self.floor, 2.0)
         return min(1.0, total)
 
     def epsilon(self, target: float, upper: float) -> float:
         """The smallest eps found with delta(eps) <= target (bisection; the feasible end is returned);
-        +inf when none up to ``upper`` (or 1e4 when ``upper`` is infinite)."""
+        +inf when none up to ``upper`` (or 1e4 when ``upper`` is infinite) or ``target`` is below the
+        probability that a part takes its delta branch."""
+        if target < self.floor:
+            return math.inf
         if self.delta(0.0) <= target:
             return 0.0
         hi = upper if math.isfinite(upper) else 1e4

@@ -2,15 +2,20 @@
 
 A :class:`PrivacyCertificate` holds the release's privacy *event* (JSON), the guarantee computed
 from it by the accountant (epsilon, delta, the order alpha and RDP value it was converted from, the
-conversion rule and method), the lemmas used with their derived numbers (``details``, e.g. V_n and
+conversion rule and method, and the composition rule it was computed with), the lemmas used with their derived numbers (``details``, e.g. V_n and
 Delta_n), the assumptions in words, and the public settings of the mechanism that are not part of
 the event (kernel, lengthscale, domain, ...). ``covered`` is False when the number is not covered by
 a proven result (published constants), and ``warnings`` says why.
 
 :func:`certify` is the only way to build one; :meth:`PrivacyCertificate.recompute` rebuilds it from
-the recorded event through the same accountant (so a reader can check a published certificate with
+the recorded event through the same accountant, with the certificate's own composition rule (so a reader can check a published certificate with
 ``PrivacyCertificate.from_json(text).recompute() == cert``). Infinite values are written as the
 string "inf" (JSON has no infinity).
+
+``composition`` names the accountant's rule for (epsilon, delta)-only parts
+(:mod:`privgp.accounting.accountant`, item 4): "profile" for certificates of privgp 0.2 on, and
+"basic" for a certificate that states none (privgp 0.1 wrote none and used basic composition), so an
+old certificate recomputes to the numbers it shows.
 """
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ from .._version import __version__
 from ..errors import InvalidParameterError
 from ..formatting import format_upper
 from . import accountant
+from .accountant import LEGACY_COMPOSITION, check_composition, resolve_composition
 from .conversion import check_conversion
 from .events import PrivacyEvent, event_from_dict, json_number
 
@@ -63,7 +69,7 @@ class PrivacyCertificate:
     alpha: float               # the order converted from (NaN for the exact GDP profile / pure DP)
     rdp: float                 # the RDP value at alpha (NaN when not converted from RDP)
     conversion: str
-    method: str                # "rdp", "exact-gdp" or "pure"
+    method: str                # "rdp", "exact-gdp", "pure" or "profile"
     alpha_optimised: bool
     covered: bool
     lemmas: tuple[str, ...] = ()
@@ -72,6 +78,7 @@ class PrivacyCertificate:
     details: dict = field(default_factory=dict, hash=False)
     public: dict = field(default_factory=dict, hash=False)
     privgp_version: str = __version__
+    composition: str = LEGACY_COMPOSITION  # the accountant's composition rule (module docstring)
 
     __hash__ = None  # type: ignore[assignment]  # holds dicts: compare, do not hash
 
@@ -81,7 +88,7 @@ class PrivacyCertificate:
             "mechanism": self.mechanism, "event": self.event.to_dict(), "solved_for": self.solved_for,
             "epsilon": _jsonify(self.epsilon), "delta": _jsonify(self.delta), "alpha": _jsonify(self.alpha),
             "rdp": _jsonify(self.rdp), "conversion": self.conversion, "method": self.method,
-            "alpha_optimised": self.alpha_optimised, "covered": self.covered, "lemmas": list(self.lemmas),
+            "composition": self.composition, "alpha_optimised": self.alpha_optimised, "covered": self.covered, "lemmas": list(self.lemmas),
             "warnings": list(self.warnings), "assumptions": list(self.assumptions),
             "details": _jsonify(self.details), "public": _jsonify(self.public),
             "privgp_version": self.privgp_version,
@@ -102,7 +109,8 @@ class PrivacyCertificate:
                        covered=bool(d["covered"]), lemmas=tuple(str(s) for s in d.get("lemmas", ())),
                        warnings=tuple(str(s) for s in d.get("warnings", ())),
                        assumptions=tuple(str(s) for s in d.get("assumptions", ())), details=details,
-                       public=dict(d.get("public", {})), privgp_version=str(d.get("privgp_version", "")))
+                       public=dict(d.get("public", {})), privgp_version=str(d.get("privgp_version", "")),
+                       composition=check_composition(d.get("composition", LEGACY_COMPOSITION)))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise InvalidParameterError("certificate", "a dict written by PrivacyCertificate.to_dict",
                                         f"missing or malformed field ({exc})") from None
@@ -115,12 +123,12 @@ class PrivacyCertificate:
             raise InvalidParameterError("certificate", "valid JSON", str(exc)) from None
 
     def recompute(self) -> PrivacyCertificate:
-        """A fresh certificate from the recorded event through the same accountant (same alpha when it
-        was given, not optimised)."""
+        """A fresh certificate from the recorded event through the same accountant and composition rule
+        (same alpha when it was given, not optimised)."""
         return certify(self.event, delta=self.delta if self.solved_for == "epsilon" else None,
                        epsilon=self.epsilon if self.solved_for == "delta" else None,
                        conversion=self.conversion, alpha=None if self.alpha_optimised else self.alpha,
-                       exact=self.method != "rdp",
+                       exact=self.method != "rdp", composition=self.composition,
                        mechanism=self.mechanism, public=self.public, extra_assumptions=self._extra_assumptions())
 
     def _extra_assumptions(self) -> tuple[str, ...]:
@@ -146,6 +154,9 @@ class PrivacyCertificate:
             lines.append(f"  conversion:  {self.conversion} ({_CONVERSION_NAMES[self.conversion]})")
         elif self.method == "exact-gdp":
             lines.append("  conversion:  exact Gaussian-DP privacy profile (no RDP conversion)")
+        elif self.method == "profile":
+            lines.append("  composition: the (epsilon, delta) parts composed through privacy profiles (exact f-DP "
+                         "composition: Kairouz-Oh-Viswanath 2015, Thm 2.1; Dong-Roth-Su 2022, Thm 3.2)")
         lines.append("  proofs:")
         lines.extend(f"    - {x}" for x in self.lemmas)
         for w in self.warnings:
@@ -158,28 +169,32 @@ class PrivacyCertificate:
 def certify(event: PrivacyEvent, delta: float | None = None, *, epsilon: float | None = None,
             conversion: str = "improved", alpha: float | None = None,
             exact: bool = True, mechanism: str | None = None, public: dict | None = None,
-            extra_assumptions: tuple[str, ...] = ()) -> PrivacyCertificate:
+            extra_assumptions: tuple[str, ...] = (), composition: str | None = None) -> PrivacyCertificate:
     """Certify a release described by ``event`` through the accountant.
 
     Exactly one of ``delta`` (report epsilon) and ``epsilon`` (report the smallest delta found).
     ``alpha`` evaluates the RDP conversion at that order instead of optimising; ``exact`` allows the
     exact GDP profile where the event has one. ``mechanism``/``public``/``extra_assumptions`` are the
-    mechanism's own words and public settings, recorded as given.
+    mechanism's own words and public settings, recorded as given. ``composition``: the accountant's
+    rule for (epsilon, delta)-only parts, recorded in the certificate (None: the rule in force,
+    :func:`privgp.accounting.accountant.composition_in_force`; "profile" unless inside
+    :func:`~privgp.accounting.accountant.composition_rule`).
     """
     if not isinstance(event, PrivacyEvent):
         raise InvalidParameterError("event", "a PrivacyEvent", type(event).__name__)
     check_conversion(conversion)
+    composition = resolve_composition(composition)
     if (delta is None) == (epsilon is None):
         raise InvalidParameterError("delta/epsilon", "exactly one of delta and epsilon", (delta, epsilon))
     if alpha is not None:
         alpha = v.greater_than("alpha", alpha, 1.0)
     if delta is not None:
         delta = v.probability("delta", delta)
-        g = accountant.epsilon(event, delta, conversion=conversion, alpha=alpha, exact=exact)
+        g = accountant.epsilon(event, delta, conversion=conversion, alpha=alpha, exact=exact, composition=composition)
         solved = "epsilon"
     else:
         epsilon = v.nonnegative("epsilon", epsilon)
-        g = accountant.delta(event, epsilon, conversion=conversion, alpha=alpha, exact=exact)
+        g = accountant.delta(event, epsilon, conversion=conversion, alpha=alpha, exact=exact, composition=composition)
         solved = "delta"
     eps, dlt = float(g.epsilon), float(g.delta)
     warnings = list(event.notes())
@@ -198,4 +213,4 @@ def certify(event: PrivacyEvent, delta: float | None = None, *, epsilon: float |
         alpha=float(g.alpha), rdp=float(g.rdp), conversion=conversion, method=g.method,
         alpha_optimised=alpha is None, covered=bool(event.covered), lemmas=tuple(event.lemmas()),
         warnings=tuple(warnings), assumptions=tuple(event.assumptions()) + tuple(extra_assumptions),
-        details=details, public=dict(public or {}))
+        details=details, public=dict(public or {}), composition=composition)

@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 from .. import __version__
-from ..accounting import PrivacyCertificate
+from ..accounting import COMPOSITIONS, LEGACY_COMPOSITION, PrivacyCertificate, composition_rule
 from ..datasets import baltimore
 from ..errors import CertificateMismatch
 from ..jsonable import to_jsonable
@@ -186,6 +186,8 @@ def verify_against_plan(doc: dict, plan, *, mechanism: str | None = None) -> Pri
       conversion, method, covered, details, public) equal ``plan.certificate``'s, recomputed through the
       accountant at the recorded Renyi order alpha where the installed optimiser lands on another order
       (any order is a valid bound; the epsilon must be the value at the recorded one);
+    * the certificate's composition rule (``certificate.composition``; absent: "basic", the rule of
+      privgp 0.1) is the rebuilt one's: the caller rebuilds inside :func:`stated_rule` (see there);
     * epsilon is at most ``public_settings.target_epsilon`` where one is recorded.
 
     Values are compared as certificate.json holds them (:func:`as_written`), exactly. Returns the rebuilt
@@ -215,6 +217,7 @@ def verify_against_plan(doc: dict, plan, *, mechanism: str | None = None) -> Pri
     rebuilt = as_written(again.to_dict())
     for key in CERTIFICATE_FIELDS:
         compare(cert_doc[key], rebuilt[key], f"certificate.{key}")
+    compare(cert_doc.get("composition", LEGACY_COMPOSITION), rebuilt["composition"], "certificate.composition")
     target = doc["public_settings"].get("target_epsilon") if isinstance(doc["public_settings"], dict) else None
     if isinstance(target, (int, float)) and not isinstance(target, bool) and not again.epsilon <= target:
         raise CertificateMismatch("certificate.epsilon", f"{again.epsilon!r} exceeds the target epsilon {target!r}")
@@ -235,10 +238,34 @@ def _at_recorded_order(cert_doc: dict, cert: PrivacyCertificate) -> PrivacyCerti
     return replace(again, alpha_optimised=cert.alpha_optimised)
 
 
+def composition_of(cert_doc: Any, where: str) -> str:
+    """The composition rule a recorded certificate states ("basic" when it states none: privgp 0.1's
+    rule); CertificateMismatch naming ``where`` when it names no rule of this privgp."""
+    rule = cert_doc.get("composition", LEGACY_COMPOSITION) if isinstance(cert_doc, dict) else LEGACY_COMPOSITION
+    if not isinstance(rule, str) or rule not in COMPOSITIONS:
+        raise CertificateMismatch(where, f"{_short(rule)} is not a composition rule of this privgp "
+                                  f"({', '.join(COMPOSITIONS)})")
+    return rule
+
+
+def stated_rule(*cert_docs: tuple[Any, str]):
+    """``with stated_rule((cert_doc, field), ...):`` rebuild a certificate with the accountant's
+    composition rule its recorded certificate(s) state (:mod:`privgp.accounting.accountant`, item 4),
+    calibrations included: an old certificate recomputes to what it showed, and one whose numbers do
+    not follow its stated rule fails. Recorded certificates that state different rules fail."""
+    rules = {(composition_of(c, where), where) for c, where in cert_docs if c is not None}
+    names = {r for r, _ in rules}
+    if len(names) > 1:
+        raise CertificateMismatch(sorted(w for _, w in rules)[-1], f"the certificates state different composition "
+                                  f"rules ({', '.join(sorted(names))})")
+    return composition_rule(names.pop() if names else LEGACY_COMPOSITION)
+
+
 def verify_mechanism(doc: dict, mech: Mechanism) -> PrivacyCertificate:
     """``privgp verify`` of a release certificate of ``mech``: its plan rebuilt from the public settings
     (:meth:`~privgp.mechanisms.interface.Mechanism.rebuild`) against everything recorded."""
     return verify_against_plan(doc, mech.rebuild(Recorded(doc)), mechanism=mech.name)
 
 
-__all__ = ["CertificateMismatch", "VERIFY_MEMORY_LIMIT", "verify_mechanism", "verify_against_plan", "setting"]
+__all__ = ["CertificateMismatch", "VERIFY_MEMORY_LIMIT", "verify_mechanism", "verify_against_plan", "setting",
+           "stated_rule", "composition_of"]

@@ -7,7 +7,9 @@ public settings through the same code that built it (the mechanism's plan functi
 ``dataset.n``, domain, response map, kernel, lengthscale, r, sigma, eta, L, delta, lemma, conversion,
 noise, inducing inputs, ...) and compared field by field with the recorded event, settings and
 numbers (:func:`privgp.cli.release_publish.verify_against_plan`); the first field that disagrees is
-named. Then the released files beside the certificate (or in ``--files DIR``) are hashed and
+named. The numbers are recomputed with the accountant's composition rule the certificate states
+(``composition``; absent: "basic", privgp 0.1's rule), so older certificates show what they showed.
+Then the released files beside the certificate (or in ``--files DIR``) are hashed and
 compared with the recorded sha256; a missing file is reported.
 
 Exit status: 0 verified (also when NOT COVERED by the lemmas -- published constants -- or a file is
@@ -130,6 +132,13 @@ def verify_document(doc: dict) -> PrivacyCertificate | None:
     nothing data-dependent. Raises CertificateMismatch (a NumericalError) on any disagreement and other
     privgp errors when the public settings do not rebuild a release."""
     kind = kind_of(doc)
+    recorded = [(doc, "composition")] if kind == "account" else \
+        [(doc.get(k), f"{k}.composition") for k in ("certificate", "planned_certificate")]
+    with publish.stated_rule(*recorded):  # recomputed with the composition rule the certificate states
+        return _rebuild(doc, kind)
+
+
+def _rebuild(doc: dict, kind: str | None) -> PrivacyCertificate | None:
     if kind == "optimize":
         from .optimize import verify as verify_optimize
 
