@@ -2,7 +2,12 @@
 calibration, certificates, and one exact neighbour divergence.
 
 Run:  python benchmarks/bench_accounting.py [--repeat 5]
-Targets (issue 3): 10^5 settings <= 2 s; one epsilon <= 1 ms.
+Targets (issue 3): 10^5 settings <= 2 s; one epsilon <= 1 ms. Issue 30: 10^5 settings <= 300 ms here.
+
+Peer in the same run (issue 30): Google's dp_accounting (the ``dp-accounting`` extra) computing epsilon for
+one Gaussian mechanism with its RDP accountant and default orders -- the same kind of work (an RDP curve
+minimised over orders and converted at delta) for the simplest event; the ratios of privgp's one epsilon and
+of its per-setting batch cost to it are printed.
 """
 from __future__ import annotations
 
@@ -68,11 +73,28 @@ def main() -> None:
         rows.append(("exact neighbour divergence (n=10, |XT|=11)",
                      *per_call(lambda: neighbour_divergence(k, Xc, yc, [0.1, 0.2], 1.0, [0.8, 0.9], -1.0, Xc, r=0.5,
                                                             sigma=1.0, alpha=1.5), 200, args.repeat), ""))
+    try:
+        import dp_accounting
+        from dp_accounting.rdp import RdpAccountant
+    except ImportError:
+        dp_accounting = None
+    if dp_accounting is not None:
+        def peer():
+            acc = RdpAccountant()
+            acc.compose(dp_accounting.GaussianDpEvent(5.0))
+            return acc.get_epsilon(0.05)
+
+        rows.append(("peer: dp_accounting RDP, one Gaussian event", *per_call(peer, 200, args.repeat), ""))
     print(f"machine: {platform.processor() or platform.machine()}, numpy {np.__version__}, repeat {args.repeat}")
     print(f"{'what':46s} {'best wall':>12s} {'median wall':>12s} {'best CPU':>12s}  target")
     for what, best, med, cpu, target in rows:
         fmt = (lambda t: f"{t * 1e3:9.3f} ms") if best < 1 else (lambda t: f"{t:10.3f} s ")
         print(f"{what:46s} {fmt(best):>12s} {fmt(med):>12s} {fmt(cpu):>12s}  {target}")
+    if dp_accounting is not None:
+        p_med, p_cpu = rows[-1][2], rows[-1][3]
+        print(f"one epsilon / peer: {rows[1][2] / p_med:.2f}x median wall, {rows[1][3] / p_cpu:.2f}x CPU; "
+              f"10^5 settings per setting / peer: {rows[0][2] / 1e5 / p_med:.4f}x median wall, "
+              f"{rows[0][3] / 1e5 / p_cpu:.4f}x CPU")
 
 
 if __name__ == "__main__":
