@@ -122,7 +122,8 @@ def which_table(summary: pd.DataFrame) -> pd.DataFrame:
 
 #: short legend labels (a mechanism not listed is labelled by its name)
 SHORT = {"posterior-sample": "post. sample", "sparse-gp": "sparse GP", "functional": "functional",
-         "discretised-gaussian": "eq. 37", "grid": "grid (8 cells)", "auto": "auto",
+         "discretised-gaussian": "eq. 37", "grid": "grid (8 cells)", "laplace-grid": "Laplace grid (8 cells)",
+         "auto": "auto",
          "posterior-sample:pilot": "post. sample (pilot-tuned)", "sparse-gp:pilot": "sparse GP (pilot-tuned)"}
 
 
@@ -157,7 +158,8 @@ def _plot(which: pd.DataFrame, path: Path) -> Path:
         best[(i, j)] = (r["best_single"], r.get("auto", math.nan))
     im = ax.imshow(grid, origin="lower", cmap="viridis", vmin=0, vmax=1, aspect="auto")
     for (i, j), (m, a) in best.items():
-        ax.text(j, i, f"{SHORT.get(m, m)}\n{grid[i, j]:.2f}\nauto {a:.2f}", ha="center", va="center", fontsize=7.5,
+        label = SHORT.get(m, m).replace(" (", "\n(")
+        ax.text(j, i, f"{label}\n{grid[i, j]:.2f}\nauto {a:.2f}", ha="center", va="center", fontsize=7.5,
                 color="white" if grid[i, j] < 0.6 else "black")
     ax.set_xticks(range(len(ns)), [f"$10^{int(round(math.log10(n)))}$" for n in ns])
     ax.set_yticks(range(len(eps)), [f"{e:g}" for e in eps])

@@ -12,7 +12,7 @@ Smith 2006, Prop. 1): :class:`~privgp.accounting.PureDpEvent` (the ledger compos
 response's Renyi curve, the tightest valid for epsilon-DP). A guarantee with no delta at all, and at privgp's
 default deltas LESS noise than the Gaussian grid: its standard deviation 4 sqrt(2) / epsilon is 0.6-0.7 of
 the Gaussian's calibrated at L2 sensitivity 2 (5.66 vs 8.45 at epsilon = 1, delta = 1e-6), with heavier
-tails (measured in docs/runs/utility-laplace).
+tails (measured in docs/runs/utility).
 """
 from __future__ import annotations
 
