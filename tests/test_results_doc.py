@@ -22,8 +22,8 @@ seed 001-004 sections quote tables that ``scripts/results_tables.py`` regenerate
 ``privgp experiment NAME`` command and its ``--out docs/runs/NAME`` on the page; a folder without a run.json
 must be written by a command on the page or list its commands in a README.md.
 
-Numbers in prose. In the same scope (less the README sections in ``PROSE_PENDING``, whose numbers are
-still to be marked), every number quoted in prose -- outside tables, code blocks, code spans, headings,
+Numbers in prose. In README and all of docs/results.md (``OTHER_SECTIONS`` included; less the README
+sections in ``PROSE_PENDING``, whose numbers are still to be marked), every number quoted in prose -- outside tables, code blocks, code spans, headings,
 link targets and HTML -- that is a decimal (``0.471``), a percentage (``61%``), a power of ten
 (``1e-10``, ``1.9·10⁷``) or a duration (``652 s``, ``3.5 ms``) is checked. Integers that are not durations
 are settings or counts (N = 200, 64 tasks, 20 runs) and are not checked; numbers that label a paper item
@@ -384,7 +384,7 @@ def prose_checks(page: Path) -> list[str]:
     parts = []   # (### part, whether its ## section is skipped, the runs its ## section names)
     for sec in re.split(r"(?m)^(?=## )", text):
         first = sec.splitlines()[0] if sec else ""
-        skip = bool(OTHER_SECTIONS.match(first) or PROSE_PENDING.match(first))
+        skip = bool(PROSE_PENDING.match(first))
         parts += [(part, skip, runs_named(sec)) for part in re.split(r"(?m)^(?=### )", sec)]
     for part, skip, section_runs in parts:
         runs = runs_named(part) or section_runs   # the ### subsection's runs, else its section's
