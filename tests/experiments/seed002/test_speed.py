@@ -8,6 +8,7 @@ from privgp.experiments import run_experiment  # noqa: E402
 
 
 def test_seed002_fig5_quick(tmp_path):
+    pytest.importorskip("opacus")   # the DP-SVGP's noise multiplier (privgp.nn.dpsvgp.noise_multiplier)
     torch.set_num_threads(1)
     run_experiment("seed002-fig5", tmp_path / "a", quick=True)
     df = pd.read_csv(tmp_path / "a" / "fig5.csv")
