@@ -205,6 +205,14 @@ def epsilon(event: PrivacyEvent | EventBatch, delta: ArrayLike, *, conversion: s
     if np.isnan(e).any() or np.isnan(r).any():
         raise NumericalError("accountant: NaN epsilon from valid inputs")
     out = (lambda a: np.asarray(a, float).reshape(shape)) if shape else (lambda a: float(np.asarray(a).reshape(())))
+    pure = event.pure_epsilon() if isinstance(event, PrivacyEvent) and alpha is None else None
+    if pure is not None and np.all(e > pure):
+        # an (epsilon, 0)-DP event is (epsilon, delta)-DP at every delta: at small deltas the RDP conversion
+        # lands above its own epsilon (e.g. 1 + 3e-10 for PureDpEvent(1) at delta = 1e-12), so report epsilon
+        return Guarantee(out(np.full(S, pure)), out(np.broadcast_to(d, shape)), out(np.full(S, math.nan)),
+                         out(np.zeros(S)), conversion, "pure")
+    if pure is not None:
+        e = np.minimum(e, pure)   # a mixed array of deltas: the smaller bound at each (method stays "rdp")
     return Guarantee(out(e), out(np.broadcast_to(d, shape)), out(a_best), out(r), conversion, "rdp")
 
 

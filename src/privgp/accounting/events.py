@@ -255,6 +255,10 @@ class PrivacyEvent:
         """mu when the event is exactly mu-GDP (then its exact (epsilon, delta) profile is known)."""
         return None
 
+    def pure_epsilon(self) -> float | None:
+        """epsilon when the event is (epsilon, 0)-DP (then no delta needs a larger epsilon), else None."""
+        return None
+
     @property
     def covered(self) -> bool:
         """False when the event's numbers are not covered by a proven result (e.g. published constants)."""
@@ -493,6 +497,9 @@ class PureDpEvent(PrivacyEvent):
     def _params(self):
         return {"epsilon": self.epsilon}
 
+    def pure_epsilon(self) -> float | None:
+        return self.epsilon
+
     @classmethod
     def _rdp_arrays(cls, alpha, epsilon):
         # With d = (alpha - 1) eps the numerator is log(cosh d + tanh(eps/2) sinh d) (divide both sums by
@@ -691,6 +698,11 @@ class ComposedEvent(PrivacyEvent):
         eps = sum(c * ev.approx_dp()[0] for ev, c in self.events)
         dl = sum(c * ev.approx_dp()[1] for ev, c in self.events)
         return (float(eps), float(dl))
+
+    def pure_epsilon(self) -> float | None:
+        """The sum of the parts' pure epsilons (basic composition of pure DP) when every part is pure."""
+        parts = [(ev.pure_epsilon(), c) for ev, c in self.events]
+        return None if any(e is None for e, _ in parts) else float(sum(c * e for e, c in parts))
 
     def gdp_mu(self) -> float | None:
         mus: list[float] = []
