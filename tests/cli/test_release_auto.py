@@ -113,9 +113,10 @@ def test_report_never_calls_a_large_n_delta_strong(tmp_path):
     assert "strong protection" not in html and "No word of strength applies" in html
 
 
-def test_picture_marks_unreliable_areas(tmp_path):
+def test_picture_marks_unreliable_areas_and_the_summary_says_pure_dp(tmp_path):
     r = cli(tmp_path, "release", "--epsilon", "10", "--out", "out")
     assert r.returncode == 0, r.stderr
+    assert "pure 10-DP (it holds with delta = 0 too)" in r.stdout       # auto chose the Laplace grid
     html = (tmp_path / "out" / "report.html").read_text()
     assert "Grey hatching" in html
     assert Path(tmp_path / "out" / "excursion.png").exists()

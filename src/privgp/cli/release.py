@@ -115,6 +115,9 @@ def register(sub) -> None:
     o.add_argument("--overwrite", action="store_true", help="allow replacing an earlier release in --out")
     o.add_argument("--no-report", dest="report", action="store_false",
                    help="do not write report.html (the one-page report for publication; written by default)")
+    o.add_argument("--map", action="store_true",
+                   help="add an interactive map to report.html (2-D releases: pan, zoom and read the released value "
+                        "under the pointer; drawn in the page by one inline script, loads nothing from the network)")
     o.add_argument("--ledger", metavar="PATH", help="ledger file (default: $PRIVGP_LEDGER or "
                    "~/.local/share/privgp/ledger.sqlite)")
     o.add_argument("--budget-epsilon", type=float, metavar="EPSILON",
@@ -459,7 +462,9 @@ def _print_summary(s: dict, mech: Mechanism, plan, data) -> None:
     lines = [
         f"privgp release ({s['mechanism']}{', chosen by --mechanism auto' if s.get('chosen_by') == 'auto' else ''}) "
         f"from {s['n']} private records ({s['dim']}-D){source}",
-        f"  guarantee   ({format_upper(s['epsilon'], 4)}, {format_upper(s['delta'])})-DP for replace-one neighbours",
+        f"  guarantee   ({format_upper(s['epsilon'], 4)}, {format_upper(s['delta'])})-DP for replace-one neighbours"
+        + (f"; pure {format_upper(s['target_epsilon'], 4)}-DP (it holds with delta = 0 too)" if s.get("pure_epsilon")
+           else ""),
         *mech.summary_lines(plan),
         f"  task        where {data.response_name} > {rm.threshold:g} (centred on the {rm.transform} scale, "
         f"clipped at +-{rm.clip:g}); domain {plan.domain.describe()}",
@@ -543,7 +548,8 @@ def run(args) -> int:
         from ..publish import write_outputs  # the writers Python users call (privgp.publish)
 
         with AtomicOutput(out, args.overwrite) as tmp:
-            files = write_outputs(tmp, result, report=args.report, forecast=fc, mechanism=mech.name)
+            files = write_outputs(tmp, result, report=args.report, forecast=fc, mechanism=mech.name,
+                                  interactive_map=args.map)
         ledger.complete(charge.entry_id)
         progress.update(1)
     summary = _summary(mech, plan, data, Path(args.out), files, charge, ledger, randomness, fingerprint)
