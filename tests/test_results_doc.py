@@ -14,16 +14,14 @@ Each experiment run directory referenced must hold a run.json whose command appe
 (a release folder, recognised by its certificate.json, records itself), and every image on the page must
 exist.
 
-Scope: README and every section of docs/results.md except ``## Three mechanisms ...`` and ``## Private
-Thompson sampling`` (``OTHER_SECTIONS``), which were written before this check; their tables are checked
-when they carry a marker and skipped otherwise (they quote CSV aggregates with their own formatting). The
-seed 001-004 sections quote tables that ``scripts/results_tables.py`` regenerates from the committed CSVs
-(``docs/runs/*/page_*.md``). A run whose run.json predates the ``command`` field must have its
+Scope: README and every section of docs/results.md. The seed 001-004 sections and the "Three mechanisms"
+and "Private Thompson sampling" sections quote tables that ``scripts/results_tables.py`` regenerates from
+the committed CSVs (``docs/runs/*/page_*.md``). A run whose run.json predates the ``command`` field must have its
 ``privgp experiment NAME`` command and its ``--out docs/runs/NAME`` on the page; a folder without a run.json
 must be written by a command on the page or list its commands in a README.md.
 
-Numbers in prose. In README and all of docs/results.md (``OTHER_SECTIONS`` included; less the README
-sections in ``PROSE_PENDING``, whose numbers are still to be marked), every number quoted in prose -- outside tables, code blocks, code spans, headings,
+Numbers in prose. In the same scope (less the README sections in ``PROSE_PENDING``, whose numbers are
+still to be marked), every number quoted in prose -- outside tables, code blocks, code spans, headings,
 link targets and HTML -- that is a decimal (``0.471``), a percentage (``61%``), a power of ten
 (``1e-10``, ``1.9·10⁷``) or a duration (``652 s``, ``3.5 ms``) is checked. Integers that are not durations
 are settings or counts (N = 200, 64 tasks, 20 runs) and are not checked; numbers that label a paper item
@@ -70,17 +68,12 @@ def split_row(line: str) -> list[str]:
     return [c.strip() for c in line.strip().strip("|").split("|")]
 
 
-OTHER_SECTIONS = re.compile(r"^## (Three mechanisms|Private Thompson sampling)")
-
-
-def tables_with_markers(text: str, *, skip_unmarked_other_seeds: bool = False):
+def tables_with_markers(text: str):
     """(marker kind, marker argument, header, rows) for every table; marker None when the table has none."""
     lines = text.splitlines()
-    out, i, pending, other = [], 0, None, False
+    out, i, pending = [], 0, None
     while i < len(lines):
         line = lines[i]
-        if line.startswith("## "):
-            other = bool(OTHER_SECTIONS.match(line))
         m = MARKER.search(line)
         if m:
             pending = (m.group(1), m.group(2))
@@ -92,8 +85,7 @@ def tables_with_markers(text: str, *, skip_unmarked_other_seeds: bool = False):
             while i < len(lines) and lines[i].lstrip().startswith("|"):
                 rows.append(split_row(lines[i]))
                 i += 1
-            if not (skip_unmarked_other_seeds and other and pending is None):
-                out.append((pending, header, rows))
+            out.append((pending, header, rows))
             pending = None
             continue
         if line.strip():
@@ -107,17 +99,6 @@ def row_key(header: list[str], row: list[str], key: tuple[str, ...] | None):
         return row[0]
     cols = dict(zip(header, row))
     return tuple(cols.get(k) for k in key)
-
-
-def checked_text(text: str) -> str:
-    """The page without the sections of other seeds (see the module docstring)."""
-    keep, other = [], False
-    for line in text.splitlines():
-        if line.startswith("## "):
-            other = bool(OTHER_SECTIONS.match(line))
-        if not other:
-            keep.append(line)
-    return "\n".join(keep)
 
 
 def md_lookup(paths: list[Path], key: tuple[str, ...] | None = None) -> dict:
@@ -172,7 +153,7 @@ def matches_shown_precision(shown: str, value) -> bool:
 def page_checks(page: Path):
     text = page.read_text()
     errors = []
-    tables = tables_with_markers(text, skip_unmarked_other_seeds=True)
+    tables = tables_with_markers(text)
     for marker, header, rows in tables:
         where = f"{page.name}: table with header {header[:3]}"
         if marker is None:
@@ -215,7 +196,7 @@ def page_checks(page: Path):
                     errors.append(f"{where}: ({k!r}, {h!r}) is ambiguous across {arg}: {sorted(found)}")
     # commands of every run referenced by a checked section appear on the page; images exist
     # (a run named only in a prose marker is a source to check against; its command is on docs/results.md)
-    runs = {ROOT / m.group(0) for m in re.finditer(r"docs/runs/[\w.\-]+", PROSE_MARKER.sub("", checked_text(text)))}
+    runs = {ROOT / m.group(0) for m in re.finditer(r"docs/runs/[\w.\-]+", PROSE_MARKER.sub("", text))}
     for run in sorted(runs):
         rec_path = run / "run.json"
         rel = run.relative_to(ROOT).as_posix()
