@@ -410,10 +410,12 @@ def prose_checks(page: Path) -> list[str]:
                     scale = float(arg.pop()[6:]) if arg and arg[-1].startswith("scale=") else 1.0
                     try:
                         values, named = [scale * x for a in arg for x in named_numbers(a)], " ".join(arg)
-                    except (FileNotFoundError, subprocess.CalledProcessError):
-                        values = None
-                    if not arg or values is None:
-                        errors.append(f"{where}: <!-- in: {' '.join(arg)} --> must name committed files")
+                    except (FileNotFoundError, subprocess.CalledProcessError) as e:
+                        why = "git show failed (a shallow clone?)" if isinstance(e, subprocess.CalledProcessError) else e
+                        errors.append(f"{where}: <!-- in: {' '.join(arg)} --> must name committed files ({why})")
+                        continue
+                    if not arg:
+                        errors.append(f"{where}: <!-- in: --> must name committed files")
                         continue
                 else:
                     values, named = [x for r in runs for x in file_numbers(r)], "the runs this (sub)section names"
@@ -479,7 +481,8 @@ def test_the_prose_checker_catches_a_changed_number(tmp_path, monkeypatch):
             "At N = 25 it reaches 0.471 <!-- n: docs/runs/demo/t.md [family=eq,N=25].nll --> "
             "± 0.022 <!-- n: docs/runs/demo/t.md [family=eq,N=25].nll#1 -->, against 0.533 at N = 50 and "
             "4.5 ms <!-- n: docs/runs/demo/run.json summary.rows.[N=25].ms scale=1000 -->; the paper has "
-            "0.61 and 8% <!-- quote: paper -->.\nSee Thm 4.2, §5.1 and Lemma\n4.3.\n")
+            "0.61 and 8% <!-- quote: paper -->.\nSee Thm 4.2, §5.1 and Lemma\n4.3. Both: 0.47 and 0.53 "
+            "<!-- in: docs/runs/demo/t.md -->.\n")
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     page = tmp_path / "page.md"
     page.write_text(good)
@@ -489,7 +492,8 @@ def test_the_prose_checker_catches_a_changed_number(tmp_path, monkeypatch):
                            ("4.5 ms", "4.6 ms", "but docs/runs/demo/run.json"),
                            ("0.533 at", "0.534 at", "matches no number"),                 # the section's runs
                            ("(652 s)", "(665 s)", "matches no number"),                   # a duration
-                           ("8% <!-- quote: paper -->", "8%", "matches no number")):      # the quote removed
+                           ("8% <!-- quote: paper -->", "8%", "matches no number"),       # the quote removed
+                           ("and 0.53 <!-- in", "and 0.54 <!-- in", "matches no number in docs/runs/demo/t.md")):
         page.write_text(good.replace(old, new))
         errors = prose_checks(page)
         assert any(says in e for e in errors), (old, new, errors)
@@ -497,3 +501,5 @@ def test_the_prose_checker_catches_a_changed_number(tmp_path, monkeypatch):
     assert any("selects 2 rows" in e for e in prose_checks(page))
     page.write_text(good + "Unmarked: 0.5 <!-- n: docs/runs/demo/missing.md x -->.\n")
     assert any("must name a committed file" in e for e in prose_checks(page))
+    page.write_text(good + "Gone: 0.5 <!-- in: docs/runs/demo/missing.md -->.\n")
+    assert any("must name committed files" in e for e in prose_checks(page))
