@@ -497,7 +497,7 @@ def forecast_release(plan, *, allow_noisy: bool, quiet: bool = False, reps: int 
         raise NoisyReleaseError(
             f"refused before anything was charged: the forecast says this map would be mostly noise (expected IoU "
             f"{fc.iou:.2f} +- {fc.iou_se:.2f} < {NOISY_IOU:g}; {fc.words()}). What would help: a larger --epsilon, "
-            "more records, a coarser map (--mechanism grid --cells C with fewer cells), or another mechanism "
+            "more records, a coarser map (--mechanism laplace-grid --cells C with fewer cells), or another mechanism "
             "(--mechanism auto chooses the best forecast); --allow-noisy releases it anyway and says so")
     if not quiet:
         print(f"forecast before the charge: {forecast_line(fc)}", flush=True)
@@ -508,6 +508,8 @@ def run(args) -> int:
     mech = get(args.mechanism)
     options = mechanism_options(args)
     mech.check_options(options)   # before any data is read
+    if args.map and not args.report:
+        raise InvalidParameterError("--map", "left out with --no-report (the map is part of report.html)", True)
     with _cluster_session(args), Progress(len(STAGES), "release", "lines" if args.progress else None) as progress:
         progress.stage(STAGES[0])
         data, domain, rmap = load_data(args)
