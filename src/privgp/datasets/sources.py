@@ -337,11 +337,27 @@ def count_part(part: Part, coordinates: Sequence[str], response: str, domain: Bo
 
 def scan(parts: Sequence[Part], coordinates: Sequence[str], response: str, domain: Box,
          transform: Callable[[np.ndarray], np.ndarray] | None = None, *, keep: bool = True,
-         cells: Any = None, batch_rows: int = BATCH_ROWS, count_only: bool = False) -> ScanResult:
-    """:func:`scan_part` (or, ``count_only``, :func:`count_part`) over every part in this process, merged."""
+         cells: Any = None, batch_rows: int = BATCH_ROWS, count_only: bool = False,
+         threads: int | None = None) -> ScanResult:
+    """:func:`scan_part` (or, ``count_only``, :func:`count_part`) over every part in this process, merged in the
+    parts' order. ``threads`` (default: one per core, at most one per part) scan parts at once: pyarrow and
+    numpy release the GIL for most of a batch's work; the result is the serial one exactly (each part is
+    reduced alone, and the merge order is the same), and the first bad part in order raises. BLAS runs on one
+    thread meanwhile (the threads are the parallelism)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from threadpoolctl import threadpool_limits
+
     fn = count_part if count_only else scan_part
-    return merge([fn(p, coordinates, response, domain, transform, keep=keep, cells=cells,
-                     batch_rows=batch_rows) for p in parts])
+
+    def one(p: Part) -> ScanResult:
+        return fn(p, coordinates, response, domain, transform, keep=keep, cells=cells, batch_rows=batch_rows)
+
+    k = min(len(parts), os.cpu_count() or 1) if threads is None else max(1, min(int(threads), len(parts)))
+    if k <= 1 or count_only:
+        return merge([one(p) for p in parts])
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=k) as pool:
+        return merge(list(pool.map(one, parts)))
 
 
 def cluster_scan(client: Any, parts: Sequence[Part], coordinates: Sequence[str], response: str, domain: Box,
