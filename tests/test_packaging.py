@@ -279,15 +279,14 @@ def test_build_install_release_verify_in_a_fresh_venv(tmp_path):
     assert where.startswith(str(venv)) and extras_found == "[]"
     assert _run([bin_ / "privgp", "--version"], env=env, cwd=work).stdout.strip() == f"privgp {version}"
 
-    # README's main command (the auto mechanism's tuning table is package data)
-    res = _run([bin_ / "privgp", "release", "--epsilon", "10", "--out", "release_out", "--seed", "1", "--no-report"],
-               env=env, cwd=work)
-    assert "embedded Baltimore 1978 house sales" in res.stdout and "guarantee   (10, " in res.stdout
+    # README's main command (the auto mechanism's tuning tables are package data)
+    res = _run([bin_ / "privgp", "release", "--out", "release_out", "--seed", "1", "--no-report"], env=env, cwd=work)
+    assert "embedded Baltimore 1978 house sales" in res.stdout and "guarantee   (5, " in res.stdout
     assert res.stdout.startswith("forecast before the charge:")
     out = work / "release_out"
     assert {"field.npz", "field.csv", "excursion.png", "certificate.json"} <= {p.name for p in out.iterdir()}
     res = _run([bin_ / "privgp", "verify", out / "certificate.json"], env=env, cwd=work)
-    assert res.stdout.startswith("certificate.json: VERIFIED (grid)"), res.stdout  # exit 0: verified
+    assert res.stdout.startswith("certificate.json: VERIFIED (laplace-grid)"), res.stdout  # exit 0: verified
 
     # without the dask extra, a scheduler address is a one-line error naming the extra
     res = _run([bin_ / "privgp", "experiment", "fig1", "--quick", "--out", "exp", "--scheduler", "tcp://127.0.0.1:1"],
