@@ -97,19 +97,23 @@ def _picture(result: Any, mechanism: str | None) -> Any:
 
 
 def write_report(result: Any, path: str | os.PathLike[str], *, files: tuple[str, ...] | list[str] = (),
-                 forecast: Any = None, mechanism: str | None = None, picture: Any = None) -> Path:
+                 forecast: Any = None, mechanism: str | None = None, picture: Any = None,
+                 interactive_map: bool = False) -> Path:
     """report.html: a self-contained page for publication (what was released, from how many records,
     what the guarantee means, the settings, the ledger's totals, how to verify). ``files``: the
     names of the other published files it lists; ``forecast``: the utility forecast, if computed
     (:func:`privgp.tasks.forecast.forecast`); ``picture``: this release's picture when already drawn
-    (drawn here otherwise)."""
+    (drawn here otherwise); ``interactive_map``: add the map to explore in the page (2-D releases:
+    pan, zoom, the value under the pointer; one inline script, no network; :mod:`privgp.cli.release_map`)."""
     from .cli import release_publish
 
     mech, plan, released, data = _parts(result, mechanism)
     pic = _picture(result, mechanism) if picture is None else picture
     path = Path(path)
+    field = mech.fields(released, plan) if interactive_map else None
     path.write_text(release_publish.report(mech, plan, data, pic, result.charge, result.fingerprint,
-                                           _randomness(result), list(files), forecast=forecast), encoding="utf-8")
+                                           _randomness(result), list(files), forecast=forecast, map_field=field),
+                    encoding="utf-8")
     return path
 
 
@@ -258,10 +262,10 @@ GEOJSON = "excursion.geojson"
 
 
 def write_outputs(folder: Path, result: Any, *, report: bool = True, forecast: Any = None,
-                  mechanism: str | None = None) -> list[str]:
+                  mechanism: str | None = None, interactive_map: bool = False) -> list[str]:
     """Every output of the release into ``folder`` (data files, picture, GIS files when the records
     were projected from a CRS, report, certificate last, as it records the others' sha256); returns
-    the file names. ``privgp release`` writes with this."""
+    the file names. ``privgp release`` writes with this; ``interactive_map``: see :func:`write_report`."""
     mech = _parts(result, mechanism)[0]
     files = write_data(result, folder, mechanism=mechanism)
     if _projection(result) is not None:
@@ -272,13 +276,14 @@ def write_outputs(folder: Path, result: Any, *, report: bool = True, forecast: A
     (folder / mech.picture).write_bytes(pic.png)
     files += [mech.picture, CERTIFICATE] + ([REPORT] if report else [])
     if report:
-        write_report(result, folder / REPORT, files=files, forecast=forecast, mechanism=mechanism, picture=pic)
+        write_report(result, folder / REPORT, files=files, forecast=forecast, mechanism=mechanism, picture=pic,
+                     interactive_map=interactive_map)
     write_certificate(result, folder / CERTIFICATE, files=files, forecast=forecast, mechanism=mechanism)
     return files
 
 
 def write_release(result: Any, out: str | os.PathLike[str], *, report: bool = True, overwrite: bool = False,
-                  forecast: Any = None, mechanism: str | None = None) -> list[str]:
+                  forecast: Any = None, mechanism: str | None = None, interactive_map: bool = False) -> list[str]:
     """What ``privgp release --out OUT`` writes, into ``out`` (new or empty unless ``overwrite``),
     atomically (a temporary folder renamed into place); then the ledger entry is marked completed.
     Returns the names of the files written."""
@@ -288,7 +293,8 @@ def write_release(result: Any, out: str | os.PathLike[str], *, report: bool = Tr
     protect = [] if result.ledger is None else [("ledger", result.ledger.path)]
     folder = check_output_dir(out, overwrite, flag="out", protect=protect)
     with AtomicOutput(folder, overwrite) as tmp:
-        files = write_outputs(tmp, result, report=report, forecast=forecast, mechanism=mechanism)
+        files = write_outputs(tmp, result, report=report, forecast=forecast, mechanism=mechanism,
+                              interactive_map=interactive_map)
     if result.ledger is not None:
         entry = result.charge.entry_id
         if not any(e.id == entry and e.status == "completed" for e in result.ledger.entries(result.fingerprint)):

@@ -165,6 +165,79 @@ def test_no_report_writes_none_and_lists_none(tmp_path, capsys):
     assert "report.html" not in json.loads((out / "certificate.json").read_text())["outputs"]
 
 
+class Scripts(HTMLParser):
+    """The <script> blocks of a page: (attributes, text)."""
+
+    def __init__(self):
+        super().__init__()
+        self.blocks: list[tuple[dict, str]] = []
+        self._open: dict | None = None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "script":
+            self._open = dict(attrs)
+            self.blocks.append((self._open, ""))
+
+    def handle_data(self, data):
+        if self._open is not None:
+            self.blocks[-1] = (self._open, self.blocks[-1][1] + data)
+
+    def handle_endtag(self, tag):
+        if tag == "script":
+            self._open = None
+
+
+def test_the_opt_in_map_is_one_script_pinned_by_the_csp_and_the_released_values(tmp_path, capsys):
+    """--map: the page holds the released values (paths.npz to six significant digits) in a JSON block and
+    ONE executable inline script, whose sha256 is the only script source the CSP allows; no src, no link;
+    names inside the JSON cannot close the block. Without --map there is no script (above); with
+    --no-report it is refused; a 1-D release gets no map."""
+    import hashlib
+
+    rng = np.random.default_rng(1)
+    csv = tmp_path / "d.csv"
+    nasty = 'p</script><script>alert(1)</script>&'
+    rows = "\n".join(f"{a!r},{b!r},{c!r}" for a, b, c in zip(rng.uniform(0, 4, 30).tolist(), rng.uniform(0, 2, 30).tolist(),
+                                                             rng.normal(size=30).tolist()))
+    csv.write_text(f'lon,lat,"{nasty}"\n{rows}\n')
+    out = release(tmp_path, capsys, "--data", str(csv), "--x-col", "lon", "--y-col", "lat", "--response-col", nasty,
+                  "--box", "0", "4", "0", "2", "--threshold", "0.5", "--clip", "2", "--grid", "21", "--map")
+    text = (out / "report.html").read_text()
+    assert nasty not in text
+    refs = Refs()
+    refs.feed(text)
+    assert not refs.refs or all(v.startswith(("data:image/png;base64,", "#")) for _, _, v in refs.refs)
+    assert "link" not in refs.tags and "iframe" not in refs.tags
+    blocks = Scripts()
+    blocks.feed(text)
+    assert [attrs for attrs, _ in blocks.blocks] == [{"type": "application/json", "id": "map-data"}, {}]
+    code = blocks.blocks[1][1]
+    pinned = "'sha256-" + base64.b64encode(hashlib.sha256(code.encode()).digest()).decode() + "'"
+    csp = refs.csp[0]
+    assert csp.startswith("default-src 'none'") and csp.endswith(f"; script-src {pinned}")
+    assert csp.count("script-src") == 1 and "unsafe" not in csp.split("script-src")[1]
+    data = json.loads(blocks.blocks[0][1])
+    paths = np.load(out / "paths.npz")
+    assert data["response"] == nasty and data["labels"] == ["lon", "lat"]
+    assert data["x"] == [float(f"{v:.6g}") for v in paths["axis_lon"]]
+    assert data["y"] == [float(f"{v:.6g}") for v in paths["axis_lat"]]
+    assert len(data["layers"]) == 1
+    assert data["layers"][0]["values"] == [float(f"{v:.6g}") for v in paths["paths"][0].reshape(-1)]
+    assert data["centre"] == 0.5 and data["clip"] == 2 and data["log"] is False
+    # refused with --no-report (one line, exit 2, nothing written); a 1-D release gets no map
+    code = main(["release", "--mechanism", "posterior-sample", "--out", str(tmp_path / "none"), "--no-report", "--map",
+                 "--ledger", str(tmp_path / "l2.sqlite")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "--map" in err[0] and not (tmp_path / "none").exists()
+    assert not (tmp_path / "l2.sqlite").exists()
+    csv1 = tmp_path / "d1.csv"
+    csv1.write_text("t,v\n" + "\n".join(f"{a!r},{b!r}" for a, b in zip(rng.uniform(0, 1, 20).tolist(),
+                                                                      rng.normal(size=20).tolist())) + "\n")
+    out1 = release(tmp_path / "one", capsys, "--data", str(csv1), "--x-col", "t", "--response-col", "v", "--box", "0", "1",
+                   "--threshold", "0", "--clip", "1", "--map")
+    check_self_contained((out1 / "report.html").read_text())
+
+
 def test_one_dimensional_report_and_picture(tmp_path, capsys):
     rng = np.random.default_rng(2)
     csv = tmp_path / "d1.csv"

@@ -233,3 +233,75 @@ def test_report_loads_offline_with_its_figure_and_the_certified_epsilon(tmp_path
     leaky.write_text(text.replace("</main>", '<img src="http://192.0.2.1/pixel.png" alt=""></main>'))
     browser.load(leaky.resolve().as_uri())
     assert "http://192.0.2.1/pixel.png" in browser.requests
+
+
+MAP_FACTS = """(() => {
+  const c = document.getElementById('release-map'), r = c.getBoundingClientRect();
+  const g = c.getContext('2d'), px = g.getImageData(0, 0, c.width, c.height).data, colours = new Set();
+  for (let k = 0; k < px.length; k += 4 * 97) colours.add(px[k] + ',' + px[k + 1] + ',' + px[k + 2] + ',' + px[k + 3]);
+  const o = document.getElementById('map-readout');
+  return {ready: c.dataset.ready, scale: Number(c.dataset.scale), view: c.dataset.view, rect: [r.left, r.top, r.width, r.height],
+          size: [c.width, c.height], colours: colours.size, opaque: px[3] === 255 && px[px.length - 1] === 255,
+          i: o.dataset.i, j: o.dataset.j, value: o.dataset.value, text: o.textContent,
+          page_width: document.documentElement.scrollWidth, viewport: window.innerWidth};
+})()"""
+
+
+def _mouse(browser, kind: str, x: float, y: float, **extra):
+    browser.call("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, **extra})
+
+
+def test_the_interactive_map_renders_pans_zooms_and_reads_values_offline(tmp_path, browser, capsys, monkeypatch):
+    """privgp release --map: the canvas is drawn by the page's one inline script (allowed by its sha256 in the
+    Content-Security-Policy), pointing at it reads the released value of the grid point under the pointer
+    (the value in paths.npz), the wheel zooms about the pointer, a drag pans, and nothing is requested. A copy
+    whose script differs by one character is refused by the CSP: the map is not drawn."""
+    import numpy as np
+
+    monkeypatch.setenv("PRIVGP_LEDGER", str(tmp_path / "ledger.sqlite"))
+    out = tmp_path / "rel"
+    assert main(["release", "--mechanism", "posterior-sample", "--allow-noisy", "--out", str(out), "--grid", "41",
+                 "--seed", "11", "--map"]) == 0, capsys.readouterr().err
+    paths = np.load(out / "paths.npz")["paths"][0]          # (41, 25): x by y
+    url = (out / "report.html").resolve().as_uri()
+    browser.load(url)
+    browser.js("document.getElementById('release-map').scrollIntoView()")
+    m = browser.js(MAP_FACTS)
+    assert m["ready"] == "true" and m["scale"] == 1
+    assert m["rect"][2] > 300 and m["rect"][3] > 150 and m["size"][0] > 300
+    assert m["opaque"] and m["colours"] >= 5          # a drawn field, not a blank canvas
+    left, top, width, height = m["rect"]
+
+    def read_at(fx, fy):
+        _mouse(browser, "mouseMoved", left + fx * width, top + fy * height)
+        return browser.js(MAP_FACTS)
+
+    for fx, fy in ((0.5, 0.5), (0.02, 0.97), (0.97, 0.03)):
+        r = read_at(fx, fy)
+        i, j = int(r["i"]), int(r["j"])
+        assert i == min(int(fx * 41), 40) and j == 24 - min(int(fy * 25), 24)   # y grows upwards
+        assert float(r["value"]) == float(f"{paths[i, j]:.6g}")
+        assert ("above" if paths[i, j] > 0 else "below") in r["text"] and "sale price" in r["text"]
+    # zoom about the pointer: the grid point under it stays under it
+    before = read_at(0.3, 0.6)
+    _mouse(browser, "mouseWheel", left + 0.3 * width, top + 0.6 * height, deltaX=0, deltaY=-120)
+    _mouse(browser, "mouseWheel", left + 0.3 * width, top + 0.6 * height, deltaX=0, deltaY=-120)
+    zoomed = read_at(0.3, 0.6)
+    assert zoomed["scale"] == pytest.approx(1.5625) and (zoomed["i"], zoomed["j"]) == (before["i"], before["j"])
+    # drag to the left: the view moves right, and another grid point is under the same pixel
+    _mouse(browser, "mousePressed", left + 0.5 * width, top + 0.5 * height, button="left", clickCount=1)
+    _mouse(browser, "mouseMoved", left + 0.2 * width, top + 0.5 * height, button="left", buttons=1)
+    _mouse(browser, "mouseReleased", left + 0.2 * width, top + 0.5 * height, button="left", clickCount=1)
+    dragged = read_at(0.3, 0.6)
+    assert dragged["view"] != zoomed["view"] and int(dragged["i"]) > int(zoomed["i"])
+    browser.js("document.getElementById('map-reset').click()")
+    assert browser.js(MAP_FACTS)["scale"] == 1
+    assert m["page_width"] <= m["viewport"]
+    assert browser.requests == [url]
+
+    # the CSP allows this script only: one character changed, and it does not run
+    text = (out / "report.html").read_text()
+    tampered = out.parent / "tampered.html"
+    tampered.write_text(text.replace("canvas.dataset.ready = 'true';", "canvas.dataset.ready = 'TRUE';"))
+    browser.load(tampered.resolve().as_uri())
+    assert browser.js("document.getElementById('release-map').dataset.ready") is None

@@ -90,8 +90,9 @@ def _description() -> str:
     excursion.png: the released field in the response's units, the excursion boundary, the public
     domain; a vote map for L > 1), certificate.json and report.html (a self-contained page for
     publication: what was released, from how many records, what the guarantee means, the settings,
-    the ledger's totals, how to verify; --no-report skips it). Both are public: no local paths, no
-    statistics of the data beyond n. Check a certificate with `privgp verify certificate.json`.
+    the ledger's totals, how to verify; --no-report skips it; --map adds a map to explore in the
+    page). Both are public: no local paths, no statistics of the data beyond n. Check a certificate
+    with `privgp verify certificate.json`.
     """)
 
 

@@ -25,6 +25,7 @@ from ..jsonable import to_jsonable
 from ..mechanisms.interface import VERIFY_MEMORY_LIMIT, Mechanism, Recorded
 from . import release_figure
 from .release_figure import Picture, PictureContext, ResponseDisplay
+from .release_map import interactive_map
 from .release_report import LedgerTotals, ReportInput, render
 
 REPORT = "report.html"
@@ -68,8 +69,11 @@ def picture(mech: Mechanism, released, plan, data) -> Picture:
     return release_figure.draw(field, ctx)
 
 
-def report(mech: Mechanism, plan, data, pic: Picture, charge, fingerprint: str, randomness: dict, files, forecast=None) -> str:
-    """report.html's text for this release (public facts only)."""
+def report(mech: Mechanism, plan, data, pic: Picture, charge, fingerprint: str, randomness: dict, files, forecast=None,
+           *, map_field: Any = None) -> str:
+    """report.html's text for this release (public facts only). ``map_field``: the release's
+    :class:`~privgp.mechanisms.interface.ReleasedField` to draw as the opt-in interactive map (None: no map;
+    a field that is not 2-D gets none either)."""
     ctx = picture_context(plan, data)
     led = LedgerTotals(budget_epsilon=float(charge.budget_epsilon), budget_delta=float(charge.budget_delta),
                        spent_epsilon=float(charge.spent_after.epsilon), releases=int(charge.spent_after.entries),
@@ -79,7 +83,7 @@ def report(mech: Mechanism, plan, data, pic: Picture, charge, fingerprint: str, 
         public_settings=plan.public_settings(), n=data.n, data_description=data_description(data),
         coordinates=ctx.axis_labels, response=ctx.response, threshold_text=ctx.threshold_text(), domain=plan.domain,
         picture=pic, ledger=led, randomness=randomness, files=tuple(files), version=__version__,
-        forecast=None if forecast is None else forecast.to_dict()))
+        forecast=None if forecast is None else forecast.to_dict(), interactive_map=interactive_map(map_field, ctx)))
 
 
 # -- privgp verify: re-derive, never re-read ----------------------------------------------------------------------

@@ -14,7 +14,9 @@ folder), the ledger label or --dataset-id, the seed.
 
 Self-contained: the figure is embedded as a ``data:image/png;base64`` URI; the CSS is inline; there
 is no script, no web font, no external link target that the page loads; a Content-Security-Policy
-(``default-src 'none'``) makes a browser refuse any fetch even if one were added. Every dynamic
+(``default-src 'none'``) makes a browser refuse any fetch even if one were added. With ``privgp release
+--map`` (opt-in) the page also holds the interactive map of :mod:`privgp.cli.release_map`: its values
+and ONE inline script, which the CSP allows by its sha256 (``script-src``); it too loads nothing. Every dynamic
 string is escaped with :func:`html.escape`. Responsive: a single column that fits a phone's width
 (tables and code scroll or wrap inside their box) and reads as a page on a desktop.
 """
@@ -32,6 +34,8 @@ from ..mechanisms.interface import MechanismReport, chosen_by  # noqa: F401 (re-
 from ..mechanisms.release import default_delta
 from ..models.domain import Box
 from .release_figure import Picture, ResponseDisplay, format_upper
+from .release_map import STYLE as MAP_STYLE
+from .release_map import InteractiveMap
 
 CONVERSIONS = {"improved": "Canonne, Kamath and Steinke (2020), Prop. 12 (also Balle et al. 2020)",
                "mironov": "Mironov (2017), Prop. 3"}
@@ -70,6 +74,8 @@ class ReportInput:
     version: str
     #: the utility forecast (public simulation) made before the charge, or None
     forecast: dict | None = None
+    #: the opt-in interactive map (``--map``), or None
+    interactive_map: InteractiveMap | None = None
 
 
 PAGE = Template("""<!DOCTYPE html>
@@ -119,6 +125,7 @@ dl.facts dd { margin: 0; overflow-wrap: anywhere; }
   dl.facts dd { margin-bottom: 0.4rem; }
 }
 @media print { h2 { break-after: avoid; } figure { break-inside: avoid; } }
+$extra_style
 </style>
 </head>
 <body>
@@ -381,6 +388,7 @@ def render(r: ReportInput) -> str:
 <img id="release-figure" src="{figure_uri(pic)}" width="{pic.width}" height="{pic.height}" alt="{e(pic.alt)}">
 <figcaption>{e(pic.caption)}</figcaption>
 </figure>
+{r.interactive_map.html if r.interactive_map else ""}
 
 <section id="what">
 <h2>What was released</h2>
@@ -429,4 +437,6 @@ field.csv also gives each value in the response's own units (meaningful inside t
 <p class="note">Made by privgp {e(r.version)} (<code>privgp release</code>). {e(rand)} The report is self-contained:
 it loads nothing from the network.</p>
 </footer>"""
-    return PAGE.substitute(csp=e(CSP), version=e(r.version), title=e(title), body=body)
+    csp = CSP + (f"; script-src {r.interactive_map.script_source}" if r.interactive_map else "")
+    return PAGE.substitute(csp=e(csp), version=e(r.version), title=e(title), body=body,
+                           extra_style=MAP_STYLE if r.interactive_map else "")
