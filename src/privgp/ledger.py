@@ -209,7 +209,9 @@ class Charge:
 
 
 class Ledger:
-    """The ledger stored in one SQLite file (created on first use, with its parent folder)."""
+    """The privacy-budget ledger: one SQLite file (created on first use, with its parent folder) that
+    records every release on each private dataset and refuses one that would spend more than the
+    dataset's budget (see the module docstring)."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, timeout: float = 60.0,
                  readonly: bool = False) -> None:
@@ -482,6 +484,7 @@ class Ledger:
 
     # -- reading ---------------------------------------------------------------------------------
     def entries(self, fingerprint: str | None = None) -> list[LedgerEntry]:
+        """The recorded releases (of one dataset, given its fingerprint), oldest first."""
         con = self._connect()
         try:
             q = ("SELECT id, fingerprint, created, completed, status, epsilon, delta, description, settings, event "
@@ -500,6 +503,7 @@ class Ledger:
         return out
 
     def datasets(self) -> list[DatasetBudget]:
+        """Every dataset charged in this ledger: its budget and what was spent on it."""
         con = self._connect()
         try:
             ds = con.execute("SELECT fingerprint, budget_epsilon, budget_delta, created, label FROM datasets "
@@ -513,6 +517,7 @@ class Ledger:
         return out
 
     def dataset(self, fingerprint: str) -> DatasetBudget | None:
+        """One dataset's budget and what was spent on it (None if never charged)."""
         for d in self.datasets():
             if d.fingerprint == fingerprint:
                 return d

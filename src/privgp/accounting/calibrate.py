@@ -187,7 +187,8 @@ def _refine(eps_of: Callable[[np.ndarray], np.ndarray], bad: float, good: float,
 def feasible_side(make_event: Callable[[float], PrivacyEvent], value: float, target_epsilon: float,
                   delta: float, *, parameter: str, direction: str = "smallest", conversion: str = "improved",
                   **certify_kw: Any) -> tuple[float, PrivacyEvent, PrivacyCertificate]:
-    """(value', event, certificate) with ``certify(make_event(value'), delta).epsilon <= target_epsilon``.
+    """Move a calibrated value just far enough towards more privacy that the certificate meets the target:
+    (value', event, certificate) with ``certify(make_event(value'), delta).epsilon <= target_epsilon``.
 
     ``value`` is a calibrated value that may sit a few ulp on the wrong side of the boundary (a closed
     form or a bisection; the accountant rounds epsilon up). It is moved towards more privacy -- raised

@@ -9,8 +9,9 @@ events into guarantees; the ledger stores them.
 Each event exposes
 
 * its Renyi-DP curve ``rdp(alpha)`` (vectorised; +inf at orders outside ``1 < alpha < alpha_max``);
-* ``approx_dp()``: an additional (epsilon_0, delta_0) part that is composed by basic composition
-  (for mechanisms whose guarantee is only an (epsilon, delta) statement, e.g. private selection);
+* ``approx_dp()``: an additional (epsilon_0, delta_0) part (for mechanisms whose guarantee is only an
+  (epsilon, delta) statement, e.g. private selection), composed with the rest through privacy profiles
+  when the event is only that part (the accountant's rule "profile"), by basic composition otherwise;
   (0, 0) for pure RDP events;
 * ``gdp_mu()``: mu when the event is exactly mu-GDP (Gaussian mechanism), so that the accountant
   can use the exact (epsilon, delta) profile instead of an RDP conversion;
@@ -175,7 +176,9 @@ def admissible_only(values: np.ndarray, alpha: np.ndarray, alpha_max: np.ndarray
 
 @dataclass(frozen=True)
 class PrivacyEvent:
-    """Base class of all privacy events (see the module docstring)."""
+    """What a release reveals about its data, in the terms the accountant needs (its Renyi curve, any
+    (epsilon, delta) part, the lemmas behind them): the base class of all privacy events (see the
+    module docstring)."""
 
     #: the "type" key of the JSON form; a subclass with its own kind registers itself (see the module docstring)
     kind: ClassVar[str] = ""
@@ -243,7 +246,9 @@ class PrivacyEvent:
         return out
 
     def approx_dp(self) -> tuple[float, float]:
-        """(epsilon_0, delta_0) composed by basic composition on top of the RDP curve."""
+        """(epsilon_0, delta_0) on top of the RDP curve: added by basic composition (an event that is only
+        this part is composed through privacy profiles under the default rule, :mod:`privgp.accounting.accountant`,
+        item 4)."""
         return (0.0, 0.0)
 
     def candidate_orders(self) -> np.ndarray:
@@ -358,6 +363,7 @@ def event_from_dict(d: dict[str, Any]) -> PrivacyEvent:
 
 
 def event_from_json(text: str) -> PrivacyEvent:
+    """The privacy event stored as JSON text (a ledger entry's or a certificate's ``event``)."""
     try:
         d = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -546,9 +552,11 @@ class ApproxOnlyEvent(PrivacyEvent):
 
 @dataclass(frozen=True)
 class ApproxDpEvent(ApproxOnlyEvent):
-    """A mechanism known only to be (epsilon, delta)-DP. It has no RDP curve; the accountant composes
-    it with everything else by basic composition (epsilons and deltas add; Dwork & Roth 2014,
-    Thm 3.16). ``source`` names the result that gives the guarantee."""
+    """The privacy event of a mechanism known only to be (epsilon, delta)-DP. It has no RDP curve; the
+    accountant composes it with everything else exactly through privacy profiles (its rule "profile";
+    Kairouz, Oh & Viswanath 2015, Thm 2.1; Dong, Roth & Su 2022, Thm 3.2), or by basic composition
+    under the rule "basic" (epsilons and deltas add; Dwork & Roth 2014, Thm 3.16). ``source`` names the
+    result that gives the guarantee."""
 
     epsilon: float
     delta: float
@@ -591,7 +599,8 @@ def _merge(pairs: Iterable[tuple[PrivacyEvent, int]]) -> tuple[tuple[PrivacyEven
 @dataclass(frozen=True)
 class ComposedEvent(PrivacyEvent):
     """Several releases of the same data as one event (adaptive composition, each event used ``count`` times): RDP curves add at every order
-    (Mironov 2017, Prop. 1; seed 000, eq. (3)); (epsilon_0, delta_0) parts add (basic composition);
+    (Mironov 2017, Prop. 1; seed 000, eq. (3)); parts known only as (epsilon, delta)-DP compose through
+    privacy profiles or add (the accountant's composition rule);
     mu-GDP parts compose exactly when every part is GDP (mu = sqrt(sum c_i mu_i^2)).
 
     Build with :meth:`of` (flattens nested compositions and merges equal events). The RDP curve

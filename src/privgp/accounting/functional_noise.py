@@ -134,14 +134,17 @@ def check_kernel_bound(kernel_bound: float) -> float:
 
 
 def setconv_sensitivities(clip: float, kernel_bound: float = 1.0) -> tuple[float, float]:
-    """(Delta_d, Delta_s) = (sqrt(2 C_k), 2 C sqrt(C_k)): RKHS sensitivities of the SetConv density
-    and signal channels with |clip(y)| <= C (seed 002, eqs. 26 and 30; tight for the RBF)."""
+    """How far one record can move the SetConv density and signal channels (RKHS sensitivities, responses
+    clipped to |y| <= C): (Delta_d, Delta_s) = (sqrt(2 C_k), 2 C sqrt(C_k)) (seed 002, eqs. 26 and 30;
+    tight for the RBF)."""
     C, Ck = check_clip(clip), check_kernel_bound(kernel_bound)
     return math.sqrt(2.0 * Ck), 2.0 * C * math.sqrt(Ck)
 
 
 def dpsetconv_noise_scales(mu: float, clip: float, t: float) -> tuple[float, float]:
-    """(sigma_s, sigma_d) of eq. (12): sigma_s^2 = 4 C^2 / (t mu^2), sigma_d^2 = 2 / ((1 - t) mu^2).
+    """The noise scales (sigma_s, sigma_d) of DPSetConv's signal and density channels for mu-GDP, the
+    share t of the budget going to the signal: sigma_s^2 = 4 C^2 / (t mu^2), sigma_d^2 = 2 / ((1 - t) mu^2)
+    (seed 002, eq. (12)).
 
     They satisfy 4 C^2 / sigma_s^2 + 2 / sigma_d^2 = mu^2 exactly (Thm 4.2 with C_k = 1)."""
     mu = v.positive("mu", mu)

@@ -44,13 +44,16 @@ def _base_delta(delta: float) -> float:
 
 @dataclass(frozen=True)
 class SelectionEvent(ApproxOnlyEvent):
-    """One run of Liu & Talwar's random-stopping selection (their Alg. 2 with at most ``max_draws``
-    runs, stopping probability ``gamma``) over an (``epsilon``, ``delta``)-DP base mechanism.
+    """The privacy event of choosing the best of repeated runs privately (e.g. a hyperparameter): the
+    base mechanism, (``epsilon``, ``delta``)-DP, is run until a coin with stopping probability
+    ``gamma`` says stop (at most ``max_draws`` runs), and only the best run is published -- Liu &
+    Talwar's random stopping (their Alg. 2).
 
     Guarantee (Liu & Talwar 2019, Thm 3.4; seed 001, Lemma 3 and eq. (20)), with
     delta_2 = exp(-gamma T), T = max_draws:
     (3 epsilon + 3 sqrt(2 delta), sqrt(2 delta) T + exp(-gamma T))-DP. It is an (epsilon, delta)
-    statement only (no Renyi curve): the accountant composes it by basic composition."""
+    statement only (no Renyi curve): the accountant composes it through privacy profiles (or by basic
+    composition under the rule "basic"; :mod:`privgp.accounting.accountant`, item 4)."""
 
     epsilon: float
     delta: float

@@ -61,32 +61,36 @@ def phi_n(V: ArrayLike, r: ArrayLike) -> np.ndarray:
 
 
 def delta_generic(n: ArrayLike, r: ArrayLike, V: ArrayLike, M_Y: ArrayLike = 1.0) -> np.ndarray:
-    """Lemma B.1: Delta_n(r) <= 2 M_Y (1 + sqrt(n-1)/r) sqrt(Phi_n(r)) (bounded responses, k(x,x)<=1)."""
+    """How far one record can move the posterior mean, for any kernel with k(x,x) <= 1 and responses
+    bounded by M_Y: Delta_n(r) <= 2 M_Y (1 + sqrt(n-1)/r) sqrt(Phi_n(r)) (seed 000, Lemma B.1)."""
     n, r, V, M_Y = (np.asarray(a, dtype=float) for a in (n, r, V, M_Y))
     return 2.0 * M_Y * (1.0 + np.sqrt(n - 1.0) / r) * np.sqrt(phi_n(V, r))
 
 
 def delta_exp1d(r: ArrayLike, V: ArrayLike, M_Y: ArrayLike = 1.0) -> np.ndarray:
-    """Lemma B.7: Delta_n(r) <= 4 M_Y sqrt(Phi_n(r)) (1-D exponential kernel on an interval)."""
+    """How far one record can move the posterior mean, for the 1-D exponential kernel on an interval:
+    Delta_n(r) <= 4 M_Y sqrt(Phi_n(r)) (seed 000, Lemma B.7)."""
     r, V, M_Y = (np.asarray(a, dtype=float) for a in (r, V, M_Y))
     return 4.0 * M_Y * np.sqrt(phi_n(V, r))
 
 
 def delta_constant(n: ArrayLike, r: ArrayLike, M_Y: ArrayLike = 1.0) -> np.ndarray:
-    """Lemma B.4: Delta_n(r) <= 2 M_Y sqrt(r^2+n-1) / (r (r^2+n)) (constant kernel k = 1)."""
+    """How far one record can move the posterior mean, for the constant kernel k = 1:
+    Delta_n(r) <= 2 M_Y sqrt(r^2+n-1) / (r (r^2+n)) (seed 000, Lemma B.4)."""
     n, r, M_Y = (np.asarray(a, dtype=float) for a in (n, r, M_Y))
     return 2.0 * M_Y * np.sqrt(r * r + n - 1.0) / (r * (r * r + n))
 
 
 def delta_diagonal(r: ArrayLike, M_Y: ArrayLike = 1.0) -> np.ndarray:
-    """Lemma B.5: Delta_n(r) <= sqrt(2) M_Y / r for r <= 1 and 2 sqrt(2) M_Y / (1 + r^2) for r >= 1
-    (purely diagonal kernel)."""
+    """How far one record can move the posterior mean, for a purely diagonal kernel:
+    Delta_n(r) <= sqrt(2) M_Y / r for r <= 1 and 2 sqrt(2) M_Y / (1 + r^2) for r >= 1 (seed 000, Lemma B.5)."""
     r, M_Y = np.asarray(r, dtype=float), np.asarray(M_Y, dtype=float)
     return np.where(r <= 1.0, math.sqrt(2.0) * M_Y / r, 2.0 * math.sqrt(2.0) * M_Y / (1.0 + r * r))
 
 
 def delta_rkhs(r: ArrayLike, V: ArrayLike, rkhs_norm: ArrayLike) -> np.ndarray:
-    """Lemma B.8: Delta_n(r) <= 2 ||f*||_H V_n / (r^2 + V_n) (noiseless responses y_i = f*(x_i))."""
+    """How far one record can move the posterior mean when responses are noiseless values y_i = f*(x_i)
+    of a function of RKHS norm ||f*||_H: Delta_n(r) <= 2 ||f*||_H V_n / (r^2 + V_n) (seed 000, Lemma B.8)."""
     r, V, B = (np.asarray(a, dtype=float) for a in (r, V, rkhs_norm))
     return 2.0 * B * V / (r * r + V)
 

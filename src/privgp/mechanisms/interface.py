@@ -373,6 +373,9 @@ class Mechanism(ABC):
         super().__init_subclass__(**kwargs)
         if inspect.isabstract(cls) or "name" not in cls.__dict__:
             return
+        if not cls.__dict__.get("__doc__") and isinstance(cls.__dict__.get("help"), str):
+            # a mechanism without a docstring is described in the words of its --help line
+            cls.__doc__ = f"``privgp release --mechanism {cls.name}``: {cls.help}."
         old = _CLASSES.get(cls.name)
         if old is not None and old.__qualname__ != cls.__qualname__:
             raise TypeError(f"two mechanisms named {cls.name!r}: {old.__module__}.{old.__qualname__} and "

@@ -407,8 +407,9 @@ def release_from_statistics(stats: SufficientStatistics, spec: SparseGpSpec, noi
 
 def fit_sparse_gp(X, y, spec: SparseGpSpec, *, noise_std: float, epsilon: float, delta: float,
                   rng: np.random.Generator) -> SparseGpRelease:
-    """Alg. 1 (DP-GP-INFERENCE): (epsilon, delta)-DP in (X, y) under replace-one neighbours.
-    All checks run before the noise is drawn."""
+    """Fit a DP sparse GP to private records (X, y): noisy sufficient statistics at the public inducing
+    inputs, (epsilon, delta)-DP in (X, y) under replace-one neighbours (seed 001, Alg. 1,
+    DP-GP-INFERENCE). All checks run before the noise is drawn."""
     sigma = v.positive("noise_std", noise_std)
     rng = v.generator("rng", rng)
     sens = spec.sensitivity()
@@ -419,7 +420,8 @@ def fit_sparse_gp(X, y, spec: SparseGpSpec, *, noise_std: float, epsilon: float,
 
 def fit_sparse_gp_heteroscedastic(X, y, noise_var, spec: SparseGpSpec, bounds: NoiseBounds, *, epsilon: float,
                                   delta: float, rng: np.random.Generator) -> SparseGpRelease:
-    """App. D: the weighted statistics released with the sensitivity of
+    """Fit a DP sparse GP to private records with per-record noise variances (x_i, y_i, sigma_i^2) (seed
+    001, App. D): the weighted statistics released with the sensitivity of
     :func:`~privgp.mechanisms.sparse_gp_sensitivity.weighted_sensitivity`; (epsilon, delta)-DP in
     the records (x_i, y_i, sigma_i^2)."""
     rng = v.generator("rng", rng)

@@ -217,6 +217,10 @@ class DPSparseGPRegressor(RegressorMixin, _SparseGpBase):
         self.budget = budget
 
     def fit(self, X: Any, y: Any) -> Self:
+        """Fit a private model to the private records (X, y): y is clipped to the public response bound,
+        the model's sufficient statistics get calibrated Gaussian noise, and ``budget`` (if given) is
+        charged first; ``certificate_`` then holds the (epsilon, delta) guarantee of everything the
+        fitted model reveals (seed 001, Alg. 1). Returns self."""
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
         rng = check_random_state(self.random_state)
         spec = self._spec(X.shape[1], self.response_bound)
@@ -245,7 +249,9 @@ class DPSparseGPRegressor(RegressorMixin, _SparseGpBase):
 
     def predict(self, X: Any, return_std: bool = False,
                 include_noise: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
-        """Mean (and std) of the predictive distribution at X (eq. 17); latent f unless ``include_noise``."""
+        """Predictions of the private model at the rows of X: the predictive mean, and its standard deviation
+        with ``return_std``; of the latent function unless ``include_noise`` (seed 001, eq. 17).
+        Post-processing of the private model: no further privacy cost."""
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return self.release_.predict(X, return_std=return_std, include_noise=include_noise)
@@ -311,6 +317,10 @@ class DPDirichletGPClassifier(ClassifierMixin, _SparseGpBase):
         return offset, Ry, NoiseBounds(min(s0, s1), max(s0, s1), weighted_response_bound=RA)
 
     def fit(self, X: Any, y: Any) -> Self:
+        """Fit a private classifier to the private labelled records (X, y): one private regression per
+        class on transformed one-hot targets, sharing the budget, and ``budget`` (if given) is charged
+        first; ``certificate_`` then holds the (epsilon, delta) guarantee of the whole fitted model
+        (seed 001, sec. 5). Returns self."""
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         if self.classes is None:
@@ -355,13 +365,15 @@ class DPDirichletGPClassifier(ClassifierMixin, _SparseGpBase):
         return self
 
     def latent(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
-        """(C, m) latent means and variances of the log class weights at X."""
+        """The private model's latent log class weights at the rows of X: (C, m) means and variances."""
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         out = [r.posterior.predict(X) for r in self.releases_]
         return self.prior_mean_ + np.stack([o[0] for o in out]), np.stack([o[1] for o in out])
 
     def predict_proba(self, X: Any) -> np.ndarray:
+        """Class probabilities at the rows of X, shape (m, C) in the order of ``classes_``
+        (p_c proportional to exp(mean_c + var_c / 2)); no further privacy cost."""
         mu, var = self.latent(X)
         logits = mu + 0.5 * var
         logits -= logits.max(axis=0, keepdims=True)
@@ -369,6 +381,7 @@ class DPDirichletGPClassifier(ClassifierMixin, _SparseGpBase):
         return (p / p.sum(axis=0, keepdims=True)).T
 
     def predict(self, X: Any) -> np.ndarray:
+        """The most probable class at each row of X; no further privacy cost."""
         check_is_fitted(self)
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
@@ -420,6 +433,9 @@ class DPPosteriorSampler(BaseEstimator):
         self.budget = budget
 
     def fit(self, X: Any, y: Any) -> Self:
+        """Fit to the private records (X, y): check them against the public box, certify (and charge
+        ``budget``, if given) the release of one private posterior sample path; its values then come
+        from :meth:`sample_y`. Returns self."""
         from ..models.domain import Box
         from ..models.gp.posterior import ExactPosterior
         from ..models.kernels import make_kernel
@@ -458,7 +474,8 @@ class DPPosteriorSampler(BaseEstimator):
         return self
 
     def sample_y(self, X: Any, *, response_units: bool = True) -> np.ndarray:
-        """The released path at the rows of X (any points; the same path at every call)."""
+        """The released path's values at the rows of X (any points; the same path at every call, at no
+        further privacy cost), in the response's units unless ``response_units=False``."""
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         f = self.path_(X)

@@ -260,7 +260,8 @@ def _batch(n, r, eta, sigma, opts):
 
 
 def sampler_for(candidates: Candidates, kernel: Kernel, rounds: int) -> tuple[str, int]:
-    """(sampler, estimated peak bytes) of the largest round (``rounds`` - 1 distinct queries), from public
+    """Which exact sampler the largest round will use and how much memory it needs: (sampler, estimated
+    peak bytes) of the largest round (``rounds`` - 1 distinct queries), from public
     settings only: the exact sampler :func:`_draw` uses and :func:`privgp.models.sampling.plan_sampler`'s estimate."""
     c = candidates
     k = max(1, min(rounds - 1, c.m))
@@ -570,8 +571,9 @@ def _response(objective: Callable[[np.ndarray], Any], x: np.ndarray) -> tuple[fl
 
 def run_thompson(plan: ThompsonPlan, objective: Callable[[np.ndarray], float], rng: np.random.Generator, *,
                  on_round: Callable[[int], None] | None = None) -> ThompsonResult:
-    """Run the planned rounds (see the module docstring); ``objective(x)`` gets one candidate (d,) and
-    returns its response (a private record). An objective that raises or returns a non-finite value
+    """Run private Thompson sampling: in each planned round, query ``objective`` at the candidate chosen
+    by a private posterior sample of the records so far (see the module docstring); ``objective(x)``
+    gets one candidate (d,) and returns its response (a private record). An objective that raises or returns a non-finite value
     stops the run cleanly: the result holds the rounds released so far and says why it stopped.
     ``rng`` supplies all sampling randomness (``np.random.default_rng()``: fresh OS entropy).
     ``on_round(t)`` is called after each round (e.g. a progress bar)."""

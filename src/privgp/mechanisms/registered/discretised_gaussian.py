@@ -149,9 +149,13 @@ POINTS = Option("points", f"discretisation points along the longest side (defaul
 
 
 class DiscretisedGaussian(Mechanism):
+    """``privgp release --mechanism discretised-gaussian``: publish noisy kernel-smoothed density and signal
+    values at m public points, Gaussian noise on each value (seed 002 App. A.5, eq. (37)); for comparison
+    only: its noise grows with m."""
+
     name = "discretised-gaussian"
-    help = ("seed 002 App. A.5, eq. (37): SetConv density and signal channels at m public points with Gaussian "
-            "noise per value (mu = sqrt(5 m) / s); for comparison only, its noise grows with m")
+    help = ("noisy kernel-smoothed density and signal channels (SetConv) at m public points, Gaussian noise per "
+            "value (seed 002 App. A.5, eq. (37); mu = sqrt(5 m) / s); for comparison only, its noise grows with m")
     options = (POINTS, LENGTHSCALE)
     plan_type = DiscretisedGaussianPlan
     forecast_reps = 8

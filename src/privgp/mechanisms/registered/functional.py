@@ -45,6 +45,10 @@ NOISE_ANALYSIS = Option("noise-analysis", "how c is chosen for the target epsilo
 
 
 class Functional(Mechanism):
+    """``privgp release --mechanism functional``: publish the GP posterior mean map plus random noise that
+    is itself a GP of the same kernel, scaled to the mean's sensitivity (the functional mechanism;
+    seed 002, Thm 4.1)."""
+
     name = "functional"
     help = ("the GP posterior mean plus GP noise of the same kernel (functional mechanism; seed 002, Thm 4.1: "
             "c = Delta / mu with Delta the posterior mean's RKHS sensitivity, <= seed 000's Delta_n)")

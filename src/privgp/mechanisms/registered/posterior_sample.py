@@ -120,6 +120,10 @@ def snap_setting(recorded: Recorded) -> int | None:
 
 
 class PosteriorSample(Mechanism):
+    """``privgp release --mechanism posterior-sample``: publish L random maps, each one exact draw from
+    the GP posterior given the private records; the randomness of the draw is the privacy (seed 000,
+    Thm 3.1 / Prop. 2 with the proven sensitivity lemmas B.1 and B.7)."""
+
     name = "posterior-sample"
     help = ("L exact GP posterior sample paths on the grid (seed 000: Thm 3.1 / Prop. 2, Lemma B.1 in 2-D, "
             "Lemma B.7 for the 1-D exponential kernel, proven constants)")

@@ -45,6 +45,10 @@ VALIDATION_FRACTION = Option("validation-fraction", "fraction of the records hel
 
 
 class PosteriorSampleTuned(Mechanism):
+    """``privgp release --mechanism posterior-sample-tuned``: publish one random posterior map whose
+    lengthscale was itself chosen privately, among public candidates, by how well it predicts held-out
+    records (seed 001, Alg. 2: Liu & Talwar's private selection; one selection event)."""
+
     name = "posterior-sample-tuned"
     help = ("one exact posterior sample path, its lengthscale chosen privately among --lengthscales on a held-out "
             "split (seed 001, Alg. 2: Liu-Talwar private selection; one selection event)")

@@ -61,9 +61,14 @@ S2 = Option("s2", "the S_2 covariance correction (default symmetric; paper = eq.
 
 
 class SparseGp(Mechanism):
+    """``privgp release --mechanism sparse-gp``: publish a smooth map with its uncertainty, the predictive
+    mean and +-2 sd of a sparse GP fitted to noisy sufficient statistics on a public grid of inducing
+    inputs (seed 001, Alg. 1; exact Gaussian-mechanism calibration)."""
+
     name = "sparse-gp"
-    help = ("DP sparse GP (seed 001, Alg. 1): noisy sufficient statistics on a public grid of inducing inputs, "
-            "predictive mean and +-2 sd on the grid (exact Gaussian-mechanism calibration)")
+    help = ("a smooth map with its uncertainty: the predictive mean and +-2 sd of a sparse GP fitted to noisy "
+            "sufficient statistics on a public grid of inducing inputs (seed 001, Alg. 1; exact Gaussian-mechanism "
+            "calibration)")
     options = (KERNEL, LENGTHSCALE, NOISE_STD, INDUCING, KERNEL_BOUND, NOISE_RATIO, S2)
     plan_type = SparseGpPlan
     picture = "prediction.png"
