@@ -350,3 +350,20 @@ def test_every_registered_mechanism_is_a_whole_mechanism():
         assert isinstance(mech, Mechanism) and mech.name == name and mech.picture.endswith(".png")
         assert mech.help and all(o.help for o in mech.options)
         assert (mech.plan_type is None) == (name == "auto")
+
+
+def test_the_exact_statement_names_the_profile_composition():
+    """A certificate computed by the profile rule (no release of today's mechanisms has one: a composition
+    with (epsilon, delta)-only parts) says so in the report's exact statement."""
+    from types import SimpleNamespace
+
+    from privgp.accounting import ApproxDpEvent, ZcdpEvent, certify, composition_rule
+    from privgp.cli.release_report import _exact
+
+    ev = ZcdpEvent(0.01) + ApproxDpEvent(0.1, 1e-6).times(5)
+    text = SimpleNamespace(statement="s", references=())
+    new = _exact(SimpleNamespace(certificate=certify(ev, 1e-4), text=text, n=10))
+    with composition_rule("basic"):
+        old = _exact(SimpleNamespace(certificate=certify(ev, 1e-4), text=text, n=10))
+    assert "privacy profiles" in new and "<code>profile</code>" in new
+    assert "privacy profiles" not in old and "R\u00e9nyi" in old

@@ -292,6 +292,10 @@ def _exact(r: ReportInput) -> str:
                      f"(\u03b5, \u03b4) by the rule of {e(CONVERSIONS.get(c.conversion, c.conversion))}.</p>")
     elif c.method == "exact-gdp":
         parts.append("<p>Computed from the exact Gaussian-DP privacy profile (no R\u00e9nyi conversion).</p>")
+    elif c.method == "profile":
+        parts.append("<p>Computed by composing the parts known only as (\u03b5, \u03b4)-DP exactly through their "
+                     "privacy profiles (Kairouz, Oh and Viswanath 2015, Thm 2.1; Dong, Roth and Su 2022, Thm 3.2): "
+                     "the accountant's composition rule <code>profile</code>, recorded in the certificate.</p>")
     parts.append("<h3>Proof ingredients</h3>" + _ul(c.lemmas))
     details = [(k, num(v, 8)) for k, v in c.details.items()]
     if details:
