@@ -1,6 +1,7 @@
 """The privacy-budget ledger: composition, exhaustion, atomic charging under concurrency, crashes."""
 from __future__ import annotations
 
+import json
 import math
 import multiprocessing as mp
 import sqlite3
@@ -287,7 +288,10 @@ def test_ledger_show_does_not_create_a_ledger(tmp_path, capsys):
                budget_delta=DELTA, description="test release")
     assert main(["ledger", "show", "--ledger", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "1 dataset(s), 1 release(s)" in out and "test release" in out and "charged" in out
+    assert "1 dataset(s), 1 release(s); composition rule 'profile'" in out and "test release" in out
+    assert "charged" in out
+    assert main(["ledger", "show", "--ledger", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["composition"] == "profile"
 
 
 # -- old files and tampering ------------------------------------------------------------------------
@@ -361,7 +365,7 @@ def test_corrupt_ledgers_are_reported_never_composed(tmp_path, capsys):
         assert err.startswith("privgp: error:") and "corrupt" in err and len(err.strip().splitlines()) == 1
 
 
-def test_the_composition_rule_is_the_ledger_files_own(tmp_path):
+def test_the_composition_rule_is_the_ledger_files_own(tmp_path, capsys):
     """A new ledger composes (epsilon, delta)-DP releases through privacy profiles and says so in its meta
     table; a file written before the rule was recorded (privgp 0.1, schema 1 or 2) keeps basic composition
     and shows the spent epsilon it showed, also when opened read-only."""
@@ -392,6 +396,10 @@ def test_the_composition_rule_is_the_ledger_files_own(tmp_path):
                                                                 composition="basic").epsilon
     with sqlite3.connect(path) as con:
         assert dict(con.execute("SELECT key, value FROM meta"))["composition"] == "basic"
+    from privgp.cli.main import main
+
+    assert main(["ledger", "show", "--ledger", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["composition"] == "basic"
     v1 = tmp_path / "v1.sqlite"
     _write_v1(v1, [(0.05 * _V1_ORDERS).astype("<f8").tobytes()])
     assert Ledger(v1).composition == "basic"

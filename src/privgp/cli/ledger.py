@@ -17,7 +17,9 @@ DESCRIPTION = textwrap.dedent("""\
     Composition: each release's privacy event is stored; a dataset's spent epsilon is the
     accountant's guarantee for the composition of its events at the budget's delta (Renyi-DP curves
     add, minimised over the order exactly; the exact Gaussian-DP profile for purely Gaussian
-    mechanisms).
+    mechanisms). Releases known only as (epsilon, delta)-DP compose by the ledger file's own rule,
+    shown first: 'profile' (exact, through privacy profiles; files created by privgp 0.2 on) or
+    'basic' (epsilons and deltas add; older files, which keep showing what they showed).
     """)
 
 
@@ -51,9 +53,11 @@ def show(args) -> int:
         entries = [e for e in entries if e.fingerprint in keep]
     if args.json:
         print_json({"ledger": str(led.path), "exists": True, "conversion": led.conversion,
+                    "composition": led.composition,
                     "datasets": [d.to_dict() for d in datasets], "entries": [e.to_dict() for e in entries]})
         return 0
-    print(f"ledger {led.path}: {len(datasets)} dataset(s), {len(entries)} release(s)")
+    print(f"ledger {led.path}: {len(datasets)} dataset(s), {len(entries)} release(s); composition rule "
+          f"{led.composition!r}")
     if datasets:
         print(f"\n  {'dataset':<16}  {'budget eps':>10}  {'budget delta':>12}  {'spent eps':>10}  "
               f"{'remaining':>10}  {'releases':>8}  label")
