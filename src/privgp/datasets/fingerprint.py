@@ -9,7 +9,10 @@ row order nor on how the records are split into files or batches, so every sourc
 files, a folder, DuckDB, Python arrays; privgp.datasets.sources merges the sums of its parts) gives the
 same records the same digest, in O(n) -- no sort. Two different multisets of records get different
 digests unless two 64-bit sums collide at once (n and d are hashed too). Equal records counted twice are
-two records (n differs).
+two records (n differs). What the ledger needs holds in every case: the same records always get the same
+key (so their releases always compose); a collision -- chance about 2^-128 for data not built to collide,
+though a sum of hashes is not collision-resistant against someone who crafts records -- would make two
+data sets share one budget, which over-counts, never under-counts.
 
 Version 2 (:func:`legacy_digest_v2`: SHA-256 of the records sorted lexicographically) was the key of a
 single CSV file, the embedded tables and :func:`privgp.records` in earlier versions of privgp; a ledger written
