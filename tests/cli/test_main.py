@@ -86,3 +86,16 @@ def test_a_lira_audit_imports_only_what_it_uses():
     mods = _modules_after(code)
     assert "scipy.optimize" in mods                     # the paper attack's fits (it imports scipy.spatial itself)
     assert not {h for h in HEAVY if h in mods} - {"scipy.optimize", "scipy.spatial"}
+    # `audit lood`'s parser (the release command's options, the ledger, every mechanism) is built only for it
+    assert not {"privgp.cli.release", "privgp.ledger", "privgp.mechanisms.registered"} & mods
+
+
+def test_the_full_parser_builds_the_lazy_audit_subcommands():
+    """`privgp audit lood` is a placeholder until parsed; the full parser (the CLI reference) has its options."""
+    def audit_lood(parser):
+        audit = _commands(parser).choices["audit"]
+        return _commands(audit).choices["lood"].format_help()
+
+    lazy = build_parser()
+    _commands(lazy).load("audit")
+    assert "--candidates" not in audit_lood(lazy) and "--candidates" in audit_lood(build_parser(full=True))

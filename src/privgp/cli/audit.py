@@ -6,9 +6,11 @@ from __future__ import annotations
 import argparse
 import math
 import time
+from typing import cast
 
-from .audit_lood import register_lood
+from .audit_lood import LOOD_HELP, register_lood
 from .common import positive_float, print_json
+from .main import LazyCommands
 
 LIRA_EPILOG = """\
 The game of seed 000, sec. 4 / App. C: n points on [0, 1] with step-function responses
@@ -58,7 +60,7 @@ def _setting_flags(p) -> None:
 def register(sub) -> None:
     p = sub.add_parser("audit", help="membership-inference (LiRA), tightness and per-record LOOD audits",
                        description="Empirical privacy audits of GP posterior sample-path release (seed 000, sec. 4).")
-    asub = p.add_subparsers(dest="audit_command", metavar="AUDIT")
+    asub = cast(LazyCommands, p.add_subparsers(dest="audit_command", metavar="AUDIT", action=LazyCommands))
     asub.required = True
     lira = asub.add_parser("lira", help="LiRA membership-inference audit of one setting",
                            description="Membership-inference audit: attack success, empirical epsilon lower "
@@ -86,7 +88,7 @@ def register(sub) -> None:
     tight.add_argument("--lood-datasets", dest="lood_datasets", type=int, default=6,
                        help="datasets of the game for the LOOD column (seed 003; 0 = skip; default 6)")
     tight.set_defaults(func=_run_tightness)
-    register_lood(asub)
+    asub.add_placeholder("lood", LOOD_HELP, register_lood)   # its parser imports the release command's options
     from .audit_sampler import register_sampler
 
     register_sampler(asub)

@@ -26,10 +26,13 @@ covered by the release's guarantee. Do not publish them.
 """
 
 
+LOOD_HELP = "per-record LOOD of a planned release (internal audit, not for publication)"
+
+
 def register_lood(asub) -> None:
     from .release import add_data_arguments, add_mechanism_options
 
-    p = asub.add_parser("lood", help="per-record LOOD of a planned release (internal audit, not for publication)",
+    p = asub.add_parser("lood", help=LOOD_HELP,
                         description="Per-record leave-one-out distinguishability of a planned posterior-sample "
                                     "release on your own data (seed 003), next to the certified worst case.",
                         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)

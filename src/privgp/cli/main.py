@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from collections.abc import Callable
 from typing import cast
 
 from .. import __version__
@@ -50,27 +51,39 @@ class LazyCommands(argparse._SubParsersAction):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self._placeholders: set[str] = set()
+        self._placeholders: dict[str, Callable[[LazyCommands], None] | None] = {}
 
-    def add_placeholder(self, name: str, line: str) -> None:
-        """List command ``name`` with help line ``line``; its module is imported when it is parsed (:meth:`load`)."""
+    def add_placeholder(self, name: str, line: str, loader: Callable[[LazyCommands], None] | None = None) -> None:
+        """List command ``name`` with help line ``line``; its full parser is built when it is parsed
+        (:meth:`load`) by ``loader(self)``, by default the ``register`` of module ``privgp.cli.<name>``
+        (a subcommand's own subcommands, e.g. ``privgp audit lood``, pass their register function)."""
         self.add_parser(name, help=line)
-        self._placeholders.add(name)
+        self._placeholders[name] = loader
 
     def load(self, name: str) -> argparse.ArgumentParser:
         """The full parser of command ``name`` (built now, in the placeholder's place, if not yet)."""
         if name in self._placeholders:
-            self._placeholders.discard(name)
+            loader = self._placeholders.pop(name)
             parsers = self._name_parser_map   # also self.choices: changed in place, order kept
             order = list(parsers)
             del parsers[name]
             self._choices_actions = [a for a in self._choices_actions if a.dest != name]
-            importlib.import_module(f"{__package__}.{name}").register(self)
+            if loader is None:
+                importlib.import_module(f"{__package__}.{name}").register(self)
+            else:
+                loader(self)
             ordered = {n: parsers[n] for n in order}
             parsers.clear()
             parsers.update(ordered)
             self._choices_actions.sort(key=lambda a: order.index(a.dest))
         return self._name_parser_map[name]
+
+    def load_all(self) -> None:
+        """Build every command's full parser, and those of their lazy subcommands (the CLI reference)."""
+        for name in list(self._name_parser_map):
+            for action in self.load(name)._actions:
+                if isinstance(action, LazyCommands):
+                    action.load_all()
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
         if values and values[0] in self._placeholders:
@@ -90,8 +103,8 @@ def build_parser(*, full: bool = False) -> argparse.ArgumentParser:
     sub.required = True
     for name, line in COMMANDS.items():
         sub.add_placeholder(name, line)
-        if full:
-            sub.load(name)
+    if full:
+        sub.load_all()
     return parser
 
 
