@@ -4,8 +4,9 @@ A Dask nanny starts its worker processes with ``MALLOC_TRIM_THRESHOLD_=65536`` (
 ``nanny.pre-spawn-environ``): glibc then hands every freed block above 64 KiB back to the kernel and maps
 every array above 128 KiB afresh, so the few dozen arrays of one record batch (2 MiB each at 2^18 records)
 are page-faulted in again for every batch. Measured on three files of 1.56 million records each (the
-10^8-record benchmark data, grid statistics): 15x the page faults (385 000 against 25 000) and 3.6x the CPU
-time of the same pass with freed memory kept. :func:`retained` raises glibc's trim and mmap thresholds to 32 MiB while a
+10^8-record benchmark's file size, grid statistics; benchmarks/bench_data_scale_parts.py): 17x the page
+faults (370 897 against 22 243) and 3.6x the CPU time (0.80 s against 0.22 s) of the same pass with freed
+memory kept. :func:`retained` raises glibc's trim and mmap thresholds to 32 MiB while a
 part is scanned -- freed batch memory is reused, not returned -- and restores the process's settings after.
 It changes nothing where the variable is not set (a plain process) or where the C library is not glibc.
 """
@@ -35,8 +36,8 @@ def _libc():
 def keep_freed_memory() -> bool:
     """For the rest of this process, glibc keeps freed blocks up to 32 MiB for reuse (trim and mmap thresholds;
     glibc's adaptive thresholds end): for a command that streams records and exits (``privgp release --data``),
-    whose passes then fault in 7x fewer pages (measured: 51 000 -> 7 000 faults and 0.32 -> 0.21 s CPU for
-    4.7 million records). Returns whether the setting took (glibc only). Not for a long-lived library caller."""
+    whose passes then fault in far fewer pages (measured: 48 599 -> 293 faults and 0.27 -> 0.19 s CPU for 4.7
+    million records). Returns whether the setting took (glibc only). Not for a long-lived library caller."""
     lib = _libc()
     if lib is None:
         return False

@@ -185,9 +185,9 @@ def kernel_vectors(X, spec: SparseGpSpec) -> np.ndarray:
 
 def _accumulate(X: np.ndarray, yw: np.ndarray, w: np.ndarray | None, spec: SparseGpSpec, chunk: int):
     """A = sum_i yw_i k_i, B = sum_i w_i k_i k_i^T in blocks of ``chunk`` records, BLAS on one thread: the
-    |Z| x chunk products are small, and on a shared machine OpenBLAS's threads made the same sums 2-9x
-    slower at 10^6 records (BENCHMARKS.md, "Data at scale"); a cluster or the caller parallelises over
-    batches instead."""
+    |Z| x chunk products are small, and on the shared 2 cores OpenBLAS's two threads took 0.24-4.68 s for
+    the sums of 1.56e6 records where one thread took 0.28-0.29 s (benchmarks/bench_data_scale_parts.py);
+    the pass's threads over files, or a cluster, parallelise instead."""
     from threadpoolctl import threadpool_limits
 
     d = spec.n_inducing
