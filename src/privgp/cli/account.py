@@ -42,9 +42,11 @@ def register(sub) -> None:
                        description="Privacy calculator for GP posterior sample-path release (seed 000, "
                                    "Thm 3.1 / Prop. 2 with the V_n, Delta_n bounds of App. B).",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--mechanism", default=None, metavar="NAME",
-                   help="a mechanism of privgp release (privgp release --help lists them): print the certificate its "
-                        "release would carry for these public settings (default: the posterior-sample calculator)")
+    from ..mechanisms.interface import registry
+
+    p.add_argument("--mechanism", choices=list(registry()), default=None,
+                   help="a mechanism of privgp release: print the certificate its release would carry for these "
+                        "public settings (default: the posterior-sample calculator)")
     p.add_argument("--n", type=int, required=True, help="dataset size (replace-one neighbours)")
     p.add_argument("--kernel", choices=KERNELS, default=None, help="kernel family (normalised, k(x,x) = 1); "
                    "required without --mechanism")

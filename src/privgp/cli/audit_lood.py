@@ -46,7 +46,7 @@ def register_lood(asub) -> None:
     a.add_argument("--alpha", type=positive_float, default=None,
                    help="Renyi order (> 1; default: the order at which the certified epsilon is attained)")
     a.add_argument("--top", type=int, default=10, help="most exposed records listed and searched (default 10)")
-    a.add_argument("--candidates", type=int, default=None,
+    a.add_argument("--candidates", type=int, default=None, metavar="M",
                    help="replacement locations per axis of the public box (default 201 in 1-D, 31 in 2-D)")
     a.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_run)
