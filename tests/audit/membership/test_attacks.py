@@ -15,7 +15,9 @@ from privgp.audit.membership.densities import (
     _BinnedObjective,
     _cell_edges,
     _histogram,
+    _latent_cell_masses,
     _pack,
+    _phi_edges,
     _unpack,
     fit_gaussian_mixture_1d,
     fit_gaussian_mixture_1d_binned,
@@ -105,6 +107,23 @@ def test_no_quadrature_ripples(sharp_fit):
     assert count_local_maxima(mod.pdf(t)) <= 4
     # the detector is not blind: node-based quadrature at this noise level ripples
     assert count_local_maxima(gauss_legendre_density(mod, t)) > 10
+
+
+def test_logpdf_in_any_order_equals_the_sum_over_every_cell(sharp_fit):
+    """The density is evaluated on sorted points in chunks (a band of cells per chunk): each point's value
+    is the full sum over every cell, whatever the order of the points and however many chunks they fill."""
+    x, mod = sharp_fit
+    rng = np.random.default_rng(5)
+    t = rng.permutation(np.concatenate([x, rng.uniform(x.min() - 0.05, x.max() + 0.05, 1500)]))   # > 4 chunks
+    e, s = mod.edges, mod.noise
+    q, _ = _latent_cell_masses(_phi_edges(e), mod.weights, mod.means, mod.taus)
+    steps = special.ndtr((t[:, None] - e[None, :-1]) / s) - special.ndtr((t[:, None] - e[None, 1:]) / s)
+    dense = steps @ (q / np.diff(e))
+    keep = dense > 1e-6
+    assert keep.sum() > 2500
+    # atol: the plain differences of CDFs above cancel to ~1e-14 absolute in the upper tail
+    np.testing.assert_allclose(mod.pdf(t)[keep], dense[keep], rtol=1e-9, atol=1e-13)
+    np.testing.assert_array_equal(mod.logpdf(t[::-1]), mod.logpdf(t)[::-1])
 
 
 def test_binned_fit_is_the_full_sample_optimum(sharp_fit):
