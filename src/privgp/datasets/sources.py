@@ -40,6 +40,8 @@ from .fingerprint import add_sums, digest_of_sums, record_hashes
 
 #: records per batch read from a file or a query
 BATCH_ROWS = 1 << 18
+#: at most this many parts scanned at once in one process (each holds a batch's arrays, some 50 MB)
+MAX_THREADS = 8
 DUCKDB_PREFIX = "duckdb://"
 _SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}
 
@@ -340,10 +342,10 @@ def scan(parts: Sequence[Part], coordinates: Sequence[str], response: str, domai
          cells: Any = None, batch_rows: int = BATCH_ROWS, count_only: bool = False,
          threads: int | None = None) -> ScanResult:
     """:func:`scan_part` (or, ``count_only``, :func:`count_part`) over every part in this process, merged in the
-    parts' order. ``threads`` (default: one per core, at most one per part) scan parts at once: pyarrow and
-    numpy release the GIL for most of a batch's work; the result is the serial one exactly (each part is
-    reduced alone, and the merge order is the same), and the first bad part in order raises. BLAS runs on one
-    thread meanwhile (the threads are the parallelism)."""
+    parts' order. ``threads`` (default: one per core, at most MAX_THREADS and one per part) scan parts at once:
+    pyarrow and numpy release the GIL for most of a batch's work; the result is the serial one exactly (each
+    part is reduced alone, and the merge order is the same), and the first bad part in order raises. BLAS runs
+    on one thread meanwhile (the threads are the parallelism)."""
     from concurrent.futures import ThreadPoolExecutor
 
     from threadpoolctl import threadpool_limits
@@ -353,7 +355,7 @@ def scan(parts: Sequence[Part], coordinates: Sequence[str], response: str, domai
     def one(p: Part) -> ScanResult:
         return fn(p, coordinates, response, domain, transform, keep=keep, cells=cells, batch_rows=batch_rows)
 
-    k = min(len(parts), os.cpu_count() or 1) if threads is None else max(1, min(int(threads), len(parts)))
+    k = min(len(parts), os.cpu_count() or 1, MAX_THREADS) if threads is None else min(int(threads), len(parts))
     if k <= 1 or count_only:
         return merge([one(p) for p in parts])
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=k) as pool:
