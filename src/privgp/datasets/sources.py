@@ -40,7 +40,7 @@ from .fingerprint import add_sums, digest_of_sums, record_hashes
 
 #: records per batch read from a file or a query
 BATCH_ROWS = 1 << 18
-#: at most this many parts scanned at once in one process (each holds a batch's arrays, some 50 MB)
+#: at most this many parts scanned at once in one process (each holds a batch's arrays, tens of MB)
 MAX_THREADS = 8
 DUCKDB_PREFIX = "duckdb://"
 _SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}
