@@ -13,6 +13,9 @@ Run:  python benchmarks/bench_release_scale.py [--n2d 1000000] [--n1d 100000] [-
 
 ``--rows`` picks the rows (default: all three), e.g. ``--rows functional``.
 
+Peer in the same run (issue 30): before each release, ``python -c "import pandas; pandas.read_csv(FILE)"`` of
+the same file under the same /usr/bin/time; each row prints the ratio of the release's wall time to it.
+
 Each command runs in a fresh process under /usr/bin/time -v (wall time and maximum resident set size
 of the whole process, CSV loading included), with a temporary ledger; the script prints the
 table rows for BENCHMARKS.md, the machine load, and the command's own output.
@@ -86,26 +89,36 @@ def main() -> None:
                        "--threshold", "0", "--clip", "2", "--out", str(d / "out1d"), "--json", "--no-report"]
         cmdf = base2 + ["--mechanism", "functional", "--out", str(d / "outfn")]
         rows = []
+
+        def peer(path: Path) -> str:
+            w = timed([sys.executable, "-c", "import sys, pandas; pandas.read_csv(sys.argv[1])", str(path)], env)[0]
+            return f"{w:.2f} s"
+
         print(f"load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
         if "2d" in args.rows:
+            p2 = peer(big2)
             w2, m2, out2, s2 = timed(cmd2, env)
             j2 = json.loads(out2)
             rows.append(f"| 2-D, snapped (circulant, one unknown per site) | {j2['n']} | 121 x 73 | {w2:.1f} s | "
-                        f"{s2:.1f} s | {m2:.2f} GiB | {j2['epsilon']:.4g} | <= 30 s, <= 4 GB |")
+                        f"{s2:.1f} s | {m2:.2f} GiB | {j2['epsilon']:.4g} | {p2} ({w2 / float(p2[:-2]):.1f}x) | "
+                        "<= 30 s, <= 4 GB |")
         if "1d" in args.rows:
+            p1 = peer(big1)
             w1, m1, out1, s1 = timed(cmd1, env)
             j1 = json.loads(out1)
             rows.append(f"| 1-D exponential kernel (O(n + m)) | {j1['n']} | 201 | {w1:.2f} s | {s1:.2f} s | "
-                        f"{m1:.2f} GiB | {j1['epsilon']:.4g} | <= 2 s |")
+                        f"{m1:.2f} GiB | {j1['epsilon']:.4g} | {p1} ({w1 / float(p1[:-2]):.1f}x) | <= 2 s |")
         if "functional" in args.rows:
+            pf = peer(big2)
             wf, mf, outf, sf = timed(cmdf, dict(env, PRIVGP_LEDGER=str(d / "ledger_functional.sqlite")))
             jf = json.loads(outf)
             rows.append(f"| 2-D functional mechanism, snapped (exact mean, one unknown per site) | {jf['n']} | "
                         f"121 x 73 | {wf:.1f} s | {sf:.1f} s | {mf:.2f} GiB | {jf['epsilon']:.4g} | "
-                        "<= 60 s, <= 4 GB |")
+                        f"{pf} ({wf / float(pf[:-2]):.1f}x) | <= 60 s, <= 4 GB |")
         print(f"load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
-        print("| release | n | grid | wall (whole process) | stages (in-command) | peak memory | epsilon | target |")
-        print("|---|---|---|---|---|---|---|---|")
+        print("| release | n | grid | wall (whole process) | stages (in-command) | peak memory | epsilon | "
+              "pandas.read_csv of the file (ratio) | target |")
+        print("|---|---|---|---|---|---|---|---|---|")
         print("\n".join(rows))
 
 
