@@ -4,10 +4,11 @@ src/privgp/mechanisms/data/auto_laplace_grid.json with ``--noise laplace``, the 
 
 Pilot data only: synthetic records from the three public field families of
 privgp.datasets.fields (bump, blobs, rough) on the unit square, with seeds that the utility study
-does not use (PILOT_SEED). For every record count n and Gaussian noise std s of the released
+does not use (PILOT_SEED). For every record count n and noise std s of the released
 per-cell statistics (Gaussian: s = 2 / mu(epsilon, delta), so any delta maps onto the table; Laplace:
-s = 4 sqrt(2) / epsilon, the std of Laplace noise of scale 4 / epsilon), every candidate (cells along the longest side, smoothing bandwidth in cells) is scored by the
-mean excursion IoU over the families (REPS_SMALL releases each up to n = 2000, REPS above); the best is stored with its mean IoU.
+s = 4 sqrt(2) / epsilon, the std of Laplace noise of scale 4 / epsilon), every candidate (cells along the
+longest side, smoothing bandwidth in cells) is scored by the mean excursion IoU over the families (REPS_SMALL
+releases each up to n = 2000, REPS above); the best is stored with its mean IoU.
 The best candidate replaces the practitioner's default (BASELINE: 8 cells, bandwidth 1) only when it beats it
 by more than two standard errors of the paired difference (pilot data sets shared by the candidates): where
 the pilot cannot tell them apart, auto keeps the baseline. No private data is read.

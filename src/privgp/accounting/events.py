@@ -710,8 +710,13 @@ class ComposedEvent(PrivacyEvent):
 
     def pure_epsilon(self) -> float | None:
         """The sum of the parts' pure epsilons (basic composition of pure DP) when every part is pure."""
-        parts = [(ev.pure_epsilon(), c) for ev, c in self.events]
-        return None if any(e is None for e, _ in parts) else float(sum(c * e for e, c in parts))
+        total = 0.0
+        for ev, c in self.events:
+            e = ev.pure_epsilon()
+            if e is None:
+                return None
+            total += c * e
+        return total
 
     def gdp_mu(self) -> float | None:
         mus: list[float] = []
