@@ -41,6 +41,7 @@ def test_readme_release_at_the_defaults_publishes_a_forecast_map_and_verifies(tm
     assert v.returncode == 0, v.stdout + v.stderr
     html = (tmp_path / "out" / "report.html").read_text()
     assert "How good is this map?" in html and "privgp (--mechanism auto)" in html
+    assert "This release is pure 5-DP: with \u03b5 = 5 the bound holds with no exception at all" in html
     assert "strong protection" not in html
     header = (tmp_path / "out" / "field.csv").read_text().splitlines()[0]
     assert "field_model_units" in header and "field_response_units" in header and "reliable" in header
@@ -111,6 +112,7 @@ def test_report_never_calls_a_large_n_delta_strong(tmp_path):
     assert r.returncode == 0, r.stderr
     html = (tmp_path / "out" / "report.html").read_text()
     assert "strong protection" not in html and "No word of strength applies" in html
+    assert "This release is pure" not in html                            # the Gaussian grid needs its delta
 
 
 def test_picture_marks_unreliable_areas_and_the_summary_says_pure_dp(tmp_path):

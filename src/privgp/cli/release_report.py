@@ -231,6 +231,15 @@ def strength_words(epsilon: float, delta: float, n: int) -> str:
     return f"This is {word} protection {scale}: {what}."
 
 
+def _pure_words(c: PrivacyCertificate) -> str:
+    """For a pure epsilon-DP release (e.g. the Laplace grid): the bound needs no exception."""
+    pure = c.event.pure_epsilon()
+    if pure is None or not math.isfinite(pure):
+        return ""
+    return (f" This release is pure {format_upper(pure)}-DP: with \u03b5 = {format_upper(pure)} the bound holds "
+            "with no exception at all (\u03b4 = 0); \u03b4 is stated only to compare it with other releases.")
+
+
 def _plain_guarantee(r: ReportInput) -> str:
     c = r.certificate
     eps, dlt = format_upper(c.epsilon), format_upper(c.delta)
@@ -249,7 +258,7 @@ def _plain_guarantee(r: ReportInput) -> str:
         f"<span class=\"badge\">\u03b4 = <span id=\"delta\" data-delta=\"{e(repr(float(c.delta)))}\">{e(dlt)}</span>"
         f"</span>: every possible result of the release is at most e<sup>\u03b5</sup> \u2248 {e(_factor(c.epsilon))} "
         f"times as likely with one record as with that record replaced, except for results of total probability at "
-        f"most \u03b4. Smaller numbers mean stronger protection. {e(strength)}</p>"
+        f"most \u03b4.{e(_pure_words(c))} Smaller numbers mean stronger protection. {e(strength)}</p>"
         f"<p>The number of records, n = {r.n}, is public: it is part of what is released. The promise also "
         "depends on the settings listed below having been chosen without looking at the private records, and on "
         "the randomness being secret.</p>")
