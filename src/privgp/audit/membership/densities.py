@@ -49,11 +49,17 @@ def _phi(z):
 
 def _ndtr_steps(alpha):
     """Phi(alpha[..., k]) - Phi(alpha[..., k+1]) for alpha decreasing along the last axis, with
-    relative accuracy in both tails (differences of upper-tail probabilities where alpha > 0)."""
-    Q = ndtr(-np.abs(alpha))                      # tail probability
-    a, b = alpha[..., :-1], alpha[..., 1:]
+    relative accuracy in both tails, one ndtr per edge: with the tail probabilities Q = Phi(-|alpha|),
+    Q_b - Q_a where both edges are above 0, Q_a - Q_b where both are at or below it, and
+    1 - Q_a - Q_b for the one cell of a row that straddles 0 (NaN stays NaN)."""
+    Q = ndtr(-np.abs(alpha))
+    above = alpha > 0
     Qa, Qb = Q[..., :-1], Q[..., 1:]
-    return np.where(b > 0, Qb - Qa, np.where(a <= 0, Qa - Qb, 1.0 - Qa - Qb))
+    out = Qb - Qa
+    np.negative(out, out=out, where=~above[..., :-1])   # Q_a - Q_b, the same number
+    straddle = above[..., :-1] & ~above[..., 1:]
+    out[straddle] = 1.0 - Qa[straddle] - Qb[straddle]
+    return out
 
 
 def _log_ndtr_diff(hi, lo):
@@ -217,14 +223,6 @@ def _band_edges(t, e, cells, s):
     return (t[:, None] - e[E]) / s
 
 
-def _steps_from_edges(alpha):
-    """Phi(a_k) - Phi(a_{k+1}) for consecutive edges (relative accuracy in both tails), one ndtr per edge."""
-    Q = ndtr(-np.abs(alpha))
-    a, b = alpha[:, :-1], alpha[:, 1:]
-    Qa, Qb = Q[:, :-1], Q[:, 1:]
-    return np.where(b > 0, Qb - Qa, np.where(a <= 0, Qa - Qb, 1.0 - Qa - Qb))
-
-
 def _band(t, e, s, window: float = 9.0):
     """The cells [e_k, e_{k+1}] within ``window`` s of each point: (cells (N, W), inside (N, W)), or
     None when a dense evaluation is cheaper. Cells further away change a Gaussian-smoothed density by
@@ -256,7 +254,7 @@ def _box_mixture_density(t, e, h, s, *, chunk: int = 512) -> np.ndarray:
             out[order[i:i + chunk]] = _ndtr_steps((tt[:, None] - e[None, :]) / s) @ h
             continue
         cells, inside = band
-        G = _steps_from_edges(_band_edges(tt, e, cells, s))
+        G = _ndtr_steps(_band_edges(tt, e, cells, s))
         out[order[i:i + chunk]] = np.sum(np.where(inside, G * h[cells], 0.0), axis=1)
     return out
 
@@ -358,7 +356,7 @@ class _BinnedObjective:
             cells, inside = band
             alpha = _band_edges(self.t, self.e, cells, s)
             wd = self.width[cells]
-            H = np.where(inside, _steps_from_edges(alpha), 0.0) / wd
+            H = np.where(inside, _ndtr_steps(alpha), 0.0) / wd
             qc = q[cells]
             rho = np.sum(H * qc, axis=1)
             rw = _inverse_weights(self.c, rho)
