@@ -4,6 +4,9 @@ Run:  python benchmarks/bench_functional.py [--repeats 20]
 Prints (first call, best, median) wall seconds and the median CPU seconds of this process. The
 three-mechanism comparison at paper-like scale is timed separately (it is a whole experiment):
     /usr/bin/time -v privgp experiment mechanisms --out DIR --workers 2
+
+Baseline in the same run (issue 30): the DPSetConv release against its non-private part alone, the SetConv
+density and signal channels on the same grid (``setconv_channels``); the ratio of the medians is printed.
 """
 from __future__ import annotations
 
@@ -83,6 +86,13 @@ def main():
     rows.append(("DPSetConv release with a prepared plan (channels + noise)",
                  *timings(lambda: dpsetconv_release(plan, x, y, rng), args.repeats),
                  cpu_median(lambda: dpsetconv_release(plan, x, y, rng), args.repeats)))
+    from privgp.mechanisms.dpsetconv import setconv_channels
+
+    pts = grid.points()
+    rows.append(("baseline: the non-private SetConv channels alone (same grid)",
+                 *timings(lambda: setconv_channels(x, y, pts, 0.2, 2.0), args.repeats),
+                 cpu_median(lambda: setconv_channels(x, y, pts, 0.2, 2.0), args.repeats)))
+    ratios = (rows[2][3] / rows[-1][3], rows[4][3] / rows[-1][3])
 
     data = load_embedded_baltimore()
     box = baltimore.PUBLIC_BOX
@@ -102,6 +112,8 @@ def main():
     for name, first, best, med, cpu in rows:
         print(f"{name:<{w}}  {first:7.4f}  {best:7.4f}  {med:8.4f}  {cpu:10.4f}")
     print(f"load average: {os.getloadavg()}")
+    print(f"DPSetConv release / its non-private channels: {ratios[0]:.1f}x (factor cached), "
+          f"{ratios[1]:.1f}x (prepared plan) (medians, same run)")
 
 
 if __name__ == "__main__":
