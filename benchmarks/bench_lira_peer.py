@@ -8,8 +8,8 @@ The peer is the paper's published LiRA script (github.com/tmaciazek/gaussian_pro
 paper's setting (n = 10, x0 = 0.5, lengthscale 1, r = 0.1, sigma = 0.5, M_xi = 0, L = 3, 10^4 shadow + 10^4
 evaluation datasets per hypothesis, the latent-mixture attack, seed 0) as a user runs them: a fresh Python
 process each, ``privgp audit lira ...`` and ``python <peer> ... --no-save`` (in a temporary folder: it always
-writes one .npy there), BLAS pinned to one thread in both (the peer's fastest setting on this machine; the
-project's benchmark convention). Runs alternate between the two (and the baseline, if given); the medians
+writes one .npy there), BLAS pinned to one thread in both (the project's benchmark convention, the same
+for both). Runs alternate between the two (and the baseline, if given); the medians
 of wall and CPU time (user + system of the child process) and their ratios are printed with the load.
 """
 from __future__ import annotations
