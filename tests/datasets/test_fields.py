@@ -26,3 +26,8 @@ def test_rough_at_the_mesh_nodes_is_the_table():
     i = np.arange(0, fields._ROUGH_MESH, 7)
     pts = np.array([[ax[a], ax[b]] for a in i for b in i])
     np.testing.assert_allclose(fields._rough(pts), fields._rough_table()[np.ix_(i, i)].ravel(), rtol=0, atol=1e-15)
+
+
+def test_the_shipped_rough_table_is_the_public_draw():
+    """src/privgp/datasets/data/rough_field.npy (scripts/generate_rough_field.py) equals a fresh exact draw."""
+    np.testing.assert_allclose(fields._rough_table(), fields.draw_rough_table(), rtol=0, atol=1e-12)

@@ -46,14 +46,32 @@ def _blobs(u: np.ndarray) -> np.ndarray:
     return np.clip(f, -1.0, 1.0)
 
 
-@lru_cache(maxsize=1)
-def _rough_table() -> np.ndarray:
+#: the rough family's table as shipped (package data, written by scripts/generate_rough_field.py)
+ROUGH_TABLE = "rough_field.npy"
+
+
+def draw_rough_table() -> np.ndarray:
+    """The rough family's table: one exact prior draw (public seed) of the exponential-kernel GP on a
+    129 x 129 mesh of the unit square, scaled and clipped to [-1, 1]. A release reads the shipped copy
+    (:func:`_rough_table`; the sampler and the scipy modules it imports cost about a quarter of a second);
+    tests/datasets/test_fields.py checks the copy equals this draw."""
     from ..models.kernels import make_kernel  # noqa: PLC0415
     from ..models.sampling import prior_paths  # noqa: PLC0415
 
     ax = np.linspace(0.0, 1.0, _ROUGH_MESH)
     path = prior_paths(make_kernel("exponential", ROUGH_LENGTHSCALE), (ax, ax), rng=np.random.default_rng(_ROUGH_SEED), L=1)[0]
     return np.clip(0.8 * path / np.max(np.abs(path)) * 1.6, -1.0, 1.0)
+
+
+@lru_cache(maxsize=1)
+def _rough_table() -> np.ndarray:
+    from importlib import resources  # noqa: PLC0415
+
+    with resources.files("privgp.datasets").joinpath("data", ROUGH_TABLE).open("rb") as fh:
+        table = np.load(fh, allow_pickle=False)
+    if table.shape != (_ROUGH_MESH, _ROUGH_MESH):
+        raise InvalidParameterError("rough field table", f"shape {(_ROUGH_MESH, _ROUGH_MESH)}", table.shape)
+    return table
 
 
 def _rough(u: np.ndarray) -> np.ndarray:

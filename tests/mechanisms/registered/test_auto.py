@@ -9,9 +9,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from privgp.accounting.gaussian import gaussian_noise_std
+from privgp.accounting.gaussian import gaussian_noise_std, gdp_delta
 from privgp.datasets.fields import SyntheticField
-from privgp.mechanisms.registered.auto import choose_grid_settings, choose_noise, noise_stds, plan_auto, table
+from privgp.mechanisms.registered.auto import (
+    choose_grid_settings,
+    choose_noise,
+    gaussian_delta_at_laplace_std,
+    noise_stds,
+    plan_auto,
+    table,
+)
 from privgp.mechanisms.registered.grid import NoisyGridPlan
 from privgp.mechanisms.registered.laplace_grid import LaplaceGridPlan
 from privgp.mechanisms.release import ResponseMap
@@ -30,6 +37,13 @@ def test_auto_takes_the_noise_with_the_smaller_std(epsilon, delta):
     assert plan.noise_std == pytest.approx(min(s_gauss, s_laplace), rel=1e-12)
     assert isinstance(plan, LaplaceGridPlan if s_laplace <= s_gauss else NoisyGridPlan)
     assert plan.certificate.epsilon <= epsilon * (1 + 1e-12) and plan.certificate.delta <= delta
+
+
+@pytest.mark.parametrize("epsilon", [0.01, 0.1, 0.5, 1.0, 5.0, 20.0, 100.0])
+def test_the_choice_uses_the_exact_gdp_profile_without_scipy(epsilon):
+    """The stdlib erfc form of delta(epsilon) at the Laplace std equals the accountant's log_ndtr form."""
+    mu = 2.0 / (4.0 * math.sqrt(2.0) / epsilon)
+    assert gaussian_delta_at_laplace_std(epsilon) == pytest.approx(float(gdp_delta(mu, epsilon)), rel=1e-9, abs=1e-300)
 
 
 def test_laplace_at_privgps_default_deltas_and_gaussian_where_delta_is_large():

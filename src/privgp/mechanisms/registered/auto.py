@@ -60,10 +60,28 @@ def noise_stds(epsilon: float, delta: float) -> dict[str, float]:
             "laplace": L1_SENSITIVITY * math.sqrt(2.0) / epsilon}
 
 
+def _log_phi_minus(x: float) -> float:
+    """log Phi(-x) (standard normal), -inf where it underflows."""
+    t = 0.5 * math.erfc(x / math.sqrt(2.0))
+    return math.log(t) if t > 0 else -math.inf
+
+
+def gaussian_delta_at_laplace_std(epsilon: float) -> float:
+    """delta(epsilon) of the Gaussian grid if its noise std were the Laplace grid's, 4 sqrt(2) / epsilon: the
+    exact GDP profile Phi(-a + b) - e^eps Phi(-a - b) at mu = 2 / std = epsilon / (2 sqrt 2), i.e. a = eps / mu
+    = 2 sqrt 2, b = mu / 2 (Dong, Roth & Su 2022, Cor. 2.13; math.erfc, no scipy: it decides only which of two
+    calibrated mechanisms runs, never a guarantee)."""
+    a, b = 2.0 * math.sqrt(2.0), epsilon / (4.0 * math.sqrt(2.0))
+    first = math.exp(_log_phi_minus(a - b))
+    second = math.exp(min(epsilon + _log_phi_minus(a + b), 700.0))
+    return max(first - second, 0.0)
+
+
 def choose_noise(epsilon: float, delta: float) -> str:
-    """'laplace' where its noise std is at most the Gaussian's at (epsilon, delta), else 'gaussian'."""
-    s = noise_stds(epsilon, delta)
-    return "laplace" if s["laplace"] <= s["gaussian"] else "gaussian"
+    """'laplace' where its noise std is at most the Gaussian grid's at (epsilon, delta), else 'gaussian'.
+    delta(epsilon) of a mu-GDP mechanism grows with mu, so the Gaussian calibration needs std >= the Laplace std
+    exactly when the Gaussian with the Laplace std is not (epsilon, delta)-DP: its delta(epsilon) >= delta."""
+    return "laplace" if gaussian_delta_at_laplace_std(epsilon) >= delta else "gaussian"
 
 
 def cells_for_box(cells: int, domain: Box) -> int:
@@ -77,15 +95,15 @@ def plan_auto(n: int, domain: Box, response_map: ResponseMap, *, epsilon: float,
               grid: int = 121, memory_limit: float = DEFAULT_MEMORY_LIMIT) -> NoisyGridPlan | LaplaceGridPlan:
     """The plan of the grid with the smaller noise at (epsilon, delta), with its tuned cells and bandwidth."""
     delta = default_delta(n) if delta is None else delta
-    stds = noise_stds(epsilon, delta)
     noise = choose_noise(epsilon, delta)
-    entry = choose_grid_settings(n, stds[noise], noise)
+    std = (L1_SENSITIVITY * math.sqrt(2.0) / epsilon if noise == "laplace"
+           else float(gaussian_noise_std(GRID_SENSITIVITY, epsilon, delta)))
+    entry = choose_grid_settings(n, std, noise)
     cells = cells_for_box(int(entry["cells"]), domain)
     why = (f"auto: tuned on public pilot simulations (table entry n={entry['n']}, noise std {entry['noise_std']:g}; "
            f"pilot IoU {entry['pilot_iou']:.2f})")
     if noise == "laplace":
-        why += (f"; Laplace noise, its std {stds['laplace']:.4g} at most the Gaussian grid's {stds['gaussian']:.4g} "
-                "at this (epsilon, delta)")
+        why += f"; Laplace noise, its std {std:.4g} at most the Gaussian grid's at this (epsilon, delta)"
         return plan_laplace_grid(n, domain, response_map, epsilon=epsilon, delta=delta, cells=cells,
                                  bandwidth=float(entry["bandwidth"]), grid=grid, hyperparameter_source=why,
                                  memory_limit=memory_limit)
