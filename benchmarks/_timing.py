@@ -1,7 +1,11 @@
 """Timing helper shared by the benchmark scripts (run them as ``python benchmarks/bench_*.py``)."""
 from __future__ import annotations
 
+import subprocess
 import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def timings(fn, repeats: int) -> tuple[float, float, float]:
@@ -16,3 +20,12 @@ def timings(fn, repeats: int) -> tuple[float, float, float]:
         ts.append(time.perf_counter() - t0)
     rest = ts[1:] or ts
     return ts[0], min(rest), float(np.median(rest))
+
+
+def baseline_src(rev: str, into: Path) -> Path:
+    """Export git revision ``rev``'s ``src`` folder into the folder ``into`` (created) and return the exported
+    ``src``: what PYTHONPATH points to for timing privgp at that revision beside this tree."""
+    into.mkdir(parents=True, exist_ok=True)
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "src"], capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into / "src"

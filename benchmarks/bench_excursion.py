@@ -25,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _timing import baseline_src
+
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
@@ -107,12 +109,7 @@ def _run_tree(src: Path, argv: list[str]) -> float:
 def _compare(a, argv: list[str]) -> None:
     """Alternate runs of this tree and of git revision ``a.baseline`` (exported to a temporary folder)."""
     with tempfile.TemporaryDirectory() as tmp:
-        base = Path(tmp) / "baseline"
-        base.mkdir()
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", a.baseline, "src"], capture_output=True,
-                                 check=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
-        trees = {"this tree": ROOT / "src", f"baseline {a.baseline}": base / "src"}
+        trees = {"this tree": ROOT / "src", f"baseline {a.baseline}": baseline_src(a.baseline, Path(tmp) / "baseline")}
         times: dict[str, list[float]] = {k: [] for k in trees}
         for rep in range(a.repeat):
             order = list(trees) if rep % 2 == 0 else list(trees)[::-1]

@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _timing import baseline_src
+
 ROOT = Path(__file__).resolve().parents[1]
 PEER = 'python -c "import numpy"'
 
@@ -48,10 +50,8 @@ def main() -> None:
         runs = {"privgp --help (this tree)": ([privgp, "--help"], dict(env, PYTHONPATH=str(ROOT / "src"))),
                 PEER: ([python, "-c", "import numpy"], env)}
         if a.baseline:
-            archive = subprocess.run(["git", "-C", str(ROOT), "archive", a.baseline, "src"], capture_output=True,
-                                     check=True).stdout
-            subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
-            runs[f"privgp --help ({a.baseline})"] = ([privgp, "--help"], dict(env, PYTHONPATH=str(Path(tmp) / "src")))
+            base = baseline_src(a.baseline, Path(tmp))
+            runs[f"privgp --help ({a.baseline})"] = ([privgp, "--help"], dict(env, PYTHONPATH=str(base)))
         for cmd, run_env in runs.values():  # warm the file cache and the .pyc files once, untimed
             _timed(cmd, run_env)
         loads = [os.getloadavg()[0]]

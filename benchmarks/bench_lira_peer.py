@@ -24,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _timing import baseline_src
+
 ROOT = Path(__file__).resolve().parents[1]
 SETTING = {"n": "10", "x0": "0.5", "r": "0.1", "sigma": "0.5", "L": "3", "n-shadow": "10000", "n-eval": "10000",
            "seed": "0"}
@@ -64,12 +66,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         runs = {"privgp (this tree)": (_privgp_argv(), dict(env, PYTHONPATH=str(ROOT / "src")))}
         if a.baseline:
-            base = Path(tmp) / "baseline"
-            base.mkdir()
-            archive = subprocess.run(["git", "-C", str(ROOT), "archive", a.baseline, "src"], capture_output=True,
-                                     check=True).stdout
-            subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
-            runs[f"privgp {a.baseline}"] = (_privgp_argv(), dict(env, PYTHONPATH=str(base / "src")))
+            base = baseline_src(a.baseline, Path(tmp) / "baseline")
+            runs[f"privgp {a.baseline}"] = (_privgp_argv(), dict(env, PYTHONPATH=str(base)))
         runs["published script"] = (_peer_argv(a.peer.resolve()), env)
         loads = [os.getloadavg()[0]]
         res: dict[str, list[tuple[float, float, str]]] = {k: [] for k in runs}

@@ -36,6 +36,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
 from _machine import machine_line  # noqa: E402
+from _timing import baseline_src  # noqa: E402
 from bench_release_scale import write_2d  # noqa: E402
 
 ARGS = ["--x-col", "x", "--y-col", "y", "--response-col", "price", "--box", "850", "1000", "500", "590",
@@ -85,11 +86,7 @@ def main() -> None:
         this_env = dict(env, PYTHONPATH=str(ROOT / "src"), PRIVGP_LEDGER=str(ledger))
         base_env = None
         if a.baseline:
-            archive = subprocess.run(["git", "-C", str(ROOT), "archive", a.baseline, "src"], capture_output=True,
-                                     check=True).stdout
-            (tmp / "base").mkdir()
-            subprocess.run(["tar", "-x", "-C", str(tmp / "base")], input=archive, check=True)
-            base_env = dict(env, PYTHONPATH=str(tmp / "base" / "src"), PRIVGP_LEDGER=str(ledger))
+            base_env = dict(env, PYTHONPATH=str(baseline_src(a.baseline, tmp / "base")), PRIVGP_LEDGER=str(ledger))
 
         def fresh_ledger() -> None:
             for p in tmp.glob("ledger.sqlite*"):

@@ -26,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _timing import baseline_src
+
 ROOT = Path(__file__).resolve().parents[1]
 LIRA = ["audit", "lira", "--n", "10", "--x0", "0.5", "--ell", "1", "--r", "0.1", "--sigma", "0.5", "--m-xi", "0",
         "--L", "3", "--n-shadow", "10000", "--n-eval", "10000", "--attack", "paper", "--delta", "0.05", "--seed", "0"]
@@ -51,12 +53,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         trees = {"this tree": ROOT / "src"}
         if a.baseline:
-            base = Path(tmp) / "baseline"
-            base.mkdir()
-            archive = subprocess.run(["git", "-C", str(ROOT), "archive", a.baseline, "src"], capture_output=True,
-                                     check=True).stdout
-            subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
-            trees[f"baseline {a.baseline}"] = base / "src"
+            trees[f"baseline {a.baseline}"] = baseline_src(a.baseline, Path(tmp) / "baseline")
         loads = [os.getloadavg()[0]]
         res: dict = {}
         for rep in range(a.repeat):
