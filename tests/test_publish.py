@@ -124,3 +124,15 @@ def test_the_readme_shows_the_script_before_the_library_section():
     assert heads[heads.index("## Releasing from Python") + 1] == "## Library"
     block = text.split("## Releasing from Python", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
     assert "privgp.release(" in block and "write_release(" in block and len(block.splitlines()) <= 18
+
+
+def test_the_readme_script_runs_and_its_certificate_verifies(tmp_path, monkeypatch, capsys):
+    """README's "Releasing from Python" block, executed as it stands (in a scratch folder)."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    block = text.split("## Releasing from Python", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(tmp_path)
+    exec(compile(block, "README.md", "exec"), {})
+    assert "expected IoU" in capsys.readouterr().out
+    assert main(["verify", str(tmp_path / "baltimore_release" / "certificate.json")]) == 0
