@@ -100,7 +100,7 @@ def _scaled(t: int, shift: int) -> float:
         kept = abs(t) >> drop
         if abs(t) & ((1 << drop) - 1):
             kept |= 1
-        return math.copysign(math.ldexp(float(kept), shift + drop), t)
+        return math.copysign(math.ldexp(float(kept), shift + drop), -1.0 if t < 0 else 1.0)  # float(t) may overflow
     return math.ldexp(float(t), shift)
 
 
