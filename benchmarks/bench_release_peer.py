@@ -14,6 +14,9 @@ other round):
   in-process release of the same command, imported one by one) -- "the bare imports";
 * with ``--baseline REV``: the same release with a git revision's ``src`` (``git archive``, ``PYTHONPATH``).
 
+With ``--readme`` the release is ``scripts/readme_large_release.sh``'s command exactly (``--dataset-id
+city-sales --progress`` added; its ``--ledger`` is ``PRIVGP_LEDGER`` here).
+
 Prints the machine line (one-thread DGEMM speed, load), the median wall and CPU (user + system) seconds of
 each, and the ratios of the medians: the release to the pandas read (target 2 at 10^6 records) and to the
 bare imports (target 1.3 at 10^5).
@@ -75,7 +78,11 @@ def main() -> None:
     ap.add_argument("--n", type=int, nargs="+", default=[100_000, 1_000_000])
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--baseline", default=None, help="git revision whose `privgp release` is timed too")
+    ap.add_argument("--readme", action="store_true",
+                    help="release with `--dataset-id city-sales --progress` too: scripts/readme_large_release.sh's "
+                         "command exactly (its --ledger is PRIVGP_LEDGER here)")
     a = ap.parse_args()
+    args = [*ARGS, "--dataset-id", "city-sales", "--progress"] if a.readme else ARGS
     py = sys.executable
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
@@ -95,11 +102,11 @@ def main() -> None:
         for n in a.n:
             csv = tmp / f"sales_{n}.csv"
             write_2d(csv, n)
-            release = [py, "-m", "privgp.cli.main", "release", "--data", str(csv), *ARGS, "--out", str(tmp / "out"),
+            release = [py, "-m", "privgp.cli.main", "release", "--data", str(csv), *args, "--out", str(tmp / "out"),
                        "--overwrite"]
             mods = tmp / "modules.json"
             fresh_ledger()
-            subprocess.run([py, "-c", _MODULES, str(mods), "release", "--data", str(csv), *ARGS, "--out",
+            subprocess.run([py, "-c", _MODULES, str(mods), "release", "--data", str(csv), *args, "--out",
                             str(tmp / "out"), "--overwrite"], env=this_env, check=True, stdout=subprocess.DEVNULL)
             modules = json.loads(mods.read_text())
             runs = {"privgp release (this tree)": (release, this_env, fresh_ledger),
