@@ -14,6 +14,8 @@ torch use one thread. Workloads:
   their sum) -- its next two rows;
 * ``lood-opt``: one LOOD query optimisation, 300 Adam steps, n = 1000 digits, ReLU depth 5 --
   ``bench_lood.py``'s last row (the GP posterior is built untimed);
+* ``lira-paper``: ``audit_lira`` of one setting (n = 10, L = 3, r = 0.1, sigma = 0.5, 10^4 + 10^4 datasets,
+  ``paper`` attack, seed 0), median of 3 after 1 untimed -- ``bench_audit.py``'s end-to-end row;
 * ``dpconvcnp``: the shipped DPConvCNP, one task (release + predict, N = 512, 512 targets), median of 20
   tasks after 3 untimed ones -- ``bench_dpconvcnp.py``'s first row;
 * ``quick:NAME``: ``privgp experiment NAME --quick --workers 1``, whole process (imports included);
@@ -24,7 +26,7 @@ In-process workloads time the work alone (imports and setup untimed; one untimed
 noted) and report its wall and CPU seconds; ``quick:`` and ``exp:`` workloads report the whole process's
 wall and CPU (user + system of the child and its worker processes). Prints the machine line (one-thread
 DGEMM speed, load) first and last, and per workload the medians over the rounds and the ratio this tree /
-baseline. The in-process workloads' outputs (epsilon, the optimised LOOD) are printed for both sides so
+baseline. The in-process workloads' outputs (epsilon, the optimised LOOD, the AUC) are printed for both sides so
 that equal results can be seen.
 """
 from __future__ import annotations
@@ -109,6 +111,17 @@ def work():
     res = optimize_queries(pair, 1, steps=300, lr=0.05, init="uniform", box=box, rng=np.random.default_rng(1))
     return repr(res.best_value)
 _run(work, 1)
+""",
+    "lira-paper": """
+from threadpoolctl import threadpool_limits
+threadpool_limits(1)
+from privgp.audit.membership.game import MembershipGame
+from privgp.audit.membership.lira import audit_lira
+game = MembershipGame(n=10, x0=0.5, lengthscale=1.0, r=0.1, sigma=0.5, L=3)
+def work():
+    res = audit_lira(game, attacks=("paper",), n_shadow=10_000, n_eval=10_000, seed=0)
+    return repr(res["paper"].roc.auc)
+_run(work, 3, warm=1)
 """,
     "dpconvcnp": """
 import torch
