@@ -33,6 +33,7 @@ like the rest of privgp this module does not defend against them.
 """
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -183,17 +184,28 @@ def kernel_vectors(X, spec: SparseGpSpec) -> np.ndarray:
     return K
 
 
+#: from this many records a statistics pass runs BLAS on one thread (:func:`_accumulate`)
+ONE_THREAD_ROWS = 50_000
+
+
 def _accumulate(X: np.ndarray, yw: np.ndarray, w: np.ndarray | None, spec: SparseGpSpec, chunk: int):
     """A = sum_i yw_i k_i, B = sum_i w_i k_i k_i^T in blocks of ``chunk`` records, BLAS on one thread: the
     |Z| x chunk products are small, and on the shared 2 cores OpenBLAS's two threads took 0.24-4.68 s for
     the sums of 1.56e6 records where one thread took 0.28-0.29 s (benchmarks/bench_data_scale_parts.py);
-    the pass's threads over files, or a cluster, parallelise instead."""
-    from threadpoolctl import threadpool_limits
-
+    the pass's threads over files, or a cluster, parallelise instead. Below ONE_THREAD_ROWS records the limit
+    is not set: entering it costs about 2 ms (seed001-fig3 enters it 2100 times: 1.18x its time), more than
+    such a pass takes; the thread count does not change the sums (each product's output blocks are split).
+    """
     d = spec.n_inducing
     A = np.zeros(d)
     B = np.zeros((d, d))
-    with threadpool_limits(limits=1, user_api="blas"):
+    if X.shape[0] >= ONE_THREAD_ROWS:
+        from threadpoolctl import threadpool_limits
+
+        limit = threadpool_limits(limits=1, user_api="blas")
+    else:
+        limit = contextlib.nullcontext()
+    with limit:
         for s in range(0, X.shape[0], chunk):
             Kc = kernel_vectors(X[s:s + chunk], spec)
             A += Kc @ yw[s:s + chunk]
