@@ -1,8 +1,10 @@
 """Timing helper shared by the benchmark scripts (run them as ``python benchmarks/bench_*.py``)."""
 from __future__ import annotations
 
+import os
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,3 +31,16 @@ def baseline_src(rev: str, into: Path) -> Path:
     archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "src"], capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
     return into / "src"
+
+
+def alternating(names: list[str], repeat: int, run_one: Callable[[str], tuple]) -> tuple[dict[str, list], list[float]]:
+    """``repeat`` rounds of ``run_one(name)`` for every name, in the given order in even rounds and reversed in
+    odd ones (so neither side always runs first); returns the results by name and the 1-min load averages
+    (before the first round and after each)."""
+    res: dict[str, list] = {name: [] for name in names}
+    loads = [os.getloadavg()[0]]
+    for rep in range(repeat):
+        for name in (names if rep % 2 == 0 else names[::-1]):
+            res[name].append(run_one(name))
+        loads.append(os.getloadavg()[0])
+    return res, loads

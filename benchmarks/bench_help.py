@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _timing import baseline_src
+from _timing import alternating, baseline_src
 
 ROOT = Path(__file__).resolve().parents[1]
 PEER = 'python -c "import numpy"'
@@ -54,12 +54,7 @@ def main() -> None:
             runs[f"privgp --help ({a.baseline})"] = ([privgp, "--help"], dict(env, PYTHONPATH=str(base)))
         for cmd, run_env in runs.values():  # warm the file cache and the .pyc files once, untimed
             _timed(cmd, run_env)
-        loads = [os.getloadavg()[0]]
-        res: dict[str, list[tuple[float, float]]] = {name: [] for name in runs}
-        for rep in range(a.repeat):
-            for name in (list(runs) if rep % 2 == 0 else list(runs)[::-1]):
-                res[name].append(_timed(*runs[name]))
-            loads.append(os.getloadavg()[0])
+        res, loads = alternating(list(runs), a.repeat, lambda name: _timed(*runs[name]))
     print(f"load average (1 min) during the runs: {min(loads):.2f} .. {max(loads):.2f} ({os.cpu_count()} cores); "
           f"{a.repeat} alternating rounds")
     print(f"{'command':<34} {'wall median s':>14} {'CPU median s':>13}   ratio to the numpy import (wall, CPU)")

@@ -39,7 +39,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
 from _machine import machine_line  # noqa: E402
-from _timing import baseline_src  # noqa: E402
+from _timing import alternating, baseline_src  # noqa: E402
 from bench_release_scale import write_2d  # noqa: E402
 
 ARGS = ["--x-col", "x", "--y-col", "y", "--response-col", "price", "--box", "850", "1000", "500", "590",
@@ -118,12 +118,7 @@ def main() -> None:
                 runs[f"privgp release ({a.baseline})"] = (release, base_env, fresh_ledger)
             for cmd, run_env, before in runs.values():   # warm the file cache and the .pyc files, untimed
                 _timed(cmd, run_env, before)
-            loads = [os.getloadavg()[0]]
-            res: dict[str, list[tuple[float, float]]] = {name: [] for name in runs}
-            for rep in range(a.repeat):
-                for name in (list(runs) if rep % 2 == 0 else list(runs)[::-1]):
-                    res[name].append(_timed(*runs[name]))
-                loads.append(os.getloadavg()[0])
+            res, loads = alternating(list(runs), a.repeat, lambda name, runs=runs: _timed(*runs[name]))
             med = {name: (statistics.median(v[0] for v in vals), statistics.median(v[1] for v in vals))
                    for name, vals in res.items()}
             peer, bare = med["pandas.read_csv (peer)"], med[next(k for k in med if k.startswith("bare"))]
