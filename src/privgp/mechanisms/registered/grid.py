@@ -158,10 +158,11 @@ def smooth_ratio(axes, domain: Box, cells: tuple[int, ...], sums: np.ndarray, co
     return m, sd_b * np.sqrt(1.0 + m * m) / denom
 
 
-@dataclass(frozen=True, eq=False)
-class NoisyGridPlan:
-    """Every public setting of one noisy-grid release (the :class:`~privgp.mechanisms.release.ReleasePlan`
-    protocol): ``cells`` per axis, the smoothing ``bandwidth`` (in cells), the release ``grid``."""
+class CellGridRelease:
+    """What the noisy grids share (the Gaussian :class:`NoisyGridPlan` and the Laplace
+    :class:`~privgp.mechanisms.registered.laplace_grid.LaplaceGridPlan`): the checks, the per-cell statistics, the
+    release from them and the post-processing. A plan adds its noise (:meth:`_noise`) and the std the released
+    sd is computed with (:meth:`_released_noise_std`)."""
 
     n: int
     domain: Box
@@ -169,14 +170,12 @@ class NoisyGridPlan:
     cells: tuple[int, ...]
     bandwidth: float
     grid: tuple[int, ...]
-    target_epsilon: float
-    delta: float
-    noise_std: float
-    event: GaussianEvent = field(repr=False)
-    certificate: PrivacyCertificate = field(repr=False)
-    hyperparameter_source: str = "given"
-    mechanism: str = "grid"
-    L: int = 1
+
+    def _noise(self, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+        raise NotImplementedError
+
+    def _released_noise_std(self) -> float:
+        raise NotImplementedError
 
     def check(self, X: ArrayLike, z: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         X = self.domain.check_contains("coordinates", X)
@@ -199,19 +198,47 @@ class NoisyGridPlan:
 
     def draw_from_statistics(self, sums: np.ndarray, counts: np.ndarray, rng: np.random.Generator) -> GridField:
         """The release from per-cell (sums, counts) of the checked, clipped records (e.g. reduced on a Dask
-        cluster): the same noise and post-processing as :meth:`draw`, which calls it."""
+        cluster): the plan's noise on the sums, then on the counts, and the post-processing; :meth:`draw`
+        calls it."""
         rng = v.generator("rng", rng)
         sums = np.asarray(sums, dtype=float).reshape(self.cells)
         counts = np.asarray(counts, dtype=float).reshape(self.cells)
-        s_rel = sums + rng.normal(0.0, self.noise_std, sums.shape)
-        n_rel = counts + rng.normal(0.0, self.noise_std, counts.shape)
+        s_rel = sums + self._noise(sums.shape, rng)
+        n_rel = counts + self._noise(counts.shape, rng)
         return self.post_process(s_rel, n_rel)
 
     def post_process(self, sums: np.ndarray, counts: np.ndarray) -> GridField:
         """The released map from released statistics (public; anyone can redo it from the statistics)."""
         axes = _axes(self.domain, self.grid)
-        m, sd = smooth_ratio(axes, self.domain, self.cells, sums, counts, self.noise_std, self.bandwidth)
+        m, sd = smooth_ratio(axes, self.domain, self.cells, sums, counts, self._released_noise_std(), self.bandwidth)
         return GridField(axes=axes, field=m, sd=sd, statistics={"sums": sums, "counts": counts})
+
+
+@dataclass(frozen=True, eq=False)
+class NoisyGridPlan(CellGridRelease):
+    """Every public setting of one noisy-grid release (the :class:`~privgp.mechanisms.release.ReleasePlan`
+    protocol): ``cells`` per axis, the smoothing ``bandwidth`` (in cells), the release ``grid``."""
+
+    n: int
+    domain: Box
+    response_map: ResponseMap
+    cells: tuple[int, ...]
+    bandwidth: float
+    grid: tuple[int, ...]
+    target_epsilon: float
+    delta: float
+    noise_std: float
+    event: GaussianEvent = field(repr=False)
+    certificate: PrivacyCertificate = field(repr=False)
+    hyperparameter_source: str = "given"
+    mechanism: str = "grid"
+    L: int = 1
+
+    def _noise(self, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+        return rng.normal(0.0, self.noise_std, shape)
+
+    def _released_noise_std(self) -> float:
+        return self.noise_std
 
     def scaled(self, n: int) -> NoisyGridPlan:
         """The same plan for ``n`` records with the noise std scaled by n / self.n: its released statistics are

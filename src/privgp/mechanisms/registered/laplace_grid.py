@@ -43,18 +43,15 @@ from .grid import (
     DEFAULT_BANDWIDTH,
     DEFAULT_CELLS,
     DEFAULT_MEMORY_LIMIT,
+    CellGridRelease,
     GridField,
-    NoisyGridPlan,
-    _axes,
     cell_sizes,
-    cell_statistics,
     check_memory,
     field_files,
     grid_arguments,
     grid_memory,
     recorded_grid_arguments,
     settings_chosen_by,
-    smooth_ratio,
 )
 
 #: L1 sensitivity of the per-cell (sums, counts) vector under replace-one with |y| <= 1 (module docstring)
@@ -62,7 +59,7 @@ L1_SENSITIVITY = 4.0
 
 
 @dataclass(frozen=True, eq=False)
-class LaplaceGridPlan:
+class LaplaceGridPlan(CellGridRelease):
     """Every public setting of one Laplace noisy-grid release: ``cells`` per axis, smoothing ``bandwidth``
     (cells), release ``grid``, Laplace ``scale`` b = 4 / epsilon."""
 
@@ -81,32 +78,16 @@ class LaplaceGridPlan:
     mechanism: str = "laplace-grid"
     L: int = 1
 
-    check = NoisyGridPlan.check
-    site_rule = NoisyGridPlan.site_rule
-
-    def statistics(self, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Per-cell (sums, counts) of the checked inputs, exact and order-independent, as the Gaussian grid's."""
-        return cell_statistics(self.domain, self.cells, X, y)
-
     @property
     def noise_std(self) -> float:
         """The standard deviation of the Laplace noise, b sqrt(2) (for the released sd)."""
         return self.scale * math.sqrt(2.0)
 
-    def draw(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> GridField:
-        return self.draw_from_statistics(*self.statistics(X, y), rng)
+    def _noise(self, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+        return rng.laplace(0.0, self.scale, shape)
 
-    def draw_from_statistics(self, sums: np.ndarray, counts: np.ndarray, rng: np.random.Generator) -> GridField:
-        """The release from per-cell (sums, counts) of the checked, clipped records (in this process or reduced
-        where the records live): Laplace noise of scale b on each, then the noisy grid's post-processing."""
-        rng = v.generator("rng", rng)
-        sums = np.asarray(sums, dtype=float).reshape(self.cells)
-        counts = np.asarray(counts, dtype=float).reshape(self.cells)
-        s_rel = sums + rng.laplace(0.0, self.scale, sums.shape)
-        n_rel = counts + rng.laplace(0.0, self.scale, counts.shape)
-        axes = _axes(self.domain, self.grid)
-        m, sd = smooth_ratio(axes, self.domain, self.cells, s_rel, n_rel, self.noise_std, self.bandwidth)
-        return GridField(axes=axes, field=m, sd=sd, statistics={"sums": s_rel, "counts": n_rel})
+    def _released_noise_std(self) -> float:
+        return self.noise_std
 
     def scaled(self, n: int) -> LaplaceGridPlan:
         """The same plan for ``n`` records, noise scaled by n / self.n (sums over records; the forecast)."""
