@@ -53,13 +53,6 @@ def choose_grid_settings(n: int, noise_std: float, noise: str = "gaussian") -> d
     return min(entries, key=lambda e: (math.log(e["n"]) - ln) ** 2 + (math.log(e["noise_std"]) - ls) ** 2)
 
 
-def noise_stds(epsilon: float, delta: float) -> dict[str, float]:
-    """The per-cell noise std of the Gaussian grid (exact GDP calibration at (epsilon, delta)) and of the
-    Laplace grid (scale 4 / epsilon), the quantities auto compares."""
-    return {"gaussian": float(gaussian_noise_std(GRID_SENSITIVITY, epsilon, delta)),
-            "laplace": L1_SENSITIVITY * math.sqrt(2.0) / epsilon}
-
-
 def _log_phi_minus(x: float) -> float:
     """log Phi(-x) (standard normal), -inf where it underflows."""
     t = 0.5 * math.erfc(x / math.sqrt(2.0))
