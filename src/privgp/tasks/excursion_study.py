@@ -12,8 +12,10 @@ For a pool of (f*, D) pairs (:class:`~privgp.datasets.synthetic.ExcursionPairs`)
    relative IoU gap 1 - IoU_release / IoU_*.
 
 Every sweep goes through an executor (``privgp.parallel``) over chunks of pairs, so it runs in
-local processes or on Dask. Per chunk and lengthscale one eigendecomposition serves all r
-(:class:`~privgp.models.gp.EigenPosterior`), and sigma is vectorised.
+local processes or on Dask. In the search, the 1-D exponential kernel's posterior on the mesh comes from an
+exact O(n + m) Kalman smoother (:class:`~privgp.models.gp.markov1d.ExpKernelPosterior1D`); other kernels
+use one eigendecomposition per chunk and lengthscale for all r (:class:`~privgp.models.gp.EigenPosterior`);
+sigma is vectorised.
 """
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ from .. import validation as v
 from ..errors import InvalidParameterError
 from ..models.domain import Box
 from ..models.gp import EigenPosterior, ExactPosterior
+from ..models.gp.markov1d import ExpKernelPosterior1D
 from ..models.kernels import DistanceKernel, make_kernel, pairwise_distances
 from . import excursion as ex
 from .hyperparameter_search import CachedLoss, EpsilonCache, SearchResult, SearchSpace, grid_searches
@@ -236,26 +239,42 @@ class _Grams:
         return mean, var, post
 
 
+def _setting_posteriors(kernel: str, X: np.ndarray, y: np.ndarray, mesh: np.ndarray, settings: np.ndarray):
+    """Mean and normalised variance on the mesh, each (b, m), for every (lengthscale, r) row of ``settings``
+    (rows of one lengthscale adjacent): yields (row, mean, var).
+
+    The 1-D exponential kernel uses the exact O(n + m) Kalman smoother
+    (:class:`~privgp.models.gp.markov1d.ExpKernelPosterior1D`) for all settings at once; other kernels one
+    eigendecomposition per lengthscale that serves every r (:class:`~privgp.models.gp.EigenPosterior`)."""
+    if kernel == "exponential" and X.shape[-1] == 1:
+        post = ExpKernelPosterior1D(X, y, mesh)
+        for lo, mean, var in post.iter_mean_var(settings[:, 0], settings[:, 1]):
+            for i in range(mean.shape[0]):
+                yield lo + i, mean[i], var[i]
+        return
+    grams = _Grams(kernel, X, mesh)
+    for ell in np.unique(settings[:, 0]):
+        rows = np.flatnonzero(settings[:, 0] == ell)
+        mean, var, _ = grams.mean_var(ell, y, settings[rows, 1])
+        yield from zip(rows, mean, var)
+
+
 @_one_blas_thread
 def chunk_losses(chunk: PairChunk, candidates: np.ndarray, *, kernel: str, clip: float) -> np.ndarray:
     """Integrated BCE of every candidate (lengthscale, r, sigma) on every pair: shape (C, B).
 
-    Per sub-batch of pairs the distances are computed once; per lengthscale one eigendecomposition
-    serves every r (:class:`~privgp.models.gp.EigenPosterior`) and sigma is vectorised."""
+    Per sub-batch of pairs the posterior mean and variance on the mesh are formed once per (lengthscale, r)
+    (:func:`_setting_posteriors`) and sigma is vectorised."""
     cand = np.asarray(candidates, dtype=float).reshape(-1, 3)
     B, n = chunk.y.shape
     out = np.empty((cand.shape[0], B))
-    ells = np.unique(cand[:, 0])
+    settings, which = np.unique(cand[:, :2], axis=0, return_inverse=True)
+    which = which.reshape(-1)
     for sl in _sub_batches(B, chunk.mesh.shape[0], n):
-        grams = _Grams(kernel, chunk.X[sl], chunk.mesh)
-        for ell in ells:
-            rows = np.flatnonzero(cand[:, 0] == ell)
-            rs = np.unique(cand[rows, 1])
-            mean, var, _ = grams.mean_var(ell, chunk.y[sl], rs)
-            for ri, r in enumerate(rs):
-                sub = rows[cand[rows, 1] == r]
-                margin = ex.standardized_margin(chunk.truth[sl], mean[ri], var[ri], chunk.t)
-                out[sub, sl] = ex.bce_from_margin(margin[None], cand[sub, 2][:, None], chunk.weights, clip=clip)
+        for i, mean, var in _setting_posteriors(kernel, chunk.X[sl], chunk.y[sl], chunk.mesh, settings):
+            sub = np.flatnonzero(which == i)
+            margin = ex.standardized_margin(chunk.truth[sl], mean, var, chunk.t)
+            out[sub, sl] = ex.bce_from_margin(margin[None], cand[sub, 2][:, None], chunk.weights, clip=clip)
     return out
 
 
