@@ -165,3 +165,21 @@ def test_csv_python_and_formats_share_the_digest(tmp_path, text):
     p = tmp_path / "t.csv"
     p.write_text(text)
     assert load_table(p, ["x"], "v").content_digest == records([1.0, 3.0], [2.0, 4.0]).content_digest
+
+
+def test_digest_across_blocks_equals_the_reference():
+    """The hashes are summed block by block (fingerprint.BLOCK records at a time, columns read in place): a
+    multi-block input, strided and Fortran-ordered coordinates and -0.0 entries give the pure-Python value."""
+    from privgp.datasets import fingerprint
+
+    n = 2 * fingerprint.BLOCK + 5
+    rng = np.random.default_rng(7)
+    X = np.asfortranarray(rng.normal(size=(n, 2)))
+    y = rng.normal(size=n)
+    X[fingerprint.BLOCK, 1] = -0.0
+    y[-1] = -0.0
+    rows = [(float(a), float(b), float(c)) for (a, b), c in zip(X, y)]
+    assert records_digest(X, y) == reference_v3(rows)
+    assert records_digest(np.ascontiguousarray(X), y) == reference_v3(rows)
+    with pytest.raises(ValueError, match="responses"):
+        records_digest(X, y[:-1])

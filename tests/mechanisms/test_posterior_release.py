@@ -46,6 +46,11 @@ def test_response_map_log_and_inverse():
     np.testing.assert_allclose(m.to_response_units(y[:3]), z[:3])
     with pytest.raises(InvalidParameterError, match="responses"):
         m.apply([1.0, 0.0])
+    for bad in ([1.0, 0.0, -2.0], [5.0, math.nan]):   # check() alone refuses what apply() refuses, counting them
+        with pytest.raises(InvalidParameterError, match=f"{len(bad) - 1} value"):
+            m.check(bad)
+    m.check(z)
+    assert isinstance(m.apply(60.0), float) and m.apply(60.0) == pytest.approx(math.log(60 / 50))
     for bad in (dict(threshold=0.0, clip=1.0, transform="log"), dict(threshold=1.0, clip=0.0),
                 dict(threshold=1.0, clip=1.0, transform="sqrt"), dict(threshold=math.nan, clip=1.0)):
         with pytest.raises(InvalidParameterError):

@@ -240,7 +240,7 @@ def load_data(args):
         data, domain, _ = project_records(data, domain, args.crs)
     if data.X.shape[0]:  # (a cluster's pass checked its records where they live)
         domain.check_contains("coordinates", data.X)
-        rmap.apply(data.response)  # e.g. log of non-positive values: fail before anything is charged
+        rmap.check(data.response)  # e.g. log of non-positive values: fail before anything is charged
     return data, domain, rmap
 
 
@@ -291,11 +291,11 @@ def _load_source(args, coords, domain, rmap):
                                         "release from statistics reduced in one pass", args.mechanism)
         if args.dask is not None and args.scheduler is not None:
             raise InvalidParameterError("--dask", "left out with --scheduler (one cluster)", args.dask)
+    keep_freed_memory()   # this process reads records, simulates the forecast's releases and exits: reuse memory
     if _single_csv(args) and not cluster:
         return load_table(args.data, coords, response)
     parts = sources.resolve(str(args.data), query=query, table=table)
     source = "data source" if parts[0].kind == "duckdb" else str(args.data)
-    keep_freed_memory()   # this process streams record batches and exits: reuse their memory
     if not _reduced(args):
         return sources.as_table(sources.scan(parts, coords, response, domain, rmap.apply), coords, response, source)
     # n for the plan: Parquet footers are counted, not read (the one pass of _cluster_statistics reads, checks and

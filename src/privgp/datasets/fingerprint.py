@@ -34,9 +34,14 @@ _S33 = np.uint64(33)
 _MASK = (1 << 64) - 1
 
 
-def _fmix(h: np.ndarray) -> np.ndarray:
-    """MurmurHash3's fmix64, in place on a fresh uint64 array."""
-    t = h >> _S33
+#: records hashed per block: the block's three uint64 buffers stay in cache and nothing of size n is allocated
+#: (in a fresh process each new n-sized array costs its page faults, more than the hashing itself)
+BLOCK = 1 << 15
+
+
+def _fmix(h: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """MurmurHash3's fmix64, in place on ``h`` (``t`` a scratch array of the same shape)."""
+    np.right_shift(h, _S33, out=t)
     h ^= t
     h *= _M1
     np.right_shift(h, _S33, out=t)
@@ -50,18 +55,29 @@ def _fmix(h: np.ndarray) -> np.ndarray:
 def record_hashes(columns: Sequence[np.ndarray]) -> tuple[int, int]:
     """(S1, S2): sums mod 2^64 of two 64-bit hashes of each record, the records given as equal-length float64
     ``columns`` (coordinates, then the response; -0.0 read as 0.0): h = fmix64(... fmix64(seed ^ b_1) ...
-    ^ b_k) over the columns' bit patterns b_j, for two seeds."""
-    bits = [np.ascontiguousarray(np.asarray(c, dtype="<f8") + 0.0).view(np.uint64) for c in columns]
-    out = []
+    ^ b_k) over the columns' bit patterns b_j, for two seeds. Computed in blocks of :data:`BLOCK` records
+    (sums mod 2^64 add up over blocks), the columns read in place (strided columns of a 2-D array too)."""
+    cols = [np.asarray(c, dtype="<f8").reshape(-1) for c in columns]
+    n = cols[0].shape[0] if cols else 0
+    size = min(n, BLOCK)
+    bits, h, t = np.empty(size, dtype=np.uint64), np.empty(size, dtype=np.uint64), np.empty(size, dtype=np.uint64)
+    value = bits.view("<f8")
+    sums = [0, 0]
     with np.errstate(over="ignore"):
-        for seed in _SEEDS:
-            h = bits[0] ^ seed
-            for b in bits[1:]:
-                h = _fmix(h)
-                h ^= b
-            h = _fmix(h)
-            out.append(int(np.add.reduce(h, dtype=np.uint64)) if h.size else 0)
-    return out[0], out[1]
+        for start in range(0, n, BLOCK):
+            stop = min(start + BLOCK, n)
+            m = stop - start
+            b, hb, tb, vb = bits[:m], h[:m], t[:m], value[:m]
+            for k, seed in enumerate(_SEEDS):
+                np.add(cols[0][start:stop], 0.0, out=vb)   # -0.0 + 0.0 = 0.0: one bit pattern for zero
+                np.bitwise_xor(b, seed, out=hb)
+                for c in cols[1:]:
+                    _fmix(hb, tb)
+                    np.add(c[start:stop], 0.0, out=vb)
+                    hb ^= b
+                _fmix(hb, tb)
+                sums[k] = (sums[k] + int(np.add.reduce(hb, dtype=np.uint64))) & _MASK
+    return sums[0], sums[1]
 
 
 def add_sums(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
@@ -81,9 +97,13 @@ def _table(X: np.ndarray, response: np.ndarray) -> np.ndarray:
 
 def records_digest(X: np.ndarray, response: np.ndarray) -> str:
     """The version-3 digest of records given as coordinates X (n, d) and responses (n,)."""
-    table = _table(X, response)
-    s1, s2 = record_hashes(list(table.T))
-    return digest_of_sums(table.shape[1] - 1, table.shape[0], s1, s2)
+    X = np.asarray(X, dtype=float)
+    X = X.reshape(X.shape[0], -1)
+    y = np.asarray(response, dtype=float).reshape(-1)
+    if y.shape[0] != X.shape[0]:
+        raise ValueError(f"records_digest: {X.shape[0]} coordinate rows but {y.shape[0]} responses")
+    s1, s2 = record_hashes([*(X[:, j] for j in range(X.shape[1])), y])
+    return digest_of_sums(X.shape[1], X.shape[0], s1, s2)
 
 
 def legacy_digest_v2(X: np.ndarray, response: np.ndarray) -> str:

@@ -79,16 +79,29 @@ class ResponseMap:
 
     def transformed(self, z: ArrayLike) -> np.ndarray:
         z = np.asarray(z, dtype=float)
-        if self.transform == "log":
-            if np.any(~(z > 0)):
-                raise InvalidParameterError("responses", "> 0 for transform 'log'",
-                                            f"{int(np.sum(~(z > 0)))} value(s) <= 0")
-            return np.log(z)
-        return z
+        self.check(z)
+        return np.log(z) if self.transform == "log" else z
+
+    def check(self, z: ArrayLike) -> None:
+        """Raise where :meth:`apply` cannot map the responses (the log of a value <= 0), computing nothing else."""
+        z = np.asarray(z, dtype=float)
+        if self.transform == "log" and z.size and not z.min() > 0:   # NaN fails too
+            raise InvalidParameterError("responses", "> 0 for transform 'log'",
+                                        f"{int(np.sum(~(z > 0)))} value(s) <= 0")
 
     def apply(self, z: ArrayLike) -> np.ndarray:
-        """Model responses in [-1, 1]."""
-        return np.clip(self.transformed(z) - self.centre, -self.clip, self.clip) / self.clip
+        """Model responses in [-1, 1]: clip(g(z) - g(T), -B, B) / B, computed in one new array."""
+        z = np.asarray(z, dtype=float)
+        self.check(z)
+        out = np.empty(z.shape)
+        if self.transform == "log":
+            np.log(z, out=out)
+            out -= self.centre
+        else:
+            np.subtract(z, self.centre, out=out)
+        np.clip(out, -self.clip, self.clip, out=out)
+        out /= self.clip
+        return out if out.ndim else out[()]
 
     def to_response_units(self, f: ArrayLike) -> np.ndarray:
         """g^-1(g(T) + B f): a released path on the response's own scale (post-processing;
