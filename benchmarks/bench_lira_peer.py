@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _timing import baseline_src
+from _timing import baseline_src, bytecode
 
 ROOT = Path(__file__).resolve().parents[1]
 SETTING = {"n": "10", "x0": "0.5", "r": "0.1", "sigma": "0.5", "L": "3", "n-shadow": "10000", "n-eval": "10000",
@@ -63,6 +63,7 @@ def main() -> None:
     ap.add_argument("--baseline", default=None, help="also time this git revision of privgp")
     a = ap.parse_args()
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    bytecode(ROOT / "src")
     with tempfile.TemporaryDirectory() as tmp:
         runs = {"privgp (this tree)": (_privgp_argv(), dict(env, PYTHONPATH=str(ROOT / "src")))}
         if a.baseline:

@@ -39,7 +39,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
 from _machine import machine_line  # noqa: E402
-from _timing import alternating, baseline_src  # noqa: E402
+from _timing import alternating, baseline_src, bytecode  # noqa: E402
 from bench_release_scale import write_2d  # noqa: E402
 
 ARGS = ["--x-col", "x", "--y-col", "y", "--response-col", "price", "--box", "850", "1000", "500", "590",
@@ -87,6 +87,7 @@ def main() -> None:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     print(machine_line())
+    bytecode(ROOT / "src")
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         ledger = tmp / "ledger.sqlite"
