@@ -34,6 +34,7 @@ from ..models.gp import EigenPosterior, ExactPosterior
 from ..models.gp.markov1d import ExpKernelPosterior1D
 from ..models.kernels import DistanceKernel, make_kernel, pairwise_distances
 from . import excursion as ex
+from .fast_bce import ClippedBCE
 from .hyperparameter_search import CachedLoss, EpsilonCache, SearchResult, SearchSpace, grid_searches
 
 
@@ -264,17 +265,18 @@ def chunk_losses(chunk: PairChunk, candidates: np.ndarray, *, kernel: str, clip:
     """Integrated BCE of every candidate (lengthscale, r, sigma) on every pair: shape (C, B).
 
     Per sub-batch of pairs the posterior mean and variance on the mesh are formed once per (lengthscale, r)
-    (:func:`_setting_posteriors`) and sigma is vectorised."""
+    (:func:`_setting_posteriors`) and sigma is vectorised; the clipped BCE sum is
+    :class:`~privgp.tasks.fast_bce.ClippedBCE` (equal to :func:`~privgp.tasks.excursion.bce_from_margin`
+    to ~1e-14 relative, within its clip bounds)."""
     cand = np.asarray(candidates, dtype=float).reshape(-1, 3)
     B, n = chunk.y.shape
     out = np.empty((cand.shape[0], B))
     settings, which = np.unique(cand[:, :2], axis=0, return_inverse=True)
-    which = which.reshape(-1)
+    rows = np.split(np.argsort(which.reshape(-1), kind="stable"), np.cumsum(np.bincount(which.reshape(-1)))[:-1])
+    bce = ClippedBCE(clip)
     for sl in _sub_batches(B, chunk.mesh.shape[0], n):
         for i, mean, var in _setting_posteriors(kernel, chunk.X[sl], chunk.y[sl], chunk.mesh, settings):
-            sub = np.flatnonzero(which == i)
-            margin = ex.standardized_margin(chunk.truth[sl], mean, var, chunk.t)
-            out[sub, sl] = ex.bce_from_margin(margin[None], cand[sub, 2][:, None], chunk.weights, clip=clip)
+            out[rows[i], sl] = bce.of_posterior(chunk.truth[sl], mean, var, cand[rows[i], 2], chunk.weights, chunk.t)
     return out
 
 

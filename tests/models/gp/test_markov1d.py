@@ -58,7 +58,7 @@ def test_blocks_give_the_same_values_and_a_single_input_works():
     ells, rs = rng.uniform(0.1, 1, 7), rng.uniform(0.1, 1, 7)
     post = ExpKernelPosterior1D(X, y, q)
     whole = post.mean_var(ells, rs)
-    blocks = list(post.iter_mean_var(ells, rs, max_elements=100))
+    blocks = [(lo, mean.copy(), var.copy()) for lo, mean, var in post.iter_mean_var(ells, rs, max_elements=100)]
     assert len(blocks) == 7 and [b[0] for b in blocks] == list(range(7))
     np.testing.assert_array_equal(np.concatenate([b[1] for b in blocks]), whole[0])
     np.testing.assert_array_equal(np.concatenate([b[2] for b in blocks]), whole[1])

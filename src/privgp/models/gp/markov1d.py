@@ -30,6 +30,8 @@ two passes over the n inputs. Inputs that coincide are allowed (rho = 1). The sa
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ... import validation as v
@@ -47,11 +49,27 @@ def _line(name: str, a, ndim: int) -> np.ndarray:
     return arr
 
 
+class _Buffers:
+    """Named arrays kept between blocks, views of flat arrays that only grow (fresh arrays of these sizes
+    cost page faults on every block)."""
+
+    def __init__(self):
+        self._flat: dict[str, np.ndarray] = {}
+
+    def __call__(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
+        size = math.prod(shape)
+        buf = self._flat.get(name)
+        if buf is None or buf.size < size:
+            buf = self._flat[name] = np.empty(size)
+        return buf[:size].reshape(shape)
+
+
 class ExpKernelPosterior1D:
     """Posterior mean mu_D and normalised variance k_D of the 1-D exponential kernel for a batch of datasets.
 
     ``X`` (B, n) or (B, n, 1), ``y`` (B, n), ``Xq`` (m,) or (m, 1) query points shared by all datasets.
-    :meth:`mean_var` takes S settings (lengthscale_s, r_s) and returns arrays (S, B, m).
+    :meth:`mean_var` takes S settings (lengthscale_s, r_s) and returns arrays (S, B, m); :meth:`iter_mean_var`
+    gives them in blocks (for many settings).
     """
 
     def __init__(self, X, y, Xq):
@@ -75,85 +93,115 @@ class ExpKernelPosterior1D:
         self.il = (bi * n + np.maximum(left, 0)).reshape(-1)
         self.ir = (bi * n + np.minimum(left + 1, n - 1)).reshape(-1)
         self.m = q.shape[0]
+        self._buf = _Buffers()
 
     def smooth(self, lengthscales, r_values) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Smoothed mean, variance and lag-one covariance at the sorted inputs, each (S, B, n)
-        (the last covariance, which has no successor, is 0)."""
+        """Smoothed mean, variance and lag-one covariance at the sorted inputs, each (S, B, n) (the last
+        covariance, which has no successor, is 0). The arrays are reused by the next call."""
         ell = np.asarray(lengthscales, dtype=float).reshape(-1)
-        r2 = np.asarray(r_values, dtype=float).reshape(-1) ** 2
+        noise = (np.asarray(r_values, dtype=float).reshape(-1) ** 2)[:, None]
         B, n = self.x.shape
         S = ell.shape[0]
-        # transitions, step-major so that each step of the passes reads contiguous (S, B) blocks
-        t = self.gaps.T[:, None, :] / ell[None, :, None]                         # (n - 1, S, B)
-        rho, qq = np.exp(-t), -np.expm1(-2.0 * t)
-        noise = r2[:, None]
-        m_pred = np.empty((n, S, B))
-        P_pred = np.empty((n, S, B))
-        m_f = np.empty((n, S, B))
-        P_f = np.empty((n, S, B))
-        m_pred[0], P_pred[0] = 0.0, 1.0
+        buf = self._buf
+        # transitions, step-major so that each step reads contiguous (S, B) blocks
+        rho, rho2, qq = (buf(name, (n - 1, S, B)) for name in ("rho", "rho2", "qq"))
+        np.divide(self.gaps.T[:, None, :], ell[None, :, None], out=rho)
+        np.multiply(rho, -2.0, out=qq)
+        np.expm1(qq, out=qq)
+        np.negative(qq, out=qq)                                   # 1 - rho^2 without cancellation
+        np.negative(rho, out=rho)
+        np.exp(rho, out=rho)
+        np.multiply(rho, rho, out=rho2)
+        P_pred, m_f, P_f, C = (buf(name, (n, S, B)) for name in ("P_pred", "m_f", "P_f", "C"))
+        mp, den, G, d = (buf(name, (S, B)) for name in ("mp", "den", "G", "d"))
         yT = self.y.T
+        # forward (Kalman filter): predicted variance P_pred, filtered mean m_f and variance P_f
+        mp[...] = 0.0
+        P_pred[0] = 1.0
         for k in range(n):
             if k:
-                m_pred[k] = rho[k - 1] * m_f[k - 1]
-                P_pred[k] = rho[k - 1] ** 2 * P_f[k - 1] + qq[k - 1]
-            denom = P_pred[k] + noise
-            m_f[k] = m_pred[k] + P_pred[k] / denom * (yT[k] - m_pred[k])
-            P_f[k] = P_pred[k] * noise / denom
-        mu, P, C = np.empty((n, S, B)), np.empty((n, S, B)), np.zeros((n, S, B))
-        mu[-1], P[-1] = m_f[-1], P_f[-1]
+                np.multiply(rho[k - 1], m_f[k - 1], out=mp)
+                np.multiply(rho2[k - 1], P_f[k - 1], out=P_pred[k])
+                P_pred[k] += qq[k - 1]
+            np.add(P_pred[k], noise, out=den)
+            np.divide(P_pred[k], den, out=G)
+            np.subtract(yT[k], mp, out=d)
+            d *= G
+            np.add(mp, d, out=m_f[k])
+            np.multiply(P_pred[k], noise, out=P_f[k])
+            P_f[k] /= den
+        # backward (RTS smoother), in place: m_f becomes the smoothed mean, P_f the smoothed variance
+        J = G
+        C[n - 1] = 0.0
         for k in range(n - 2, -1, -1):
-            J = rho[k] * P_f[k] / P_pred[k + 1]
-            mu[k] = m_f[k] + J * (mu[k + 1] - m_pred[k + 1])
-            P[k] = P_f[k] * qq[k] / P_pred[k + 1] + J * J * P[k + 1]
-            C[k] = J * P[k + 1]
-        return (np.ascontiguousarray(mu.transpose(1, 2, 0)), np.ascontiguousarray(P.transpose(1, 2, 0)),
-                np.ascontiguousarray(C.transpose(1, 2, 0)))
+            np.multiply(rho[k], P_f[k], out=J)
+            J /= P_pred[k + 1]
+            np.multiply(rho[k], m_f[k], out=d)                    # predicted mean at k + 1
+            np.subtract(m_f[k + 1], d, out=d)
+            d *= J
+            m_f[k] += d
+            np.multiply(J, P_f[k + 1], out=C[k])
+            P_f[k] *= qq[k]
+            P_f[k] /= P_pred[k + 1]
+            np.multiply(J, C[k], out=d)
+            P_f[k] += d
+        out = tuple(buf(name, (S, B, n)) for name in ("mu_t", "P_t", "C_t"))
+        for o, a in zip(out, (m_f, P_f, C)):
+            np.copyto(o, a.transpose(1, 2, 0))
+        return out  # type: ignore[return-value]
 
-    def _bridge(self, ell: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """OU bridge weights a, b and residual variance of every query, (B, m), at one lengthscale."""
-        dl, dr = self.dl / ell, self.dr / ell
+    def _bridge(self, ell: float) -> tuple[np.ndarray, ...]:
+        """OU bridge weights of every query, (B * m,), at one lengthscale: a, b, the residual variance and
+        a^2, 2 a b, b^2."""
+        dl, dr = self.dl.reshape(-1) / ell, self.dr.reshape(-1) / ell
         rl, rr = np.exp(-dl), np.exp(-dr)
         ql, qr = -np.expm1(-2.0 * dl), -np.expm1(-2.0 * dr)
         qlr = -np.expm1(-2.0 * (dl + dr))          # 1 - rho_l^2 rho_r^2 (1 with a missing neighbour)
-        return rl * qr / qlr, rr * ql / qlr, ql * qr / qlr
+        a, b = rl * qr / qlr, rr * ql / qlr
+        return a, b, ql * qr / qlr, a * a, 2.0 * a * b, b * b
 
     def mean_var(self, lengthscales, r_values) -> tuple[np.ndarray, np.ndarray]:
         """mu_D and k_D at the queries for settings (lengthscales[s], r_values[s]): two arrays (S, B, m)."""
-        blocks = list(self.iter_mean_var(lengthscales, r_values))
+        blocks = [(lo, mean.copy(), var.copy()) for lo, mean, var in self.iter_mean_var(lengthscales, r_values)]
         return np.concatenate([b[1] for b in blocks]), np.concatenate([b[2] for b in blocks])
 
-    def iter_mean_var(self, lengthscales, r_values, *, max_elements: int = 2**21):
-        """:meth:`mean_var` in blocks of consecutive settings: (first setting, mean, var), arrays of at most
-        about ``max_elements`` entries (one smoothing pass serves several query blocks)."""
+    def iter_mean_var(self, lengthscales, r_values, *, max_elements: int = 2**19):
+        """:meth:`mean_var` in blocks of consecutive settings of one lengthscale: (first setting, mean, var),
+        arrays (s, B, m) of at most about ``max_elements`` entries, valid until the next block (one smoothing
+        pass serves several blocks; settings of equal lengthscale adjacent share the bridge weights)."""
         ell = np.asarray(lengthscales, dtype=float).reshape(-1)
         r = np.asarray(r_values, dtype=float).reshape(-1)
         if ell.shape != r.shape or np.any(~(ell > 0)) or np.any(~(r > 0)) or not np.all(np.isfinite(ell * r)):
             raise InvalidParameterError("settings", "equally many finite lengthscales > 0 and r > 0", (ell, r))
         B, n = self.x.shape
-        m = self.m
         per_smooth = max(1, max_elements // (n * B))
-        per_query = max(1, max_elements // (m * B))
+        per_query = max(1, max_elements // (self.m * B))
         for lo in range(0, ell.shape[0], per_smooth):
-            state = self.smooth(ell[lo:lo + per_smooth], r[lo:lo + per_smooth])
-            for qlo in range(0, state[0].shape[0], per_query):
-                sel = slice(qlo, qlo + per_query)
-                yield (lo + qlo, *self._at_queries(ell[lo + qlo:lo + qlo + per_query], *(a[sel] for a in state)))
+            block = ell[lo:lo + per_smooth]
+            mu, P, C = self.smooth(block, r[lo:lo + per_smooth])
+            starts = np.flatnonzero(np.diff(block, prepend=np.nan) != 0)     # runs of one lengthscale
+            for run_lo, run_hi in zip(starts, np.append(starts[1:], block.size)):
+                weights = self._bridge(float(block[run_lo]))
+                for q_lo in range(run_lo, run_hi, per_query):
+                    sl = slice(q_lo, min(run_hi, q_lo + per_query))
+                    yield (lo + q_lo, *self._at_queries(weights, mu[sl], P[sl], C[sl]))
 
-    def _at_queries(self, ell: np.ndarray, mu: np.ndarray, P: np.ndarray, C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Step 2 of the module docstring for the smoothed states (S, B, n) of settings with lengthscales ell."""
-        S = ell.shape[0]
-        B, m = self.x.shape[0], self.m
-        mean, var = np.empty((S, B, m)), np.empty((S, B, m))
-        flat = [a.reshape(S, -1) for a in (mu, P, C)]
-        for e in np.unique(ell):
-            sel = np.flatnonzero(ell == e)
-            a, b, ve = self._bridge(float(e))
-            mu_s, P_s, C_s = (f[sel] for f in flat)
+    def _at_queries(self, weights, mu: np.ndarray, P: np.ndarray, C: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Step 2 of the module docstring for smoothed states (s, B, n) of one lengthscale (its bridge
+        ``weights``): mean and variance (s, B, m), reused by the next call."""
+        a, b, ve, a2, ab2, b2 = weights
+        s, B = mu.shape[0], self.x.shape[0]
+        shape = (s, B * self.m)
+        mean, var, tmp = (self._buf(name, shape) for name in ("mean", "var", "tmp"))
 
-            def at(vals, idx, s=sel.size):
-                return np.take(vals, idx, axis=1).reshape(s, B, m)
+        def take(vals, idx, out):
+            return np.take(vals.reshape(s, -1), idx, axis=1, out=out)
 
-            mean[sel] = a * at(mu_s, self.il) + b * at(mu_s, self.ir)
-            var[sel] = ve + a * (a * at(P_s, self.il) + 2.0 * b * at(C_s, self.il)) + b * b * at(P_s, self.ir)
-        return mean, np.maximum(var, 0.0, out=var)
+        np.multiply(take(mu, self.il, mean), a, out=mean)
+        mean += np.multiply(take(mu, self.ir, tmp), b, out=tmp)
+        np.multiply(take(P, self.il, var), a2, out=var)
+        var += np.multiply(take(C, self.il, tmp), ab2, out=tmp)
+        var += np.multiply(take(P, self.ir, tmp), b2, out=tmp)
+        var += ve
+        np.maximum(var, 0.0, out=var)
+        return mean.reshape(s, B, self.m), var.reshape(s, B, self.m)
