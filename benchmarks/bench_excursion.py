@@ -84,7 +84,9 @@ def _profile(a) -> None:
         "BCE search: Gram matrices from distances": [("kernels.py", "of_distance"), ("kernels.py", "pairwise_distances")],
         "BCE search: eigendecompositions": [("_linalg.py", "eigh")],
         "BCE search: k(mesh, X) Q products and r values": [("posterior.py", "mean_var")],
-        "BCE from margins": [("excursion.py", "bce_from_margin"), ("excursion.py", "standardized_margin")],
+        "1-D search: posterior by the Kalman smoother": [("markov1d.py", name) for name in ("smooth", "_bridge", "_at_queries", "take")],
+        "BCE from margins": [("excursion.py", "bce_from_margin"), ("excursion.py", "standardized_margin"),
+                             ("fast_bce.py", "_sum"), ("fast_bce.py", "_log_ndtr"), ("fast_bce.py", "of_posterior")],
         "one-path draws (sampler)": [("sampling/paths.py", "exact_paths")],
     }
     print(f"\nprofile ({a.workers} process(es); cumulative seconds, share of {total:.1f} s):")
