@@ -367,3 +367,26 @@ def test_the_exact_statement_names_the_profile_composition():
         old = _exact(SimpleNamespace(certificate=certify(ev, 1e-4), text=text, n=10))
     assert "privacy profiles" in new and "<code>profile</code>" in new
     assert "privacy profiles" not in old and "R\u00e9nyi" in old
+
+
+@pytest.mark.parametrize("upper", [(4.0, 2.0), (20.0, 1.0), (1.0, 20.0)])
+def test_the_picture_layout_keeps_the_map_title_and_legend_apart(upper):
+    """_fit places the map from one measurement of the text: inside the figure, the title above the map and the
+    legend below it without overlap, the map a real share of the figure -- also for very wide or tall boxes."""
+    from privgp.cli.release_figure import _draw_2d, _Figures
+
+    box = Box((0.0, 0.0), upper)
+    axes = tuple(np.linspace(lo, hi, m) for lo, hi, m in zip(box.lower, box.upper, (41, 21)))
+    f = ReleasedField(axes=axes, values=0.3 * np.random.default_rng(1).standard_normal((1, 41, 21)), noun="path",
+                      plural="paths")
+    fig, _ = _draw_2d(_Figures, f, ctx(box))
+    renderer = fig.canvas.get_renderer()
+    ax = fig.axes[0]
+    ax.apply_aspect()
+    mapbox, title = ax.get_window_extent(renderer), ax.title.get_window_extent(renderer)
+    legend = fig.legends[0].get_window_extent(renderer)
+    W, H = fig.bbox.width, fig.bbox.height
+    decorated = ax.get_tightbbox(renderer, bbox_extra_artists=[])   # the map with its ticks and axis labels
+    assert 0 <= legend.y0 and legend.y1 <= decorated.y0 and mapbox.y1 <= title.y0 and title.y1 <= H
+    assert 0 <= mapbox.x0 and mapbox.x1 <= W
+    assert max(mapbox.width / W, mapbox.height / H) > 0.35
