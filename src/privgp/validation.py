@@ -104,16 +104,10 @@ def finite_array(name: str, value: Any, *, ndim: int | tuple[int, ...] | None = 
             raise InvalidParameterError(name, f"an array with ndim in {allowed}", f"ndim {arr.ndim}")
     if arr.size == 0 and not allow_empty:
         raise InvalidParameterError(name, "non-empty", f"an empty array of shape {arr.shape}")
-    if arr.size and not all_finite(arr):
+    if not np.all(np.isfinite(arr)):
         bad = int(np.sum(~np.isfinite(arr)))
         raise InvalidParameterError(name, "free of NaN and inf", f"{bad} non-finite entries")
     return arr
-
-
-def all_finite(arr: np.ndarray) -> bool:
-    """Whether a non-empty float array has no NaN or inf: its minimum and maximum are finite (min and max
-    propagate NaN), two reductions and no array of the input's size (``np.isfinite(arr).all()`` allocates one)."""
-    return bool(np.isfinite(arr.min()) and np.isfinite(arr.max()))
 
 
 def points(name: str, value: Any, *, dim: int | None = None, allow_empty: bool = False) -> np.ndarray:
