@@ -11,7 +11,10 @@ other round):
   ledger each time, so every run is a first release);
 * the peer: ``python -c "import pandas; pandas.read_csv(FILE)"`` (the same file read by pandas);
 * the floor: a process that only imports the modules the release ended with (``sys.modules`` of one
-  in-process release of the same command, imported one by one) -- "the bare imports";
+  in-process release of the same command drawing its picture in the same process, ``PRIVGP_PICTURE_PROCESS=0``,
+  imported one by one) -- "the bare imports": every module the release needs, matplotlib included, although
+  the release imports matplotlib in its picture process (``privgp.cli.picture_process``) on the other core;
+* the release in one process (``PRIVGP_PICTURE_PROCESS=0``: the picture drawn by the command's own process);
 * with ``--baseline REV``: the same release with a git revision's ``src`` (``git archive``, ``PYTHONPATH``).
 
 With ``--readme`` the release is ``scripts/readme_large_release.sh``'s command exactly (``--dataset-id
@@ -107,10 +110,12 @@ def main() -> None:
                        "--overwrite"]
             mods = tmp / "modules.json"
             fresh_ledger()
+            one_process = dict(this_env, PRIVGP_PICTURE_PROCESS="0")
             subprocess.run([py, "-c", _MODULES, str(mods), "release", "--data", str(csv), *args, "--out",
-                            str(tmp / "out"), "--overwrite"], env=this_env, check=True, stdout=subprocess.DEVNULL)
+                            str(tmp / "out"), "--overwrite"], env=one_process, check=True, stdout=subprocess.DEVNULL)
             modules = json.loads(mods.read_text())
             runs = {"privgp release (this tree)": (release, this_env, fresh_ledger),
+                    "privgp release, one process": (release, one_process, fresh_ledger),
                     "pandas.read_csv (peer)": ([py, "-c", "import sys, pandas; pandas.read_csv(sys.argv[1])", str(csv)],
                                                env, None),
                     f"bare imports ({len(modules)} modules)": (

@@ -262,17 +262,25 @@ GEOJSON = "excursion.geojson"
 
 
 def write_outputs(folder: Path, result: Any, *, report: bool = True, forecast: Any = None,
-                  mechanism: str | None = None, interactive_map: bool = False) -> list[str]:
+                  mechanism: str | None = None, interactive_map: bool = False, painter: Any = None) -> list[str]:
     """Every output of the release into ``folder`` (data files, picture, GIS files when the records
     were projected from a CRS, report, certificate last, as it records the others' sha256); returns
-    the file names. ``privgp release`` writes with this; ``interactive_map``: see :func:`write_report`."""
-    mech = _parts(result, mechanism)[0]
+    the file names. ``privgp release`` writes with this; ``interactive_map``: see :func:`write_report`;
+    ``painter``: the command's :class:`privgp.cli.picture_process.PictureProcess`, which draws the picture
+    while the data files are written (the picture is drawn here when it returns none)."""
+    from .cli import release_publish
+
+    mech, plan, released, data = _parts(result, mechanism)
+    if painter is not None:
+        painter.submit(*release_publish.picture_request(mech, released, plan, data))
     files = write_data(result, folder, mechanism=mechanism)
     if _projection(result) is not None:
         write_geotiff(result, folder / GEOTIFF, mechanism=mechanism)
         write_geojson(result, folder / GEOJSON, mechanism=mechanism)
         files += [GEOTIFF, GEOJSON]
-    pic = _picture(result, mechanism)   # drawn once: the PNG and the report's copy
+    pic = None if painter is None else painter.result()
+    if pic is None:
+        pic = _picture(result, mechanism)   # drawn once: the PNG and the report's copy
     (folder / mech.picture).write_bytes(pic.png)
     files += [mech.picture, CERTIFICATE] + ([REPORT] if report else [])
     if report:

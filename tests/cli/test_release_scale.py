@@ -125,10 +125,10 @@ def test_certificate_is_publishable_and_outputs_are_atomic(env, capsys):
 def test_a_kill_while_writing_leaves_no_out_and_keeps_the_charge(tmp_path):
     script = textwrap.dedent("""
         import os
-        import privgp.cli.release_figure as F
+        import privgp.publish as P
         def crash(*a, **k):
             os._exit(9)
-        F.draw = crash   # dies after the paths were written into the temporary folder
+        P.write_report = crash   # dies after the paths and the picture were written into the temporary folder
         from privgp.cli.main import main
         main(["release", "--mechanism", "posterior-sample", "--allow-noisy", "--out", "rel", "--grid", "31"])
     """)

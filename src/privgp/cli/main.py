@@ -109,6 +109,19 @@ def build_parser(*, full: bool = False) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    args_list = sys.argv[1:] if argv is None else list(argv)
+    if args_list[:1] == ["release"]:   # its picture is drawn by a second process, started first thing
+        from . import picture_process
+
+        picture_process.start_early(args_list)
+        try:
+            return _main(args_list)
+        finally:
+            picture_process.discard()
+    return _main(args_list)
+
+
+def _main(argv: list[str]) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

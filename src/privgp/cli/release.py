@@ -16,6 +16,7 @@ full, a kill) leaves the entry charged.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import textwrap
 from pathlib import Path
@@ -29,6 +30,7 @@ from ..mechanisms.interface import DEFAULT_MEMORY_LIMIT, Mechanism, Request, all
 from ..mechanisms.release import ResponseMap, check_records, release
 from ..progress import Progress
 from ..tasks.forecast import NOISY_IOU, Forecast, forecast
+from . import picture_process
 from . import release_publish as publish
 from .common import box_from_values as _box
 from .common import dataset_id as _dataset_id
@@ -92,7 +94,9 @@ def _description() -> str:
     publication: what was released, from how many records, what the guarantee means, the settings,
     the ledger's totals, how to verify; --no-report skips it; --map adds a map to explore in the
     page). Both are public: no local paths, no statistics of the data beyond n. Check a certificate
-    with `privgp verify certificate.json`.
+    with `privgp verify certificate.json`. With two or more CPUs the picture is drawn by a second
+    Python process, started first, that receives only the released field and public settings
+    (PRIVGP_PICTURE_PROCESS=0 draws it in this process; the files are the same).
     """)
 
 
@@ -511,7 +515,12 @@ def run(args) -> int:
     mech.check_options(options)   # before any data is read
     if args.map and not args.report:
         raise InvalidParameterError("--map", "left out with --no-report (the map is part of report.html)", True)
-    with _cluster_session(args), Progress(len(STAGES), "release", "lines" if args.progress else None) as progress:
+    # the picture's process imports matplotlib on another core meanwhile; ended on every way out
+    with _cluster_session(args), contextlib.ExitStack() as stack, \
+            Progress(len(STAGES), "release", "lines" if args.progress else None) as progress:
+        painter = picture_process.claim()
+        if painter is not None:
+            stack.enter_context(painter)
         progress.stage(STAGES[0])
         data, domain, rmap = load_data(args)
         progress.update(1)
@@ -552,7 +561,7 @@ def run(args) -> int:
 
         with AtomicOutput(out, args.overwrite) as tmp:
             files = write_outputs(tmp, result, report=args.report, forecast=fc, mechanism=mech.name,
-                                  interactive_map=args.map)
+                                  interactive_map=args.map, painter=painter)
         ledger.complete(charge.entry_id)
         progress.update(1)
     summary = _summary(mech, plan, data, Path(args.out), files, charge, ledger, randomness, fingerprint)

@@ -83,7 +83,7 @@ class _Figures:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
 
-        fig = Figure(figsize=figsize, layout=layout)
+        fig = Figure(figsize=figsize, layout=layout, dpi=DPI)   # the PNG's: text is measured once, at its size
         FigureCanvasAgg(fig)
         return fig, fig.add_subplot()
 

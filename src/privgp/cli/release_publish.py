@@ -58,15 +58,23 @@ def picture_context(plan, data) -> PictureContext:
                           response_map=plan.response_map, epsilon=float(cert.epsilon), delta=float(cert.delta))
 
 
-def picture(mech: Mechanism, released, plan, data) -> Picture:
-    """The release's picture (PNG bytes, caption, alt text) from the mechanism's fields; a mechanism whose
-    release holds no map (``fields`` returns None, e.g. a private selection that accepted nothing) gets a
-    picture that says so."""
-    field = mech.fields(released, plan)
-    ctx = picture_context(plan, data)
+def picture_request(mech: Mechanism, released, plan, data) -> tuple[Any, PictureContext]:
+    """What the picture is drawn from: the mechanism's released field(s) on the grid (None when its release
+    holds no map, e.g. a private selection that accepted nothing) and the public picture context."""
+    return mech.fields(released, plan), picture_context(plan, data)
+
+
+def draw_picture(field, ctx: PictureContext) -> Picture:
+    """The picture (PNG bytes, caption, alt text) of :func:`picture_request`'s answer; a release without a map
+    gets a picture that says so. The command's picture process (:mod:`privgp.cli.picture_process`) calls this."""
     if field is None:
         return release_figure.placeholder("No map was released (see the report).", ctx)
     return release_figure.draw(field, ctx)
+
+
+def picture(mech: Mechanism, released, plan, data) -> Picture:
+    """The release's picture, drawn in this process."""
+    return draw_picture(*picture_request(mech, released, plan, data))
 
 
 def report(mech: Mechanism, plan, data, pic: Picture, charge, fingerprint: str, randomness: dict, files, forecast=None,
