@@ -182,4 +182,6 @@ def _serve() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(_serve())
+    code = _serve()
+    sys.stdout.flush()
+    os._exit(code)   # answered: the command reads to the end of this output, so skip tearing down matplotlib
