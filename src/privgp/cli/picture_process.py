@@ -19,12 +19,12 @@ turns it off (one process, as before); ``=1`` uses it even then (tests).
 """
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import subprocess
 import sys
 import threading
-from pathlib import Path
 from typing import Any
 
 #: the environment variable: "0" draws in the command's process, "1" always in a picture process
@@ -54,15 +54,16 @@ class PictureProcess:
     ends it (always call it: a release refused before its picture leaves no process behind)."""
 
     def __init__(self, python: str = sys.executable) -> None:
-        package_root = str(Path(__file__).resolve().parents[2])   # the folder that holds this privgp
-        path = [package_root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(path))
         self._sender: threading.Thread | None = None
+        # this process's module search path, exactly (not the working folder first, as -m would put it): the
+        # same privgp and matplotlib, so the same picture
+        code = ("import json, sys; sys.path[:] = json.loads(sys.argv[1]); "
+                "from privgp.cli.picture_process import main; main()")
         try:
             self._proc: subprocess.Popen | None = subprocess.Popen(
-                [python, "-m", "privgp.cli.picture_process"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL, env=env)
-        except OSError:
+                [python, "-c", code, json.dumps(sys.path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL)
+        except (OSError, ValueError):   # no interpreter to start: the command draws the picture itself
             self._proc = None
 
     def submit(self, field: Any, ctx: Any) -> None:
@@ -181,7 +182,8 @@ def _serve() -> int:
     return 0
 
 
-if __name__ == "__main__":
+def main() -> None:
+    """The picture process's entry point (:class:`PictureProcess` starts it)."""
     code = _serve()
     sys.stdout.flush()
     os._exit(code)   # answered: the command reads to the end of this output, so skip tearing down matplotlib
