@@ -11,7 +11,7 @@ returns the Picture (pickled, on its standard output) while the command writes t
 It receives nothing private: no record, no statistic of the data; only what the picture shows (the released
 field, the public domain, the response's public name and map, epsilon and delta). It writes no file. If it
 cannot start, fails or returns nothing usable, the command draws the picture itself (:meth:`result` returns
-None): the outputs are the same bytes either way (``tests/test_picture_process.py``).
+None): the outputs are the same bytes either way (``tests/cli/test_picture_process.py``).
 
 It is used when it can help: at least two CPUs are available to this process and matplotlib's figure code
 is not imported already (a Python session that drew before draws faster in-process). ``PRIVGP_PICTURE_PROCESS=0``
