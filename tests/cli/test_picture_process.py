@@ -108,14 +108,18 @@ def test_the_command_writes_the_same_files_with_and_without_the_process(tmp_path
     """`privgp release` (embedded data, fixed seed) in a fresh process, the picture drawn by a picture process
     or by the command itself: the same picture and data files, byte for byte; the report differs only by
     the ledger's keyed fingerprint (each run has its own ledger)."""
+    script = ("import sys; from privgp.cli.main import main; code = main(sys.argv[1:]); "
+              "print('drew here:', 'matplotlib.figure' in sys.modules); sys.exit(code)")
     outs = {}
     for setting in ("1", "0"):
         env = dict(os.environ, PRIVGP_PICTURE_PROCESS=setting, PRIVGP_LEDGER=str(tmp_path / f"ledger{setting}.sqlite"),
                    MPLBACKEND="Agg", OMP_NUM_THREADS="1")
         outs[setting] = tmp_path / f"out{setting}"
-        res = subprocess.run([sys.executable, "-m", "privgp.cli.main", "release", "--seed", "7", "--out",
-                              str(outs[setting])], env=env, capture_output=True, text=True, timeout=300)
+        res = subprocess.run([sys.executable, "-c", script, "release", "--seed", "7", "--out", str(outs[setting])],
+                             env=env, capture_output=True, text=True, timeout=300)
         assert res.returncode == 0, res.stderr
+        # with the process, the command never imported matplotlib: the picture came from the process
+        assert f"drew here: {setting == '0'}" in res.stdout
     files = sorted(p.name for p in outs["1"].iterdir())
     assert files == sorted(p.name for p in outs["0"].iterdir()) and "excursion.png" in files
     for name in files:
