@@ -158,6 +158,7 @@ def smooth_ratio(axes, domain: Box, cells: tuple[int, ...], sums: np.ndarray, co
     return m, sd_b * np.sqrt(1.0 + m * m) / denom
 
 
+@dataclass(frozen=True, eq=False)
 class CellGridRelease:
     """What the noisy grids share (the Gaussian :class:`NoisyGridPlan` and the Laplace
     :class:`~privgp.mechanisms.registered.laplace_grid.LaplaceGridPlan`): the checks, the per-cell statistics, the
@@ -217,14 +218,9 @@ class CellGridRelease:
 @dataclass(frozen=True, eq=False)
 class NoisyGridPlan(CellGridRelease):
     """Every public setting of one noisy-grid release (the :class:`~privgp.mechanisms.release.ReleasePlan`
-    protocol): ``cells`` per axis, the smoothing ``bandwidth`` (in cells), the release ``grid``."""
+    protocol): ``cells`` per axis, the smoothing ``bandwidth`` (in cells), the release ``grid`` (fields of
+    :class:`CellGridRelease`)."""
 
-    n: int
-    domain: Box
-    response_map: ResponseMap
-    cells: tuple[int, ...]
-    bandwidth: float
-    grid: tuple[int, ...]
     target_epsilon: float
     delta: float
     noise_std: float

@@ -61,14 +61,9 @@ L1_SENSITIVITY = 4.0
 @dataclass(frozen=True, eq=False)
 class LaplaceGridPlan(CellGridRelease):
     """Every public setting of one Laplace noisy-grid release: ``cells`` per axis, smoothing ``bandwidth``
-    (cells), release ``grid``, Laplace ``scale`` b = 4 / epsilon."""
+    (cells), release ``grid`` (fields of :class:`~privgp.mechanisms.registered.grid.CellGridRelease`), Laplace
+    ``scale`` b = 4 / epsilon."""
 
-    n: int
-    domain: Box
-    response_map: ResponseMap
-    cells: tuple[int, ...]
-    bandwidth: float
-    grid: tuple[int, ...]
     target_epsilon: float
     delta: float
     scale: float
