@@ -8,7 +8,6 @@ r_s / r_d at the points, interpolated onto the release grid (the noisy grid's re
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -18,13 +17,10 @@ from ...accounting import GaussianEvent, PrivacyCertificate, calibrate_gaussian
 from ...models.domain import Box
 from ..interface import (
     LENGTHSCALE,
-    Mechanism,
     MechanismReport,
     Option,
-    OutputFile,
     PictureContext,
     Recorded,
-    ReleasedField,
     Request,
     grid_text,
 )
@@ -34,12 +30,12 @@ from .grid import (
     DEFAULT_MEMORY_LIMIT,
     EQ37_PER_POINT,
     GridField,
+    GridFieldMechanism,
     NoisyGridPlan,
     _axes,
     _gauss_matrix,
     cell_sizes,
     check_memory,
-    field_files,
 )
 
 
@@ -148,7 +144,7 @@ POINTS = Option("points", f"discretisation points along the longest side (defaul
                 "sets the RBF lengthscale (default: the point spacing)", int, "M", default=DEFAULT_POINTS)
 
 
-class DiscretisedGaussian(Mechanism):
+class DiscretisedGaussian(GridFieldMechanism):
     """``privgp release --mechanism discretised-gaussian``: publish noisy kernel-smoothed density and signal
     values at m public points, Gaussian noise on each value (seed 002 App. A.5, eq. (37)); for comparison
     only: its noise grows with m."""
@@ -158,7 +154,7 @@ class DiscretisedGaussian(Mechanism):
             "value (seed 002 App. A.5, eq. (37); mu = sqrt(5 m) / s); for comparison only, its noise grows with m")
     options = (POINTS, LENGTHSCALE)
     plan_type = DiscretisedGaussianPlan
-    forecast_reps = 8
+    noun, plural = "discretised-Gaussian map", "discretised-Gaussian maps"
     order = 40
 
     def plan(self, request: Request) -> DiscretisedGaussianPlan:
@@ -174,14 +170,6 @@ class DiscretisedGaussian(Mechanism):
                                          epsilon=s("target_epsilon"), delta=s("delta"),
                                          points=recorded.grid_points("points"), lengthscale=s("lengthscale"),
                                          grid=recorded.grid_points(), hyperparameter_source=s("hyperparameters"))
-
-    def files(self, released: GridField, plan: DiscretisedGaussianPlan,
-              coordinates: Sequence[str]) -> list[OutputFile]:
-        return field_files(released, plan, coordinates)
-
-    def fields(self, released: GridField, plan: DiscretisedGaussianPlan) -> ReleasedField:
-        return ReleasedField(axes=released.axes, values=released.field[None], noun="discretised-Gaussian map",
-                             plural="discretised-Gaussian maps", sd=released.sd)
 
     def report_text(self, plan: DiscretisedGaussianPlan, ctx: PictureContext) -> MechanismReport:
         resp = ctx.response

@@ -23,8 +23,9 @@ Seed 002's eq. (37) mechanism, which shares this module's released field, is
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -326,30 +327,49 @@ def field_files(released: GridField, plan, coordinates: Sequence[str]) -> list[O
     return [npz, csv]
 
 
-class NoisyGrid(Mechanism):
+class GridFieldMechanism(Mechanism):
+    """A mechanism whose release is one :class:`GridField` (a map with its released sd): field.npz and
+    field.csv, and one field for the picture, called :attr:`noun`. Not registered itself (no ``name``)."""
+
+    #: what the picture calls the released map (singular, plural)
+    noun: ClassVar[str]
+    plural: ClassVar[str]
+    forecast_reps = 8
+
+    def files(self, released: GridField, plan: Any, coordinates: Sequence[str]) -> list[OutputFile]:
+        return field_files(released, plan, coordinates)
+
+    def fields(self, released: GridField, plan: Any) -> ReleasedField:
+        return ReleasedField(axes=released.axes, values=released.field[None], noun=self.noun, plural=self.plural,
+                             sd=released.sd)
+
+
+class CellGridMechanism(GridFieldMechanism):
+    """A noisy-grid-type mechanism: private input per-cell sums and counts, options ``--cells`` and
+    ``--bandwidth``, planned by :attr:`plan_function` (``plan_function(n, domain, response_map, **arguments)``)."""
+
+    options = (CELLS, BANDWIDTH)
+    reads_cell_statistics = True
+    plan_function: ClassVar[Callable[..., Any]]
+
+    def plan(self, request: Request) -> Any:
+        return type(self).plan_function(request.n, request.domain, request.response_map,
+                                        **grid_arguments(self, request))
+
+
+class NoisyGrid(CellGridMechanism):
     name = "grid"
     help = ("noisy per-cell sums and counts of the clipped responses on a public grid of cells (Gaussian mechanism, "
             "L2 sensitivity 2, exact GDP calibration), smoothed onto the map: the practitioner's baseline")
-    options = (CELLS, BANDWIDTH)
     plan_type = NoisyGridPlan
-    reads_cell_statistics = True
-    forecast_reps = 8
+    plan_function = staticmethod(plan_grid)
+    noun, plural = "smoothed noisy-grid map", "smoothed noisy-grid maps"
     order = 50
-
-    def plan(self, request: Request) -> NoisyGridPlan:
-        return plan_grid(request.n, request.domain, request.response_map, **grid_arguments(self, request))
 
     def rebuild(self, recorded: Recorded) -> NoisyGridPlan:
         """Through :func:`plan_grid`, from the recorded cells (along the longest side), bandwidth, grid, target."""
         return plan_grid(recorded.n, recorded.domain(), recorded.response_map(), **recorded_grid_arguments(recorded),
                          hyperparameter_source=recorded.setting("hyperparameters"))
-
-    def files(self, released: GridField, plan: NoisyGridPlan, coordinates: Sequence[str]) -> list[OutputFile]:
-        return field_files(released, plan, coordinates)
-
-    def fields(self, released: GridField, plan: NoisyGridPlan) -> ReleasedField:
-        return ReleasedField(axes=released.axes, values=released.field[None], noun="smoothed noisy-grid map",
-                             plural="smoothed noisy-grid maps", sd=released.sd)
 
     def report_text(self, plan: NoisyGridPlan, ctx: PictureContext) -> MechanismReport:
         resp = ctx.response

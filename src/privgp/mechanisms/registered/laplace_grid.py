@@ -17,7 +17,6 @@ tails (measured in docs/runs/utility).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -27,28 +26,20 @@ from ...accounting import PrivacyCertificate, certify
 from ...accounting.events import PureDpEvent
 from ...models.domain import Box
 from ..interface import (
-    Mechanism,
     MechanismReport,
-    OutputFile,
     PictureContext,
     Recorded,
-    ReleasedField,
-    Request,
     grid_text,
 )
 from ..release import ResponseMap, default_delta, grid_sizes
 from .grid import (
-    BANDWIDTH,
-    CELLS,
     DEFAULT_BANDWIDTH,
     DEFAULT_CELLS,
     DEFAULT_MEMORY_LIMIT,
+    CellGridMechanism,
     CellGridRelease,
-    GridField,
     cell_sizes,
     check_memory,
-    field_files,
-    grid_arguments,
     grid_memory,
     recorded_grid_arguments,
     settings_chosen_by,
@@ -124,30 +115,19 @@ def plan_laplace_grid(n: int, domain: Box, response_map: ResponseMap, *, epsilon
                            hyperparameter_source=hyperparameter_source)
 
 
-class LaplaceGrid(Mechanism):
+class LaplaceGrid(CellGridMechanism):
     name = "laplace-grid"
     help = ("the noisy grid with Laplace noise (L1 sensitivity 4, scale 4 / epsilon): a pure epsilon-DP map, no "
             "delta; its noise std is below the Gaussian grid's at delta <= 1e-6")
-    options = (CELLS, BANDWIDTH)
     plan_type = LaplaceGridPlan
-    reads_cell_statistics = True
-    forecast_reps = 8
+    plan_function = staticmethod(plan_laplace_grid)
+    noun, plural = "smoothed Laplace noisy-grid map", "smoothed Laplace noisy-grid maps"
     order = 70
-
-    def plan(self, request: Request) -> LaplaceGridPlan:
-        return plan_laplace_grid(request.n, request.domain, request.response_map, **grid_arguments(self, request))
 
     def rebuild(self, recorded: Recorded) -> LaplaceGridPlan:
         source = recorded.setting("hyperparameters") if recorded.has("hyperparameters") else "given"
         return plan_laplace_grid(recorded.n, recorded.domain(), recorded.response_map(),
                                  **recorded_grid_arguments(recorded), hyperparameter_source=source)
-
-    def files(self, released: GridField, plan: LaplaceGridPlan, coordinates: Sequence[str]) -> list[OutputFile]:
-        return field_files(released, plan, coordinates)
-
-    def fields(self, released: GridField, plan: LaplaceGridPlan) -> ReleasedField:
-        return ReleasedField(axes=released.axes, values=released.field[None], noun="smoothed Laplace noisy-grid map",
-                             plural="smoothed Laplace noisy-grid maps", sd=released.sd)
 
     def report_text(self, plan: LaplaceGridPlan, ctx: PictureContext) -> MechanismReport:
         resp = ctx.response
