@@ -407,3 +407,22 @@ def test_the_composition_rule_is_the_ledger_files_own(tmp_path, capsys):
         con.execute("UPDATE meta SET value = 'pld' WHERE key = 'composition'")
     with pytest.raises(DataError, match="corrupt ledger"):
         Ledger(path)
+
+
+def test_a_gaussian_and_a_laplace_release_fit_a_budget_of_their_sum(tmp_path):
+    """A Gaussian grid release certified (5, 1e-6) and a Laplace-grid 5-DP release on one dataset fit a budget
+    of (10, 1e-6): basic composition of their certificates gives exactly that, and the ledger's rule composes
+    the pure release as randomized response with the Gaussian's exact profile (below 10; the sum of their
+    Renyi curves gave 10.34 and refused the second). A third release does not fit."""
+    from privgp.accounting import calibrate_gaussian
+
+    gauss, cert = calibrate_gaussian(2.0, 5.0, 1e-6)
+    led = Ledger(tmp_path / "l.sqlite")
+    led.charge("fp", gauss, budget_epsilon=10.0, budget_delta=1e-6)
+    led.charge("fp", PureDpEvent(5.0))
+    spent = led.dataset("fp").spent
+    assert spent.method == "profile" and cert.epsilon < spent.epsilon < 10.0
+    assert spent.epsilon == account_epsilon(ComposedEvent.of([gauss, PureDpEvent(5.0)]), 1e-6).epsilon
+    with pytest.raises(BudgetExceededError):
+        led.charge("fp", PureDpEvent(0.5))
+    assert len(led.entries()) == 2

@@ -13,7 +13,8 @@ How releases compose
     Prop. 1, also for adaptively chosen releases), converted at the budget's delta_B and minimised
     over the order alpha exactly (the composed curve is evaluated at any order, not on a grid);
     purely Gaussian compositions use the exact Gaussian-DP profile; releases known only as
-    (epsilon, delta)-DP compose through privacy profiles (the accountant's rule "profile", item 4 of
+    (epsilon, delta)-DP compose through privacy profiles, and so do pure epsilon-DP releases (a Laplace
+    grid) composed with others, as randomized response (the accountant's rule "profile", item 4 of
     :mod:`privgp.accounting.accountant`). The rule is the ledger file's own, in its meta table
     (``composition``): "profile" for a file created by privgp 0.2 on, "basic" (basic composition of
     the (epsilon, delta) parts) for an older file, which keeps showing the spent epsilon it showed.

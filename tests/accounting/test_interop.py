@@ -223,3 +223,60 @@ def test_profile_composition_beats_basic_composition_several_fold():
     for bad in ("pld", None):
         with pytest.raises(InvalidParameterError, match="composition"):
             epsilon(ev, 1e-4, composition="pld") if bad else composition_rule(bad).__enter__()
+
+
+# -- pure parts composed with others as randomized response (the "profile" rule, item 4) -------------
+
+mixed = (st.one_of(st.none(), st.floats(0.2, 2.0)),
+         st.lists(st.tuples(st.integers(1, 200).map(lambda k: k * 1e-2), st.floats(1e-9, 1e-3),
+                            st.integers(1, 4)), max_size=2),
+         st.lists(st.tuples(st.integers(1, 300).map(lambda k: k * 1e-2), st.integers(1, 4)), min_size=1, max_size=3))
+
+
+def _mixed_event(mu, approx, pure):
+    return ComposedEvent.of([(ApproxDpEvent(e, d), c) for e, d, c in approx] + [(PureDpEvent(e), c) for e, c in pure]
+                            + ([] if mu is None else [(GdpEvent(mu), 1)]))
+
+
+@settings(max_examples=25, deadline=None)
+@given(*mixed, st.floats(0.0, 8.0))
+def test_pure_parts_compose_as_randomized_response_soundly(mu, approx, pure, eps):
+    """A composition with pure epsilon-DP parts and a Gaussian and/or (epsilon, delta) part: delta never
+    above basic composition's, never below dp_accounting's tight value of the same composition (pure
+    parts there are randomized response, exactly), and equal to it without a Gaussian part (both exact)."""
+    ev = _mixed_event(mu, approx, pure)
+    ours = delta(ev, eps).delta
+    assert ours <= delta(ev, eps, composition="basic").delta
+    parts = approx + [(e, 0.0, c) for e, c in pure]
+    low = float(_their_pld(mu, parts, pessimistic=False).get_delta_for_epsilon(eps))
+    assert ours >= low * (1 - 1e-9) - 1e-15
+    if mu is None and approx and ours < delta(ev, eps, composition="basic").delta:
+        theirs = float(_their_pld(None, parts).get_delta_for_epsilon(eps))
+        assert ours == pytest.approx(theirs, rel=1e-6, abs=1e-12)
+    dl = 1e-6
+    e_ours = epsilon(ev, dl)
+    assert e_ours.epsilon <= epsilon(ev, dl, composition="basic").epsilon
+    if math.isfinite(e_ours.epsilon):
+        assert delta(ev, e_ours.epsilon).delta <= dl * (1 + 1e-9)
+        assert e_ours.epsilon >= _their_pld(mu, parts, pessimistic=False).get_epsilon_for_delta(dl) - GRID
+
+
+def test_a_gaussian_and_a_laplace_release_compose_below_the_sum_of_their_certificates():
+    """The ledger's case: a Gaussian grid release certified (5, 1e-6) and a Laplace-grid 5-DP release.
+    Basic composition of the two certificates gives (10, 1e-6); adding the pure part's Renyi curve to the
+    Gaussian's and converting gave 10.34 (still basic composition's value: no (epsilon, delta)-only part);
+    composing the pure part as randomized response with the exact Gaussian profile gives less than 10,
+    and no less than dp_accounting's tight value."""
+    from privgp.accounting import calibrate_gaussian
+
+    gauss, cert = calibrate_gaussian(2.0, 5.0, 1e-6)
+    assert cert.epsilon <= 5.0
+    both = ComposedEvent.of([gauss, PureDpEvent(5.0)])
+    basic, ours = epsilon(both, 1e-6, composition="basic"), epsilon(both, 1e-6)
+    assert basic.epsilon > 10.3 and ours.method == "profile" and ours.epsilon < 10.0
+    assert delta(both, ours.epsilon).delta <= 1e-6 * (1 + 1e-9)
+    tight = _their_pld(gauss.gdp_mu(), [(5.0, 0.0, 1)], pessimistic=False).get_epsilon_for_delta(1e-6)
+    assert ours.epsilon >= tight - GRID
+    # pure parts alone keep their exact sum (basic composition), as before
+    only_pure = ComposedEvent.of([PureDpEvent(5.0), PureDpEvent(3.0)])
+    assert epsilon(only_pure, 1e-6) == epsilon(only_pure, 1e-6, composition="basic")

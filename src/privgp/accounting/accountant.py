@@ -36,6 +36,15 @@ How a guarantee is computed, in order of preference:
    parts. tests/accounting/test_interop.py checks it is never above basic composition and never
    below dp_accounting's PLD of the same composition (the tight value).
 
+   **Pure parts as randomized response.** In a composition that also has a part which is not pure
+   epsilon-DP, the rule also tries each pure epsilon_i-DP part (:meth:`PrivacyEvent.pure_epsilon`, e.g.
+   a Laplace-grid release) as an (epsilon_i, 0) part of the profile composition -- its dominating pair
+   is randomized response, exactly (Kairouz, Oh & Viswanath 2015, Thm 2.1) -- instead of adding its
+   Renyi curve to the rest's, and reports the smaller value. Without this a Gaussian release certified
+   (5, 1e-6) and a Laplace 5-DP release composed to 10.34 at delta = 1e-6 (the Renyi conversion of the
+   sum of their curves), above the 10 that basic composition of the two certificates gives; with it,
+   9.9986. A composition of pure parts only keeps its exact sum (basic composition).
+
 **Composition rules are versioned.** ``composition="basic"`` (item 3 only) is the rule of every
 certificate and ledger written before privgp 0.2 (:data:`LEGACY_COMPOSITION`: what a certificate or
 ledger that states no rule was computed with); ``"profile"`` (:data:`DEFAULT_COMPOSITION`) is the
@@ -253,20 +262,18 @@ def delta(event: PrivacyEvent | EventBatch, epsilon_value: ArrayLike, *, convers
     check_conversion(conversion)
     composition = resolve_composition(composition)
     if composition == "profile" and alpha is None and isinstance(event, PrivacyEvent):
-        basic = delta(event, epsilon_value, conversion=conversion, exact=exact, composition="basic")
-        split = _split_approx(event)
-        if split is None:
-            return basic
-        prof = _ProfileComposition(*split, conversion=conversion, exact=exact)
+        best = delta(event, epsilon_value, conversion=conversion, exact=exact, composition="basic")
         eps = np.asarray(epsilon_value, dtype=float)
-        dl = np.vectorize(prof.delta, otypes=[float])(eps)
-        better = dl < np.asarray(basic.delta)
-        if not np.any(better):
-            return basic
-        best = np.where(better, dl, basic.delta)
-        nan = np.full(np.shape(best), math.nan)
-        return Guarantee(basic.epsilon, best if best.ndim else float(best), nan if nan.ndim else math.nan,
-                         nan if nan.ndim else math.nan, conversion, "profile")
+        for prof in _profile_compositions(event, conversion, exact):
+            dl = np.vectorize(prof.delta, otypes=[float])(eps)
+            better = dl < np.asarray(best.delta)
+            if not np.any(better):
+                continue
+            low = np.where(better, dl, best.delta)
+            nan = np.full(np.shape(low), math.nan)
+            best = Guarantee(best.epsilon, low if low.ndim else float(low), nan if nan.ndim else math.nan,
+                             nan if nan.ndim else math.nan, conversion, "profile")
+        return best
     eps = np.asarray(epsilon_value, dtype=float)
     if np.any(~(eps >= 0)):
         raise InvalidParameterError("epsilon", ">= 0", eps)
@@ -339,23 +346,34 @@ def composition_rule(rule: str) -> Iterator[str]:
         _RULE_IN_FORCE.reset(token)
 
 
-def _split_approx(event: PrivacyEvent) -> tuple[PrivacyEvent | None, list[tuple[float, float, int]]] | None:
+def _split_approx(event: PrivacyEvent, *, pure_parts: bool = False
+                  ) -> tuple[PrivacyEvent | None, list[tuple[float, float, int]]] | None:
     """(the parts with a Renyi curve, composed; the (epsilon_i, delta_i, count_i) of the parts known
     only as (epsilon, delta)-DP), or None when a part has both a curve and an (epsilon, delta) term
     (its guarantee is not a composition of the two, so only basic composition applies) or there is
-    no (epsilon, delta) part."""
+    no (epsilon, delta) part. ``pure_parts``: pure epsilon-DP parts count as (epsilon, 0) parts too, when
+    the composition has a part that is not pure (module docstring, item 4); None when there is none of
+    them (the split would be the one without ``pure_parts``)."""
     items = event.events if isinstance(event, ComposedEvent) else ((event, 1),)
     curves: list[tuple[PrivacyEvent, int]] = []
     approx: list[tuple[float, float, int]] = []
+    pure: list[tuple[PrivacyEvent, int, float]] = []
     for ev, c in items:
         e0, d0 = ev.approx_dp()
-        if (e0, d0) == (0.0, 0.0):
+        pe = ev.pure_epsilon() if pure_parts and (e0, d0) == (0.0, 0.0) and ev.has_rdp else None
+        if pe is not None and math.isfinite(pe):
+            pure.append((ev, c, float(pe)))
+        elif (e0, d0) == (0.0, 0.0):
             if ev.has_rdp:
                 curves.append((ev, c))
         elif ev.has_rdp:
             return None
         else:
             approx.append((float(e0), float(d0), int(c)))
+    if pure_parts:
+        if not pure or not (curves or approx):
+            return None
+        approx += [(pe, 0.0, int(c)) for _, c, pe in pure]
     if not approx:
         return None
     rest = None if not curves else (curves[0][0] if curves == [(curves[0][0], 1)] else ComposedEvent.of(curves))
@@ -435,22 +453,33 @@ class _TooLarge(Exception):
     """The profile composition's support would exceed MAX_PROFILE_SUPPORT."""
 
 
+def _profile_compositions(event: PrivacyEvent, conversion: str, exact: bool) -> Iterator[_ProfileComposition]:
+    """The profile compositions the rule tries: the (epsilon, delta)-only parts with the rest, and the same
+    with pure parts as randomized response (module docstring, item 4); a split whose support is too large
+    is skipped (basic composition stands for it)."""
+    for pure_parts in (False, True):
+        split = _split_approx(event, pure_parts=pure_parts)
+        if split is None:
+            continue
+        try:
+            yield _ProfileComposition(*split, conversion=conversion, exact=exact)
+        except _TooLarge:
+            continue
+
+
 def _profile_epsilon(event: PrivacyEvent, basic: Guarantee, conversion: str, exact: bool) -> Guarantee:
-    split = _split_approx(event)
-    if split is None:
-        return basic
-    try:
-        prof = _ProfileComposition(*split, conversion=conversion, exact=exact)
-    except _TooLarge:
-        return basic
+    """The smallest of basic composition's epsilon and those of the profile compositions."""
+    best = basic
     d = np.asarray(basic.delta, dtype=float)
-    e_basic = np.asarray(basic.epsilon, dtype=float)
-    e = np.array([prof.epsilon(float(t), float(u)) for t, u in zip(d.reshape(-1), np.broadcast_to(e_basic, d.shape).reshape(-1))])
-    e = e.reshape(d.shape)
-    better = e < e_basic
-    if not np.any(better):
-        return basic
-    best = np.where(better, e, e_basic)
-    nan = np.full(d.shape, math.nan)
-    return Guarantee(best if best.ndim else float(best), basic.delta, nan if nan.ndim else math.nan,
-                     nan if nan.ndim else math.nan, conversion, "profile")
+    for prof in _profile_compositions(event, conversion, exact):
+        e_best = np.asarray(best.epsilon, dtype=float)
+        e = np.array([prof.epsilon(float(t), float(u))
+                      for t, u in zip(d.reshape(-1), np.broadcast_to(e_best, d.shape).reshape(-1))]).reshape(d.shape)
+        better = e < e_best
+        if not np.any(better):
+            continue
+        low = np.where(better, e, e_best)
+        nan = np.full(d.shape, math.nan)
+        best = Guarantee(low if low.ndim else float(low), basic.delta, nan if nan.ndim else math.nan,
+                         nan if nan.ndim else math.nan, conversion, "profile")
+    return best

@@ -304,7 +304,7 @@ def _exact(r: ReportInput) -> str:
     elif c.method == "profile":
         parts.append("<p>Computed by composing the parts known only as (\u03b5, \u03b4)-DP exactly through their "
                      "privacy profiles (Kairouz, Oh and Viswanath 2015, Thm 2.1; Dong, Roth and Su 2022, Thm 3.2): "
-                     "the accountant's composition rule <code>profile</code>, recorded in the certificate.</p>")
+                     f"the accountant's composition rule <code>{e(c.composition)}</code>, recorded in the certificate.</p>")
     parts.append("<h3>Proof ingredients</h3>" + _ul(c.lemmas))
     details = [(k, num(v, 8)) for k, v in c.details.items()]
     if details:
