@@ -127,7 +127,7 @@ def register(sub) -> None:
     h.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS, help=f"rounds T = records collected (default {DEFAULT_ROUNDS})")
     h.add_argument("--epsilon", type=float, default=DEFAULT_EPSILON,
                    help=f"total epsilon of the run (default {DEFAULT_EPSILON:g})")
-    h.add_argument("--delta", type=float, help="total delta (default T^-1.1)")
+    h.add_argument("--delta", type=float, help="total delta (default min(1e-6, 1/(10 T)), T rounds)")
     h.add_argument("--kernel", choices=["exponential", "matern32", "matern52", "squared_exponential"],
                    help="kernel (default: exponential in 1-D, matern52 otherwise)")
     h.add_argument("--lengthscale", type=float, help="lengthscale (default: one fifth of the box diameter)")

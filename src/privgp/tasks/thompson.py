@@ -283,7 +283,7 @@ def plan_thompson(candidates: Candidates, *, rounds: int, epsilon: float | None 
                   memory_limit: float = DEFAULT_MEMORY_LIMIT) -> ThompsonPlan:
     """Plan a private Thompson-sampling run (its public settings and certificate) before any data is seen.
 
-    With ``epsilon`` (the total budget of the run at ``delta``; default delta = T^-1.1, T records,
+    With ``epsilon`` (the total budget of the run at ``delta``; default delta = min(1e-6, 1/(10 T)), T records,
     as :func:`privgp.mechanisms.release.default_delta`): the scale of the ``knob`` is calibrated with
     :func:`privgp.accounting.calibrate` so that the composition of the T - 1 data rounds meets the
     budget (``knob="r"``: r_t = s m_t, eta fixed (default 0); ``knob="eta"``: eta_t = s m_t, r fixed and
