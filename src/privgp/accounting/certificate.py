@@ -161,8 +161,11 @@ class PrivacyCertificate:
         lines.extend(f"    - {x}" for x in self.lemmas)
         for w in self.warnings:
             lines.append(f"  WARNING: {w}")
-        lines.append("  assumptions:")
-        lines.extend(f"    - {a}" for a in self.assumptions)
+        if self.assumptions:
+            lines.append("  assumptions:")
+            lines.extend(f"    - {a}" for a in self.assumptions)
+        else:
+            lines.append("  assumptions: none")
         return "\n".join(lines)
 
 

@@ -165,3 +165,20 @@ def test_forecast_of_a_large_grid_release_simulates_fewer_records_with_scaled_no
     scaled = F.forecast(plan, reps=3)
     assert scaled.simulated_n == 20_000 and "scaled" in scaled.words()
     assert scaled.iou <= full.iou + 0.01 and full.iou - scaled.iou < 0.03
+
+
+def test_grid_type_certificates_state_their_assumptions():
+    """The noisy grids' and eq. (37)'s certificates say what their sensitivity rests on (replace-one, records in
+    the public box, responses clipped to |y| <= 1, settings fixed before the data), as the other mechanisms'
+    do; certificate.json and `privgp verify` print them (an older certificate without them still verifies:
+    assumptions are words, not compared numbers)."""
+    from privgp.mechanisms.registered.laplace_grid import plan_laplace_grid
+
+    plans = [plan_grid(200, BOX, IDENTITY, epsilon=2.0), plan_laplace_grid(200, BOX, IDENTITY, epsilon=2.0),
+             plan_discretised_gaussian(200, BOX, IDENTITY, epsilon=2.0)]
+    for plan in plans:
+        words = plan.certificate.assumptions
+        assert any("replacing one record" in a for a in words), plan.mechanism
+        assert any(BOX.describe() in a and "|y| <= 1" in a for a in words), plan.mechanism
+        assert any("independently of the private data" in a for a in words), plan.mechanism
+        assert list(words) == plan.certificate.to_dict()["assumptions"]

@@ -36,6 +36,7 @@ from .grid import (
     _gauss_matrix,
     cell_sizes,
     check_memory,
+    release_assumptions,
 )
 
 
@@ -131,7 +132,8 @@ def plan_discretised_gaussian(n: int, domain: Box, response_map: ResponseMap, *,
                   "use fewer points (--points) or a coarser map (--grid)")
     ell = float(domain.widths.max() / max(pts)) if lengthscale is None else v.positive("lengthscale", lengthscale)
     sens = math.sqrt(int(np.prod(pts))) * EQ37_PER_POINT
-    event, cert = calibrate_gaussian(sens, epsilon, delta)
+    event, cert = calibrate_gaussian(sens, epsilon, delta, extra_assumptions=release_assumptions(
+        domain, "the discretisation points, the RBF lengthscale and the map grid"))
     s = event.noise_std
     return DiscretisedGaussianPlan(n=n, domain=domain, response_map=response_map, points=pts, lengthscale=ell,
                                    grid=gsz, target_epsilon=float(epsilon), delta=float(delta),

@@ -55,6 +55,15 @@ DEFAULT_MEMORY_LIMIT = 4 * 2**30
 CHUNK_FLOATS = 20_000_000
 
 
+def release_assumptions(domain: Box, settings: str = "the cells, the smoothing bandwidth and the map grid"
+                        ) -> tuple[str, ...]:
+    """The assumptions of a grid-type release, in words, for its certificate."""
+    return ("neighbouring datasets differ by replacing one record; n is public",
+            f"every record lies in the public domain {domain.describe()}, and the public response map clips its "
+            "response to |y| <= 1",
+            f"the domain, {settings} are chosen independently of the private data")
+
+
 def check_memory(name: str, need: float, memory_limit: float, advice: str) -> None:
     """Refuse (before any charge) a release whose arrays would need more than ``memory_limit`` bytes."""
     if not need <= memory_limit:
@@ -269,7 +278,7 @@ def plan_grid(n: int, domain: Box, response_map: ResponseMap, *, epsilon: float,
     gsz = grid_sizes(domain, grid)
     check_memory("noisy grid", grid_memory(csz, gsz, n), memory_limit, "use fewer cells (--cells) or a coarser map "
                  "(--grid)")
-    event, cert = calibrate_gaussian(GRID_SENSITIVITY, epsilon, delta)
+    event, cert = calibrate_gaussian(GRID_SENSITIVITY, epsilon, delta, extra_assumptions=release_assumptions(domain))
     s = event.noise_std
     return NoisyGridPlan(n=n, domain=domain, response_map=response_map, cells=csz, bandwidth=float(bandwidth),
                          grid=gsz, target_epsilon=float(epsilon), delta=float(delta), noise_std=s,

@@ -42,6 +42,7 @@ from .grid import (
     check_memory,
     grid_memory,
     recorded_grid_arguments,
+    release_assumptions,
     settings_chosen_by,
 )
 
@@ -108,7 +109,7 @@ def plan_laplace_grid(n: int, domain: Box, response_map: ResponseMap, *, epsilon
     check_memory("Laplace noisy grid", grid_memory(csz, gsz, n), memory_limit, "use fewer cells (--cells) or a "
                  "coarser map (--grid)")
     event = PureDpEvent(epsilon=float(epsilon))
-    cert = certify(event, delta=delta, mechanism="laplace-grid")
+    cert = certify(event, delta=delta, mechanism="laplace-grid", extra_assumptions=release_assumptions(domain))
     return LaplaceGridPlan(n=n, domain=domain, response_map=response_map, cells=csz, bandwidth=float(bandwidth),
                            grid=gsz, target_epsilon=float(epsilon), delta=float(delta),
                            scale=L1_SENSITIVITY / float(epsilon), event=event, certificate=cert,
