@@ -43,7 +43,9 @@ How a guarantee is computed, in order of preference:
    Renyi curve to the rest's, and reports the smaller value. Without this a Gaussian release certified
    (5, 1e-6) and a Laplace 5-DP release composed to 10.34 at delta = 1e-6 (the Renyi conversion of the
    sum of their curves), above the 10 that basic composition of the two certificates gives; with it,
-   9.9986. A composition of pure parts only keeps its exact sum (basic composition).
+   9.9986. A composition of pure parts only keeps its exact sum (basic composition); one whose pure parts
+   would give the profile more than :data:`MAX_PURE_SUPPORT` points (about 11 distinct pure epsilons)
+   keeps the value without them (a few per cent at most there, and it bounds the ledger's cost).
 
 **Composition rules are versioned.** ``composition="basic"`` (item 3 only) is the rule of every
 certificate and ledger written before privgp 0.2 (:data:`LEGACY_COMPOSITION`: what a certificate or
@@ -87,6 +89,9 @@ LEGACY_COMPOSITION = "basic"
 _RULE_IN_FORCE: ContextVar[str] = ContextVar("privgp_composition_rule", default=DEFAULT_COMPOSITION)
 #: the profile composition's largest support (sums of +-epsilon_i); beyond it, basic composition
 MAX_PROFILE_SUPPORT = 20_000
+#: the same for the split with pure parts as randomized response (a refinement that gains little with many
+#: distinct pure parts, whose support doubles with each: capped lower, so a ledger's compose stays cheap)
+MAX_PURE_SUPPORT = 2_048
 
 
 @dataclass(frozen=True)
@@ -384,7 +389,7 @@ class _ProfileComposition:
     """delta(eps) of the curve part composed with (epsilon_i, delta_i)-DP parts (module docstring, item 4)."""
 
     def __init__(self, rest: PrivacyEvent | None, approx: list[tuple[float, float, int]], *, conversion: str,
-                 exact: bool) -> None:
+                 exact: bool, max_support: int = MAX_PROFILE_SUPPORT) -> None:
         from scipy.stats import binom
 
         self.rest, self.conversion, self.exact = rest, conversion, exact
@@ -397,7 +402,7 @@ class _ProfileComposition:
             keep = w > 0
             shifts = (shifts[:, None] + ((2 * k[keep] - c) * e)[None, :]).reshape(-1)
             weights = (weights[:, None] * w[keep][None, :]).reshape(-1)
-            if shifts.size > MAX_PROFILE_SUPPORT:
+            if shifts.size > max_support:
                 raise _TooLarge
         self.shifts, self.weights = shifts, weights
         self.clean = math.exp(log_clean)  # probability that no part takes its delta branch
@@ -450,7 +455,7 @@ class _ProfileComposition:
 
 
 class _TooLarge(Exception):
-    """The profile composition's support would exceed MAX_PROFILE_SUPPORT."""
+    """The profile composition's support would exceed its cap (MAX_PROFILE_SUPPORT, MAX_PURE_SUPPORT)."""
 
 
 def _profile_compositions(event: PrivacyEvent, conversion: str, exact: bool) -> Iterator[_ProfileComposition]:
@@ -462,7 +467,8 @@ def _profile_compositions(event: PrivacyEvent, conversion: str, exact: bool) -> 
         if split is None:
             continue
         try:
-            yield _ProfileComposition(*split, conversion=conversion, exact=exact)
+            yield _ProfileComposition(*split, conversion=conversion, exact=exact,
+                                      max_support=MAX_PURE_SUPPORT if pure_parts else MAX_PROFILE_SUPPORT)
         except _TooLarge:
             continue
 
