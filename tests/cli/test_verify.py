@@ -31,6 +31,7 @@ RELEASES = {
     "posterior-sample-tuned": ["--lengthscales", "1", "3", "--epsilon", "60"],
     "sparse-gp": ["--epsilon", "50", "--inducing", "6"],
     "functional": ["--epsilon", "50", "--r", "0.5"],
+    "laplace-grid": ["--epsilon", "5", "--cells", "4"],
 }
 
 
@@ -426,3 +427,120 @@ def test_verify_works_without_jsonschema(certificates, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "jsonschema", None)
     code, res = verify(certificates["posterior-sample"], capsys)
     assert code == 0 and res["schema"].startswith("not checked"), res
+
+
+# -- the released files against the settings the certificate states (privgp.cli.verify_files) ---------------
+
+
+def _reforged(doc: dict, **settings) -> None:
+    """Edit public settings and rebuild the WHOLE certificate consistently through the installed privgp, as a
+    forger with privgp at hand would: the certificate then agrees with its settings; only the files can tell."""
+    from privgp.cli.release_publish import as_written
+    from privgp.mechanisms.interface import Recorded, registry
+
+    doc["public_settings"].update(settings)
+    plan = registry()[doc["mechanism"]].rebuild(Recorded(doc))
+    doc["certificate"] = as_written(plan.certificate.to_dict())
+    doc["public_settings"] = as_written(plan.public_settings())
+
+
+def test_a_certificate_rebuilt_from_other_settings_fails_against_the_real_files(certificates, tmp_path, capsys):
+    """A consistent forgery (settings edited, certificate rebuilt) verified before, because the sha256 list sits in
+    the same file: now the hashed files are read and must be those of the stated settings."""
+    lg, ps = certificates["laplace-grid"], certificates["posterior-sample"]
+    eps = json.loads(lg.read_text())["public_settings"]["target_epsilon"]
+    cases = [
+        (lg, dict(target_epsilon=eps / 10), "field.npz.field"),  # 10x the noise claimed: not the map's post-processing
+        (lg, dict(bandwidth=3.0), "field.npz.field"),
+        (lg, dict(grid=[11, 11]), "field.npz.axis_x"),
+        (ps, dict(response_map={"threshold": 0.5, "clip": 1.0, "transform": "identity"}), "paths.npz.threshold"),
+        (ps, dict(grid=[11, 11]), "paths.npz.axis_x"),
+    ]
+    for cert, settings, field in cases:
+        t = _tampered(tmp_path, cert, lambda d, s=settings: _reforged(d, **s))
+        code, res = verify(t, capsys)
+        assert code == 1 and res["field"] == field, (settings, res)
+        assert "does not match the certificate" in res["reason"], res
+    # without the edit the same rebuild verifies: the check is about the files, not the rebuild
+    code, res = verify(_tampered(tmp_path, lg, lambda d: _reforged(d)), capsys)
+    assert code == 0 and res["verified"], res
+    # report.html states the certificate's epsilon
+    t = _tampered(tmp_path, lg, lambda d: None)
+    doc = json.loads(t.read_text())
+    html = (t.parent / "report.html").read_text()
+    (t.parent / "report.html").write_text(html.replace(f'data-epsilon="{doc["certificate"]["epsilon"]!r}"',
+                                                       'data-epsilon="0.5"'))
+    doc["sha256"]["report.html"] = __import__("hashlib").sha256((t.parent / "report.html").read_bytes()).hexdigest()
+    t.write_text(json.dumps(doc))
+    code, res = verify(t, capsys)
+    assert code == 1 and res["field"] == "report.html.data-epsilon", res
+
+
+def test_an_optimize_certificate_claiming_fewer_rounds_fails(certificates, tmp_path, capsys):
+    from privgp.cli.release_publish import as_written
+    from privgp.models.domain import Box
+    from privgp.tasks.thompson import Candidates, plan_thompson, released_certificate
+
+    def fewer(d):
+        pa = d["plan_arguments"]
+        c = pa["candidates"]
+        cand = Candidates.grid(Box(tuple(c["box"]["lower"]), tuple(c["box"]["upper"])), c["grid"])
+        keys = ("rounds", "epsilon", "delta", "kernel", "lengthscale", "sigma", "M_Y", "knob", "schedule",
+                "early_factor", "sensitivity", "conversion")
+        plan = plan_thompson(cand, **{k: pa[k] for k in keys})
+        d["released_rounds"] = 2
+        d["certificate"] = as_written(released_certificate(plan, 2)[1].to_dict())
+
+    code, res = verify(_tampered(tmp_path, certificates["optimize"], fewer), capsys)
+    assert code == 1 and res["field"] == "history.csv", res
+
+
+def test_the_sha256_list_must_cover_the_outputs(certificates, tmp_path, capsys, monkeypatch):
+    import sys
+
+    cert = certificates["laplace-grid"]
+    for edit, field in ((lambda d: d.__setitem__("sha256", {}), "sha256"),
+                        (lambda d: d["sha256"].pop("field.npz"), "sha256.field.npz"),
+                        (lambda d: d["sha256"].__setitem__("field.npz", "ABC"), "sha256.field.npz")):
+        code, res = verify(_tampered(tmp_path, cert, edit), capsys, "--strict")
+        assert code == 1 and res["field"] == field, res
+    monkeypatch.setitem(sys.modules, "jsonschema", None)  # a normal install has no jsonschema: checked in code
+    for bad in (None, [], "x"):
+        code, res = verify(_tampered(tmp_path, cert, lambda d, b=bad: d.__setitem__("sha256", b)), capsys)
+        assert code == 1 and res["field"] == "sha256" and res["schema"].startswith("not checked"), res
+    # an account certificate (the calculator) has no released files to vouch for
+    acc = tmp_path / "account.json"
+    capsys.readouterr()
+    assert main(["account", "--n", "20", "--kernel", "exponential", "--lengthscale", "0.3", "--r", "1", "--sigma", "1",
+                 "--delta", "1e-5", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    doc["sha256"] = json.loads(cert.read_text())["sha256"]
+    acc.write_text(json.dumps(doc))
+    code, res = verify(acc, capsys, "--files", str(cert.parent))
+    assert code == 1 and res["field"] == "sha256", res
+
+
+def test_strict_says_why_it_fails(certificates, tmp_path, capsys):
+    t = _tampered(tmp_path, certificates["laplace-grid"], lambda d: d.pop("sha256"))
+    capsys.readouterr()
+    assert main(["verify", str(t), "--strict"]) == 1
+    first = capsys.readouterr().out.splitlines()[0]
+    assert "NOT VERIFIED under --strict" in first and "no sha256 recorded" in first, first
+    assert main(["verify", str(t)]) == 0  # without --strict: verified, the files reported as not checked
+
+
+def test_ambiguous_or_oversized_json_is_not_a_certificate(certificates, tmp_path, capsys):
+    """A repeated key (readers disagree on which value counts) or an integer beyond Python's digit limit: exit 2,
+    one line, no traceback."""
+    text = certificates["laplace-grid"].read_text()
+    doc = json.loads(text)
+    forged = text.replace('"certificate": {', '"certificate": {"epsilon": 0.01, ', 1)
+    big = text.replace(f'"n": {doc["dataset"]["n"]}', '"n": 1' + "0" * 5000, 1)
+    assert forged != text and big != text
+    for content in (forged, big):
+        p = tmp_path / "c.json"
+        p.write_text(content)
+        capsys.readouterr()
+        assert main(["verify", str(p)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("privgp: error:") and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err

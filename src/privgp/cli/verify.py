@@ -10,7 +10,12 @@ numbers (:func:`privgp.cli.release_publish.verify_against_plan`); the first fiel
 named. The numbers are recomputed with the accountant's composition rule the certificate states
 (``composition``; absent: "basic", privgp 0.1's rule), so older certificates show what they showed.
 Then the released files beside the certificate (or in ``--files DIR``) are hashed and
-compared with the recorded sha256; a missing file is reported.
+compared with the recorded sha256 (which must cover every released file the certificate lists); a
+missing file is reported. The hashed files are then read and checked against the settings the
+certificate states (:mod:`privgp.cli.verify_files`: response map, grid, a noisy grid's released map
+as the public post-processing of its released statistics, an optimize run's rounds, the report's
+epsilon), so a certificate rebuilt from edited settings does not verify against the real files. A JSON
+object with a repeated key is not a certificate (exit 2).
 
 Exit status: 0 verified (also when NOT COVERED by the lemmas -- published constants -- or a file is
 missing: both are printed, and ``covered`` / ``files`` are in --json; ``--strict`` makes them exit 1);
@@ -30,6 +35,7 @@ from types import SimpleNamespace
 from ..accounting import PrivacyCertificate
 from ..errors import DataError, InvalidParameterError, NumericalError, PrivgpError
 from . import release_publish as publish
+from . import verify_files
 from .common import print_json
 from .release_figure import format_upper
 
@@ -40,7 +46,10 @@ DESCRIPTION = textwrap.dedent("""\
     delta, sensitivity lemma, constants, conversion, noise, ...) by the installed privgp's own plan
     code, and compared with the recorded event, settings, mechanism label and (epsilon, delta); the
     first field that disagrees is named. The sha256 of each released file beside the certificate
-    (or in --files DIR) is compared with the recorded one. Needs no data and no ledger.
+    (or in --files DIR) is compared with the recorded one, and the files are read and checked
+    against the stated settings (response map, grid, a noisy grid's map as the public
+    post-processing of its released statistics, an optimize run's rounds, the report's epsilon).
+    Needs no data and no ledger.
 
     Not verifiable by a third party: the ledger fields (entry id, dataset fingerprint, budget and
     spent epsilon) are the data holder's statement; the ledger is private. Nor can verify know
@@ -80,9 +89,14 @@ def _load(path: Path) -> dict:
     except (OSError, UnicodeDecodeError) as exc:
         raise DataError(f"cannot read certificate file {path}: {exc}") from None
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, object_pairs_hook=_without_duplicates)
     except json.JSONDecodeError as exc:
         raise InvalidParameterError("certificate", "a JSON file written by privgp", f"invalid JSON ({exc})") from None
+    except _DuplicateKey as exc:
+        raise InvalidParameterError("certificate", "a JSON file written by privgp (each key once per object)",
+                                    f"the key {str(exc)[:80]!r} twice in one object") from None
+    except ValueError as exc:  # e.g. an integer beyond Python's digit limit for str -> int
+        raise InvalidParameterError("certificate", "a JSON file written by privgp", f"unreadable JSON ({str(exc)[:120]})") from None
     except RecursionError:
         raise InvalidParameterError("certificate", "a JSON file written by privgp", "JSON nested too deeply") from None
     if not isinstance(doc, dict):
@@ -92,6 +106,19 @@ def _load(path: Path) -> dict:
                                     "--json)", "a JSON object without 'mechanism' and 'certificate', "
                                     "'planned_rounds' or 'event'")
     return doc
+
+
+class _DuplicateKey(ValueError):
+    """A JSON object holding one key twice (readers disagree on which value counts)."""
+
+
+def _without_duplicates(pairs: list[tuple[str, object]]) -> dict:
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
 
 
 def kind_of(doc: dict) -> str | None:
@@ -112,13 +139,24 @@ def schema() -> dict:
     return json.loads((files("privgp") / "schemas" / SCHEMA).read_text(encoding="utf-8"))
 
 
+#: the schema's branch ($defs) of each kind of certificate file
+SCHEMA_BRANCH = {"release": "release", "optimize": "optimize", "account": "privacy_certificate"}
+
+
 def check_schema(doc: dict) -> str:
-    """'valid', or 'not checked (...)' without jsonschema; raises CertificateMismatch when invalid."""
+    """'valid', or 'not checked (...)' without jsonschema; raises CertificateMismatch when invalid. The file
+    is checked against the whole schema (one of its kinds), and an invalid one is explained by the branch of
+    its own kind (not by whichever branch the validator finds closest)."""
     try:
         import jsonschema
     except ImportError:
         return "not checked (jsonschema is not installed)"
-    err = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema()).iter_errors(doc))
+    whole = schema()
+    if jsonschema.Draft202012Validator(whole).is_valid(doc):
+        return "valid"
+    branch = SCHEMA_BRANCH.get(kind_of(doc) or "")
+    own = whole if branch is None else {**whole, "oneOf": [{"$ref": f"#/$defs/{branch}"}]}
+    err = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(own).iter_errors(doc))
     if err is not None:
         while err.context:  # oneOf (release, optimize, account): the deepest reason of the closest branch
             err = jsonschema.exceptions.best_match(err.context)
@@ -132,10 +170,14 @@ def verify_document(doc: dict) -> PrivacyCertificate | None:
     nothing data-dependent. Raises CertificateMismatch (a NumericalError) on any disagreement and other
     privgp errors when the public settings do not rebuild a release."""
     kind = kind_of(doc)
+    with _stated_rule(doc, kind):  # recomputed with the composition rule the certificate states
+        return _rebuild(doc, kind)
+
+
+def _stated_rule(doc: dict, kind: str | None):
     recorded = [(doc, "composition")] if kind == "account" else \
         [(doc.get(k), f"{k}.composition") for k in ("certificate", "planned_certificate")]
-    with publish.stated_rule(*recorded):  # recomputed with the composition rule the certificate states
-        return _rebuild(doc, kind)
+    return publish.stated_rule(*recorded)
 
 
 def _rebuild(doc: dict, kind: str | None) -> PrivacyCertificate | None:
@@ -212,11 +254,15 @@ def run(args) -> int:
     try:
         schema_state = check_schema(doc)
         again = verify_document(doc)
-        files = check_files(doc, Path(args.files) if args.files else path.parent)
+        verify_files.check_sha256_list(doc, kind)
+        folder = Path(args.files) if args.files else path.parent
+        files = check_files(doc, folder)
         bad = [f for f, state in files.items() if state == "sha256 differs"]
         if bad:
             raise publish.CertificateMismatch(f"sha256.{bad[0]}", "the file beside the certificate differs from the "
                                               "released one (swapped or modified)")
+        with _stated_rule(doc, kind):
+            verify_files.check_contents(doc, kind, folder, files)
     except publish.CertificateMismatch as exc:
         reason, field = str(exc), exc.field
     except NumericalError as exc:
@@ -229,7 +275,12 @@ def run(args) -> int:
     nothing = ok and again is None  # optimize: only the data-independent prior round was released
     covered = None if again is None else bool(again.covered)
     missing = [f for f, state in files.items() if state == "missing"]
-    strict_fail = ok and args.strict and (covered is False or bool(missing) or (kind != "account" and "sha256" not in doc))
+    strict_why = [why for why, failed in (
+        ("NOT COVERED by the lemmas (published constants)", covered is False),
+        (f"released file(s) missing: {', '.join(missing)}", bool(missing)),
+        ("no sha256 recorded: the released files cannot be checked", kind != "account" and "sha256" not in doc))
+        if failed]
+    strict_fail = ok and args.strict and bool(strict_why)
     if args.json:
         eps = None if not isinstance(recorded, dict) else recorded.get("epsilon")
         dlt = None if not isinstance(recorded, dict) else recorded.get("delta")
@@ -241,6 +292,8 @@ def run(args) -> int:
                     "schema": schema_state, "ledger": LEDGER_NOTE, "strict_failed": strict_fail})
     elif not ok:
         print(f"{path.name}: NOT VERIFIED ({label}): {reason}")
+    elif strict_fail:
+        print(f"{path.name}: NOT VERIFIED under --strict ({label}): {'; '.join(strict_why)}")
     else:
         _print_verified(path, doc, label, again, nothing, files, missing, schema_state)
     return EXIT_NOT_VERIFIED if (not ok or strict_fail) else 0
