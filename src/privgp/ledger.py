@@ -16,7 +16,7 @@ How releases compose
     (epsilon, delta)-DP compose through privacy profiles, and so do pure epsilon-DP releases (a Laplace
     grid) composed with others, as randomized response (the accountant's rule "profile", item 4 of
     :mod:`privgp.accounting.accountant`). The rule is the ledger file's own, in its meta table
-    (``composition``): "profile" for a file created by privgp 0.2 on, "basic" (basic composition of
+    (``composition``): "profile" for a file created by privgp after 0.1.0, "basic" (basic composition of
     the (epsilon, delta) parts) for an older file, which keeps showing the spent epsilon it showed.
     The spent epsilon is never
     reported below the certified epsilon of an entry certified at the budget's own delta (a max of

@@ -544,3 +544,22 @@ def test_ambiguous_or_oversized_json_is_not_a_certificate(certificates, tmp_path
         assert main(["verify", str(p)]) == 2
         err = capsys.readouterr().err
         assert err.startswith("privgp: error:") and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("name", ["grid", "laplace-grid", "posterior-sample", "functional", "sparse-gp",
+                                  "discretised-gaussian", "auto"])
+def test_account_mechanism_certificates_verify(name, tmp_path, capsys):
+    """`privgp account --mechanism NAME --json` (a planned release's certificate, no data read) verifies through
+    the mechanism's own rebuild, as its help promised; a tampered setting fails."""
+    capsys.readouterr()
+    assert main(["account", "--mechanism", name, "--n", "211", "--epsilon", "5", "--box", "0", "1", "0", "1",
+                 "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    p = tmp_path / "planned.json"
+    p.write_text(json.dumps(doc))
+    code, res = verify(p, capsys)
+    assert code == 0 and res["verified"] and res["kind"] == "account", res
+    doc["public_settings"]["target_epsilon"] = 0.5
+    p.write_text(json.dumps(doc))
+    code, res = verify(p, capsys)
+    assert code == 1 and not res["verified"], res

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from ..models.domain import Box
 
 KERNELS = ("exponential", "matern32", "matern52", "squared_exponential", "constant", "diagonal")
-SENSITIVITIES = ("generic", "exp1d", "rkhs", "constant", "diagonal")
+SENSITIVITIES = ("generic", "exp1d", "rkhs", "constant", "diagonal", "auto")
 
 EPILOG = """\
 Exactly one of --delta and --epsilon: --delta D gives the certified epsilon at delta D; --epsilon E
@@ -51,7 +51,8 @@ def register(sub) -> None:
     p.add_argument("--kernel", choices=KERNELS, default=None, help="kernel family (normalised, k(x,x) = 1); "
                    "required without --mechanism")
     p.add_argument("--lengthscale", type=positive_float, default=None,
-                   help="kernel lengthscale (required except for the constant and diagonal kernels)")
+                   help="kernel lengthscale (required except for the constant and diagonal kernels; with "
+                        "--mechanism the release's default: one fifth of the box diameter)")
     p.add_argument("--dim", type=int, default=None, help="input dimension D of the unit box [0,1]^D (default 1)")
     p.add_argument("--box", nargs="+", type=float, default=None, metavar="V",
                    help="public domain XMIN XMAX [YMIN YMAX ...] (default: the unit box [0,1]^D)")
@@ -69,7 +70,9 @@ def register(sub) -> None:
                    "the target epsilon the release is calibrated to)")
     p.add_argument("--M-Y", dest="M_Y", type=positive_float, default=1.0, help="response bound |y| <= M_Y (default 1)")
     p.add_argument("--sensitivity", choices=SENSITIVITIES, default=None,
-                   help="Delta_n lemma: generic (B.1, default), exp1d (B.7), rkhs (B.8), constant (B.4), diagonal (B.5)")
+                   help="Delta_n lemma: generic (B.1, default), exp1d (B.7), rkhs (B.8), constant (B.4), diagonal (B.5), "
+                        "auto (B.7 for the 1-D exponential kernel, else B.1); with --mechanism the release's own "
+                        "choices: auto (its default), generic or exp1d")
     p.add_argument("--rkhs-norm", dest="rkhs_norm", type=positive_float, default=None,
                    help="RKHS norm bound B of the response function (for --sensitivity rkhs)")
     p.add_argument("--constants", choices=("proven", "published"), default="proven")
@@ -140,7 +143,9 @@ def _run_mechanism(args) -> int:
                               epsilon=args.epsilon, delta=args.delta, grid=args.grid, options=options))
     cert = plan.certificate
     if args.json:
-        print_json({**cert.to_dict(), "mechanism": mech.resolve(plan).name, "public_settings": plan.public_settings()})
+        # the plan's label, settings and calibration beside the certificate: `privgp verify` rebuilds it from them
+        print_json({**cert.to_dict(), "mechanism": mech.resolve(plan).name, "public_settings": plan.public_settings(),
+                    "calibration": getattr(plan, "calibration", None)})
     else:
         print(f"privgp account --mechanism {args.mechanism}: a release of n = {args.n} records planned as "
               f"{mech.resolve(plan).name} (no data read)")
@@ -163,6 +168,10 @@ def _run(args) -> int:
             setattr(args, flag, value)
     if args.lengthscale is None and args.kernel not in ("constant", "diagonal"):
         raise InvalidParameterError("--lengthscale", f"given for the {args.kernel} kernel", None)
+    if args.sensitivity == "auto":  # the release's rule (accounting.sensitivity.choose_lemma)
+        from ..accounting.sensitivity import choose_lemma
+
+        args.sensitivity = choose_lemma("auto", args.kernel, _domain(args).dim)
     cert = certify_posterior_sample(args.n, args.r, args.sigma, args.delta, kernel=args.kernel,
                    lengthscale=None if args.kernel in ("constant", "diagonal") else args.lengthscale,
                    domain=_domain(args), eta=args.eta, L=args.L, M_Y=args.M_Y, sensitivity=args.sensitivity,

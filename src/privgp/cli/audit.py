@@ -9,7 +9,7 @@ import time
 from typing import cast
 
 from .audit_lood import LOOD_HELP, register_lood
-from .common import positive_float, print_json
+from .common import nonnegative_int, positive_float, print_json
 from .main import LazyCommands
 
 LIRA_EPILOG = """\
@@ -53,13 +53,14 @@ def _setting_flags(p) -> None:
     p.add_argument("--delta", type=positive_float, default=0.05, help="delta of the certificate (default 0.05)")
     p.add_argument("--constants", choices=("proven", "published"), default="proven",
                    help="Delta_n constants of the certificate ('published' is NOT covered by the lemmas)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--seed", type=nonnegative_int, default=0, help="random seed (default 0)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def register(sub) -> None:
-    p = sub.add_parser("audit", help="membership-inference (LiRA), tightness and per-record LOOD audits",
-                       description="Empirical privacy audits of GP posterior sample-path release (seed 000, sec. 4).")
+    p = sub.add_parser("audit", help="LiRA, tightness, per-record LOOD and approximate-sampler audits",
+                       description="Empirical privacy audits of GP posterior sample-path release: LiRA and tightness "
+                                   "(seed 000, sec. 4), per-record LOOD (seed 003), approximate samplers (seed 004).")
     asub = cast(LazyCommands, p.add_subparsers(dest="audit_command", metavar="AUDIT", action=LazyCommands))
     asub.required = True
     lira = asub.add_parser("lira", help="LiRA membership-inference audit of one setting",

@@ -36,7 +36,7 @@ def register_lood(asub) -> None:
                         description="Per-record leave-one-out distinguishability of a planned posterior-sample "
                                     "release on your own data (seed 003), next to the certified worst case.",
                         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_data_arguments(p)
+    add_data_arguments(p, cluster=False)   # every record is read here: no --dask/--scheduler
     add_mechanism_options(p, ["posterior-sample"])   # the only mechanism audited
     g = p.add_argument_group("grid")
     g.add_argument("--grid", type=grid_points, metavar="N",

@@ -11,7 +11,7 @@ import time
 import numpy as np
 
 from ..errors import InvalidParameterError
-from .common import positive_float, print_json
+from .common import nonnegative_int, positive_float, print_json
 from .outputs import check_output_file
 
 EPILOG = """\
@@ -59,7 +59,7 @@ def register_sampler(asub) -> None:
     p.add_argument("--alpha", type=positive_float, default=None, help="Renyi order of the pair search")
     p.add_argument("--release-points", dest="m", type=int, default=5, help="release points on [0, 1] (default 5)")
     p.add_argument("--restarts", type=int, default=2, help="restarts of the pair search per step count (default 2)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the search's random restarts (default 0)")
+    p.add_argument("--seed", type=nonnegative_int, default=0, help="seed of the search's random restarts (default 0)")
     p.add_argument("--png", default="audit_sampler.png", help="where to write the plot (default audit_sampler.png)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_run)

@@ -6,7 +6,7 @@ import time
 
 from ..errors import InvalidParameterError
 from ..experiments import EXPERIMENTS, run_experiment
-from .common import print_json
+from .common import nonnegative_int, print_json
 from .outputs import check_output_dir
 
 
@@ -17,7 +17,7 @@ def register(sub) -> None:
     p.add_argument("--out", required=True, metavar="DIR", help="output directory (new or empty, or pass --overwrite)")
     p.add_argument("--overwrite", action="store_true", help="allow writing into a non-empty --out")
     p.add_argument("--quick", action="store_true", help="a small version (about a minute or less)")
-    p.add_argument("--seed", type=int, default=0, help="base seed of the experiment (default 0)")
+    p.add_argument("--seed", type=nonnegative_int, default=0, help="base seed of the experiment (default 0)")
     p.add_argument("--scheduler", default=None, metavar="ADDR", help="Dask scheduler address (default: local processes)")
     p.add_argument("--workers", type=int, default=None, help="local worker processes (default: all cores)")
     p.add_argument("--constants", choices=["proven", "published"], default=None,

@@ -18,8 +18,9 @@ DESCRIPTION = textwrap.dedent("""\
     accountant's guarantee for the composition of its events at the budget's delta (Renyi-DP curves
     add, minimised over the order exactly; the exact Gaussian-DP profile for purely Gaussian
     mechanisms). Releases known only as (epsilon, delta)-DP compose by the ledger file's own rule,
-    shown first: 'profile' (exact, through privacy profiles; files created by privgp 0.2 on) or
-    'basic' (epsilons and deltas add; older files, which keep showing what they showed).
+    shown first: 'profile' (exact, through privacy profiles, pure releases composed with others as
+    randomized response; files created by privgp after 0.1.0) or 'basic' (epsilons and deltas add;
+    files of privgp 0.1.0, which keep showing what they showed).
     """)
 
 

@@ -27,7 +27,7 @@ COMMANDS: dict[str, str] = {
     "ledger": "inspect the privacy-budget ledger",
     "account": "certified (epsilon, delta) of releasing L posterior sample paths",
     "demo": "draw and plot exact GP posterior paths on a tiny synthetic dataset",
-    "audit": "membership-inference (LiRA), tightness and per-record LOOD audits",
+    "audit": "LiRA, tightness, per-record LOOD and approximate-sampler audits",
 }
 
 EXIT_USER_ERROR = 2

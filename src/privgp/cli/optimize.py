@@ -115,7 +115,7 @@ def register(sub) -> None:
     o.add_argument("--response-col", metavar="NAME", help="--lookup: response column (default: response)")
     o.add_argument("--noise", type=float, default=0.1, metavar="S",
                    help="--function: std of the Gaussian observation noise (default 0.1)")
-    o.add_argument("--objective-seed", type=int, metavar="S",
+    o.add_argument("--objective-seed", type=nonnegative_int, metavar="S",
                    help="--function: seed of the simulated noise (default: fresh entropy)")
     d = p.add_argument_group("public candidates")
     d.add_argument("--box", nargs="+", type=_number_list, metavar="V",
@@ -152,8 +152,8 @@ def register(sub) -> None:
     x.add_argument("--memory-limit", type=float, default=DEFAULT_MEMORY_LIMIT / 2**30, metavar="GIB",
                    help="refuse (before anything is charged) a run whose sampler would need more memory "
                         f"(default {DEFAULT_MEMORY_LIMIT / 2**30:g} GiB)")
-    x.add_argument("--ledger", metavar="PATH", help="ledger file (default: $PRIVGP_LEDGER or "
-                   "~/.local/share/privgp/ledger.sqlite)")
+    x.add_argument("--ledger", metavar="PATH", help="ledger file (default: $PRIVGP_LEDGER, else "
+                   "$XDG_DATA_HOME/privgp/ledger.sqlite, else ~/.local/share/privgp/ledger.sqlite)")
     x.add_argument("--dataset-id", metavar="NAME", help="name of the record source in the ledger")
     x.add_argument("--budget-epsilon", type=float, metavar="EPSILON", help=f"total epsilon of a dataset new to the ledger "
                    f"(default {DEFAULT_BUDGET_EPSILON:g})")

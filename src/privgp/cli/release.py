@@ -77,7 +77,8 @@ def _description() -> str:
     App. D.2) with g = --transform and B = --clip. How many values were clipped is a statistic
     of the private data and is never reported.
 
-    Budget ledger (SQLite, --ledger, default $PRIVGP_LEDGER or ~/.local/share/privgp/ledger.sqlite):
+    Budget ledger (SQLite, --ledger, default $PRIVGP_LEDGER, else $XDG_DATA_HOME/privgp/ledger.sqlite,
+    else ~/.local/share/privgp/ledger.sqlite):
     each dataset (a keyed hash of the records used, or --dataset-id) has a total budget, fixed at
     its first release (default epsilon {DEFAULT_BUDGET_EPSILON:g}, delta = min(1e-6, 1/(10 n))). The ledger stores
     each release's privacy event; the spent epsilon is the accountant's epsilon of their composition
@@ -123,8 +124,8 @@ def register(sub) -> None:
     o.add_argument("--map", action="store_true",
                    help="add an interactive map to report.html (2-D releases: pan, zoom and read the released value "
                         "under the pointer; drawn in the page by one inline script, loads nothing from the network)")
-    o.add_argument("--ledger", metavar="PATH", help="ledger file (default: $PRIVGP_LEDGER or "
-                   "~/.local/share/privgp/ledger.sqlite)")
+    o.add_argument("--ledger", metavar="PATH", help="ledger file (default: $PRIVGP_LEDGER, else "
+                   "$XDG_DATA_HOME/privgp/ledger.sqlite, else ~/.local/share/privgp/ledger.sqlite)")
     o.add_argument("--budget-epsilon", type=float, metavar="EPSILON",
                    help=f"total epsilon of a dataset new to the ledger (default {DEFAULT_BUDGET_EPSILON:g})")
     o.add_argument("--budget-delta", type=float, metavar="DELTA",
@@ -162,9 +163,10 @@ def mechanism_options(args) -> dict:
     return {dest: getattr(args, dest, None) for dest in all_options()}
 
 
-def add_data_arguments(p) -> None:
+def add_data_arguments(p, *, cluster: bool = True) -> None:
     """The private data, public task/domain and shared hyperparameter flags (also used by
-    ``privgp audit lood``, which plans the same release without releasing)."""
+    ``privgp audit lood``, which plans the same release without releasing and reads every record in this
+    process: ``cluster=False`` leaves out --dask and --scheduler)."""
     d = p.add_argument_group("data (private)")
     d.add_argument("--data", metavar="SOURCE",
                    help="the private records (default: embedded Baltimore sales): a CSV file with a header row; a "
@@ -174,12 +176,13 @@ def add_data_arguments(p) -> None:
     d.add_argument("--query", metavar="SQL", help="with a DuckDB --data: the SELECT whose result holds the records "
                    "(e.g. \"SELECT lon, lat, price FROM sales WHERE year = 2024\")")
     d.add_argument("--table", metavar="NAME", help="with a DuckDB --data: a table or view holding the records")
-    d.add_argument("--dask", choices=["local"], help="compute the per-site statistics on a local Dask cluster (2 "
-                   "worker processes); only the statistics come back. For the mechanisms that release from them: "
-                   "grid, auto, sparse-gp, posterior-sample and functional with snapping (2-D default); the others "
-                   "refuse it")
-    d.add_argument("--scheduler", metavar="ADDR", help="as --dask, on the Dask cluster at this scheduler address "
-                   "(e.g. tcp://10.0.0.5:8786); the workers must be able to read --data at the same path")
+    if cluster:
+        d.add_argument("--dask", choices=["local"], help="with --data: compute the per-site statistics on a local Dask "
+                       "cluster (2 worker processes); only the statistics come back. For the mechanisms that release "
+                       "from them: grid, laplace-grid, auto, sparse-gp, and posterior-sample and functional with "
+                       "snapping (2-D default); the others refuse it")
+        d.add_argument("--scheduler", metavar="ADDR", help="as --dask, on the Dask cluster at this scheduler address "
+                       "(e.g. tcp://10.0.0.5:8786); the workers must be able to read --data at the same path")
     d.add_argument("--x-col", metavar="NAME", help="first coordinate column (default: x)")
     d.add_argument("--y-col", metavar="NAME", help="second coordinate column for 2-D data (default: none, i.e. 1-D)")
     d.add_argument("--response-col", metavar="NAME", help="response column (default: response)")
@@ -215,8 +218,8 @@ def load_data(args):
     from ..datasets.tabular import load_embedded_baltimore  # pandas: imported where used
 
     if args.data is None:
-        for flag in ("x_col", "y_col", "response_col"):
-            if getattr(args, flag) is not None:
+        for flag in ("x_col", "y_col", "response_col", "dask", "scheduler"):
+            if getattr(args, flag, None) is not None:
                 raise InvalidParameterError("--" + flag.replace("_", "-"), "used together with --data", getattr(args, flag))
         data = load_embedded_baltimore()
         domain = baltimore.PUBLIC_BOX if args.box is None else _box(args.box, 2)
@@ -292,7 +295,7 @@ def _load_source(args, coords, domain, rmap):
             cells = " or ".join(n for n, m in registry().items() if m.reads_cell_statistics)
             raise InvalidParameterError("--dask/--scheduler", f"used with --mechanism {cells}, posterior-sample or "
                                         "functional with snapping (as in 2-D by default): the mechanisms that "
-                                        "release from statistics reduced in one pass", args.mechanism)
+                                        "release from statistics reduced in one pass", getattr(args, "mechanism", None))
         if args.dask is not None and args.scheduler is not None:
             raise InvalidParameterError("--dask", "left out with --scheduler (one cluster)", args.dask)
     keep_freed_memory()   # this process reads records, simulates the forecast's releases and exits: reuse memory

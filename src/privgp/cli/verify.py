@@ -187,21 +187,42 @@ def _rebuild(doc: dict, kind: str | None) -> PrivacyCertificate | None:
         return verify_optimize(doc)
     if kind == "account":
         return verify_account(doc)
+    return publish.verify_mechanism(doc, _registered(doc.get("mechanism")))
+
+
+def _registered(name: object):
+    """The registered mechanism a certificate names (not ``auto``: a release records the chosen one)."""
     from ..mechanisms.interface import registry
 
-    name = doc.get("mechanism")
     mechs = registry()
     if not isinstance(name, str) or name not in mechs or name == "auto":
         raise publish.CertificateMismatch("mechanism", f"{name!r} is not a mechanism of this privgp "
                                           f"({', '.join(n for n in mechs if n != 'auto')})")
-    return publish.verify_mechanism(doc, mechs[name])
+    return mechs[name]
 
 
 def verify_account(doc: dict) -> PrivacyCertificate:
-    """A certificate printed by ``privgp account --json``: the calculator's inputs are the event's own
-    fields (n, r, sigma, eta, L, M_Y, lemma, RKHS norm, constants) with the kernel, lengthscale and domain
-    of ``public``; the kernel facts (kappa, dim, ...) are re-derived from those and the whole certificate
-    rebuilt by :func:`~privgp.mechanisms.posterior_sample.certify_posterior_sample`."""
+    """A certificate printed by ``privgp account --json``. With ``--mechanism NAME`` it carries the planned
+    release's label, public settings and calibration: the plan is rebuilt by that mechanism as for a release
+    (:func:`~privgp.cli.release_publish.verify_mechanism`). Otherwise (the calculator) its inputs are the
+    event's own fields (n, r, sigma, eta, L, M_Y, lemma, RKHS norm, constants) with the kernel, lengthscale
+    and domain of ``public``; the kernel facts (kappa, dim, ...) are re-derived from those and the whole
+    certificate rebuilt by :func:`~privgp.mechanisms.posterior_sample.certify_posterior_sample`."""
+    if "public_settings" in doc:  # `account --mechanism NAME --json`: a planned release
+        settings = doc["public_settings"]
+        if not isinstance(settings, dict):
+            raise publish.CertificateMismatch("public_settings", "an object: the planned release's settings")
+        from ..mechanisms.interface import Recorded
+
+        planned = {"mechanism": doc["mechanism"], "public_settings": settings, "dataset": {"n": settings.get("n")},
+                   "calibration": doc.get("calibration"),
+                   "certificate": {k: v for k, v in doc.items() if k not in ("public_settings", "calibration")}}
+        mech = _registered(doc["mechanism"])
+        plan = mech.rebuild(Recorded(planned))
+        # the output's "mechanism" is the release's label (checked: it rebuilds this plan), printed over the
+        # certificate's own description of the mechanism, which is words
+        planned["certificate"]["mechanism"] = plan.certificate.to_dict()["mechanism"]
+        return publish.verify_against_plan(planned, plan, mechanism=mech.name)
     from ..accounting.events import event_from_dict
     from ..accounting.posterior_sampling import PosteriorSampleEvent
     from ..mechanisms.posterior_sample import certify_posterior_sample

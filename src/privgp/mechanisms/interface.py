@@ -88,7 +88,8 @@ class Option:
 #: GP hyperparameter options several mechanisms accept (one definition each)
 KERNEL = Option("kernel", "kernel (default: exponential)", None,
                 choices=("exponential", "matern32", "matern52", "squared_exponential"), default="exponential")
-LENGTHSCALE = Option("lengthscale", "kernel lengthscale in coordinate units (default: one fifth of the box diameter)",
+LENGTHSCALE = Option("lengthscale", "kernel lengthscale in coordinate units (default: one fifth of the box diameter; "
+                     "discretised-gaussian: the point spacing)",
                      float, "LENGTHSCALE")
 SIGMA = Option("sigma", "kernel scale sigma (default 0.1, chosen on synthetic data, not on yours)", float, "SIGMA")
 CONVERSION = Option("conversion", "RDP -> (epsilon, delta) conversion of the certificate (default: improved)", None,

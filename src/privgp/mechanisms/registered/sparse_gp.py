@@ -10,6 +10,8 @@ written is post-processing of the released statistics; no private value is plott
 """
 from __future__ import annotations
 
+import argparse
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -39,12 +41,16 @@ from ..sparse_gp_sensitivity import KERNEL_BOUNDS
 
 
 def _ratio(text: str) -> Any:
+    """argparse type of --noise-ratio (argparse reports an ArgumentTypeError's own words, naming the flag)."""
     if text == "min-sensitivity":
         return text
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
-        raise InvalidParameterError("--noise-ratio", "a positive number or 'min-sensitivity'", text) from None
+        value = math.nan
+    if not value > 0 or math.isinf(value):
+        raise argparse.ArgumentTypeError(f"must be a positive number or 'min-sensitivity'; got {text!r}")
+    return value
 
 
 NOISE_STD = Option("noise-std", f"observation noise std in model units, y in [-1, 1] (default {DEFAULT_NOISE_STD:g}, "
