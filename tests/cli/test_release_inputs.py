@@ -80,9 +80,9 @@ def test_repeated_columns_and_ragged_rows_are_refused(env, capsys, text, needle)
 @pytest.mark.parametrize("args,needle", [
     (["--mechanism", "posterior-sample", "--grid", "0"], "--grid: expected an integer >= 2"),
     (["--mechanism", "sparse-gp", "--grid", "1"], "--grid: expected an integer >= 2"),
-    (["--mechanism", "sparse-gp", "--noise-std", "1e-300"], "noise_std must be between"),
-    (["--mechanism", "sparse-gp", "--noise-ratio", "1e-300"], "noise_ratio must be between"),
-    (["--mechanism", "sparse-gp", "--noise-ratio", "1e-150"], "noise_ratio must be between"),
+    (["--mechanism", "sparse-gp", "--noise-std", "1e-300"], "--noise-std must be between"),
+    (["--mechanism", "sparse-gp", "--noise-ratio", "1e-300"], "--noise-ratio must be between"),
+    (["--mechanism", "sparse-gp", "--noise-ratio", "1e-150"], "--noise-ratio must be between"),
 ])
 def test_degenerate_grid_and_scales_are_refused_before_the_charge(env, capsys, args, needle):
     tmp, ledger = env

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import cast
 
 from .. import __version__
-from ..errors import BudgetExceededError, PrivgpError
+from ..errors import BudgetExceededError, InvalidParameterError, PrivgpError
 
 # name -> the command's line in `privgp --help` (the help= its module's register() gives; tests/cli/test_main.py
 # checks they agree)
@@ -121,6 +121,17 @@ def main(argv: list[str] | None = None) -> int:
     return _main(args_list)
 
 
+def _as_flag(exc: Exception, argv: list[str]) -> Exception:
+    """An InvalidParameterError that names a library parameter (``n_shadow``, ``M_Y``) the user set by its
+    flag (``--n-shadow``, ``--M-Y``): the same error, naming the flag as typed."""
+    if not isinstance(exc, InvalidParameterError) or exc.name.startswith("-"):
+        return exc
+    flag = "--" + exc.name.replace("_", "-")
+    if not any(tok == flag or tok.startswith(flag + "=") for tok in argv):
+        return exc
+    return InvalidParameterError(flag, exc.requirement, exc.value)
+
+
 def _main(argv: list[str]) -> int:
     parser = build_parser()
     try:
@@ -133,7 +144,7 @@ def _main(argv: list[str]) -> int:
         print(f"privgp: refused: {exc}", file=sys.stderr)
         return EXIT_BUDGET
     except PrivgpError as exc:
-        print(f"privgp: error: {exc}", file=sys.stderr)
+        print(f"privgp: error: {_as_flag(exc, argv)}", file=sys.stderr)
         return EXIT_USER_ERROR
     except BrokenPipeError:  # output piped into e.g. `head`: stop quietly
         import os
