@@ -203,7 +203,7 @@ def test_cli_sigma_inf_alpha_and_epsilon_modes(capsys):
 
 @pytest.mark.parametrize("extra,needle", [
     (["--delta", "1.5"], "delta"), (["--delta", "0.05", "--alpha", "1"], "alpha"),
-    (["--delta", "0.05", "--dim", "2"], "B.7"), (["--delta", "0.05", "--M-Y", "0"], "M_Y"),
+    (["--delta", "0.05", "--dim", "2"], "B.7"), (["--delta", "0.05", "--M-Y", "0"], "--M-Y must be"),
     (["--delta", "0.05", "--r", "0"], "r must"), (["--delta", "0.05", "--lower", "0"], "--lower"),
 ])
 def test_cli_bad_input_exits_2_with_one_line(capsys, extra, needle):

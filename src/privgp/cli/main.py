@@ -126,10 +126,9 @@ def _as_flag(exc: Exception, argv: list[str]) -> Exception:
     flag (``--n-shadow``, ``--M-Y``): the same error, naming the flag as typed."""
     if not isinstance(exc, InvalidParameterError) or exc.name.startswith("-"):
         return exc
-    flag = "--" + exc.name.replace("_", "-")
-    if not any(tok == flag or tok.startswith(flag + "=") for tok in argv):
-        return exc
-    return InvalidParameterError(flag, exc.requirement, exc.value)
+    flag = "--" + exc.name.replace("_", "-").lower()
+    typed = [tok.split("=", 1)[0] for tok in argv if tok.split("=", 1)[0].lower() == flag]
+    return InvalidParameterError(typed[0], exc.requirement, exc.value) if typed else exc
 
 
 def _main(argv: list[str]) -> int:
