@@ -54,11 +54,14 @@ DESCRIPTION = textwrap.dedent("""\
     Not verifiable by a third party: the ledger fields (entry id, dataset fingerprint, budget and
     spent epsilon) are the data holder's statement; the ledger is private. Nor can verify know
     whether the settings were really chosen without looking at the data, or whether n is the true
-    number of records: the certificate states them, verify checks what follows from them.
+    number of records: the certificate states them, verify checks what follows from them. It checks
+    that the certificate, its settings and the released files agree; it cannot tell whether the data
+    holder wrote all of them honestly.
 
     Exit status 0: verified (a certificate NOT COVERED by the lemmas -- published constants -- or
-    with a released file missing is still 0, and says so; --strict makes both exit 1); 1: NOT
-    verified; 2: not a readable certificate file.
+    with a released file missing is still 0, and says so; --strict makes both exit 1, and a
+    certificate that records no sha256); 1: NOT verified; 2: not a readable certificate file (not
+    JSON, a key repeated in one object, nested too deep, not a privgp certificate).
     """)
 
 EXIT_NOT_VERIFIED = 1
@@ -76,7 +79,7 @@ def register(sub) -> None:
     p.add_argument("--files", metavar="DIR", help="folder holding the released files (default: the certificate's "
                    "folder)")
     p.add_argument("--strict", action="store_true", help="also fail (exit 1) when the guarantee is NOT COVERED by "
-                   "the lemmas or a recorded file is missing")
+                   "the lemmas, a recorded file is missing, or no sha256 is recorded")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run)
 
