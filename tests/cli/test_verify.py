@@ -563,3 +563,16 @@ def test_account_mechanism_certificates_verify(name, tmp_path, capsys):
     p.write_text(json.dumps(doc))
     code, res = verify(p, capsys)
     assert code == 1 and not res["verified"], res
+
+
+def test_edited_words_are_flagged_not_trusted(certificates, tmp_path, capsys):
+    """Lemmas, assumptions and warnings are words, printed from the rebuilt certificate; where the file's words
+    differ (an edited file, or an older privgp's wording) verify says so instead of staying silent."""
+    cert = certificates["posterior-sample"]
+    code, res = verify(cert, capsys)
+    assert code == 0 and res["words_differ"] == [], res
+    t = _tampered(tmp_path, cert, lambda d: d["certificate"].__setitem__("assumptions", ["n is private"]))
+    code, res = verify(t, capsys)
+    assert code == 0 and res["verified"] and res["words_differ"] == ["assumptions"], res
+    assert main(["verify", str(t)]) == 0
+    assert "words:  the certificate's assumptions differ" in capsys.readouterr().out

@@ -296,6 +296,7 @@ def run(args) -> int:
     except (PrivgpError, TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
         reason = f"the public settings do not rebuild a release ({type(exc).__name__}: {exc})"
     ok = not reason
+    words = verify_files.differing_words(recorded, again) if ok else []
     nothing = ok and again is None  # optimize: only the data-independent prior round was released
     covered = None if again is None else bool(again.covered)
     missing = [f for f, state in files.items() if state == "missing"]
@@ -313,17 +314,19 @@ def run(args) -> int:
                     "recomputed_epsilon": None if again is None else again.epsilon,
                     "recomputed_delta": None if again is None else again.delta,
                     "files": files if "sha256" in doc else None, "files_missing": missing,
-                    "schema": schema_state, "ledger": LEDGER_NOTE, "strict_failed": strict_fail})
+                    "schema": schema_state, "ledger": LEDGER_NOTE, "strict_failed": strict_fail,
+                    "words_differ": words})
     elif not ok:
         print(f"{path.name}: NOT VERIFIED ({label}): {reason}")
     elif strict_fail:
         print(f"{path.name}: NOT VERIFIED under --strict ({label}): {'; '.join(strict_why)}")
     else:
-        _print_verified(path, doc, label, again, nothing, files, missing, schema_state)
+        _print_verified(path, doc, label, again, nothing, files, missing, schema_state, words)
     return EXIT_NOT_VERIFIED if (not ok or strict_fail) else 0
 
 
-def _print_verified(path: Path, doc: dict, label, again, nothing: bool, files: dict, missing: list, schema_state) -> None:
+def _print_verified(path: Path, doc: dict, label, again, nothing: bool, files: dict, missing: list, schema_state,
+                    words: list[str]) -> None:
     if nothing:
         print(f"{path.name}: VERIFIED ({label}): only the data-independent first round was released (no privacy "
               "cost); the planned run's certificate rebuilds from its public settings")
@@ -340,6 +343,9 @@ def _print_verified(path: Path, doc: dict, label, again, nothing: bool, files: d
         print(f"  files:  {len(ok)} released file(s) match their sha256"
               + (f"; MISSING (not checked): {', '.join(missing)}" if missing else ""))
     print(f"  schema: {schema_state}")
+    if words:
+        print(f"  words:  the certificate's {', '.join(words)} differ from what this privgp states for it (printed "
+              "below; an older privgp words them differently, or the file was edited): read them here, not in the file")
     print(f"  ledger: {LEDGER_NOTE}\n")
     if not nothing:
         print(again.summary())

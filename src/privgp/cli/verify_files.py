@@ -182,3 +182,17 @@ def _same_number(got: Any, want: Any, field: str) -> None:
         raise _mismatch(field, f"{publish._short(got)} where the certificate states {publish._short(want)}") from None
     if not (math.isfinite(a) and math.isfinite(b) and math.isclose(a, b, rel_tol=1e-12, abs_tol=0.0)):
         raise _mismatch(field, f"{got!r} where the certificate states {want!r}")
+
+
+#: a certificate's words: printed by verify from the rebuilt certificate, not compared for the verdict
+WORDS = ("lemmas", "assumptions", "warnings")
+
+
+def differing_words(recorded: Any, rebuilt: Any) -> list[str]:
+    """The word fields (lemmas, assumptions, warnings) in which a recorded certificate differs from the rebuilt
+    one: a notice, not a failure (an older privgp words them differently; the numbers are what verify checks),
+    so that a reader of certificate.json knows which words to take from verify's output instead."""
+    if not isinstance(recorded, dict) or rebuilt is None:
+        return []
+    again = rebuilt.to_dict()
+    return [k for k in WORDS if list(recorded.get(k) or []) != list(again.get(k) or [])]
