@@ -576,3 +576,20 @@ def test_edited_words_are_flagged_not_trusted(certificates, tmp_path, capsys):
     assert code == 0 and res["verified"] and res["words_differ"] == ["assumptions"], res
     assert main(["verify", str(t)]) == 0
     assert "words:  the certificate's assumptions differ" in capsys.readouterr().out
+
+
+def test_a_tuned_release_whose_selection_file_disagrees_fails(certificates, tmp_path, capsys):
+    import hashlib
+
+    cert = certificates["posterior-sample-tuned"]
+    assert verify(cert, capsys)[0] == 0
+    for key, value in (("max_runs", 1), ("per_run_epsilon", 0.01), ("candidates", [2.0, 3.0]), ("runs", 10**6)):
+        t = _tampered(tmp_path, cert, lambda d: None)
+        sel = json.loads((t.parent / "selection.json").read_text())
+        sel[key] = value
+        (t.parent / "selection.json").write_text(json.dumps(sel))
+        doc = json.loads(t.read_text())
+        doc["sha256"]["selection.json"] = hashlib.sha256((t.parent / "selection.json").read_bytes()).hexdigest()
+        t.write_text(json.dumps(doc))
+        code, res = verify(t, capsys)
+        assert code == 1 and res["field"] == f"selection.json.{key}", (key, res)

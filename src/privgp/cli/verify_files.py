@@ -17,7 +17,9 @@ release. These checks tie the hashed files to the settings the certificate state
   the noise scale, which follows from epsilon: a certificate claiming another epsilon does not match;
 * report.html: the epsilon and delta it states (``data-epsilon``, ``data-delta``) are the certificate's;
 * ``privgp optimize``: history.csv has one row per released round and summary.json states the
-  certificate's released rounds, epsilon and delta.
+  certificate's released rounds, epsilon and delta;
+* ``--mechanism posterior-sample-tuned``: selection.json states the certificate's candidates, training split
+  and selection budget, at most its number of runs, and the r of the released candidate.
 
 Only files whose sha256 matched are read (a missing file is reported as missing, not checked). A data
 holder who rewrites every file consistently can still publish anything: verify checks what follows from
@@ -76,6 +78,8 @@ def check_contents(doc: dict, kind: str | None, folder: Path, files: dict[str, s
     if kind == "release":
         for name in sorted(n for n in ok if n.endswith(".npz")):
             _check_npz(doc, folder / name, name)
+        if "selection.json" in ok and doc.get("mechanism") == "posterior-sample-tuned":
+            _check_selection(doc, folder / "selection.json")
     if kind == "optimize":
         _check_optimize(doc, folder, ok)
     if "report.html" in ok and kind in ("release", "optimize"):
@@ -140,6 +144,36 @@ def _check_post_processing(plan: Any, arrays: dict[str, np.ndarray], name: str) 
         if got is None or got.shape != want.shape or not np.allclose(got, want, rtol=RTOL, atol=1e-12):
             raise _mismatch(f"{name}.{key}", "not the public post-processing of the released statistics under the "
                             "certificate's settings (its noise scale follows from its epsilon)")
+
+
+def _check_selection(doc: dict, path: Path) -> None:
+    """The tuned release's selection.json states the certificate's candidates, training split and the private
+    selection's budget (runs at most, per-run epsilon and delta), and the r of the candidate it released."""
+    try:
+        sel = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise _mismatch("selection.json", f"not readable JSON ({exc})") from None
+    settings: dict = doc.get("public_settings") or {}
+    budget: dict = settings["selection"] if isinstance(settings.get("selection"), dict) else {}
+    if not isinstance(sel, dict):
+        raise _mismatch("selection.json", "not a JSON object")
+    for key, want in (("candidates", settings.get("lengthscales")), ("n_train", settings.get("n_train")),
+                      ("max_runs", budget.get("max_draws"))):
+        if sel.get(key) != want:
+            raise _mismatch(f"selection.json.{key}", f"{publish._short(sel.get(key))} where the certificate states "
+                            f"{publish._short(want)}")
+    _same_number(sel.get("per_run_epsilon"), budget.get("epsilon"), "selection.json.per_run_epsilon")
+    _same_number(sel.get("per_run_delta"), budget.get("delta"), "selection.json.per_run_delta")
+    runs = sel.get("runs")
+    if not isinstance(runs, int) or isinstance(runs, bool) or not 0 <= runs <= budget.get("max_draws", -1):
+        raise _mismatch("selection.json.runs", f"{publish._short(runs)} runs where the certificate allows at most "
+                        f"{publish._short(budget.get('max_draws'))}")
+    if sel.get("selected"):
+        cands, rs = settings.get("lengthscales") or [], settings.get("r_per_candidate") or []
+        if sel.get("lengthscale") not in cands or len(rs) != len(cands):
+            raise _mismatch("selection.json.lengthscale", f"{publish._short(sel.get('lengthscale'))} is not a "
+                            "candidate of the certificate")
+        _same_number(sel.get("r"), rs[cands.index(sel["lengthscale"])], "selection.json.r")
 
 
 def _check_optimize(doc: dict, folder: Path, ok: set[str]) -> None:
