@@ -68,3 +68,12 @@ def test_a_library_parameter_set_by_its_flag_is_named_by_the_flag(argv, flag, ca
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"privgp: error: {flag} must be"), err
+
+
+def test_verify_files_must_be_a_folder(tmp_path, capsys):
+    cert = tmp_path / "certificate.json"
+    cert.write_text("{}")
+    for where in (tmp_path / "nowhere", cert):
+        assert main(["verify", str(cert), "--files", str(where)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("privgp: error: --files must be an existing folder") and len(err.strip().splitlines()) == 1

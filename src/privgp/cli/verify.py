@@ -270,6 +270,8 @@ def check_files(doc: dict, folder: Path) -> dict[str, str]:
 
 def run(args) -> int:
     path = Path(args.certificate)
+    if args.files is not None and not Path(args.files).is_dir():
+        raise InvalidParameterError("--files", "an existing folder holding the released files", args.files)
     doc = _load(path)
     kind = kind_of(doc)
     label = doc.get("mechanism") if kind == "release" else ("optimize" if kind == "optimize" else "account")
