@@ -499,7 +499,7 @@ def test_the_sha256_list_must_cover_the_outputs(certificates, tmp_path, capsys, 
     import sys
 
     cert = certificates["laplace-grid"]
-    for edit, field in ((lambda d: d.__setitem__("sha256", {}), "sha256"),
+    for edit, field in ((lambda d: d.__setitem__("sha256", {}), "sha256.field.npz"),
                         (lambda d: d["sha256"].pop("field.npz"), "sha256.field.npz"),
                         (lambda d: d["sha256"].__setitem__("field.npz", "ABC"), "sha256.field.npz")):
         code, res = verify(_tampered(tmp_path, cert, edit), capsys, "--strict")
@@ -525,7 +525,7 @@ def test_strict_says_why_it_fails(certificates, tmp_path, capsys):
     capsys.readouterr()
     assert main(["verify", str(t), "--strict"]) == 1
     first = capsys.readouterr().out.splitlines()[0]
-    assert "NOT VERIFIED under --strict" in first and "no sha256 recorded" in first, first
+    assert "NOT VERIFIED under --strict" in first and "no released file hashed" in first, first
     assert main(["verify", str(t)]) == 0  # without --strict: verified, the files reported as not checked
 
 
@@ -593,3 +593,37 @@ def test_a_tuned_release_whose_selection_file_disagrees_fails(certificates, tmp_
         t.write_text(json.dumps(doc))
         code, res = verify(t, capsys)
         assert code == 1 and res["field"] == f"selection.json.{key}", (key, res)
+
+
+def test_hashed_files_that_are_not_ours_are_hashed_only_and_unreadable_ones_fail_cleanly(certificates, tmp_path,
+                                                                                         capsys):
+    """A certificate written alone by the Python API records no files (sha256 {}): it verifies, --strict says
+    nothing was checked. A user's own hashed .npz beside a release is hashed, not read as a grid file. A hashed
+    released file that cannot be read (a broken archive, an oversized CSV field, JSON nested too deeply) is NOT
+    VERIFIED naming the file, never a traceback."""
+    import hashlib
+
+    lg = certificates["laplace-grid"]
+    alone = _tampered(tmp_path, lg, lambda d: d.update(sha256={}, outputs=[]))  # as publish.write_certificate
+    code, res = verify(alone, capsys)
+    assert code == 0 and res["verified"], res
+    assert verify(alone, capsys, "--strict")[0] == 1
+
+    def rehashed(cert, name, content):
+        t = _tampered(tmp_path, cert, lambda d: None)
+        (t.parent / name).write_bytes(content)
+        doc = json.loads(t.read_text())
+        doc["sha256"][name] = hashlib.sha256(content).hexdigest()
+        doc.setdefault("outputs", []).append(name) if name not in doc.get("outputs", []) else None
+        t.write_text(json.dumps(doc))
+        return verify(t, capsys)
+
+    buf = io.BytesIO()
+    np.savez(buf, mask=np.ones(3, bool))
+    code, res = rehashed(lg, "excursion_mask.npz", buf.getvalue())
+    assert code == 0 and res["verified"], res
+    for cert, name, content in ((lg, "field.npz", b"PK\x03\x04" + b"x" * 100),
+                                (certificates["optimize"], "history.csv", b"round\n" + b"1" * 200_000 + b"\n"),
+                                (certificates["optimize"], "summary.json", b"[" * 100_000 + b"]" * 100_000)):
+        code, res = rehashed(cert, name, content)
+        assert code == 1 and res["field"] == name and "not a readable" in res["reason"], (name, res)

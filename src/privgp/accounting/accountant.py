@@ -44,8 +44,9 @@ How a guarantee is computed, in order of preference:
    (5, 1e-6) and a Laplace 5-DP release composed to 10.34 at delta = 1e-6 (the Renyi conversion of the
    sum of their curves), above the 10 that basic composition of the two certificates gives; with it,
    9.9986. A composition of pure parts only keeps its exact sum (basic composition); one whose pure parts
-   would give the profile more than :data:`MAX_PURE_SUPPORT` points (about 11 distinct pure epsilons)
-   keeps the value without them (a few per cent at most there, and it bounds the ledger's cost).
+   would give the profile more than :data:`MAX_PURE_SUPPORT` points (about 9 distinct pure epsilons, or one
+   used that many times) keeps the value without them (a few per cent at most there, and it bounds the
+   ledger's cost); a pure part above :data:`PURE_EPSILON_MAX` keeps its Renyi curve.
 
 **Composition rules are versioned.** ``composition="basic"`` (item 3 only) is the rule of every
 certificate and ledger written before privgp 0.2 (:data:`LEGACY_COMPOSITION`: what a certificate or
@@ -91,7 +92,10 @@ _RULE_IN_FORCE: ContextVar[str] = ContextVar("privgp_composition_rule", default=
 MAX_PROFILE_SUPPORT = 20_000
 #: the same for the split with pure parts as randomized response (a refinement that gains little with many
 #: distinct pure parts, whose support doubles with each: capped lower, so a ledger's compose stays cheap)
-MAX_PURE_SUPPORT = 2_048
+MAX_PURE_SUPPORT = 512
+#: pure parts above this epsilon keep their Renyi curve (their randomized-response shifts would leave the range
+#: where the rest's profile is evaluated accurately; such a part alone already spends any budget)
+PURE_EPSILON_MAX = 50.0
 
 
 @dataclass(frozen=True)
@@ -366,7 +370,7 @@ def _split_approx(event: PrivacyEvent, *, pure_parts: bool = False
     for ev, c in items:
         e0, d0 = ev.approx_dp()
         pe = ev.pure_epsilon() if pure_parts and (e0, d0) == (0.0, 0.0) and ev.has_rdp else None
-        if pe is not None and math.isfinite(pe):
+        if pe is not None and pe <= PURE_EPSILON_MAX and c < MAX_PURE_SUPPORT:  # else: a curve, as before
             pure.append((ev, c, float(pe)))
         elif (e0, d0) == (0.0, 0.0):
             if ev.has_rdp:

@@ -305,7 +305,8 @@ def run(args) -> int:
     strict_why = [why for why, failed in (
         ("NOT COVERED by the lemmas (published constants)", covered is False),
         (f"released file(s) missing: {', '.join(missing)}", bool(missing)),
-        ("no sha256 recorded: the released files cannot be checked", kind != "account" and "sha256" not in doc))
+        ("no released file hashed (sha256 absent or empty): the files cannot be checked",
+         kind != "account" and not doc.get("sha256")))
         if failed]
     strict_fail = ok and args.strict and bool(strict_why)
     if args.json:

@@ -6,9 +6,9 @@ target epsilon, another threshold or grid) would then verify against the untouch
 release. These checks tie the hashed files to the settings the certificate states:
 
 * sha256 itself: a mapping of plain file names to 64-hex digests covering every released file the
-  certificate lists in ``outputs`` (checked in code, with or without jsonschema); an ``account``
-  certificate (the calculator) lists no released files;
-* every released ``.npz`` (field.npz, paths.npz, prediction.npz): its response map (threshold, clip,
+  certificate lists in ``outputs`` (checked in code, with or without jsonschema; empty for a certificate
+  written alone by the Python API); an ``account`` certificate (the calculator) lists no released files;
+* every released ``.npz`` of a mechanism (field.npz, paths.npz, prediction.npz): its response map (threshold, clip,
   transform) is the certificate's, its grid axes are the public domain and grid of the certificate, its
   arrays have the grid's shape, and posterior-sample paths number L;
 * a noisy grid (``released_sums``/``released_counts`` in field.npz): the released map and its released
@@ -39,6 +39,8 @@ import numpy as np
 from . import release_publish as publish
 
 HEX64 = re.compile(r"[0-9a-f]{64}")
+#: the .npz files the registered mechanisms write (other hashed files, e.g. a user's own, are hashed only)
+RELEASED_NPZ = ("field.npz", "paths.npz", "prediction.npz")
 #: relative tolerance of recomputed released arrays (the same code and inputs: equal up to BLAS rounding)
 RTOL = 1e-9
 
@@ -53,8 +55,8 @@ def check_sha256_list(doc: dict, kind: str | None) -> None:
     if "sha256" not in doc:
         return
     rec = doc["sha256"]
-    if not isinstance(rec, dict) or not rec:
-        raise publish.CertificateMismatch("sha256", f"a non-empty mapping of released file names to sha256 digests, "
+    if not isinstance(rec, dict):
+        raise publish.CertificateMismatch("sha256", f"a mapping of released file names to sha256 digests, "
                                           f"found {publish._short(rec)}")
     for name, digest in rec.items():
         if not isinstance(name, str) or not name or Path(name).name != name or name in (".", "..") or "\x00" in name:
@@ -76,7 +78,7 @@ def check_contents(doc: dict, kind: str | None, folder: Path, files: dict[str, s
     matched) disagrees with the settings the certificate states (module docstring)."""
     ok = {name for name, state in files.items() if state == "ok"}
     if kind == "release":
-        for name in sorted(n for n in ok if n.endswith(".npz")):
+        for name in sorted(ok & set(RELEASED_NPZ)):
             _check_npz(doc, folder / name, name)
         if "selection.json" in ok and doc.get("mechanism") == "posterior-sample-tuned":
             _check_selection(doc, folder / "selection.json")
@@ -96,11 +98,10 @@ def _check_npz(doc: dict, path: Path, name: str) -> None:
     recorded = Recorded(doc)
     settings = doc.get("public_settings") or {}
     try:
-        z = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise _mismatch(name, f"not a readable .npz ({exc})") from None
-    with z:
-        arrays = {k: z[k] for k in z.files}
+        with np.load(path, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+    except Exception as exc:  # any unreadable archive (BadZipFile, a pickled member, a truncated array): not ours
+        raise _mismatch(name, f"not a readable .npz ({type(exc).__name__}: {str(exc)[:80]})") from None
     rm = recorded.response_map()
     for key, want in (("threshold", rm.threshold), ("clip", rm.clip)):
         if key in arrays and not (arrays[key].shape == () and float(arrays[key]) == float(want)):
@@ -149,10 +150,7 @@ def _check_post_processing(plan: Any, arrays: dict[str, np.ndarray], name: str) 
 def _check_selection(doc: dict, path: Path) -> None:
     """The tuned release's selection.json states the certificate's candidates, training split and the private
     selection's budget (runs at most, per-run epsilon and delta), and the r of the candidate it released."""
-    try:
-        sel = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise _mismatch("selection.json", f"not readable JSON ({exc})") from None
+    sel = _read_json(path, "selection.json")
     settings: dict = doc.get("public_settings") or {}
     budget: dict = settings["selection"] if isinstance(settings.get("selection"), dict) else {}
     if not isinstance(sel, dict):
@@ -179,15 +177,15 @@ def _check_selection(doc: dict, path: Path) -> None:
 def _check_optimize(doc: dict, folder: Path, ok: set[str]) -> None:
     released = doc.get("released_rounds")
     if "history.csv" in ok:
-        with open(folder / "history.csv", newline="", encoding="utf-8") as fh:
-            rows = sum(1 for _ in csv.DictReader(fh))
+        try:
+            with open(folder / "history.csv", newline="", encoding="utf-8") as fh:
+                rows = sum(1 for _ in csv.DictReader(fh))
+        except (OSError, UnicodeDecodeError, csv.Error) as exc:
+            raise _mismatch("history.csv", f"not a readable CSV ({type(exc).__name__}: {str(exc)[:80]})") from None
         if rows != released:
             raise _mismatch("history.csv", f"{rows} released rounds where the certificate states {released!r}")
     if "summary.json" in ok:
-        try:
-            summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise _mismatch("summary.json", f"not readable JSON ({exc})") from None
+        summary = _read_json(folder / "summary.json", "summary.json")
         if not isinstance(summary, dict):
             raise _mismatch("summary.json", "not a JSON object")
         if summary.get("rounds_released") != released:
@@ -197,6 +195,13 @@ def _check_optimize(doc: dict, folder: Path, ok: set[str]) -> None:
         if isinstance(cert, dict) and "epsilon_released" in summary:
             _same_number(summary["epsilon_released"], cert.get("epsilon"), "summary.json.epsilon_released")
             _same_number(summary.get("delta"), cert.get("delta"), "summary.json.delta")
+
+
+def _read_json(path: Path, name: str) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise _mismatch(name, f"not a readable JSON file ({type(exc).__name__})") from None
 
 
 def _check_report(doc: dict, path: Path) -> None:
