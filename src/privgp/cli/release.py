@@ -179,8 +179,7 @@ def add_data_arguments(p, *, cluster: bool = True) -> None:
     if cluster:
         d.add_argument("--dask", choices=["local"], help="with --data: compute the per-site statistics on a local Dask "
                        "cluster (2 worker processes); only the statistics come back. For the mechanisms that release "
-                       "from them: grid, laplace-grid, auto, sparse-gp, and posterior-sample and functional with "
-                       "snapping (2-D default); the others refuse it")
+                       f"from them: {statistics_mechanisms()}; the others refuse it")
         d.add_argument("--scheduler", metavar="ADDR", help="as --dask, on the Dask cluster at this scheduler address "
                        "(e.g. tcp://10.0.0.5:8786); the workers must be able to read --data at the same path")
     d.add_argument("--x-col", metavar="NAME", help="first coordinate column (default: x)")
@@ -251,6 +250,17 @@ def load_data(args):
     return data, domain, rmap
 
 
+def statistics_mechanisms() -> str:
+    """The registered mechanisms that can release from per-site statistics reduced in one pass, in words: those
+    that always read per-cell statistics, and those whose options decide it (``reads_statistics`` overridden:
+    the GP mechanisms, when they snap their inputs to the grid)."""
+    mechs = registry()
+    always = [n for n, m in mechs.items() if m.reads_cell_statistics]
+    some = [n for n, m in mechs.items() if not m.reads_cell_statistics
+            and type(m).reads_statistics is not Mechanism.reads_statistics]
+    return ", ".join(always) + (f", or {' or '.join(some)} with snapping (as in 2-D by default)" if some else "")
+
+
 def _cluster_wanted(args) -> bool:
     return getattr(args, "dask", None) is not None or getattr(args, "scheduler", None) is not None
 
@@ -292,10 +302,9 @@ def _load_source(args, coords, domain, rmap):
     cluster = _cluster_wanted(args)
     if cluster:
         if not _reads_cells(args):
-            cells = " or ".join(n for n, m in registry().items() if m.reads_cell_statistics)
-            raise InvalidParameterError("--dask/--scheduler", f"used with --mechanism {cells}, posterior-sample or "
-                                        "functional with snapping (as in 2-D by default): the mechanisms that "
-                                        "release from statistics reduced in one pass", getattr(args, "mechanism", None))
+            raise InvalidParameterError("--dask/--scheduler", f"used with --mechanism {statistics_mechanisms()}: the "
+                                        "mechanisms that release from statistics reduced in one pass",
+                                        getattr(args, "mechanism", None))
         if args.dask is not None and args.scheduler is not None:
             raise InvalidParameterError("--dask", "left out with --scheduler (one cluster)", args.dask)
     keep_freed_memory()   # this process reads records, simulates the forecast's releases and exits: reuse memory
