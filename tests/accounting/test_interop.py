@@ -31,6 +31,7 @@ from privgp.accounting import (
     epsilon,
     epsilon_from_rdp,
 )
+from privgp.accounting.accountant import MAX_PURE_SUPPORT
 from privgp.errors import InvalidParameterError, MissingExtraError
 
 # -- to_dp_event ------------------------------------------------------------------------------------
@@ -122,12 +123,16 @@ def test_pure_dp_uses_the_tighter_randomized_response_curve(eps, count, low, hig
     to gain where basic composition already wins), and still above the tight value (the PLD of
     randomized response in dp_accounting, exact for it up to discretisation)."""
     ev = PureDpEvent(eps).times(count)
-    ours = epsilon(ev, 1e-6).epsilon
+    ours = epsilon(ev, 1e-6, composition="basic").epsilon   # the Renyi curve alone
     old = _old_bound_epsilon(eps, count, 1e-6)
     assert low * old < ours <= high * old
     acc = pld.PLDAccountant(neighboring_relation=NR.REPLACE_ONE)
     acc.compose(ev.to_dp_event())
     assert ours >= acc.get_epsilon(1e-6) * (1 - 1e-3)
+    # the default rule composes the parts as randomized response: lower still, never below the tight value
+    prof = epsilon(ev, 1e-6)
+    assert acc.get_epsilon(1e-6) * (1 - 1e-3) <= prof.epsilon <= ours
+    assert delta(ev, prof.epsilon).delta <= 1e-6 * (1 + 1e-9)
     al = np.array([1.01, 1.5, 2.0, 10.0, 100.0])  # the curve is below the old bound at every order
     assert np.all(PureDpEvent(eps).rdp(al) <= np.minimum(eps, 0.5 * al * eps * eps))
 
@@ -250,7 +255,8 @@ def test_pure_parts_compose_as_randomized_response_soundly(mu, approx, pure, eps
     parts = approx + [(e, 0.0, c) for e, c in pure]
     low = float(_their_pld(mu, parts, pessimistic=False).get_delta_for_epsilon(eps))
     assert ours >= low * (1 - 1e-9) - 1e-15
-    if mu is None and approx and ours < delta(ev, eps, composition="basic").delta:
+    exact_split = math.prod(c + 1 for _, _, c in parts) <= MAX_PURE_SUPPORT  # else the pure parts stay curves
+    if mu is None and exact_split and ours < delta(ev, eps, composition="basic").delta:
         theirs = float(_their_pld(None, parts).get_delta_for_epsilon(eps))
         assert ours == pytest.approx(theirs, rel=1e-6, abs=1e-12)
     dl = 1e-6
@@ -277,6 +283,24 @@ def test_a_gaussian_and_a_laplace_release_compose_below_the_sum_of_their_certifi
     assert delta(both, ours.epsilon).delta <= 1e-6 * (1 + 1e-9)
     tight = _their_pld(gauss.gdp_mu(), [(5.0, 0.0, 1)], pessimistic=False).get_epsilon_for_delta(1e-6)
     assert ours.epsilon >= tight - GRID
-    # pure parts alone keep their exact sum (basic composition), as before
-    only_pure = ComposedEvent.of([PureDpEvent(5.0), PureDpEvent(3.0)])
-    assert epsilon(only_pure, 1e-6) == epsilon(only_pure, 1e-6, composition="basic")
+    # one pure part alone keeps its epsilon exactly (a Laplace-grid certificate never changes)
+    for one in (PureDpEvent(5.0), ComposedEvent.of([PureDpEvent(5.0)])):
+        assert epsilon(one, 1e-6) == epsilon(one, 1e-6, composition="basic")
+        assert epsilon(one, 1e-6).method != "profile"
+
+
+@pytest.mark.parametrize("eps,count,dl", [(0.1, 100, 1e-6), (0.1, 100, 1e-3), (0.01, 511, 1e-6), (0.5, 10, 1e-3)])
+def test_pure_parts_alone_compose_as_randomized_response(eps, count, dl):
+    """Two or more pure parts and nothing else: their exact composition (randomized response's PLD), equal to
+    dp_accounting's exact value for it, below the Renyi curve's conversion (100 x 0.1-DP at delta = 1e-6: 4.77
+    against 5.07)."""
+    ev = PureDpEvent(eps).times(count)
+    ours, basic = epsilon(ev, dl), epsilon(ev, dl, composition="basic")
+    assert ours.method == "profile" and ours.epsilon < basic.epsilon
+    theirs = _their_pld(None, [(eps, 0.0, count)])
+    assert ours.epsilon >= _their_pld(None, [(eps, 0.0, count)], pessimistic=False).get_epsilon_for_delta(dl) - GRID
+    assert ours.epsilon <= theirs.get_epsilon_for_delta(dl) + GRID
+    assert delta(ev, ours.epsilon).delta <= dl * (1 + 1e-9)
+    # two distinct pure parts: the same, and never above their sum
+    two = ComposedEvent.of([PureDpEvent(5.0), PureDpEvent(3.0)])
+    assert epsilon(two, 1e-3).epsilon <= 8.0

@@ -37,16 +37,18 @@ How a guarantee is computed, in order of preference:
    below dp_accounting's PLD of the same composition (the tight value).
 
    **Pure parts as randomized response.** In a composition that also has a part which is not pure
-   epsilon-DP, the rule also tries each pure epsilon_i-DP part (:meth:`PrivacyEvent.pure_epsilon`, e.g.
-   a Laplace-grid release) as an (epsilon_i, 0) part of the profile composition -- its dominating pair
-   is randomized response, exactly (Kairouz, Oh & Viswanath 2015, Thm 2.1) -- instead of adding its
-   Renyi curve to the rest's, and reports the smaller value. Without this a Gaussian release certified
-   (5, 1e-6) and a Laplace 5-DP release composed to 10.34 at delta = 1e-6 (the Renyi conversion of the
-   sum of their curves), above the 10 that basic composition of the two certificates gives; with it,
-   9.9986. A composition of pure parts only keeps its exact sum (basic composition); one whose pure parts
-   would give the profile more than :data:`MAX_PURE_SUPPORT` points (about 9 distinct pure epsilons, or one
-   used that many times) keeps the value without them (a few per cent at most there, and it bounds the
-   ledger's cost); a pure part above :data:`PURE_EPSILON_MAX` keeps its Renyi curve.
+   epsilon-DP, or two or more pure parts, the rule also tries each pure epsilon_i-DP part
+   (:meth:`PrivacyEvent.pure_epsilon`, e.g. a Laplace-grid release) as an (epsilon_i, 0) part of the
+   profile composition -- its dominating pair is randomized response, exactly (Kairouz, Oh & Viswanath
+   2015, Thm 2.1) -- instead of adding its Renyi curve to the rest's, and reports the smaller value.
+   Without this a Gaussian release certified (5, 1e-6) and a Laplace 5-DP release composed to 10.34 at
+   delta = 1e-6 (the Renyi conversion of the sum of their curves), above the 10 that basic composition of
+   the two certificates gives; with it, 9.9986; and 100 releases of 0.1-DP composed to 5.07 at delta =
+   1e-6 where their exact composition is 4.77. A single pure part keeps its own value (its curve is
+   randomized response's, so the conversion is already exact there). A composition whose pure parts would
+   give the profile more than :data:`MAX_PURE_SUPPORT` points (about 9 distinct pure epsilons, or one used
+   that many times) keeps the value without them (a few per cent at most there, and it bounds the ledger's
+   cost); a pure part above :data:`PURE_EPSILON_MAX` keeps its Renyi curve.
 
 **Composition rules are versioned.** ``composition="basic"`` (item 3 only) is the rule of every
 certificate and ledger written before privgp 0.2 (:data:`LEGACY_COMPOSITION`: what a certificate or
@@ -361,8 +363,8 @@ def _split_approx(event: PrivacyEvent, *, pure_parts: bool = False
     only as (epsilon, delta)-DP), or None when a part has both a curve and an (epsilon, delta) term
     (its guarantee is not a composition of the two, so only basic composition applies) or there is
     no (epsilon, delta) part. ``pure_parts``: pure epsilon-DP parts count as (epsilon, 0) parts too, when
-    the composition has a part that is not pure (module docstring, item 4); None when there is none of
-    them (the split would be the one without ``pure_parts``)."""
+    the composition has a part that is not pure or at least two pure ones (module docstring, item 4); None
+    when there is none of them (the split would be the one without ``pure_parts``) or only one."""
     items = event.events if isinstance(event, ComposedEvent) else ((event, 1),)
     curves: list[tuple[PrivacyEvent, int]] = []
     approx: list[tuple[float, float, int]] = []
@@ -380,8 +382,8 @@ def _split_approx(event: PrivacyEvent, *, pure_parts: bool = False
         else:
             approx.append((float(e0), float(d0), int(c)))
     if pure_parts:
-        if not pure or not (curves or approx):
-            return None
+        if not pure or not (curves or approx or sum(c for _, c, _ in pure) >= 2):
+            return None  # one pure part alone keeps its epsilon exactly
         approx += [(pe, 0.0, int(c)) for _, c, pe in pure]
     if not approx:
         return None
