@@ -62,9 +62,12 @@ def test_the_calculator_accepts_the_releases_auto_lemma(capsys):
     (["audit", "lira", "--r", "0.1", "--sigma", "0.5", "--n-shadow", "1"], "--n-shadow"),
     (["account", "--n", "10", "--kernel", "exponential", "--lengthscale", "1", "--r", "1", "--sigma", "1",
       "--delta", "1e-5", "--M-Y", "-1"], "--M-Y"),
+    (["audit", "lira", "--r", "0.1", "--sigma", "0.5", "--fpr", "0.1", "2"], "--fpr"),      # fpr_targets
+    (["audit", "lira", "--r", "0.1", "--sigma", "0.5", "--ell", "-1"], "--ell"),            # lengthscale
 ])
 def test_a_library_parameter_set_by_its_flag_is_named_by_the_flag(argv, flag, capsys):
-    """The library names its parameter (n_shadow, M_Y); the command line names the flag the user typed."""
+    """The library names its parameter (n_shadow, M_Y, fpr_targets); the command line names the flag the user
+    typed."""
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"privgp: error: {flag} must be"), err

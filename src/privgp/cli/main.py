@@ -121,13 +121,17 @@ def main(argv: list[str] | None = None) -> int:
     return _main(args_list)
 
 
+#: library parameters whose flag is not their name with dashes (``_as_flag``)
+FLAG_ALIASES = {"fpr_targets": ("--fpr",), "lengthscale": ("--ell",)}
+
+
 def _as_flag(exc: Exception, argv: list[str]) -> Exception:
-    """An InvalidParameterError that names a library parameter (``n_shadow``, ``M_Y``) the user set by its
-    flag (``--n-shadow``, ``--M-Y``): the same error, naming the flag as typed."""
+    """An InvalidParameterError that names a library parameter (``n_shadow``, ``M_Y``, ``fpr_targets``) the
+    user set by its flag (``--n-shadow``, ``--M-Y``, ``--fpr``): the same error, naming the flag as typed."""
     if not isinstance(exc, InvalidParameterError) or exc.name.startswith("-"):
         return exc
-    flag = "--" + exc.name.replace("_", "-").lower()
-    typed = [tok.split("=", 1)[0] for tok in argv if tok.split("=", 1)[0].lower() == flag]
+    flags = {"--" + exc.name.replace("_", "-").lower(), *FLAG_ALIASES.get(exc.name, ())}
+    typed = [tok.split("=", 1)[0] for tok in argv if tok.split("=", 1)[0].lower() in flags]
     return InvalidParameterError(typed[0], exc.requirement, exc.value) if typed else exc
 
 
