@@ -304,3 +304,34 @@ def test_pure_parts_alone_compose_as_randomized_response(eps, count, dl):
     # two distinct pure parts: the same, and never above their sum
     two = ComposedEvent.of([PureDpEvent(5.0), PureDpEvent(3.0)])
     assert epsilon(two, 1e-3).epsilon <= 8.0
+
+
+@pytest.mark.parametrize("c", [1, 2, 7, 100, 511, 1000])
+@pytest.mark.parametrize("e", [1e-3, 0.1, 1.0, 5.0, 50.0])
+def test_randomized_response_weights_against_mpmath(c, e):
+    """The profile's binomial weights (k of c randomized-response outputs on the "+" side) to 2e-13 of mpmath's
+    exact values wherever they are above 1e-300 (the profile rounds delta up by 1e-12)."""
+    import mpmath
+
+    from privgp.accounting.accountant import _plus_side_pmf
+
+    ours = _plus_side_pmf(c, e)
+    with mpmath.workdps(40):
+        p = 1 / (1 + mpmath.exp(-mpmath.mpf(e)))
+        for k in sorted({0, 1, c // 3, c // 2, c - 1, c} & set(range(c + 1))):
+            exact = mpmath.binomial(c, k) * p**k * (1 - p) ** (c - k)
+            if exact > mpmath.mpf("1e-300"):
+                assert abs(ours[k] / exact - 1) < 2e-13, (c, e, k)
+
+
+def test_a_ledger_of_pure_releases_composes_without_scipy_stats():
+    """A ledger's second Laplace-grid release composes two pure parts through the profile; that must not import
+    scipy.stats (0.3-0.5 s, more than the release itself), which the first release never imports either."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom privgp.accounting import PureDpEvent, epsilon\n"
+            "g = epsilon(PureDpEvent(5.0).times(2), 1e-6)\ng2 = epsilon(PureDpEvent(0.1).times(100), 1e-6)\n"
+            "assert g2.method == 'profile', g2\nprint('scipy.stats' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
