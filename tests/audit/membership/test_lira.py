@@ -117,8 +117,8 @@ def test_cli_lira_json_contract(capsys):
 
 
 @pytest.mark.parametrize("argv,needle", [
-    (["--n", "1"], "n must be"), (["--L", "0"], "L must be"), (["--fpr", "0.1", "1.0"], "fpr_targets"),
-    (["--fpr", "0"], "fpr_targets"), (["--n-shadow", "20"], "--n-shadow must be"), (["--m-xi", "1"], "--m-xi must be"),
+    (["--n", "1"], "n must be"), (["--L", "0"], "L must be"), (["--fpr", "0.1", "1.0"], "--fpr must be"),
+    (["--fpr", "0"], "--fpr must be"), (["--n-shadow", "20"], "--n-shadow must be"), (["--m-xi", "1"], "--m-xi must be"),
     (["--delta", "2"], "delta")])
 def test_cli_bad_input_is_one_line_exit_2(capsys, argv, needle):
     code, out, err = run_cli(capsys, "audit", "lira", "--r", "0.5", "--sigma", "1", "--n-eval", "50", *argv)
