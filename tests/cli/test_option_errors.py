@@ -2,6 +2,8 @@
 values exit 2 with one line naming the flag; options that cannot apply are refused, never ignored."""
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from privgp.cli.main import main
@@ -80,3 +82,37 @@ def test_verify_files_must_be_a_folder(tmp_path, capsys):
         assert main(["verify", str(cert), "--files", str(where)]) == 2
         err = capsys.readouterr().err
         assert err.startswith("privgp: error: --files must be an existing folder") and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("box", [["0", "1e200", "0", "1e200"], ["0", "1", "0", "1e-200"]])
+def test_a_box_beyond_double_precision_is_refused_before_the_charge(tmp_path, capsys, box):
+    """A box whose squared distances overflow or underflow gave a NaN forecast, a charge and then a traceback."""
+    led = tmp_path / "l.sqlite"
+    assert main(["release", "--ledger", str(led), "--out", str(tmp_path / "o"), "--box", *box]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("privgp: error: --box must be") and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists() and not led.exists()
+
+
+@pytest.mark.parametrize("mech", ["grid", "laplace-grid"])
+def test_a_bandwidth_that_would_release_a_map_of_zeros_is_refused(tmp_path, capsys, mech):
+    assert main(["release", "--ledger", str(tmp_path / "l.sqlite"), "--out", str(tmp_path / "o"), "--mechanism", mech,
+                 "--bandwidth", "0.1", "--allow-noisy"]) == 2
+    assert capsys.readouterr().err.startswith("privgp: error: --bandwidth must be >= 0.25")
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_forecast_that_is_not_finite_refuses_before_the_charge(tmp_path, capsys, monkeypatch):
+    """The forecast's IoU, agreement or RMSE not finite (public settings beyond double precision): exit 2 before
+    the charge, not a charge followed by a traceback while writing the report."""
+    import dataclasses
+
+    import privgp.cli.release as cli_release
+
+    real = cli_release.forecast
+    monkeypatch.setattr(cli_release, "forecast", lambda *a, **k: dataclasses.replace(real(*a, **k), agreement=math.nan))
+    led = tmp_path / "l.sqlite"
+    assert main(["release", "--ledger", str(led), "--out", str(tmp_path / "o"), "--json"]) == 2
+    err = capsys.readouterr().err
+    assert "forecast of these public settings is not finite" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists() and not led.exists()

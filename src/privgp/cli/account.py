@@ -8,7 +8,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidParameterError
-from .common import positive_float, print_json
+from .common import box_from_values, positive_float, print_json
 
 if TYPE_CHECKING:
     from ..models.domain import Box
@@ -103,9 +103,7 @@ def _domain(args) -> Box:
     if args.box is not None:
         if args.lower is not None or args.upper is not None:
             raise InvalidParameterError("--lower/--upper", "left out with --box", (args.lower, args.upper))
-        if len(args.box) % 2 or not args.box:
-            raise InvalidParameterError("--box", "pairs XMIN XMAX [YMIN YMAX ...]", args.box)
-        box = Box(tuple(args.box[0::2]), tuple(args.box[1::2]))
+        box = box_from_values(args.box, None)
         if args.dim is not None and args.dim != box.dim:
             raise InvalidParameterError("--dim", f"equal to the box dimension {box.dim}", args.dim)
         return box

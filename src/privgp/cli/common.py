@@ -59,12 +59,18 @@ def number_list(text: str) -> float:
     return x
 
 
-def box_from_values(values, dim) -> Box:
-    """A public box from --box XMIN XMAX [YMIN YMAX] for dim-D data."""
-    if len(values) != 2 * dim:
+def box_from_values(values, dim: int | None) -> Box:
+    """A public box from --box XMIN XMAX [YMIN YMAX] for dim-D data (any dimension when ``dim`` is None)."""
+    if dim is None and (len(values) % 2 or not values):
+        raise InvalidParameterError("--box", "pairs XMIN XMAX [YMIN YMAX ...]", values)
+    if dim is not None and len(values) != 2 * dim:
         raise InvalidParameterError("--box", f"{2 * dim} numbers (XMIN XMAX" + (" YMIN YMAX)" if dim == 2 else ")")
                                     + f" for {dim}-D data", len(values))
-    return Box(tuple(values[0::2]), tuple(values[1::2]))
+    try:
+        return Box(tuple(values[0::2]), tuple(values[1::2]))
+    except InvalidParameterError as exc:   # the library names the side; the user typed --box
+        side = exc.name.replace("domain ", "")
+        raise InvalidParameterError("--box", f"{exc.requirement}, on every side ({side} is not)", list(values)) from None
 
 
 def memory_limit(gib: float) -> float:

@@ -18,13 +18,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import math
 import textwrap
 from pathlib import Path
 
 from .. import __version__
 from ..datasets import baltimore
 from ..datasets.sources import ReducedData
-from ..errors import InvalidParameterError, NoisyReleaseError
+from ..errors import InvalidParameterError, NoisyReleaseError, NumericalError
 from ..ledger import DEFAULT_BUDGET_EPSILON, Ledger, check_budget, ledger_path
 from ..mechanisms.interface import DEFAULT_MEMORY_LIMIT, Mechanism, Request, all_options, get, registry
 from ..mechanisms.release import ResponseMap, check_records, release
@@ -510,6 +511,10 @@ def forecast_release(plan, *, allow_noisy: bool, quiet: bool = False, reps: int 
     from ..mechanisms.interface import for_plan
 
     fc = forecast(plan, reps=for_plan(plan).forecast_reps if reps is None else reps)
+    if not all(math.isfinite(x) for x in (fc.iou, fc.iou_se, fc.agreement, fc.rmse)):
+        raise NumericalError("refused before anything was charged: the utility forecast of these public settings is "
+                             f"not finite (expected IoU {fc.iou}, agreement {fc.agreement}, RMSE {fc.rmse}); check "
+                             "--box, --grid and the mechanism's options")
     if fc.noisy and not allow_noisy:
         raise NoisyReleaseError(
             f"refused before anything was charged: the forecast says this map would be mostly noise (expected IoU "

@@ -16,6 +16,12 @@ from .. import validation as v
 from ..errors import InvalidParameterError
 
 
+#: the largest |corner| and the smallest side a :class:`Box` accepts: squared distances between its points, and
+#: the kernels' scaled distances, stay finite and normal in double precision
+COORDINATE_MAX = 1e100
+WIDTH_MIN = 1e-100
+
+
 @dataclass(frozen=True)
 class Box:
     """The box [lower_1, upper_1] x ... x [lower_d, upper_d]."""
@@ -32,6 +38,10 @@ class Box:
         for i, (a, b) in enumerate(zip(lo, hi)):
             if not (math.isfinite(a) and math.isfinite(b)) or not a < b:
                 raise InvalidParameterError(f"domain side {i}", "finite with lower < upper", (a, b))
+            if max(abs(a), abs(b)) > COORDINATE_MAX or not b - a >= WIDTH_MIN:
+                raise InvalidParameterError(f"domain side {i}", f"corners within +-{COORDINATE_MAX:g} and a width of at "
+                                            f"least {WIDTH_MIN:g} (squared distances finite and normal in double "
+                                            "precision; rescale the coordinates)", (a, b))
         object.__setattr__(self, "lower", lo)
         object.__setattr__(self, "upper", hi)
 

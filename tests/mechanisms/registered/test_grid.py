@@ -182,3 +182,33 @@ def test_grid_type_certificates_state_their_assumptions():
         assert any(BOX.describe() in a and "|y| <= 1" in a for a in words), plan.mechanism
         assert any("independently of the private data" in a for a in words), plan.mechanism
         assert list(words) == plan.certificate.to_dict()["assumptions"]
+
+
+@pytest.mark.parametrize("make", ["grid", "laplace"])
+@pytest.mark.parametrize("bad,field", [
+    (lambda s, c: (s[:3], c[:3]), "statistics"),                     # not one (sum, count) per cell
+    (lambda s, c: (s, c + 1.0), "counts"),                           # counts do not add up to n
+    (lambda s, c: (s, c - 0.5 * (c > 0)), "counts"),                 # not whole numbers
+    (lambda s, c: (s + 1e6, c), "sums"),                             # |sum| > count: responses not clipped
+    (lambda s, c: (s * np.nan, c), "statistics"),
+])
+def test_statistics_reduced_elsewhere_are_checked_before_the_charge(tmp_path, make, bad, field):
+    """A release from per-cell statistics (a database, a cluster) checks them against the plan and the sensitivity's
+    assumptions before anything is charged: the ledger stays empty."""
+    from privgp.errors import InvalidParameterError
+    from privgp.ledger import Ledger
+    from privgp.mechanisms.registered.grid import cell_statistics
+    from privgp.mechanisms.registered.laplace_grid import plan_laplace_grid
+    from privgp.mechanisms.release import StatisticsRelease, release
+
+    rng = np.random.default_rng(0)
+    box = Box((0.0, 0.0), (1.0, 1.0))
+    X, y = rng.uniform(0, 1, (50, 2)), rng.uniform(-1, 1, 50)
+    plan_fn = plan_grid if make == "grid" else plan_laplace_grid
+    plan = plan_fn(50, box, IDENTITY, epsilon=1.0, cells=4, grid=9)
+    sums, counts = cell_statistics(box, plan.cells, X, y)
+    release(StatisticsRelease(plan, (sums, counts)), (X, y), Ledger(tmp_path / "ok.sqlite"), rng)  # genuine: fine
+    ledger = Ledger(tmp_path / "l.sqlite")
+    with pytest.raises(InvalidParameterError, match=field):
+        release(StatisticsRelease(plan, bad(sums, counts)), (X, y), ledger, rng)
+    assert ledger.entries() == []

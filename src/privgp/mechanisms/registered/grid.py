@@ -115,6 +115,20 @@ def cell_statistics(domain: Box, cells: tuple[int, ...], X: np.ndarray, y: np.nd
     return sums.reshape(cells), counts.reshape(cells)
 
 
+#: the smallest smoothing bandwidth (cells) of the noisy grids: below it a map point half-way between two cell
+#: centres gets a weight under e^-2 of its cell's, and at about 0.03 none at all (the map is 0 there, its sd 0)
+MIN_BANDWIDTH = 0.25
+
+
+def check_bandwidth(bandwidth) -> float:
+    """The noisy grids' smoothing bandwidth in cells: finite and at least :data:`MIN_BANDWIDTH`."""
+    b = v.positive("bandwidth", bandwidth)
+    if b < MIN_BANDWIDTH:
+        raise InvalidParameterError("bandwidth", f">= {MIN_BANDWIDTH:g} cells (a smaller one leaves the map between "
+                                    "cell centres with almost no weight: a map of zeros there)", b)
+    return b
+
+
 def _gauss_matrix(targets: np.ndarray, centres: np.ndarray, h: float) -> np.ndarray:
     d = (targets[:, None] - centres[None, :]) / h
     return np.exp(-0.5 * d * d)
@@ -203,6 +217,24 @@ class CellGridRelease:
     def draw(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> GridField:
         return self.draw_from_statistics(*self.statistics(X, y), rng)
 
+    def check_statistics(self, sums: ArrayLike, counts: ArrayLike) -> None:
+        """Before the charge, per-cell statistics reduced elsewhere (a database, a cluster) must be what the
+        sensitivity assumes: one (sum, count) per cell, counts whole numbers >= 0 adding up to the planned n,
+        and |sum| <= count in every cell (responses clipped to |y| <= 1)."""
+        size = int(np.prod(self.cells))
+        s, c = np.asarray(sums, dtype=float), np.asarray(counts, dtype=float)
+        if s.size != size or c.size != size:
+            raise InvalidParameterError("statistics", f"one sum and one count per cell ({size} cells, {self.cells})",
+                                        (s.shape, c.shape))
+        if not (np.all(np.isfinite(s)) and np.all(np.isfinite(c))):
+            raise InvalidParameterError("statistics", "finite sums and counts", "non-finite values")
+        if np.any(c < 0) or np.any(c != np.round(c)) or int(c.sum()) != self.n:
+            raise InvalidParameterError("counts", f"whole numbers >= 0 adding up to n = {self.n}",
+                                        f"total {float(c.sum()):g}, min {float(c.min()):g}")
+        if np.any(np.abs(s).reshape(-1) > c.reshape(-1)):
+            raise InvalidParameterError("sums", "|sum| <= count in every cell (responses clipped to |y| <= 1)",
+                                        f"{int(np.sum(np.abs(s).reshape(-1) > c.reshape(-1)))} cells over")
+
     def site_rule(self) -> CellGrid:
         """The public rule that reduces records to this plan's private input: per-cell (sums, counts)."""
         return CellGrid(self.domain, self.cells)
@@ -273,7 +305,7 @@ def plan_grid(n: int, domain: Box, response_map: ResponseMap, *, epsilon: float,
     n = v.integer("n", n, minimum=2)
     epsilon = v.positive("epsilon", epsilon)
     delta = default_delta(n) if delta is None else v.probability("delta", delta)
-    bandwidth = v.nonnegative("bandwidth", bandwidth)
+    bandwidth = check_bandwidth(bandwidth)
     csz = cell_sizes(domain, cells)
     gsz = grid_sizes(domain, grid)
     check_memory("noisy grid", grid_memory(csz, gsz, n), memory_limit, "use fewer cells (--cells) or a coarser map "

@@ -39,6 +39,7 @@ from .grid import (
     CellGridMechanism,
     CellGridRelease,
     cell_sizes,
+    check_bandwidth,
     check_memory,
     grid_memory,
     recorded_grid_arguments,
@@ -103,7 +104,7 @@ def plan_laplace_grid(n: int, domain: Box, response_map: ResponseMap, *, epsilon
     n = v.integer("n", n, minimum=2)
     epsilon = v.positive("epsilon", epsilon)
     delta = default_delta(n) if delta is None else v.probability("delta", delta)
-    bandwidth = v.nonnegative("bandwidth", bandwidth)
+    bandwidth = check_bandwidth(bandwidth)
     csz = cell_sizes(domain, cells)
     gsz = grid_sizes(domain, grid)
     check_memory("Laplace noisy grid", grid_memory(csz, gsz, n), memory_limit, "use fewer cells (--cells) or a "
