@@ -426,3 +426,36 @@ def test_a_gaussian_and_a_laplace_release_fit_a_budget_of_their_sum(tmp_path):
     with pytest.raises(BudgetExceededError):
         led.charge("fp", PureDpEvent(0.5))
     assert len(led.entries()) == 2
+
+
+def test_the_default_ledger_ignores_a_relative_xdg_data_home(monkeypatch, tmp_path):
+    """XDG Base Directory spec: a relative $XDG_DATA_HOME is ignored; otherwise every working folder would get a
+    ledger of its own and each would start from an empty budget."""
+    from privgp.ledger import default_path
+
+    monkeypatch.delenv("PRIVGP_LEDGER", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_DATA_HOME", "rel/data")
+    assert default_path() == tmp_path / ".local" / "share" / "privgp" / "ledger.sqlite"
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "abs"))
+    assert default_path() == tmp_path / "abs" / "privgp" / "ledger.sqlite"
+
+
+def test_another_programs_sqlite_file_is_not_used_as_a_ledger(tmp_path):
+    path = tmp_path / "other.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE notes (t TEXT)")
+    con.commit()
+    con.close()
+    with pytest.raises(DataError, match="not a privgp ledger"):
+        Ledger(path).charge("x", PureDpEvent(1.0), epsilon=1.0, delta=0.0, budget_epsilon=10, budget_delta=1e-6)
+    names = {r[0] for r in sqlite3.connect(path).execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert names == {"notes"}
+
+
+def test_a_dataset_id_may_be_any_text(tmp_path):
+    """--dataset-id NAME keys the ledger by a keyed hash of NAME: non-ASCII names too (a traceback before)."""
+    led = Ledger(tmp_path / "l.sqlite")
+    fp = led.fingerprint("dataset-id:prix-été-東京")
+    assert len(fp) == 64 and fp != led.fingerprint("dataset-id:prix-ete")
+    assert led.fingerprint("dataset-id:abc") == led.fingerprint("dataset-id:abc")

@@ -112,12 +112,15 @@ CREATE INDEX IF NOT EXISTS entries_by_dataset ON entries(fingerprint);
 
 
 def default_path() -> Path:
-    """$PRIVGP_LEDGER, else $XDG_DATA_HOME/privgp/ledger.sqlite, else ~/.local/share/privgp/ledger.sqlite."""
+    """$PRIVGP_LEDGER, else $XDG_DATA_HOME/privgp/ledger.sqlite (an absolute $XDG_DATA_HOME only, as the XDG
+    Base Directory spec says), else ~/.local/share/privgp/ledger.sqlite."""
     env = os.environ.get(ENV_VAR)
     if env:
         return Path(env).expanduser()
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base).expanduser() / "privgp" / "ledger.sqlite"
+    base = Path(os.environ.get("XDG_DATA_HOME") or "").expanduser()
+    if not base.is_absolute():   # unset, empty or relative: ignored (XDG Base Directory spec), never per folder
+        base = Path.home() / ".local" / "share"
+    return base / "privgp" / "ledger.sqlite"
 
 
 def ledger_path(path: str | os.PathLike[str] | None = None) -> Path:
@@ -283,6 +286,9 @@ class Ledger:
         con.execute("BEGIN IMMEDIATE")
         try:
             tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if tables and "meta" not in tables:   # another program's database: never add our tables to it
+                raise DataError(f"{self.path}: an SQLite database that is not a privgp ledger (its tables: "
+                                f"{', '.join(sorted(tables)[:5])}); give a new file or a privgp ledger")
             if "meta" in tables:
                 meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
                 schema = meta.get("schema")
@@ -320,7 +326,7 @@ class Ledger:
     # -- fingerprints ----------------------------------------------------------------------------
     def fingerprint(self, content_digest: str) -> str:
         """Keyed fingerprint of a table's content digest (safe to print; see module docstring)."""
-        return hmac.new(self._secret, content_digest.encode("ascii"), hashlib.sha256).hexdigest()
+        return hmac.new(self._secret, content_digest.encode("utf-8"), hashlib.sha256).hexdigest()
 
     def fingerprint_of(self, content_digest: str, legacy: Callable[[], Sequence[str]] | None = None) -> str:
         """The ledger key of records with this content digest. In a file written by an earlier privgp (meta

@@ -187,6 +187,21 @@ def test_csv_folder_and_duckdb_errors_name_the_row(tmp_path):
         sources.resolve(str(tmp_path / "nothing-*.parquet"))
 
 
+def test_a_duckdb_query_cannot_touch_other_files(tmp_path):
+    """The database is opened read-only and without file system access: a --query that would COPY the private rows
+    to a file, read another file or attach another database fails (exit 2 in the CLI) and writes nothing."""
+    con = duckdb.connect(str(tmp_path / "d.duckdb"))
+    con.execute("CREATE TABLE t AS SELECT * FROM (VALUES (0.5, 0.5, 0.5)) v(lon, lat, price)")
+    con.close()
+    (tmp_path / "other.csv").write_text("lon,lat,price\n0.1,0.1,0.1\n")
+    for query in (f"COPY t TO '{tmp_path / 'leak.csv'}'", f"SELECT * FROM read_csv('{tmp_path / 'other.csv'}')",
+                  "SET enable_external_access = true"):
+        with pytest.raises(DataError):
+            scan(tmp_path / "d.duckdb", query=query)
+    assert not (tmp_path / "leak.csv").exists()
+    assert scan(tmp_path / "d.duckdb", query="SELECT lon, lat, price FROM t") is not None
+
+
 @pytest.fixture(scope="module")
 def cluster():
     distributed = pytest.importorskip("distributed")

@@ -139,7 +139,10 @@ def _batches(part: Part, columns: Sequence[str], batch_rows: int) -> Iterator[An
 
             if part.query is None:     # resolve() gives every DuckDB part its query
                 raise DataError(f"{where}: a DuckDB source needs --query or --table")
-            con = duckdb.connect(part.path, read_only=True)
+            # read-only, and no file system access beyond the database (a --query's COPY TO, read_csv or ATTACH
+            # would otherwise write or read other files), locked so the query cannot turn it back on
+            con = duckdb.connect(part.path, read_only=True,
+                                 config={"enable_external_access": False, "lock_configuration": True})
             try:
                 rel = con.sql(part.query)
                 have = list(rel.columns)
