@@ -63,3 +63,30 @@ def test_kernel_bound_rules_in_1d(tmp_path, bound, capsys):
     assert run(tmp_path, "--data", str(tmp_path / "d.csv"), "--box", "0", "1", "--threshold", "0.5", "--clip", "1",
                "--grid", "21", "--kernel-bound", bound, "--out", str(tmp_path / "o"), "--json") == 0
     assert json.loads(capsys.readouterr().out)["kernel_bound"] == bound
+
+
+def test_no_refusal_depends_on_where_the_records_lie(tmp_path, capsys):
+    """The plan's inducing inputs are a grid over the public box: a record that happens to sit on the only inducing
+    input (the box centre) must not refuse the release (that refusal would depend on the private records); a caller's
+    own Z that is all training inputs is still refused by the library."""
+    from privgp.errors import InvalidParameterError
+    from privgp.mechanisms.sparse_gp import fit_sparse_gp, sparse_gp_spec
+
+    rng = np.random.default_rng(2)
+    x = np.concatenate([[5.0], rng.uniform(0, 10, 99)])
+    z = np.sin(x)
+    (tmp_path / "d.csv").write_text("x,response\n" + "\n".join(f"{a:.17g},{b:.17g}" for a, b in zip(x, z)) + "\n")
+    assert run(tmp_path, "--data", str(tmp_path / "d.csv"), "--box", "0", "10", "--threshold", "0", "--clip", "1",
+               "--inducing", "1", "--out", str(tmp_path / "o")) == 0
+    X = x[:, None]
+    spec = sparse_gp_spec(X[:5], response_bound=1.0, lengthscale=1.0)
+    with pytest.raises(InvalidParameterError, match="inducing_points"):
+        fit_sparse_gp(X, z, spec, noise_std=0.5, epsilon=1.0, delta=1e-5, rng=rng)
+
+
+def test_memory_is_estimated_before_the_inducing_inputs_are_built(tmp_path, capsys):
+    """--inducing 100000 in 2-D (6e9 inducing inputs) ended in a MemoryError traceback (or ran for minutes)."""
+    assert run(tmp_path, "--out", str(tmp_path / "o"), "--inducing", "100000") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("privgp: error: memory must be at most the limit") and "6000000000 inducing" in err
+    assert not (tmp_path / "o").exists() and not (tmp_path / "l.sqlite").exists()

@@ -213,12 +213,16 @@ def _accumulate(X: np.ndarray, yw: np.ndarray, w: np.ndarray | None, spec: Spars
     return A, 0.5 * (B + B.T)
 
 
-def _data(X, y, spec: SparseGpSpec):
+def _data(X, y, spec: SparseGpSpec, check_inducing: bool = True):
+    """Checked records and clipped responses. ``check_inducing``: refuse inducing inputs that are all training
+    inputs (a caller's own Z); False where Z is a grid over the public box, public by construction (a plan's),
+    so that no refusal depends on where the records lie."""
     X = v.points("X", X, dim=spec.dim)
     y = v.responses("y", y, X.shape[0])
     if X.shape[0] < 1:
         raise InvalidParameterError("X", "at least one record", 0)
-    check_public_inducing(spec.inducing_points, X)
+    if check_inducing:
+        check_public_inducing(spec.inducing_points, X)
     yc = np.clip(y, -spec.response_bound, spec.response_bound)
     return X, yc, int(np.sum(yc != y))
 
@@ -235,7 +239,7 @@ class StatisticsAccumulator:
         self.n_clipped = 0
 
     def add(self, X: np.ndarray, y: np.ndarray) -> StatisticsAccumulator:
-        X, yc, nc = _data(X, y, self.spec)
+        X, yc, nc = _data(X, y, self.spec, check_inducing=False)   # a plan's reduction: Z its public grid
         A, B = _accumulate(X, yc, None, self.spec, CHUNK)
         self.A += A
         self.B += B
@@ -263,9 +267,11 @@ class StatisticsReduction:
         return StatisticsAccumulator(self.spec)
 
 
-def sufficient_statistics(X, y, spec: SparseGpSpec, *, chunk: int = CHUNK) -> SufficientStatistics:
-    """A = K_ZX clip(y), B = K_ZX K_XZ (eq. 3), responses clipped to [-R_y, R_y]; O(n |Z|^2) in blocks."""
-    X, yc, nc = _data(X, y, spec)
+def sufficient_statistics(X, y, spec: SparseGpSpec, *, chunk: int = CHUNK,
+                          check_inducing: bool = True) -> SufficientStatistics:
+    """A = K_ZX clip(y), B = K_ZX K_XZ (eq. 3), responses clipped to [-R_y, R_y]; O(n |Z|^2) in blocks.
+    ``check_inducing``: see :func:`_data`."""
+    X, yc, nc = _data(X, y, spec, check_inducing)
     A, B = _accumulate(X, yc, None, spec, v.integer("chunk", chunk, minimum=1))
     return SufficientStatistics(A, B, X.shape[0], nc)
 

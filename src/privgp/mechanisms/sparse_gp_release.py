@@ -37,7 +37,6 @@ from .sparse_gp import (
     StatisticsReduction,
     SufficientStatistics,
     calibrate_noise,
-    check_public_inducing,
     release_from_statistics,
     sparse_gp_spec,
     sufficient_statistics,
@@ -45,6 +44,17 @@ from .sparse_gp import (
 
 DEFAULT_NOISE_STD = 0.3
 DEFAULT_INDUCING = {1: 15, 2: 8}
+
+
+def default_inducing(domain: Box, inducing: int | None) -> int:
+    """The inducing points along the box's longest side: ``inducing``, or the default for its dimension."""
+    return DEFAULT_INDUCING.get(domain.dim, 8) if inducing is None else v.integer("inducing", inducing, minimum=1)
+
+
+def n_inducing(domain: Box, inducing: int | None) -> int:
+    """How many inducing inputs :func:`plan_sparse_gp` lays out for ``inducing`` (before building them)."""
+    points = default_inducing(domain, inducing)
+    return 1 if points == 1 else int(np.prod(grid_sizes(domain, points)))
 
 
 def inducing_grid(domain: Box, points: int) -> np.ndarray:
@@ -104,16 +114,15 @@ class SparseGpPlan:
         return tuple(np.linspace(a, b, m) for a, b, m in zip(self.domain.lower, self.domain.upper, self.grid))
 
     def check(self, X: ArrayLike, z: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-        """X inside the box with n rows; responses mapped to [-1, 1]; Z not drawn from X."""
+        """X inside the box with n rows; responses mapped to [-1, 1]. (Z is this plan's grid over the public box,
+        public by construction: no check against the records, whose outcome would depend on them.)"""
         X = self.domain.check_contains("coordinates", X)
         if X.shape[0] != self.n:
             raise InvalidParameterError("coordinates", f"{self.n} rows (the n the release was planned for)", X.shape[0])
-        y = self.response_map.apply(v.responses("responses", z, self.n))
-        check_public_inducing(self.spec.inducing_points, X)
-        return X, y
+        return X, self.response_map.apply(v.responses("responses", z, self.n))
 
     def draw(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> SparseGpReleased:
-        return self._release(sufficient_statistics(X, y, self.spec), rng)
+        return self._release(sufficient_statistics(X, y, self.spec, check_inducing=False), rng)
 
     def scaled(self, n: int) -> SparseGpPlan:
         """The same plan for ``n`` records with the noise stds scaled by n / self.n: its statistics are sums over
@@ -180,7 +189,7 @@ def plan_sparse_gp(n: int, domain: Box, response_map: ResponseMap, *, epsilon: f
     delta = default_delta(n) if delta is None else v.probability("delta", delta)
     lengthscale = default_lengthscale(domain) if lengthscale is None else v.positive("lengthscale", lengthscale)
     sigma = v.scale("noise_std", noise_std)
-    inducing = DEFAULT_INDUCING.get(domain.dim, 8) if inducing is None else v.integer("inducing", inducing, minimum=1)
+    inducing = default_inducing(domain, inducing)
     Z = inducing_grid(domain, inducing) if inducing > 1 else np.array([0.5 * (np.asarray(domain.lower) +
                                                                             np.asarray(domain.upper))])
     spec = sparse_gp_spec(Z, response_bound=1.0, kernel=kernel, lengthscale=lengthscale, kernel_bound=kernel_bound,

@@ -15,7 +15,6 @@ from numpy.typing import ArrayLike
 from .. import validation as v
 from ..errors import InvalidParameterError
 
-
 #: the largest |corner| and the smallest side a :class:`Box` accepts: squared distances between its points, and
 #: the kernels' scaled distances, stay finite and normal in double precision
 COORDINATE_MAX = 1e100

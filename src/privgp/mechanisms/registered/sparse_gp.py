@@ -35,8 +35,16 @@ from ..interface import (
     grid_text,
 )
 from ..posterior_release import default_lengthscale
+from ..release import grid_sizes
 from ..sparse_gp import CHUNK
-from ..sparse_gp_release import DEFAULT_INDUCING, DEFAULT_NOISE_STD, SparseGpPlan, SparseGpReleased, plan_sparse_gp
+from ..sparse_gp_release import (
+    DEFAULT_INDUCING,
+    DEFAULT_NOISE_STD,
+    SparseGpPlan,
+    SparseGpReleased,
+    n_inducing,
+    plan_sparse_gp,
+)
 from ..sparse_gp_sensitivity import KERNEL_BOUNDS
 
 
@@ -82,19 +90,20 @@ class SparseGp(Mechanism):
     order = 20
 
     def plan(self, request: Request) -> SparseGpPlan:
-        p = plan_sparse_gp(request.n, request.domain, request.response_map, epsilon=self.epsilon(request),
-                           delta=request.delta, kernel=self.option(request, "kernel"),
-                           lengthscale=request.given("lengthscale"), noise_std=self.option(request, "noise_std"),
-                           inducing=request.given("inducing"), grid=request.grid_points(),
-                           kernel_bound=self.option(request, "kernel_bound"),
-                           noise_ratio=self.option(request, "noise_ratio"), correction=self.option(request, "s2"))
-        m, d = int(np.prod(p.grid)), p.spec.n_inducing
+        # the memory the release needs, before the plan builds the inducing inputs and their kernel bound
+        m, d = int(np.prod(grid_sizes(request.domain, request.grid_points()))), n_inducing(request.domain,
+                                                                                          request.given("inducing"))
         need = 8.0 * (m * (d + 6) + CHUNK * (d + 2) + 4 * d * d)
         if need > request.memory_limit:
             raise InvalidParameterError("memory", f"at most the limit of {request.memory_limit / 2**30:.3g} GiB (grid "
-                                        f"{m} points, {d} inducing inputs); use a coarser grid or raise --memory-limit",
-                                        f"an estimated {need / 2**30:.3g} GiB")
-        return p
+                                        f"{m} points, {d} inducing inputs); use fewer --inducing, a coarser grid or "
+                                        "raise --memory-limit", f"an estimated {need / 2**30:.3g} GiB")
+        return plan_sparse_gp(request.n, request.domain, request.response_map, epsilon=self.epsilon(request),
+                              delta=request.delta, kernel=self.option(request, "kernel"),
+                              lengthscale=request.given("lengthscale"), noise_std=self.option(request, "noise_std"),
+                              inducing=request.given("inducing"), grid=request.grid_points(),
+                              kernel_bound=self.option(request, "kernel_bound"),
+                              noise_ratio=self.option(request, "noise_ratio"), correction=self.option(request, "s2"))
 
     def rebuild(self, recorded: Recorded) -> SparseGpPlan:
         """Through :func:`plan_sparse_gp`, called as ``privgp release`` called it (the noise calibrated again to
