@@ -116,3 +116,13 @@ def test_a_forecast_that_is_not_finite_refuses_before_the_charge(tmp_path, capsy
     err = capsys.readouterr().err
     assert "forecast of these public settings is not finite" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "o").exists() and not led.exists()
+
+
+def test_negative_numbers_in_scientific_notation_are_values(tmp_path, capsys):
+    """argparse took -1e3 for an option ("--box: expected at least one argument"); --box had no workaround."""
+    data = tmp_path / "d.csv"
+    data.write_text("x,y,v\n" + "\n".join(f"{-900 + 7 * i},{-90 + (i % 9)},{i % 5}" for i in range(60)) + "\n")
+    assert main(["release", "--ledger", str(tmp_path / "l.sqlite"), "--out", str(tmp_path / "o"), "--data", str(data),
+                 "--x-col", "x", "--y-col", "y", "--response", "v", "--box", "-1e3", "0", "-1e2", "0",
+                 "--threshold", "-1e-3", "--clip", "5", "--allow-noisy", "--json"]) == 0
+    assert (tmp_path / "o" / "certificate.json").exists()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 from collections.abc import Callable
 from typing import cast
@@ -34,9 +35,18 @@ EXIT_USER_ERROR = 2
 EXIT_BUDGET = 3
 
 
+#: what argparse takes for a negative number rather than an option: also -1e3, -2.5E-4 and -.5 (argparse's own
+#: pattern misses the exponent, so ``--box -1e3 1e3 ...`` failed with "expected at least one argument")
+NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+
+
 class OneLineParser(argparse.ArgumentParser):
     """argparse with user errors on one line (``privgp: error: ...``, exit status 2), no usage block;
-    ``privgp COMMAND --help`` shows the usage."""
+    ``privgp COMMAND --help`` shows the usage. Negative numbers in scientific notation are values."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = NEGATIVE_NUMBER
 
     def error(self, message: str):
         where = self.prog.removeprefix("privgp").strip()
