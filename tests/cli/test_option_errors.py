@@ -126,3 +126,25 @@ def test_negative_numbers_in_scientific_notation_are_values(tmp_path, capsys):
                  "--x-col", "x", "--y-col", "y", "--response", "v", "--box", "-1e3", "0", "-1e2", "0",
                  "--threshold", "-1e-3", "--clip", "5", "--allow-noisy", "--json"]) == 0
     assert (tmp_path / "o" / "certificate.json").exists()
+
+
+@pytest.mark.parametrize("argv,flag", [
+    (["release", "--query", "SELECT 1"], "--query"),                       # DuckDB options without --data
+    (["release", "--table", "t"], "--table"),
+    (["account", "--n", "10", "--r", "1", "--sigma", "1", "--delta", "1e-5", "--kernel", "exponential",
+      "--lengthscale", "1", "--rkhs-norm", "1"], "--rkhs-norm"),              # read by --sensitivity rkhs only
+])
+def test_options_that_cannot_apply_are_refused_not_ignored(tmp_path, capsys, argv, flag):
+    extra = ["--ledger", str(tmp_path / "l.sqlite"), "--out", str(tmp_path / "o")] if argv[0] == "release" else []
+    assert main([*argv, *extra]) == 2
+    assert capsys.readouterr().err.startswith(f"privgp: error: {flag} must be")
+    assert not (tmp_path / "o").exists() and not (tmp_path / "l.sqlite").exists()
+
+
+def test_map_needs_2d_data(tmp_path, capsys):
+    data = tmp_path / "d.csv"
+    data.write_text("x,v\n" + "\n".join(f"{i / 50},{i % 3}" for i in range(50)) + "\n")
+    assert main(["release", "--ledger", str(tmp_path / "l.sqlite"), "--out", str(tmp_path / "o"), "--data", str(data),
+                 "--response", "v", "--box", "0", "1", "--threshold", "1", "--clip", "3", "--map"]) == 2
+    assert capsys.readouterr().err.startswith("privgp: error: --map must be used with 2-D data")
+    assert not (tmp_path / "o").exists()

@@ -170,6 +170,9 @@ def _run(args) -> int:
         from ..accounting.sensitivity import choose_lemma
 
         args.sensitivity = choose_lemma("auto", args.kernel, _domain(args).dim)
+    if args.rkhs_norm is not None and args.sensitivity != "rkhs":
+        raise InvalidParameterError("--rkhs-norm", "used with --sensitivity rkhs (the only lemma that reads it)",
+                                    args.rkhs_norm)
     cert = certify_posterior_sample(args.n, args.r, args.sigma, args.delta, kernel=args.kernel,
                    lengthscale=None if args.kernel in ("constant", "diagonal") else args.lengthscale,
                    domain=_domain(args), eta=args.eta, L=args.L, M_Y=args.M_Y, sensitivity=args.sensitivity,

@@ -218,7 +218,7 @@ def load_data(args):
     from ..datasets.tabular import load_embedded_baltimore  # pandas: imported where used
 
     if args.data is None:
-        for flag in ("x_col", "y_col", "response_col", "dask", "scheduler"):
+        for flag in ("x_col", "y_col", "response_col", "dask", "scheduler", "query", "table"):
             if getattr(args, flag, None) is not None:
                 raise InvalidParameterError("--" + flag.replace("_", "-"), "used together with --data", getattr(args, flag))
         data = load_embedded_baltimore()
@@ -540,6 +540,9 @@ def run(args) -> int:
             stack.enter_context(painter)
         progress.stage(STAGES[0])
         data, domain, rmap = load_data(args)
+        if args.map and domain.dim != 2:
+            raise InvalidParameterError("--map", "used with 2-D data (the map to explore is drawn over a plane)",
+                                        f"{domain.dim}-D data")
         progress.update(1)
         progress.stage(STAGES[1])
         plan = mech.build(Request(n=data.n, domain=domain, response_map=rmap, epsilon=args.epsilon, delta=args.delta,
