@@ -66,6 +66,7 @@ def test_the_calculator_accepts_the_releases_auto_lemma(capsys):
       "--delta", "1e-5", "--M-Y", "-1"], "--M-Y"),
     (["audit", "lira", "--r", "0.1", "--sigma", "0.5", "--fpr", "0.1", "2"], "--fpr"),      # fpr_targets
     (["audit", "lira", "--r", "0.1", "--sigma", "0.5", "--ell", "-1"], "--ell"),            # lengthscale
+    (["audit", "lood", "--epsilon", "-1"], "--epsilon"),                                    # target_epsilon
 ])
 def test_a_library_parameter_set_by_its_flag_is_named_by_the_flag(argv, flag, capsys):
     """The library names its parameter (n_shadow, M_Y, fpr_targets); the command line names the flag the user
