@@ -419,3 +419,8 @@ def test_parts_scanned_in_threads_give_the_serial_result_exactly(lake, tmp_path)
         pq.write_table(table(Xb, z, chunk), folder / f"p{i}.parquet")
     with pytest.raises(DataError, match=r"row 10 of .*p1\.parquet"):
         sources.scan(sources.resolve(str(folder)), COORDS, RESP, BOX, keep=False, threads=4)
+
+
+def test_a_data_path_that_exists_but_is_no_file_is_named_so():
+    with pytest.raises(DataError, match="not a regular file or a folder"):
+        sources.resolve("/dev/null")

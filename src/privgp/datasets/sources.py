@@ -91,6 +91,8 @@ def resolve(spec: str, *, query: str | None = None, table: str | None = None) ->
         files = sorted(f for f in _glob.glob(spec, recursive=True) if os.path.isfile(f))
         if not files:
             raise DataError(f"no files match {spec}")
+    elif p.exists():   # a FIFO, a device: nothing a release can read twice or hash
+        raise DataError(f"data path is not a regular file or a folder: {spec}")
     else:
         raise DataError(f"data file not found: {spec}")
     parts = []
