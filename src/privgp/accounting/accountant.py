@@ -8,7 +8,9 @@ How a guarantee is computed, in order of preference:
 1. **Exact profile** (``exact=True``, default): when the event is exactly mu-GDP (a Gaussian
    mechanism or any composition of them) and has no (epsilon_0, delta_0) part, epsilon(delta) is the
    exact, tight value of the Gaussian privacy profile (:mod:`privgp.accounting.gaussian`). No RDP
-   conversion is involved (method ``"exact-gdp"``).
+   conversion is involved (method ``"exact-gdp"``); its delta(epsilon) is rounded up
+   (:func:`~privgp.accounting.gaussian.gdp_delta_upper`). A single pure epsilon_0-DP event likewise gets
+   the exact epsilon(delta) of randomized response, rounded up (method ``"pure"``).
 2. **RDP conversion** otherwise: the RDP curve converted with ``conversion`` ("improved",
    Canonne-Kamath-Steinke 2020 Prop. 12, default; "mironov", Mironov 2017 Prop. 3 = seed 000
    eq. (3)) and minimised over the admissible orders 1 < alpha < alpha_max
@@ -78,9 +80,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import InvalidParameterError, NumericalError
+from .composed_batch import ComposedBatch
 from .conversion import check_conversion, epsilon_raw, log_delta_raw
-from .events import ComposedEvent, EventBatch, GaussianCurve, PrivacyEvent
-from .gaussian import gdp_epsilon, log_gdp_delta
+from .events import ComposedEvent, EventBatch, GaussianCurve, PrivacyEvent, PureDpEvent, randomized_response_epsilon
+from .gaussian import compose_mu_rows, gdp_delta_upper, gdp_epsilon
 from .order_search import minimize_over_alpha
 
 METHODS = ("rdp", "exact-gdp", "pure", "profile")
@@ -105,8 +108,9 @@ class Guarantee:
     """An (epsilon, delta) statement and how it was obtained (arrays for a batch).
 
     ``alpha``/``rdp``: the order and the RDP value it was converted from (NaN for the exact
-    profile); ``method``: "rdp", "exact-gdp", "pure" (no RDP part: basic composition only) or
-    "profile" (item 4 of the module docstring)."""
+    profile); ``method``: "rdp", "exact-gdp", "pure" (no RDP part: basic composition only; or one pure
+    epsilon_0-DP event: the exact epsilon(delta) of randomized response, Kairouz, Oh & Viswanath 2015,
+    rounded up) or "profile" (item 4 of the module docstring)."""
 
     epsilon: Any
     delta: Any
@@ -183,6 +187,13 @@ def epsilon(event: PrivacyEvent | EventBatch, delta: ArrayLike, *, conversion: s
             dd = np.broadcast_to(d, np.shape(e))
             return Guarantee(e if e.ndim else float(e), dd if dd.ndim else float(dd), math.nan, math.nan,
                              conversion, "exact-gdp")
+        eps_rr = _randomized_response(event)
+        if eps_rr is not None:  # one pure epsilon-DP event: the exact profile of randomized response
+            e = randomized_response_epsilon(eps_rr, d)
+            dd = np.broadcast_to(d, np.shape(e))
+            nan = np.full(np.shape(e), math.nan)
+            return Guarantee(e if e.ndim else float(e), dd if dd.ndim else float(dd), nan if nan.ndim else math.nan,
+                             nan if nan.ndim else math.nan, conversion, "pure")
 
     d_rdp = d - d0
     if not has_rdp:  # only an (epsilon_0, delta_0) part
@@ -237,10 +248,28 @@ def epsilon(event: PrivacyEvent | EventBatch, delta: ArrayLike, *, conversion: s
 
 
 def _batch_mu(batch: EventBatch) -> np.ndarray | None:
-    """mu of every setting of a batch of exactly-GDP events (None for other event types)."""
+    """mu of every setting of a batch of exactly-GDP events (None for other event types); for a
+    :class:`ComposedBatch` of them, that of each composition (mu-GDP composes exactly)."""
+    if isinstance(batch, ComposedBatch):
+        if not issubclass(batch.event_type, GaussianCurve):
+            return None
+        mus = np.broadcast_to(np.asarray(batch.components.params["mu"], dtype=float), batch.weights.shape)
+        return compose_mu_rows(mus, batch.weights)
     if issubclass(batch.event_type, GaussianCurve):
         return np.broadcast_to(np.asarray(batch.params["mu"], dtype=float), batch.shape)
     return None
+
+
+def _randomized_response(event: PrivacyEvent | EventBatch) -> float | np.ndarray | None:
+    """epsilon_0 of a single :class:`PureDpEvent` (or of every setting of a batch of them), whose exact
+    profile is that of randomized response; None for any other event (a composition of pure events included)."""
+    if isinstance(event, EventBatch):
+        if event.event_type is PureDpEvent and not isinstance(event, ComposedBatch):
+            return np.broadcast_to(np.asarray(event.params["epsilon"], dtype=float), event.shape)
+        return None
+    if isinstance(event, ComposedEvent) and len(event.events) == 1 and event.events[0][1] == 1:
+        event = event.events[0][0]
+    return event.epsilon if isinstance(event, PureDpEvent) else None
 
 
 def _try_candidates(event: PrivacyEvent, objective: Callable[[np.ndarray], np.ndarray], a_best: np.ndarray,
@@ -296,7 +325,7 @@ def delta(event: PrivacyEvent | EventBatch, epsilon_value: ArrayLike, *, convers
     if exact and alpha is None and (eps0, d0) == (0.0, 0.0):
         mu = event.gdp_mu()
         if mu is not None:
-            dl = np.exp(log_gdp_delta(mu, eps))
+            dl = gdp_delta_upper(mu, eps)  # rounded up: never below the exact delta, never 0 for a positive one
             return Guarantee(eps if eps.ndim else float(eps), dl if dl.ndim else float(dl), math.nan, math.nan,
                              conversion, "exact-gdp")
     e_rdp = eps - eps0
@@ -440,7 +469,7 @@ class _ProfileComposition:
         pos = self._rest_delta(np.abs(x))
         with np.errstate(over="ignore"):
             ex = np.exp(np.minimum(x, 0.0))
-        two_sided = np.where(x >= 0, pos, 1.0 - ex + ex * pos)
+        two_sided = np.where(x >= 0, pos, -np.expm1(np.minimum(x, 0.0)) + ex * pos)  # 1 - e^x without cancellation
         # rounded up by 1e-12 relative: float rounding of the sum never brings delta below the exact value
         rest = self.clean * float(np.dot(self.weights, np.clip(two_sided, 0.0, 1.0))) * (1.0 + 1e-12)
         total = self.floor + rest

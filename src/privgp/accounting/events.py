@@ -476,6 +476,29 @@ class ZcdpEvent(PrivacyEvent):
         return dpe.NoOpDpEvent() if self.rho == 0 else dpe.ZCDpEvent(rho=self.rho)
 
 
+def randomized_response_epsilon(epsilon0: ArrayLike, delta: ArrayLike) -> np.ndarray:
+    """The exact epsilon(delta) of an epsilon0-DP mechanism, rounded up (vectorised): that of its dominating
+    pair, binary randomized response with odds e^epsilon0 (Kairouz, Oh & Viswanath 2015, Thm 2.1), whose
+    profile is delta(eps) = (e^epsilon0 - e^eps) / (1 + e^epsilon0) for 0 <= eps <= epsilon0, so
+
+        epsilon(delta) = max(0, epsilon0 + log(1 - delta (1 + e^-epsilon0))).
+
+    Returned never below that value (a bound on the rounding of exp, the product and log1p is added to the
+    log, and the sum with epsilon0 is rounded up by one ulp) and never above epsilon0; 0 where
+    delta >= delta(0), the total variation distance."""
+    e0, d = (np.asarray(a, dtype=float) for a in (epsilon0, delta))
+    u = np.finfo(float).eps
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        v = d * (1.0 + np.exp(-e0))
+        log_v = np.log1p(-np.minimum(v, 1.0))
+        err = 8.0 * u * (np.abs(log_v) + v / (1.0 - v))
+        up = np.nextafter(e0 + (log_v + err), np.inf)
+        out = np.where(v < 1.0, np.minimum(np.maximum(up, 0.0), e0), 0.0)
+    if np.isnan(out).any():
+        raise NumericalError("randomized_response_epsilon: NaN from valid inputs")
+    return out
+
+
 @dataclass(frozen=True)
 class PureDpEvent(PrivacyEvent):
     """An epsilon-DP mechanism, with the exact worst-case Renyi curve of epsilon-DP: that of binary
@@ -510,15 +533,21 @@ class PureDpEvent(PrivacyEvent):
     def _rdp_arrays(cls, alpha, epsilon):
         # With d = (alpha - 1) eps the numerator is log(cosh d + tanh(eps/2) sinh d) (divide both sums by
         # 2 e^(eps/2) cosh(eps/2)): a log1p of positive terms, accurate for small eps and alpha near 1
-        # where the two log-sum-exps cancel; the log-sum-exp form serves large d (no overflow there).
+        # where the two log-sum-exps cancel. For large d, taking alpha eps and eps out of the two sums leaves
+        # eps + (log1p(e^(-eps - 2d)) - log1p(e^-eps)) / (alpha - 1): no overflow, and no cancellation of
+        # alpha eps against eps (which lost 7e-7 relative at eps = 1e20, alpha - 1 = 1e-10).
         d = (alpha - 1.0) * epsilon
         dc = np.minimum(d, 20.0)
         small = np.log1p(2.0 * np.sinh(0.5 * dc) ** 2 + np.tanh(0.5 * epsilon) * np.sinh(dc)) / (alpha - 1.0)
-        large = (np.logaddexp(alpha * epsilon, (1.0 - alpha) * epsilon) - np.logaddexp(0.0, epsilon)) / (alpha - 1.0)
+        large = epsilon + (np.log1p(np.exp(-epsilon - 2.0 * d)) - np.log1p(np.exp(-epsilon))) / (alpha - 1.0)
         rr = np.where(d < 20.0, small, large)
         rr = np.where(epsilon == 0, 0.0, rr)  # eps = 0: identical distributions (and no inf - inf)
         # the exact curve is below both of these; the minimum only absorbs rounding
         return np.maximum(np.minimum(rr, np.minimum(epsilon, 0.5 * alpha * epsilon * epsilon)), 0.0)
+
+    def epsilon_at(self, delta: ArrayLike) -> np.ndarray:
+        """The exact epsilon(delta) of this event, rounded up: :func:`randomized_response_epsilon`."""
+        return randomized_response_epsilon(self.epsilon, delta)
 
     def to_dp_event(self) -> Any:
         """Binary randomized response with odds e^epsilon, the dominating pair of every epsilon-DP

@@ -55,6 +55,7 @@ def _log_gdp_delta_parts(mu, eps):
         out = la + np.log(-np.expm1(np.minimum(gap, 0.0)))
         out = np.where(gap >= 0.0, -np.inf, out)
         out = np.where(np.isinf(eps), -np.inf, out)
+        out = np.where(np.isneginf(la), -np.inf, out)  # delta <= Phi(a) = 0 in floats (mu ~ 1e-300: no inf - inf)
         out = np.where(mu > 0, out, -np.inf)
         # round-off: log_ndtr is accurate to a few ulp of its value; an absolute error e_g of gap moves
         # log(1 - e^gap) by about e_g / (e^-gap - 1), large where the two terms nearly cancel
@@ -91,6 +92,41 @@ def _surely_feasible(mu, eps, log_target):
 def gdp_delta(mu: ArrayLike, epsilon: ArrayLike) -> np.ndarray:
     """Exact delta(epsilon) of a mu-GDP mechanism (Gaussian mechanism with mu = Delta / s)."""
     return np.exp(log_gdp_delta(mu, epsilon))
+
+
+def gdp_delta_upper(mu: ArrayLike, epsilon: ArrayLike) -> np.ndarray:
+    """An upper bound on delta(epsilon) of a mu-GDP mechanism (Balle & Wang 2018, Thm 8; module docstring):
+    the certified delta at an epsilon (:func:`privgp.accounting.delta`). About 1e-14 relative above the exact
+    value, up to ~1e-9 where the two terms nearly cancel (the error bound grows there).
+
+    exp(log delta + its error bound) (``_log_gdp_delta_parts``, the bound :func:`gdp_epsilon` uses),
+    rounded up once more for exp, and capped by two other upper bounds, Phi(-epsilon/mu + mu/2) (the first
+    term) and delta(0) = erf(mu / (2 sqrt 2)) (delta decreases in epsilon), which serve where the two terms
+    cancel below the evaluation's resolution (mu ~ 1e-10 or below). Never 0 where delta(epsilon) > 0 (mu > 0,
+    epsilon finite): where delta(epsilon) is below the smallest positive float, that float. 0 only where
+    delta(epsilon) = 0 (mu = 0 or epsilon = inf)."""
+    from scipy.special import erf, log_ndtr
+
+    a = _arrays(mu=mu, epsilon=epsilon)
+    mu, eps = np.broadcast_arrays(a["mu"], a["epsilon"])
+    _check_mu(mu)
+    if np.any(~(eps >= 0)):
+        raise InvalidParameterError("epsilon", ">= 0", eps)
+    out, err = _log_gdp_delta_parts(mu, eps)
+    if np.isnan(out).any():
+        raise NumericalError("gdp_delta_upper: NaN from valid inputs")
+    positive = (mu > 0) & np.isfinite(eps)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+        u = np.finfo(float).eps
+        first = log_ndtr(-eps / np.where(positive, mu, 1.0) + mu / 2.0)
+        first = np.where(np.isfinite(first), first * (1.0 - 16.0 * u), first)    # log Phi(a) (< 0), rounded up
+        at_zero = erf(mu / (2.0 * np.sqrt(2.0))) * (1.0 + 16.0 * u)              # delta(0), rounded up
+        log_up = out + err
+        log_up = log_up + 4.0 * u * np.where(np.isfinite(log_up), np.abs(log_up), 0.0)  # the sum's rounding
+        up = np.minimum.reduce([np.where(np.isneginf(out), np.inf, np.exp(log_up)), np.exp(first), at_zero])
+        up = np.nextafter(up * (1.0 + 4.0 * u), np.inf)                             # exp's rounding
+    up = np.where(positive, np.maximum(up, np.nextafter(0.0, 1.0)), 0.0)
+    return np.minimum(up, 1.0)
 
 
 def _epsilon_upper(mu, delta):
@@ -170,7 +206,13 @@ def gaussian_noise_std(sensitivity: ArrayLike, epsilon: ArrayLike, delta: ArrayL
 
 def compose_mu(mus: ArrayLike, counts: ArrayLike | None = None) -> float:
     """mu of the composition of mu_i-GDP mechanisms, each used counts_i times: sqrt(sum c_i mu_i^2)."""
+    return float(compose_mu_rows(mus, counts))
+
+
+def compose_mu_rows(mus: ArrayLike, counts: ArrayLike | None = None) -> np.ndarray:
+    """:func:`compose_mu` along the last axis (one composition per row; Dong, Roth & Su 2022, Cor. 3.3):
+    sqrt(sum_k c_k mu_k^2), the one home of this formula."""
     mus = np.asarray(mus, dtype=float)
     c = np.ones_like(mus) if counts is None else np.asarray(counts, dtype=float)
     _check_mu(mus)
-    return float(np.sqrt(np.sum(c * mus * mus)))
+    return np.sqrt(np.sum(c * mus * mus, axis=-1))

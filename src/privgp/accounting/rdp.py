@@ -85,13 +85,24 @@ def bound_coefficients(V: ArrayLike, Delta: ArrayLike, r: ArrayLike, sigma: Arra
     (tau~, V, r^2, eta^2/sigma^2, m) with m = 1/2 (V + r^2) Delta^2 / sigma^2 (0 when sigma = inf,
     the covariance-only limit, or Delta = 0). See :func:`rdp_from_coefficients`."""
     V, Delta, r, sigma, eta = _arrays(V, Delta, r, sigma, eta)
-    r2 = r * r
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+    with np.errstate(over="ignore"):
+        r2 = r * r
+    if np.any(np.isinf(r2) & np.isfinite(r)):
+        raise InvalidParameterError("r", "with r^2 in the float range (r < 1.3e154)", r)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
         # Divide through by sigma^2 so that sigma = inf is the limit, not inf/inf.
         inv_s2 = np.where(np.isinf(sigma), 0.0, 1.0 / (sigma * sigma))
+    if np.any(np.isinf(inv_s2)):
+        raise InvalidParameterError("sigma", "with 1/sigma^2 in the float range (sigma >= 1e-154)", sigma)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
         eta2_s2 = np.where(np.isinf(sigma), 0.0, (eta * eta) * inv_s2)  # eta^2 / sigma^2
         tau = V / (r2 + eta2_s2 * (V + r2))                              # tau~ of Prop. 2 (= tau_tilde)
-        m = np.where((Delta == 0.0) | (inv_s2 == 0.0), 0.0, 0.5 * (V + r2) * (Delta * Delta) * inv_s2)
+        zero = (Delta == 0.0) | (inv_s2 == 0.0)
+        m = np.where(zero, 0.0, 0.5 * (V + r2) * (Delta * Delta) * inv_s2)
+        # Delta^2 underflows (to 0: the mean term vanished) long before m does: there, the same as a square,
+        # rounded up to the smallest normal float when m itself is below the float range
+        root = np.sqrt(V + r2) * Delta * np.sqrt(inv_s2)
+        m = np.where(zero | (m >= np.finfo(float).tiny), m, np.maximum(0.5 * root * root, np.finfo(float).tiny))
     if np.isnan(tau).any() or np.isnan(m).any():
         raise NumericalError("bound coefficients: NaN produced from finite inputs")
     return tau, V, r2, eta2_s2, m

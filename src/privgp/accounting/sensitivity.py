@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..errors import AssumptionError, InvalidParameterError
+from ..errors import AssumptionError, InvalidParameterError, NumericalError
 
 PUBLISHED_FACTOR = 1.0 / math.sqrt(2.0)
 PUBLISHED_WARNING = ("constants='published': Delta_n divided by sqrt(2) as in the paper's tables and "
@@ -50,28 +50,60 @@ def v_bar(n: ArrayLike, r: ArrayLike, kappa: ArrayLike) -> np.ndarray:
     n, r, kappa = (np.asarray(a, dtype=float) for a in (n, r, kappa))
     if np.any(kappa < 0) or np.any(kappa > 1):
         raise InvalidParameterError("kappa", "in [0, 1] (Prop. 3 needs a nonnegative normalised kernel)", kappa)
-    return 1.0 - kappa**2 * (n - 1.0) / (n - 1.0 + r * r)
+    with np.errstate(over="ignore", invalid="ignore"):
+        direct = 1.0 - kappa**2 * (n - 1.0) / (n - 1.0 + r * r)
+        # the same without the cancellation of 1 - (...), which gave V = 0 (hence Delta = 0, tau = 0 and
+        # epsilon = 0) for kappa = 1 and r = 1e-9: ((1 - kappa)(1 + kappa)(n - 1) + r^2) / (n - 1 + r^2)
+        stable = ((1.0 - kappa) * (1.0 + kappa) * (n - 1.0) + r * r) / (n - 1.0 + r * r)
+    # the direct form where it loses at most a bit (V >= 1/2: the numbers certificates were computed with)
+    return np.where(direct >= 0.5, direct, stable)
+
+
+def _phi_parts(V: ArrayLike, r: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(Phi_n(r) evaluated directly, sqrt(Phi_n(r)) evaluated without overflow, where the direct value is
+    usable): the one home of the formula of Lemma B.1,
+
+        Phi_n(r) = sup_{0<=u<=V} u/(u+r^2)^2 = 1/(4r^2) if V >= r^2 else V/(V+r^2)^2.
+
+    The direct value overflows (V+r^2)^2 to inf beyond r ~ 1.2e77 (Phi = 0, hence Delta_n = 0 and a
+    certified epsilon of 0) and Phi underflows soon after; sqrt(Phi) = 1/(2r) or (sqrt(V)/r) / (r + V/r)
+    stays representable for every finite r > 0. The direct value is used where it is a normal float, so
+    the numbers of existing certificates are unchanged."""
+    V, r = np.asarray(V, dtype=float), np.asarray(r, dtype=float)
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        r2 = r * r
+        direct = np.where(V >= r2, 0.25 / r2, V / (V + r2) ** 2)
+        root = np.where(V >= r2, 0.5 / r, (np.sqrt(V) / r) / (r + V / r))
+    usable = np.isfinite(direct) & (direct >= np.finfo(float).tiny)
+    return direct, root, usable
 
 
 def phi_n(V: ArrayLike, r: ArrayLike) -> np.ndarray:
     """Phi_n(r) = sup_{0<=u<=V} u/(u+r^2)^2 = 1/(4r^2) if V >= r^2 else V/(V+r^2)^2 (Lemma B.1)."""
-    V, r = np.asarray(V, dtype=float), np.asarray(r, dtype=float)
-    r2 = r * r
-    return np.where(V >= r2, 0.25 / r2, V / (V + r2) ** 2)
+    direct, root, usable = _phi_parts(V, r)
+    with np.errstate(over="ignore", under="ignore"):
+        return np.where(usable, direct, root * root)
+
+
+def sqrt_phi_n(V: ArrayLike, r: ArrayLike) -> np.ndarray:
+    """sqrt(Phi_n(r)) (Lemma B.1), the factor of the Delta_n bounds of Lemmas B.1 and B.7; representable
+    (never 0 from overflow) for every finite r > 0."""
+    direct, root, usable = _phi_parts(V, r)
+    return np.where(usable, np.sqrt(np.where(usable, direct, 0.0)), root)
 
 
 def delta_generic(n: ArrayLike, r: ArrayLike, V: ArrayLike, M_Y: ArrayLike = 1.0) -> np.ndarray:
     """How far one record can move the posterior mean, for any kernel with k(x,x) <= 1 and responses
     bounded by M_Y: Delta_n(r) <= 2 M_Y (1 + sqrt(n-1)/r) sqrt(Phi_n(r)) (seed 000, Lemma B.1)."""
     n, r, V, M_Y = (np.asarray(a, dtype=float) for a in (n, r, V, M_Y))
-    return 2.0 * M_Y * (1.0 + np.sqrt(n - 1.0) / r) * np.sqrt(phi_n(V, r))
+    return 2.0 * M_Y * (1.0 + np.sqrt(n - 1.0) / r) * sqrt_phi_n(V, r)
 
 
 def delta_exp1d(r: ArrayLike, V: ArrayLike, M_Y: ArrayLike = 1.0) -> np.ndarray:
     """How far one record can move the posterior mean, for the 1-D exponential kernel on an interval:
     Delta_n(r) <= 4 M_Y sqrt(Phi_n(r)) (seed 000, Lemma B.7)."""
     r, V, M_Y = (np.asarray(a, dtype=float) for a in (r, V, M_Y))
-    return 4.0 * M_Y * np.sqrt(phi_n(V, r))
+    return 4.0 * M_Y * sqrt_phi_n(V, r)
 
 
 def delta_constant(n: ArrayLike, r: ArrayLike, M_Y: ArrayLike = 1.0) -> np.ndarray:
@@ -151,27 +183,33 @@ def checked_sensitivity_bounds(n: np.ndarray, r: np.ndarray, *, kernel: str, kap
         V = v_generic(n, r)
         lemma_V = "V_n <= 1 (sup k(x,x) <= 1)"
 
-    if sensitivity == "generic":
-        Delta, lemma = delta_generic(n, r, V, M_Y), "Lemma B.1 (generic, |y| <= M_Y)"
-    elif sensitivity == "exp1d":
-        if kernel != "exponential" or dim != 1:
-            raise AssumptionError(f"Lemma B.7 (sensitivity='exp1d') holds only for the exponential kernel "
-                                  f"on a 1-D interval; got kernel={kernel!r} in dimension {dim}")
-        Delta, lemma = delta_exp1d(r, V, M_Y), "Lemma B.7 (1-D exponential kernel, |y| <= M_Y)"
-    elif sensitivity == "constant":
-        if kernel != "constant":
-            raise AssumptionError(f"Lemma B.4 (sensitivity='constant') holds only for the constant kernel; got {kernel!r}")
-        Delta, lemma = delta_constant(n, r, M_Y), "Lemma B.4 (constant kernel, |y| <= M_Y)"
-    elif sensitivity == "diagonal":
-        if kernel != "diagonal":
-            raise AssumptionError(f"Lemma B.5 (sensitivity='diagonal') holds only for the diagonal kernel; got {kernel!r}")
-        Delta, lemma = delta_diagonal(r, M_Y), "Lemma B.5 (diagonal kernel, |y| <= M_Y)"
-    else:  # rkhs
-        if rkhs_norm is None or np.any(~(np.asarray(rkhs_norm, float) > 0)) or np.any(np.isinf(rkhs_norm)):
-            raise InvalidParameterError("rkhs_norm", "finite and > 0 for sensitivity='rkhs' (Lemma B.8)", rkhs_norm)
-        Delta, lemma = delta_rkhs(r, V, rkhs_norm), "Lemma B.8 (responses y = f*(x), ||f*||_H <= B)"
-        notes.append("Lemma B.8 assumes noiseless responses from one fixed RKHS function of norm <= B")
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):  # checked below
+        if sensitivity == "generic":
+            Delta, lemma = delta_generic(n, r, V, M_Y), "Lemma B.1 (generic, |y| <= M_Y)"
+        elif sensitivity == "exp1d":
+            if kernel != "exponential" or dim != 1:
+                raise AssumptionError(f"Lemma B.7 (sensitivity='exp1d') holds only for the exponential kernel "
+                                      f"on a 1-D interval; got kernel={kernel!r} in dimension {dim}")
+            Delta, lemma = delta_exp1d(r, V, M_Y), "Lemma B.7 (1-D exponential kernel, |y| <= M_Y)"
+        elif sensitivity == "constant":
+            if kernel != "constant":
+                raise AssumptionError(f"Lemma B.4 (sensitivity='constant') holds only for the constant kernel; got {kernel!r}")
+            Delta, lemma = delta_constant(n, r, M_Y), "Lemma B.4 (constant kernel, |y| <= M_Y)"
+        elif sensitivity == "diagonal":
+            if kernel != "diagonal":
+                raise AssumptionError(f"Lemma B.5 (sensitivity='diagonal') holds only for the diagonal kernel; got {kernel!r}")
+            Delta, lemma = delta_diagonal(r, M_Y), "Lemma B.5 (diagonal kernel, |y| <= M_Y)"
+        else:  # rkhs
+            if rkhs_norm is None or np.any(~(np.asarray(rkhs_norm, float) > 0)) or np.any(np.isinf(rkhs_norm)):
+                raise InvalidParameterError("rkhs_norm", "finite and > 0 for sensitivity='rkhs' (Lemma B.8)", rkhs_norm)
+            Delta, lemma = delta_rkhs(r, V, rkhs_norm), "Lemma B.8 (responses y = f*(x), ||f*||_H <= B)"
+            notes.append("Lemma B.8 assumes noiseless responses from one fixed RKHS function of norm <= B")
 
+    Delta = np.asarray(Delta, float)
+    if not np.all(Delta > 0):  # every lemma's bound is > 0: 0 (or NaN) is an under- or overflow, never a guarantee
+        raise NumericalError(f"Delta_n ({lemma}) is not representable for these settings (it evaluates to "
+                             f"{float(np.min(Delta))!r}, e.g. r^2 out of the float range or M_Y / r^2 below it): "
+                             "no guarantee is computed")
     covered = True
     if constants == "published":
         if sensitivity not in ("generic", "exp1d"):
