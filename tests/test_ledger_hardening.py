@@ -121,14 +121,14 @@ def test_dangling_symlink_out_is_resolved_before_the_charge(env, capsys):
 def test_symlink_to_a_folder_keeps_the_link_and_replaces_the_folder(env, capsys):
     ledger = env / "ledger.sqlite"
     target = env / "published"
-    target.mkdir()
-    (target / "old.txt").write_text("previous release")
+    first_release(capsys, ledger, target)   # --overwrite replaces only an earlier privgp output
+    before = digest(target / "certificate.json")
     link = env / "current"
     link.symlink_to(target)
     code, _, err = run(capsys, "release", *OK, "--ledger", str(ledger), "--out", str(link), "--overwrite")
     assert code == 0, err
     assert link.is_symlink() and link.resolve() == target.resolve()
-    assert (target / "certificate.json").is_file() and not (target / "old.txt").exists()
+    assert (target / "certificate.json").is_file() and digest(target / "certificate.json") != before
     assert [p.name for p in env.iterdir() if p.name.startswith(".privgp-tmp-")] == []
 
 

@@ -57,6 +57,14 @@ def _setting_flags(p) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
+def _memory_flag(p) -> None:
+    from ..mechanisms.posterior_release import DEFAULT_MEMORY_LIMIT
+
+    p.add_argument("--memory-limit", type=float, default=DEFAULT_MEMORY_LIMIT / 2**30, metavar="GIB",
+                   help="refuse, before any work, an audit estimated to need more memory "
+                        f"(default {DEFAULT_MEMORY_LIMIT / 2**30:g} GiB)")
+
+
 def register(sub) -> None:
     p = sub.add_parser("audit", help="LiRA, tightness, per-record LOOD and approximate-sampler audits",
                        description="Empirical privacy audits of GP posterior sample-path release: LiRA and tightness "
@@ -77,6 +85,7 @@ def register(sub) -> None:
                       help="FPR targets in (0, 1) for TPR@FPR (default 0.01 0.05 0.1)")
     lira.add_argument("--confidence", type=float, default=0.95,
                       help="confidence of the epsilon lower bound (default 0.95)")
+    _memory_flag(lira)
     lira.set_defaults(func=_run_lira)
     tight = asub.add_parser("tightness", help="largest exact divergence over neighbours vs the certified bound",
                             description="Tightness audit of the certified RDP bound on one setting.",
@@ -104,12 +113,14 @@ def _game(args):
 
 def _run_lira(args) -> int:
     from ..audit.membership.lira import audit_lira
+    from .common import memory_limit
 
     t0 = time.perf_counter()
+    limit = memory_limit(args.memory_limit)
     game = _game(args)
     res = audit_lira(game, attacks=(args.attack,), n_shadow=args.n_shadow, n_eval=args.n_eval, delta=args.delta,
                      seed=args.seed, fpr_targets=args.fpr, confidence=args.confidence,
-                     constants=args.constants)[args.attack]
+                     constants=args.constants, memory_limit=limit)[args.attack]
     out = res.to_dict()
     out["seconds"] = round(time.perf_counter() - t0, 3)
     if args.json:

@@ -49,7 +49,14 @@ def register_lood(asub) -> None:
     a.add_argument("--candidates", type=int, default=None, metavar="M",
                    help="replacement locations per axis of the public box (default 201 in 1-D, 31 in 2-D)")
     a.add_argument("--json", action="store_true", help="print one JSON object")
+    from .audit import _memory_flag
+
+    _memory_flag(a)
     p.set_defaults(func=_run)
+
+
+#: audit_release_lood's parameters set by a flag of another name
+LIBRARY_FLAGS = {"candidates_per_axis": "--candidates", "memory_limit": "--memory-limit"}
 
 
 def _fmt(x) -> str:
@@ -58,16 +65,30 @@ def _fmt(x) -> str:
 
 def _run(args) -> int:
     from ..audit.lood.release import NOTICE, audit_release_lood  # here: scipy.linalg (`privgp --help`)
+    from ..errors import InvalidParameterError
     from ..mechanisms.interface import Request, get
+    from .common import memory_limit
     from .release import load_data, mechanism_options
 
+    if args.top < 1:
+        raise InvalidParameterError("--top", "an integer >= 1 (the most exposed records listed and searched)",
+                                    args.top)
+    if args.candidates is not None and args.candidates < 2:
+        raise InvalidParameterError("--candidates", "an integer >= 2 (replacement locations per axis)",
+                                    args.candidates)
+    limit = memory_limit(args.memory_limit)
     t0 = time.perf_counter()
     mech = get("posterior-sample")
     data, domain, rmap = load_data(args)
     plan = mech.build(Request(n=data.n, domain=domain, response_map=rmap, epsilon=args.epsilon, delta=args.delta,
                               grid=args.grid, options=mechanism_options(args)))
-    res = audit_release_lood(plan, data.X, data.response, alpha=args.alpha, top=args.top,
-                             candidates_per_axis=args.candidates)
+    try:
+        res = audit_release_lood(plan, data.X, data.response, alpha=args.alpha, top=args.top,
+                                 candidates_per_axis=args.candidates, memory_limit=limit)
+    except InvalidParameterError as exc:
+        if exc.name in LIBRARY_FLAGS:   # the library's names of this command's flags
+            raise InvalidParameterError(LIBRARY_FLAGS[exc.name], exc.requirement, exc.value) from None
+        raise
     out = res.to_dict(top=args.top)
     out["settings"] = plan.public_settings()
     out["seconds"] = round(time.perf_counter() - t0, 3)

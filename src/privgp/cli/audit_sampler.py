@@ -60,7 +60,9 @@ def register_sampler(asub) -> None:
     p.add_argument("--release-points", dest="m", type=int, default=5, help="release points on [0, 1] (default 5)")
     p.add_argument("--restarts", type=int, default=2, help="restarts of the pair search per step count (default 2)")
     p.add_argument("--seed", type=nonnegative_int, default=0, help="seed of the search's random restarts (default 0)")
-    p.add_argument("--png", default="audit_sampler.png", help="where to write the plot (default audit_sampler.png)")
+    p.add_argument("--png", default="audit_sampler.png",
+                   help="where to write the plot, a .png file (default audit_sampler.png); an existing file is "
+                        "replaced only when it is a PNG picture")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_run)
 
@@ -77,6 +79,18 @@ def _parse_steps(text: str) -> list[float]:
             raise InvalidParameterError("--steps", "comma-separated integers >= 0 or 'inf'", text)
         out.append(val)
     return sorted(set(out))
+
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def _is_png(path) -> bool:
+    """Whether the existing file ``path`` is a PNG picture (an earlier plot, which --png may replace)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(len(PNG_SIGNATURE)) == PNG_SIGNATURE
+    except OSError:
+        return False
 
 
 def _run(args) -> int:
@@ -97,7 +111,9 @@ def _run(args) -> int:
     if not math.isfinite(args.sigma):
         raise InvalidParameterError("--sigma", "finite (the samplers release the mean too)", args.sigma)
     kernel = make_kernel(args.kernel, args.lengthscale)
-    png_path = check_output_file(args.png, flag="--png")   # before the work, by writing a probe file
+    png_path = check_output_file(   # before the work, by writing a probe file
+        args.png, flag="--png", suffixes=(".png",), replace=_is_png,
+        replace_hint="a new file or an existing PNG picture (it never replaces another kind of file)")
     t0 = time.perf_counter()
     with Progress(len(steps), "audit sampler: step counts", None) as bar:
         def progress(items):

@@ -1,10 +1,13 @@
 """``privgp experiment NAME [--quick] --out DIR``: reproduce a table or figure of the seed papers."""
 from __future__ import annotations
 
+import contextlib
 import json
+import shutil
 import time
+from pathlib import Path
 
-from ..errors import InvalidParameterError
+from ..errors import InvalidParameterError, PrivgpError
 from ..experiments import EXPERIMENTS, run_experiment
 from .common import nonnegative_int, print_json
 from .outputs import check_output_dir
@@ -57,19 +60,63 @@ def parse_options(items: list[str]) -> dict:
     return opts
 
 
+def _check_option_names(name: str, opts: dict) -> None:
+    """An option (--set KEY=...) the experiment does not take is refused before anything is created."""
+    import inspect
+
+    from ..experiments import get_experiment
+
+    try:
+        params = inspect.signature(get_experiment(name)).parameters
+    except (TypeError, ValueError):  # pragma: no cover - not introspectable: the experiment checks
+        return
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return
+    taken = {k for k, p in params.items() if p.kind in (inspect.Parameter.KEYWORD_ONLY,
+                                                        inspect.Parameter.POSITIONAL_OR_KEYWORD)}
+    for key in opts:
+        if key not in taken or key in RESERVED:
+            flag = "--constants" if key == "constants" else f"--set option {key!r}"
+            raise InvalidParameterError(flag, f"an option of experiment {name!r} (its options: "
+                                        f"{', '.join(sorted(taken - RESERVED)) or 'none'})", opts[key])
+
+
+#: the experiment's arguments set by their own flags, never by --set
+RESERVED = frozenset({"out_dir", "out", "quick", "executor", "seed", "progress"})
+
+
+def _remove_created(out: Path, *, user_error: bool) -> None:
+    """A failed run leaves no --out it created: removed when empty, and after a user error (a bad option found
+    by the experiment) also with what this run wrote into it (the folder did not exist before the run)."""
+    if out.is_symlink() or not out.is_dir():
+        return
+    if user_error:
+        shutil.rmtree(out, ignore_errors=True)
+        return
+    with contextlib.suppress(OSError):
+        out.rmdir()   # only when empty: the partial outputs of a crashed run are kept for a look
+
+
 def _run(args) -> int:
     if args.name not in EXPERIMENTS:
         raise InvalidParameterError("experiment", f"one of {sorted(EXPERIMENTS)}", args.name)
     if args.workers is not None and args.workers < 1:
         raise InvalidParameterError("--workers", "an integer >= 1", args.workers)
-    check_output_dir(args.out, args.overwrite)
     opts = parse_options(args.options)
     if args.constants is not None:
         opts["constants"] = args.constants
+    _check_option_names(args.name, opts)
+    out = check_output_dir(args.out, args.overwrite, replace=False)   # it writes into --out, deleting nothing
+    existed = out.exists()
     t0 = time.perf_counter()
-    summary = run_experiment(args.name, args.out, quick=args.quick, scheduler=args.scheduler,
-                             workers=args.workers, seed=args.seed,
-                             progress="lines" if args.progress else None, **opts)
+    try:
+        summary = run_experiment(args.name, args.out, quick=args.quick, scheduler=args.scheduler,
+                                 workers=args.workers, seed=args.seed,
+                                 progress="lines" if args.progress else None, **opts)
+    except BaseException as exc:
+        if not existed:
+            _remove_created(out, user_error=isinstance(exc, PrivgpError))
+        raise
     summary = dict(summary or {})
     summary.setdefault("seconds", round(time.perf_counter() - t0, 2))
     summary.setdefault("out", str(args.out))

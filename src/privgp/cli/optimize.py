@@ -33,7 +33,7 @@ from ..models.domain import Box
 from ..progress import Progress
 from ..tasks.thompson_options import KNOBS, SCHEDULES
 from .common import nonnegative_int, print_json
-from .outputs import AtomicOutput, check_output_dir, resolve_path
+from .outputs import AtomicOutput, check_output_dir, check_output_file, write_file_atomically
 from .release_publish import sha256_file
 
 if TYPE_CHECKING:
@@ -48,6 +48,7 @@ DEFAULT_GRID = {1: 1001, 2: 64, 3: 16}
 DEFAULT_ROUNDS = 50
 DEFAULT_EPSILON = 10.0
 DEFAULT_SIGMA = 0.5
+DEFAULT_EARLY_FACTOR = 2.0
 OUTPUT_FILES = ("history.csv", "queries.png", "certificate.json", "summary.json")
 
 DESCRIPTION = textwrap.dedent(f"""\
@@ -139,7 +140,7 @@ def register(sub) -> None:
     h.add_argument("--eta", type=float, help="fixed GP noise eta (with --knob r; default 0)")
     h.add_argument("--schedule", choices=SCHEDULES, default="equal",
                    help="per-round noise: equal (same every round, default) or early (more noise early)")
-    h.add_argument("--early-factor", type=float, default=2.0,
+    h.add_argument("--early-factor", type=float, default=None,
                    help="--schedule early: noise multiplier of the first data round (default 2, decaying to 1)")
     h.add_argument("--conversion", choices=["improved", "mironov"], default="improved")
     x = p.add_argument_group("output, randomness, ledger")
@@ -277,13 +278,17 @@ def _objective(args):
                                             "unit box)", getattr(args, flag))
         f = get_function(args.function)
         noise = _nonneg("--noise", args.noise)
-        cand = Candidates.grid(f.box, _grid(args, f.dim))
+        cand = Candidates.grid(f.box, _grid(args, f.dim), memory_limit=_memory_limit(args.memory_limit))
         rng = np.random.default_rng(args.objective_seed)
         seed_part = str(args.objective_seed) if args.objective_seed is not None else uuid.uuid4().hex
         key = f"optimize:function:{f.name}:noise={noise!r}:seed={seed_part}"
         return f.noisy(noise, rng), cand, f"simulated {f.name} + N(0, {noise:g}^2) noise", key, f
     if args.objective_seed is not None:
         raise InvalidParameterError("--objective-seed", "used only with --function", args.objective_seed)
+    if args.grid is not None and (args.lookup is not None or args.candidates is not None):
+        given = "--lookup" if args.lookup is not None else "--candidates"
+        raise InvalidParameterError("--grid", f"left out with {given} (its points are the candidates; --grid sets "
+                                    "a regular grid over --box)", args.grid)
     if args.lookup is not None:
         if args.candidates is not None:
             raise InvalidParameterError("--candidates", "left out with --lookup (the table's coordinates are the "
@@ -319,7 +324,7 @@ def _objective(args):
             raise InvalidParameterError("--box", "2, 4 or 6 numbers (XMIN XMAX [YMIN YMAX [ZMIN ZMAX]])", len(args.box))
         dim = len(args.box) // 2
         box = Box(tuple(args.box[0::2]), tuple(args.box[1::2]))
-        cand = Candidates.grid(box, _grid(args, dim))
+        cand = Candidates.grid(box, _grid(args, dim), memory_limit=_memory_limit(args.memory_limit))
     return fn, cand, f"callable {args.callable}", key, None
 
 
@@ -342,6 +347,9 @@ def _plan(args, cand: Candidates) -> ThompsonPlan:
     kernel = args.kernel or ("exponential" if cand.dim == 1 else "matern52")
     ell = args.lengthscale if args.lengthscale is not None else cand.box.diameter / 5.0
     extra = {}
+    if args.early_factor is not None and args.schedule != "early":
+        raise InvalidParameterError("--early-factor", "given only with --schedule early (the equal schedule has no "
+                                    "early factor)", args.early_factor)
     if args.knob == "eta":
         extra["r"] = args.r
         if args.eta is not None:
@@ -352,7 +360,8 @@ def _plan(args, cand: Candidates) -> ThompsonPlan:
         extra["eta"] = args.eta
     return plan_thompson(cand, rounds=args.rounds, epsilon=args.epsilon, delta=args.delta, kernel=kernel,
                          lengthscale=ell, sigma=args.sigma, M_Y=args.M_Y, knob=args.knob,
-                         schedule=args.schedule, early_factor=args.early_factor, conversion=args.conversion,
+                         schedule=args.schedule, conversion=args.conversion,
+                         early_factor=DEFAULT_EARLY_FACTOR if args.early_factor is None else args.early_factor,
                          memory_limit=_memory_limit(args.memory_limit), **extra)
 
 
@@ -545,25 +554,39 @@ def _print_summary(s: dict, res: ThompsonResult) -> None:
     print("\n".join(lines))
 
 
-def _check_response_file(path: Path) -> None:
-    """--save-responses must be writable: shown by writing (os.access is always true for root), leaving nothing."""
-    import tempfile
+#: the header of a --save-responses file starts so, and names this column (see ThompsonResult.history)
+RESPONSES_HEADER = "round,n,r,eta,candidate,"
+RESPONSES_COLUMN = "response_private"
 
-    bad = InvalidParameterError("--save-responses", "a file path in an existing writable folder", str(path))
-    if path.is_dir() or not path.parent.is_dir():
-        raise bad
+
+def _earlier_responses(path: Path) -> bool:
+    """Whether ``path`` is a --save-responses file of an earlier run (its CSV header), which --overwrite replaces."""
     try:
-        if path.exists():
-            if not path.is_file():
-                raise bad
-            with open(path, "r+b"):  # opened for writing, not truncated
-                pass
-        fd, probe = tempfile.mkstemp(prefix=".privgp-tmp-", dir=path.parent)
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as exc:
-        raise InvalidParameterError("--save-responses", "a file path in an existing writable folder",
-                                    f"{path} ({exc.strerror or exc})") from None
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            header = fh.readline(4096).strip()
+    except OSError:
+        return False
+    return header.startswith(RESPONSES_HEADER) and header.split(",")[-1] == RESPONSES_COLUMN
+
+
+def _protected_files(args) -> list[tuple[str, Any]]:
+    """The files a run reads or keeps: --out and --save-responses must not be (or hold) any of them."""
+    callable_file = args.callable.rpartition(":")[0] if args.callable else ""
+    return [("ledger", ledger_path(args.ledger)), ("lookup table", args.lookup), ("candidates file", args.candidates),
+            ("objective's file", callable_file if callable_file.endswith(".py") else None)]
+
+
+def _check_response_file(args) -> Path | None:
+    """--save-responses PATH, checked before the charge (:func:`~.outputs.check_output_file`): not empty, not the
+    ledger nor an input, not in --out, not a folder; an existing file only with --overwrite and only when it is
+    an earlier --save-responses file (its header)."""
+    if args.save_responses is None:
+        return None
+    return check_output_file(
+        args.save_responses, flag="--save-responses", protect=_protected_files(args), outside=args.out,
+        replace=(lambda p: bool(args.overwrite) and _earlier_responses(p)),
+        replace_hint=("a new file, or with --overwrite an earlier --save-responses file (header "
+                      f"{RESPONSES_HEADER}...,{RESPONSES_COLUMN}); it never replaces another file"))
 
 
 STAGES = ("objective and candidates", "plan and certify", "check", "rounds", "write outputs")
@@ -581,19 +604,9 @@ def run(args) -> int:
         plan = _plan(args, cand)
         progress.update(1)
         progress.stage(STAGES[2])
-        callable_file = args.callable.rpartition(":")[0] if args.callable else ""
-        if args.save_responses and resolve_path(args.out) in resolve_path(args.save_responses).parents:
-            raise InvalidParameterError("--save-responses", "a path outside --out (the private responses must not "
-                                        "sit with the outputs to publish)", args.save_responses)
+        responses = _check_response_file(args)   # before --out: it names the flag at fault
         out = check_output_dir(args.out, args.overwrite, protect=(
-            ("ledger", ledger_path(args.ledger)), ("lookup table", args.lookup), ("candidates file", args.candidates),
-            ("objective's file", callable_file if callable_file.endswith(".py") else None),
-            ("--save-responses file", args.save_responses)))
-        if args.save_responses and resolve_path(args.save_responses).parent == out:
-            raise InvalidParameterError("--save-responses", "a path outside --out (the private responses must not "
-                                        "sit with the outputs to publish)", args.save_responses)
-        if args.save_responses:
-            _check_response_file(Path(args.save_responses).expanduser().absolute())
+            *_protected_files(args), ("--save-responses file", responses)))
         check_budget(args.budget_epsilon, args.budget_delta)  # a refused budget creates no ledger file
         ledger = Ledger(args.ledger)
         fingerprint = (ledger.fingerprint("dataset-id:" + _dataset_id(args.dataset_id)) if args.dataset_id is not None
@@ -612,8 +625,8 @@ def run(args) -> int:
         summary = _summary(res, Path(args.out), ledger, source, randomness, truth)
         with AtomicOutput(out, args.overwrite) as tmp:
             _write(tmp, res, summary, randomness, truth)
-        if args.save_responses:
-            res.history(include_responses=True).to_csv(args.save_responses, index=False)
+        if responses is not None:
+            write_file_atomically(responses, lambda tmp: res.history(include_responses=True).to_csv(tmp, index=False))
         ledger.complete(res.charge.entry_id)
         progress.update(1)
     if args.json:

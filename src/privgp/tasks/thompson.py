@@ -69,6 +69,28 @@ MECHANISM = ("Thompson sampling: round t releases one exact GP posterior path on
              "rounds compose adaptively (RDP, Mironov 2017, Prop. 1; seed 000, eq. (3))")
 
 
+#: peak bytes per grid point and axis while a grid's points are built (the mesh and the stacked points)
+GRID_BYTES_PER_COORDINATE = 16
+
+
+def grid_bytes(sizes: Sequence[int]) -> int:
+    """Estimated peak bytes of building the points of a regular grid with ``sizes`` points per axis."""
+    return GRID_BYTES_PER_COORDINATE * math.prod(int(s) for s in sizes) * len(sizes)
+
+
+def check_grid_memory(sizes: Sequence[int], memory_limit: float) -> None:
+    """Refuse (InvalidParameterError naming ``grid`` and the estimate) a grid too large for ``memory_limit``."""
+    from ..mechanisms.registered.grid import check_memory
+
+    m = math.prod(int(s) for s in sizes)
+    try:
+        check_memory(f"{' x '.join(map(str, sizes))} = {m:.3g} candidate points", grid_bytes(sizes), memory_limit,
+                     "use fewer grid points per axis")
+    except InvalidParameterError as exc:
+        raise InvalidParameterError("grid", exc.requirement, f"{sizes[0] if len(set(sizes)) == 1 else sizes} "
+                                    f"per axis ({exc.value})") from None
+
+
 # -- the public domain --------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True, eq=False)
@@ -84,14 +106,16 @@ class Candidates:
     axes: tuple[np.ndarray, ...] | None = None  # regular grid: points = mesh of axes in 'ij' order
 
     @classmethod
-    def grid(cls, box: Box, size: int | Sequence[int]) -> Candidates:
-        """A regular grid over ``box`` with ``size`` points per axis (int or one per axis), corners included."""
+    def grid(cls, box: Box, size: int | Sequence[int], *, memory_limit: float = DEFAULT_MEMORY_LIMIT) -> Candidates:
+        """A regular grid over ``box`` with ``size`` points per axis (int or one per axis), corners included;
+        refused (before anything is allocated) when its points would need more than ``memory_limit`` bytes."""
         if not isinstance(box, Box):
             raise InvalidParameterError("box", "a privgp.models.domain.Box", type(box).__name__)
         given = tuple(size) if isinstance(size, (Sequence, np.ndarray)) else (size,) * box.dim
         if len(given) != box.dim:
             raise InvalidParameterError("grid", f"{box.dim} sizes (one per axis)", given)
         sizes = tuple(v.integer("grid size", s, minimum=2) for s in given)
+        check_grid_memory(sizes, v.positive("memory_limit", memory_limit))
         points, axes = box.grid(sizes)
         return cls(points, box, axes)
 

@@ -161,10 +161,36 @@ def _replace_one(P: GPPosterior, A: np.ndarray, i: int, C: np.ndarray, alpha: fl
     return float(best)
 
 
+def replace_one_bytes(n: int, dim: int, per_axis: int) -> int:
+    """Estimated peak bytes of the replace-one search over ``per_axis``^dim replacement locations for a dataset
+    of ``n`` records: the candidates and their mesh, a few (m, n) cross-covariances and about eighty
+    length-m arrays (the 2 x 2 laws of every candidate), plus the n x n inverse."""
+    m = int(per_axis) ** int(dim)
+    return 8 * (3 * m * int(dim) + 4 * m * int(n) + 80 * m + 3 * int(n) ** 2)
+
+
+def check_lood_memory(n: int, dim: int, per_axis: int, memory_limit: float) -> None:
+    """Refuse (InvalidParameterError naming ``candidates_per_axis``, with the estimate) a LOOD audit whose
+    replace-one search is estimated to need more than ``memory_limit`` bytes."""
+    need = replace_one_bytes(n, dim, per_axis)
+    if need <= memory_limit:
+        return
+    from ...mechanisms.registered.grid import check_memory  # here: only when refusing
+
+    try:
+        check_memory(f"replace-one search over {per_axis}^{dim} = {float(per_axis) ** dim:.3g} locations and "
+                     f"{n} records", need, memory_limit,
+                     "use fewer replacement locations per axis")
+    except InvalidParameterError as exc:
+        raise InvalidParameterError("candidates_per_axis", exc.requirement, f"{per_axis} ({exc.value})") from None
+
+
 def audit_release_lood(plan, X, z, *, alpha: float | None = None, top: int = 10,
-                       candidates_per_axis: int | None = None) -> ReleaseLoodAudit:
+                       candidates_per_axis: int | None = None,
+                       memory_limit: float | None = None) -> ReleaseLoodAudit:
     """Per-record LOOD of the release ``plan`` (a PosteriorSamplePlan) on the private data (X, z),
-    and the replace-one exposure of the ``top`` most exposed records (see the module docstring)."""
+    and the replace-one exposure of the ``top`` most exposed records (see the module docstring).
+    ``memory_limit`` (bytes; None: unchecked): refuse, before the work, a search estimated to need more."""
     top = v.integer("top", top, minimum=0)
     cert = plan.certificate
     if alpha is None:
@@ -175,6 +201,8 @@ def audit_release_lood(plan, X, z, *, alpha: float | None = None, top: int = 10,
         alpha, source = v.greater_than("alpha", alpha, 1.0), "given"
     per_axis = candidates_per_axis or (201 if plan.domain.dim == 1 else 31)
     per_axis = v.integer("candidates_per_axis", per_axis, minimum=2)
+    if memory_limit is not None:
+        check_lood_memory(len(X), plan.domain.dim, per_axis, v.positive("memory_limit", memory_limit))
     kernel, Xm, y, noise, snapped = _model(plan, X, z)
     P = GPPosterior(kernel, Xm, y, noise)
     A = P._inverse()

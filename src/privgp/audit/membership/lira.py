@@ -67,14 +67,48 @@ def certified_epsilons(game: MembershipGame, delta: float, constants: str = "pro
     return cert, pub
 
 
+#: elements of the batched solves' temporaries processed at once (models.gp.posterior._CHUNK)
+SOLVE_CHUNK = 2**20
+
+
+def lira_bytes(n: int, n_shadow: int, n_eval: int) -> tuple[int, str]:
+    """(estimated peak bytes, the parameter that drives it: 'n', 'n_shadow' or 'n_eval') of a LiRA audit of a
+    game with ``n`` records: the datasets of the largest population while drawn (about six (size, n) arrays),
+    the four populations kept (five numbers per dataset), the attacks' scores, and the batched solves
+    (at least one n x n system at a time, three copies)."""
+    n, ns, ne = int(n), int(n_shadow), int(n_eval)
+    size = max(ns, ne)
+    data = 8 * 6 * size * n + 40 * (2 * ns + 2 * ne) + 160 * size
+    solve = 24 * max(SOLVE_CHUNK, n * (n + 2))
+    return data + solve, ("n" if solve >= data else "n_shadow" if ns >= ne else "n_eval")
+
+
+def check_lira_memory(n: int, n_shadow: int, n_eval: int, memory_limit: float) -> None:
+    """Refuse, before anything is drawn, a LiRA audit estimated to need more than ``memory_limit`` bytes
+    (InvalidParameterError naming the parameter that drives the estimate, with the estimate)."""
+    need, name = lira_bytes(n, n_shadow, n_eval)
+    if need <= memory_limit:
+        return
+    from ...mechanisms.registered.grid import check_memory  # here: `privgp audit lira` stays light
+
+    try:
+        check_memory(f"LiRA audit (n = {n}, {n_shadow} shadow + {n_eval} evaluation datasets per hypothesis)",
+                     need, memory_limit, "use fewer datasets (n_shadow, n_eval) or a smaller n")
+    except InvalidParameterError as exc:
+        value = {"n": n, "n_shadow": n_shadow, "n_eval": n_eval}[name]
+        raise InvalidParameterError(name, exc.requirement, f"{value} ({exc.value})") from None
+
+
 def audit_lira(game: MembershipGame, *, attacks=("paper",), n_shadow: int = 10_000, n_eval: int = 10_000,
                delta: float = 0.05, seed: int = 0, fpr_targets=DEFAULT_FPR_TARGETS, confidence: float = 0.95,
-               constants: str = "proven", keep_scores: bool = False, **attack_options) -> dict[str, LiraResult]:
+               constants: str = "proven", keep_scores: bool = False, memory_limit: float | None = None,
+               **attack_options) -> dict[str, LiraResult]:
     """Audit ``game`` with each attack in ``attacks`` (names from :data:`~.attacks.ATTACKS`) on the same
     shadow/evaluation data. Returns {attack name: LiraResult}.
 
     ``seed`` fixes the data streams (shadow in/out, eval in/out) and the attacks' own stream, all
-    spawned independently from it (:func:`~.game.play`).
+    spawned independently from it (:func:`~.game.play`). ``memory_limit`` (bytes; None: unchecked): refuse,
+    before anything is drawn, an audit estimated to need more (:func:`lira_bytes`).
     """
     if isinstance(attacks, str):
         attacks = (attacks,)
@@ -86,6 +120,9 @@ def audit_lira(game: MembershipGame, *, attacks=("paper",), n_shadow: int = 10_0
     delta = v.open_interval("delta", delta, 0.0, 1.0)
     confidence = v.open_interval("confidence", confidence, 0.0, 1.0)
     seed = v.integer("seed", seed, minimum=0)
+    if memory_limit is not None:
+        check_lira_memory(game.n, v.integer("n_shadow", n_shadow, minimum=1), v.integer("n_eval", n_eval, minimum=1),
+                          v.positive("memory_limit", memory_limit))
     t0 = time.perf_counter()
     eps_cert, eps_pub = certified_epsilons(game, delta, constants)
     data, attack_rng = play(game, n_shadow, n_eval, seed)
