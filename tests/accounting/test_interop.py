@@ -15,7 +15,7 @@ from dp_accounting import dp_event, pld, rdp
 from dp_accounting.pld import common as pld_common
 from dp_accounting.pld import privacy_loss_distribution as PLD
 from dp_accounting.privacy_accountant import NeighboringRelation as NR
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from privgp.accounting import (
@@ -131,7 +131,7 @@ def test_pure_dp_uses_the_tighter_randomized_response_curve(eps, count, low, hig
     assert ours >= acc.get_epsilon(1e-6) * (1 - 1e-3)
     # the default rule composes the parts as randomized response: lower still, never below the tight value
     prof = epsilon(ev, 1e-6)
-    assert acc.get_epsilon(1e-6) * (1 - 1e-3) <= prof.epsilon <= ours
+    assert acc.get_epsilon(1e-6) * (1 - 1e-3) <= prof.epsilon <= ours * (1 + 1e-11)   # the exact value, if above
     assert delta(ev, prof.epsilon).delta <= 1e-6 * (1 + 1e-9)
     al = np.array([1.01, 1.5, 2.0, 10.0, 100.0])  # the curve is below the old bound at every order
     assert np.all(PureDpEvent(eps).rdp(al) <= np.minimum(eps, 0.5 * al * eps * eps))
@@ -192,7 +192,7 @@ def test_profile_composition_is_sound_and_tight_against_dp_accounting(mu, approx
     # epsilon at a delta: the reported epsilon meets the delta, and is no worse than basic composition
     dl = min(max(1.5 * basic.delta, 1e-6), 0.5)
     e_ours = epsilon(ev, dl)
-    assert e_ours.epsilon <= epsilon(ev, dl, composition="basic").epsilon
+    assert e_ours.epsilon <= epsilon(ev, dl, composition="basic").epsilon * (1 + 1e-12)
     if math.isfinite(e_ours.epsilon):
         assert delta(ev, e_ours.epsilon).delta <= dl * (1 + 1e-9)
 
@@ -245,23 +245,29 @@ def _mixed_event(mu, approx, pure):
 
 @settings(max_examples=25, deadline=None)
 @given(*mixed, st.floats(0.0, 8.0))
+@example(None, [], [(2.22, 3), (2.53, 1), (2.55, 4)], 0.0)   # basic's conversion 1e-9 below the exact delta
 def test_pure_parts_compose_as_randomized_response_soundly(mu, approx, pure, eps):
     """A composition with pure epsilon-DP parts and a Gaussian and/or (epsilon, delta) part: delta never
     above basic composition's, never below dp_accounting's tight value of the same composition (pure
-    parts there are randomized response, exactly), and equal to it without a Gaussian part (both exact)."""
+    parts there are randomized response, exactly), and without a Gaussian part never above dp_accounting's
+    pessimistic value either (both exact up to their grid)."""
     ev = _mixed_event(mu, approx, pure)
     ours = delta(ev, eps).delta
-    assert ours <= delta(ev, eps, composition="basic").delta
+    # never above basic composition (up to the rounding of a Renyi conversion at large orders, ~1e-9 relative,
+    # where the exact value is reported instead)
+    assert ours <= delta(ev, eps, composition="basic").delta * (1 + 1e-8)
     parts = approx + [(e, 0.0, c) for e, c in pure]
     low = float(_their_pld(mu, parts, pessimistic=False).get_delta_for_epsilon(eps))
     assert ours >= low * (1 - 1e-9) - 1e-15
     exact_split = math.prod(c + 1 for _, _, c in parts) <= MAX_PURE_SUPPORT  # else the pure parts stay curves
     if mu is None and exact_split and ours < delta(ev, eps, composition="basic").delta:
+        # both exact where the losses lie on dp_accounting's grid (k * 1e-2 in floats can fall just above a grid
+        # point, which theirs rounds up): never above theirs, and never below their optimistic value (above)
         theirs = float(_their_pld(None, parts).get_delta_for_epsilon(eps))
-        assert ours == pytest.approx(theirs, rel=1e-6, abs=1e-12)
+        assert ours <= theirs * (1 + 1e-6) + 1e-12
     dl = 1e-6
     e_ours = epsilon(ev, dl)
-    assert e_ours.epsilon <= epsilon(ev, dl, composition="basic").epsilon
+    assert e_ours.epsilon <= epsilon(ev, dl, composition="basic").epsilon * (1 + 1e-12)
     if math.isfinite(e_ours.epsilon):
         assert delta(ev, e_ours.epsilon).delta <= dl * (1 + 1e-9)
         assert e_ours.epsilon >= _their_pld(mu, parts, pessimistic=False).get_epsilon_for_delta(dl) - GRID

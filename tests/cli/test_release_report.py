@@ -191,7 +191,7 @@ def test_the_opt_in_map_is_one_script_pinned_by_the_csp_and_the_released_values(
     """--map: the page holds the released values (paths.npz to six significant digits) in a JSON block and
     ONE executable inline script, whose sha256 is the only script source the CSP allows; no src, no link;
     names inside the JSON cannot close the block. Without --map there is no script (above); with
-    --no-report it is refused; a 1-D release gets no map."""
+    --no-report it is refused, and on 1-D data (no plane to explore; it was silently left out)."""
     import hashlib
 
     rng = np.random.default_rng(1)
@@ -224,7 +224,7 @@ def test_the_opt_in_map_is_one_script_pinned_by_the_csp_and_the_released_values(
     assert len(data["layers"]) == 1
     assert data["layers"][0]["values"] == [float(f"{v:.6g}") for v in paths["paths"][0].reshape(-1)]
     assert data["centre"] == 0.5 and data["clip"] == 2 and data["log"] is False
-    # refused with --no-report (one line, exit 2, nothing written); a 1-D release gets no map
+    # refused with --no-report and on 1-D data (one line, exit 2, nothing written)
     code = main(["release", "--mechanism", "posterior-sample", "--out", str(tmp_path / "none"), "--no-report", "--map",
                  "--ledger", str(tmp_path / "l2.sqlite")])
     err = capsys.readouterr().err.strip().splitlines()
@@ -233,9 +233,11 @@ def test_the_opt_in_map_is_one_script_pinned_by_the_csp_and_the_released_values(
     csv1 = tmp_path / "d1.csv"
     csv1.write_text("t,v\n" + "\n".join(f"{a!r},{b!r}" for a, b in zip(rng.uniform(0, 1, 20).tolist(),
                                                                       rng.normal(size=20).tolist())) + "\n")
-    out1 = release(tmp_path / "one", capsys, "--data", str(csv1), "--x-col", "t", "--response-col", "v", "--box", "0", "1",
-                   "--threshold", "0", "--clip", "1", "--map")
-    check_self_contained((out1 / "report.html").read_text())
+    code = main(["release", "--data", str(csv1), "--x-col", "t", "--response-col", "v", "--box", "0", "1", "--threshold",
+                 "0", "--clip", "1", "--map", "--out", str(tmp_path / "one"), "--ledger", str(tmp_path / "l3.sqlite")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "--map must be used with 2-D data" in err[0]
+    assert not (tmp_path / "one").exists() and not (tmp_path / "l3.sqlite").exists()
 
 
 def test_one_dimensional_report_and_picture(tmp_path, capsys):

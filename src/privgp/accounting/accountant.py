@@ -306,7 +306,10 @@ def delta(event: PrivacyEvent | EventBatch, epsilon_value: ArrayLike, *, convers
         eps = np.asarray(epsilon_value, dtype=float)
         for prof in _profile_compositions(event, conversion, exact):
             dl = np.vectorize(prof.delta, otypes=[float])(eps)
-            better = dl < np.asarray(best.delta)
+            # without a curve part the profile is the composition's exact value (rounded up by 1e-12): a value
+            # below it is a Renyi conversion's rounding at large orders (~1e-9 relative), not a guarantee
+            below_exact = np.asarray(best.delta) < dl * (1 - 2e-12) if prof.rest is None else False
+            better = (dl < np.asarray(best.delta)) | below_exact
             if not np.any(better):
                 continue
             low = np.where(better, dl, best.delta)
@@ -520,14 +523,25 @@ def _profile_compositions(event: PrivacyEvent, conversion: str, exact: bool) -> 
 
 
 def _profile_epsilon(event: PrivacyEvent, basic: Guarantee, conversion: str, exact: bool) -> Guarantee:
-    """The smallest of basic composition's epsilon and those of the profile compositions."""
+    """The smallest of basic composition's epsilon and those of the profile compositions (the exact one, when a
+    profile composition has no curve part)."""
     best = basic
     d = np.asarray(basic.delta, dtype=float)
     for prof in _profile_compositions(event, conversion, exact):
         e_best = np.asarray(best.epsilon, dtype=float)
+        # without a curve part the profile is the composition's exact value: where the epsilon found so far does
+        # not meet delta under it (a Renyi conversion's rounding at large orders, ~1e-9 relative in delta), the
+        # profile's own epsilon is reported, searched up to twice that value
+        tight = prof.rest is None
+        upper = 2.0 * e_best + 1.0 if tight else e_best
         e = np.array([prof.epsilon(float(t), float(u))
-                      for t, u in zip(d.reshape(-1), np.broadcast_to(e_best, d.shape).reshape(-1))]).reshape(d.shape)
-        better = e < e_best
+                      for t, u in zip(d.reshape(-1), np.broadcast_to(upper, d.shape).reshape(-1))]).reshape(d.shape)
+        infeasible = False
+        if tight:
+            infeasible = np.array([np.isfinite(eb) and prof.delta(float(eb)) > float(t)
+                                   for eb, t in zip(np.broadcast_to(e_best, d.shape).reshape(-1), d.reshape(-1))]
+                                  ).reshape(d.shape)
+        better = (e < e_best) | (infeasible & np.isfinite(e))
         if not np.any(better):
             continue
         low = np.where(better, e, e_best)
