@@ -536,7 +536,7 @@ def _profile_epsilon(event: PrivacyEvent, basic: Guarantee, conversion: str, exa
         upper = 2.0 * e_best + 1.0 if tight else e_best
         e = np.array([prof.epsilon(float(t), float(u))
                       for t, u in zip(d.reshape(-1), np.broadcast_to(upper, d.shape).reshape(-1))]).reshape(d.shape)
-        infeasible = False
+        infeasible: bool | np.ndarray = False
         if tight:
             infeasible = np.array([np.isfinite(eb) and prof.delta(float(eb)) > float(t)
                                    for eb, t in zip(np.broadcast_to(e_best, d.shape).reshape(-1), d.reshape(-1))]
