@@ -69,15 +69,21 @@ def _log_gdp_delta_parts(mu, eps):
 
 def log_gdp_delta(mu: ArrayLike, epsilon: ArrayLike) -> np.ndarray:
     """log delta(epsilon) of a mu-GDP mechanism (see the module docstring); -inf when mu = 0."""
+    return _checked_parts(mu, epsilon, "log_gdp_delta")[2]
+
+
+def _checked_parts(mu: ArrayLike, epsilon: ArrayLike, caller: str
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(mu, epsilon, log delta, its error bound) of checked inputs, broadcast (``_log_gdp_delta_parts``)."""
     a = _arrays(mu=mu, epsilon=epsilon)
-    mu, eps = a["mu"], a["epsilon"]
-    _check_mu(mu)
+    mu_a, eps = np.broadcast_arrays(a["mu"], a["epsilon"])
+    _check_mu(mu_a)
     if np.any(~(eps >= 0)):
         raise InvalidParameterError("epsilon", ">= 0", eps)
-    out, _ = _log_gdp_delta_parts(mu, eps)
+    out, err = _log_gdp_delta_parts(mu_a, eps)
     if np.isnan(out).any():
-        raise NumericalError("log_gdp_delta: NaN from valid inputs")
-    return out
+        raise NumericalError(f"{caller}: NaN from valid inputs")
+    return mu_a, eps, out, err
 
 
 def _surely_feasible(mu, eps, log_target):
@@ -107,14 +113,7 @@ def gdp_delta_upper(mu: ArrayLike, epsilon: ArrayLike) -> np.ndarray:
     delta(epsilon) = 0 (mu = 0 or epsilon = inf)."""
     from scipy.special import erf, log_ndtr
 
-    a = _arrays(mu=mu, epsilon=epsilon)
-    mu, eps = np.broadcast_arrays(a["mu"], a["epsilon"])
-    _check_mu(mu)
-    if np.any(~(eps >= 0)):
-        raise InvalidParameterError("epsilon", ">= 0", eps)
-    out, err = _log_gdp_delta_parts(mu, eps)
-    if np.isnan(out).any():
-        raise NumericalError("gdp_delta_upper: NaN from valid inputs")
+    mu, eps, out, err = _checked_parts(mu, epsilon, "gdp_delta_upper")
     positive = (mu > 0) & np.isfinite(eps)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
         u = np.finfo(float).eps
