@@ -182,7 +182,7 @@ def test_composition_is_additive_and_order_free(rhos):
     with tempfile.TemporaryDirectory() as d:
         led = Ledger(Path(d) / "l.sqlite")
         one, many, rev = led.fingerprint("one"), led.fingerprint("many"), led.fingerprint("rev")
-        kw = dict(epsilon=1.0, delta=DELTA, budget_epsilon=1e9, budget_delta=DELTA)
+        kw = dict(budget_epsilon=1e9, budget_delta=DELTA)   # each entry displays its event's own epsilon
         led.charge(one, ZcdpEvent(sum(rhos)), **kw)
         spent = []
         for rho in rhos:
@@ -459,3 +459,16 @@ def test_a_dataset_id_may_be_any_text(tmp_path):
     fp = led.fingerprint("dataset-id:prix-été-東京")
     assert len(fp) == 64 and fp != led.fingerprint("dataset-id:prix-ete")
     assert led.fingerprint("dataset-id:abc") == led.fingerprint("dataset-id:abc")
+
+
+def test_an_entry_never_displays_a_guarantee_its_event_does_not_have(tmp_path):
+    """The certified (epsilon, delta) recorded beside an event is checked against it before anything is written."""
+    from privgp.accounting import GdpEvent
+
+    led = Ledger(tmp_path / "l.sqlite")
+    with pytest.raises(InvalidParameterError, match="event's own epsilon"):
+        led.charge("x", GdpEvent(0.5), epsilon=0.0, delta=1e-6, budget_epsilon=10, budget_delta=1e-6)
+    assert led.entries() == []
+    own = account_epsilon(GdpEvent(0.5), 1e-6).epsilon
+    led.charge("x", GdpEvent(0.5), epsilon=own, delta=1e-6, budget_epsilon=10, budget_delta=1e-6)
+    assert len(led.entries()) == 1

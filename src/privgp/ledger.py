@@ -401,6 +401,14 @@ class Ledger:
             budget_delta = v.probability("budget_delta", budget_delta)
         if default_budget_delta is not None:
             default_budget_delta = v.probability("default_budget_delta", default_budget_delta)
+        if epsilon is not None and delta is not None:
+            # the entry's displayed guarantee must be one the event has: never below its epsilon at that delta
+            # (under the most favourable rule, the improved conversion and profile composition, so that every
+            # certificate privgp writes passes)
+            own = float(accountant.epsilon(event, delta, conversion="improved", composition="profile").epsilon)
+            if epsilon < own * (1 - 1e-9):
+                raise InvalidParameterError("epsilon", f"at least the event's own epsilon at delta={delta:g} ({own:.6g}); "
+                                            "the entry would display a guarantee the release does not have", epsilon)
         settings_json = json.dumps(settings or {}, sort_keys=True, default=str)
         con = self._connect()
         try:
