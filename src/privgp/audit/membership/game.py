@@ -230,12 +230,8 @@ def play(game: MembershipGame, n_shadow: int, n_eval: int, seed) -> tuple[GameDa
     independent streams: shadow-in, shadow-out, eval-in, eval-out and the attack's own stream (returned
     as a Generator for optimiser restarts), so attack-fitting randomness never perturbs the data.
     """
-    n_shadow = v.integer("n_shadow", n_shadow, minimum=1)
-    n_eval = v.integer("n_eval", n_eval, minimum=1)
-    if n_shadow < MIN_SHADOW:
-        raise InvalidParameterError("n_shadow", f"at least {MIN_SHADOW} shadow datasets per hypothesis", n_shadow)
-    if n_eval < MIN_EVAL:
-        raise InvalidParameterError("n_eval", f"at least {MIN_EVAL} evaluation datasets per hypothesis", n_eval)
+    n_shadow = v.integer("n_shadow", n_shadow, minimum=MIN_SHADOW)   # datasets per hypothesis
+    n_eval = v.integer("n_eval", n_eval, minimum=MIN_EVAL)
     ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(v.integer("seed", seed, minimum=0))
     s_in, s_out, e_in, e_out, attack = (np.random.default_rng(s) for s in ss.spawn(5))
     data = GameData(game=game,

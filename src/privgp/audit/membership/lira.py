@@ -17,7 +17,7 @@ from ... import validation as v
 from ...accounting import PUBLISHED_WARNING
 from ...errors import InvalidParameterError
 from .attacks import ATTACKS, fit_attack
-from .game import MembershipGame, play
+from .game import MIN_EVAL, MIN_SHADOW, MembershipGame, play
 from .metrics import DEFAULT_FPR_TARGETS, EpsilonLowerBound, RocMetrics, check_fpr_targets, epsilon_lower_bound, roc_metrics, select_threshold
 
 
@@ -121,7 +121,8 @@ def audit_lira(game: MembershipGame, *, attacks=("paper",), n_shadow: int = 10_0
     confidence = v.open_interval("confidence", confidence, 0.0, 1.0)
     seed = v.integer("seed", seed, minimum=0)
     if memory_limit is not None:
-        check_lira_memory(game.n, v.integer("n_shadow", n_shadow, minimum=1), v.integer("n_eval", n_eval, minimum=1),
+        check_lira_memory(game.n, v.integer("n_shadow", n_shadow, minimum=MIN_SHADOW),
+                          v.integer("n_eval", n_eval, minimum=MIN_EVAL),
                           v.positive("memory_limit", memory_limit))
     t0 = time.perf_counter()
     eps_cert, eps_pub = certified_epsilons(game, delta, constants)
