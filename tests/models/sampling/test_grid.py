@@ -394,3 +394,16 @@ def test_posterior_mean_from_per_site_statistics_equals_the_mean_from_the_record
                                    refine=2, solver=solver)
         b = posterior_mean_from_sites(kernel, sites, sums, counts, axes, r=0.7, solver=solver)
         assert np.max(np.abs(a - b)) < 1e-10
+
+
+def test_a_fine_linspace_is_a_regular_grid():
+    """np.linspace of 10^7 points over [10, 11]: its steps differ from the spacing by the coordinates' rounding
+    (~1e-8 of it), which the regularity check allows; an irregular step of 1e-6 of the spacing is still refused."""
+    from privgp.models.sampling.grid import _check_axes
+
+    a = np.linspace(10.0, 11.0, 10**7)
+    assert _check_axes((a,))[0] is not None
+    b = a.copy()
+    b[5] += 1e-6 * (a[1] - a[0])
+    with pytest.raises(InvalidParameterError, match="uniformly spaced"):
+        _check_axes((b,))

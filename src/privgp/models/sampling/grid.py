@@ -86,7 +86,8 @@ def _check_axes(axes, *, uniform: bool = True) -> tuple[np.ndarray, ...]:
             raise v.InvalidParameterError(f"axes[{k}]", "at least 2 strictly increasing coordinates", a)
         if uniform:
             h = (a[-1] - a[0]) / (a.shape[0] - 1)
-            if np.max(np.abs(np.diff(a) - h)) > 1e-9 * h:
+            # relative to the spacing, plus the rounding of the coordinates themselves (np.linspace of 10^8 points)
+            if np.max(np.abs(np.diff(a) - h)) > 1e-9 * h + 8 * np.finfo(float).eps * max(abs(a[0]), abs(a[-1])):
                 raise v.InvalidParameterError(f"axes[{k}]", "uniformly spaced (a regular grid)", a)
         out.append(a)
     return tuple(out)
