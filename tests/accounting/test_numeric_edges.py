@@ -180,3 +180,12 @@ def test_tiny_mu(mu):
     assert d0 >= mp.erf(mp.mpf(mu) / (2 * mp.sqrt(2))) and d0 > 0   # delta(0) = 2 Phi(mu/2) - 1
     assert 0 < delta(GdpEvent(mu), 1.0).delta <= 5e-324
 
+
+
+@pytest.mark.parametrize("r", [1e10, 1e40, 1e80])
+def test_the_order_search_reaches_orders_near_one_for_huge_alpha_max(r):
+    """The certificate depends on M_Y / r^2 (and n, sigma) only: at r = 1e10 (alpha_max ~ 1e20) the search could not
+    reach orders below 1 + 1e-16 (alpha_max - 1) and certified 11104 where r = 1e7 gives 11.69 (audit F6)."""
+    ref = epsilon(PosteriorSampleEvent(n=2, r=1e7, sigma=1.0, M_Y=1e14), 1e-6).epsilon
+    got = epsilon(PosteriorSampleEvent(n=2, r=r, sigma=1.0, M_Y=r * r), 1e-6).epsilon
+    assert got == pytest.approx(ref, rel=1e-6)

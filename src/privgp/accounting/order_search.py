@@ -39,7 +39,11 @@ ZOOM_ROUNDS = 4            # final bracket (2/42)^4 = 5e-6 of two grid cells (go
 
 def _alphas(t: np.ndarray, alpha_max: np.ndarray, all_finite: bool = False) -> np.ndarray:
     """Map search coordinates t to orders (see the module docstring)."""
-    beta = 0.5 * (1.0 + np.tanh(0.5 * t))  # sigmoid(t), no overflow
+    # sigmoid(t), no overflow; below t = -20 as e^t / (1 + e^t) (the tanh form cancels there and is exactly 0
+    # below about -37, so orders closer to 1 than 1e-16 (alpha_max - 1) were out of reach)
+    with np.errstate(over="ignore"):
+        e = np.exp(np.minimum(t, -20.0))
+    beta = np.where(t < -20.0, e / (1.0 + e), 0.5 * (1.0 + np.tanh(0.5 * t)))
     if all_finite:
         return 1.0 + beta * (alpha_max - 1.0)
     finite = np.isfinite(alpha_max)
