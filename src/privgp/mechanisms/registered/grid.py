@@ -323,7 +323,8 @@ DEFAULT_CELLS = 8
 DEFAULT_BANDWIDTH = 1.0
 CELLS = Option("cells", f"cells along the longest side of the box (default {DEFAULT_CELLS}; nearly square cells)", int,
                "C", default=DEFAULT_CELLS)
-BANDWIDTH = Option("bandwidth", f"smoothing bandwidth in cells (public post-processing; default {DEFAULT_BANDWIDTH:g})",
+BANDWIDTH = Option("bandwidth", f"smoothing bandwidth in cells, >= {MIN_BANDWIDTH:g} (public post-processing; default "
+                   f"{DEFAULT_BANDWIDTH:g})",
                    float, "B", default=DEFAULT_BANDWIDTH)
 
 
