@@ -292,6 +292,15 @@ def test_ledger_show_does_not_create_a_ledger(tmp_path, capsys):
     assert "charged" in out
     assert main(["ledger", "show", "--ledger", str(path), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["composition"] == "profile"
+    # --dataset: a fingerprint prefix or a label; one that matches nothing is an error, not "0 dataset(s)"
+    led.charge(led.fingerprint("e"), ZcdpEvent(0.1), budget_epsilon=5.0, budget_delta=DELTA, label="city-sales")
+    fp = led.fingerprint("d")
+    for key in (fp[:8], "city-sales"):
+        assert main(["ledger", "show", "--ledger", str(path), "--dataset", key, "--json"]) == 0
+        assert len(json.loads(capsys.readouterr().out)["datasets"]) == 1
+    assert main(["ledger", "show", "--ledger", str(path), "--dataset", "zzzz"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("privgp: error: --dataset must be") and len(err.strip().splitlines()) == 1
 
 
 # -- old files and tampering ------------------------------------------------------------------------

@@ -5,6 +5,7 @@ import argparse
 import textwrap
 from pathlib import Path
 
+from ..errors import InvalidParameterError
 from ..ledger import Ledger, default_path
 from .common import print_json
 
@@ -32,7 +33,7 @@ def register(sub) -> None:
     s = lsub.add_parser("show", help="list datasets, totals and entries", description=DESCRIPTION,
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     s.add_argument("--ledger", metavar="PATH", help=f"ledger file (default: $PRIVGP_LEDGER or {default_path()})")
-    s.add_argument("--dataset", metavar="FINGERPRINT", help="only this dataset (a fingerprint or its prefix)")
+    s.add_argument("--dataset", metavar="FINGERPRINT", help="only this dataset (a fingerprint or its prefix, or its label, e.g. the --dataset-id)")
     s.add_argument("--json", action="store_true", help="print as JSON")
     s.set_defaults(func=show)
 
@@ -49,7 +50,11 @@ def show(args) -> int:
     datasets = led.datasets()
     entries = led.entries()
     if args.dataset:
-        datasets = [d for d in datasets if d.fingerprint.startswith(args.dataset)]
+        wanted = [d for d in datasets if d.fingerprint.startswith(args.dataset) or d.label == args.dataset]
+        if not wanted:   # a typo must not read as "nothing spent"
+            raise InvalidParameterError("--dataset", f"a fingerprint (or its prefix) or the label of one of the "
+                                        f"{len(datasets)} dataset(s) in {led.path}", args.dataset)
+        datasets = wanted
         keep = {d.fingerprint for d in datasets}
         entries = [e for e in entries if e.fingerprint in keep]
     if args.json:
