@@ -224,6 +224,22 @@ def test_experiment_option_errors_leave_no_out(env, capsys, option):
     assert not (env / "NEW").exists()
 
 
+def test_a_failed_experiment_keeps_what_it_wrote(env, capsys, monkeypatch):
+    """Any error after the run has written (a NaN loss hours into training, a lost worker): its checkpoints stay."""
+    import privgp.cli.experiment as cli_experiment
+    from privgp.errors import NumericalError
+
+    def fails_late(name, out, **kw):
+        Path(out).mkdir(parents=True, exist_ok=True)
+        (Path(out) / "last.pt").write_text("hours of training")
+        raise NumericalError("NaN loss at step 90000")
+
+    monkeypatch.setattr(cli_experiment, "run_experiment", fails_late)
+    code, _, err = run(capsys, "experiment", "fig2-bound", "--out", env / "RUN")
+    assert code == 2 and "NaN loss" in err
+    assert (env / "RUN" / "last.pt").read_text() == "hours of training"
+
+
 # -- 5. audit sampler --png -------------------------------------------------------------------------------------
 
 def test_sampler_png_is_checked_before_the_work(env, capsys):
@@ -263,3 +279,18 @@ def test_the_early_factor_is_used_with_the_early_schedule(env, capsys):
     assert code == 0, err
     cert = json.loads((env / "o" / "certificate.json").read_text())
     assert np.isclose(cert["plan_arguments"]["early_factor"], 3.0)
+
+
+def test_overwrite_recognises_an_optimize_run_whose_certificate_hashed_no_files(env, capsys):
+    """optimize certificates before 2026-11-25 list no outputs and no sha256: its four files are still its own."""
+    out = env / "old-opt"
+    out.mkdir()
+    (out / "certificate.json").write_text(json.dumps({"privgp_version": "0.1.0", "planned_rounds": 5,
+                                                      "released_rounds": 5}))
+    for name in ("history.csv", "queries.png", "summary.json"):
+        (out / name).write_text("x")
+    from privgp.cli.outputs import earlier_output
+
+    assert earlier_output(out) == frozenset({"certificate.json", "history.csv", "queries.png", "summary.json"})
+    (out / "notes.txt").write_text("mine")
+    assert "notes.txt" not in earlier_output(out)

@@ -3,11 +3,10 @@ from __future__ import annotations
 
 import contextlib
 import json
-import shutil
 import time
 from pathlib import Path
 
-from ..errors import InvalidParameterError, PrivgpError
+from ..errors import InvalidParameterError
 from ..experiments import EXPERIMENTS, run_experiment
 from .common import nonnegative_int, print_json
 from .outputs import check_output_dir
@@ -85,16 +84,14 @@ def _check_option_names(name: str, opts: dict) -> None:
 RESERVED = frozenset({"out_dir", "out", "quick", "executor", "seed", "progress"})
 
 
-def _remove_created(out: Path, *, user_error: bool) -> None:
-    """A failed run leaves no --out it created: removed when empty, and after a user error (a bad option found
-    by the experiment) also with what this run wrote into it (the folder did not exist before the run)."""
+def _remove_created(out: Path) -> None:
+    """A failed run leaves no empty --out it created. Anything it wrote is kept, whatever the error: a run that
+    fails after hours (a NaN loss, a worker lost) keeps its checkpoints, and a bad option is refused before the
+    folder is made (``_check_option_names``) or before anything is written into it."""
     if out.is_symlink() or not out.is_dir():
         return
-    if user_error:
-        shutil.rmtree(out, ignore_errors=True)
-        return
     with contextlib.suppress(OSError):
-        out.rmdir()   # only when empty: the partial outputs of a crashed run are kept for a look
+        out.rmdir()   # only when empty
 
 
 def _run(args) -> int:
@@ -113,9 +110,9 @@ def _run(args) -> int:
         summary = run_experiment(args.name, args.out, quick=args.quick, scheduler=args.scheduler,
                                  workers=args.workers, seed=args.seed,
                                  progress="lines" if args.progress else None, **opts)
-    except BaseException as exc:
+    except BaseException:
         if not existed:
-            _remove_created(out, user_error=isinstance(exc, PrivgpError))
+            _remove_created(out)
         raise
     summary = dict(summary or {})
     summary.setdefault("seconds", round(time.perf_counter() - t0, 2))

@@ -33,7 +33,7 @@ from ..models.domain import Box
 from ..progress import Progress
 from ..tasks.thompson_options import KNOBS, SCHEDULES
 from .common import nonnegative_int, print_json
-from .outputs import AtomicOutput, check_output_dir, check_output_file, write_file_atomically
+from .outputs import OPTIMIZE_FILES, AtomicOutput, check_output_dir, check_output_file, write_file_atomically
 from .release_publish import sha256_file
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ DEFAULT_ROUNDS = 50
 DEFAULT_EPSILON = 10.0
 DEFAULT_SIGMA = 0.5
 DEFAULT_EARLY_FACTOR = 2.0
-OUTPUT_FILES = ("history.csv", "queries.png", "certificate.json", "summary.json")
+OUTPUT_FILES = OPTIMIZE_FILES   # one list: --overwrite recognises an earlier run by it (cli.outputs)
 
 DESCRIPTION = textwrap.dedent(f"""\
     Thompson sampling whose every round is a certified posterior-sample release. Round t draws

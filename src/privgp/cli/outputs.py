@@ -94,6 +94,10 @@ def _json_object(path: Path) -> dict | None:
     return doc if isinstance(doc, dict) else None
 
 
+#: what ``privgp optimize`` writes (``cli.optimize.OUTPUT_FILES``; its certificates before 2026-11-25 list none)
+OPTIMIZE_FILES = ("history.csv", "queries.png", "certificate.json", "summary.json")
+
+
 def earlier_output(folder) -> frozenset[str] | None:
     """The names of the files an earlier ``privgp release`` / ``optimize`` / ``demo`` wrote in ``folder``,
     as its own record lists them (its certificate.json), or None when ``folder`` holds no such output."""
@@ -107,6 +111,8 @@ def earlier_output(folder) -> frozenset[str] | None:
         hashes = doc.get("sha256")
         if isinstance(hashes, dict):
             names.update(x for x in hashes if isinstance(x, str))
+        if "planned_rounds" in doc and not isinstance(outputs, list) and not isinstance(hashes, dict):
+            names.update(OPTIMIZE_FILES)   # an optimize run written before its certificate hashed its files
         return frozenset(n for n in names if n and "/" not in n and n not in (".", ".."))
     try:
         entries = set(os.listdir(folder))
@@ -132,7 +138,9 @@ def _not_replaceable(out: Path, entries: list[str], replace: bool) -> str:
         return ""  # written into, nothing deleted
     if known is None:
         return (f"{len(entries)} entries and no earlier privgp output: no certificate.json written by privgp"
-                + (", no run.json of an experiment" if not replace else ""))
+                + (", no run.json of an experiment (written when a run ends) and no last.pt (a training run's "
+                   "checkpoint); to continue in a folder without either, move its files into a new --out"
+                   if not replace else ""))
     foreign = sorted(set(entries) - known)
     if foreign:
         shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
