@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import hashlib
 import io
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -627,3 +629,43 @@ def test_hashed_files_that_are_not_ours_are_hashed_only_and_unreadable_ones_fail
                                 (certificates["optimize"], "summary.json", b"[" * 100_000 + b"]" * 100_000)):
         code, res = rehashed(cert, name, content)
         assert code == 1 and res["field"] == name and "not a readable" in res["reason"], (name, res)
+
+
+def test_a_pure_certificate_of_an_earlier_privgp_still_verifies(certificates, tmp_path, capsys):
+    """Before 2026-11-26 a Laplace-grid certificate stated the Renyi conversion at an order (method "rdp"); now the
+    exact randomized-response epsilon (method "pure"). The older one is re-evaluated at its recorded order and
+    verifies when its numbers are that value to within 4 ulps (the curve's rounding was rewritten); an epsilon off
+    by more is NOT VERIFIED."""
+    import math
+
+    from privgp.accounting import PureDpEvent
+    from privgp.accounting import epsilon as account_epsilon
+
+    cert = certificates["laplace-grid"]
+    doc = json.loads(cert.read_text())
+    c = doc["certificate"]
+    assert c["method"] == "pure"
+    alpha = 4.0e5
+    g = account_epsilon(PureDpEvent(c["event"]["epsilon"]), c["delta"], alpha=alpha)
+
+    def older(shift):
+        def edit(d):
+            d["certificate"].update(method="rdp", alpha=alpha, alpha_optimised=True, rdp=g.rdp,
+                                    epsilon=g.epsilon + shift * math.ulp(g.epsilon))
+        return edit
+
+    def written(shift):   # the older privgp wrote its own epsilon into report.html (hashed) too
+        path = _tampered(tmp_path, cert, older(shift))
+        d = json.loads(path.read_text())
+        report = path.parent / "report.html"
+        report.write_text(re.sub(r'data-epsilon="[^"]*"', f'data-epsilon="{d["certificate"]["epsilon"]!r}"',
+                                 report.read_text()))
+        d["sha256"]["report.html"] = hashlib.sha256(report.read_bytes()).hexdigest()
+        path.write_text(json.dumps(d))
+        return path
+
+    for shift in (0, 1, -2):
+        code, res = verify(written(shift), capsys)
+        assert code == 0 and res["verified"], (shift, res)
+    code, res = verify(written(1e7), capsys)
+    assert code == 1 and res["field"] == "certificate.epsilon", res

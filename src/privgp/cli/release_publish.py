@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import replace
 from typing import Any
 
@@ -240,14 +241,24 @@ def _at_recorded_order(cert_doc: dict, cert: PrivacyCertificate) -> PrivacyCerti
     """``cert`` (rebuilt) re-evaluated at the certificate's recorded Renyi order when the installed
     optimiser lands on another one: any order gives a valid bound, and the reported epsilon must be the
     value at the reported order, recomputed through the accountant (:mod:`privgp.accounting.accountant`,
-    item 2). So a certificate of an older privgp whose optimiser stopped at another alpha still
-    verifies, and one whose epsilon is not the value at its alpha does not."""
+    item 2). So a certificate of an older privgp whose optimiser stopped at another alpha (or, for a pure
+    event, that used an order at all) still verifies, and one whose epsilon is not the value at its alpha
+    does not."""
     alpha = cert_doc.get("alpha")
-    if (cert.method != "rdp" or cert_doc.get("method") != "rdp" or isinstance(alpha, bool)
+    # "pure": a pure event's exact randomized-response epsilon (since 2026-11-26), which earlier privgp certified
+    # through the Renyi conversion at an order: re-evaluated there too, like any older order
+    if (cert.method not in ("rdp", "pure") or cert_doc.get("method") != "rdp" or isinstance(alpha, bool)
             or not isinstance(alpha, (int, float)) or alpha == as_written(cert.alpha) or not alpha > 1):
         return cert
     again = replace(cert, alpha=float(alpha), alpha_optimised=False).recompute()
-    return replace(again, alpha_optimised=cert.alpha_optimised)
+    again = replace(again, alpha_optimised=cert.alpha_optimised)
+    # the installed curve may round differently from the one that wrote the certificate (the randomized-response
+    # curve was rewritten on 2026-11-26): the recorded values stand when within 4 ulps of the recomputed ones
+    rec_eps, rec_rdp = cert_doc.get("epsilon"), cert_doc.get("rdp")
+    if all(isinstance(x, float) and math.isfinite(x) and math.isfinite(y) and abs(x - y) <= 4 * math.ulp(y)
+           for x, y in ((rec_eps, again.epsilon), (rec_rdp, again.rdp))):
+        again = replace(again, epsilon=rec_eps, rdp=rec_rdp)
+    return again
 
 
 def composition_of(cert_doc: Any, where: str) -> str:
