@@ -382,7 +382,9 @@ class Ledger:
         """Record a release if the dataset's budget allows it; otherwise raise BudgetExceededError.
 
         ``event``: the release's privacy event; ``epsilon``/``delta``: the release's own certified
-        guarantee (recorded for display; default: the event's epsilon at the budget's delta).
+        guarantee (recorded for display; default: the event's epsilon at the budget's delta); an ``epsilon``
+        below what privgp's accountant gives the event at that ``delta`` (improved conversion, profile rule) is
+        refused: an entry never displays a guarantee the ledger cannot vouch for, even one computed elsewhere.
         ``budget_epsilon``/``budget_delta`` set the budget of a dataset seen for the first time
         (``budget_epsilon`` defaults to :data:`DEFAULT_BUDGET_EPSILON`, ``budget_delta`` to
         ``default_budget_delta``, one of which is then required); for a known dataset they must be

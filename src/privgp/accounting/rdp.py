@@ -93,7 +93,7 @@ def bound_coefficients(V: ArrayLike, Delta: ArrayLike, r: ArrayLike, sigma: Arra
         # Divide through by sigma^2 so that sigma = inf is the limit, not inf/inf.
         inv_s2 = np.where(np.isinf(sigma), 0.0, 1.0 / (sigma * sigma))
     if np.any(np.isinf(inv_s2)):
-        raise InvalidParameterError("sigma", "with 1/sigma^2 in the float range (sigma >= 1e-154)", sigma)
+        raise InvalidParameterError("sigma", "at least 1e-154 (1/sigma^2 must be in the float range)", sigma)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
         eta2_s2 = np.where(np.isinf(sigma), 0.0, (eta * eta) * inv_s2)  # eta^2 / sigma^2
         tau = V / (r2 + eta2_s2 * (V + r2))                              # tau~ of Prop. 2 (= tau_tilde)

@@ -323,7 +323,7 @@ def _objective(args):
         if len(args.box) % 2 or not 2 <= len(args.box) <= 6:
             raise InvalidParameterError("--box", "2, 4 or 6 numbers (XMIN XMAX [YMIN YMAX [ZMIN ZMAX]])", len(args.box))
         dim = len(args.box) // 2
-        box = Box(tuple(args.box[0::2]), tuple(args.box[1::2]))
+        box = _box(args.box, dim)
         cand = Candidates.grid(box, _grid(args, dim), memory_limit=_memory_limit(args.memory_limit))
     return fn, cand, f"callable {args.callable}", key, None
 

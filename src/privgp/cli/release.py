@@ -176,7 +176,9 @@ def add_data_arguments(p, *, cluster: bool = True) -> None:
                         "in record batches of the used columns only (pip install 'privgp[data]')")
     d.add_argument("--query", metavar="SQL", help="with a DuckDB --data: the SELECT whose result holds the records "
                    "(e.g. \"SELECT lon, lat, price FROM sales WHERE year = 2024\")")
-    d.add_argument("--table", metavar="NAME", help="with a DuckDB --data: a table or view holding the records")
+    d.add_argument("--table", metavar="NAME", help="with a DuckDB --data: a table or view holding the records (the "
+                   "database is opened read-only and without file access: a view over CSV or Parquet files cannot "
+                   "be read; load them into a table, or give the files as --data)")
     if cluster:
         d.add_argument("--dask", choices=["local"], help="with --data: compute the per-site statistics on a local Dask "
                        "cluster (2 worker processes); only the statistics come back. For the mechanisms that release "
