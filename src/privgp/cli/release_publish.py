@@ -255,8 +255,9 @@ def _at_recorded_order(cert_doc: dict, cert: PrivacyCertificate) -> PrivacyCerti
     # the installed curve may round differently from the one that wrote the certificate (the randomized-response
     # curve was rewritten on 2026-11-26): the recorded values stand when within 4 ulps of the recomputed ones
     rec_eps, rec_rdp = cert_doc.get("epsilon"), cert_doc.get("rdp")
-    if all(isinstance(x, float) and math.isfinite(x) and math.isfinite(y) and abs(x - y) <= 4 * math.ulp(y)
-           for x, y in ((rec_eps, again.epsilon), (rec_rdp, again.rdp))):
+    if (isinstance(rec_eps, float) and isinstance(rec_rdp, float)
+            and all(math.isfinite(x) and math.isfinite(y) and abs(x - y) <= 4 * math.ulp(y)
+                    for x, y in ((rec_eps, again.epsilon), (rec_rdp, again.rdp)))):
         again = replace(again, epsilon=rec_eps, rdp=rec_rdp)
     return again
 
