@@ -145,3 +145,15 @@ def generator(name: str, rng: Any) -> np.random.Generator:
     if not isinstance(rng, np.random.Generator):
         raise InvalidParameterError(name, "a numpy.random.Generator", type(rng).__name__)
     return rng
+
+
+def check_memory(name: str, need: float, memory_limit: float, advice: str, *, param: str = "memory",
+                 value: Any = None) -> None:
+    """Refuse (before any charge or allocation) work whose arrays would need more than ``memory_limit`` bytes:
+    InvalidParameterError naming ``param`` (the setting that drives the estimate; its ``value`` shown beside the
+    estimate), one home for every memory refusal of the package."""
+    if not need <= memory_limit:
+        estimate = f"an estimated {need / 2**30:.3g} GiB"
+        raise InvalidParameterError(param, f"at most the limit of {memory_limit / 2**30:.3g} GiB for the {name}; "
+                                    f"{advice}, or raise the limit (memory_limit / --memory-limit)",
+                                    estimate if value is None else f"{value} ({estimate})")

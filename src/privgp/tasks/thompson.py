@@ -80,15 +80,10 @@ def grid_bytes(sizes: Sequence[int]) -> int:
 
 def check_grid_memory(sizes: Sequence[int], memory_limit: float) -> None:
     """Refuse (InvalidParameterError naming ``grid`` and the estimate) a grid too large for ``memory_limit``."""
-    from ..mechanisms.registered.grid import check_memory
-
     m = math.prod(int(s) for s in sizes)
-    try:
-        check_memory(f"{' x '.join(map(str, sizes))} = {m:.3g} candidate points", grid_bytes(sizes), memory_limit,
-                     "use fewer grid points per axis")
-    except InvalidParameterError as exc:
-        raise InvalidParameterError("grid", exc.requirement, f"{sizes[0] if len(set(sizes)) == 1 else sizes} "
-                                    f"per axis ({exc.value})") from None
+    v.check_memory(f"{' x '.join(map(str, sizes))} = {m:.3g} candidate points", grid_bytes(sizes), memory_limit,
+                   "use fewer grid points per axis", param="grid",
+                   value=f"{sizes[0] if len(set(sizes)) == 1 else sizes} per axis")
 
 
 # -- the public domain --------------------------------------------------------------------------------------------

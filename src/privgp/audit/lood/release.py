@@ -172,17 +172,9 @@ def replace_one_bytes(n: int, dim: int, per_axis: int) -> int:
 def check_lood_memory(n: int, dim: int, per_axis: int, memory_limit: float) -> None:
     """Refuse (InvalidParameterError naming ``candidates_per_axis``, with the estimate) a LOOD audit whose
     replace-one search is estimated to need more than ``memory_limit`` bytes."""
-    need = replace_one_bytes(n, dim, per_axis)
-    if need <= memory_limit:
-        return
-    from ...mechanisms.registered.grid import check_memory  # here: only when refusing
-
-    try:
-        check_memory(f"replace-one search over {per_axis}^{dim} = {float(per_axis) ** dim:.3g} locations and "
-                     f"{n} records", need, memory_limit,
-                     "use fewer replacement locations per axis")
-    except InvalidParameterError as exc:
-        raise InvalidParameterError("candidates_per_axis", exc.requirement, f"{per_axis} ({exc.value})") from None
+    v.check_memory(f"replace-one search over {per_axis}^{dim} = {float(per_axis) ** dim:.3g} locations and {n} "
+                   "records", replace_one_bytes(n, dim, per_axis), memory_limit,
+                   "use fewer replacement locations per axis", param="candidates_per_axis", value=per_axis)
 
 
 def audit_release_lood(plan, X, z, *, alpha: float | None = None, top: int = 10,

@@ -87,16 +87,9 @@ def check_lira_memory(n: int, n_shadow: int, n_eval: int, memory_limit: float) -
     """Refuse, before anything is drawn, a LiRA audit estimated to need more than ``memory_limit`` bytes
     (InvalidParameterError naming the parameter that drives the estimate, with the estimate)."""
     need, name = lira_bytes(n, n_shadow, n_eval)
-    if need <= memory_limit:
-        return
-    from ...mechanisms.registered.grid import check_memory  # here: `privgp audit lira` stays light
-
-    try:
-        check_memory(f"LiRA audit (n = {n}, {n_shadow} shadow + {n_eval} evaluation datasets per hypothesis)",
-                     need, memory_limit, "use fewer datasets (n_shadow, n_eval) or a smaller n")
-    except InvalidParameterError as exc:
-        value = {"n": n, "n_shadow": n_shadow, "n_eval": n_eval}[name]
-        raise InvalidParameterError(name, exc.requirement, f"{value} ({exc.value})") from None
+    v.check_memory(f"LiRA audit (n = {n}, {n_shadow} shadow + {n_eval} evaluation datasets per hypothesis)", need,
+                   memory_limit, "use fewer datasets (n_shadow, n_eval) or a smaller n", param=name,
+                   value={"n": n, "n_shadow": n_shadow, "n_eval": n_eval}[name])
 
 
 def audit_lira(game: MembershipGame, *, attacks=("paper",), n_shadow: int = 10_000, n_eval: int = 10_000,

@@ -64,14 +64,6 @@ def release_assumptions(domain: Box, settings: str = "the cells, the smoothing b
             f"the domain, {settings} are chosen independently of the private data")
 
 
-def check_memory(name: str, need: float, memory_limit: float, advice: str) -> None:
-    """Refuse (before any charge) a release whose arrays would need more than ``memory_limit`` bytes."""
-    if not need <= memory_limit:
-        raise InvalidParameterError("memory", f"at most the limit of {memory_limit / 2**30:.3g} GiB for the {name}; "
-                                    f"{advice}, or raise the limit (memory_limit / --memory-limit)",
-                                    f"an estimated {need / 2**30:.3g} GiB")
-
-
 #: L2 sensitivity of the per-cell (sums, counts) vector under replace-one with |y| <= 1 (module docstring)
 GRID_SENSITIVITY = 2.0
 #: eq. 37's squared per-point sensitivities with C = 1, C_k = 1: Delta_s^2 = 4, Delta_d^2 = 1
@@ -114,6 +106,8 @@ def cell_statistics(domain: Box, cells: tuple[int, ...], X: np.ndarray, y: np.nd
         counts = np.bincount(idx, minlength=size).astype(float)
     return sums.reshape(cells), counts.reshape(cells)
 
+
+check_memory = v.check_memory   # re-exported: the registered mechanisms import it from here
 
 #: the smallest smoothing bandwidth (cells) of the noisy grids: below it a map point half-way between two cell
 #: centres gets a weight under e^-2 of its cell's, and at about 0.03 none at all (the map is 0 there, its sd 0)
@@ -308,7 +302,7 @@ def plan_grid(n: int, domain: Box, response_map: ResponseMap, *, epsilon: float,
     bandwidth = check_bandwidth(bandwidth)
     csz = cell_sizes(domain, cells)
     gsz = grid_sizes(domain, grid)
-    check_memory("noisy grid", grid_memory(csz, gsz, n), memory_limit, "use fewer cells (--cells) or a coarser map "
+    v.check_memory("noisy grid", grid_memory(csz, gsz, n), memory_limit, "use fewer cells (--cells) or a coarser map "
                  "(--grid)")
     event, cert = calibrate_gaussian(GRID_SENSITIVITY, epsilon, delta, extra_assumptions=release_assumptions(domain))
     s = event.noise_std
