@@ -57,7 +57,7 @@ def _setting_flags(p) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def _memory_flag(p) -> None:
+def memory_flag(p) -> None:
     from ..mechanisms.posterior_release import DEFAULT_MEMORY_LIMIT
 
     p.add_argument("--memory-limit", type=float, default=DEFAULT_MEMORY_LIMIT / 2**30, metavar="GIB",
@@ -85,7 +85,7 @@ def register(sub) -> None:
                       help="FPR targets in (0, 1) for TPR@FPR (default 0.01 0.05 0.1)")
     lira.add_argument("--confidence", type=float, default=0.95,
                       help="confidence of the epsilon lower bound (default 0.95)")
-    _memory_flag(lira)
+    memory_flag(lira)
     lira.set_defaults(func=_run_lira)
     tight = asub.add_parser("tightness", help="largest exact divergence over neighbours vs the certified bound",
                             description="Tightness audit of the certified RDP bound on one setting.",

@@ -49,16 +49,13 @@ def register_lood(asub) -> None:
     a.add_argument("--candidates", type=int, default=None, metavar="M",
                    help="replacement locations per axis of the public box (default 201 in 1-D, 31 in 2-D)")
     a.add_argument("--json", action="store_true", help="print one JSON object")
-    from .audit import _memory_flag
+    from .audit import memory_flag
 
-    _memory_flag(a)
+    memory_flag(a)
     p.set_defaults(func=_run)
 
 
 #: audit_release_lood's parameters set by a flag of another name
-LIBRARY_FLAGS = {"candidates_per_axis": "--candidates", "memory_limit": "--memory-limit"}
-
-
 def _fmt(x) -> str:
     return "inf" if x is None or (isinstance(x, float) and math.isinf(x)) else f"{x:.4g}"
 
@@ -82,13 +79,8 @@ def _run(args) -> int:
     data, domain, rmap = load_data(args)
     plan = mech.build(Request(n=data.n, domain=domain, response_map=rmap, epsilon=args.epsilon, delta=args.delta,
                               grid=args.grid, options=mechanism_options(args)))
-    try:
-        res = audit_release_lood(plan, data.X, data.response, alpha=args.alpha, top=args.top,
-                                 candidates_per_axis=args.candidates, memory_limit=limit)
-    except InvalidParameterError as exc:
-        if exc.name in LIBRARY_FLAGS:   # the library's names of this command's flags
-            raise InvalidParameterError(LIBRARY_FLAGS[exc.name], exc.requirement, exc.value) from None
-        raise
+    res = audit_release_lood(plan, data.X, data.response, alpha=args.alpha, top=args.top,
+                             candidates_per_axis=args.candidates, memory_limit=limit)   # errors: main._as_flag
     out = res.to_dict(top=args.top)
     out["settings"] = plan.public_settings()
     out["seconds"] = round(time.perf_counter() - t0, 3)

@@ -133,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
 
 #: library parameters whose flag is not their name with dashes (``_as_flag``)
 FLAG_ALIASES = {"fpr_targets": ("--fpr",), "lengthscale": ("--ell", "--lengthscales"), "noise_std": ("--noise-bound",),
-                "target_epsilon": ("--epsilon",), "inducing_points": ("--inducing",)}
+                "target_epsilon": ("--epsilon",), "inducing_points": ("--inducing",),
+                "candidates_per_axis": ("--candidates",)}
 
 
 def _as_flag(exc: Exception, argv: list[str]) -> Exception:
