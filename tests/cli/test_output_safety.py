@@ -218,6 +218,7 @@ def test_memory_is_estimated_before_allocating(env, args, flag):
 def test_experiment_option_errors_leave_no_out(env, capsys, option):
     code, _, err = run(capsys, "experiment", "table1", "--out", env / "NEW", "--quick", "--set", option)
     refused(code, err)
+    assert "--set M_xi_values must be" in err if option.startswith("M_xi") else "'foo'" in err   # as typed
     assert not (env / "NEW").exists()
     code, _, err = run(capsys, "experiment", "fig6", "--out", env / "NEW", "--set", "foo=1")
     refused(code, err, "--set option 'foo'", "fig6")

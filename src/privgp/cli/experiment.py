@@ -94,6 +94,13 @@ def _remove_created(out: Path) -> None:
         out.rmdir()   # only when empty
 
 
+def _as_set_option(exc: InvalidParameterError, opts: dict) -> InvalidParameterError:
+    """An experiment's error about a value the user set with --set KEY=VALUE (the library names ``M_xi`` for
+    ``--set M_xi_values=abc``): the same error naming the option as typed."""
+    keys = [k for k in opts if k == exc.name or k.startswith(exc.name + "_")]
+    return InvalidParameterError(f"--set {keys[0]}", exc.requirement, exc.value) if len(keys) == 1 else exc
+
+
 def _run(args) -> int:
     if args.name not in EXPERIMENTS:
         raise InvalidParameterError("experiment", f"one of {sorted(EXPERIMENTS)}", args.name)
@@ -110,6 +117,10 @@ def _run(args) -> int:
         summary = run_experiment(args.name, args.out, quick=args.quick, scheduler=args.scheduler,
                                  workers=args.workers, seed=args.seed,
                                  progress="lines" if args.progress else None, **opts)
+    except InvalidParameterError as exc:
+        if not existed:
+            _remove_created(out)
+        raise _as_set_option(exc, opts) from None
     except BaseException:
         if not existed:
             _remove_created(out)
