@@ -306,7 +306,7 @@ class FunctionalPlan:
 
     def check_statistics(self, sums: np.ndarray, counts: np.ndarray) -> None:
         """Before the charge, from per-site statistics: n as planned, the mean's solve within the memory limit."""
-        self.check_cost(occupied_site_points(self, counts))
+        self.check_cost(occupied_site_points(self, sums, counts))
 
     def draw_from_statistics(self, sums: np.ndarray, counts: np.ndarray, rng: np.random.Generator) -> FunctionalRelease:
         """mu_D(grid) + c g(grid) from per-site sums and counts of the clipped responses (:meth:`site_rule`)."""

@@ -121,7 +121,7 @@ class PosteriorSamplePlan:
 
     def check_statistics(self, sums: np.ndarray, counts: np.ndarray) -> None:
         """Before the charge, from per-site statistics: n as planned, the sampler feasible for the occupied sites."""
-        _check_sampler(self, occupied_site_points(self, counts))
+        _check_sampler(self, occupied_site_points(self, sums, counts))
 
     def draw_from_statistics(self, sums: np.ndarray, counts: np.ndarray, rng: np.random.Generator) -> ReleasedPaths:
         """The L released paths from per-site sums and counts of the clipped responses (:meth:`site_rule`):

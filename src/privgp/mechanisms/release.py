@@ -259,16 +259,32 @@ def release(plan: ReleasePlan, data: Any, ledger: Any, rng: np.random.Generator 
                          randomness=randomness, ledger=ledger)
 
 
-def occupied_site_points(plan: Any, counts: Any) -> np.ndarray:
-    """The coordinates of the occupied sites of a snapped plan's per-site ``counts`` (for its feasibility check
-    before the charge), after checking that the counts cover the plan's lattice and its n records."""
+def check_site_statistics(sums: Any, counts: Any, size: int, n: int, *, response_bound: float = 1.0) -> np.ndarray:
+    """Per-site (or per-cell) statistics reduced elsewhere (a database, a cluster), checked before the charge
+    against what the sensitivity assumes: one finite (sum, count) per site, counts whole numbers >= 0 adding up
+    to the planned n, and |sum| <= response_bound * count everywhere (responses clipped). Returns the counts, flat."""
+    s, c = np.asarray(sums, dtype=float).reshape(-1), np.asarray(counts, dtype=float).reshape(-1)
+    if s.size != size or c.size != size:
+        raise InvalidParameterError("statistics", f"one sum and one count per site ({size} sites)", (s.size, c.size))
+    if not (np.all(np.isfinite(s)) and np.all(np.isfinite(c))):
+        raise InvalidParameterError("statistics", "finite sums and counts", "non-finite values")
+    if np.any(c < 0) or np.any(c != np.round(c)) or int(c.sum()) != n:
+        raise InvalidParameterError("counts", f"whole numbers >= 0 adding up to n = {n}",
+                                    f"total {float(c.sum()):g}, min {float(c.min()):g}")
+    over = np.abs(s) > response_bound * c
+    if np.any(over):
+        raise InvalidParameterError("sums", f"|sum| <= {response_bound:g} x count at every site (responses clipped "
+                                    f"to |y| <= {response_bound:g})", f"{int(np.sum(over))} sites over")
+    return c
+
+
+def occupied_site_points(plan: Any, sums: Any, counts: Any) -> np.ndarray:
+    """The coordinates of the occupied sites of a snapped plan's per-site statistics (for its feasibility check
+    before the charge), after :func:`check_site_statistics` against the plan's lattice and its n records."""
     rule = plan.site_rule()
     if rule is None:
         raise InvalidParameterError("snap", "an integer >= 1 to release from per-site statistics", plan.snap)
-    counts = np.asarray(counts, dtype=float).reshape(-1)
-    if counts.shape != (rule.size,) or int(counts.sum()) != plan.n:
-        raise InvalidParameterError("statistics", f"counts of {plan.n} records on {rule.size} lattice sites",
-                                    f"{int(counts.sum())} records on {counts.size} sites")
+    counts = check_site_statistics(sums, counts, rule.size, plan.n, response_bound=getattr(plan, "M_Y", 1.0))
     return rule.points(np.flatnonzero(counts > 0))
 
 

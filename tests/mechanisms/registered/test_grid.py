@@ -212,3 +212,18 @@ def test_statistics_reduced_elsewhere_are_checked_before_the_charge(tmp_path, ma
     with pytest.raises(InvalidParameterError, match=field):
         release(StatisticsRelease(plan, bad(sums, counts)), (X, y), ledger, rng)
     assert ledger.entries() == []
+
+
+def test_site_statistics_of_every_snapped_mechanism_are_checked_by_one_rule():
+    """The posterior-sample and functional plans released from per-site statistics go through the same check as the
+    grids (check_site_statistics), with their response bound M_Y."""
+    from privgp.errors import InvalidParameterError
+    from privgp.mechanisms.release import check_site_statistics
+
+    counts, sums = np.array([2.0, 0.0, 3.0]), np.array([1.5, 0.0, -2.0])
+    assert np.array_equal(check_site_statistics(sums, counts, 3, 5), counts)
+    with pytest.raises(InvalidParameterError, match="sums"):
+        check_site_statistics(sums * 2, counts, 3, 5)
+    check_site_statistics(sums * 2, counts, 3, 5, response_bound=2.0)   # |y| <= M_Y = 2
+    with pytest.raises(InvalidParameterError, match="counts"):
+        check_site_statistics(sums, counts, 3, 6)

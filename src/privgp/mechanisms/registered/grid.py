@@ -47,7 +47,7 @@ from ..interface import (
     Request,
     grid_text,
 )
-from ..release import ResponseMap, default_delta, grid_sizes
+from ..release import ResponseMap, check_site_statistics, default_delta, grid_sizes
 
 #: default memory limit of a grid-type release (bytes), as for the other mechanisms
 DEFAULT_MEMORY_LIMIT = 4 * 2**30
@@ -213,21 +213,9 @@ class CellGridRelease:
 
     def check_statistics(self, sums: ArrayLike, counts: ArrayLike) -> None:
         """Before the charge, per-cell statistics reduced elsewhere (a database, a cluster) must be what the
-        sensitivity assumes: one (sum, count) per cell, counts whole numbers >= 0 adding up to the planned n,
-        and |sum| <= count in every cell (responses clipped to |y| <= 1)."""
-        size = int(np.prod(self.cells))
-        s, c = np.asarray(sums, dtype=float), np.asarray(counts, dtype=float)
-        if s.size != size or c.size != size:
-            raise InvalidParameterError("statistics", f"one sum and one count per cell ({size} cells, {self.cells})",
-                                        (s.shape, c.shape))
-        if not (np.all(np.isfinite(s)) and np.all(np.isfinite(c))):
-            raise InvalidParameterError("statistics", "finite sums and counts", "non-finite values")
-        if np.any(c < 0) or np.any(c != np.round(c)) or int(c.sum()) != self.n:
-            raise InvalidParameterError("counts", f"whole numbers >= 0 adding up to n = {self.n}",
-                                        f"total {float(c.sum()):g}, min {float(c.min()):g}")
-        if np.any(np.abs(s).reshape(-1) > c.reshape(-1)):
-            raise InvalidParameterError("sums", "|sum| <= count in every cell (responses clipped to |y| <= 1)",
-                                        f"{int(np.sum(np.abs(s).reshape(-1) > c.reshape(-1)))} cells over")
+        sensitivity assumes (:func:`~privgp.mechanisms.release.check_site_statistics`: one (sum, count) per cell,
+        whole counts adding up to the planned n, |sum| <= count)."""
+        check_site_statistics(sums, counts, int(np.prod(self.cells)), self.n)
 
     def site_rule(self) -> CellGrid:
         """The public rule that reduces records to this plan's private input: per-cell (sums, counts)."""
