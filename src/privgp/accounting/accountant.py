@@ -191,9 +191,8 @@ def epsilon(event: PrivacyEvent | EventBatch, delta: ArrayLike, *, conversion: s
         if eps_rr is not None:  # one pure epsilon-DP event: the exact profile of randomized response
             e = randomized_response_epsilon(eps_rr, d)
             dd = np.broadcast_to(d, np.shape(e))
-            nan = np.full(np.shape(e), math.nan)
-            return Guarantee(e if e.ndim else float(e), dd if dd.ndim else float(dd), nan if nan.ndim else math.nan,
-                             nan if nan.ndim else math.nan, conversion, "pure")
+            return Guarantee(e if e.ndim else float(e), dd if dd.ndim else float(dd), math.nan, math.nan,
+                             conversion, "pure")
 
     d_rdp = d - d0
     if not has_rdp:  # only an (epsilon_0, delta_0) part
