@@ -74,6 +74,50 @@ def test_refused_first_release_records_no_dataset(tmp_path):
     assert led.datasets() == [] and led.entries() == []
 
 
+def test_a_ledger_created_on_charge_writes_nothing_when_refused(tmp_path):
+    path = tmp_path / "new" / "l.sqlite"
+    led = Ledger(path, create_on_charge=True)
+    assert led.datasets() == [] and led.entries() == [] and not path.parent.exists()
+    with pytest.raises(BudgetExceededError):
+        led.charge(led.fingerprint("d"), ZcdpEvent(5.0), budget_epsilon=1.0, budget_delta=DELTA)
+    assert not path.parent.exists()                          # neither the file nor its folder
+    fp = led.fingerprint("d")
+    c = led.charge(fp, ZcdpEvent(0.01), budget_epsilon=1.0, budget_delta=DELTA)
+    # the file now holds the key this object used: every later opening finds the dataset under it
+    assert Ledger(path).fingerprint("d") == fp and Ledger(path).dataset(fp).spent.entries == 1 == c.spent_after.entries
+
+
+def test_a_ledger_created_on_charge_refuses_a_file_created_meanwhile(tmp_path):
+    """Two first releases on a missing file: the second to create it would key its dataset with a secret the
+    file does not hold (a fresh budget for the same data next time), so it is refused, recording nothing."""
+    path = tmp_path / "l.sqlite"
+    slow = Ledger(path, create_on_charge=True)
+    fp = slow.fingerprint("d")
+    fast = Ledger(path, create_on_charge=True)
+    fast.charge(fast.fingerprint("d"), ZcdpEvent(0.01), budget_epsilon=1.0, budget_delta=DELTA)
+    with pytest.raises(DataError, match="created by another process"):
+        slow.charge(fp, ZcdpEvent(0.01), budget_epsilon=1.0, budget_delta=DELTA)
+    assert len(Ledger(path).entries()) == 1
+
+
+def test_a_ledger_in_a_folder_that_cannot_be_created_is_refused_when_opened(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(DataError, match="is not a folder"):
+        Ledger(blocker / "l.sqlite", create_on_charge=True)
+
+
+def test_a_refused_budget_charge_creates_no_file(tmp_path):
+    from privgp.ledger import Budget
+
+    path = tmp_path / "l.sqlite"
+    budget = Budget(path, epsilon=1.0, delta=DELTA)
+    assert budget.spent((np.zeros((2, 1)), np.zeros(2))) is None and not path.exists()
+    with pytest.raises(BudgetExceededError):
+        budget.charge((np.zeros((2, 1)), np.zeros(2)), ZcdpEvent(5.0))
+    assert not path.exists()
+
+
 def test_budget_is_fixed_when_first_charged(tmp_path):
     led = Ledger(tmp_path / "l.sqlite")
     fp = led.fingerprint("d")

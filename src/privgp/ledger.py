@@ -137,6 +137,18 @@ def check_budget(budget_epsilon: float | None, budget_delta: float | None) -> No
         v.probability("--budget-delta", budget_delta)
 
 
+def _check_creatable(path: Path) -> None:
+    """DataError unless ``path`` (which does not exist) could be created: its nearest existing ancestor is a
+    folder this process can write to (checked when a ledger is opened, before the file is created)."""
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise DataError(f"cannot open the privacy ledger {path}: {folder} is not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise DataError(f"cannot open the privacy ledger {path}: the folder {folder} is not writable")
+
+
 def _now() -> str:
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
@@ -213,12 +225,19 @@ class Charge:
 
 
 class Ledger:
-    """The privacy-budget ledger: one SQLite file (created on first use, with its parent folder) that
+    """The privacy-budget ledger: one SQLite file (created on first use, with its parent folder, or with
+    ``create_on_charge`` by the first charge) that
     records every release on each private dataset and refuses one that would spend more than the
     dataset's budget (see the module docstring)."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, timeout: float = 60.0,
-                 readonly: bool = False) -> None:
+                 readonly: bool = False, create_on_charge: bool = False) -> None:
+        """``readonly``: read an in-memory copy of an existing file, never write. ``create_on_charge``: a
+        missing file is created by the first :meth:`charge` (a charge refused, or a release failing before
+        it, writes nothing) and reads as an empty ledger until then; the fingerprints such a ledger gives
+        before that charge are its own (another Ledger of the same missing file has another key), so compute
+        a release's fingerprint and charge it with the same object, as ``privgp release`` and
+        :meth:`Budget.charge` do. Default: the file is created now."""
         self.path = ledger_path(path)
         if self.path.exists() and self.path.is_dir():
             raise InvalidParameterError("ledger", "a file path (not a directory)", str(self.path))
@@ -232,17 +251,34 @@ class Ledger:
             self.composition = _text(self._meta_ro["composition"])
             self._secret = bytes(self._meta_ro["secret"])
             return
+        self._pending = bool(create_on_charge) and not self.path.exists()
+        if self._pending:
+            # the file (and its folder) is created by the first charge, so that a release refused before it
+            # -- by its budget or any check -- writes nothing; until then it reads as an empty ledger
+            _check_creatable(self.path)
+            self.conversion, self.composition = DEFAULT_CONVERSION, DEFAULT_COMPOSITION
+            self._secret = secrets.token_bytes(32)
+            return
+        self._open_file()
+
+    def _open_file(self) -> None:
+        """Open (creating or migrating) the file and read its meta; a pending ledger's secret must be the one
+        the file holds (another process may have created the file meanwhile: its keys would differ)."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            con = self._connect()
+            con = self._connect_file()
         except (OSError, sqlite3.Error) as exc:
             raise DataError(f"cannot open the privacy ledger {self.path}: {exc}") from None
         try:
-            meta = self._initialise(con)
+            meta = self._initialise(con, secret=self._secret if self._pending else None)
         except sqlite3.DatabaseError as exc:
             raise DataError(f"{self.path} is not a usable privgp ledger: {exc}") from None
         finally:
             con.close()
+        if self._pending and bytes(meta["secret"]) != self._secret:
+            raise DataError(f"the privacy ledger {self.path} was created by another process while this release was "
+                            "prepared; nothing was charged or written: run the command again")
+        self._pending = False
         self.conversion = str(meta["conversion"])
         self.composition = _text(meta["composition"])
         self._secret = bytes(meta["secret"])
@@ -277,12 +313,22 @@ class Ledger:
     def _connect(self) -> sqlite3.Connection:
         if getattr(self, "readonly", False) and hasattr(self, "_meta_ro"):
             return self._connect_readonly(initialise=True)[0]
+        if getattr(self, "_pending", False):   # not created yet: an empty ledger in memory, with this one's meta
+            mem = sqlite3.connect(":memory:", isolation_level=None)
+            mem.execute("PRAGMA foreign_keys = ON")
+            self._initialise(mem, secret=self._secret)
+            return mem
+        return self._connect_file()
+
+    def _connect_file(self) -> sqlite3.Connection:
         con = sqlite3.connect(str(self.path), timeout=self.timeout, isolation_level=None)
         con.execute("PRAGMA foreign_keys = ON")
         con.execute("PRAGMA synchronous = FULL")
         return con
 
-    def _initialise(self, con: sqlite3.Connection) -> dict:
+    def _initialise(self, con: sqlite3.Connection, secret: bytes | None = None) -> dict:
+        """Set up or migrate the schema in one IMMEDIATE transaction and return the meta table; ``secret``:
+        the fingerprint key a new file gets (default: 32 fresh random bytes)."""
         con.execute("BEGIN IMMEDIATE")
         try:
             tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
@@ -306,7 +352,7 @@ class Ledger:
             # the content digest its keys may use: "v2" only for a file that had datasets before this marker
             con.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('digests', ?)", ("v2" if had_datasets else "v3",))
             defaults = {"schema": SCHEMA_VERSION, "conversion": DEFAULT_CONVERSION, "composition": DEFAULT_COMPOSITION,
-                        "secret": secrets.token_bytes(32)}
+                        "secret": secrets.token_bytes(32) if secret is None else secret}
             for k, val in defaults.items():
                 con.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, ?)", (k, val))
             meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
@@ -412,6 +458,20 @@ class Ledger:
                 raise InvalidParameterError("epsilon", f"at least the event's own epsilon at delta={delta:g} ({own:.6g}); "
                                             "the entry would display a guarantee the release does not have", epsilon)
         settings_json = json.dumps(settings or {}, sort_keys=True, default=str)
+        args = (fingerprint, event, event_json, epsilon, delta, budget_epsilon, budget_delta, default_budget_delta,
+                description, settings_json, label)
+        if self._pending:
+            # a first charge: decided on the empty ledger in memory before the file is created, so that a
+            # refusal writes nothing; then recorded in the new file (which decides again, in its transaction)
+            self._record(*args, dry_run=True)
+            self._open_file()
+        return self._record(*args)
+
+    def _record(self, fingerprint: str, event: PrivacyEvent, event_json: str, epsilon: float | None,
+                delta: float | None, budget_epsilon: float | None, budget_delta: float | None,
+                default_budget_delta: float | None, description: str, settings_json: str, label: str, *,
+                dry_run: bool = False) -> Charge:
+        """:meth:`charge`'s check and insert, in one IMMEDIATE transaction (rolled back when ``dry_run``)."""
         con = self._connect()
         try:
             con.execute("BEGIN IMMEDIATE")
@@ -465,7 +525,7 @@ class Ledger:
                             "description, settings) VALUES (?, ?, ?, 'charged', ?, ?, ?, ?, ?)",
                             (entry_id, fingerprint, _now(), epsilon, delta, event_json, description,
                              settings_json))
-                con.execute("COMMIT")
+                con.execute("ROLLBACK" if dry_run else "COMMIT")
             except BaseException:
                 con.execute("ROLLBACK")
                 raise
@@ -677,7 +737,7 @@ class Budget:
         BudgetExceededError and record nothing. ``epsilon``/``delta``: the release's own certified
         guarantee (for display); ``default_delta``: the budget's delta for a dataset new to the
         ledger when this Budget has none (the mechanisms pass their default delta for n)."""
-        ledger = self.ledger
+        ledger = Ledger(self.ledger_path, create_on_charge=True)   # a refused charge writes no file
         return ledger.charge(_key_of(ledger, data), event, epsilon=epsilon, delta=delta,
                              budget_epsilon=self.epsilon, budget_delta=self.delta,
                              default_budget_delta=default_delta, description=description, settings=settings,
@@ -690,5 +750,8 @@ class Budget:
         self.ledger.complete(charge.entry_id)
 
     def spent(self, data: Any) -> DatasetBudget | None:
-        """The dataset's budget and what was spent on it (None if never charged)."""
+        """The dataset's budget and what was spent on it (None if never charged; a missing ledger file is
+        not created)."""
+        if not ledger_path(self.ledger_path).exists():
+            return None
         return self.ledger.dataset(self.fingerprint(data))

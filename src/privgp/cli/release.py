@@ -563,7 +563,7 @@ def run(args) -> int:
                        else data.content_digest)
         rng, randomness = _randomness(args.seed)
         check_budget(args.budget_epsilon, args.budget_delta)  # a refused budget creates no ledger file
-        ledger = Ledger(args.ledger)
+        ledger = Ledger(args.ledger, create_on_charge=True)   # a refused charge writes no file
         fingerprint = (ledger.fingerprint(dataset_key) if args.dataset_id is not None   # old keys: privgp.ledger
                        else ledger.fingerprint_of(dataset_key, getattr(data, "legacy_digests", None)))
         progress.update(1)
