@@ -87,17 +87,22 @@ def test_a_ledger_created_on_charge_writes_nothing_when_refused(tmp_path):
     assert Ledger(path).fingerprint("d") == fp and Ledger(path).dataset(fp).spent.entries == 1 == c.spent_after.entries
 
 
-def test_a_ledger_created_on_charge_refuses_a_file_created_meanwhile(tmp_path):
-    """Two first releases on a missing file: the second to create it would key its dataset with a secret the
-    file does not hold (a fresh budget for the same data next time), so it is refused, recording nothing."""
+def test_a_ledger_created_on_charge_rekeys_for_a_file_created_meanwhile(tmp_path):
+    """Two first releases on a missing file: the second to charge finds a file keyed with another secret; it
+    records the data under that file's key (the same budget for the same data), and a fingerprint it did not
+    compute itself is refused."""
     path = tmp_path / "l.sqlite"
-    slow = Ledger(path, create_on_charge=True)
-    fp = slow.fingerprint("d")
+    slow, stranger = Ledger(path, create_on_charge=True), Ledger(path, create_on_charge=True)
+    fp_slow = slow.fingerprint("d")
     fast = Ledger(path, create_on_charge=True)
     fast.charge(fast.fingerprint("d"), ZcdpEvent(0.01), budget_epsilon=1.0, budget_delta=DELTA)
+    c = slow.charge(fp_slow, ZcdpEvent(0.01), budget_epsilon=1.0, budget_delta=DELTA)
+    key = Ledger(path).fingerprint("d")
+    assert c.fingerprint == key != fp_slow and c.spent_after.entries == 2
+    assert [d.fingerprint for d in Ledger(path).datasets()] == [key]
     with pytest.raises(DataError, match="created by another process"):
-        slow.charge(fp, ZcdpEvent(0.01), budget_epsilon=1.0, budget_delta=DELTA)
-    assert len(Ledger(path).entries()) == 1
+        stranger.charge(fp_slow, ZcdpEvent(0.01), budget_epsilon=1.0, budget_delta=DELTA)
+    assert len(Ledger(path).entries()) == 2
 
 
 def test_a_ledger_in_a_folder_that_cannot_be_created_is_refused_when_opened(tmp_path):

@@ -234,15 +234,17 @@ class Ledger:
                  readonly: bool = False, create_on_charge: bool = False) -> None:
         """``readonly``: read an in-memory copy of an existing file, never write. ``create_on_charge``: a
         missing file is created by the first :meth:`charge` (a charge refused, or a release failing before
-        it, writes nothing) and reads as an empty ledger until then; the fingerprints such a ledger gives
-        before that charge are its own (another Ledger of the same missing file has another key), so compute
-        a release's fingerprint and charge it with the same object, as ``privgp release`` and
-        :meth:`Budget.charge` do. Default: the file is created now."""
+        it, writes nothing) and reads as an empty ledger until then. The fingerprints it gives before that
+        charge are provisional: if another process creates the file meanwhile, the charge re-keys the data with
+        that file's secret (the :class:`Charge` holds the fingerprint recorded), so compute a release's
+        fingerprint and charge it with the same object, as ``privgp release`` and :meth:`Budget.charge` do.
+        Default: the file is created now."""
         self.path = ledger_path(path)
         if self.path.exists() and self.path.is_dir():
             raise InvalidParameterError("ledger", "a file path (not a directory)", str(self.path))
         self.timeout = float(timeout)
         self.readonly = bool(readonly)
+        self._pending = False
         if self.readonly:
             if not self.path.is_file():
                 raise DataError(f"no privacy ledger at {self.path}")
@@ -258,12 +260,12 @@ class Ledger:
             _check_creatable(self.path)
             self.conversion, self.composition = DEFAULT_CONVERSION, DEFAULT_COMPOSITION
             self._secret = secrets.token_bytes(32)
+            self._keyed: dict[str, str] = {}   # fingerprint -> content digest, to re-key (charge)
             return
         self._open_file()
 
     def _open_file(self) -> None:
-        """Open (creating or migrating) the file and read its meta; a pending ledger's secret must be the one
-        the file holds (another process may have created the file meanwhile: its keys would differ)."""
+        """Open (creating or migrating) the file and read its meta (a new file gets this object's secret)."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             con = self._connect_file()
@@ -275,10 +277,7 @@ class Ledger:
             raise DataError(f"{self.path} is not a usable privgp ledger: {exc}") from None
         finally:
             con.close()
-        if self._pending and bytes(meta["secret"]) != self._secret:
-            raise DataError(f"the privacy ledger {self.path} was created by another process while this release was "
-                            "prepared; nothing was charged or written: run the command again")
-        self._pending = False
+        self._pending = False   # a file another process created meanwhile has its own key: charge() re-keys
         self.conversion = str(meta["conversion"])
         self.composition = _text(meta["composition"])
         self._secret = bytes(meta["secret"])
@@ -313,7 +312,7 @@ class Ledger:
     def _connect(self) -> sqlite3.Connection:
         if getattr(self, "readonly", False) and hasattr(self, "_meta_ro"):
             return self._connect_readonly(initialise=True)[0]
-        if getattr(self, "_pending", False):   # not created yet: an empty ledger in memory, with this one's meta
+        if self._pending:   # not created yet: an empty ledger in memory, with this one's meta
             mem = sqlite3.connect(":memory:", isolation_level=None)
             mem.execute("PRAGMA foreign_keys = ON")
             self._initialise(mem, secret=self._secret)
@@ -372,7 +371,10 @@ class Ledger:
     # -- fingerprints ----------------------------------------------------------------------------
     def fingerprint(self, content_digest: str) -> str:
         """Keyed fingerprint of a table's content digest (safe to print; see module docstring)."""
-        return hmac.new(self._secret, content_digest.encode("utf-8"), hashlib.sha256).hexdigest()
+        fp = hmac.new(self._secret, content_digest.encode("utf-8"), hashlib.sha256).hexdigest()
+        if self._pending:
+            self._keyed[fp] = content_digest
+        return fp
 
     def fingerprint_of(self, content_digest: str, legacy: Callable[[], Sequence[str]] | None = None) -> str:
         """The ledger key of records with this content digest. In a file written by an earlier privgp (meta
@@ -464,7 +466,15 @@ class Ledger:
             # a first charge: decided on the empty ledger in memory before the file is created, so that a
             # refusal writes nothing; then recorded in the new file (which decides again, in its transaction)
             self._record(*args, dry_run=True)
+            key = self._secret
             self._open_file()
+            if self._secret != key:   # another process created the file meanwhile: key the data with its secret
+                digest = self._keyed.get(fingerprint)
+                if digest is None:
+                    raise DataError(f"the privacy ledger {self.path} was created by another process while this "
+                                    "release was prepared, under another key; nothing was charged or written: run "
+                                    "the command again")
+                args = (self.fingerprint(digest), *args[1:])
         return self._record(*args)
 
     def _record(self, fingerprint: str, event: PrivacyEvent, event_json: str, epsilon: float | None,

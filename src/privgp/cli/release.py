@@ -586,7 +586,7 @@ def run(args) -> int:
                                   interactive_map=args.map, painter=painter)
         ledger.complete(charge.entry_id)
         progress.update(1)
-    summary = _summary(mech, plan, data, Path(args.out), files, charge, ledger, randomness, fingerprint)
+    summary = _summary(mech, plan, data, Path(args.out), files, charge, ledger, randomness, charge.fingerprint)
     summary["forecast"] = fc.to_dict()
     if args.mechanism == "auto":
         summary["chosen_by"] = "auto"

@@ -242,7 +242,7 @@ def release(plan: ReleasePlan, data: Any, ledger: Any, rng: np.random.Generator 
         budget_epsilon = ledger.epsilon if budget_epsilon is None else budget_epsilon
         budget_delta = ledger.delta if budget_delta is None else budget_delta
         label = label or ledger.label
-        ledger = ledger.ledger
+        ledger = Ledger(ledger.ledger_path, create_on_charge=True)   # a refused charge writes no file
     elif not isinstance(ledger, Ledger):
         raise InvalidParameterError("ledger", "a privgp.Budget (or a privgp.Ledger)", type(ledger).__name__)
     fp = fingerprint if fingerprint is not None else ledger.fingerprint_of(data.content_digest,
@@ -255,7 +255,7 @@ def release(plan: ReleasePlan, data: Any, ledger: Any, rng: np.random.Generator 
     released = plan.draw(X, y, rng)
     if mark_completed:
         ledger.complete(charge.entry_id)
-    return ReleaseResult(plan=plan, released=released, charge=charge, fingerprint=fp, data=data,
+    return ReleaseResult(plan=plan, released=released, charge=charge, fingerprint=charge.fingerprint, data=data,
                          randomness=randomness, ledger=ledger)
 
 

@@ -652,7 +652,7 @@ def optimize(plan: ThompsonPlan, objective: Callable[[np.ndarray], float], ledge
     if mark_completed:
         ledger.complete(charge.entry_id)
     return ThompsonResult(**{**{f: getattr(result, f) for f in result.__dataclass_fields__},
-                             "charge": charge, "fingerprint": fingerprint})
+                             "charge": charge, "fingerprint": charge.fingerprint})
 
 
 __all__ = ["KNOBS", "MECHANISM", "SCHEDULES", "Candidates", "ThompsonPlan", "ThompsonResult", "optimize",
