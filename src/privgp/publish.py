@@ -82,18 +82,20 @@ def _write_file(folder: Path, f: Any) -> None:
         raise TypeError(f"not an output file: {f!r}")
 
 
-def write_picture(result: Any, path: str | os.PathLike[str], *, mechanism: str | None = None) -> Path:
-    """The release's picture (PNG: the released map with its uncertainty, the guarantee in the caption)."""
+def write_picture(result: Any, path: str | os.PathLike[str], *, mechanism: str | None = None,
+                  forecast: Any = None) -> Path:
+    """The release's picture (PNG: the released map with its uncertainty, the guarantee in the caption;
+    ``forecast``: the release's forecast, whose "mostly noise" warning the title then states)."""
     path = Path(path)
-    path.write_bytes(_picture(result, mechanism).png)
+    path.write_bytes(_picture(result, mechanism, forecast).png)
     return path
 
 
-def _picture(result: Any, mechanism: str | None) -> Any:
+def _picture(result: Any, mechanism: str | None, forecast: Any = None) -> Any:
     from .cli import release_publish
 
     mech, plan, released, data = _parts(result, mechanism)
-    return release_publish.picture(mech, released, plan, data)
+    return release_publish.picture(mech, released, plan, data, forecast)
 
 
 def write_report(result: Any, path: str | os.PathLike[str], *, files: tuple[str, ...] | list[str] = (),
@@ -108,7 +110,7 @@ def write_report(result: Any, path: str | os.PathLike[str], *, files: tuple[str,
     from .cli import release_publish
 
     mech, plan, released, data = _parts(result, mechanism)
-    pic = _picture(result, mechanism) if picture is None else picture
+    pic = _picture(result, mechanism, forecast) if picture is None else picture
     path = Path(path)
     field = mech.fields(released, plan) if interactive_map else None
     path.write_text(release_publish.report(mech, plan, data, pic, result.charge, result.fingerprint,
@@ -272,7 +274,7 @@ def write_outputs(folder: Path, result: Any, *, report: bool = True, forecast: A
 
     mech, plan, released, data = _parts(result, mechanism)
     if painter is not None:
-        painter.submit(*release_publish.picture_request(mech, released, plan, data))
+        painter.submit(*release_publish.picture_request(mech, released, plan, data, forecast))
     files = write_data(result, folder, mechanism=mechanism)
     if _projection(result) is not None:
         write_geotiff(result, folder / GEOTIFF, mechanism=mechanism)
@@ -280,7 +282,7 @@ def write_outputs(folder: Path, result: Any, *, report: bool = True, forecast: A
         files += [GEOTIFF, GEOJSON]
     pic = None if painter is None else painter.result()
     if pic is None:
-        pic = _picture(result, mechanism)   # drawn once: the PNG and the report's copy
+        pic = _picture(result, mechanism, forecast)   # drawn once: the PNG and the report's copy
     (folder / mech.picture).write_bytes(pic.png)
     files += [mech.picture, CERTIFICATE] + ([REPORT] if report else [])
     if report:

@@ -51,8 +51,39 @@ def test_allow_noisy_releases_and_says_so(tmp_path):
     r = cli(tmp_path, "release", "--epsilon", "2", "--out", "out", "--allow-noisy", "--json")
     assert r.returncode == 0, r.stderr
     doc = json.loads((tmp_path / "out" / "certificate.json").read_text())
-    assert doc["forecast"]["expected_iou"] < 0.5
+    assert doc["forecast"]["expected_iou"] < 0.5 and doc["forecast"]["mostly_noise"] is True
     assert "Mostly noise" in (tmp_path / "out" / "report.html").read_text()
+    s = json.loads(r.stdout)
+    assert s["warning"].startswith("MOSTLY NOISE by its forecast") and "--allow-noisy" in s["warning"]
+    # the terminal says so too, before the charge and in the summary
+    t = cli(tmp_path, "release", "--epsilon", "2", "--out", "text", "--allow-noisy")
+    assert t.returncode == 0, t.stderr
+    lines = t.stdout.splitlines()
+    assert lines[1].startswith("warning: MOSTLY NOISE by its forecast (expected IoU 0.")
+    assert any(ln.startswith("  WARNING     MOSTLY NOISE") for ln in lines)
+
+
+def test_a_map_released_as_mostly_noise_says_so_in_its_title(tmp_path):
+    from types import SimpleNamespace
+
+    from privgp.cli.release_figure import _title
+    from privgp.cli.release_publish import picture_context
+    from privgp.mechanisms.registered.laplace_grid import plan_laplace_grid
+    from privgp.mechanisms.release import ResponseMap
+    from privgp.models.domain import Box
+    from privgp.tasks.forecast import forecast
+
+    plan = plan_laplace_grid(50, Box((0.0, 0.0), (1.0, 1.0)), ResponseMap(0.0, 1.0), epsilon=0.1, cells=8)
+    data = SimpleNamespace(source="a.csv", coordinates=("x", "y"), response_name="z")
+    fc = forecast(plan, reps=2)
+    assert fc.noisy
+    ctx, plain = picture_context(plan, data, fc), picture_context(plan, data)
+
+    class Field:
+        def what(self):
+            return "a map"
+
+    assert _title(Field(), ctx).endswith("released with --allow-noisy") and "NOISE" not in _title(Field(), plain)
 
 
 @pytest.mark.parametrize("mechanism, extra", [("grid", ["--cells", "4"]), ("discretised-gaussian", ["--points", "3"])])

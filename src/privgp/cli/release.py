@@ -493,6 +493,8 @@ def _print_summary(s: dict, mech: Mechanism, plan, data) -> None:
         f"{format_upper(s['spent_epsilon'], 4)} of {s['budget_epsilon']:g} (at delta {format_upper(s['budget_delta'])})",
         f"  outputs     {s['out']}/: " + ", ".join(s["files"]),
     ]
+    if s.get("warning"):
+        lines.append(f"  WARNING     {s['warning']}")
     if "warning" in s["randomness"]:
         lines.append(f"  randomness  SEEDED (demo): {s['randomness']['warning']}")
     else:
@@ -525,6 +527,8 @@ def forecast_release(plan, *, allow_noisy: bool, quiet: bool = False, reps: int 
             "(--mechanism auto chooses the best forecast); --allow-noisy releases it anyway and says so")
     if not quiet:
         print(f"forecast before the charge: {forecast_line(fc)}", flush=True)
+        if fc.noisy:
+            print(f"warning: {fc.noisy_note()}", flush=True)
     return fc
 
 
@@ -588,6 +592,8 @@ def run(args) -> int:
         progress.update(1)
     summary = _summary(mech, plan, data, Path(args.out), files, charge, ledger, randomness, charge.fingerprint)
     summary["forecast"] = fc.to_dict()
+    if fc.noisy:
+        summary["warning"] = fc.noisy_note()
     if args.mechanism == "auto":
         summary["chosen_by"] = "auto"
     if args.json:

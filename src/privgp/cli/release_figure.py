@@ -135,7 +135,7 @@ def placeholder(message: str, ctx: PictureContext) -> Picture:
 
 def _title(field: ReleasedField, ctx: PictureContext) -> str:
     return (f"Private release: where {ctx.threshold_text()} \u2014 {field.what()}\n"
-            f"differential privacy {epsilon_delta_text(ctx.epsilon, ctx.delta)}")
+            f"differential privacy {epsilon_delta_text(ctx.epsilon, ctx.delta)}" + (f"\n{ctx.note}" if ctx.note else ""))
 
 
 def _domain_patch(ax, domain: Box):

@@ -53,16 +53,19 @@ def data_description(data) -> str:
     return f"{data.n} private records of a CSV file supplied by the data holder"
 
 
-def picture_context(plan, data) -> PictureContext:
+def picture_context(plan, data, forecast=None) -> PictureContext:
+    """The public facts the picture states; ``forecast``: the release's utility forecast, whose warning (a map
+    released although it says mostly noise) the picture then carries."""
     cert = plan.certificate
     return PictureContext(domain=plan.domain, axis_labels=axis_labels(data), response=response_display(data),
-                          response_map=plan.response_map, epsilon=float(cert.epsilon), delta=float(cert.delta))
+                          response_map=plan.response_map, epsilon=float(cert.epsilon), delta=float(cert.delta),
+                          note="" if forecast is None else forecast.noisy_note(short=True))
 
 
-def picture_request(mech: Mechanism, released, plan, data) -> tuple[Any, PictureContext]:
+def picture_request(mech: Mechanism, released, plan, data, forecast=None) -> tuple[Any, PictureContext]:
     """What the picture is drawn from: the mechanism's released field(s) on the grid (None when its release
     holds no map, e.g. a private selection that accepted nothing) and the public picture context."""
-    return mech.fields(released, plan), picture_context(plan, data)
+    return mech.fields(released, plan), picture_context(plan, data, forecast)
 
 
 def draw_picture(field, ctx: PictureContext) -> Picture:
@@ -73,9 +76,9 @@ def draw_picture(field, ctx: PictureContext) -> Picture:
     return release_figure.draw(field, ctx)
 
 
-def picture(mech: Mechanism, released, plan, data) -> Picture:
+def picture(mech: Mechanism, released, plan, data, forecast=None) -> Picture:
     """The release's picture, drawn in this process."""
-    return draw_picture(*picture_request(mech, released, plan, data))
+    return draw_picture(*picture_request(mech, released, plan, data, forecast))
 
 
 def report(mech: Mechanism, plan, data, pic: Picture, charge, fingerprint: str, randomness: dict, files, forecast=None,

@@ -277,6 +277,9 @@ class PictureContext:
     response_map: ResponseMap
     epsilon: float
     delta: float
+    #: a warning every picture states under its title ("" for none), e.g. a map released although its forecast
+    #: says mostly noise (:meth:`privgp.tasks.forecast.Forecast.noisy_note`)
+    note: str = ""
 
     def threshold_text(self) -> str:
         return f"{self.response.label} > {self.response.value(self.response_map.threshold)}"

@@ -152,6 +152,16 @@ class Forecast:
                     f", the plan's noise for {self.n} records at fewer records: a noisier map, a conservative "
                     "forecast")) + ")")
 
+    def noisy_note(self, short: bool = False) -> str:
+        """What a release made although this forecast says mostly noise states on its outputs ("" otherwise);
+        ``short``: the words of a picture's title."""
+        if not self.noisy:
+            return ""
+        head = f"MOSTLY NOISE by its forecast (expected IoU {self.iou:.2f} < {NOISY_IOU:g}): released "
+        if short:
+            return head + "with --allow-noisy"
+        return head + "only because --allow-noisy was given; do not read its boundaries as findings"
+
     def to_dict(self) -> dict:
         return {"mechanism": self.mechanism, "n": self.n, "simulated_n": self.simulated_n,
                 "reference": "the non-private map of the same records",
@@ -160,7 +170,7 @@ class Forecast:
                 "expected_agreement": self.agreement, "expected_rmse": self.rmse, "expected_rmse_se": self.rmse_se,
                 "per_family": self.per_family, "families": list(self.families),
                 "simulated_releases": self.reps_per_family * len(self.families), "response_noise_std": self.noise,
-                "seed": self.seed, "noisy_below_iou": NOISY_IOU, "words": self.words(),
+                "seed": self.seed, "noisy_below_iou": NOISY_IOU, "mostly_noise": self.noisy, "words": self.words(),
                 "basis": "public simulation on synthetic fields with a known answer (no private data, no privacy cost)"}
 
 
