@@ -131,7 +131,7 @@ def _run(args) -> int:
     if args.json:
         print_json(summary)
     else:
-        print(f"experiment {args.name}: wrote results to {args.out} in {summary['seconds']} s")
+        print(f"experiment {args.name}: wrote results to {args.out} in {float(summary['seconds']):.2f} s")
         for k, v in summary.items():
             if k not in ("seconds", "out"):
                 print(f"  {k}: {json.dumps(v, default=str) if isinstance(v, (dict, list)) else v}")

@@ -30,9 +30,10 @@ from ..interface import (
     ReleasedField,
     Request,
     chosen_by,
+    grid_text,
 )
 from ..private_selection import LengthscaleSelectionPlan, SelectionResult, plan_lengthscale_selection
-from .posterior_sample import SENSITIVITY, SNAP, path_fields, path_files, sigma_of, snap_of
+from .posterior_sample import SENSITIVITY, SNAP, path_fields, path_files, sigma_of, snap_line, snap_of
 
 DEFAULT_GAMMA = 0.1
 LENGTHSCALES = Option("lengthscales", "candidate lengthscales (public; required for this mechanism)", float, "ELL",
@@ -146,4 +147,5 @@ class PosteriorSampleTuned(Mechanism):
             f"  settings    {plan.plans[0].kernel} kernel, sigma={plan.plans[0].sigma:g}, r per candidate "
             + ", ".join(f"{p.r:.4g}" for p in plan.plans) + f"; {plan.n_train} training / {plan.n - plan.n_train} "
             "held-out records (random split); the outcome is in selection.json",
+            f"  grid        {grid_text(plan.plans[0].grid)}" + snap_line(plan.plans[0].snap),
         ]

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# README's "Your own data" examples, as committed, on a synthetic sensors.csv (no real records). In a scratch
+# folder with a fresh ledger (PRIVGP_LEDGER):
+#   1. writes sensors.csv: 2000 readings (lon, lat, no2) at uniform places in the box [0, 10] x [0, 5], a smooth
+#      field (a bump of +25 at (3, 3), a dip of -12 at (7.5, 1.5), base 30) plus N(0, 5^2) noise, seed 0;
+#   2. `privgp release --data sensors.csv ... --epsilon 2 --out no2_release`   (--mechanism auto: released)
+#   3. the same data with `--mechanism sparse-gp --kernel squared_exponential`, `--mechanism posterior-sample
+#      --L 3` and `--mechanism posterior-sample-tuned --lengthscales 0.5 1 2`: each refused by its forecast
+#      (exit 2, nothing charged or written).
+# Writes docs/runs/readme-sensors/: sensors.csv, auto.txt, excursion.png, certificate.json, sparse_gp.txt, posterior_sample_L3.txt,
+# tuned.txt.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+SCRATCH="$(mktemp -d)"
+trap 'rm -rf "$SCRATCH"' EXIT
+cd "$SCRATCH"
+export PRIVGP_LEDGER="$SCRATCH/ledger.sqlite"
+python - <<'PY'
+import numpy as np
+
+rng = np.random.default_rng(0)
+n = 2000
+lon, lat = rng.uniform(0, 10, n), rng.uniform(0, 5, n)
+field = (30 + 25 * np.exp(-((lon - 3) ** 2 + (lat - 3) ** 2) / 2.0)
+         - 12 * np.exp(-((lon - 7.5) ** 2 + (lat - 1.5) ** 2) / 1.5))
+no2 = field + rng.normal(0, 5, n)
+np.savetxt("sensors.csv", np.column_stack([lon, lat, no2]), delimiter=",", header="lon,lat,no2", comments="",
+           fmt="%.4f")
+PY
+DATA=(--data sensors.csv --x-col lon --y-col lat --response-col no2 --box 0 10 0 5 --threshold 40 --clip 20)
+refused() {   # a command that is expected to fail: its output and exit status
+    { "$@" 2>&1 || echo "(exit status $?)"; }
+}
+privgp release "${DATA[@]}" --epsilon 2 --out no2_release | tee auto.txt
+refused privgp release --mechanism sparse-gp "${DATA[@]}" --kernel squared_exponential --epsilon 2 --out no2_sgp \
+    | tee sparse_gp.txt
+refused privgp release --mechanism posterior-sample --L 3 "${DATA[@]}" --epsilon 2 --out no2_paths \
+    | tee posterior_sample_L3.txt
+refused privgp release --mechanism posterior-sample-tuned --lengthscales 0.5 1 2 "${DATA[@]}" --epsilon 2 \
+    --out no2_tuned | tee tuned.txt
+sed -i "s#$SCRATCH/##g" auto.txt sparse_gp.txt posterior_sample_L3.txt tuned.txt
+mkdir -p "$ROOT/docs/runs/readme-sensors"
+rm -f "$ROOT/docs/runs/readme-sensors/"*
+cp sensors.csv auto.txt no2_release/excursion.png no2_release/certificate.json sparse_gp.txt posterior_sample_L3.txt tuned.txt \
+    "$ROOT/docs/runs/readme-sensors/"
+echo "written: docs/runs/readme-sensors/"
