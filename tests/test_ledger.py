@@ -105,6 +105,38 @@ def test_a_ledger_created_on_charge_rekeys_for_a_file_created_meanwhile(tmp_path
     assert len(Ledger(path).entries()) == 2
 
 
+def test_every_provisional_fingerprint_is_rekeyed_after_another_process_created_the_file(tmp_path):
+    """A fingerprint computed before another process created the file, charged again and again (or a second
+    dataset's): each charge re-keys it, so the records keep one budget (review of create_on_charge)."""
+    path = tmp_path / "l.sqlite"
+    led = Ledger(path, create_on_charge=True)
+    fp, other = led.fingerprint("B"), led.fingerprint("C")
+    Ledger(path)                                             # the file appears, with another secret
+    outcomes = []
+    for _ in range(5):
+        try:
+            outcomes.append(led.charge(fp, ZcdpEvent(0.05), budget_epsilon=3.0, budget_delta=1e-6).fingerprint)
+        except BudgetExceededError:
+            outcomes.append("refused")
+    key = Ledger(path).fingerprint("B")
+    assert set(outcomes) == {key, "refused"} and outcomes.count(key) == 3   # three fit one budget of 3
+    assert led.charge(other, ZcdpEvent(0.05), budget_epsilon=3.0, budget_delta=1e-6).fingerprint == \
+        Ledger(path).fingerprint("C")
+    assert sorted(d.spent.entries for d in Ledger(path).datasets()) == [1, 3]
+
+
+def test_an_empty_file_is_a_ledger_created_on_charge(tmp_path):
+    path = tmp_path / "l.sqlite"
+    path.write_bytes(b"")
+    led = Ledger(path, create_on_charge=True)
+    with pytest.raises(BudgetExceededError):
+        led.charge(led.fingerprint("d"), ZcdpEvent(5.0), budget_epsilon=1.0, budget_delta=DELTA)
+    assert path.read_bytes() == b""                          # refused: still empty
+    fp = led.fingerprint("d")
+    led.charge(fp, ZcdpEvent(0.01), budget_epsilon=1.0, budget_delta=DELTA)
+    assert Ledger(path).fingerprint("d") == fp
+
+
 def test_a_ledger_in_a_folder_that_cannot_be_created_is_refused_when_opened(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")

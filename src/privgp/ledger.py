@@ -245,6 +245,8 @@ class Ledger:
         self.timeout = float(timeout)
         self.readonly = bool(readonly)
         self._pending = False
+        self._provisional: bytes | None = None   # the key fingerprints were computed with before the file existed
+        self._keyed: dict[str, tuple[str, Any]] = {}   # provisional fingerprint -> (content digest, legacy)
         if self.readonly:
             if not self.path.is_file():
                 raise DataError(f"no privacy ledger at {self.path}")
@@ -253,14 +255,16 @@ class Ledger:
             self.composition = _text(self._meta_ro["composition"])
             self._secret = bytes(self._meta_ro["secret"])
             return
-        self._pending = bool(create_on_charge) and not self.path.exists()
+        try:   # a missing or empty file: nothing recorded yet
+            self._pending = bool(create_on_charge) and (not self.path.exists() or self.path.stat().st_size == 0)
+        except OSError as exc:
+            raise DataError(f"cannot open the privacy ledger {self.path}: {exc}") from None
         if self._pending:
             # the file (and its folder) is created by the first charge, so that a release refused before it
             # -- by its budget or any check -- writes nothing; until then it reads as an empty ledger
             _check_creatable(self.path)
             self.conversion, self.composition = DEFAULT_CONVERSION, DEFAULT_COMPOSITION
-            self._secret = secrets.token_bytes(32)
-            self._keyed: dict[str, str] = {}   # fingerprint -> content digest, to re-key (charge)
+            self._secret = self._provisional = secrets.token_bytes(32)
             return
         self._open_file()
 
@@ -277,10 +281,10 @@ class Ledger:
             raise DataError(f"{self.path} is not a usable privgp ledger: {exc}") from None
         finally:
             con.close()
-        self._pending = False   # a file another process created meanwhile has its own key: charge() re-keys
         self.conversion = str(meta["conversion"])
         self.composition = _text(meta["composition"])
         self._secret = bytes(meta["secret"])
+        self._pending = False   # a file another process created meanwhile has its own key: charge() re-keys
 
     # -- low level -----------------------------------------------------------------------------
     def _connect_readonly(self, initialise: bool = False) -> tuple[sqlite3.Connection, dict]:
@@ -373,7 +377,7 @@ class Ledger:
         """Keyed fingerprint of a table's content digest (safe to print; see module docstring)."""
         fp = hmac.new(self._secret, content_digest.encode("utf-8"), hashlib.sha256).hexdigest()
         if self._pending:
-            self._keyed[fp] = content_digest
+            self._keyed.setdefault(fp, (content_digest, None))
         return fp
 
     def fingerprint_of(self, content_digest: str, legacy: Callable[[], Sequence[str]] | None = None) -> str:
@@ -382,6 +386,8 @@ class Ledger:
         under earlier versions, computed only then -- is tried, and a key of them that the file knows is
         returned: the same records keep their budget and their entries."""
         fp = self.fingerprint(content_digest)
+        if self._pending and legacy is not None:
+            self._keyed[fp] = (content_digest, legacy)
         if legacy is None:
             return fp
         con = self._connect()
@@ -462,19 +468,21 @@ class Ledger:
         settings_json = json.dumps(settings or {}, sort_keys=True, default=str)
         args = (fingerprint, event, event_json, epsilon, delta, budget_epsilon, budget_delta, default_budget_delta,
                 description, settings_json, label)
-        if self._pending:
+        was_pending = self._pending
+        if was_pending:
             # a first charge: decided on the empty ledger in memory before the file is created, so that a
             # refusal writes nothing; then recorded in the new file (which decides again, in its transaction)
             self._record(*args, dry_run=True)
-            key = self._secret
             self._open_file()
-            if self._secret != key:   # another process created the file meanwhile: key the data with its secret
-                digest = self._keyed.get(fingerprint)
-                if digest is None:
-                    raise DataError(f"the privacy ledger {self.path} was created by another process while this "
-                                    "release was prepared, under another key; nothing was charged or written: run "
-                                    "the command again")
-                args = (self.fingerprint(digest), *args[1:])
+        if self._provisional is not None and self._secret != self._provisional:
+            # another process created the file meanwhile: every fingerprint this object gave before is re-keyed
+            known = self._keyed.get(fingerprint)
+            if known is None and was_pending:
+                raise DataError(f"the privacy ledger {self.path} was created by another process while this "
+                                "release was prepared, under another key; nothing was charged or written: run "
+                                "the command again")
+            if known is not None:
+                args = (self.fingerprint_of(*known), *args[1:])
         return self._record(*args)
 
     def _record(self, fingerprint: str, event: PrivacyEvent, event_json: str, epsilon: float | None,

@@ -83,7 +83,7 @@ def test_a_map_released_as_mostly_noise_says_so_in_its_title(tmp_path):
         def what(self):
             return "a map"
 
-    assert _title(Field(), ctx).endswith("released with --allow-noisy") and "NOISE" not in _title(Field(), plain)
+    assert _title(Field(), ctx).endswith("released anyway") and "NOISE" not in _title(Field(), plain)
 
 
 @pytest.mark.parametrize("mechanism, extra", [("grid", ["--cells", "4"]), ("discretised-gaussian", ["--points", "3"])])

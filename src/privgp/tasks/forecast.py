@@ -159,7 +159,7 @@ class Forecast:
             return ""
         head = f"MOSTLY NOISE by its forecast (expected IoU {self.iou:.2f} < {NOISY_IOU:g}): released "
         if short:
-            return head + "with --allow-noisy"
+            return head + "anyway"
         return head + "only because --allow-noisy was given; do not read its boundaries as findings"
 
     def to_dict(self) -> dict:
