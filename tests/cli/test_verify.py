@@ -669,3 +669,106 @@ def test_a_pure_certificate_of_an_earlier_privgp_still_verifies(certificates, tm
         assert code == 0 and res["verified"], (shift, res)
     code, res = verify(written(1e7), capsys)
     assert code == 1 and res["field"] == "certificate.epsilon", res
+
+
+def _rehashed(cert: Path) -> None:
+    """Record the sha256 of every file now beside ``cert`` that it lists (a forger rewrites the list)."""
+    doc = json.loads(cert.read_text())
+    for name in list(doc.get("sha256") or {}):
+        if (cert.parent / name).is_file():
+            doc["sha256"][name] = hashlib.sha256((cert.parent / name).read_bytes()).hexdigest()
+    cert.write_text(json.dumps(doc))
+
+
+def _npz_edit(path: Path, edit) -> None:
+    with np.load(path) as z:
+        arrays = {k: z[k] for k in z.files}
+    edit(arrays)
+    with open(path, "wb") as fh:
+        np.savez_compressed(fh, **arrays)
+
+
+def test_forgeries_through_the_released_files_fail(certificates, tmp_path, capsys):
+    """A red-team audit's forgeries (2026-11-26), each rehashed as a forger would: every data file of a release
+    must be hashed, hold exactly what the mechanism writes from its released arrays under the certificate's plan
+    (the grid's map and sd from its released statistics; paths numbering L), and no other kind's or mechanism's
+    file may be hashed."""
+    lg, fn, opt = certificates["laplace-grid"], certificates["functional"], certificates["optimize"]
+    eps = json.loads(lg.read_text())["public_settings"]["target_epsilon"]
+
+    def forged(cert, edit_doc=lambda d: None, edit_files=lambda folder: None):
+        t = _tampered(tmp_path, cert, edit_doc)
+        edit_files(t.parent)
+        _rehashed(t)
+        return t
+
+    cases = [
+        # a smaller epsilon claimed, the released statistics the map came from removed
+        (forged(lg, lambda d: _reforged(d, target_epsilon=eps / 4),
+                lambda f: _npz_edit(f / "field.npz", lambda a: [a.pop("released_sums"), a.pop("released_counts")])),
+         "field.npz.released_sums"),
+        # the data file left out of the certificate's lists (and deleted): the CSV beside it carries the map
+        (forged(lg, lambda d: [d["sha256"].pop("field.npz"), d["outputs"].remove("field.npz")],
+                lambda f: (f / "field.npz").unlink()), "sha256.field.npz"),
+        (forged(lg, edit_files=lambda f: (f / "field.csv").write_text(
+            (f / "field.csv").read_text().replace(",0.", ",0.9", 3))), "field.csv"),
+        (forged(lg, edit_files=lambda f: _npz_edit(f / "field.npz", lambda a: a.update(junk=np.zeros(3)))),
+         "field.npz.junk"),
+        # five functions released under a one-draw certificate; a path key renamed away from the check
+        (forged(fn, edit_files=lambda f: _npz_edit(f / "paths.npz", lambda a: a.update(paths=np.repeat(
+            a["paths"], 5, axis=0)))), "paths.npz.paths"),
+        (forged(fn, edit_files=lambda f: _npz_edit(f / "paths.npz", lambda a: a.update(paths_all=a.pop("paths")))),
+         "paths.npz.paths"),
+        # report.html without its stated epsilon
+        (forged(lg, edit_files=lambda f: (f / "report.html").write_text(re.sub(
+            r'\s*data-(epsilon|delta)="[^"]*"', "", (f / "report.html").read_text()))), "report.html.data-epsilon"),
+        # an optimize run's per-round r edited
+        (forged(opt, edit_files=lambda f: (f / "history.csv").write_text(re.sub(
+            r"^(\d+,\d+,)([0-9.]+)", lambda m: m.group(1) + "9" + m.group(2), (f / "history.csv").read_text(),
+            count=0, flags=re.M))), "history.csv.r"),
+    ]
+    for t, field in cases:
+        for extra in ((), ("--strict",)):
+            code, res = verify(t, capsys, *extra)
+            assert code == 1 and res["field"] == field, (field, res)
+    # an optimize certificate (a stopped run: no privacy cost) placed over a grid release's files
+    over = tmp_path / "over"
+    over.mkdir()
+    doc = json.loads(opt.read_text())
+    doc["sha256"] = {}
+    for name in ("field.npz", "field.csv", "excursion.png"):
+        (over / name).write_bytes((lg.parent / name).read_bytes())
+        doc["sha256"][name] = hashlib.sha256((over / name).read_bytes()).hexdigest()
+    (over / "certificate.json").write_text(json.dumps(doc))
+    code, res = verify(over / "certificate.json", capsys)
+    assert code == 1 and res["field"].startswith("sha256.") and "does not write" in res["reason"], res
+    # an account certificate (the calculator) beside a release's files
+    capsys.readouterr()
+    assert main(["account", "--n", "20", "--kernel", "exponential", "--lengthscale", "0.3", "--r", "1", "--sigma", "1",
+                 "--delta", "1e-5", "--json"]) == 0
+    (over / "certificate.json").write_text(capsys.readouterr().out)
+    code, res = verify(over / "certificate.json", capsys, "--strict")
+    assert code == 1 and res["field"] == "excursion.png", res
+
+
+def test_a_released_npz_that_inflates_beyond_its_plan_is_not_read(certificates, tmp_path, capsys):
+    from privgp.cli.verify_files import NPZ_SLACK_BYTES
+
+    t = _tampered(tmp_path, certificates["laplace-grid"], lambda d: None)
+    _npz_edit(t.parent / "field.npz", lambda a: a.update(junk=np.zeros(NPZ_SLACK_BYTES + 10**6, np.uint8)))
+    _rehashed(t)
+    code, res = verify(t, capsys)
+    assert code == 1 and res["field"] == "field.npz" and "more than" in res["reason"], res
+
+
+def test_unencodable_text_or_a_fifo_is_not_a_certificate(certificates, tmp_path, capsys):
+    import os
+
+    for edit in (lambda d: d["sha256"].__setitem__("x\ud800.npz", "0" * 64), lambda d: d.__setitem__("mechanism", "\ud800")):
+        t = _tampered(tmp_path, certificates["laplace-grid"], edit)
+        code, err = _main_quiet(["verify", str(t)])
+        assert code == 2 and "surrogate" in err and "Traceback" not in err, err
+    fifo = tmp_path / "cert.fifo"
+    os.mkfifo(fifo)
+    code, err = _main_quiet(["verify", str(fifo)])   # would block if read
+    assert code == 2 and "not a regular file" in err, err

@@ -483,23 +483,10 @@ def verify(doc: dict):
     rebuilt certificate of the released rounds (None when only the data-independent round was released)."""
     from types import SimpleNamespace
 
-    from ..tasks.thompson import Candidates, plan_thompson, released_certificate
+    from ..tasks.thompson import released_certificate
     from . import release_publish as publish
 
-    def a(key):
-        return publish.setting(doc, key, "plan_arguments")
-
-    c = a("candidates")
-    if not isinstance(c, dict) or not isinstance(c.get("box"), dict):
-        raise publish.CertificateMismatch("plan_arguments.candidates", "the candidates (kind, box, grid or points)")
-    box = Box(tuple(c["box"]["lower"]), tuple(c["box"]["upper"]))
-    cand = Candidates.grid(box, c["grid"]) if c.get("kind") == "grid" else Candidates.finite(c["points"], box)
-    extra = {k: a(k) for k in ("r", "eta") if k in doc["plan_arguments"]}
-    plan = plan_thompson(cand, rounds=a("rounds"), epsilon=a("epsilon"), delta=a("delta"), kernel=a("kernel"),
-                         lengthscale=a("lengthscale"), sigma=a("sigma"), M_Y=a("M_Y"), knob=a("knob"),
-                         schedule=a("schedule"), early_factor=a("early_factor"), sensitivity=a("sensitivity"),
-                         conversion=a("conversion"), memory_limit=publish.VERIFY_MEMORY_LIMIT, **extra)
-    publish.compare(doc["plan_arguments"], plan_arguments(plan), "plan_arguments")
+    plan = rebuilt_plan(doc)
     released = doc.get("released_rounds")
     if isinstance(released, bool) or not isinstance(released, int) or not 0 <= released <= plan.rounds:
         raise publish.CertificateMismatch("released_rounds", f"an integer in 0..{plan.rounds}, found {released!r}")
@@ -521,6 +508,29 @@ def verify(doc: dict):
     return publish.verify_against_plan(labelled, SimpleNamespace(
         mechanism="optimize", event=event, certificate=cert, calibration=plan.calibration,
         public_settings=plan.public_settings))
+
+
+def rebuilt_plan(doc: dict):
+    """The Thompson-sampling plan of an optimize certificate, rebuilt from its ``plan_arguments`` through
+    :func:`~privgp.tasks.thompson.plan_thompson` and compared with them."""
+    from ..tasks.thompson import Candidates, plan_thompson
+    from . import release_publish as publish
+
+    def a(key):
+        return publish.setting(doc, key, "plan_arguments")
+
+    c = a("candidates")
+    if not isinstance(c, dict) or not isinstance(c.get("box"), dict):
+        raise publish.CertificateMismatch("plan_arguments.candidates", "the candidates (kind, box, grid or points)")
+    box = Box(tuple(c["box"]["lower"]), tuple(c["box"]["upper"]))
+    cand = Candidates.grid(box, c["grid"]) if c.get("kind") == "grid" else Candidates.finite(c["points"], box)
+    extra = {k: a(k) for k in ("r", "eta") if k in doc["plan_arguments"]}
+    plan = plan_thompson(cand, rounds=a("rounds"), epsilon=a("epsilon"), delta=a("delta"), kernel=a("kernel"),
+                         lengthscale=a("lengthscale"), sigma=a("sigma"), M_Y=a("M_Y"), knob=a("knob"),
+                         schedule=a("schedule"), early_factor=a("early_factor"), sensitivity=a("sensitivity"),
+                         conversion=a("conversion"), memory_limit=publish.VERIFY_MEMORY_LIMIT, **extra)
+    publish.compare(doc["plan_arguments"], plan_arguments(plan), "plan_arguments")
+    return plan
 
 
 def _print_summary(s: dict, res: ThompsonResult) -> None:

@@ -177,7 +177,7 @@ def _calibration(recorded: Any, rebuilt: Any) -> Any:
         return recorded
     a, b = recorded.get("epsilon_at_value"), rebuilt.get("epsilon_at_value")
     if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) and \
-            not isinstance(b, bool) and abs(a - b) <= 1e-9 * max(abs(a), abs(b)):
+            not isinstance(b, bool) and math.isfinite(a) and math.isfinite(b) and abs(a - b) <= 1e-9 * max(abs(a), abs(b)):
         return {**recorded, "epsilon_at_value": b}
     return recorded
 

@@ -47,9 +47,12 @@ DESCRIPTION = textwrap.dedent("""\
     code, and compared with the recorded event, settings, mechanism label and (epsilon, delta); the
     first field that disagrees is named. The sha256 of each released file beside the certificate
     (or in --files DIR) is compared with the recorded one, and the files are read and checked
-    against the stated settings (response map, grid, a noisy grid's map as the public
-    post-processing of its released statistics, an optimize run's rounds, the report's epsilon).
-    Needs no data and no ledger.
+    against the stated settings: every data file the mechanism writes is hashed and holds what it
+    writes from the released arrays (a noisy grid's map and sd recomputed from its released
+    statistics; L paths on the grid), an optimize run's rounds are the rebuilt plan's, the report
+    states the certificate's epsilon. A sample path, a functional release or a sparse GP's mean
+    cannot be tied to epsilon (only their number, grid and shape are checked). Needs no data and
+    no ledger.
 
     Not verifiable by a third party: the ledger fields (entry id, dataset fingerprint, budget and
     spent epsilon) are the data holder's statement; the ledger is private. Nor can verify know
@@ -85,6 +88,8 @@ def register(sub) -> None:
 
 
 def _load(path: Path) -> dict:
+    if path.exists() and not path.is_file():   # a folder, a FIFO (reading would block), a device
+        raise DataError(f"not a regular file: {path}")
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -104,11 +109,36 @@ def _load(path: Path) -> dict:
         raise InvalidParameterError("certificate", "a JSON file written by privgp", "JSON nested too deeply") from None
     if not isinstance(doc, dict):
         raise InvalidParameterError("certificate", "a JSON object written by privgp", f"a JSON {type(doc).__name__}")
+    bad = _unencodable(doc)
+    if bad is not None:
+        raise InvalidParameterError("certificate", "a JSON file written by privgp (text that UTF-8 can hold)",
+                                    f"a lone surrogate escape in {bad[:80]!r}")
     if kind_of(doc) is None:
         raise InvalidParameterError("certificate", "a certificate written by privgp (release, optimize or account "
                                     "--json)", "a JSON object without 'mechanism' and 'certificate', "
                                     "'planned_rounds' or 'event'")
     return doc
+
+
+def _unencodable(value: object) -> str | None:
+    """The first string (key or value) of a JSON document that UTF-8 cannot encode (a lone surrogate escape such
+    as \\ud800, which no privgp certificate holds), or None."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        items = list(v.items()) if isinstance(v, dict) else [(None, x) for x in v] if isinstance(v, list) else []
+        if isinstance(v, str):
+            items = [(v, None)]
+        for k, x in items:
+            for s in (k, x):
+                if isinstance(s, str):
+                    try:
+                        s.encode("utf-8")
+                    except UnicodeEncodeError:
+                        return s.encode("utf-8", "backslashreplace").decode("ascii")
+            if isinstance(x, (dict, list)):
+                stack.append(x)
+    return None
 
 
 class _DuplicateKey(ValueError):
@@ -340,6 +370,8 @@ def _print_verified(path: Path, doc: dict, label, again, nothing: bool, files: d
               + ("" if again.covered else "; this number is NOT a proven guarantee"))
     if "sha256" not in doc:
         print("  files:  no sha256 recorded (a certificate of an older privgp or of `account`): outputs not checked")
+    elif not doc["sha256"]:
+        print("  files:  none hashed (a certificate written alone): the released files were NOT checked")
     else:
         ok = [f for f, s in files.items() if s == "ok"]
         print(f"  files:  {len(ok)} released file(s) match their sha256"

@@ -7,19 +7,32 @@ release. These checks tie the hashed files to the settings the certificate state
 
 * sha256 itself: a mapping of plain file names to 64-hex digests covering every released file the
   certificate lists in ``outputs`` (checked in code, with or without jsonschema; empty for a certificate
-  written alone by the Python API); an ``account`` certificate (the calculator) lists no released files;
-* every released ``.npz`` of a mechanism (field.npz, paths.npz, prediction.npz): its response map (threshold, clip,
-  transform) is the certificate's, its grid axes are the public domain and grid of the certificate, its
-  arrays have the grid's shape, and posterior-sample paths number L;
-* a noisy grid (``released_sums``/``released_counts`` in field.npz): the released map and its released
-  standard deviation are the public post-processing of the released statistics under the certificate's
-  plan (:meth:`~privgp.mechanisms.registered.grid.CellGridRelease.post_process`) -- the sd follows from
-  the noise scale, which follows from epsilon: a certificate claiming another epsilon does not match;
-* report.html: the epsilon and delta it states (``data-epsilon``, ``data-delta``) are the certificate's;
-* ``privgp optimize``: history.csv has one row per released round and summary.json states the
-  certificate's released rounds, epsilon and delta;
+  written alone by the Python API, and then nothing is read: verify says the files were NOT checked);
+* which files: a certificate that hashes any file must hash every data file and the picture its kind (and a
+  release's mechanism) always writes, and no file of privgp's that another kind or mechanism writes (an
+  optimize certificate over a release's field.npz, a grid certificate with a paths.npz); an ``account``
+  certificate (the calculator) hashes nothing and may not sit beside released files;
+* a release's .npz (field.npz, paths.npz, prediction.npz): its response map and grid axes are the
+  certificate's, and it holds exactly the arrays the mechanism writes (no key missing or added) from its
+  released arrays under the certificate's plan (:meth:`~privgp.mechanisms.interface.Mechanism.released_from_arrays`):
+  a noisy grid's or eq. (37)'s map and sd are RECOMPUTED from the released statistics (the sd follows from
+  the noise scale, hence from epsilon: a certificate claiming another epsilon does not match); paths number
+  L and lie on the grid; a sparse GP's mean, sd, m and S have the plan's shapes on its public inducing inputs;
+  the .npz is refused unread when its array headers say it holds more than the plan's arrays;
+* every other data file (field.csv, paths.csv, prediction.csv, inducing.csv) is what the mechanism's writer
+  makes of those arrays (header and numbers);
+* report.html: it states epsilon and delta once each (``data-epsilon``, ``data-delta``), the certificate's;
+* ``privgp optimize``: history.csv has one row per released round with the rebuilt plan's r, eta, round and
+  spent epsilon, and queries that are the candidates its rows name; summary.json states the certificate's
+  released rounds, epsilon and delta;
 * ``--mechanism posterior-sample-tuned``: selection.json states the certificate's candidates, training split
-  and selection budget, at most its number of runs, and the r of the released candidate.
+  and selection budget, at most its number of runs, and the r of the released candidate, whose paths are
+  then checked as posterior-sample's.
+
+What the files cannot show: a posterior sample path, the functional mechanism's function and a sparse GP's
+mean are random or follow from private statistics that are not released, so nothing in them ties them to the
+certificate's epsilon, r or n (only their number, shape, grid and response map are checked); the noisy grids'
+and eq. (37)'s maps are tied to epsilon through their released statistics.
 
 Only files whose sha256 matched are read (a missing file is reported as missing, not checked). A data
 holder who rewrites every file consistently can still publish anything: verify checks what follows from
@@ -28,6 +41,7 @@ the certificate, not how the files were made.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import re
@@ -73,38 +87,145 @@ def check_sha256_list(doc: dict, kind: str | None) -> None:
                                               "lists in outputs has its sha256 recorded")
 
 
+#: the files privgp's commands write beside a certificate (data, picture, report, GIS); a certificate may hash only
+#: those of its own kind and mechanism (a data holder's other files are hashed only)
+RELEASE_DATA = ("field.npz", "field.csv", "paths.npz", "paths.csv", "prediction.npz", "prediction.csv", "inducing.csv",
+                "selection.json")
+OPTIMIZE_DATA = ("history.csv", "summary.json", "queries.png")
+PRIVGP_FILES = frozenset(RELEASE_DATA + OPTIMIZE_DATA + ("excursion.png", "prediction.png", "report.html", "field.tif",
+                                                         "excursion.geojson"))
+#: the most bytes a released .npz may hold beyond its plan's arrays before it is read (a decompression bomb)
+NPZ_SLACK_BYTES = 64 * 2**20
+
+
 def check_contents(doc: dict, kind: str | None, folder: Path, files: dict[str, str]) -> None:
     """Raise :class:`~privgp.cli.release_publish.CertificateMismatch` when a released file (one whose sha256
-    matched) disagrees with the settings the certificate states (module docstring)."""
+    matched) disagrees with the settings the certificate states, a file its kind always writes is not hashed, or
+    it hashes another kind's or mechanism's file (module docstring)."""
     ok = {name for name, state in files.items() if state == "ok"}
+    if kind == "account":
+        beside = sorted(n for n in PRIVGP_FILES if (folder / n).is_file())
+        if beside:
+            raise publish.CertificateMismatch(beside[0], "lies beside an account certificate, which certifies a "
+                                              "planned release and no released file: it is not this certificate's")
+        return
     if kind == "release":
-        for name in sorted(ok & set(RELEASED_NPZ)):
-            _check_npz(doc, folder / name, name)
-        if "selection.json" in ok and doc.get("mechanism") == "posterior-sample-tuned":
-            _check_selection(doc, folder / "selection.json")
+        _check_release(doc, folder, files)
     if kind == "optimize":
-        _check_optimize(doc, folder, ok)
+        _check_optimize(doc, folder, files)
     if "report.html" in ok and kind in ("release", "optimize"):
         _check_report(doc, folder / "report.html")
 
 
 def _mismatch(field: str, reason: str) -> publish.CertificateMismatch:
-    return publish.CertificateMismatch(field, reason + " (the released file does not match the certificate)")
+    from ..mechanisms.interface import file_mismatch
+
+    return file_mismatch(field, reason)
 
 
-def _check_npz(doc: dict, path: Path, name: str) -> None:
+def _require(files: dict[str, str], names, what: str) -> None:
+    """Every name must be hashed (listed in sha256): the files ``what`` always writes."""
+    for name in names:
+        if name not in files:
+            raise publish.CertificateMismatch(f"sha256.{name}", f"missing: {what} always writes {name}, and a "
+                                              "certificate that hashes some released files must hash it too")
+
+
+def _foreign(files: dict[str, str], allowed, what: str) -> None:
+    """No hashed file of privgp's is one that ``what`` does not write (another mechanism's or kind's)."""
+    for name in files:
+        if name in PRIVGP_FILES and name not in allowed:
+            raise publish.CertificateMismatch(f"sha256.{name}", f"{what} does not write {name}: a certificate covers "
+                                              "only its own release's files")
+
+
+def _check_release(doc: dict, folder: Path, files: dict[str, str]) -> None:
+    """A release's hashed files: the mechanism's data files and picture are all hashed and no other mechanism's
+    is; its .npz holds exactly the arrays the mechanism writes from the released arrays under the certificate's
+    plan (a noisy grid's map and sd recomputed from its released statistics: the sd follows from the noise
+    scale, hence from epsilon; paths number L), and every other data file is what the mechanism's writer makes
+    of them (CSV headers and values)."""
     from ..mechanisms.interface import Recorded, registry
 
-    recorded = Recorded(doc)
-    settings = doc.get("public_settings") or {}
+    if not files:
+        return   # nothing hashed (a certificate written alone): verify says the files were not checked
+    mech = registry()[doc["mechanism"]]
+    what = f"a {mech.name} release"
+    _foreign(files, (*mech.data_files, mech.picture, "report.html", "field.tif", "excursion.geojson"), what)
+    _require(files, [mech.picture], what)
+    plan = mech.rebuild(Recorded(doc))
+    writer = mech
+    if mech.name == "posterior-sample-tuned":
+        _require(files, ["selection.json"], what)
+        if files["selection.json"] != "ok":
+            return
+        sel = _check_selection(doc, folder / "selection.json")
+        if not sel.get("selected"):
+            _foreign(files, ("selection.json", mech.picture, "report.html"), "a tuned release that selected nothing")
+            return
+        plan = plan.plans[list(plan.lengthscales).index(sel["lengthscale"])]   # checked by _check_selection
+        writer = registry()["posterior-sample"]   # the chosen candidate's path, written as posterior-sample does
+    if writer.npz is None:
+        return
+    _require(files, [writer.npz], what)
+    if files[writer.npz] != "ok":
+        return   # missing: reported by verify (and refused by --strict)
+    arrays = _load_npz(folder / writer.npz, writer.npz, plan)
+    _check_npz(doc, arrays, writer.npz)
+    released = writer.released_from_arrays(arrays, plan)
+    expected = writer.files(released, plan, _coordinates(arrays, plan.domain.dim))
+    _require(files, [f.name for f in expected], what)
+    for f in expected:
+        if files[f.name] == "ok":
+            _same_file(f, folder / f.name, arrays if f.name == writer.npz else None, writer.name)
+
+
+def _load_npz(path: Path, name: str, plan: Any) -> dict[str, np.ndarray]:
+    """The arrays of a released .npz, after its array headers say it holds no more than the plan's arrays (plus
+    :data:`NPZ_SLACK_BYTES`): a small file that inflates to gigabytes is refused before it is read."""
+    import zipfile
+
+    grid = getattr(plan, "grid", (1,))
+    paths = int(np.prod(getattr(grid, "sizes", grid))) * max(1, int(getattr(plan, "L", 1)))
+    limit = 64 * 8 * paths + NPZ_SLACK_BYTES
     try:
+        total = 0
+        with zipfile.ZipFile(path) as zf:
+            for info in zf.infolist():
+                with zf.open(info) as fh:
+                    version = np.lib.format.read_magic(fh)
+                    read = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
+                        np.lib.format.read_array_header_2_0
+                    shape, _, dtype = read(fh)
+                total += int(np.prod(shape, dtype=float)) * max(1, dtype.itemsize)
+                if total > limit:
+                    raise _mismatch(name, f"its arrays hold more than {limit} bytes, more than the release's own")
         with np.load(path, allow_pickle=False) as z:
-            arrays = {k: z[k] for k in z.files}
+            return {k: z[k] for k in z.files}
+    except publish.CertificateMismatch:
+        raise
     except Exception as exc:  # any unreadable archive (BadZipFile, a pickled member, a truncated array): not ours
         raise _mismatch(name, f"not a readable .npz ({type(exc).__name__}: {str(exc)[:80]})") from None
+
+
+def _coordinates(arrays: dict[str, np.ndarray], dim: int) -> list[str]:
+    """The coordinate names a release's files use: the .npz's ``coordinates``, else its ``axis_<name>`` keys."""
+    coords = arrays.get("coordinates")
+    if coords is not None and coords.ndim == 1 and coords.dtype.kind == "U" and coords.size == dim:
+        return [str(c) for c in coords]
+    names = [k[len("axis_"):] for k in arrays if k.startswith("axis_")]
+    return names if len(names) == dim else [f"x{j + 1}" for j in range(dim)]
+
+
+def _check_npz(doc: dict, arrays: dict[str, np.ndarray], name: str) -> None:
+    """The response map and grid axes of a released .npz are the certificate's (named field by field)."""
+    from ..mechanisms.interface import Recorded
+
+    recorded = Recorded(doc)
     rm = recorded.response_map()
     for key, want in (("threshold", rm.threshold), ("clip", rm.clip)):
-        if key in arrays and not (arrays[key].shape == () and float(arrays[key]) == float(want)):
+        if key in arrays and not (arrays[key].shape == () and arrays[key].dtype.kind in "fi"
+                                  and float(arrays[key]) == float(want)):
             raise _mismatch(f"{name}.{key}", f"{arrays[key]!r} where the certificate states {want!r}")
     if "transform" in arrays and str(arrays["transform"]) != rm.transform:
         raise _mismatch(f"{name}.transform", f"{str(arrays['transform'])!r} where the certificate states {rm.transform!r}")
@@ -116,38 +237,51 @@ def _check_npz(doc: dict, path: Path, name: str) -> None:
     for j, key in enumerate(axes):
         line = np.linspace(domain.lower[j], domain.upper[j], grid[j])
         got = arrays[key]
-        if got.shape != line.shape or not np.allclose(got, line, rtol=RTOL, atol=0.0):
-            raise _mismatch(f"{name}.{key}", f"grid axis of {got.size} points over [{got.min():.6g}, {got.max():.6g}] "
-                            f"where the certificate states {grid[j]} over [{domain.lower[j]:g}, {domain.upper[j]:g}]")
-    for key in ("field", "sd", "reliable", "mean"):
-        if key in arrays and arrays[key].shape != grid:
-            raise _mismatch(f"{name}.{key}", f"shape {arrays[key].shape} on the grid {grid}")
-    if "paths" in arrays:
-        paths = arrays["paths"]
-        if paths.shape[1:] != grid:
-            raise _mismatch(f"{name}.paths", f"shape {paths.shape} on the grid {grid}")
-        if doc.get("mechanism") == "posterior-sample" and paths.shape[0] != settings.get("L"):
-            raise _mismatch(f"{name}.paths", f"{paths.shape[0]} paths where the certificate states L = {settings.get('L')}")
-    if "released_sums" in arrays and "released_counts" in arrays:
-        mech = registry().get(doc.get("mechanism"))  # type: ignore[arg-type]
-        plan = None if mech is None else mech.rebuild(recorded)
-        if plan is not None and hasattr(plan, "post_process"):
-            _check_post_processing(plan, arrays, name)
+        if got.shape != line.shape or got.dtype.kind not in "fi" or not np.allclose(got, line, rtol=RTOL, atol=0.0):
+            raise _mismatch(f"{name}.{key}", f"a grid axis of {got.size} points where the certificate states "
+                            f"{grid[j]} over [{domain.lower[j]:g}, {domain.upper[j]:g}]")
 
 
-def _check_post_processing(plan: Any, arrays: dict[str, np.ndarray], name: str) -> None:
-    sums, counts = arrays["released_sums"], arrays["released_counts"]
-    if sums.shape != tuple(plan.cells) or counts.shape != tuple(plan.cells):
-        raise _mismatch(f"{name}.released_sums", f"shape {sums.shape} for {tuple(plan.cells)} cells")
-    again = plan.post_process(np.asarray(sums, float), np.asarray(counts, float))
-    for key, want in (("field", again.field), ("sd", again.sd)):
-        got = arrays.get(key)
-        if got is None or got.shape != want.shape or not np.allclose(got, want, rtol=RTOL, atol=1e-12):
-            raise _mismatch(f"{name}.{key}", "not the public post-processing of the released statistics under the "
-                            "certificate's settings (its noise scale follows from its epsilon)")
+def _same_file(expected: Any, path: Path, arrays: dict[str, np.ndarray] | None, mechanism: str) -> None:
+    """A hashed data file holds what the mechanism's writer makes of the released arrays: a .npz exactly its
+    arrays (no key missing or added; numbers to :data:`RTOL`), a CSV its header and numbers (written to 10
+    significant digits). JSON files have their own check."""
+    from ..mechanisms.interface import CsvFile, NpzFile
+
+    why = f"not what {mechanism} writes from the released arrays under the certificate's settings"
+    if isinstance(expected, NpzFile):
+        got = arrays if arrays is not None else _load_npz(path, expected.name, None)
+        want = {k: np.asarray(v) for k, v in expected.arrays.items()}
+        extra, lacking = sorted(set(got) - set(want)), sorted(set(want) - set(got))
+        if extra or lacking:
+            key = (extra or lacking)[0]
+            raise _mismatch(f"{expected.name}.{key}", ("an array the mechanism does not write" if extra else
+                                                       "missing from the released file"))
+        for key, w in want.items():
+            g = got[key]
+            if w.dtype.kind in "fc":
+                same = g.shape == w.shape and g.dtype.kind in "fi" and np.allclose(g, w, rtol=RTOL, atol=1e-12)
+            else:
+                same = g.shape == w.shape and g.dtype.kind == w.dtype.kind and np.array_equal(g, w)
+            if not same:
+                raise _mismatch(f"{expected.name}.{key}", why + (" (the released sd follows from the noise scale, "
+                                                                 "hence from epsilon)" if key == "sd" else ""))
+    elif isinstance(expected, CsvFile):
+        try:
+            text = path.read_text(encoding="utf-8")
+            head, _, body = text.partition("\n")
+            values = np.loadtxt(io.StringIO(body), delimiter=",", ndmin=2) if body.strip() else np.zeros((0, 0))
+        except (OSError, ValueError) as exc:
+            raise _mismatch(expected.name, f"not a readable CSV ({type(exc).__name__})") from None
+        want_cols = np.asarray(expected.columns, dtype=float)
+        if head.strip() != ",".join(expected.header):
+            raise _mismatch(expected.name, f"header {head.strip()[:80]!r} where the mechanism writes "
+                            f"{','.join(expected.header)[:80]!r}")
+        if values.shape != want_cols.shape or not np.allclose(values, want_cols, rtol=1e-9, atol=1e-12):
+            raise _mismatch(expected.name, why)
 
 
-def _check_selection(doc: dict, path: Path) -> None:
+def _check_selection(doc: dict, path: Path) -> dict:
     """The tuned release's selection.json states the certificate's candidates, training split and the private
     selection's budget (runs at most, per-run epsilon and delta), and the r of the candidate it released."""
     sel = _read_json(path, "selection.json")
@@ -172,19 +306,25 @@ def _check_selection(doc: dict, path: Path) -> None:
             raise _mismatch("selection.json.lengthscale", f"{publish._short(sel.get('lengthscale'))} is not a "
                             "candidate of the certificate")
         _same_number(sel.get("r"), rs[cands.index(sel["lengthscale"])], "selection.json.r")
+    return sel
 
 
-def _check_optimize(doc: dict, folder: Path, ok: set[str]) -> None:
+def _check_optimize(doc: dict, folder: Path, files: dict[str, str]) -> None:
+    """An optimize run's hashed files: only those ``privgp optimize`` writes, history.csv and summary.json among
+    them; history.csv holds one row per released round whose r, eta, round epsilon, spent epsilon and query
+    (a candidate of the plan) are the rebuilt plan's; summary.json states the certificate's rounds, epsilon and
+    delta."""
+    if not files:
+        return
+    what = "privgp optimize"
+    _foreign(files, OPTIMIZE_DATA + ("report.html",), what)
+    _require(files, ("history.csv", "summary.json"), what)
     released = doc.get("released_rounds")
-    if "history.csv" in ok:
-        try:
-            with open(folder / "history.csv", newline="", encoding="utf-8") as fh:
-                rows = sum(1 for _ in csv.DictReader(fh))
-        except (OSError, UnicodeDecodeError, csv.Error) as exc:
-            raise _mismatch("history.csv", f"not a readable CSV ({type(exc).__name__}: {str(exc)[:80]})") from None
-        if rows != released:
-            raise _mismatch("history.csv", f"{rows} released rounds where the certificate states {released!r}")
-    if "summary.json" in ok:
+    if files["history.csv"] == "ok":
+        from .optimize import rebuilt_plan
+
+        _check_history(folder / "history.csv", rebuilt_plan(doc), released)
+    if files["summary.json"] == "ok":
         summary = _read_json(folder / "summary.json", "summary.json")
         if not isinstance(summary, dict):
             raise _mismatch("summary.json", "not a JSON object")
@@ -192,9 +332,42 @@ def _check_optimize(doc: dict, folder: Path, ok: set[str]) -> None:
             raise _mismatch("summary.json.rounds_released", f"{summary.get('rounds_released')!r} where the "
                             f"certificate states {released!r}")
         cert = doc.get("certificate")
-        if isinstance(cert, dict) and "epsilon_released" in summary:
-            _same_number(summary["epsilon_released"], cert.get("epsilon"), "summary.json.epsilon_released")
+        if isinstance(cert, dict):
+            _same_number(summary.get("epsilon_released"), cert.get("epsilon"), "summary.json.epsilon_released")
             _same_number(summary.get("delta"), cert.get("delta"), "summary.json.delta")
+
+
+def _check_history(path: Path, plan: Any, released: Any) -> None:
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            rows = list(csv.DictReader(fh))
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise _mismatch("history.csv", f"not a readable CSV ({type(exc).__name__}: {str(exc)[:80]})") from None
+    if len(rows) != released:
+        raise _mismatch("history.csv", f"{len(rows)} released rounds where the certificate states {released!r}")
+    k = len(rows)
+    dim = plan.candidates.points.shape[1]
+    want = {"round": np.arange(1, k + 1), "n": np.arange(k), "r": np.concatenate([[np.nan], plan.r])[:k],
+            "eta": np.concatenate([[np.nan], plan.eta])[:k],
+            "round_epsilon": np.concatenate([[0.0], plan.round_epsilon])[:k],
+            "spent_epsilon": np.concatenate([[0.0], plan.cumulative_epsilon])[:k]}
+    try:
+        got = {c: np.array([float(row[c]) if row[c] != "" else np.nan for row in rows])
+               for c in (*want, "candidate", *(f"x{j + 1}" for j in range(dim)))}
+    except (KeyError, TypeError, ValueError) as exc:
+        raise _mismatch("history.csv", f"not the columns privgp optimize writes ({type(exc).__name__}: "
+                        f"{str(exc)[:60]})") from None
+    for col, w in want.items():
+        if not np.allclose(got[col], w, rtol=1e-9, atol=1e-12, equal_nan=True):
+            raise _mismatch(f"history.csv.{col}", "not the rebuilt plan's (its rounds follow from the certificate's "
+                            "settings)")
+    idx = got["candidate"]
+    m = plan.candidates.points.shape[0]
+    if not (np.all(idx == np.round(idx)) and np.all((idx >= 0) & (idx < m))):
+        raise _mismatch("history.csv.candidate", f"not indices of the plan's {m} candidates")
+    X = np.column_stack([got[f"x{j + 1}"] for j in range(dim)]) if k else np.zeros((0, dim))
+    if not np.allclose(X, plan.candidates.points[idx.astype(int)], rtol=1e-9, atol=1e-12):
+        raise _mismatch("history.csv.x1", "a query that is not the candidate its row names")
 
 
 def _read_json(path: Path, name: str) -> Any:
@@ -209,9 +382,11 @@ def _check_report(doc: dict, path: Path) -> None:
     cert = doc.get("certificate")
     cert = cert if isinstance(cert, dict) else {}
     for attr in ("epsilon", "delta"):
-        m = re.search(rf'data-{attr}="([^"]*)"', text)
-        if m is not None:
-            _same_number(m.group(1), cert.get(attr), f"report.html.data-{attr}")
+        found = re.findall(rf'data-{attr}="([^"]*)"', text)
+        if len(found) != 1:
+            raise _mismatch(f"report.html.data-{attr}", f"{len(found)} statements of the report's {attr} where "
+                            "privgp's report makes one")
+        _same_number(found[0], cert.get(attr), f"report.html.data-{attr}")
 
 
 def _same_number(got: Any, want: Any, field: str) -> None:

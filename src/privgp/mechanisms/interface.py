@@ -317,6 +317,27 @@ def chosen_by(value: Any, default: Any) -> str:
     return "privgp's default" if same else "set by the data holder"
 
 
+def file_mismatch(field: str, reason: str) -> CertificateMismatch:
+    """``privgp verify``: a released file (``field``: file name or file.key) disagrees with its certificate."""
+    return CertificateMismatch(field, reason + " (the released file does not match the certificate)")
+
+
+def released_array(arrays: Mapping[str, np.ndarray], npz: str, key: str, shape: tuple[int, ...]) -> np.ndarray:
+    """The float array ``key`` of a released .npz with the ``shape`` the plan gives it (else :func:`file_mismatch`)."""
+    a = arrays.get(key)
+    if a is None:
+        raise file_mismatch(f"{npz}.{key}", "missing from the released file")
+    if a.shape != tuple(shape) or a.dtype.kind not in "fi":
+        raise file_mismatch(f"{npz}.{key}", f"{a.dtype} array of shape {a.shape} where the certificate's settings "
+                            f"give numbers of shape {tuple(shape)}")
+    return np.asarray(a, dtype=float)
+
+
+def grid_axes(domain: Box, sizes: Sequence[int]) -> tuple[np.ndarray, ...]:
+    """The public release grid: ``sizes[j]`` equally spaced points from ``domain.lower[j]`` to ``domain.upper[j]``."""
+    return tuple(np.linspace(a, b, int(m)) for a, b, m in zip(domain.lower, domain.upper, sizes))
+
+
 def grid_text(sizes: Sequence[int], sep: str = " x ") -> str:
     """'121 x 61'."""
     return sep.join(map(str, sizes))
@@ -400,6 +421,20 @@ class Mechanism(ABC):
     @abstractmethod
     def files(self, released: Any, plan: Any, coordinates: Sequence[str]) -> list[OutputFile]:
         """Its data files (contents; the output layer writes them)."""
+
+    #: the .npz of its data files, holding the released arrays (None: no .npz)
+    npz: ClassVar[str | None] = None
+    #: the names of every data file :meth:`files` may write (``privgp verify`` requires those of a release hashed,
+    #: and refuses another mechanism's)
+    data_files: ClassVar[tuple[str, ...]] = ()
+
+    def released_from_arrays(self, arrays: dict[str, np.ndarray], plan: Any) -> Any:
+        """The released object rebuilt from the arrays of its :attr:`npz` under ``plan`` (public settings only: a
+        map is recomputed from the released statistics where it is their public post-processing), so that
+        ``privgp verify`` can compare every data file beside a certificate with what :meth:`files` writes from
+        it; raises :func:`file_mismatch` when the arrays cannot be this plan's release. None: not
+        supported (the mechanism's files are hashed only)."""
+        return None
 
     @abstractmethod
     def fields(self, released: Any, plan: Any) -> ReleasedField | None:

@@ -86,6 +86,21 @@ def test_grid_calibration_is_on_the_feasible_side_of_the_exact_profile(epsilon, 
     assert plan.event.sensitivity == GRID_SENSITIVITY
 
 
+def test_released_maps_are_the_public_post_processing_of_their_released_statistics():
+    """What privgp verify recomputes: a grid-type release's map and sd from its released statistics alone (eq. 37's
+    density and signal channels; a noisy grid's sums and counts), equal to the drawn release."""
+    rng = np.random.default_rng(4)
+    X = BOX.lower + rng.random((80, 2)) * BOX.widths
+    y = rng.uniform(-1, 1, 80)
+    for plan in (plan_discretised_gaussian(80, BOX, IDENTITY, epsilon=2.0, points=4, grid=21),
+                 plan_grid(80, BOX, IDENTITY, epsilon=2.0, cells=4, grid=21)):
+        rel = plan.draw(X, y, np.random.default_rng(5))
+        again = plan.post_process(*(rel.statistics[k] for k in plan.statistics_names))
+        assert all(rel.statistics[k].shape == plan.statistics_shape for k in plan.statistics_names)
+        np.testing.assert_array_equal(again.field, rel.field)
+        np.testing.assert_array_equal(again.sd, rel.sd)
+
+
 def test_eq37_event_is_the_papers_formula_and_bounds_the_channels():
     plan = plan_discretised_gaussian(50, BOX, IDENTITY, epsilon=2.0, delta=1e-6, points=4)
     m = int(np.prod(plan.points))

@@ -22,6 +22,7 @@ from ..interface import (
     PictureContext,
     Recorded,
     Request,
+    grid_axes,
     grid_text,
 )
 from ..release import ResponseMap, default_delta, grid_sizes
@@ -32,7 +33,6 @@ from .grid import (
     GridField,
     GridFieldMechanism,
     NoisyGridPlan,
-    _axes,
     _gauss_matrix,
     cell_sizes,
     check_memory,
@@ -82,16 +82,28 @@ class DiscretisedGaussianPlan:
         return r_d, r_s
 
     def draw(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> GridField:
-        from scipy.interpolate import RegularGridInterpolator  # noqa: PLC0415
-
         rng = v.generator("rng", rng)
         r_d, r_s = self.channels(X, y)
         d = r_d + rng.normal(0.0, self.noise_std, r_d.shape)
         s = r_s + rng.normal(0.0, self.noise_std, r_s.shape)
+        return self.post_process(d, s)
+
+    #: the released statistics :meth:`post_process` takes, in its order (field.npz: ``released_<name>``)
+    statistics_names = ("density", "signal")
+
+    @property
+    def statistics_shape(self) -> tuple[int, ...]:
+        return tuple(self.points)
+
+    def post_process(self, d: np.ndarray, s: np.ndarray) -> GridField:
+        """The released map and its sd from the released density and signal channels (public: anyone can redo it
+        from them): their ratio, clipped to [-1, 1], at the points, interpolated on the release grid."""
+        from scipy.interpolate import RegularGridInterpolator  # noqa: PLC0415
+
         denom = np.maximum(d, max(1.0, 2.0 * self.noise_std))
         m = np.clip(s / denom, -1.0, 1.0)
         sd = self.noise_std * np.sqrt(1.0 + m * m) / denom
-        axes = _axes(self.domain, self.grid)
+        axes = grid_axes(self.domain, self.grid)
         pa = self.point_axes()
         mesh = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1)
         interp = lambda f: RegularGridInterpolator(pa, f, bounds_error=False, fill_value=None)(mesh)

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from ...errors import CertificateMismatch, InvalidParameterError, PrivgpError
 from ...models.domain import PublicGrid
 from .. import functional as fm
@@ -33,7 +35,7 @@ from ..interface import (
 )
 from ..posterior_release import DEFAULT_SNAP, default_lengthscale
 from ..release import default_delta, grid_sizes
-from .posterior_sample import SENSITIVITY, SNAP, R, path_files, snap_line, snap_of
+from .posterior_sample import SENSITIVITY, SNAP, R, path_files, paths_from_arrays, snap_line, snap_of
 
 #: without --r: the smallest r whose noise std c is at most this (model units, |y| <= 1)
 DEFAULT_NOISE_BOUND = 0.2
@@ -115,6 +117,13 @@ class Functional(Mechanism):
             if other.lemma == lemma:
                 return other
         return plan
+
+    npz = "paths.npz"
+    data_files = ("paths.npz", "paths.csv")
+
+    def released_from_arrays(self, arrays: dict[str, np.ndarray], plan: fm.FunctionalPlan) -> Any:
+        """The one released function, as paths.npz holds it (checked: one 'path' on the plan's grid)."""
+        return paths_from_arrays(arrays, plan)
 
     def files(self, released: fm.FunctionalRelease, plan: fm.FunctionalPlan,
               coordinates: Sequence[str]) -> list[OutputFile]:

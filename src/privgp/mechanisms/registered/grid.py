@@ -45,7 +45,9 @@ from ..interface import (
     Recorded,
     ReleasedField,
     Request,
+    grid_axes,
     grid_text,
+    released_array,
 )
 from ..release import ResponseMap, check_site_statistics, default_delta, grid_sizes
 
@@ -68,10 +70,6 @@ def release_assumptions(domain: Box, settings: str = "the cells, the smoothing b
 GRID_SENSITIVITY = 2.0
 #: eq. 37's squared per-point sensitivities with C = 1, C_k = 1: Delta_s^2 = 4, Delta_d^2 = 1
 EQ37_PER_POINT = math.sqrt(4.0 + 1.0)
-
-
-def _axes(domain: Box, sizes) -> tuple[np.ndarray, ...]:
-    return tuple(np.linspace(a, b, m) for a, b, m in zip(domain.lower, domain.upper, sizes))
 
 
 def cell_sizes(domain: Box, cells: int, name: str = "cells") -> tuple[int, ...]:
@@ -190,6 +188,13 @@ class CellGridRelease:
     bandwidth: float
     grid: tuple[int, ...]
 
+    #: the released statistics :meth:`post_process` takes, in its order (field.npz: ``released_<name>``)
+    statistics_names: ClassVar[tuple[str, ...]] = ("sums", "counts")
+
+    @property
+    def statistics_shape(self) -> tuple[int, ...]:
+        return tuple(self.cells)
+
     def _noise(self, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
         raise NotImplementedError
 
@@ -234,7 +239,7 @@ class CellGridRelease:
 
     def post_process(self, sums: np.ndarray, counts: np.ndarray) -> GridField:
         """The released map from released statistics (public; anyone can redo it from the statistics)."""
-        axes = _axes(self.domain, self.grid)
+        axes = grid_axes(self.domain, self.grid)
         m, sd = smooth_ratio(axes, self.domain, self.cells, sums, counts, self._released_noise_std(), self.bandwidth)
         return GridField(axes=axes, field=m, sd=sd, statistics={"sums": sums, "counts": counts})
 
@@ -360,8 +365,17 @@ class GridFieldMechanism(Mechanism):
     plural: ClassVar[str]
     forecast_reps = 8
 
+    npz = "field.npz"
+    data_files = ("field.npz", "field.csv")
+
     def files(self, released: GridField, plan: Any, coordinates: Sequence[str]) -> list[OutputFile]:
         return field_files(released, plan, coordinates)
+
+    def released_from_arrays(self, arrays: dict[str, np.ndarray], plan: Any) -> GridField:
+        """The map and its sd recomputed from the released statistics in field.npz (public post-processing under the
+        plan: its noise scale, hence the sd, follows from epsilon)."""
+        stats = [released_array(arrays, self.npz, f"released_{k}", plan.statistics_shape) for k in plan.statistics_names]
+        return plan.post_process(*stats)
 
     def fields(self, released: GridField, plan: Any) -> ReleasedField:
         return ReleasedField(axes=released.axes, values=released.field[None], noun=self.noun, plural=self.plural,

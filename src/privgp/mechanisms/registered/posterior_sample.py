@@ -28,7 +28,9 @@ from ..interface import (
     Recorded,
     ReleasedField,
     Request,
+    grid_axes,
     grid_text,
+    released_array,
 )
 from ..posterior_release import (
     DEFAULT_EPSILON,
@@ -79,6 +81,15 @@ def path_files(released: Any, plan: Any, coordinates: Sequence[str]) -> list[Out
     return [NpzFile("paths.npz", {"paths": released.paths, **axes, **meta}),
             CsvFile("paths.csv", names + [f"path_{i + 1}" for i in range(flat.shape[1])],
                     np.column_stack([released.grid_points(), flat]))]
+
+
+def paths_from_arrays(arrays: dict[str, np.ndarray], plan: Any) -> ReleasedPaths:
+    """The released paths of paths.npz as the plan gives them: ``plan.L`` (1 without one) paths on its grid over
+    its domain, level 0 (model units), for ``privgp verify``. The paths themselves are random draws: their number,
+    shape and grid are what a certificate can be checked against."""
+    grid = tuple(int(m) for m in getattr(plan.grid, "sizes", plan.grid))   # a PublicGrid (functional) or sizes
+    paths = released_array(arrays, "paths.npz", "paths", (int(getattr(plan, "L", 1)), *grid))
+    return ReleasedPaths(axes=grid_axes(plan.domain, grid), paths=paths, level=0.0)
 
 
 def path_fields(released: ReleasedPaths, plan: PosteriorSamplePlan) -> ReleasedField:
@@ -172,6 +183,12 @@ class PosteriorSample(Mechanism):
 
     def files(self, released: ReleasedPaths, plan: PosteriorSamplePlan, coordinates: Sequence[str]) -> list[OutputFile]:
         return path_files(released, plan, coordinates)
+
+    npz = "paths.npz"
+    data_files = ("paths.npz", "paths.csv")
+
+    def released_from_arrays(self, arrays: dict[str, np.ndarray], plan: PosteriorSamplePlan) -> ReleasedPaths:
+        return paths_from_arrays(arrays, plan)
 
     def fields(self, released: ReleasedPaths, plan: PosteriorSamplePlan) -> ReleasedField:
         return path_fields(released, plan)

@@ -87,6 +87,8 @@ class PosteriorSampleTuned(Mechanism):
             kernel=s("kernel"), sigma=s("sigma"), sensitivity=s("sensitivity"), conversion=s("conversion"),
             grid=recorded.grid_points(), snap=s("snap"), memory_limit=VERIFY_MEMORY_LIMIT)
 
+    data_files = ("selection.json", "paths.npz", "paths.csv")   # the paths only when a candidate was selected
+
     def files(self, released: SelectionResult, plan: LengthscaleSelectionPlan,
               coordinates: Sequence[str]) -> list[OutputFile]:
         doc = {"candidates": list(plan.lengthscales), "selected": released.selected,

@@ -32,7 +32,9 @@ from ..interface import (
     ReleasedField,
     Request,
     chosen_by,
+    grid_axes,
     grid_text,
+    released_array,
 )
 from ..posterior_release import default_lengthscale
 from ..release import grid_sizes
@@ -116,6 +118,19 @@ class SparseGp(Mechanism):
                               grid=recorded.grid_points(), kernel_bound=s("kernel_bound_method"),
                               noise_ratio=s("noise_ratio") if rule == "given" else rule, rho=s("rho"),
                               correction=s("correction"))
+
+    npz = "prediction.npz"
+    data_files = ("prediction.npz", "prediction.csv", "inducing.csv")
+
+    def released_from_arrays(self, arrays: dict[str, np.ndarray], plan: SparseGpPlan) -> SparseGpReleased:
+        """The released prediction as prediction.npz holds it: the mean and sd on the plan's grid, q(u) = N(m, S) on
+        the plan's public inducing inputs Z (the released statistics it came from are not written)."""
+        Z = np.asarray(plan.spec.inducing_points, dtype=float)
+        grid, k = tuple(int(m) for m in plan.grid), Z.shape[0]
+        got = {key: released_array(arrays, self.npz, key, shape)
+               for key, shape in (("mean", grid), ("sd", grid), ("m", (k,)), ("S", (k, k)))}
+        return SparseGpReleased(grid_axes(plan.domain, grid), got["mean"], got["sd"], Z, got["m"], got["S"],
+                                a_released=np.zeros(0), B_released=np.zeros(0), repair_shift=0.0)
 
     def files(self, released: SparseGpReleased, plan: SparseGpPlan, coordinates: Sequence[str]) -> list[OutputFile]:
         names = list(coordinates)
