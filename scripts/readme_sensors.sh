@@ -28,8 +28,12 @@ np.savetxt("sensors.csv", np.column_stack([lon, lat, no2]), delimiter=",", heade
            fmt="%.4f")
 PY
 DATA=(--data sensors.csv --x-col lon --y-col lat --response-col no2 --box 0 10 0 5 --threshold 40 --clip 20)
-refused() {   # a command that is expected to fail: its output and exit status
-    { "$@" 2>&1 || echo "(exit status $?)"; }
+refused() {   # a command the forecast must refuse: its output and exit status, which must be 2
+    local rc=0
+    "$@" > refused.out 2>&1 || rc=$?
+    cat refused.out
+    echo "(exit status $rc)"
+    [ "$rc" = 2 ] || { echo "readme_sensors.sh: expected exit status 2 from: $*" >&2; return 1; }
 }
 privgp release "${DATA[@]}" --epsilon 2 --out no2_release | tee auto.txt
 refused privgp release --mechanism sparse-gp "${DATA[@]}" --kernel squared_exponential --epsilon 2 --out no2_sgp \

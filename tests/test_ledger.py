@@ -144,6 +144,13 @@ def test_a_ledger_in_a_folder_that_cannot_be_created_is_refused_when_opened(tmp_
         Ledger(blocker / "l.sqlite", create_on_charge=True)
 
 
+def test_a_ledger_that_cannot_be_created_leaves_no_folder(tmp_path):
+    led = Ledger(tmp_path / "new1" / "new2" / ("x" * 300), create_on_charge=True)   # a name too long to create
+    with pytest.raises(DataError, match="cannot open the privacy ledger"):
+        led.charge(led.fingerprint("d"), ZcdpEvent(0.01), budget_epsilon=1.0, budget_delta=DELTA)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_refused_budget_charge_creates_no_file(tmp_path):
     from privgp.ledger import Budget
 

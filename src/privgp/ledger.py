@@ -270,10 +270,16 @@ class Ledger:
 
     def _open_file(self) -> None:
         """Open (creating or migrating) the file and read its meta (a new file gets this object's secret)."""
+        made = [p for p in (self.path.parent, *self.path.parent.parents) if not p.exists()]
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             con = self._connect_file()
         except (OSError, sqlite3.Error) as exc:
+            for folder in made:   # the folders this call made (innermost first): a failed opening leaves none
+                try:
+                    folder.rmdir()
+                except OSError:
+                    break
             raise DataError(f"cannot open the privacy ledger {self.path}: {exc}") from None
         try:
             meta = self._initialise(con, secret=self._secret if self._pending else None)

@@ -84,6 +84,11 @@ def test_a_map_released_as_mostly_noise_says_so_in_its_title(tmp_path):
             return "a map"
 
     assert _title(Field(), ctx).endswith("released anyway") and "NOISE" not in _title(Field(), plain)
+    # never "0.50 < 0.5": an IoU just below the threshold is not rounded up to it
+    import dataclasses
+
+    assert "expected IoU 0.49 < 0.5" in dataclasses.replace(fc, iou=0.497).noisy_note()
+    assert dataclasses.replace(fc, iou=0.503).iou_text() == "0.50" and dataclasses.replace(fc, iou=0.29).iou_text() == "0.29"
 
 
 @pytest.mark.parametrize("mechanism, extra", [("grid", ["--cells", "4"]), ("discretised-gaussian", ["--points", "3"])])

@@ -505,7 +505,7 @@ def _print_summary(s: dict, mech: Mechanism, plan, data) -> None:
 STAGES = ("load data", "plan and certify", "forecast and check", "charge and sample", "write outputs")
 
 def forecast_line(fc: Forecast) -> str:
-    return (f"expected IoU {fc.iou:.2f} +- {fc.iou_se:.2f}, RMSE {fc.rmse:.2f} (model units): {fc.words()}")
+    return (f"expected IoU {fc.iou_text()} +- {fc.iou_se:.2f}, RMSE {fc.rmse:.2f} (model units): {fc.words()}")
 
 
 def forecast_release(plan, *, allow_noisy: bool, quiet: bool = False, reps: int | None = None) -> Forecast:
@@ -522,7 +522,7 @@ def forecast_release(plan, *, allow_noisy: bool, quiet: bool = False, reps: int 
     if fc.noisy and not allow_noisy:
         raise NoisyReleaseError(
             f"refused before anything was charged: the forecast says this map would be mostly noise (expected IoU "
-            f"{fc.iou:.2f} +- {fc.iou_se:.2f} < {NOISY_IOU:g}; {fc.words()}). What would help: a larger --epsilon, "
+            f"{fc.iou_text()} +- {fc.iou_se:.2f} < {NOISY_IOU:g}; {fc.words()}). What would help: a larger --epsilon, "
             "more records, a coarser map (--mechanism laplace-grid --cells C with fewer cells), or another mechanism "
             "(--mechanism auto chooses the best forecast); --allow-noisy releases it anyway and says so")
     if not quiet:

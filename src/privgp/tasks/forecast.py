@@ -152,12 +152,20 @@ class Forecast:
                     f", the plan's noise for {self.n} records at fewer records: a noisier map, a conservative "
                     "forecast")) + ")")
 
+    def iou_text(self) -> str:
+        """The expected IoU to 2 decimals, never rounded up to the refusal threshold it is below (0.497 is
+        "0.49", not "0.50 < 0.5")."""
+        text = f"{self.iou:.2f}"
+        if self.noisy and float(text) >= NOISY_IOU:
+            text = f"{math.floor(self.iou * 100) / 100:.2f}"
+        return text
+
     def noisy_note(self, short: bool = False) -> str:
         """What a release made although this forecast says mostly noise states on its outputs ("" otherwise);
         ``short``: the words of a picture's title."""
         if not self.noisy:
             return ""
-        head = f"MOSTLY NOISE by its forecast (expected IoU {self.iou:.2f} < {NOISY_IOU:g}): released "
+        head = f"MOSTLY NOISE by its forecast (expected IoU {self.iou_text()} < {NOISY_IOU:g}): released "
         if short:
             return head + "anyway"
         return head + "only because --allow-noisy was given; do not read its boundaries as findings"
