@@ -772,3 +772,13 @@ def test_unencodable_text_or_a_fifo_is_not_a_certificate(certificates, tmp_path,
     os.mkfifo(fifo)
     code, err = _main_quiet(["verify", str(fifo)])   # would block if read
     assert code == 2 and "not a regular file" in err, err
+
+
+def test_settings_said_to_be_autos_choice_must_be_autos(certificates, tmp_path, capsys):
+    """A grid release's certificate may not claim that privgp chose its cells and bandwidth (--mechanism auto)
+    unless auto chooses exactly them for its public inputs: verify runs auto's choice again."""
+    lg = certificates["laplace-grid"]   # cells 4 chosen by the data holder
+    t = _tampered(tmp_path, lg, lambda d: d["public_settings"].__setitem__(
+        "hyperparameters", "auto: tuned on public pilot simulations (table entry n=40, noise std 1; pilot IoU 0.9)"))
+    code, res = verify(t, capsys)
+    assert code == 1 and res["field"] == "public_settings.hyperparameters" and "auto chooses" in res["reason"], res

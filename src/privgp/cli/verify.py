@@ -220,7 +220,14 @@ def _rebuild(doc: dict, kind: str | None) -> PrivacyCertificate | None:
         return verify_optimize(doc)
     if kind == "account":
         return verify_account(doc)
-    return publish.verify_mechanism(doc, _registered(doc.get("mechanism")))
+    mech = _registered(doc.get("mechanism"))
+    cert = publish.verify_mechanism(doc, mech)
+    if mech.name in ("grid", "laplace-grid"):   # settings said to be auto's choice must be auto's choice
+        from ..mechanisms.interface import Recorded
+        from ..mechanisms.registered.auto import check_auto_choice
+
+        check_auto_choice(Recorded(doc), mech.rebuild(Recorded(doc)))
+    return cert
 
 
 def _registered(name: object):

@@ -27,10 +27,12 @@ import json
 import math
 from functools import lru_cache
 from importlib import resources
+from typing import Any
 
 from ...accounting.gaussian import gaussian_noise_std
+from ...errors import CertificateMismatch
 from ...models.domain import Box
-from ..interface import Mechanism, Request, registry
+from ..interface import VERIFY_MEMORY_LIMIT, Mechanism, Recorded, Request, registry
 from ..release import ResponseMap, default_delta
 from .grid import DEFAULT_MEMORY_LIMIT, GRID_SENSITIVITY, NoisyGridPlan, plan_grid
 from .laplace_grid import L1_SENSITIVITY, LaplaceGridPlan, plan_laplace_grid
@@ -103,6 +105,22 @@ def plan_auto(n: int, domain: Box, response_map: ResponseMap, *, epsilon: float,
     return plan_grid(n, domain, response_map, epsilon=epsilon, delta=delta, cells=cells,
                      bandwidth=float(entry["bandwidth"]), grid=grid, hyperparameter_source=why,
                      memory_limit=memory_limit)
+
+
+def check_auto_choice(recorded: Recorded, plan: Any) -> None:
+    """``privgp verify``: a grid release whose settings say ``auto`` chose them must hold the settings
+    :func:`plan_auto` chooses for its public inputs (n, epsilon, delta, box, grid); else CertificateMismatch."""
+    source = recorded.setting("hyperparameters") if recorded.has("hyperparameters") else ""
+    if not (isinstance(source, str) and source.startswith("auto")):
+        return
+    grid = recorded.setting("grid")
+    again = plan_auto(plan.n, plan.domain, plan.response_map, epsilon=float(plan.target_epsilon), delta=plan.delta,
+                      grid=max(int(g) for g in grid), memory_limit=VERIFY_MEMORY_LIMIT)
+    if (again.mechanism, tuple(again.cells), again.bandwidth, again.hyperparameter_source, tuple(again.grid)) != \
+            (plan.mechanism, tuple(plan.cells), plan.bandwidth, source, tuple(plan.grid)):
+        raise CertificateMismatch("public_settings.hyperparameters", f"says auto chose these settings, but auto "
+                                  f"chooses {again.mechanism} with cells {list(again.cells)}, bandwidth "
+                                  f"{again.bandwidth:g} for these public inputs")
 
 
 class Auto(Mechanism):
