@@ -782,3 +782,16 @@ def test_settings_said_to_be_autos_choice_must_be_autos(certificates, tmp_path, 
         "hyperparameters", "auto: tuned on public pilot simulations (table entry n=40, noise std 1; pilot IoU 0.9)"))
     code, res = verify(t, capsys)
     assert code == 1 and res["field"] == "public_settings.hyperparameters" and "auto chooses" in res["reason"], res
+
+
+def test_fields_privgp_does_not_write_are_refused(certificates, tmp_path, capsys):
+    """An added top-level "epsilon": 0.01 (or one inside the certificate object) could only mislead a reader of
+    certificate.json; a release's dataset.dim must be its domain's."""
+    lg = certificates["laplace-grid"]
+    for edit, field in ((lambda d: d.__setitem__("epsilon", 0.01), "epsilon"),
+                        (lambda d: d["certificate"].__setitem__("guarantee", "(0.01, 0)-DP"), "certificate.guarantee"),
+                        (lambda d: d["dataset"].__setitem__("dim", 10**30), "dataset.dim")):
+        code, res = verify(_tampered(tmp_path, lg, edit), capsys)
+        assert code == 1 and res["field"] == field, res
+    code, res = verify(_tampered(tmp_path, certificates["optimize"], lambda d: d.__setitem__("note", "x")), capsys)
+    assert code == 1 and res["field"] == "note", res

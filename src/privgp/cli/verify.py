@@ -315,6 +315,7 @@ def run(args) -> int:
     again, reason, field, schema_state, files = None, "", None, "not checked", {}
     try:
         schema_state = check_schema(doc)
+        verify_files.check_fields(doc, kind)
         again = verify_document(doc)
         verify_files.check_sha256_list(doc, kind)
         folder = Path(args.files) if args.files else path.parent

@@ -59,6 +59,39 @@ RELEASED_NPZ = ("field.npz", "paths.npz", "prediction.npz")
 RTOL = 1e-9
 
 
+#: the fields privgp writes in each kind of certificate file (another field could only mislead a reader)
+FIELDS = {
+    "release": frozenset({"privgp_version", "mechanism", "certificate", "calibration", "public_settings", "dataset",
+                          "ledger", "randomness", "outputs", "forecast", "notes", "sha256"}),
+    "optimize": frozenset({"privgp_version", "status", "stop_reason", "released_rounds", "planned_rounds",
+                           "certificate", "calibration", "public_settings", "ledger", "randomness", "notes",
+                           "planned_certificate", "kind", "plan_arguments", "sha256", "outputs"}),
+}
+#: the fields of a certificate object (a release's ``certificate``, the output of ``account --json``)
+CERTIFICATE_FIELDS = frozenset({"privgp_version", "mechanism", "event", "epsilon", "delta", "alpha", "alpha_optimised",
+                                "rdp", "method", "solved_for", "conversion", "composition", "covered", "public",
+                                "details", "lemmas", "assumptions", "warnings"})
+
+
+def check_fields(doc: dict, kind: str | None) -> None:
+    """No field privgp does not write, at the top level or in a certificate object; a release's ``dataset.dim``
+    is its domain's."""
+    allowed = FIELDS.get(kind or "", CERTIFICATE_FIELDS | {"public_settings", "calibration"})   # account: a certificate
+    parts = [(doc, "", allowed)] + [(doc[k], f"{k}.", CERTIFICATE_FIELDS) for k in ("certificate", "planned_certificate")
+                                    if kind != "account" and isinstance(doc.get(k), dict)]
+    for obj, where, fields in parts:
+        extra = sorted(str(k) for k in obj if k not in fields)
+        if extra:
+            raise publish.CertificateMismatch(f"{where}{extra[0]}", "not a field privgp writes in this certificate "
+                                              "(an added field could only mislead a reader)")
+    if kind == "release":
+        dataset, settings = doc.get("dataset"), doc.get("public_settings")
+        if isinstance(dataset, dict) and isinstance(settings, dict) and "dim" in dataset and "dim" in settings \
+                and dataset["dim"] != settings["dim"]:
+            raise publish.CertificateMismatch("dataset.dim", f"{publish._short(dataset['dim'])} where the public "
+                                              f"settings state {publish._short(settings['dim'])}")
+
+
 def check_sha256_list(doc: dict, kind: str | None) -> None:
     """The recorded ``sha256`` is a mapping {plain file name: lowercase hex digest} that covers every released
     file of ``outputs``; absent only for a certificate of an older privgp (reported, not checked)."""
