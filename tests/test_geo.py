@@ -82,8 +82,43 @@ def test_release_with_crs_writes_georeferenced_outputs(tmp_path, capsys):
     area = shapely.transform(geom, proj.forward).area
     total = (xs[-1] - xs[0]) * (ys[-1] - ys[0])
     assert area / total == pytest.approx(np.mean(values > 0), abs=0.1)
-    assert main(["verify", str(out / "certificate.json")]) == 0     # the GIS files are hashed and checked
+    assert main(["verify", str(out / "certificate.json"), "--strict"]) == 0   # the GIS files are hashed and checked
     capsys.readouterr()
+    # forged GIS files (rehashed): another epsilon stated in the GeoJSON, another map in the GeoTIFF; GIS files
+    # hashed by a certificate that records no projection
+    import hashlib
+    import shutil
+
+    def forged(edit, name):
+        f = tmp_path / f"forged_{name}"
+        shutil.copytree(out, f)
+        edit(f)
+        doc = json.loads((f / "certificate.json").read_text())
+        for k in doc["sha256"]:
+            doc["sha256"][k] = hashlib.sha256((f / k).read_bytes()).hexdigest()
+        (f / "certificate.json").write_text(json.dumps(doc))
+        capsys.readouterr()
+        code = main(["verify", str(f / "certificate.json"), "--json"])
+        return code, json.loads(capsys.readouterr().out)
+
+    def geojson_epsilon(f):
+        g = json.loads((f / "excursion.geojson").read_text())
+        g["features"][0]["properties"]["epsilon"] = 0.1
+        (f / "excursion.geojson").write_text(json.dumps(g))
+
+    def tif_band(f):
+        with rasterio.open(f / "field.tif", "r+") as dst:
+            dst.write(np.full((dst.height, dst.width), 0.777, np.float32), 1)
+
+    def no_projection(f):
+        doc = json.loads((f / "certificate.json").read_text())
+        doc["dataset"].pop("projection")
+        (f / "certificate.json").write_text(json.dumps(doc))
+
+    for edit, name, field in ((geojson_epsilon, "geojson", "excursion.geojson"), (tif_band, "tif", "field.tif"),
+                              (no_projection, "noproj", "sha256.field.tif")):
+        code, res = forged(edit, name)
+        assert code == 1 and res["field"] == field, (name, res)
 
 
 def test_python_release_in_a_crs_and_without_one(tmp_path):
@@ -110,3 +145,22 @@ def test_python_release_in_a_crs_and_without_one(tmp_path):
     with rasterio.open(write_geotiff(res, tmp_path / "plain.tif")) as src:
         assert src.crs is None and src.width == 21
     assert "no CRS" in json.loads(write_geojson(res, tmp_path / "plain.geojson").read_text())["note"]
+
+
+def test_a_tuned_release_in_a_crs_that_selects_nothing_writes_no_gis_files(tmp_path, capsys):
+    """The private selection's validation points, snapped in the projected CRS, lay a rounding outside the grid
+    (a traceback in the forecast); a release without a map then failed after its charge writing the GIS files."""
+    rng = np.random.default_rng(0)
+    n = 400
+    lon, lat, z = rng.uniform(-76.7, -76.5, n), rng.uniform(39.2, 39.35, n), rng.normal(size=n)
+    pd.DataFrame({"lon": lon, "lat": lat, "z": z}).to_csv(tmp_path / "d.csv", index=False)
+    out = tmp_path / "out"
+    assert main(["release", "--data", str(tmp_path / "d.csv"), "--x-col", "lon", "--y-col", "lat", "--response-col",
+                 "z", "--box", "-76.7", "-76.5", "39.2", "39.35", "--crs", "EPSG:4326", "--threshold", "0", "--clip",
+                 "1", "--mechanism", "posterior-sample-tuned", "--lengthscales", "2000", "5000", "--epsilon", "1",
+                 "--allow-noisy", "--seed", "1", "--grid", "21", "--out", str(out),
+                 "--ledger", str(tmp_path / "l.sqlite")]) == 0
+    assert not json.loads((out / "selection.json").read_text())["selected"]
+    assert not (out / "field.tif").exists() and not (out / "excursion.geojson").exists()
+    assert main(["verify", str(out / "certificate.json"), "--strict"]) == 0
+    capsys.readouterr()

@@ -276,7 +276,8 @@ def write_outputs(folder: Path, result: Any, *, report: bool = True, forecast: A
     if painter is not None:
         painter.submit(*release_publish.picture_request(mech, released, plan, data, forecast))
     files = write_data(result, folder, mechanism=mechanism)
-    if _projection(result) is not None:
+    if _projection(result) is not None and mech.fields(released, plan) is not None:   # no map (a tuned release that
+        # selected nothing): no GIS files
         write_geotiff(result, folder / GEOTIFF, mechanism=mechanism)
         write_geojson(result, folder / GEOJSON, mechanism=mechanism)
         files += [GEOTIFF, GEOJSON]

@@ -524,11 +524,17 @@ def test_the_sha256_list_must_cover_the_outputs(certificates, tmp_path, capsys, 
 
 def test_strict_says_why_it_fails(certificates, tmp_path, capsys):
     t = _tampered(tmp_path, certificates["laplace-grid"], lambda d: d.pop("sha256"))
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    (alone / "certificate.json").write_bytes(t.read_bytes())
     capsys.readouterr()
-    assert main(["verify", str(t), "--strict"]) == 1
+    assert main(["verify", str(alone / "certificate.json"), "--strict"]) == 1
     first = capsys.readouterr().out.splitlines()[0]
     assert "NOT VERIFIED under --strict" in first and "no released file hashed" in first, first
-    assert main(["verify", str(t)]) == 0  # without --strict: verified, the files reported as not checked
+    assert main(["verify", str(alone / "certificate.json")]) == 0  # without --strict: verified, files not checked
+    # beside released files it does not hash, it fails: they would pass for checked
+    code, res = verify(t, capsys)
+    assert code == 1 and "lies beside the certificate, which does not hash it" in res["reason"], res
 
 
 def test_ambiguous_or_oversized_json_is_not_a_certificate(certificates, tmp_path, capsys):
@@ -606,10 +612,14 @@ def test_hashed_files_that_are_not_ours_are_hashed_only_and_unreadable_ones_fail
     import hashlib
 
     lg = certificates["laplace-grid"]
-    alone = _tampered(tmp_path, lg, lambda d: d.update(sha256={}, outputs=[]))  # as publish.write_certificate
+    beside = _tampered(tmp_path, lg, lambda d: d.update(sha256={}, outputs=[]))  # as publish.write_certificate
+    (tmp_path / "alone").mkdir()
+    alone = tmp_path / "alone" / "certificate.json"
+    alone.write_bytes(beside.read_bytes())
     code, res = verify(alone, capsys)
     assert code == 0 and res["verified"], res
     assert verify(alone, capsys, "--strict")[0] == 1
+    assert verify(beside, capsys)[0] == 1        # released files beside it, none hashed: not checked, not passed
 
     def rehashed(cert, name, content):
         t = _tampered(tmp_path, cert, lambda d: None)
@@ -688,6 +698,19 @@ def _npz_edit(path: Path, edit) -> None:
         np.savez_compressed(fh, **arrays)
 
 
+def _duplicate_member(path: Path, member: str) -> None:
+    """Append a second copy of ``member`` to a .npz (zip) archive: two arrays under one name."""
+    import warnings
+    import zipfile
+
+    with zipfile.ZipFile(path) as zf:
+        data = zf.read(member)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # zipfile warns of the duplicate name it is asked to write
+        with zipfile.ZipFile(path, "a") as zf:
+            zf.writestr(member, data)
+
+
 def test_forgeries_through_the_released_files_fail(certificates, tmp_path, capsys):
     """A red-team audit's forgeries (2026-11-26), each rehashed as a forger would: every data file of a release
     must be hashed, hold exactly what the mechanism writes from its released arrays under the certificate's plan
@@ -722,6 +745,14 @@ def test_forgeries_through_the_released_files_fail(certificates, tmp_path, capsy
         # report.html without its stated epsilon
         (forged(lg, edit_files=lambda f: (f / "report.html").write_text(re.sub(
             r'\s*data-(epsilon|delta)="[^"]*"', "", (f / "report.html").read_text()))), "report.html.data-epsilon"),
+        # field.npz listed but deleted: field.csv beside it cannot be checked, so it fails (not MISSING)
+        (forged(lg, edit_files=lambda f: (f / "field.npz").unlink()), "field.csv"),
+        # a comment line in a CSV (text no privgp CSV holds); an archive naming one array twice; infinite statistics
+        (forged(lg, edit_files=lambda f: (f / "field.csv").write_text(
+            (f / "field.csv").read_text() + "# epsilon = 0.1\n")), "field.csv"),
+        (forged(lg, edit_files=lambda f: _duplicate_member(f / "field.npz", "field.npy")), "field.npz"),
+        (forged(lg, edit_files=lambda f: _npz_edit(f / "field.npz", lambda a: a.update(
+            released_counts=np.full_like(a["released_counts"], np.inf)))), "field.npz.released_counts"),
         # an optimize run's per-round r edited
         (forged(opt, edit_files=lambda f: (f / "history.csv").write_text(re.sub(
             r"^(\d+,\d+,)([0-9.]+)", lambda m: m.group(1) + "9" + m.group(2), (f / "history.csv").read_text(),

@@ -136,6 +136,12 @@ def check_contents(doc: dict, kind: str | None, folder: Path, files: dict[str, s
     matched) disagrees with the settings the certificate states, a file its kind always writes is not hashed, or
     it hashes another kind's or mechanism's file (module docstring)."""
     ok = {name for name, state in files.items() if state == "ok"}
+    if kind in ("release", "optimize"):
+        beside = sorted(n for n in PRIVGP_FILES if n not in files and (folder / n).is_file())
+        if beside:
+            raise publish.CertificateMismatch(beside[0], "lies beside the certificate, which does not hash it: a file "
+                                              "of privgp's the certificate does not cover cannot be checked (write a "
+                                              "release with privgp.publish.write_release, which hashes every file)")
     if kind == "account":
         beside = sorted(n for n in PRIVGP_FILES if (folder / n).is_file())
         if beside:
@@ -191,6 +197,10 @@ def _check_release(doc: dict, folder: Path, files: dict[str, str]) -> None:
     if mech.name == "posterior-sample-tuned":
         _require(files, ["selection.json"], what)
         if files["selection.json"] != "ok":
+            present = sorted(n for n in mech.data_files if n != "selection.json" and files.get(n) == "ok")
+            if present:
+                raise _mismatch(present[0], "cannot be checked: selection.json, which says what was released, is "
+                                "missing")
             return
         sel = _check_selection(doc, folder / "selection.json")
         if not sel.get("selected"):
@@ -201,8 +211,11 @@ def _check_release(doc: dict, folder: Path, files: dict[str, str]) -> None:
     if writer.npz is None:
         return
     _require(files, [writer.npz], what)
-    if files[writer.npz] != "ok":
-        return   # missing: reported by verify (and refused by --strict)
+    if files[writer.npz] != "ok":   # missing: reported by verify (and refused by --strict) if nothing depends on it
+        present = sorted(n for n in writer.data_files if n != writer.npz and files.get(n) == "ok")
+        if present:
+            raise _mismatch(present[0], f"cannot be checked: {writer.npz}, which it is written from, is missing")
+        return
     arrays = _load_npz(folder / writer.npz, writer.npz, plan)
     _check_npz(doc, arrays, writer.npz)
     released = writer.released_from_arrays(arrays, plan)
@@ -211,6 +224,77 @@ def _check_release(doc: dict, folder: Path, files: dict[str, str]) -> None:
     for f in expected:
         if files[f.name] == "ok":
             _same_file(f, folder / f.name, arrays if f.name == writer.npz else None, writer.name)
+    _check_gis(doc, folder, files, writer, plan, released)
+
+
+def _check_gis(doc: dict, folder: Path, files: dict[str, str], writer: Any, plan: Any, released: Any) -> None:
+    """field.tif and excursion.geojson: hashed exactly when the certificate records a projection from a CRS (a
+    2-D map), and each what privgp's GIS writers make of the released map (regenerated and compared: the
+    GeoTIFF's bands, georeferencing and tags, the GeoJSON's polygons and stated epsilon, delta, threshold)."""
+    from types import SimpleNamespace
+
+    from ..mechanisms.release import ReleaseResult
+    from ..publish import GEOJSON, GEOTIFF, write_geojson, write_geotiff
+
+    dataset = doc.get("dataset")
+    projection = dataset.get("projection") if isinstance(dataset, dict) else None
+    wanted = projection is not None and plan.domain.dim == 2 and writer.fields(released, plan) is not None
+    if not wanted:
+        for name in (GEOTIFF, GEOJSON):
+            if name in files:
+                raise publish.CertificateMismatch(f"sha256.{name}", "written only for a 2-D map projected from a CRS, "
+                                                  "which this certificate does not record")
+        return
+    _require(files, (GEOTIFF, GEOJSON), "a release projected from a CRS")
+    result = ReleaseResult(plan=plan, released=released, charge=None, fingerprint="",
+                           data=SimpleNamespace(projection=projection))
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, write, same in ((GEOJSON, write_geojson, _same_geojson), (GEOTIFF, write_geotiff, _same_geotiff)):
+            if files[name] != "ok":
+                continue
+            try:
+                again = write(result, Path(tmp) / name, mechanism=writer.name)
+            except ImportError as exc:
+                raise _mismatch(name, f"cannot be checked without privgp's GIS extra ({exc}; pip install "
+                                "'privgp[gis]')") from None
+            except Exception as exc:   # a projection the writers cannot use: not what privgp wrote
+                raise _mismatch(name, f"cannot be regenerated from the certificate's projection "
+                                f"({type(exc).__name__}: {str(exc)[:80]})") from None
+            if not same(folder / name, again):
+                raise _mismatch(name, "not what privgp writes from the released map under the certificate's "
+                                "settings (its map, georeferencing or stated epsilon, delta, threshold)")
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    """Equal JSON values, numbers to 1e-9 relative (coordinates printed by another platform)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same_json(x, y) for x, y in zip(a, b))
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+    return type(a) is type(b) and a == b
+
+
+def _same_geojson(path: Path, again: Path) -> bool:
+    return _same_json(_read_json(path, path.name), json.loads(again.read_text(encoding="utf-8")))
+
+
+def _same_geotiff(path: Path, again: Path) -> bool:
+    import rasterio
+
+    try:
+        with rasterio.open(path) as a, rasterio.open(again) as b:
+            if (a.count, a.width, a.height, a.dtypes, a.descriptions, a.tags(), a.crs, a.transform) != \
+                    (b.count, b.width, b.height, b.dtypes, b.descriptions, b.tags(), b.crs, b.transform):
+                return False
+            return bool(np.array_equal(a.read(), b.read(), equal_nan=True))
+    except rasterio.errors.RasterioError:
+        return False
 
 
 def _load_npz(path: Path, name: str, plan: Any) -> dict[str, np.ndarray]:
@@ -224,6 +308,9 @@ def _load_npz(path: Path, name: str, plan: Any) -> dict[str, np.ndarray]:
     try:
         total = 0
         with zipfile.ZipFile(path) as zf:
+            names = [info.filename for info in zf.infolist()]
+            if len(set(names)) != len(names):
+                raise _mismatch(name, "an archive holding one array name twice (readers disagree on which counts)")
             for info in zf.infolist():
                 with zf.open(info) as fh:
                     version = np.lib.format.read_magic(fh)
@@ -303,7 +390,10 @@ def _same_file(expected: Any, path: Path, arrays: dict[str, np.ndarray] | None, 
         try:
             text = path.read_text(encoding="utf-8")
             head, _, body = text.partition("\n")
-            values = np.loadtxt(io.StringIO(body), delimiter=",", ndmin=2) if body.strip() else np.zeros((0, 0))
+            lines = body.splitlines()
+            if any(not ln.strip() for ln in lines):
+                raise ValueError("a blank line")
+            values = np.loadtxt(io.StringIO(body), delimiter=",", ndmin=2, comments=None) if lines else np.zeros((0, 0))
         except (OSError, ValueError) as exc:
             raise _mismatch(expected.name, f"not a readable CSV ({type(exc).__name__})") from None
         want_cols = np.asarray(expected.columns, dtype=float)
@@ -351,7 +441,7 @@ def _check_optimize(doc: dict, folder: Path, files: dict[str, str]) -> None:
         return
     what = "privgp optimize"
     _foreign(files, OPTIMIZE_DATA + ("report.html",), what)
-    _require(files, ("history.csv", "summary.json"), what)
+    _require(files, OPTIMIZE_DATA, what)
     released = doc.get("released_rounds")
     if files["history.csv"] == "ok":
         from .optimize import rebuilt_plan

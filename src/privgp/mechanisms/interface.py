@@ -330,7 +330,10 @@ def released_array(arrays: Mapping[str, np.ndarray], npz: str, key: str, shape: 
     if a.shape != tuple(shape) or a.dtype.kind not in "fi":
         raise file_mismatch(f"{npz}.{key}", f"{a.dtype} array of shape {a.shape} where the certificate's settings "
                             f"give numbers of shape {tuple(shape)}")
-    return np.asarray(a, dtype=float)
+    out = np.asarray(a, dtype=float)
+    if not np.all(np.isfinite(out)):
+        raise file_mismatch(f"{npz}.{key}", "values that are not finite (a release never holds them)")
+    return out
 
 
 def grid_axes(domain: Box, sizes: Sequence[int]) -> tuple[np.ndarray, ...]:

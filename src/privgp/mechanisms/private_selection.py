@@ -244,7 +244,10 @@ def _path_at(released, X) -> np.ndarray:
     path = released.paths[0]
     if len(released.axes) == 1:
         return np.interp(X[:, 0], released.axes[0], path)
-    return RegularGridInterpolator(released.axes, path, method="linear")(X)
+    # the points lie in the box the grid spans; snapped to a lattice computed apart from the grid axes (e.g. in a
+    # projected CRS, whose box corners are not round) they can lie outside it by rounding: clipped onto it
+    lo, hi = np.array([a[0] for a in released.axes]), np.array([a[-1] for a in released.axes])
+    return RegularGridInterpolator(released.axes, path, method="linear")(np.clip(X, lo, hi))
 
 
 @dataclass(frozen=True, eq=False)
