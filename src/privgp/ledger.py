@@ -220,7 +220,7 @@ class Charge:
         return {"entry_id": self.entry_id, "fingerprint": self.fingerprint,
                 "budget_epsilon": self.budget_epsilon, "budget_delta": self.budget_delta,
                 "spent_epsilon_before": self.spent_before.epsilon,
-                "spent_epsilon_after": self.spent_after.epsilon,
+                "spent_epsilon_after": self.spent_after.epsilon, "releases_after": self.spent_after.entries,
                 "remaining_epsilon": max(self.budget_epsilon - self.spent_after.epsilon, 0.0)}
 
 

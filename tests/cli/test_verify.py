@@ -626,7 +626,6 @@ def test_hashed_files_that_are_not_ours_are_hashed_only_and_unreadable_ones_fail
         (t.parent / name).write_bytes(content)
         doc = json.loads(t.read_text())
         doc["sha256"][name] = hashlib.sha256(content).hexdigest()
-        doc.setdefault("outputs", []).append(name) if name not in doc.get("outputs", []) else None
         t.write_text(json.dumps(doc))
         return verify(t, capsys)
 
@@ -668,8 +667,8 @@ def test_a_pure_certificate_of_an_earlier_privgp_still_verifies(certificates, tm
         path = _tampered(tmp_path, cert, older(shift))
         d = json.loads(path.read_text())
         report = path.parent / "report.html"
-        report.write_text(re.sub(r'data-epsilon="[^"]*"', f'data-epsilon="{d["certificate"]["epsilon"]!r}"',
-                                 report.read_text()))
+        page = re.sub(r'<meta name="privgp-report-format"[^>]*>\n', "", report.read_text())   # an earlier layout
+        report.write_text(re.sub(r'data-epsilon="[^"]*"', f'data-epsilon="{d["certificate"]["epsilon"]!r}"', page))
         d["sha256"]["report.html"] = hashlib.sha256(report.read_bytes()).hexdigest()
         path.write_text(json.dumps(d))
         return path
@@ -826,3 +825,45 @@ def test_fields_privgp_does_not_write_are_refused(certificates, tmp_path, capsys
         assert code == 1 and res["field"] == field, res
     code, res = verify(_tampered(tmp_path, certificates["optimize"], lambda d: d.__setitem__("note", "x")), capsys)
     assert code == 1 and res["field"] == "note", res
+
+
+def test_a_report_with_other_words_or_another_picture_fails(certificates, tmp_path, capsys):
+    """report.html is read as a browser reads it (comments, quoting, case) and, for a certificate of this privgp,
+    must be exactly the page privgp writes for the certificate, its released map and its hashed picture."""
+    lg, ps = certificates["laplace-grid"], certificates["posterior-sample"]
+    eps = json.loads(lg.read_text())["certificate"]["epsilon"]
+
+    def forged(cert, edit):
+        t = _tampered(tmp_path, cert, lambda d: None)
+        (t.parent / "report.html").write_text(edit((t.parent / "report.html").read_text(), t.parent))
+        _rehashed(t)
+        return verify(t, capsys)
+
+    badge = re.compile("(<span class=\"badge\">\u03b5 = )[^<]*(</span>)")
+    cases = [
+        # the visible epsilon changed, the machine-readable one kept
+        (lg, lambda text, f: badge.sub(r"\g<1>0.1\g<2>", text, count=1), "report.html"),
+        # a browser reads the single-quoted attribute; the genuine one hidden in a comment
+        (lg, lambda text, f: text.replace(f'data-epsilon="{eps!r}"', "data-epsilon='0.1'")
+         + f'<!-- data-epsilon="{eps!r}" -->', "report.html.data-epsilon"),
+        # another release's picture embedded
+        (lg, lambda text, f: re.sub(r'src="data:image/png;base64,[^"]*"', 'src="data:image/png;base64,'
+                                    + __import__("base64").b64encode((ps.parent / "excursion.png").read_bytes())
+                                    .decode() + '"', text, count=1), "report.html"),
+    ]
+    for cert, edit, field in cases:
+        code, res = forged(cert, edit)
+        assert code == 1 and res["field"] == field, (field, res)
+
+
+def test_a_report_in_another_layout_is_checked_in_part_and_strict_says_so(certificates, tmp_path, capsys):
+    """A report without this privgp's layout marker (an earlier privgp) cannot be redone word for word: its stated
+    epsilon, delta and figure are checked, verify says it checked the page in part, and --strict fails on that."""
+    t = _tampered(tmp_path, certificates["laplace-grid"], lambda d: None)
+    page = (t.parent / "report.html").read_text()
+    (t.parent / "report.html").write_text(re.sub(r'<meta name="privgp-report-format"[^>]*>\n', "", page))
+    _rehashed(t)
+    code, res = verify(t, capsys)
+    assert code == 0 and res["notes"] and "checked in part" in res["notes"][0], res
+    code, res = verify(t, capsys, "--strict")
+    assert code == 1 and res["strict_failed"], res

@@ -53,6 +53,11 @@ class LedgerTotals:
     fingerprint: str
 
 
+#: the layout of report.html, stated in it: ``privgp verify`` redoes a report word for word only in the layout the
+#: installed privgp writes (raise it whenever the page's words or markup change)
+REPORT_FORMAT = 1
+
+
 @dataclass(frozen=True)
 class ReportInput:
     """Everything the report states; all of it public."""
@@ -85,6 +90,7 @@ PAGE = Template("""<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="$csp">
 <meta name="generator" content="privgp $version">
+<meta name="privgp-report-format" content="$report_format">
 <title>$title</title>
 <style>
 :root { color-scheme: light; --ink: #1b1f24; --muted: #57606a; --line: #d0d7de; --soft: #f6f8fa; --accent: #0b5cad; }
@@ -451,5 +457,5 @@ field.csv also gives each value in the response's own units (meaningful inside t
 it loads nothing from the network.</p>
 </footer>"""
     csp = CSP + (f"; script-src {r.interactive_map.script_source}" if r.interactive_map else "")
-    return PAGE.substitute(csp=e(csp), version=e(r.version), title=e(title), body=body,
+    return PAGE.substitute(csp=e(csp), version=e(r.version), report_format=REPORT_FORMAT, title=e(title), body=body,
                            extra_style=MAP_STYLE if r.interactive_map else "")

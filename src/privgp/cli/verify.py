@@ -312,7 +312,7 @@ def run(args) -> int:
     kind = kind_of(doc)
     label = doc.get("mechanism") if kind == "release" else ("optimize" if kind == "optimize" else "account")
     recorded = doc.get("certificate") if kind != "account" else doc
-    again, reason, field, schema_state, files = None, "", None, "not checked", {}
+    again, reason, field, schema_state, files, notes = None, "", None, "not checked", {}, []
     try:
         schema_state = check_schema(doc)
         verify_files.check_fields(doc, kind)
@@ -325,7 +325,7 @@ def run(args) -> int:
             raise publish.CertificateMismatch(f"sha256.{bad[0]}", "the file beside the certificate differs from the "
                                               "released one (swapped or modified)")
         with _stated_rule(doc, kind):
-            verify_files.check_contents(doc, kind, folder, files)
+            notes = verify_files.check_contents(doc, kind, folder, files)
     except publish.CertificateMismatch as exc:
         reason, field = str(exc), exc.field
     except NumericalError as exc:
@@ -343,7 +343,8 @@ def run(args) -> int:
         ("NOT COVERED by the lemmas (published constants)", covered is False),
         (f"released file(s) missing: {', '.join(missing)}", bool(missing)),
         ("no released file hashed (sha256 absent or empty): the files cannot be checked",
-         kind != "account" and not doc.get("sha256")))
+         kind != "account" and not doc.get("sha256")),
+        ("; ".join(notes), bool(notes)))
         if failed]
     strict_fail = ok and args.strict and bool(strict_why)
     if args.json:
@@ -354,19 +355,19 @@ def run(args) -> int:
                     "recomputed_epsilon": None if again is None else again.epsilon,
                     "recomputed_delta": None if again is None else again.delta,
                     "files": files if "sha256" in doc else None, "files_missing": missing,
-                    "schema": schema_state, "ledger": LEDGER_NOTE, "strict_failed": strict_fail,
+                    "schema": schema_state, "ledger": LEDGER_NOTE, "strict_failed": strict_fail, "notes": notes,
                     "words_differ": words})
     elif not ok:
         print(f"{path.name}: NOT VERIFIED ({label}): {reason}")
     elif strict_fail:
         print(f"{path.name}: NOT VERIFIED under --strict ({label}): {'; '.join(strict_why)}")
     else:
-        _print_verified(path, doc, label, again, nothing, files, missing, schema_state, words)
+        _print_verified(path, doc, label, again, nothing, files, missing, schema_state, words, notes)
     return EXIT_NOT_VERIFIED if (not ok or strict_fail) else 0
 
 
 def _print_verified(path: Path, doc: dict, label, again, nothing: bool, files: dict, missing: list, schema_state,
-                    words: list[str]) -> None:
+                    words: list[str], notes: list[str]) -> None:
     if nothing:
         print(f"{path.name}: VERIFIED ({label}): only the data-independent first round was released (no privacy "
               "cost); the planned run's certificate rebuilds from its public settings")
@@ -384,6 +385,8 @@ def _print_verified(path: Path, doc: dict, label, again, nothing: bool, files: d
         ok = [f for f, s in files.items() if s == "ok"]
         print(f"  files:  {len(ok)} released file(s) match their sha256"
               + (f"; MISSING (not checked): {', '.join(missing)}" if missing else ""))
+        for note in notes:
+            print(f"          {note}")
     print(f"  schema: {schema_state}")
     if words:
         print(f"  words:  the certificate's {', '.join(words)} differ from what this privgp states for it (printed "

@@ -21,7 +21,11 @@ release. These checks tie the hashed files to the settings the certificate state
   the .npz is refused unread when its array headers say it holds more than the plan's arrays;
 * every other data file (field.csv, paths.csv, prediction.csv, inducing.csv) is what the mechanism's writer
   makes of those arrays (header and numbers);
-* report.html: it states epsilon and delta once each (``data-epsilon``, ``data-delta``), the certificate's;
+* report.html (read as a browser reads it): it states epsilon and delta once each (``data-epsilon``,
+  ``data-delta``), the certificate's, and embeds the hashed picture; a release's report in the layout the
+  installed privgp writes (``privgp-report-format``) is redone word for word from the certificate, its released
+  map and its picture (caption and alt text drawn again) and must be the same page; another layout (an earlier
+  privgp) is checked in part, which verify says and ``--strict`` refuses;
 * ``privgp optimize``: history.csv has one row per released round with the rebuilt plan's r, eta, round and
   spent epsilon, and queries that are the candidates its rows name; summary.json states the certificate's
   released rounds, epsilon and delta;
@@ -131,10 +135,11 @@ PRIVGP_FILES = frozenset(RELEASE_DATA + OPTIMIZE_DATA + ("excursion.png", "predi
 NPZ_SLACK_BYTES = 64 * 2**20
 
 
-def check_contents(doc: dict, kind: str | None, folder: Path, files: dict[str, str]) -> None:
+def check_contents(doc: dict, kind: str | None, folder: Path, files: dict[str, str]) -> list[str]:
     """Raise :class:`~privgp.cli.release_publish.CertificateMismatch` when a released file (one whose sha256
     matched) disagrees with the settings the certificate states, a file its kind always writes is not hashed, or
-    it hashes another kind's or mechanism's file (module docstring)."""
+    it hashes another kind's or mechanism's file (module docstring). Returns notes on files checked only in part
+    (``--strict`` fails on them)."""
     ok = {name for name, state in files.items() if state == "ok"}
     if kind in ("release", "optimize"):
         beside = sorted(n for n in PRIVGP_FILES if n not in files and (folder / n).is_file())
@@ -147,13 +152,17 @@ def check_contents(doc: dict, kind: str | None, folder: Path, files: dict[str, s
         if beside:
             raise publish.CertificateMismatch(beside[0], "lies beside an account certificate, which certifies a "
                                               "planned release and no released file: it is not this certificate's")
-        return
+        return []
+    notes: list[str] = []
     if kind == "release":
-        _check_release(doc, folder, files)
+        rebuilt = _check_release(doc, folder, files)
+        if "report.html" in ok:
+            notes += _check_report(doc, folder, files, rebuilt)
     if kind == "optimize":
         _check_optimize(doc, folder, files)
-    if "report.html" in ok and kind in ("release", "optimize"):
-        _check_report(doc, folder / "report.html")
+        if "report.html" in ok:
+            notes += _check_report(doc, folder, files, None)
+    return notes
 
 
 def _mismatch(field: str, reason: str) -> publish.CertificateMismatch:
@@ -178,7 +187,9 @@ def _foreign(files: dict[str, str], allowed, what: str) -> None:
                                               "only its own release's files")
 
 
-def _check_release(doc: dict, folder: Path, files: dict[str, str]) -> None:
+def _check_release(doc: dict, folder: Path, files: dict[str, str]) -> tuple[Any, Any, Any] | None:
+    """(mechanism, rebuilt plan, released map or None) once the files are checked; None where they could not all
+    be read (nothing hashed, a file missing)."""
     """A release's hashed files: the mechanism's data files and picture are all hashed and no other mechanism's
     is; its .npz holds exactly the arrays the mechanism writes from the released arrays under the certificate's
     plan (a noisy grid's map and sd recomputed from its released statistics: the sd follows from the noise
@@ -187,13 +198,13 @@ def _check_release(doc: dict, folder: Path, files: dict[str, str]) -> None:
     from ..mechanisms.interface import Recorded, registry
 
     if not files:
-        return   # nothing hashed (a certificate written alone): verify says the files were not checked
+        return None   # nothing hashed (a certificate written alone): verify says the files were not checked
     mech = registry()[doc["mechanism"]]
     what = f"a {mech.name} release"
     _foreign(files, (*mech.data_files, mech.picture, "report.html", "field.tif", "excursion.geojson"), what)
     _require(files, [mech.picture], what)
     plan = mech.rebuild(Recorded(doc))
-    writer = mech
+    writer, full = mech, plan
     if mech.name == "posterior-sample-tuned":
         _require(files, ["selection.json"], what)
         if files["selection.json"] != "ok":
@@ -201,21 +212,21 @@ def _check_release(doc: dict, folder: Path, files: dict[str, str]) -> None:
             if present:
                 raise _mismatch(present[0], "cannot be checked: selection.json, which says what was released, is "
                                 "missing")
-            return
+            return None
         sel = _check_selection(doc, folder / "selection.json")
         if not sel.get("selected"):
             _foreign(files, ("selection.json", mech.picture, "report.html"), "a tuned release that selected nothing")
-            return
+            return mech, plan, None
         plan = plan.plans[list(plan.lengthscales).index(sel["lengthscale"])]   # checked by _check_selection
         writer = registry()["posterior-sample"]   # the chosen candidate's path, written as posterior-sample does
     if writer.npz is None:
-        return
+        return None
     _require(files, [writer.npz], what)
     if files[writer.npz] != "ok":   # missing: reported by verify (and refused by --strict) if nothing depends on it
         present = sorted(n for n in writer.data_files if n != writer.npz and files.get(n) == "ok")
         if present:
             raise _mismatch(present[0], f"cannot be checked: {writer.npz}, which it is written from, is missing")
-        return
+        return None
     arrays = _load_npz(folder / writer.npz, writer.npz, plan)
     _check_npz(doc, arrays, writer.npz)
     released = writer.released_from_arrays(arrays, plan)
@@ -225,6 +236,7 @@ def _check_release(doc: dict, folder: Path, files: dict[str, str]) -> None:
         if files[f.name] == "ok":
             _same_file(f, folder / f.name, arrays if f.name == writer.npz else None, writer.name)
     _check_gis(doc, folder, files, writer, plan, released)
+    return mech, full, writer.fields(released, plan)
 
 
 def _check_gis(doc: dict, folder: Path, files: dict[str, str], writer: Any, plan: Any, released: Any) -> None:
@@ -500,16 +512,104 @@ def _read_json(path: Path, name: str) -> Any:
         raise _mismatch(name, f"not a readable JSON file ({type(exc).__name__})") from None
 
 
-def _check_report(doc: dict, path: Path) -> None:
-    text = path.read_text(encoding="utf-8", errors="replace")
+class _ReportFacts:
+    """What verify reads in report.html with an HTML parser (comments, quoting and case as a browser reads them):
+    every ``data-epsilon`` / ``data-delta`` attribute value, the release figure's ``src`` and the page's
+    ``privgp-report-format``."""
+
+    def __init__(self, text: str) -> None:
+        from html.parser import HTMLParser
+
+        self.values: dict[str, list[str]] = {"data-epsilon": [], "data-delta": []}
+        self.figures: list[str] = []
+        self.formats: list[str] = []
+        facts = self
+
+        class Parser(HTMLParser):
+            def handle_starttag(self, tag, attrs):
+                d = dict(attrs)
+                for name, value in attrs:
+                    if name in facts.values:
+                        facts.values[name].append(value or "")
+                if tag == "img" and d.get("id") == "release-figure":
+                    facts.figures.append(d.get("src") or "")
+                if tag == "meta" and d.get("name") == "privgp-report-format":
+                    facts.formats.append(d.get("content") or "")
+
+        Parser(convert_charrefs=True).feed(text)
+
+
+def _check_report(doc: dict, folder: Path, files: dict[str, str], rebuilt: tuple[Any, Any, Any] | None) -> list[str]:
+    """report.html states the certificate's epsilon and delta once each (as parsed HTML) and embeds the hashed
+    picture; a release's report in the layout the installed privgp writes is then redone word for word from the
+    certificate, its released map and its picture (caption and alt text drawn again) and must be the same page.
+    Returns a note when the page could be checked only in part (another layout, an older certificate)."""
+    import base64
+
+    from .release_report import REPORT_FORMAT
+
+    text = (folder / "report.html").read_text(encoding="utf-8", errors="replace")
     cert = doc.get("certificate")
     cert = cert if isinstance(cert, dict) else {}
+    facts = _ReportFacts(text)
     for attr in ("epsilon", "delta"):
-        found = re.findall(rf'data-{attr}="([^"]*)"', text)
+        found = facts.values[f"data-{attr}"]
         if len(found) != 1:
             raise _mismatch(f"report.html.data-{attr}", f"{len(found)} statements of the report's {attr} where "
                             "privgp's report makes one")
         _same_number(found[0], cert.get(attr), f"report.html.data-{attr}")
+    if rebuilt is None:
+        return ["report.html: checked in part (its stated epsilon and delta), the released files it describes could "
+                "not all be read"] if doc.get("mechanism") else []
+    mech, plan, field = rebuilt
+    if files.get(mech.picture) != "ok":
+        return [f"report.html: checked in part (its stated epsilon and delta): {mech.picture} is missing"]
+    png = (folder / mech.picture).read_bytes()
+    if facts.figures != ["data:image/png;base64," + base64.b64encode(png).decode("ascii")]:
+        raise _mismatch("report.html", f"its figure is not {mech.picture} (the picture the certificate hashes)")
+    ledger = doc.get("ledger")
+    if facts.formats != [str(REPORT_FORMAT)] or not isinstance(ledger, dict) or "releases_after" not in ledger:
+        return ["report.html: checked in part (its stated epsilon and delta, its figure): written in another layout "
+                "or by an earlier privgp, its words were not redone"]
+    if _report_again(doc, mech, plan, field, png, text) != text:
+        raise _mismatch("report.html", "not the report privgp writes for this certificate and its released map (its "
+                        "words, numbers or settings were changed)")
+    return []
+
+
+def _report_again(doc: dict, mech: Any, plan: Any, field: Any, png: bytes, text: str) -> str:
+    """report.html as the installed privgp writes it for this certificate, its released map and its picture (with
+    and without the opt-in map when the page holds one)."""
+    import struct
+    from types import SimpleNamespace
+
+    from ..ledger import Spent
+    from . import release_publish as rp
+    from .release_figure import Picture
+
+    ledger, dataset = doc["ledger"], doc.get("dataset")
+    dataset = dataset if isinstance(dataset, dict) else {}
+    data = SimpleNamespace(n=dataset.get("n"), source=dataset.get("source"), coordinates=dataset.get("coordinates"),
+                           response_name=dataset.get("response"))
+    forecast = doc.get("forecast")
+    fc = None if forecast is None else SimpleNamespace(to_dict=lambda: forecast)
+    try:
+        drawn = rp.draw_picture(field, rp.picture_context(plan, data))   # caption and alt (the title is not in them)
+        w, h = struct.unpack(">II", png[16:24])
+        pic = Picture(png=png, caption=drawn.caption, alt=drawn.alt, width=w, height=h)
+        spent = Spent(float(ledger.get("spent_epsilon_after")), 0.0, None, int(ledger["releases_after"]))
+        charge = SimpleNamespace(budget_epsilon=ledger.get("budget_epsilon"), budget_delta=ledger.get("budget_delta"),
+                                 spent_after=spent)
+        again = ""
+        for map_field in ((None, field) if '<section id="map">' in text else (None,)):   # --map: the page holds a map
+            again = rp.report(mech, plan, data, pic, charge, str(ledger.get("fingerprint")), doc.get("randomness") or {},
+                              list(doc.get("outputs") or []), fc, map_field=map_field)
+            if again == text:
+                break
+        return again
+    except (TypeError, ValueError, KeyError, AttributeError, struct.error) as exc:   # fields a report cannot be made of
+        raise _mismatch("report.html", f"cannot be redone from the certificate ({type(exc).__name__}: "
+                        f"{str(exc)[:80]})") from None
 
 
 def _same_number(got: Any, want: Any, field: str) -> None:
