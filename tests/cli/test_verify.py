@@ -867,3 +867,42 @@ def test_a_report_in_another_layout_is_checked_in_part_and_strict_says_so(certif
     assert code == 0 and res["notes"] and "checked in part" in res["notes"][0], res
     code, res = verify(t, capsys, "--strict")
     assert code == 1 and res["strict_failed"], res
+
+
+def test_forged_sparse_gp_optimize_and_selection_files_fail(certificates, tmp_path, capsys):
+    """A second red-team round: a sparse GP's mean is recomputed from its released m and S; optimize's history.csv
+    has exactly privgp's columns and summary.json its planned epsilon; selection.json exactly privgp's fields with
+    consistent counts and no repeated key; the picture is a PNG."""
+    sgp, opt, tuned, lg = (certificates[k] for k in ("sparse-gp", "optimize", "posterior-sample-tuned", "laplace-grid"))
+
+    def forged(cert, edit_files):
+        t = _tampered(tmp_path, cert, lambda d: None)
+        edit_files(t.parent)
+        _rehashed(t)
+        return verify(t, capsys)
+
+    def json_edit(name, edit):
+        def go(f):
+            d = json.loads((f / name).read_text())
+            edit(d)
+            (f / name).write_text(json.dumps(d))
+        return go
+
+    cases = [
+        (sgp, lambda f: _npz_edit(f / "prediction.npz", lambda a: a.update(mean=np.full_like(a["mean"], 0.5))),
+         "prediction.npz.mean"),
+        (sgp, lambda f: _npz_edit(f / "prediction.npz", lambda a: a.update(S=-np.eye(a["S"].shape[0]))),
+         "prediction.npz.S"),
+        (opt, lambda f: (f / "history.csv").write_text("\n".join(
+            ln + (",private" if i else ",response_private") for i, ln in
+            enumerate((f / "history.csv").read_text().splitlines())) + "\n"), "history.csv"),
+        (opt, json_edit("summary.json", lambda d: d.__setitem__("epsilon_planned", 0.1)), "summary.json.epsilon_planned"),
+        (tuned, json_edit("selection.json", lambda d: d.__setitem__("epsilon", 0.1)), "selection.json.epsilon"),
+        (tuned, json_edit("selection.json", lambda d: d.__setitem__("n_validation", 1)), "selection.json.n_validation"),
+        (tuned, lambda f: (f / "selection.json").write_text(
+            (f / "selection.json").read_text().replace('"runs"', '"runs": 0, "runs"', 1)), "selection.json"),
+        (lg, lambda f: (f / "excursion.png").write_bytes(b"not a picture"), "excursion.png"),
+    ]
+    for cert, edit, field in cases:
+        code, res = forged(cert, edit)
+        assert code == 1 and res["field"] == field, (field, res)

@@ -17,7 +17,8 @@ release. These checks tie the hashed files to the settings the certificate state
   released arrays under the certificate's plan (:meth:`~privgp.mechanisms.interface.Mechanism.released_from_arrays`):
   a noisy grid's or eq. (37)'s map and sd are RECOMPUTED from the released statistics (the sd follows from
   the noise scale, hence from epsilon: a certificate claiming another epsilon does not match); paths number
-  L and lie on the grid; a sparse GP's mean, sd, m and S have the plan's shapes on its public inducing inputs;
+  L and lie on the grid; a sparse GP's mean and sd are recomputed from its released m and S (a covariance) on
+  its public inducing inputs;
   the .npz is refused unread when its array headers say it holds more than the plan's arrays;
 * every other data file (field.csv, paths.csv, prediction.csv, inducing.csv) is what the mechanism's writer
   makes of those arrays (header and numbers);
@@ -33,8 +34,8 @@ release. These checks tie the hashed files to the settings the certificate state
   and selection budget, at most its number of runs, and the r of the released candidate, whose paths are
   then checked as posterior-sample's.
 
-What the files cannot show: a posterior sample path, the functional mechanism's function and a sparse GP's
-mean are random or follow from private statistics that are not released, so nothing in them ties them to the
+What the files cannot show: a posterior sample path, the functional mechanism's function and a sparse GP's m and
+S are random or follow from private statistics that are not released, so nothing in them ties them to the
 certificate's epsilon, r or n (only their number, shape, grid and response map are checked); the noisy grids'
 and eq. (37)'s maps are tied to epsilon through their released statistics.
 
@@ -203,6 +204,8 @@ def _check_release(doc: dict, folder: Path, files: dict[str, str]) -> tuple[Any,
     what = f"a {mech.name} release"
     _foreign(files, (*mech.data_files, mech.picture, "report.html", "field.tif", "excursion.geojson"), what)
     _require(files, [mech.picture], what)
+    if files[mech.picture] == "ok" and (folder / mech.picture).read_bytes()[:8] != b"\x89PNG\r\n\x1a\n":
+        raise _mismatch(mech.picture, "not a PNG image")
     plan = mech.rebuild(Recorded(doc))
     writer, full = mech, plan
     if mech.name == "posterior-sample-tuned":
@@ -431,10 +434,22 @@ def _check_selection(doc: dict, path: Path) -> dict:
                             f"{publish._short(want)}")
     _same_number(sel.get("per_run_epsilon"), budget.get("epsilon"), "selection.json.per_run_epsilon")
     _same_number(sel.get("per_run_delta"), budget.get("delta"), "selection.json.per_run_delta")
-    runs = sel.get("runs")
+    runs, accepted = sel.get("runs"), sel.get("accepted_runs")
     if not isinstance(runs, int) or isinstance(runs, bool) or not 0 <= runs <= budget.get("max_draws", -1):
         raise _mismatch("selection.json.runs", f"{publish._short(runs)} runs where the certificate allows at most "
                         f"{publish._short(budget.get('max_draws'))}")
+    keys = {"candidates", "selected", "lengthscale", "runs", "accepted_runs", "max_runs", "per_run_epsilon",
+            "per_run_delta", "n_train", "n_validation"} | ({"r"} if sel.get("selected") is True else set())
+    if set(sel) != keys or not isinstance(sel.get("selected"), bool):
+        extra = sorted(set(sel) ^ keys) or ["selected"]
+        raise _mismatch(f"selection.json.{extra[0]}", "not the fields privgp writes in selection.json")
+    if not isinstance(accepted, int) or isinstance(accepted, bool) or not \
+            (1 if sel["selected"] else 0) <= accepted <= runs:
+        raise _mismatch("selection.json.accepted_runs", f"{publish._short(accepted)} accepted of {runs} runs")
+    dataset = doc.get("dataset")
+    n, n_train = (dataset.get("n") if isinstance(dataset, dict) else None), settings.get("n_train")
+    if not (isinstance(n, int) and isinstance(n_train, int) and sel.get("n_validation") == n - n_train):
+        raise _mismatch("selection.json.n_validation", "not n minus the training records the certificate states")
     if sel.get("selected"):
         cands, rs = settings.get("lengthscales") or [], settings.get("r_per_candidate") or []
         if sel.get("lengthscale") not in cands or len(rs) != len(cands):
@@ -467,21 +482,29 @@ def _check_optimize(doc: dict, folder: Path, files: dict[str, str]) -> None:
             raise _mismatch("summary.json.rounds_released", f"{summary.get('rounds_released')!r} where the "
                             f"certificate states {released!r}")
         cert = doc.get("certificate")
+        planned = doc.get("planned_certificate") if isinstance(doc.get("planned_certificate"), dict) else cert
         if isinstance(cert, dict):
             _same_number(summary.get("epsilon_released"), cert.get("epsilon"), "summary.json.epsilon_released")
             _same_number(summary.get("delta"), cert.get("delta"), "summary.json.delta")
+        if isinstance(planned, dict):
+            _same_number(summary.get("epsilon_planned"), planned.get("epsilon"), "summary.json.epsilon_planned")
 
 
 def _check_history(path: Path, plan: Any, released: Any) -> None:
+    dim = plan.candidates.points.shape[1]
+    header = ["round", "n", "r", "eta", "candidate", *(f"x{j + 1}" for j in range(dim)), "round_epsilon",
+              "spent_epsilon"]
     try:
         with open(path, newline="", encoding="utf-8") as fh:
-            rows = list(csv.DictReader(fh))
+            reader = csv.DictReader(fh)
+            rows = list(reader)
+            if reader.fieldnames != header or any(None in row for row in rows):
+                raise _mismatch("history.csv", f"columns {reader.fieldnames} where privgp optimize writes {header}")
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise _mismatch("history.csv", f"not a readable CSV ({type(exc).__name__}: {str(exc)[:80]})") from None
     if len(rows) != released:
         raise _mismatch("history.csv", f"{len(rows)} released rounds where the certificate states {released!r}")
     k = len(rows)
-    dim = plan.candidates.points.shape[1]
     want = {"round": np.arange(1, k + 1), "n": np.arange(k), "r": np.concatenate([[np.nan], plan.r])[:k],
             "eta": np.concatenate([[np.nan], plan.eta])[:k],
             "round_epsilon": np.concatenate([[0.0], plan.round_epsilon])[:k],
@@ -506,9 +529,12 @@ def _check_history(path: Path, plan: Any, released: Any) -> None:
 
 
 def _read_json(path: Path, name: str) -> Any:
+    """A released JSON file; one that repeats a key in an object is refused (readers disagree on which counts)."""
+    from .verify import _without_duplicates
+
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        return json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_without_duplicates)
+    except (OSError, ValueError, RecursionError) as exc:  # also a repeated key; JSONDecodeError is a ValueError
         raise _mismatch(name, f"not a readable JSON file ({type(exc).__name__})") from None
 
 

@@ -32,6 +32,7 @@ from ..interface import (
     ReleasedField,
     Request,
     chosen_by,
+    file_mismatch,
     grid_axes,
     grid_text,
     released_array,
@@ -123,13 +124,23 @@ class SparseGp(Mechanism):
     data_files = ("prediction.npz", "prediction.csv", "inducing.csv")
 
     def released_from_arrays(self, arrays: dict[str, np.ndarray], plan: SparseGpPlan) -> SparseGpReleased:
-        """The released prediction as prediction.npz holds it: the mean and sd on the plan's grid, q(u) = N(m, S) on
-        the plan's public inducing inputs Z (the released statistics it came from are not written)."""
+        """The released prediction from prediction.npz: q(u) = N(m, S) on the plan's public inducing inputs Z (S a
+        covariance matrix), and the predictive mean and sd on the plan's grid RECOMPUTED from them (eq. 17, public
+        post-processing). The statistics m and S came from are not written, so m and S are not tied to epsilon."""
+        from ...models.gp.sparse_posterior import predict_from_released
+
         Z = np.asarray(plan.spec.inducing_points, dtype=float)
         grid, k = tuple(int(m) for m in plan.grid), Z.shape[0]
-        got = {key: released_array(arrays, self.npz, key, shape)
-               for key, shape in (("mean", grid), ("sd", grid), ("m", (k,)), ("S", (k, k)))}
-        return SparseGpReleased(grid_axes(plan.domain, grid), got["mean"], got["sd"], Z, got["m"], got["S"],
+        m = released_array(arrays, self.npz, "m", (k,))
+        S = released_array(arrays, self.npz, "S", (k, k))
+        scale = max(1.0, float(np.abs(S).max()))
+        if not np.allclose(S, S.T, rtol=0.0, atol=1e-12 * scale) or np.linalg.eigvalsh(0.5 * (S + S.T)).min() < -1e-9 * scale:
+            raise file_mismatch(f"{self.npz}.S", "not a covariance matrix (symmetric, positive semidefinite)")
+        axes = grid_axes(plan.domain, grid)
+        mesh = np.meshgrid(*axes, indexing="ij")
+        mean, sd = predict_from_released(Z, plan.spec.kernel, plan.spec.signal_variance, m, S,
+                                         np.stack([x.ravel() for x in mesh], axis=-1))
+        return SparseGpReleased(axes, mean.reshape(grid), sd.reshape(grid), Z, m, S,
                                 a_released=np.zeros(0), B_released=np.zeros(0), repair_shift=0.0)
 
     def files(self, released: SparseGpReleased, plan: SparseGpPlan, coordinates: Sequence[str]) -> list[OutputFile]:

@@ -72,6 +72,22 @@ def cholesky_with_jitter(K: np.ndarray, scale: float = 1.0) -> tuple[np.ndarray,
     raise NumericalError("K_ZZ is not positive definite even with jitter 1e-2 (duplicate inducing points?)")
 
 
+def predict_from_released(Z: np.ndarray, kernel: Kernel, signal_variance: float, m: np.ndarray, S: np.ndarray,
+                          X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Latent predictive mean and sd at X of q(u) = N(m, S) on the inducing inputs Z (eq. 17): what
+    :meth:`SparsePosterior.predict` gives, from the released m and S alone (w = K_ZZ^-1 m, G = K_ZZ^-1 S K_ZZ^-1;
+    public post-processing, e.g. for ``privgp verify``)."""
+    K = signal_variance * kernel(Z, Z)
+    L, _ = cholesky_with_jitter(K, scale=signal_variance)
+    cf = (L, True)
+    w = cho_solve(cf, m)
+    G = cho_solve(cf, cho_solve(cf, S).T)
+    Kxz = signal_variance * kernel(X, Z)
+    Aw = solve_triangular(L, Kxz.T, lower=True)
+    var = signal_variance * kernel.diag(X) - np.sum(Aw * Aw, axis=0) + np.sum((Kxz @ G) * Kxz, axis=1)
+    return Kxz @ w, np.sqrt(np.maximum(var, 0.0))
+
+
 def _solve_pd(P: np.ndarray, floor: float) -> tuple[tuple, float]:
     """cho_factor of P, repaired by a diagonal shift when P is not positive definite."""
     P = 0.5 * (P + P.T)
