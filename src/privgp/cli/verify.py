@@ -383,7 +383,10 @@ def _print_verified(path: Path, doc: dict, label, again, nothing: bool, files: d
         print("  files:  none hashed (a certificate written alone): the released files were NOT checked")
     else:
         ok = [f for f, s in files.items() if s == "ok"]
+        own = [f for f in ok if f not in verify_files.PRIVGP_FILES]   # a data holder's other files: hashed, not read
         print(f"  files:  {len(ok)} released file(s) match their sha256"
+              + (f" ({len(ok) - len(own)} of privgp's, read and checked; hashed only, not read: {', '.join(own)})"
+                 if own else "")
               + (f"; MISSING (not checked): {', '.join(missing)}" if missing else ""))
         for note in notes:
             print(f"          {note}")
