@@ -5,12 +5,7 @@
 #   2. the same mechanism and settings on 10^5 synthetic house-sale-like records (the generator of
 #      benchmarks/bench_release_scale.py, seed 0; no real records) on the same public box: released.
 # Writes docs/runs/readme-functional/: refused.txt, released_1e5.txt, certificate.json.
-set -euo pipefail
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-SCRATCH="$(mktemp -d)"
-trap 'rm -rf "$SCRATCH"' EXIT
-cd "$SCRATCH"
-export PRIVGP_LEDGER="$SCRATCH/ledger.sqlite"
+source "$(dirname "$0")/readme_scratch.sh"   # set -euo pipefail; ROOT; a scratch folder (cd) with its own ledger
 { privgp release --mechanism functional --epsilon 2 --noise-bound 0.15 --out baltimore_mean 2>&1 \
     || echo "(exit status $?)"; } | tee refused.txt
 python -c "import sys; sys.path.insert(0, '$ROOT/benchmarks'); from bench_release_scale import write_2d; \

@@ -13,12 +13,7 @@
 #   docs/figures/report_phone.png         report.html, phone screenshot
 #   docs/runs/release-default/            refused.txt, stdout.txt, second.txt, third.txt, certificate.json, report.html,
 #                                         excursion.png
-set -euo pipefail
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-SCRATCH="$(mktemp -d)"
-trap 'rm -rf "$SCRATCH"' EXIT
-cd "$SCRATCH"
-export PRIVGP_LEDGER="$SCRATCH/ledger.sqlite"
+source "$(dirname "$0")/readme_scratch.sh"   # set -euo pipefail; ROOT; a scratch folder (cd) with its own ledger
 { privgp release --epsilon 2 --out release_eps2 2>&1 || echo "(exit status $?)"; } | tee refused.txt
 privgp release --out release_out | tee stdout.txt
 privgp release --out second_out | tee second.txt

@@ -9,12 +9,7 @@
 #      (exit 2, nothing charged or written).
 # Writes docs/runs/readme-sensors/: sensors.csv, auto.txt, excursion.png, certificate.json, sparse_gp.txt, posterior_sample_L3.txt,
 # tuned.txt.
-set -euo pipefail
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-SCRATCH="$(mktemp -d)"
-trap 'rm -rf "$SCRATCH"' EXIT
-cd "$SCRATCH"
-export PRIVGP_LEDGER="$SCRATCH/ledger.sqlite"
+source "$(dirname "$0")/readme_scratch.sh"   # set -euo pipefail; ROOT; a scratch folder (cd) with its own ledger
 python - <<'PY'
 import numpy as np
 
