@@ -906,3 +906,42 @@ def test_forged_sparse_gp_optimize_and_selection_files_fail(certificates, tmp_pa
     for cert, edit, field in cases:
         code, res = forged(cert, edit)
         assert code == 1 and res["field"] == field, (field, res)
+
+
+def test_a_picture_or_forecast_that_says_more_than_the_release_fails(certificates, tmp_path, capsys):
+    """A third red-team round: the picture is drawn again from the released map (its title states the guarantee and
+    the forecast's warning) and must be the hashed one byte for byte; the forecast, a seeded public simulation, is
+    run again and must be the recorded one; optimize writes no report.html and its queries.png is a PNG."""
+    import dataclasses
+
+    from privgp.cli import release_publish as rp
+    from privgp.cli.verify_files import _public_data
+    from privgp.mechanisms.interface import Recorded, registry
+
+    lg, opt = certificates["laplace-grid"], certificates["optimize"]
+
+    def forged(cert, edit_doc=lambda d: None, edit_files=lambda f: None):
+        t = _tampered(tmp_path, cert, edit_doc)
+        edit_files(t.parent)
+        _rehashed(t)
+        return verify(t, capsys, "--strict")
+
+    def smaller_title(f):
+        doc = json.loads((f / "certificate.json").read_text())
+        mech = registry()["laplace-grid"]
+        plan = mech.rebuild(Recorded(doc))
+        with np.load(f / "field.npz") as z:
+            field = mech.fields(mech.released_from_arrays({k: z[k] for k in z.files}, plan), plan)
+        ctx = dataclasses.replace(rp.picture_context(plan, _public_data(doc)), epsilon=0.1, delta=0.0)
+        (f / "excursion.png").write_bytes(rp.draw_picture(field, ctx).png)
+
+    cases = [
+        (lg, lambda d: None, smaller_title, "excursion.png"),
+        (lg, lambda d: d["forecast"].update(expected_iou=0.93, mostly_noise=False), lambda f: None, "forecast"),
+        (opt, lambda d: d["sha256"].__setitem__("report.html", "0" * 64),
+         lambda f: (f / "report.html").write_text(f'<span data-epsilon="{0.1}"></span>'), "sha256.report.html"),
+        (opt, lambda d: None, lambda f: (f / "queries.png").write_bytes(b"junk"), "queries.png"),
+    ]
+    for cert, edit_doc, edit_files, field in cases:
+        code, res = forged(cert, edit_doc, edit_files)
+        assert code == 1 and res["field"] == field, (field, res)

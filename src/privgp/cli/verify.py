@@ -68,8 +68,10 @@ DESCRIPTION = textwrap.dedent("""\
     """)
 
 EXIT_NOT_VERIFIED = 1
-LEDGER_NOTE = ("the ledger fields (entry id, dataset fingerprint, budget) are the data holder's statement, not "
-               "verifiable by a third party (the ledger is private)")
+LEDGER_NOTE = ("the ledger fields (entry id, dataset fingerprint, budget, spent epsilon, releases) are the data "
+               "holder's statement, not verifiable by a third party (the ledger is private); so are how the randomness "
+               "was drawn and the words that describe the records (their source, coordinate and response names), which "
+               "the report repeats")
 SCHEMA = "certificate.schema.json"
 CERTIFICATE = "certificate.json"
 
@@ -332,7 +334,7 @@ def run(args) -> int:
         reason = str(exc)
     except RecursionError:
         raise InvalidParameterError("certificate", "a certificate written by privgp", "JSON nested too deeply") from None
-    except (PrivgpError, TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
+    except (PrivgpError, TypeError, ValueError, KeyError, AttributeError, IndexError, ArithmeticError) as exc:
         reason = f"the public settings do not rebuild a release ({type(exc).__name__}: {exc})"
     ok = not reason
     words = verify_files.differing_words(recorded, again) if ok else []
@@ -362,12 +364,13 @@ def run(args) -> int:
     elif strict_fail:
         print(f"{path.name}: NOT VERIFIED under --strict ({label}): {'; '.join(strict_why)}")
     else:
-        _print_verified(path, doc, label, again, nothing, files, missing, schema_state, words, notes)
+        _print_verified(path, doc, label, again, nothing, files, missing, schema_state, words, notes,
+                        Path(args.files) if args.files else path.parent)
     return EXIT_NOT_VERIFIED if (not ok or strict_fail) else 0
 
 
 def _print_verified(path: Path, doc: dict, label, again, nothing: bool, files: dict, missing: list, schema_state,
-                    words: list[str], notes: list[str]) -> None:
+                    words: list[str], notes: list[str], folder: Path) -> None:
     if nothing:
         print(f"{path.name}: VERIFIED ({label}): only the data-independent first round was released (no privacy "
               "cost); the planned run's certificate rebuilds from its public settings")
@@ -384,7 +387,7 @@ def _print_verified(path: Path, doc: dict, label, again, nothing: bool, files: d
     else:
         ok = [f for f, s in files.items() if s == "ok"]
         own = [f for f in ok if f not in verify_files.PRIVGP_FILES]   # a data holder's other files: hashed, not read
-        print(f"  files:  {len(ok)} released file(s) match their sha256"
+        print(f"  files:  {len(ok)} released file(s) match their sha256" + (f" in {folder}" if folder != path.parent else "")
               + (f" ({len(ok) - len(own)} of privgp's, read and checked; hashed only, not read: {', '.join(own)})"
                  if own else "")
               + (f"; MISSING (not checked): {', '.join(missing)}" if missing else ""))

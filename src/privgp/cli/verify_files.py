@@ -22,6 +22,10 @@ release. These checks tie the hashed files to the settings the certificate state
   the .npz is refused unread when its array headers say it holds more than the plan's arrays;
 * every other data file (field.csv, paths.csv, prediction.csv, inducing.csv) is what the mechanism's writer
   makes of those arrays (header and numbers);
+* the picture: drawn again from the released map under the certificate (its title states the guarantee and the
+  forecast's warning), it must be the hashed PNG byte for byte (one drawn by another matplotlib, as its PNG's
+  Software chunk says, is checked in part); the forecast, a seeded public simulation, is run again and must be
+  the recorded one;
 * report.html (read as a browser reads it): it states epsilon and delta once each (``data-epsilon``,
   ``data-delta``), the certificate's, and embeds the hashed picture; a release's report in the layout the
   installed privgp writes (``privgp-report-format``) is redone word for word from the certificate, its released
@@ -55,6 +59,8 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import PrivgpError
+from ..jsonable import to_jsonable
 from . import release_publish as publish
 
 HEX64 = re.compile(r"[0-9a-f]{64}")
@@ -157,12 +163,15 @@ def check_contents(doc: dict, kind: str | None, folder: Path, files: dict[str, s
     notes: list[str] = []
     if kind == "release":
         rebuilt = _check_release(doc, folder, files)
+        drawn = None
+        if rebuilt is not None:
+            fc = _check_forecast(doc, rebuilt[1])
+            drawn, note = _check_picture(doc, folder, files, rebuilt, fc)
+            notes += note
         if "report.html" in ok:
-            notes += _check_report(doc, folder, files, rebuilt)
+            notes += _check_report(doc, folder, files, rebuilt, drawn)
     if kind == "optimize":
         _check_optimize(doc, folder, files)
-        if "report.html" in ok:
-            notes += _check_report(doc, folder, files, None)
     return notes
 
 
@@ -204,8 +213,8 @@ def _check_release(doc: dict, folder: Path, files: dict[str, str]) -> tuple[Any,
     what = f"a {mech.name} release"
     _foreign(files, (*mech.data_files, mech.picture, "report.html", "field.tif", "excursion.geojson"), what)
     _require(files, [mech.picture], what)
-    if files[mech.picture] == "ok" and (folder / mech.picture).read_bytes()[:8] != b"\x89PNG\r\n\x1a\n":
-        raise _mismatch(mech.picture, "not a PNG image")
+    if files[mech.picture] == "ok":
+        _png(mech.picture, (folder / mech.picture).read_bytes())
     plan = mech.rebuild(Recorded(doc))
     writer, full = mech, plan
     if mech.name == "posterior-sample-tuned":
@@ -310,6 +319,11 @@ def _same_geotiff(path: Path, again: Path) -> bool:
             return bool(np.array_equal(a.read(), b.read(), equal_nan=True))
     except rasterio.errors.RasterioError:
         return False
+
+
+def _png(name: str, data: bytes) -> None:
+    if data[:8] != b"\x89PNG\r\n\x1a\n" or len(data) < 24:
+        raise _mismatch(name, "not a PNG image")
 
 
 def _load_npz(path: Path, name: str, plan: Any) -> dict[str, np.ndarray]:
@@ -467,8 +481,10 @@ def _check_optimize(doc: dict, folder: Path, files: dict[str, str]) -> None:
     if not files:
         return
     what = "privgp optimize"
-    _foreign(files, OPTIMIZE_DATA + ("report.html",), what)
+    _foreign(files, OPTIMIZE_DATA, what)
     _require(files, OPTIMIZE_DATA, what)
+    if files["queries.png"] == "ok":
+        _png("queries.png", (folder / "queries.png").read_bytes())
     released = doc.get("released_rounds")
     if files["history.csv"] == "ok":
         from .optimize import rebuilt_plan
@@ -565,7 +581,82 @@ class _ReportFacts:
         Parser(convert_charrefs=True).feed(text)
 
 
-def _check_report(doc: dict, folder: Path, files: dict[str, str], rebuilt: tuple[Any, Any, Any] | None) -> list[str]:
+def _public_data(doc: dict) -> Any:
+    """The public facts of the records a certificate states (n, source words, coordinate and response names): what
+    the picture and the report are made of (the data holder's statement: no file can show them)."""
+    from types import SimpleNamespace
+
+    dataset = doc.get("dataset")
+    dataset = dataset if isinstance(dataset, dict) else {}
+    return SimpleNamespace(n=dataset.get("n"), source=dataset.get("source"), coordinates=dataset.get("coordinates"),
+                           response_name=dataset.get("response"))
+
+
+def _check_forecast(doc: dict, plan: Any) -> Any:
+    """The recorded utility forecast (a public, seeded simulation) run again under the rebuilt plan with its recorded
+    seed, families, noise and number of simulated releases: it must be the same (a map forecast as mostly noise
+    cannot be relabelled a good one). Returns the forecast (None when none is recorded, as the Python API may)."""
+    from ..tasks.forecast import forecast
+
+    recorded = doc.get("forecast")
+    if recorded is None:
+        return None
+    try:
+        families = tuple(recorded["families"])
+        reps = int(recorded["simulated_releases"]) // len(families)
+        again = forecast(plan, reps=reps, families=families, noise=float(recorded["response_noise_std"]),
+                         seed=int(recorded["seed"]))
+    except (TypeError, ValueError, KeyError, IndexError, ArithmeticError, PrivgpError) as exc:
+        raise publish.CertificateMismatch("forecast", f"not a forecast privgp can run again ({type(exc).__name__}: "
+                                          f"{str(exc)[:80]})") from None
+    if not _same_json(recorded, json.loads(json.dumps(to_jsonable(again.to_dict())))):
+        raise publish.CertificateMismatch("forecast", "not the forecast of these public settings (run again with its "
+                                          "recorded seed, it gives another one)")
+    return again
+
+
+def _check_picture(doc: dict, folder: Path, files: dict[str, str], rebuilt: tuple[Any, Any, Any],
+                   fc: Any) -> tuple[Any, list[str]]:
+    """The picture drawn again from the released map under the certificate (its title with the guarantee and the
+    forecast's warning) must be the hashed picture, byte for byte; drawn by another matplotlib (the PNG says which)
+    it is checked in part. Returns the picture drawn (its caption and alt text are the report's) and the notes."""
+    from . import release_publish as rp
+
+    mech, plan, field = rebuilt
+    drawn = rp.draw_picture(field, rp.picture_context(plan, _public_data(doc), fc))
+    if files.get(mech.picture) != "ok":
+        return drawn, []
+    png = (folder / mech.picture).read_bytes()
+    if drawn.png == png:
+        return drawn, []
+    import matplotlib
+
+    if f"Matplotlib version{matplotlib.__version__}," in _png_software(png):
+        raise _mismatch(mech.picture, "not the picture privgp draws of the released map under the certificate (its "
+                        "title states the guarantee)")
+    return drawn, [f"{mech.picture}: checked in part (a PNG of the right kind): drawn by another matplotlib than "
+                   f"{matplotlib.__version__}, it was not redrawn byte for byte"]
+
+
+def _png_software(png: bytes) -> str:
+    """The PNG's ``Software`` text chunk ('' if none): matplotlib writes its version there."""
+    import struct
+
+    pos = 8
+    while pos + 8 <= len(png):
+        length, kind = struct.unpack(">I4s", png[pos:pos + 8])
+        if kind == b"tEXt":
+            key, _, value = png[pos + 8:pos + 8 + length].partition(b"\0")
+            if key == b"Software":
+                return value.decode("latin-1")
+        if kind == b"IDAT":
+            break
+        pos += 12 + length
+    return ""
+
+
+def _check_report(doc: dict, folder: Path, files: dict[str, str], rebuilt: tuple[Any, Any, Any] | None,
+                  drawn: Any = None) -> list[str]:
     """report.html states the certificate's epsilon and delta once each (as parsed HTML) and embeds the hashed
     picture; a release's report in the layout the installed privgp writes is then redone word for word from the
     certificate, its released map and its picture (caption and alt text drawn again) and must be the same page.
@@ -585,8 +676,8 @@ def _check_report(doc: dict, folder: Path, files: dict[str, str], rebuilt: tuple
                             "privgp's report makes one")
         _same_number(found[0], cert.get(attr), f"report.html.data-{attr}")
     if rebuilt is None:
-        return ["report.html: checked in part (its stated epsilon and delta), the released files it describes could "
-                "not all be read"] if doc.get("mechanism") else []
+        return ["report.html: checked in part (its stated epsilon and delta): the released files it describes could "
+                "not all be read"]
     mech, plan, field = rebuilt
     if files.get(mech.picture) != "ok":
         return [f"report.html: checked in part (its stated epsilon and delta): {mech.picture} is missing"]
@@ -595,15 +686,15 @@ def _check_report(doc: dict, folder: Path, files: dict[str, str], rebuilt: tuple
         raise _mismatch("report.html", f"its figure is not {mech.picture} (the picture the certificate hashes)")
     ledger = doc.get("ledger")
     if facts.formats != [str(REPORT_FORMAT)] or not isinstance(ledger, dict) or "releases_after" not in ledger:
-        return ["report.html: checked in part (its stated epsilon and delta, its figure): written in another layout "
-                "or by an earlier privgp, its words were not redone"]
-    if _report_again(doc, mech, plan, field, png, text) != text:
+        return ["report.html: checked in part (its stated epsilon and delta, its figure): written in another layout, "
+                "by an earlier privgp, or edited; its words were not redone"]
+    if _report_again(doc, mech, plan, field, png, text, drawn).encode("utf-8") != (folder / "report.html").read_bytes():
         raise _mismatch("report.html", "not the report privgp writes for this certificate and its released map (its "
                         "words, numbers or settings were changed)")
     return []
 
 
-def _report_again(doc: dict, mech: Any, plan: Any, field: Any, png: bytes, text: str) -> str:
+def _report_again(doc: dict, mech: Any, plan: Any, field: Any, png: bytes, text: str, drawn: Any = None) -> str:
     """report.html as the installed privgp writes it for this certificate, its released map and its picture (with
     and without the opt-in map when the page holds one)."""
     import struct
@@ -613,14 +704,12 @@ def _report_again(doc: dict, mech: Any, plan: Any, field: Any, png: bytes, text:
     from . import release_publish as rp
     from .release_figure import Picture
 
-    ledger, dataset = doc["ledger"], doc.get("dataset")
-    dataset = dataset if isinstance(dataset, dict) else {}
-    data = SimpleNamespace(n=dataset.get("n"), source=dataset.get("source"), coordinates=dataset.get("coordinates"),
-                           response_name=dataset.get("response"))
+    ledger, data = doc["ledger"], _public_data(doc)
     forecast = doc.get("forecast")
     fc = None if forecast is None else SimpleNamespace(to_dict=lambda: forecast)
     try:
-        drawn = rp.draw_picture(field, rp.picture_context(plan, data))   # caption and alt (the title is not in them)
+        if drawn is None:   # caption and alt (the title is not in them)
+            drawn = rp.draw_picture(field, rp.picture_context(plan, data))
         w, h = struct.unpack(">II", png[16:24])
         pic = Picture(png=png, caption=drawn.caption, alt=drawn.alt, width=w, height=h)
         spent = Spent(float(ledger.get("spent_epsilon_after")), 0.0, None, int(ledger["releases_after"]))
@@ -633,7 +722,8 @@ def _report_again(doc: dict, mech: Any, plan: Any, field: Any, png: bytes, text:
             if again == text:
                 break
         return again
-    except (TypeError, ValueError, KeyError, AttributeError, struct.error) as exc:   # fields a report cannot be made of
+    except (TypeError, ValueError, KeyError, AttributeError, IndexError, ArithmeticError, struct.error) as exc:
+        # fields a report cannot be made of
         raise _mismatch("report.html", f"cannot be redone from the certificate ({type(exc).__name__}: "
                         f"{str(exc)[:80]})") from None
 
