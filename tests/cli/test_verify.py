@@ -915,7 +915,7 @@ def test_a_picture_or_forecast_that_says_more_than_the_release_fails(certificate
     import dataclasses
 
     from privgp.cli import release_publish as rp
-    from privgp.cli.verify_files import _public_data
+    from privgp.cli.verify_report import public_data
     from privgp.mechanisms.interface import Recorded, registry
 
     lg, opt = certificates["laplace-grid"], certificates["optimize"]
@@ -932,7 +932,7 @@ def test_a_picture_or_forecast_that_says_more_than_the_release_fails(certificate
         plan = mech.rebuild(Recorded(doc))
         with np.load(f / "field.npz") as z:
             field = mech.fields(mech.released_from_arrays({k: z[k] for k in z.files}, plan), plan)
-        ctx = dataclasses.replace(rp.picture_context(plan, _public_data(doc)), epsilon=0.1, delta=0.0)
+        ctx = dataclasses.replace(rp.picture_context(plan, public_data(doc)), epsilon=0.1, delta=0.0)
         (f / "excursion.png").write_bytes(rp.draw_picture(field, ctx).png)
 
     cases = [

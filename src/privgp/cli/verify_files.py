@@ -22,15 +22,7 @@ release. These checks tie the hashed files to the settings the certificate state
   the .npz is refused unread when its array headers say it holds more than the plan's arrays;
 * every other data file (field.csv, paths.csv, prediction.csv, inducing.csv) is what the mechanism's writer
   makes of those arrays (header and numbers);
-* the picture: drawn again from the released map under the certificate (its title states the guarantee and the
-  forecast's warning), it must be the hashed PNG byte for byte (one drawn by another matplotlib, as its PNG's
-  Software chunk says, is checked in part); the forecast, a seeded public simulation, is run again and must be
-  the recorded one;
-* report.html (read as a browser reads it): it states epsilon and delta once each (``data-epsilon``,
-  ``data-delta``), the certificate's, and embeds the hashed picture; a release's report in the layout the
-  installed privgp writes (``privgp-report-format``) is redone word for word from the certificate, its released
-  map and its picture (caption and alt text drawn again) and must be the same page; another layout (an earlier
-  privgp) is checked in part, which verify says and ``--strict`` refuses;
+* the picture, the forecast and report.html: :mod:`privgp.cli.verify_report`;
 * ``privgp optimize``: history.csv has one row per released round with the rebuilt plan's r, eta, round and
   spent epsilon, and queries that are the candidates its rows name; summary.json states the certificate's
   released rounds, epsilon and delta;
@@ -59,13 +51,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import PrivgpError
-from ..jsonable import to_jsonable
 from . import release_publish as publish
 
 HEX64 = re.compile(r"[0-9a-f]{64}")
-#: the .npz files the registered mechanisms write (other hashed files, e.g. a user's own, are hashed only)
-RELEASED_NPZ = ("field.npz", "paths.npz", "prediction.npz")
 #: relative tolerance of recomputed released arrays (the same code and inputs: equal up to BLAS rounding)
 RTOL = 1e-9
 
@@ -163,13 +151,15 @@ def check_contents(doc: dict, kind: str | None, folder: Path, files: dict[str, s
     notes: list[str] = []
     if kind == "release":
         rebuilt = _check_release(doc, folder, files)
+        from .verify_report import check_forecast, check_picture, check_report
+
         drawn = None
         if rebuilt is not None:
-            fc = _check_forecast(doc, rebuilt[1])
-            drawn, note = _check_picture(doc, folder, files, rebuilt, fc)
+            fc = check_forecast(doc, rebuilt[1])
+            drawn, note = check_picture(doc, folder, files, rebuilt, fc)
             notes += note
         if "report.html" in ok:
-            notes += _check_report(doc, folder, files, rebuilt, drawn)
+            notes += check_report(doc, folder, files, rebuilt, drawn)
     if kind == "optimize":
         _check_optimize(doc, folder, files)
     return notes
@@ -552,192 +542,6 @@ def _read_json(path: Path, name: str) -> Any:
         return json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_without_duplicates)
     except (OSError, ValueError, RecursionError) as exc:  # also a repeated key; JSONDecodeError is a ValueError
         raise _mismatch(name, f"not a readable JSON file ({type(exc).__name__})") from None
-
-
-class _ReportFacts:
-    """What verify reads in report.html with an HTML parser (comments, quoting and case as a browser reads them):
-    every ``data-epsilon`` / ``data-delta`` attribute value, the release figure's ``src`` and the page's
-    ``privgp-report-format``."""
-
-    def __init__(self, text: str) -> None:
-        from html.parser import HTMLParser
-
-        self.values: dict[str, list[str]] = {"data-epsilon": [], "data-delta": []}
-        self.figures: list[str] = []
-        self.formats: list[str] = []
-        facts = self
-
-        class Parser(HTMLParser):
-            def handle_starttag(self, tag, attrs):
-                d = dict(attrs)
-                for name, value in attrs:
-                    if name in facts.values:
-                        facts.values[name].append(value or "")
-                if tag == "img" and d.get("id") == "release-figure":
-                    facts.figures.append(d.get("src") or "")
-                if tag == "meta" and d.get("name") == "privgp-report-format":
-                    facts.formats.append(d.get("content") or "")
-
-        Parser(convert_charrefs=True).feed(text)
-
-
-def _public_data(doc: dict) -> Any:
-    """The public facts of the records a certificate states (n, source words, coordinate and response names): what
-    the picture and the report are made of (the data holder's statement: no file can show them)."""
-    from types import SimpleNamespace
-
-    dataset = doc.get("dataset")
-    dataset = dataset if isinstance(dataset, dict) else {}
-    return SimpleNamespace(n=dataset.get("n"), source=dataset.get("source"), coordinates=dataset.get("coordinates"),
-                           response_name=dataset.get("response"))
-
-
-def _check_forecast(doc: dict, plan: Any) -> Any:
-    """The recorded utility forecast (a public, seeded simulation) run again under the rebuilt plan with its recorded
-    seed, families, noise and number of simulated releases: it must be the same (a map forecast as mostly noise
-    cannot be relabelled a good one). Returns the forecast (None when none is recorded, as the Python API may)."""
-    from ..tasks.forecast import forecast
-
-    recorded = doc.get("forecast")
-    if recorded is None:
-        return None
-    try:
-        families = tuple(recorded["families"])
-        reps = int(recorded["simulated_releases"]) // len(families)
-        again = forecast(plan, reps=reps, families=families, noise=float(recorded["response_noise_std"]),
-                         seed=int(recorded["seed"]))
-    except (TypeError, ValueError, KeyError, IndexError, ArithmeticError, PrivgpError) as exc:
-        raise publish.CertificateMismatch("forecast", f"not a forecast privgp can run again ({type(exc).__name__}: "
-                                          f"{str(exc)[:80]})") from None
-    if not _same_json(recorded, json.loads(json.dumps(to_jsonable(again.to_dict())))):
-        raise publish.CertificateMismatch("forecast", "not the forecast of these public settings (run again with its "
-                                          "recorded seed, it gives another one)")
-    return again
-
-
-def _check_picture(doc: dict, folder: Path, files: dict[str, str], rebuilt: tuple[Any, Any, Any],
-                   fc: Any) -> tuple[Any, list[str]]:
-    """The picture drawn again from the released map under the certificate (its title with the guarantee and the
-    forecast's warning) must be the hashed picture, byte for byte; drawn by another matplotlib (the PNG says which)
-    it is checked in part. Returns the picture drawn (its caption and alt text are the report's) and the notes. The
-    pixels are compared when the bytes differ (another zlib compresses the same image otherwise)."""
-    from . import release_publish as rp
-
-    mech, plan, field = rebuilt
-    drawn = rp.draw_picture(field, rp.picture_context(plan, _public_data(doc), fc))
-    if files.get(mech.picture) != "ok":
-        return drawn, []
-    png = (folder / mech.picture).read_bytes()
-    if drawn.png == png or _same_pixels(drawn.png, png):   # the pixels: zlib builds compress the same image differently
-        return drawn, []
-    import matplotlib
-
-    if f"Matplotlib version{matplotlib.__version__}," in _png_software(png):
-        raise _mismatch(mech.picture, "not the picture privgp draws of the released map under the certificate (its "
-                        "title states the guarantee)")
-    return drawn, [f"{mech.picture}: checked in part (a PNG of the right kind): drawn by another matplotlib than "
-                   f"{matplotlib.__version__}, it was not redrawn byte for byte"]
-
-
-def _same_pixels(a: bytes, b: bytes) -> bool:
-    """Two PNGs of the same size, mode and pixels (Pillow, which matplotlib writes PNGs with)."""
-    from PIL import Image
-
-    try:
-        with Image.open(io.BytesIO(a)) as ia, Image.open(io.BytesIO(b)) as ib:
-            return ia.size == ib.size and ia.mode == ib.mode and ia.tobytes() == ib.tobytes()
-    except (OSError, ValueError, Image.DecompressionBombError):
-        return False
-
-
-def _png_software(png: bytes) -> str:
-    """The PNG's ``Software`` text chunk ('' if none): matplotlib writes its version there."""
-    import struct
-
-    pos = 8
-    while pos + 8 <= len(png):
-        length, kind = struct.unpack(">I4s", png[pos:pos + 8])
-        if kind == b"tEXt":
-            key, _, value = png[pos + 8:pos + 8 + length].partition(b"\0")
-            if key == b"Software":
-                return value.decode("latin-1")
-        if kind == b"IDAT":
-            break
-        pos += 12 + length
-    return ""
-
-
-def _check_report(doc: dict, folder: Path, files: dict[str, str], rebuilt: tuple[Any, Any, Any] | None,
-                  drawn: Any = None) -> list[str]:
-    """report.html states the certificate's epsilon and delta once each (as parsed HTML) and embeds the hashed
-    picture; a release's report in the layout the installed privgp writes is then redone word for word from the
-    certificate, its released map and its picture (caption and alt text drawn again) and must be the same page.
-    Returns a note when the page could be checked only in part (another layout, an older certificate)."""
-    import base64
-
-    from .release_report import REPORT_FORMAT
-
-    text = (folder / "report.html").read_text(encoding="utf-8", errors="replace")
-    cert = doc.get("certificate")
-    cert = cert if isinstance(cert, dict) else {}
-    facts = _ReportFacts(text)
-    for attr in ("epsilon", "delta"):
-        found = facts.values[f"data-{attr}"]
-        if len(found) != 1:
-            raise _mismatch(f"report.html.data-{attr}", f"{len(found)} statements of the report's {attr} where "
-                            "privgp's report makes one")
-        _same_number(found[0], cert.get(attr), f"report.html.data-{attr}")
-    if rebuilt is None:
-        return ["report.html: checked in part (its stated epsilon and delta): the released files it describes could "
-                "not all be read"]
-    mech, plan, field = rebuilt
-    if files.get(mech.picture) != "ok":
-        return [f"report.html: checked in part (its stated epsilon and delta): {mech.picture} is missing"]
-    png = (folder / mech.picture).read_bytes()
-    if facts.figures != ["data:image/png;base64," + base64.b64encode(png).decode("ascii")]:
-        raise _mismatch("report.html", f"its figure is not {mech.picture} (the picture the certificate hashes)")
-    ledger = doc.get("ledger")
-    if facts.formats != [str(REPORT_FORMAT)] or not isinstance(ledger, dict) or "releases_after" not in ledger:
-        return ["report.html: checked in part (its stated epsilon and delta, its figure): written in another layout, "
-                "by an earlier privgp, or edited; its words were not redone"]
-    if _report_again(doc, mech, plan, field, png, text, drawn).encode("utf-8") != (folder / "report.html").read_bytes():
-        raise _mismatch("report.html", "not the report privgp writes for this certificate and its released map (its "
-                        "words, numbers or settings were changed)")
-    return []
-
-
-def _report_again(doc: dict, mech: Any, plan: Any, field: Any, png: bytes, text: str, drawn: Any = None) -> str:
-    """report.html as the installed privgp writes it for this certificate, its released map and its picture (with
-    and without the opt-in map when the page holds one)."""
-    import struct
-    from types import SimpleNamespace
-
-    from ..ledger import Spent
-    from . import release_publish as rp
-    from .release_figure import Picture
-
-    ledger, data = doc["ledger"], _public_data(doc)
-    forecast = doc.get("forecast")
-    fc = None if forecast is None else SimpleNamespace(to_dict=lambda: forecast)
-    try:
-        if drawn is None:   # caption and alt (the title is not in them)
-            drawn = rp.draw_picture(field, rp.picture_context(plan, data))
-        w, h = struct.unpack(">II", png[16:24])
-        pic = Picture(png=png, caption=drawn.caption, alt=drawn.alt, width=w, height=h)
-        spent = Spent(float(ledger.get("spent_epsilon_after")), 0.0, None, int(ledger["releases_after"]))
-        charge = SimpleNamespace(budget_epsilon=ledger.get("budget_epsilon"), budget_delta=ledger.get("budget_delta"),
-                                 spent_after=spent)
-        again = ""
-        for map_field in ((None, field) if '<section id="map">' in text else (None,)):   # --map: the page holds a map
-            again = rp.report(mech, plan, data, pic, charge, str(ledger.get("fingerprint")), doc.get("randomness") or {},
-                              list(doc.get("outputs") or []), fc, map_field=map_field)
-            if again == text:
-                break
-        return again
-    except (TypeError, ValueError, KeyError, AttributeError, IndexError, ArithmeticError, struct.error) as exc:
-        # fields a report cannot be made of
-        raise _mismatch("report.html", f"cannot be redone from the certificate ({type(exc).__name__}: "
-                        f"{str(exc)[:80]})") from None
 
 
 def _same_number(got: Any, want: Any, field: str) -> None:
