@@ -335,7 +335,8 @@ def run(args) -> int:
     except RecursionError:
         raise InvalidParameterError("certificate", "a certificate written by privgp", "JSON nested too deeply") from None
     except (PrivgpError, TypeError, ValueError, KeyError, AttributeError, IndexError, ArithmeticError) as exc:
-        reason = f"the public settings do not rebuild a release ({type(exc).__name__}: {exc})"
+        first = (str(exc).strip().splitlines() or [""])[0][:200]   # one line, whatever the error's text
+        reason = f"the public settings do not rebuild a release ({type(exc).__name__}: {first})"
     ok = not reason
     words = verify_files.differing_words(recorded, again) if ok else []
     nothing = ok and again is None  # optimize: only the data-independent prior round was released
@@ -376,6 +377,8 @@ def _print_verified(path: Path, doc: dict, label, again, nothing: bool, files: d
               "cost); the planned run's certificate rebuilds from its public settings")
     else:
         head = "VERIFIED" if again.covered else "VERIFIED, but NOT COVERED by the lemmas (published constants)"
+        if notes:
+            head += ", but some files CHECKED ONLY IN PART (notes below)"
         print(f"{path.name}: {head} ({label}): rebuilt from its public settings, ({again.epsilon:.10g}, "
               f"{again.delta:.10g})-DP equals the recorded guarantee, i.e. epsilon <= {format_upper(again.epsilon, 4)} "
               f"at delta {format_upper(again.delta)}"

@@ -72,6 +72,10 @@ CERTIFICATE_FIELDS = frozenset({"privgp_version", "mechanism", "event", "epsilon
                                 "details", "lemmas", "assumptions", "warnings"})
 
 
+#: the longest name of the records (source words, response, coordinates) a certificate may state
+MAX_WORDS = 1000
+
+
 def check_fields(doc: dict, kind: str | None) -> None:
     """No field privgp does not write, at the top level or in a certificate object; a release's ``dataset.dim``
     is its domain's."""
@@ -85,6 +89,11 @@ def check_fields(doc: dict, kind: str | None) -> None:
                                               "(an added field could only mislead a reader)")
     if kind == "release":
         dataset, settings = doc.get("dataset"), doc.get("public_settings")
+        words = [dataset.get("source"), dataset.get("response"), *(dataset.get("coordinates") or [])] \
+            if isinstance(dataset, dict) and isinstance(dataset.get("coordinates") or [], list) else []
+        if any(isinstance(w, str) and len(w) > MAX_WORDS for w in words):
+            raise publish.CertificateMismatch("dataset", f"a name longer than {MAX_WORDS} characters (the records' "
+                                              "words are drawn into the picture and the report)")
         if isinstance(dataset, dict) and isinstance(settings, dict) and "dim" in dataset and "dim" in settings \
                 and dataset["dim"] != settings["dim"]:
             raise publish.CertificateMismatch("dataset.dim", f"{publish._short(dataset['dim'])} where the public "
@@ -155,9 +164,9 @@ def check_contents(doc: dict, kind: str | None, folder: Path, files: dict[str, s
 
         drawn = None
         if rebuilt is not None:
-            fc = check_forecast(doc, rebuilt[1])
-            drawn, note = check_picture(doc, folder, files, rebuilt, fc)
-            notes += note
+            fc, note = check_forecast(doc, rebuilt[1])
+            drawn, more = check_picture(doc, folder, files, rebuilt, fc)
+            notes += note + more
         if "report.html" in ok:
             notes += check_report(doc, folder, files, rebuilt, drawn)
     if kind == "optimize":

@@ -1,11 +1,12 @@
 """What ``privgp verify`` checks of a release's picture, forecast and report.html (the data files are
 :mod:`privgp.cli.verify_files`'s).
 
-* the forecast, a seeded public simulation, is run again under the rebuilt plan with its recorded seed, families,
-  noise and number of releases, and must be the recorded one;
+* the forecast, a seeded public simulation, is compared with the one ``privgp release`` makes for the rebuilt plan;
+  one made with other settings must be what those settings give, and is noted (``--strict`` fails), as is none;
 * the picture is drawn again from the released map under the certificate (its title states the guarantee and the
-  forecast's warning) and must be the hashed PNG, byte for byte or pixel for pixel; one drawn by another
-  matplotlib (its PNG's Software chunk says which) is checked in part;
+  forecast's warning) and must be the hashed PNG chunk by chunk (valid, nothing after IEND, the same chunks and
+  text, the same image data or pixels); one holding only what matplotlib writes, drawn by another matplotlib (its
+  Software chunk says which), is checked in part;
 * report.html is read as a browser reads it (html.parser): it states the certificate's epsilon and delta once each
   and embeds the hashed picture; in the layout the installed privgp writes (``privgp-report-format``) it is redone
   word for word from the certificate, the released map and the picture's caption and alt text, and must be the
@@ -16,7 +17,6 @@ and the ledger fields are the data holder's statement: the picture and the repor
 """
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 from typing import Any
@@ -65,35 +65,64 @@ def public_data(doc: dict) -> Any:
                            response_name=dataset.get("response"))
 
 
-def check_forecast(doc: dict, plan: Any) -> Any:
-    """The recorded utility forecast (a public, seeded simulation) run again under the rebuilt plan with its recorded
-    seed, families, noise and number of simulated releases: it must be the same (a map forecast as mostly noise
-    cannot be relabelled a good one). Returns the forecast (None when none is recorded, as the Python API may)."""
+def check_forecast(doc: dict, plan: Any) -> tuple[Any, list[str]]:
+    """The recorded utility forecast against the one ``privgp release`` makes for the rebuilt plan (a seeded public
+    simulation: its families, noise, seed and number of releases are privgp's). Equal: returned, no note. Made with
+    other settings (a Python caller's choice) but what those settings give: returned, with a note naming the standard
+    forecast (``--strict`` fails; a forger could pick settings that look better). No forecast: None, with a note.
+    Anything else fails. The picture's title carries the returned forecast's warning."""
+    from ..mechanisms.interface import for_plan
     from ..tasks.forecast import forecast
 
+    standard = forecast(plan, reps=for_plan(plan).forecast_reps)
+    said = (f"the forecast privgp release makes says expected IoU {standard.iou_text()}"
+            + (" (MOSTLY NOISE)" if standard.noisy else ""))
     recorded = doc.get("forecast")
     if recorded is None:
-        return None
+        return None, [f"forecast: none recorded, so the release does not say how good its map is; {said}"]
+    if _same_json(recorded, _as_json(standard.to_dict())):
+        return standard, []
     try:
         families = tuple(recorded["families"])
+        if len(families) > 16:
+            raise ValueError(f"{len(families)} families")
         reps = int(recorded["simulated_releases"]) // len(families)
         again = forecast(plan, reps=reps, families=families, noise=float(recorded["response_noise_std"]),
                          seed=int(recorded["seed"]))
     except (TypeError, ValueError, KeyError, IndexError, ArithmeticError, PrivgpError) as exc:
         raise publish.CertificateMismatch("forecast", f"not a forecast privgp can run again ({type(exc).__name__}: "
                                           f"{str(exc)[:80]})") from None
-    if not _same_json(recorded, json.loads(json.dumps(to_jsonable(again.to_dict())))):
+    if not _same_json(recorded, _as_json(again.to_dict())):
         raise publish.CertificateMismatch("forecast", "not the forecast of these public settings (run again with its "
                                           "recorded seed, it gives another one)")
-    return again
+    return again, [f"forecast: made with other settings than privgp release's (seed, families, noise or releases); "
+                   f"{said}"]
+
+
+def _as_json(value: Any) -> Any:
+    """``value`` as certificate.json holds it (non-finite numbers as the strings to_jsonable writes)."""
+    return json.loads(json.dumps(to_jsonable(value)))
+
+
+def _as_numbers(value: Any) -> Any:
+    """A certificate's JSON value with the strings to_jsonable writes for non-finite numbers read back as floats."""
+    if isinstance(value, dict):
+        return {k: _as_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_numbers(v) for v in value]
+    return float(value) if isinstance(value, str) and value in ("inf", "-inf", "nan") else value
 
 
 def check_picture(doc: dict, folder: Path, files: dict[str, str], rebuilt: tuple[Any, Any, Any],
-                   fc: Any) -> tuple[Any, list[str]]:
+                  fc: Any) -> tuple[Any, list[str]]:
     """The picture drawn again from the released map under the certificate (its title with the guarantee and the
-    forecast's warning) must be the hashed picture, byte for byte; drawn by another matplotlib (the PNG says which)
-    it is checked in part. Returns the picture drawn (its caption and alt text are the report's) and the notes. The
-    pixels are compared when the bytes differ (another zlib compresses the same image otherwise)."""
+    forecast's warning) must be the hashed picture: the same PNG chunks (valid, nothing after IEND), every chunk but
+    the image data byte for byte and the image data the same once decompressed (another zlib compresses the same
+    image otherwise). A picture drawn by another matplotlib, whose PNG holds only what matplotlib writes and says
+    which version, is checked in part (a note; ``--strict`` fails). Returns the picture drawn (its caption and alt
+    text are the report's) and the notes."""
+    import matplotlib
+
     from . import release_publish as rp
 
     mech, plan, field = rebuilt
@@ -101,19 +130,24 @@ def check_picture(doc: dict, folder: Path, files: dict[str, str], rebuilt: tuple
     if files.get(mech.picture) != "ok":
         return drawn, []
     png = (folder / mech.picture).read_bytes()
-    if drawn.png == png or _same_pixels(drawn.png, png):   # the pixels: zlib builds compress the same image differently
+    got, want = _png_chunks(png), _png_chunks(drawn.png)
+    if got is not None and want is not None and all(got[k] == want[k] for k in ("order", "other", "tEXt")) and \
+            (got["image"] == want["image"] or _same_pixels(png, drawn.png)):   # another encoder's row filters
         return drawn, []
-    import matplotlib
-
-    if f"Matplotlib version{matplotlib.__version__}," in _png_software(png):
+    software = "" if got is None else dict(got.get("tEXt", ())).get(b"Software", b"").decode("latin-1")
+    own = software.startswith("Matplotlib version") and software.endswith(", https://matplotlib.org/")
+    if got is None or not own or f"Matplotlib version{matplotlib.__version__}," in software or \
+            set(got["order"]) - {"IHDR", "tEXt", "pHYs", "IDAT", "IEND"}:
         raise _mismatch(mech.picture, "not the picture privgp draws of the released map under the certificate (its "
-                        "title states the guarantee)")
-    return drawn, [f"{mech.picture}: checked in part (a PNG of the right kind): drawn by another matplotlib than "
-                   f"{matplotlib.__version__}, it was not redrawn byte for byte"]
+                        "title states the guarantee; nothing else may be in the file)")
+    return drawn, [f"{mech.picture}: checked in part (a matplotlib PNG): drawn by {software.split(',')[0]}, not the "
+                   f"installed {matplotlib.__version__}, it was not redrawn byte for byte"]
 
 
 def _same_pixels(a: bytes, b: bytes) -> bool:
     """Two PNGs of the same size, mode and pixels (Pillow, which matplotlib writes PNGs with)."""
+    import io
+
     from PIL import Image
 
     try:
@@ -123,21 +157,50 @@ def _same_pixels(a: bytes, b: bytes) -> bool:
         return False
 
 
-def _png_software(png: bytes) -> str:
-    """The PNG's ``Software`` text chunk ('' if none): matplotlib writes its version there."""
+def _png_chunks(png: bytes) -> dict[str, Any] | None:
+    """A PNG's content as verify compares it: the order of its chunk types (consecutive IDATs as one), every chunk
+    but IDAT byte for byte (text chunks as (key, value)), the decompressed image data; None for a file that is not
+    one well-formed PNG (a bad CRC, an unknown critical chunk, bytes after IEND, a broken stream)."""
     import struct
+    import zlib
 
+    if png[:8] != b"\x89PNG\r\n\x1a\n":
+        return None
+    order: list[str] = []
+    other: list[tuple[str, bytes]] = []
+    text: list[tuple[bytes, bytes]] = []
+    idat = bytearray()
     pos = 8
-    while pos + 8 <= len(png):
+    while True:
+        if pos + 12 > len(png):
+            return None
         length, kind = struct.unpack(">I4s", png[pos:pos + 8])
-        if kind == b"tEXt":
-            key, _, value = png[pos + 8:pos + 8 + length].partition(b"\0")
-            if key == b"Software":
-                return value.decode("latin-1")
-        if kind == b"IDAT":
-            break
+        body = png[pos + 8:pos + 8 + length]
+        if len(body) != length or struct.unpack(">I", png[pos + 8 + length:pos + 12 + length])[0] != \
+                zlib.crc32(kind + body):
+            return None
+        name = kind.decode("latin-1")
+        if name == "IDAT":
+            idat += body
+            if not order or order[-1] != "IDAT":
+                order.append(name)
+        else:
+            order.append(name)
+            if name == "tEXt":
+                key, _, value = body.partition(b"\0")
+                text.append((key, value))
+            else:
+                other.append((name, body))
         pos += 12 + length
-    return ""
+        if name == "IEND":
+            break
+    if pos != len(png) or any(n not in {"IHDR", "PLTE", "IDAT", "IEND"} and n[0].isupper() for n in order):
+        return None
+    try:
+        image = zlib.decompress(bytes(idat))
+    except zlib.error:
+        return None
+    return {"order": order, "other": other, "tEXt": text, "image": image}
 
 
 def check_report(doc: dict, folder: Path, files: dict[str, str], rebuilt: tuple[Any, Any, Any] | None,
@@ -191,7 +254,7 @@ def _report_again(doc: dict, mech: Any, plan: Any, field: Any, png: bytes, text:
 
     ledger, data = doc["ledger"], public_data(doc)
     forecast = doc.get("forecast")
-    fc = None if forecast is None else SimpleNamespace(to_dict=lambda: forecast)
+    fc = None if forecast is None else SimpleNamespace(to_dict=lambda: _as_numbers(forecast))
     try:
         if drawn is None:   # caption and alt (the title is not in them)
             drawn = rp.draw_picture(field, rp.picture_context(plan, data))
