@@ -1003,3 +1003,51 @@ def test_a_picture_carrying_more_than_privgp_draws_fails_and_a_non_standard_fore
     out = capsys.readouterr().out
     assert "CHECKED ONLY IN PART" in out.splitlines()[0] and "forecast: made with other settings" in out
     assert code == 0 and verify(t, capsys, "--strict")[0] == 1
+
+
+def test_image_data_carrying_more_than_the_image_and_a_forged_queries_plot_fail(certificates, tmp_path, capsys):
+    """A fifth red-team round: data after the zlib stream in the image data, or after the last scanline inside it,
+    passed (zlib.decompress and Pillow ignore it) and a decompression bomb cost gigabytes; a PNG cut inside a CRC
+    was a traceback; optimize's queries.png (its title states epsilon) was not compared with anything."""
+    import struct
+    import zlib
+
+    from privgp.cli.verify_report import _png_chunks
+
+    lg, opt = certificates["laplace-grid"], certificates["optimize"]
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+    def with_image_data(png: bytes, data: bytes) -> bytes:
+        """``png`` with its IDAT chunks replaced by one holding ``data``."""
+        out, pos = [png[:8]], 8
+        while pos < len(png):
+            length, kind = struct.unpack(">I4s", png[pos:pos + 8])
+            if kind == b"IDAT":
+                if out[-1] != b"IDAT-done":
+                    out += [chunk(b"IDAT", data), b"IDAT-done"]
+            else:
+                out.append(png[pos:pos + 12 + length])
+            pos += 12 + length
+        return b"".join(o for o in out if o != b"IDAT-done")
+
+    genuine = (lg.parent / "excursion.png").read_bytes()
+    idat = zlib.compress(_png_chunks(genuine)["image"])
+    raw = _png_chunks(genuine)["image"]
+    for name, png in (("after the stream", with_image_data(genuine, idat + b"RAW 0.12,0.98")),
+                      ("after the last row", with_image_data(genuine, zlib.compress(raw + b"RAW 0.12,0.98" * 100))),
+                      ("a bomb", with_image_data(genuine, zlib.compress(raw + bytes(50_000_000)))),
+                      ("cut in a CRC", genuine[:-14])):
+        t = _tampered(tmp_path, lg, lambda d: None)
+        (t.parent / "excursion.png").write_bytes(png)
+        _rehashed(t)
+        code, res = verify(t, capsys)
+        assert code == 1 and res["field"] in ("excursion.png", "report.html"), (name, res)
+    # optimize: another plot (here another run's) under the certificate
+    t = _tampered(tmp_path, opt, lambda d: None)
+    (t.parent / "queries.png").write_bytes(genuine)
+    _rehashed(t)
+    code, res = verify(t, capsys, "--strict")
+    assert code == 1 and res["field"] == "queries.png", res
+    assert verify(opt, capsys, "--strict")[0] == 0

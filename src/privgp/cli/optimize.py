@@ -368,21 +368,31 @@ def _plan(args, cand: Candidates) -> ThompsonPlan:
 # -- outputs ----------------------------------------------------------------------------------------------------------
 
 def _plot(out: Path, res: ThompsonResult, truth) -> None:
+    rec = res.recommendation() if truth is not None and res.released else None
+    regret = None if rec is None else float(truth.regret(rec[1][None, :])[0])
+    (out / "queries.png").write_bytes(queries_png(res.plan, res.queries[:res.released], res.epsilon, regret))
+
+
+def queries_png(plan: ThompsonPlan, queries: np.ndarray, epsilon: float, regret: float | None = None) -> bytes:
+    """queries.png: the released queries of a run (public), its title stating the rounds and the epsilon released,
+    and for a simulated objective the regret of the recommended point (``privgp verify`` draws it again)."""
+    import io
+
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    p = res.plan
-    k = res.released
+    p = plan
+    k = queries.shape[0]
     fig, ax = plt.subplots(figsize=(7.5, 4.2), constrained_layout=True)
     t = np.arange(1, k + 1)
     if p.candidates.dim == 1:
-        ax.scatter(t, res.queries[:, 0], c=t, cmap="viridis", s=14)
+        ax.scatter(t, queries[:, 0], c=t, cmap="viridis", s=14)
         ax.set_ylabel("released query x_t")
         ax.set_ylim(p.candidates.box.lower[0], p.candidates.box.upper[0])
         ax.set_xlabel("round t")
     elif p.candidates.dim == 2:
-        sc = ax.scatter(res.queries[:, 0], res.queries[:, 1], c=t, cmap="viridis", s=14)
+        sc = ax.scatter(queries[:, 0], queries[:, 1], c=t, cmap="viridis", s=14)
         fig.colorbar(sc, ax=ax, label="round t")
         b = p.candidates.box
         ax.set_xlim(b.lower[0], b.upper[0])
@@ -391,17 +401,18 @@ def _plot(out: Path, res: ThompsonResult, truth) -> None:
         ax.set_ylabel("x2")
     else:
         for j in range(p.candidates.dim):
-            ax.plot(t, res.queries[:, j], ".", label=f"x{j + 1}")
+            ax.plot(t, queries[:, j], ".", label=f"x{j + 1}")
         ax.set_xlabel("round t")
         ax.set_ylabel("released query coordinates")
         ax.legend(fontsize=8)
-    title = f"Released queries of private Thompson sampling: {k} of {p.rounds} rounds, epsilon {res.epsilon:.3g}"
-    rec = res.recommendation() if truth is not None and k else None
-    if rec is not None:
-        title += f"\n(simulation) regret of the recommended point {float(truth.regret(rec[1][None, :])[0]):.3g}"
+    title = f"Released queries of private Thompson sampling: {k} of {p.rounds} rounds, epsilon {epsilon:.3g}"
+    if regret is not None:
+        title += f"\n(simulation) regret of the recommended point {regret:.3g}"
     ax.set_title(title, fontsize=10)
-    fig.savefig(out / "queries.png", dpi=120)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=120)
     plt.close(fig)
+    return buf.getvalue()
 
 
 def _summary(res: ThompsonResult, out: Path, ledger, source: str, randomness: dict, truth) -> dict:

@@ -170,7 +170,7 @@ def check_contents(doc: dict, kind: str | None, folder: Path, files: dict[str, s
         if "report.html" in ok:
             notes += check_report(doc, folder, files, rebuilt, drawn)
     if kind == "optimize":
-        _check_optimize(doc, folder, files)
+        notes += _check_optimize(doc, folder, files)
     return notes
 
 
@@ -472,23 +472,24 @@ def _check_selection(doc: dict, path: Path) -> dict:
     return sel
 
 
-def _check_optimize(doc: dict, folder: Path, files: dict[str, str]) -> None:
+def _check_optimize(doc: dict, folder: Path, files: dict[str, str]) -> list[str]:
     """An optimize run's hashed files: only those ``privgp optimize`` writes, history.csv and summary.json among
     them; history.csv holds one row per released round whose r, eta, round epsilon, spent epsilon and query
     (a candidate of the plan) are the rebuilt plan's; summary.json states the certificate's rounds, epsilon and
-    delta."""
+    delta; queries.png is the plot privgp optimize draws of those queries (its title states the epsilon released
+    and, for a simulated objective, the regret summary.json states). Returns notes (parts checked only in part)."""
     if not files:
-        return
+        return []
     what = "privgp optimize"
     _foreign(files, OPTIMIZE_DATA, what)
     _require(files, OPTIMIZE_DATA, what)
-    if files["queries.png"] == "ok":
-        _png("queries.png", (folder / "queries.png").read_bytes())
     released = doc.get("released_rounds")
+    plan, queries, summary = None, None, None
     if files["history.csv"] == "ok":
         from .optimize import rebuilt_plan
 
-        _check_history(folder / "history.csv", rebuilt_plan(doc), released)
+        plan = rebuilt_plan(doc)
+        queries = _check_history(folder / "history.csv", plan, released)
     if files["summary.json"] == "ok":
         summary = _read_json(folder / "summary.json", "summary.json")
         if not isinstance(summary, dict):
@@ -503,9 +504,28 @@ def _check_optimize(doc: dict, folder: Path, files: dict[str, str]) -> None:
             _same_number(summary.get("delta"), cert.get("delta"), "summary.json.delta")
         if isinstance(planned, dict):
             _same_number(summary.get("epsilon_planned"), planned.get("epsilon"), "summary.json.epsilon_planned")
+    if files["queries.png"] != "ok":
+        return []
+    png = (folder / "queries.png").read_bytes()
+    _png("queries.png", png)
+    if plan is None or queries is None or summary is None:
+        return ["queries.png: checked in part (a PNG): history.csv or summary.json, which it is drawn from, is missing"]
+    from .optimize import queries_png
+    from .verify_report import same_picture
+
+    cert = doc.get("certificate")
+    sim = summary.get("simulation")
+    try:
+        regret = float(sim["regret_recommendation"]) if isinstance(sim, dict) else None
+        epsilon = float(cert["epsilon"]) if isinstance(cert, dict) else 0.0
+    except (KeyError, TypeError, ValueError, ArithmeticError):
+        raise _mismatch("summary.json.simulation", "not the simulation summary privgp optimize writes") from None
+    return same_picture("queries.png", png, queries_png(plan, queries, epsilon, regret),
+                        "the plot privgp optimize draws of the released queries (its title states the epsilon)")
 
 
-def _check_history(path: Path, plan: Any, released: Any) -> None:
+def _check_history(path: Path, plan: Any, released: Any) -> np.ndarray:
+    """history.csv against the rebuilt plan; returns the released queries (the candidates its rows name)."""
     dim = plan.candidates.points.shape[1]
     header = ["round", "n", "r", "eta", "candidate", *(f"x{j + 1}" for j in range(dim)), "round_epsilon",
               "spent_epsilon"]
@@ -539,8 +559,10 @@ def _check_history(path: Path, plan: Any, released: Any) -> None:
     if not (np.all(idx == np.round(idx)) and np.all((idx >= 0) & (idx < m))):
         raise _mismatch("history.csv.candidate", f"not indices of the plan's {m} candidates")
     X = np.column_stack([got[f"x{j + 1}"] for j in range(dim)]) if k else np.zeros((0, dim))
-    if not np.allclose(X, plan.candidates.points[idx.astype(int)], rtol=1e-9, atol=1e-12):
+    queries = plan.candidates.points[idx.astype(int)]
+    if not np.allclose(X, queries, rtol=1e-9, atol=1e-12):
         raise _mismatch("history.csv.x1", "a query that is not the candidate its row names")
+    return queries
 
 
 def _read_json(path: Path, name: str) -> Any:

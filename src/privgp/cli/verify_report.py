@@ -26,6 +26,9 @@ from ..jsonable import to_jsonable
 from . import release_publish as publish
 from .verify_files import _mismatch, _same_json, _same_number
 
+#: the most pixels a released picture may have (privgp's are well below a megapixel)
+MAX_PIXELS = 50_000_000
+
 
 class _ReportFacts:
     """What verify reads in report.html with an HTML parser (comments, quoting and case as a browser reads them):
@@ -116,13 +119,8 @@ def _as_numbers(value: Any) -> Any:
 def check_picture(doc: dict, folder: Path, files: dict[str, str], rebuilt: tuple[Any, Any, Any],
                   fc: Any) -> tuple[Any, list[str]]:
     """The picture drawn again from the released map under the certificate (its title with the guarantee and the
-    forecast's warning) must be the hashed picture: the same PNG chunks (valid, nothing after IEND), every chunk but
-    the image data byte for byte and the image data the same once decompressed (another zlib compresses the same
-    image otherwise). A picture drawn by another matplotlib, whose PNG holds only what matplotlib writes and says
-    which version, is checked in part (a note; ``--strict`` fails). Returns the picture drawn (its caption and alt
-    text are the report's) and the notes."""
-    import matplotlib
-
+    forecast's warning) must be the hashed picture (:func:`same_picture`). Returns the picture drawn (its caption and
+    alt text are the report's) and the notes."""
     from . import release_publish as rp
 
     mech, plan, field = rebuilt
@@ -130,18 +128,28 @@ def check_picture(doc: dict, folder: Path, files: dict[str, str], rebuilt: tuple
     if files.get(mech.picture) != "ok":
         return drawn, []
     png = (folder / mech.picture).read_bytes()
-    got, want = _png_chunks(png), _png_chunks(drawn.png)
+    return drawn, same_picture(mech.picture, png, drawn.png, "the picture privgp draws of the released map under the "
+                               "certificate (its title states the guarantee; nothing else may be in the file)")
+
+
+def same_picture(name: str, png: bytes, drawn: bytes, what: str) -> list[str]:
+    """A hashed PNG against the one privgp draws again: the same chunks (valid, nothing after IEND), every chunk but
+    the image data byte for byte, the image data exactly (decompressed) or the same pixels (another encoder's row
+    filters). Otherwise NOT VERIFIED (``what`` says what it should be), except a PNG holding only what matplotlib
+    writes and naming another matplotlib version: checked in part (a note)."""
+    import matplotlib
+
+    got, want = _png_chunks(png), _png_chunks(drawn)
     if got is not None and want is not None and all(got[k] == want[k] for k in ("order", "other", "tEXt")) and \
-            (got["image"] == want["image"] or _same_pixels(png, drawn.png)):   # another encoder's row filters
-        return drawn, []
-    software = "" if got is None else dict(got.get("tEXt", ())).get(b"Software", b"").decode("latin-1")
+            (got["image"] == want["image"] or _same_pixels(png, drawn)):
+        return []
+    software = "" if got is None else dict(got["tEXt"]).get(b"Software", b"").decode("latin-1")
     own = software.startswith("Matplotlib version") and software.endswith(", https://matplotlib.org/")
     if got is None or not own or f"Matplotlib version{matplotlib.__version__}," in software or \
-            set(got["order"]) - {"IHDR", "tEXt", "pHYs", "IDAT", "IEND"}:
-        raise _mismatch(mech.picture, "not the picture privgp draws of the released map under the certificate (its "
-                        "title states the guarantee; nothing else may be in the file)")
-    return drawn, [f"{mech.picture}: checked in part (a matplotlib PNG): drawn by {software.split(',')[0]}, not the "
-                   f"installed {matplotlib.__version__}, it was not redrawn byte for byte"]
+            set(got["order"]) - {"IHDR", "tEXt", "pHYs", "IDAT", "IEND"} or {k for k, _ in got["tEXt"]} != {b"Software"}:
+        raise _mismatch(name, f"not {what}")
+    return [f"{name}: checked in part (a matplotlib PNG): drawn by {software.split(',')[0]}, not the installed "
+            f"{matplotlib.__version__}, it was not redrawn byte for byte"]
 
 
 def _same_pixels(a: bytes, b: bytes) -> bool:
@@ -175,6 +183,8 @@ def _png_chunks(png: bytes) -> dict[str, Any] | None:
         if pos + 12 > len(png):
             return None
         length, kind = struct.unpack(">I4s", png[pos:pos + 8])
+        if pos + 12 + length > len(png):
+            return None
         body = png[pos + 8:pos + 8 + length]
         if len(body) != length or struct.unpack(">I", png[pos + 8 + length:pos + 12 + length])[0] != \
                 zlib.crc32(kind + body):
@@ -194,11 +204,21 @@ def _png_chunks(png: bytes) -> dict[str, Any] | None:
         pos += 12 + length
         if name == "IEND":
             break
-    if pos != len(png) or any(n not in {"IHDR", "PLTE", "IDAT", "IEND"} and n[0].isupper() for n in order):
+    if pos != len(png) or any(n not in {"IHDR", "PLTE", "IDAT", "IEND"} and n[0].isupper() for n in order) or \
+            not order or order[0] != "IHDR" or len(other[0][1]) != 13:
         return None
-    try:
-        image = zlib.decompress(bytes(idat))
+    width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", other[0][1])
+    channels = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}.get(colour)
+    if channels is None or interlace != 0 or not 0 < width * height <= MAX_PIXELS:
+        return None
+    row = (width * channels * depth + 7) // 8 + 1
+    stream = zlib.decompressobj()
+    try:   # exactly the image: no more (a bomb, or data hidden after it), no stream after the first
+        image = stream.decompress(bytes(idat), height * row + 1)
     except zlib.error:
+        return None
+    if len(image) != height * row or not stream.eof or stream.unused_data or stream.unconsumed_tail or \
+            max(image[::row]) > 4:   # each row starts with its filter type, 0..4
         return None
     return {"order": order, "other": other, "tEXt": text, "image": image}
 
