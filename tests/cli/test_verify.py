@@ -1051,3 +1051,26 @@ def test_image_data_carrying_more_than_the_image_and_a_forged_queries_plot_fail(
     code, res = verify(t, capsys, "--strict")
     assert code == 1 and res["field"] == "queries.png", res
     assert verify(opt, capsys, "--strict")[0] == 0
+
+
+def test_an_optimize_summary_holds_exactly_what_the_run_gives(certificates, tmp_path, capsys):
+    """A sixth red-team round: summary.json took any extra key (a covert channel) and unchecked claims (another
+    recommendation, another regret with the plot's title redrawn to match, a stopped run called completed)."""
+    opt = certificates["optimize"]
+
+    def forged(edit):
+        t = _tampered(tmp_path, opt, lambda d: None)
+        s = json.loads((t.parent / "summary.json").read_text())
+        edit(s)
+        (t.parent / "summary.json").write_text(json.dumps(s))
+        _rehashed(t)
+        return verify(t, capsys, "--strict")
+
+    for edit, field in ((lambda s: s.__setitem__("raw_records", [[0.12, 0.98]]), "summary.json.raw_records"),
+                        (lambda s: s.__setitem__("recommendation", [0.123]), "summary.json.recommendation"),
+                        (lambda s: s["simulation"].__setitem__("regret_recommendation", 1e-4),
+                         "summary.json.simulation.regret_recommendation"),
+                        (lambda s: s.__setitem__("status", "stopped"), "summary.json.status"),
+                        (lambda s: s.__setitem__("records_collected", 0), "summary.json.records_collected")):
+        code, res = forged(edit)
+        assert code == 1 and res["field"] == field, (field, res)

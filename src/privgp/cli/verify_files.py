@@ -24,8 +24,9 @@ release. These checks tie the hashed files to the settings the certificate state
   makes of those arrays (header and numbers);
 * the picture, the forecast and report.html: :mod:`privgp.cli.verify_report`;
 * ``privgp optimize``: history.csv has one row per released round with the rebuilt plan's r, eta, round and
-  spent epsilon, and queries that are the candidates its rows name; summary.json states the certificate's
-  released rounds, epsilon and delta;
+  spent epsilon, and queries that are the candidates its rows name; summary.json holds exactly privgp's fields,
+  each what the plan, the queries, the certificate and (simulated objectives) the named function give;
+  queries.png is the plot privgp draws of those queries;
 * ``--mechanism posterior-sample-tuned``: selection.json states the certificate's candidates, training split
   and selection budget, at most its number of runs, and the r of the released candidate, whose paths are
   then checked as posterior-sample's.
@@ -489,7 +490,7 @@ def _check_optimize(doc: dict, folder: Path, files: dict[str, str]) -> list[str]
         from .optimize import rebuilt_plan
 
         plan = rebuilt_plan(doc)
-        queries = _check_history(folder / "history.csv", plan, released)
+        indices, queries = _check_history(folder / "history.csv", plan, released)
     if files["summary.json"] == "ok":
         summary = _read_json(folder / "summary.json", "summary.json")
         if not isinstance(summary, dict):
@@ -504,6 +505,8 @@ def _check_optimize(doc: dict, folder: Path, files: dict[str, str]) -> list[str]
             _same_number(summary.get("delta"), cert.get("delta"), "summary.json.delta")
         if isinstance(planned, dict):
             _same_number(summary.get("epsilon_planned"), planned.get("epsilon"), "summary.json.epsilon_planned")
+        if plan is not None and queries is not None:
+            _check_summary(doc, summary, plan, indices, queries)
     if files["queries.png"] != "ok":
         return []
     png = (folder / "queries.png").read_bytes()
@@ -524,8 +527,93 @@ def _check_optimize(doc: dict, folder: Path, files: dict[str, str]) -> list[str]
                         "the plot privgp optimize draws of the released queries (its title states the epsilon)")
 
 
-def _check_history(path: Path, plan: Any, released: Any) -> np.ndarray:
-    """history.csv against the rebuilt plan; returns the released queries (the candidates its rows name)."""
+#: the fields of optimize's summary.json ("simulation" only for a simulated objective with released rounds)
+SUMMARY_FIELDS = frozenset({"out", "files", "objective", "status", "stop_reason", "rounds_planned", "rounds_released",
+                            "records_collected", "epsilon_released", "epsilon_planned", "delta", "last_query",
+                            "recommendation", "candidates", "kernel", "lengthscale", "sigma", "M_Y", "knob",
+                            "schedule", "r", "eta", "target_epsilon", "fingerprint", "entry_id", "charged_epsilon",
+                            "budget_epsilon", "budget_delta", "spent_epsilon", "remaining_epsilon", "randomness",
+                            "simulation"})
+
+
+def _check_summary(doc: dict, s: dict, plan: Any, indices: np.ndarray, queries: np.ndarray) -> None:
+    """summary.json holds exactly privgp optimize's fields, each what the rebuilt plan, the released queries, the
+    certificate's ledger block and (for a simulated objective) the named function give: no room for other data
+    or other claims. Its words (output folder, objective, randomness) are the data holder's statement."""
+    from ..datasets.objectives import FUNCTIONS, get_function
+    from ..tasks.thompson import recommend_from_queries
+    from .optimize import OUTPUT_FILES
+
+    def number(key: str, want: Any) -> None:
+        got = s.get(key)
+        if isinstance(got, bool) or not isinstance(got, (int, float)):
+            raise _mismatch(f"summary.json.{key}", f"{publish._short(got)} where privgp writes a number")
+        _same_number(got, want, f"summary.json.{key}")
+
+    def same(key: str, want: Any) -> None:
+        if not _same_json(s.get(key), want):
+            raise _mismatch(f"summary.json.{key}", f"{publish._short(s.get(key))} where the certificate gives "
+                            f"{publish._short(want)}")
+
+    objective = s.get("objective")
+    name = objective.split()[1] if isinstance(objective, str) and objective.startswith("simulated ") else None
+    truth = get_function(name) if name in FUNCTIONS else None
+    k = int(queries.shape[0])
+    keys = SUMMARY_FIELDS - ({"simulation"} if truth is None or k == 0 else set())
+    if set(s) != keys:
+        extra = sorted(set(s) ^ keys)
+        raise _mismatch(f"summary.json.{extra[0]}", "not the fields privgp optimize writes in summary.json")
+    for key in ("out", "objective"):   # words: the data holder's statement, of a bounded length
+        if not isinstance(s.get(key), str) or len(s[key]) > MAX_WORDS:
+            raise _mismatch(f"summary.json.{key}", f"text of at most {MAX_WORDS} characters")
+    completed = s.get("status") == "completed"
+    reason = s.get("stop_reason")
+    if not (completed and reason is None and k == plan.rounds) and not (
+            s.get("status") == "stopped" and isinstance(reason, str) and reason.startswith(f"round {k}: ")):
+        raise _mismatch("summary.json.status", f"{publish._short(s.get('status'))} / {publish._short(reason)} "
+                        f"for {k} of {plan.rounds} rounds released")
+    same("records_collected", k if completed else k - 1)
+    same("rounds_planned", plan.rounds)
+    same("files", list(OUTPUT_FILES))
+    same("candidates", plan.candidates.describe())
+    for key in ("kernel", "knob", "schedule"):
+        same(key, getattr(plan, key))
+    for key in ("lengthscale", "sigma", "M_Y", "target_epsilon"):
+        want = getattr(plan, key)
+        same(key, want) if want is None else number(key, want)
+    same("r", [float(plan.r.min()), float(plan.r.max())])
+    same("eta", [float(plan.eta.min()), float(plan.eta.max())])
+    number("charged_epsilon", plan.epsilon)
+    rec = None if k == 0 else plan.candidates.points[int(recommend_from_queries(
+        indices, plan.candidates.points, plan.recommendation_radius)[-1])]
+    same("last_query", None if k == 0 else [float(f"{x:.6g}") for x in queries[-1]])
+    same("recommendation", None if rec is None else [float(f"{x:.6g}") for x in rec])
+    ledger = doc.get("ledger")
+    ledger = ledger if isinstance(ledger, dict) else {}
+    for key, led in (("fingerprint", "fingerprint"), ("entry_id", "entry_id"), ("budget_epsilon", "budget_epsilon"),
+                     ("budget_delta", "budget_delta"), ("spent_epsilon", "spent_epsilon_after"),
+                     ("remaining_epsilon", "remaining_epsilon")):
+        same(key, ledger.get(led))
+    same("randomness", doc.get("randomness"))
+    if truth is not None and rec is not None:
+        regrets = truth.regret(queries)
+        sim = s["simulation"]
+        want = {"regret_recommendation": float(truth.regret(rec[None, :])[0]), "regret_last_query": float(regrets[-1]),
+                "best_query_regret": float(regrets.min()), "note": "known only because the objective is simulated"}
+        if not isinstance(sim, dict) or set(sim) != set(want):
+            raise _mismatch("summary.json.simulation", "not the simulation summary privgp optimize writes")
+        for key, w in want.items():
+            if key == "note":
+                same("simulation", {**sim, "note": w})
+            else:
+                got = sim[key]
+                if isinstance(got, bool) or not isinstance(got, (int, float)):
+                    raise _mismatch(f"summary.json.simulation.{key}", f"{publish._short(got)}: not a number")
+                _same_number(got, w, f"summary.json.simulation.{key}")
+
+
+def _check_history(path: Path, plan: Any, released: Any) -> tuple[np.ndarray, np.ndarray]:
+    """history.csv against the rebuilt plan; returns the released queries' candidate indices and points."""
     dim = plan.candidates.points.shape[1]
     header = ["round", "n", "r", "eta", "candidate", *(f"x{j + 1}" for j in range(dim)), "round_epsilon",
               "spent_epsilon"]
@@ -562,7 +650,7 @@ def _check_history(path: Path, plan: Any, released: Any) -> np.ndarray:
     queries = plan.candidates.points[idx.astype(int)]
     if not np.allclose(X, queries, rtol=1e-9, atol=1e-12):
         raise _mismatch("history.csv.x1", "a query that is not the candidate its row names")
-    return queries
+    return idx.astype(int), queries
 
 
 def _read_json(path: Path, name: str) -> Any:
