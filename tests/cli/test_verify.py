@@ -1071,6 +1071,14 @@ def test_an_optimize_summary_holds_exactly_what_the_run_gives(certificates, tmp_
                         (lambda s: s["simulation"].__setitem__("regret_recommendation", 1e-4),
                          "summary.json.simulation.regret_recommendation"),
                         (lambda s: s.__setitem__("status", "stopped"), "summary.json.status"),
-                        (lambda s: s.__setitem__("records_collected", 0), "summary.json.records_collected")):
+                        (lambda s: s.__setitem__("records_collected", 0), "summary.json.records_collected"),
+                        # a seventh round: a stop reason carrying data, numbers as strings
+                        (lambda s: s.__setitem__("stop_reason", "x" * 2000), "summary.json.stop_reason"),
+                        (lambda s: s.__setitem__("delta", str(s["delta"])), "summary.json.delta"),
+                        (lambda s: s.__setitem__("rounds_released", float(s["rounds_released"])),
+                         "summary.json.rounds_released")):
         code, res = forged(edit)
         assert code == 1 and res["field"] == field, (field, res)
+    # the certificate's own stop reason is bounded too
+    code, res = verify(_tampered(tmp_path, opt, lambda d: d.__setitem__("stop_reason", "0.1234," * 1000)), capsys)
+    assert code == 1 and res["field"] == "stop_reason", res

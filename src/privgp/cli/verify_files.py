@@ -88,6 +88,10 @@ def check_fields(doc: dict, kind: str | None) -> None:
         if extra:
             raise publish.CertificateMismatch(f"{where}{extra[0]}", "not a field privgp writes in this certificate "
                                               "(an added field could only mislead a reader)")
+    if kind == "optimize":
+        reason = doc.get("stop_reason")
+        if not (reason is None or isinstance(reason, str) and len(reason) <= MAX_WORDS):
+            raise publish.CertificateMismatch("stop_reason", f"text of at most {MAX_WORDS} characters, or null")
     if kind == "release":
         dataset, settings = doc.get("dataset"), doc.get("public_settings")
         words = [dataset.get("source"), dataset.get("response"), *(dataset.get("coordinates") or [])] \
@@ -495,7 +499,7 @@ def _check_optimize(doc: dict, folder: Path, files: dict[str, str]) -> list[str]
         summary = _read_json(folder / "summary.json", "summary.json")
         if not isinstance(summary, dict):
             raise _mismatch("summary.json", "not a JSON object")
-        if summary.get("rounds_released") != released:
+        if type(summary.get("rounds_released")) is not int or summary.get("rounds_released") != released:
             raise _mismatch("summary.json.rounds_released", f"{summary.get('rounds_released')!r} where the "
                             f"certificate states {released!r}")
         cert = doc.get("certificate")
@@ -539,7 +543,9 @@ SUMMARY_FIELDS = frozenset({"out", "files", "objective", "status", "stop_reason"
 def _check_summary(doc: dict, s: dict, plan: Any, indices: np.ndarray, queries: np.ndarray) -> None:
     """summary.json holds exactly privgp optimize's fields, each what the rebuilt plan, the released queries, the
     certificate's ledger block and (for a simulated objective) the named function give: no room for other data
-    or other claims. Its words (output folder, objective, randomness) are the data holder's statement."""
+    or other claims. Its words (output folder, objective, randomness) are the data holder's statement: regrets are
+    recomputed from the simulated function the objective names, which does not show that the records were
+    simulated (the certificate does not record what the objective was)."""
     from ..datasets.objectives import FUNCTIONS, get_function
     from ..tasks.thompson import recommend_from_queries
     from .optimize import OUTPUT_FILES
@@ -566,6 +572,11 @@ def _check_summary(doc: dict, s: dict, plan: Any, indices: np.ndarray, queries: 
     for key in ("out", "objective"):   # words: the data holder's statement, of a bounded length
         if not isinstance(s.get(key), str) or len(s[key]) > MAX_WORDS:
             raise _mismatch(f"summary.json.{key}", f"text of at most {MAX_WORDS} characters")
+    same("status", doc.get("status"))
+    same("stop_reason", doc.get("stop_reason"))
+    number("epsilon_released", s.get("epsilon_released"))   # a number, not a string that reads as one
+    number("epsilon_planned", s.get("epsilon_planned"))
+    number("delta", s.get("delta"))
     completed = s.get("status") == "completed"
     reason = s.get("stop_reason")
     if not (completed and reason is None and k == plan.rounds) and not (
