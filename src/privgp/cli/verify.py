@@ -222,13 +222,15 @@ def _rebuild(doc: dict, kind: str | None) -> PrivacyCertificate | None:
         return verify_optimize(doc)
     if kind == "account":
         return verify_account(doc)
+    from ..mechanisms.interface import Recorded
+
     mech = _registered(doc.get("mechanism"))
-    cert = publish.verify_mechanism(doc, mech)
+    plan = mech.rebuild(Recorded(doc))
+    cert = publish.verify_against_plan(doc, plan, mechanism=mech.name)
     if mech.name in ("grid", "laplace-grid"):   # settings said to be auto's choice must be auto's choice
-        from ..mechanisms.interface import Recorded
         from ..mechanisms.registered.auto import check_auto_choice
 
-        check_auto_choice(Recorded(doc), mech.rebuild(Recorded(doc)))
+        check_auto_choice(Recorded(doc), plan)
     return cert
 
 
