@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import os
 import shutil
 import subprocess
@@ -21,23 +20,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from privgp.cli.main import main
 from privgp.cli.outputs import AtomicOutput, clean_leftovers
 from privgp.ledger import Ledger
+from tests.cli_scratch import digest, run, scratch_env  # noqa: F401  (scratch_env: the env fixture)
 
 #: a release that passes every check quickly (the forecast's refusal of noisy maps is waived; --json keeps
 #: stderr to the error line)
 OK = ["--mechanism", "posterior-sample", "--allow-noisy", "--grid", "31", "--seed", "1", "--json"]
-
-
-def run(capsys, *args):
-    code = main(list(args))
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
-
-def digest(path: Path) -> str | None:
-    return hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else None
 
 
 def assert_refused(code, err, needle, ledger: Path, before: str | None, out_dir: Path | None = None,
@@ -52,14 +41,6 @@ def assert_refused(code, err, needle, ledger: Path, before: str | None, out_dir:
         assert now == out_entries
         leftovers = [p.name for p in out_dir.parent.iterdir() if p.name.startswith(".privgp-tmp-")]
         assert leftovers == []
-
-
-@pytest.fixture
-def env(tmp_path, monkeypatch):
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("PRIVGP_LEDGER", str(tmp_path / "default-ledger.sqlite"))
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def first_release(capsys, ledger: Path, out: Path) -> None:

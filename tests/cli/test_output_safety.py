@@ -12,7 +12,6 @@ done without deleting a file privgp did not write.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import subprocess
@@ -23,31 +22,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from privgp.cli.main import main
 from privgp.cli.outputs import AtomicOutput, check_output_dir
 from privgp.ledger import Ledger
+from tests.cli_scratch import digest, run, scratch_env  # noqa: F401  (scratch_env: the env fixture)
 
 OPT = ["--function", "forrester", "--rounds", "5", "--grid", "65", "--objective-seed", "1", "--seed", "2",
        "--epsilon", "1", "--budget-epsilon", "1000", "--json"]
 REL = ["--mechanism", "posterior-sample", "--allow-noisy", "--grid", "31", "--seed", "1", "--json"]
-
-
-@pytest.fixture
-def env(tmp_path, monkeypatch):
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("PRIVGP_LEDGER", str(tmp_path / "default-ledger.sqlite"))
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-def run(capsys, *args):
-    code = main([str(a) for a in args])
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
-
-def digest(path: Path):
-    return hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else None
 
 
 def entries(ledger: Path) -> int:

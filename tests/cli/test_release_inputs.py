@@ -5,7 +5,6 @@ Each refusal: exit status 2, one line, no traceback, the ledger's bytes unchange
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 from pathlib import Path
@@ -13,20 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from privgp.cli.main import main
 from privgp.ledger import Ledger
+from tests.cli_scratch import digest, run
 
 OK = ["--allow-noisy", "--seed", "1", "--json"]
-
-
-def run(capsys, *args):
-    code = main([str(a) for a in args])
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
-
-def digest(path: Path):
-    return hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else None
 
 
 def assert_refused(code, err, needle, ledger: Path, before, out_dir: Path | None = None):
