@@ -7,18 +7,29 @@
 #                                                       OS entropy)
 #   3. the same command twice more                     (the second fills the budget of 10, the third is
 #                                                       refused by it, exit 3)
+#   4. `privgp verify release_out/certificate.json --strict` on the first release (exit 0), and on a copy whose
+#      certificate was edited to claim epsilon = 1 (exit 1: a forged certificate)
 # then screenshots report.html in headless Chromium (desktop 1280 px, phone 390 px at 2x), and copies
 #   docs/figures/release_default.png      the release's picture (excursion.png)
 #   docs/figures/report_desktop.png       report.html, desktop screenshot
 #   docs/figures/report_phone.png         report.html, phone screenshot
-#   docs/runs/release-default/            refused.txt, stdout.txt, second.txt, third.txt, certificate.json, report.html,
-#                                         excursion.png
+#   docs/runs/release-default/            refused.txt, stdout.txt, second.txt, third.txt, verify.txt, forged.txt and
+#                                         every file of release_out/ (so that `privgp verify --strict` checks them all)
 source "$(dirname "$0")/readme_scratch.sh"   # set -euo pipefail; ROOT; a scratch folder (cd) with its own ledger
 { privgp release --epsilon 2 --out release_eps2 2>&1 || echo "(exit status $?)"; } | tee refused.txt
 privgp release --out release_out | tee stdout.txt
 privgp release --out second_out | tee second.txt
 { privgp release --out third_out 2>&1 || echo "(exit status $?)"; } | tee third.txt
-sed -i "s#$SCRATCH/##g" refused.txt stdout.txt second.txt third.txt   # no scratch paths in the committed text
+privgp verify release_out/certificate.json --strict | tee verify.txt
+cp -r release_out forged_out
+python - <<'PY'
+import json
+cert = json.load(open("forged_out/certificate.json"))
+cert["certificate"]["epsilon"] = 1.0          # the forger's claim: epsilon 1 instead of 5
+json.dump(cert, open("forged_out/certificate.json", "w"), indent=2)
+PY
+{ privgp verify forged_out/certificate.json --strict 2>&1 || echo "(exit status $?)"; } | tee forged.txt
+sed -i "s#$SCRATCH/##g" refused.txt stdout.txt second.txt third.txt verify.txt forged.txt   # no scratch paths in the committed text
 CHROMIUM="${PRIVGP_CHROMIUM:-chromium}"
 FLAGS=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking
        --disable-component-update --disable-sync --hide-scrollbars)
@@ -31,6 +42,5 @@ mkdir -p "$ROOT/docs/figures" "$ROOT/docs/runs/release-default"
 rm -f "$ROOT/docs/runs/release-default/"*
 cp release_out/excursion.png "$ROOT/docs/figures/release_default.png"
 cp report_desktop.png report_phone.png "$ROOT/docs/figures/"
-cp refused.txt stdout.txt second.txt third.txt release_out/certificate.json release_out/report.html release_out/excursion.png \
-   "$ROOT/docs/runs/release-default/"
+cp refused.txt stdout.txt second.txt third.txt verify.txt forged.txt release_out/* "$ROOT/docs/runs/release-default/"
 echo "written: docs/figures/{release_default,report_desktop,report_phone}.png, docs/runs/release-default/"
