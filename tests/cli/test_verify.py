@@ -10,6 +10,7 @@ import hashlib
 import io
 import json
 import re
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -1082,3 +1083,30 @@ def test_an_optimize_summary_holds_exactly_what_the_run_gives(certificates, tmp_
     # the certificate's own stop reason is bounded too
     code, res = verify(_tampered(tmp_path, opt, lambda d: d.__setitem__("stop_reason", "0.1234," * 1000)), capsys)
     assert code == 1 and res["field"] == "stop_reason", res
+
+
+def test_readme_release_is_committed_whole_and_verifies(tmp_path, capsys):
+    """README's main release (docs/runs/release-default/, scripts/readme_release.sh) is committed with every
+    released file and passes `privgp verify --strict`, as README shows; only its picture may be "checked in
+    part" where another matplotlib than the one that drew it is installed. A stale folder (a report layout
+    this privgp no longer writes, a file not copied) fails here: re-run the script."""
+    import matplotlib
+
+    folder = ROOT / "docs" / "runs" / "release-default"
+    code, res = verify(folder / "certificate.json", capsys, "--strict")
+    drawn_by = json.loads((folder / "certificate.json").read_text())
+    assert res["verified"] and res["files"] and set(res["files"].values()) == {"ok"}, res
+    assert res["files_missing"] == [], res
+    picture_note = [n for n in res["notes"] if n.startswith("excursion.png: checked in part (a matplotlib PNG)")]
+    if matplotlib.__version__ == "3.11.2":   # the version that drew the committed picture
+        assert code == 0 and res["notes"] == [], res
+    else:
+        assert res["notes"] == picture_note, res
+    # README's forgery (forged.txt): the same folder, its certificate edited to claim epsilon = 1
+    forged = tmp_path / "forged"
+    shutil.copytree(folder, forged)
+    drawn_by["certificate"]["epsilon"] = 1.0
+    (forged / "certificate.json").write_text(json.dumps(drawn_by, indent=2))
+    code, res = verify(forged / "certificate.json", capsys, "--strict")
+    assert code == 1 and not res["verified"] and res["field"] == "certificate.epsilon", res
+    assert res["reason"] in (folder / "forged.txt").read_text()
