@@ -116,6 +116,32 @@ def test_wrong_inputs_are_clear_errors_and_charge_nothing(tmp_path):
         budget.charge(object(), plan.event)
 
 
+@pytest.mark.parametrize("mechanism", ["grid", "laplace-grid", "discretised-gaussian", "posterior-sample",
+                                       "functional", "sparse-gp"])
+def test_a_plan_changed_after_planning_is_refused_before_the_charge(mechanism, tmp_path):
+    """plan.scaled(k) is a forecast's simulation plan (another n, or the noise of another n) that keeps the
+    planned event: released, the ledger would charge the planned epsilon for a draw with far less privacy.
+    privgp.release rebuilds the plan from its public settings and refuses it; nothing is charged or created."""
+    import dataclasses
+
+    box = privgp.Box((0.0, 0.0), (1.0, 1.0))
+    rmap = privgp.ResponseMap(threshold=0.0, clip=1.0)
+    plan = privgp.plan(mechanism, 400, box, rmap, epsilon=2.0)
+    rng = np.random.default_rng(1)
+    data = privgp.records(rng.uniform(0.0, 1.0, (400, 2)), rng.uniform(-1.0, 1.0, 400))
+    ledger = tmp_path / "ledger.sqlite"
+    changed = [plan.scaled(100)]
+    noise = {"grid": "noise_std", "discretised-gaussian": "noise_std", "laplace-grid": "scale"}.get(mechanism)
+    if noise is not None:   # the privacy noise itself, a tenth of the planned one
+        changed.append(dataclasses.replace(plan, **{noise: getattr(plan, noise) / 10}))
+    for bad in changed:
+        with pytest.raises(InvalidParameterError, match="changed after planning"):
+            privgp.release(bad, data, privgp.Budget(ledger, epsilon=10.0))
+        assert not ledger.exists()
+    res = privgp.release(plan, data, privgp.Budget(ledger, epsilon=10.0), np.random.default_rng(2))
+    assert res.charge.spent_after.epsilon == pytest.approx(plan.certificate.epsilon)
+
+
 def test_the_readme_shows_the_script_before_the_library_section():
     from pathlib import Path
 

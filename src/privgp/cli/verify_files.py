@@ -16,7 +16,10 @@ release. These checks tie the hashed files to the settings the certificate state
   certificate's, and it holds exactly the arrays the mechanism writes (no key missing or added) from its
   released arrays under the certificate's plan (:meth:`~privgp.mechanisms.interface.Mechanism.released_from_arrays`):
   a noisy grid's or eq. (37)'s map and sd are RECOMPUTED from the released statistics (the sd follows from
-  the noise scale, hence from epsilon: a certificate claiming another epsilon does not match); paths number
+  the noise scale, hence from epsilon: a certificate claiming another epsilon over these statistics does not
+  match -- statistics drawn by other code with less noise, post-processed by privgp's public code and
+  certified at a smaller epsilon, cannot be told apart: verify checks agreement, not how the noise was
+  drawn; a release with exactly no noise cannot be told apart either); paths number
   L and lie on the grid; a sparse GP's mean and sd are recomputed from its released m and S (a covariance) on
   its public inducing inputs;
   the .npz is refused unread when its array headers say it holds more than the plan's arrays;

@@ -9,8 +9,8 @@ the release's privacy event and certificate. Each mechanism module provides one 
   responses, feasibility), returning the inputs the mechanism uses;
 * ``draw(X, y, rng) -> released``: the randomness; the released object is public.
 
-:func:`release` is the library's whole workflow: check, charge the ledger (atomic; a refusal changes
-nothing), draw, return. It writes no file; the CLI writes outputs and then marks the ledger entry
+:func:`release` is the library's whole workflow: check (the plan against its own public settings,
+:func:`check_plan`; the private inputs), charge the ledger (atomic; a refusal changes nothing), draw, return. It writes no file; the CLI writes outputs and then marks the ledger entry
 completed. Everything that can fail because of the user's input must fail in ``check`` or before:
 after the charge only failures the user could not have caused remain, and the charge stands.
 
@@ -208,6 +208,36 @@ def check_records(plan: ReleasePlan, data: Any) -> CheckedRecords:
     return CheckedRecords(plan=plan, records=records, X=X, y=y)
 
 
+def check_plan(plan: Any) -> None:
+    """Refuse a plan of a registered mechanism whose privacy event or certificate is not what its own public
+    settings give: the plan is rebuilt from them by the mechanism's plan code, as ``privgp verify`` rebuilds a
+    certificate, and its event, public settings and certificate are compared as certificate.json would hold
+    them. A plan changed after planning -- ``plan.scaled(k)`` (a forecast's simulation plan: other n or noise,
+    the original event), ``dataclasses.replace(plan, noise_std=...)`` -- would otherwise be charged and
+    certified with an event that is not the noise it draws. A plan of a class privgp does not register is
+    charged as its ``event`` states."""
+    from .interface import Recorded, for_plan, registry
+
+    if not any(m.plan_type is not None and type(plan) is m.plan_type for m in registry().values()):
+        return
+    mech = for_plan(plan)
+    doc = to_jsonable({"mechanism": mech.name, "certificate": plan.certificate.to_dict(),
+                       "calibration": getattr(plan, "calibration", None), "public_settings": plan.public_settings(),
+                       "dataset": {"n": plan.n}})
+    again = mech.rebuild(Recorded(doc))
+    rebuilt = to_jsonable({"certificate": again.certificate.to_dict(), "public_settings": again.public_settings(),
+                           "n": again.n})
+    recorded = {"certificate": doc["certificate"], "public_settings": doc["public_settings"], "n": plan.n}
+    for part, value in recorded.items():
+        if value != rebuilt[part]:
+            inner = [k for k in value if value.get(k) != rebuilt[part].get(k)] if isinstance(value, dict) else []
+            where = part + (f".{inner[0]}" if inner else "")
+            raise InvalidParameterError(
+                "plan", "a plan as privgp.plan builds it, its privacy event that of its public settings (this one "
+                "was changed after planning, e.g. by plan.scaled(), which makes a forecast's simulation plan, or "
+                "dataclasses.replace; nothing was charged)", f"{where} differs from what its public settings give")
+
+
 def release(plan: ReleasePlan, data: Any, ledger: Any, rng: np.random.Generator | None = None, *,
             fingerprint: str | None = None,
             budget_epsilon: float | None = None, budget_delta: float | None = None, label: str = "",
@@ -226,6 +256,7 @@ def release(plan: ReleasePlan, data: Any, ledger: Any, rng: np.random.Generator 
     """
     from ..ledger import Budget, Ledger
 
+    check_plan(plan.plan if isinstance(plan, StatisticsRelease) else plan)
     if rng is None:
         rng = np.random.default_rng()
         randomness = FRESH_ENTROPY if randomness is None else randomness
