@@ -38,9 +38,11 @@ example:  privgp account --n 10 --kernel exponential --lengthscale 1 --r 1 --sig
 
 
 def register(sub) -> None:
-    p = sub.add_parser("account", help="certified (epsilon, delta) of releasing L posterior sample paths",
-                       description="Privacy calculator for GP posterior sample-path release (seed 000, "
-                                   "Thm 3.1 / Prop. 2 with the V_n, Delta_n bounds of App. B).",
+    p = sub.add_parser("account", help="the certified (epsilon, delta) of a release, from its public settings alone",
+                       description="Privacy calculator: the certificate a release would carry, from its public "
+                                   "settings alone. With --mechanism NAME, that of privgp release --mechanism NAME; "
+                                   "without, GP posterior sample-path release (seed 000, Thm 3.1 / Prop. 2 with the "
+                                   "V_n, Delta_n bounds of App. B).",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     from ..mechanisms.interface import registry
 

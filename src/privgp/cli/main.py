@@ -26,7 +26,7 @@ COMMANDS: dict[str, str] = {
     "verify": "check a certificate by rebuilding it from its public settings",
     "optimize": "private Bayesian optimisation: Thompson sampling with a certified budget",
     "ledger": "inspect the privacy-budget ledger",
-    "account": "certified (epsilon, delta) of releasing L posterior sample paths",
+    "account": "the certified (epsilon, delta) of a release, from its public settings alone",
     "demo": "draw and plot exact GP posterior paths on a tiny synthetic dataset",
     "audit": "LiRA, tightness, per-record LOOD and approximate-sampler audits",
 }
@@ -106,7 +106,8 @@ def build_parser(*, full: bool = False) -> argparse.ArgumentParser:
     when the command is parsed; ``full=True`` builds every command's parser now (the CLI reference)."""
     parser = OneLineParser(
         prog="privgp",
-        description="Differentially private release of Gaussian-process posterior sample paths.")
+        description="Differentially private maps, excursion sets and Gaussian-process posterior draws from "
+                    "private point data, with a certified (epsilon, delta).")
     parser.add_argument("--version", action="version", version=f"privgp {__version__}")
     sub = cast(LazyCommands, parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser,
                                                    action=LazyCommands))

@@ -10,9 +10,10 @@ the release's privacy event and certificate. Each mechanism module provides one 
 * ``draw(X, y, rng) -> released``: the randomness; the released object is public.
 
 :func:`release` is the library's whole workflow: check (the plan against its own public settings,
-:func:`check_plan`; the private inputs), charge the ledger (atomic; a refusal changes nothing), draw, return. It writes no file; the CLI writes outputs and then marks the ledger entry
-completed. Everything that can fail because of the user's input must fail in ``check`` or before:
-after the charge only failures the user could not have caused remain, and the charge stands.
+:func:`check_plan`; the private inputs), charge the ledger (atomic; a refusal changes nothing), draw,
+return. It writes no file; the CLI writes outputs and then marks the ledger entry completed. Everything
+that can fail because of the user's input must fail in ``check`` or before: after the charge only failures
+the user could not have caused remain, and the charge stands.
 
 Also here: :class:`ResponseMap` (bounded responses, seed 000 App. D.2), :func:`default_delta`,
 :func:`grid_sizes` — shared by the mechanisms.

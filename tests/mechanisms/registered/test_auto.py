@@ -55,6 +55,17 @@ def test_laplace_at_privgps_default_deltas_and_gaussian_where_delta_is_large():
     assert isinstance(plan_auto(500, Box.unit(2), IDENTITY, epsilon=0.5, delta=1e-3, grid=21), NoisyGridPlan)
 
 
+def test_the_laplace_noise_is_the_smaller_from_epsilon_0005_at_delta_1e6_as_documented():
+    """README and --help: the Laplace std is below the Gaussian grid's at delta <= 1e-6 and epsilon >= 0.005;
+    below epsilon 0.0041 at delta = 1e-6 it is not (auto then takes the Gaussian grid)."""
+    for epsilon in (0.005, 0.006, 0.01, 0.03):
+        for delta in (1e-6, 1e-7, 1e-12):
+            assert choose_noise(epsilon, delta) == "laplace"
+            assert 4.0 * math.sqrt(2.0) / epsilon <= float(gaussian_noise_std(2.0, epsilon, delta))
+    assert choose_noise(0.004, 1e-6) == "gaussian" and choose_noise(0.001, 1e-6) == "gaussian"
+    assert 4.0 * math.sqrt(2.0) / 0.001 > float(gaussian_noise_std(2.0, 0.001, 1e-6))
+
+
 @pytest.mark.parametrize("noise, epsilon, delta", [("laplace", 1.0, 1e-7), ("gaussian", 0.5, 1e-2)])
 def test_auto_follows_its_noises_table_and_keeps_the_cell_area_on_other_aspects(noise, epsilon, delta):
     small = plan_auto(100, Box.unit(2), IDENTITY, epsilon=epsilon, delta=delta, grid=41)

@@ -7,9 +7,9 @@ The choice uses n, epsilon, delta and the box (never the data), in two steps.
    Gaussian noise calibrated to (epsilon, delta) on the exact GDP profile has std s_G = 2 / mu(epsilon, delta);
    Laplace noise of scale 4 / epsilon has std s_L = 4 sqrt(2) / epsilon and is epsilon-DP, hence
    (epsilon, delta)-DP for every delta. auto takes the one with the smaller std: the Laplace grid wherever
-   s_L <= s_G -- at every epsilon for delta <= 1e-6 (privgp's default deltas: s_L / s_G = 0.36-0.78 for
-   epsilon in [0.1, 50]) -- and the Gaussian grid where a large delta makes its noise smaller (for
-   instance delta = 1e-3 at epsilon <= 1).
+   s_L <= s_G -- at every epsilon >= 0.005 for delta <= 1e-6 (privgp's default deltas: s_L / s_G = 0.36-0.78
+   for epsilon in [0.1, 50]; below epsilon = 0.0041 at delta = 1e-6 the Gaussian's is smaller) -- and the
+   Gaussian grid where a large delta makes its noise smaller (for instance delta = 1e-3 at epsilon <= 1).
 2. **Which settings.** The shipped table for that noise (``data/auto_laplace_grid.json`` or
    ``data/auto_grid.json``, written by ``scripts/tune_auto_grid.py [--noise laplace]`` on pilot simulations of
    public synthetic fields with seeds the utility study does not use) gives the number of cells and the

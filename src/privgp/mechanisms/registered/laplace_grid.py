@@ -120,7 +120,7 @@ def plan_laplace_grid(n: int, domain: Box, response_map: ResponseMap, *, epsilon
 class LaplaceGrid(CellGridMechanism):
     name = "laplace-grid"
     help = ("the noisy grid with Laplace noise (L1 sensitivity 4, scale 4 / epsilon): a pure epsilon-DP map, no "
-            "delta; its noise std is below the Gaussian grid's at delta <= 1e-6")
+            "delta; its noise std is below the Gaussian grid's at delta <= 1e-6 and epsilon >= 0.005")
     plan_type = LaplaceGridPlan
     plan_function = staticmethod(plan_laplace_grid)
     noun, plural = "smoothed Laplace noisy-grid map", "smoothed Laplace noisy-grid maps"
