@@ -16,7 +16,11 @@ How a guarantee is computed, in order of preference:
    eq. (3)) and minimised over the admissible orders 1 < alpha < alpha_max
    (:func:`privgp.accounting.order_search.minimize_over_alpha`). The search may be approximate, but the
    reported epsilon is always the conversion evaluated *at the reported alpha*, recomputed, so it is
-   a valid bound whatever the search does (method ``"rdp"``).
+   a valid bound whatever the search does (method ``"rdp"``). It is evaluated in double precision and,
+   unlike item 1's values, not rounded outward: its last few ulps (~1e-15 relative) are rounding, and
+   certificates record these values, which ``privgp verify`` compares exactly. The conversion is not
+   tight for the events it is used for (those of item 1 take the exact profile), so in practice the
+   value stays above the exact epsilon(delta); strictly, it is the conversion's value to rounding.
 3. An (epsilon_0, delta_0) part (:meth:`PrivacyEvent.approx_dp`) is added by basic composition:
    epsilon(delta) = epsilon_RDP(delta - delta_0) + epsilon_0, +inf when delta <= delta_0.
 
