@@ -188,4 +188,4 @@ def test_box_check_names_the_points_outside_and_accepts_the_edges():
     outside = np.vstack([inside, [[1.5, 15.0], [0.5, 9.0]]])
     with pytest.raises(InvalidParameterError) as e:
         box.check_contains("coordinates", outside)
-    check_error(e, "coordinates", "inside the public domain", "2 of 5 points outside")
+    check_error(e, "coordinates", "inside the public domain", "2 of 5 points outside, the first at data row 4 (1.5, 15)")

@@ -222,3 +222,62 @@ def test_a_checkpoint_with_a_pickled_object_is_refused(env):
                 "training": {"torch": str(torch.__version__)}}, good)
     assert set(load_checkpoint(good)) == {"config", "state_dict", "training"}
     assert isinstance(training_record(), dict) and training_record()
+
+
+# -- likely mistakes that would release a useless map (usability walk-through, 2026-11-26) -------------------------
+
+def _sensors(path: Path, n: int = 400) -> Path:
+    """Records in a London-like lon/lat box: lon [-0.25, 0.05], lat [51.40, 51.60], a response around 25-45."""
+    rng = np.random.default_rng(3)
+    lon, lat = rng.uniform(-0.25, 0.05, n), rng.uniform(51.40, 51.60, n)
+    z = 25 + 20 * np.exp(-((lon + 0.1) ** 2 + (lat - 51.5) ** 2) / 0.002) + rng.normal(0, 3, n)
+    path.write_text("lon,lat,no2\n" + "".join(f"{a},{b},{c}\n" for a, b, c in zip(lon, lat, z)))
+    return path
+
+
+@pytest.mark.parametrize("box,threshold,needle", [
+    # the GIS order minx miny maxx maxy read as XMIN XMAX YMIN YMAX: a box 50 degrees wide around the records
+    (("-0.25", "51.40", "0.05", "51.60"), "40", "not GIS's minx miny maxx maxy"),
+    (("-0.25", "0.05", "51.40", "51.60"), "400", "every one of the 400 responses is at or below 380"),
+    (("-0.25", "0.05", "51.40", "51.60"), "-400", "every one of the 400 responses is at or above -380"),
+])
+def test_a_box_far_larger_than_the_records_or_a_threshold_outside_them_is_refused(env, capsys, box, threshold, needle):
+    tmp, ledger = env
+    before = seeded_ledger(capsys, ledger, tmp / "first")
+    data = _sensors(tmp / "s.csv")
+    out = tmp / "rel"
+    code, _, err = run(capsys, "release", "--data", data, "--x-col", "lon", "--y-col", "lat", "--response-col", "no2",
+                       "--box", *box, "--threshold", threshold, "--clip", "20", *OK, "--ledger", ledger, "--out", out)
+    assert_refused(code, err, needle, ledger, before, out)
+    # the same records with the box in privgp's order and a threshold inside their range are released
+    code, _, err = run(capsys, "release", "--data", data, "--x-col", "lon", "--y-col", "lat", "--response-col", "no2",
+                       "--box", "-0.25", "0.05", "51.40", "51.60", "--threshold", "40", "--clip", "20", *OK,
+                       "--ledger", ledger, "--out", out)
+    assert code == 0, err
+
+
+def test_a_sqlite_file_is_named_as_such(env, capsys):
+    import sqlite3
+
+    tmp, ledger = env
+    db = tmp / "s.db"
+    con = sqlite3.connect(db)
+    con.execute("create table r (x real, y real, z real)")
+    con.executemany("insert into r values (?, ?, ?)", [(i / 10, i / 20, float(i)) for i in range(10)])
+    con.commit()
+    con.close()
+    out = tmp / "rel"
+    code, _, err = run(capsys, "release", "--data", db, "--table", "r", "--x-col", "x", "--y-col", "y",
+                       "--response-col", "z", "--box", "0", "1", "0", "1", "--threshold", "1", "--clip", "1", *OK,
+                       "--ledger", ledger, "--out", out)
+    assert_refused(code, err, "is a SQLite database; privgp reads DuckDB databases, Parquet and CSV files", ledger,
+                   None, out)
+
+
+@pytest.mark.parametrize("mechanism", ["auto", "grid", "sparse-gp", "posterior-sample"])
+@pytest.mark.parametrize("epsilon", ["0", "-1", "inf"])
+def test_every_bad_epsilon_gets_the_same_requirement(env, capsys, mechanism, epsilon):
+    tmp, ledger = env
+    code, _, err = run(capsys, "release", "--mechanism", mechanism, "--epsilon", epsilon, *OK, "--ledger", ledger,
+                       "--out", tmp / "rel")
+    assert_refused(code, err, "--epsilon must be finite and > 0", ledger, None, tmp / "rel")

@@ -190,8 +190,8 @@ def add_data_arguments(p, *, cluster: bool = True) -> None:
     d.add_argument("--response-col", metavar="NAME", help="response column (default: response)")
     t = p.add_argument_group("public task and domain")
     t.add_argument("--box", nargs="+", type=_number_list, metavar="V",
-                   help="public domain XMIN XMAX [YMIN YMAX]; required with --data (default: the "
-                        "embedded data's stated box)")
+                   help="public domain XMIN XMAX [YMIN YMAX] (each axis's lower and upper bound in turn, not GIS's "
+                        "minx miny maxx maxy); required with --data (default: the embedded data's stated box)")
     t.add_argument("--crs", metavar="CRS",
                    help="coordinate reference system of the coordinates and --box (e.g. EPSG:4326, x = longitude): "
                         "a geographic CRS is projected to a local metric CRS centred on the box before any kernel "
@@ -250,7 +250,39 @@ def load_data(args):
     if data.X.shape[0]:  # (a cluster's pass checked its records where they live)
         domain.check_contains("coordinates", data.X)
         rmap.check(data.response)  # e.g. log of non-positive values: fail before anything is charged
+        check_map_is_possible(data.X, data.response, domain, rmap)
     return data, domain, rmap
+
+
+#: the smallest share of the box's area (2-D; of its length in 1-D) that the records must span for a map
+MIN_EXTENT_SHARE = 1e-3
+
+
+def check_map_is_possible(X, z, domain, rmap: ResponseMap) -> None:
+    """Two likely mistakes, refused before anything is charged (the data holder's own records decide; the message
+    is theirs, nothing is published): a box far larger than the records (e.g. given in GIS order minx miny maxx
+    maxy), so that the map would be empty almost everywhere; and a threshold so far outside the responses that
+    every one is clipped to the same bound, so that the map would show that bound, not the data."""
+    import numpy as np
+
+    lo, hi = np.asarray(domain.lower, float), np.asarray(domain.upper, float)
+    spans = (X.max(axis=0) - X.min(axis=0)) / (hi - lo)
+    if float(np.prod(spans)) < MIN_EXTENT_SHARE:
+        axes = ", ".join(f"{100 * s:.2g}% of its {'width' if j == 0 else 'height'}" for j, s in enumerate(spans))
+        raise InvalidParameterError(
+            "--box", f"a public box the records fill a real part of (they span {axes}: a map over this box would be "
+            "empty almost everywhere); is it in the order XMIN XMAX YMIN YMAX (not GIS's minx miny maxx maxy)? Choose "
+            "it for the region the records come from, from public knowledge, not from the records' own extent",
+            " ".join(f"{a:g} {b:g}" for a, b in zip(lo, hi)))
+    y = rmap.apply(z)
+    for bound, side in ((-1.0, "at or below"), (1.0, "at or above")):
+        if y.size and bool(np.all(y == bound)):
+            edge = rmap.to_response_units(bound)
+            raise InvalidParameterError(
+                "--threshold", f"a value inside the range of the responses (every one of the {y.size} responses is "
+                f"{side} {edge:g}, the threshold {'-' if bound < 0 else '+'} --clip on the transformed scale, so the "
+                f"map would show that clipping bound everywhere, not the data); or a larger --clip",
+                rmap.threshold)
 
 
 def statistics_mechanisms() -> str:

@@ -141,6 +141,7 @@ def _batches(part: Part, columns: Sequence[str], batch_rows: int) -> Iterator[An
 
             if part.query is None:     # resolve() gives every DuckDB part its query
                 raise DataError(f"{where}: a DuckDB source needs --query or --table")
+            _refuse_sqlite(part.path)
             # read-only, and no file system access beyond the database (a --query's COPY TO, read_csv or ATTACH
             # would otherwise write or read other files), locked so the query cannot turn it back on
             con = duckdb.connect(part.path, read_only=True,
@@ -181,6 +182,20 @@ def _batches(part: Part, columns: Sequence[str], batch_rows: int) -> Iterator[An
         if part.kind == "csv" and "conversion error" in first.lower():
             _locate_csv(part.path, columns)
         raise DataError(f"cannot read {where}: {first}") from None
+
+
+def _refuse_sqlite(path: str) -> None:
+    """A SQLite file given as a DuckDB database: DuckDB would try to load its sqlite extension, which privgp's
+    locked, offline connection forbids ("Loading external extensions is disabled"); say what to do instead."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(16)
+    except OSError:
+        return    # DuckDB's own message names the unreadable file
+    if head == b"SQLite format 3\x00":
+        raise DataError(f"{path} is a SQLite database; privgp reads DuckDB databases, Parquet and CSV files: export "
+                        "the table (e.g. sqlite3 -header -csv FILE 'SELECT ...' > records.csv, or DuckDB's "
+                        "ATTACH ... (TYPE sqlite) and COPY ... TO 'records.parquet')")
 
 
 def _locate_csv(path: str, columns: Sequence[str]) -> None:

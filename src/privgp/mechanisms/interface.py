@@ -280,6 +280,12 @@ class PictureContext:
     #: a warning every picture states under its title ("" for none), e.g. a map released although its forecast
     #: says mostly noise (:meth:`privgp.tasks.forecast.Forecast.noisy_note`)
     note: str = ""
+    #: the unit of the domain's coordinates where privgp knows it ("m": records projected from a CRS), else ""
+    domain_unit: str = ""
+
+    def domain_text(self) -> str:
+        """The public domain in words, with its unit where known."""
+        return self.domain.describe() + (f" {self.domain_unit}" if self.domain_unit else "")
 
     def threshold_text(self) -> str:
         return f"{self.response.label} > {self.response.value(self.response_map.threshold)}"
@@ -483,7 +489,12 @@ class Mechanism(ABC):
         raise KeyError(dest)
 
     def epsilon(self, request: Request) -> float:
-        return self.default_epsilon if request.epsilon is None else float(request.epsilon)
+        """The target epsilon: as requested (finite and > 0, one message whatever the bad value), else the default."""
+        if request.epsilon is None:
+            return self.default_epsilon
+        from .. import validation as v
+
+        return v.positive("epsilon", request.epsilon)
 
     def reads_statistics(self, options: Mapping[str, Any], dim: int) -> bool:
         """Whether its plan for these options releases from per-site statistics reduced in one pass

@@ -75,9 +75,12 @@ class Box:
         lo, hi = np.asarray(self.lower), np.asarray(self.upper)
         # per-column extremes decide (a column's min/max is one pass; X.min(axis=0) of an (n, 2) array is 30x slower)
         if X.shape[0] and not all(lo[j] <= X[:, j].min() and X[:, j].max() <= hi[j] for j in range(X.shape[1])):
-            k = int(np.sum(~self.contains(X)))   # the count for the message
+            out = ~self.contains(X)   # the count and the first one, for the message (the data holder's own rows)
+            first = int(np.argmax(out))
+            where = ", ".join(f"{c:g}" for c in X[first])
             raise InvalidParameterError(name, f"inside the public domain {self.describe()}",
-                                        f"{k} of {len(X)} points outside")
+                                        f"{int(out.sum())} of {len(X)} points outside, the first at data row {first + 1} "
+                                        f"({where})")
         return X
 
     def grid(self, size: int | Sequence[int]) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
