@@ -162,3 +162,11 @@ def test_the_readme_script_runs_and_its_certificate_verifies(tmp_path, monkeypat
     exec(compile(block, "README.md", "exec"), {})
     assert "expected IoU" in capsys.readouterr().out
     assert main(["verify", str(tmp_path / "baltimore_release" / "certificate.json")]) == 0
+
+
+def test_plan_names_a_wrong_domain_or_response_map():
+    """privgp.plan with a plain tuple for the box or the response map: a clear error naming the parameter."""
+    with pytest.raises(InvalidParameterError, match=r"domain must be a privgp.Box\(lower, upper\)"):
+        privgp.plan("auto", 100, (0.0, 1.0, 0.0, 1.0), privgp.ResponseMap(0.0, 1.0))
+    with pytest.raises(InvalidParameterError, match="response_map must be a privgp.ResponseMap"):
+        privgp.plan("auto", 100, privgp.Box((0.0, 0.0), (1.0, 1.0)), (0.0, 1.0))

@@ -13,7 +13,9 @@ DESCRIPTION = textwrap.dedent("""\
     Show the privacy-budget ledger used by `privgp release`: per dataset (keyed fingerprint) its
     budget, the epsilon spent so far and what remains, then every release (entry) with its own
     certified (epsilon, delta) and status ('charged': budget taken, outputs possibly not written,
-    e.g. after a crash; 'completed': outputs written). Both count against the budget.
+    e.g. after a crash; 'completed': `privgp release` wrote its outputs -- a Python privgp.release() marks
+    its entry completed when the draw is made, unless called with mark_completed=False). Both count against
+    the budget.
 
     Composition: each release's privacy event is stored; a dataset's spent epsilon is the
     accountant's guarantee for the composition of its events at the budget's delta (Renyi-DP curves

@@ -566,6 +566,12 @@ def plan(mechanism: str, n: int, domain: Box, response_map: ResponseMap, *, epsi
     mechanism's own (``cells=10``, ``lengthscale=0.2``, ...; an option it does not accept is an error).
     ``mechanism="auto"`` lets privgp choose from n, epsilon, delta and the box. Then
     ``privgp.release(plan, privgp.records(...), privgp.Budget(...))`` checks, charges and draws."""
+    if not isinstance(domain, Box):
+        raise InvalidParameterError("domain", "a privgp.Box(lower, upper) of the public domain, e.g. "
+                                    "privgp.Box((xmin, ymin), (xmax, ymax))", type(domain).__name__)
+    if not isinstance(response_map, ResponseMap):
+        raise InvalidParameterError("response_map", "a privgp.ResponseMap(threshold, clip[, transform])",
+                                    type(response_map).__name__)
     return get(mechanism, "mechanism").build(Request(n=n, domain=domain, response_map=response_map, epsilon=epsilon,
                                                      delta=delta, grid=grid, memory_limit=memory_limit,
                                                      options=options))
