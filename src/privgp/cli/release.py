@@ -118,7 +118,8 @@ def register(sub) -> None:
                    help="DEMO ONLY: fixed seed; anyone with the seed can reproduce the release, and the "
                         "guarantee holds only if the seed is secret and unguessable (default: fresh OS entropy)")
     o.add_argument("--out", default="privgp_release", metavar="DIR",
-                   help="output folder, new or empty (default: ./privgp_release)")
+                   help="output folder, new or empty, created with any missing parent folders (default: "
+                        "./privgp_release)")
     o.add_argument("--overwrite", action="store_true", help="allow replacing an earlier release in --out")
     o.add_argument("--no-report", dest="report", action="store_false",
                    help="do not write report.html (the one-page report for publication; written by default)")
