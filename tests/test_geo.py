@@ -60,10 +60,12 @@ def test_release_with_crs_writes_georeferenced_outputs(tmp_path, capsys):
     assert cert["dataset"]["projection"]["input_crs"] == "EPSG:4326"
     assert cert["public_settings"]["lengthscale"] == 3000.0   # metres
     paths = np.load(out / "paths.npz")
-    xs, ys, values = paths["axis_lon"], paths["axis_lat"], paths["paths"][0]
+    xs, ys, values = paths["axis_x_m"], paths["axis_y_m"], paths["paths"][0]   # metres, not named lon, lat
+    assert "axis_lon" not in paths and list(paths["coordinates"]) == ["x_m", "y_m"]
     with rasterio.open(out / "field.tif") as src:
         assert src.crs is not None and src.crs.to_dict().get("proj") == "aeqd"
-        assert src.count == 1 and src.width == xs.size and src.height == ys.size and math.isnan(src.nodata)
+        # the path in model units, then in the response's units
+        assert src.count == 2 and src.width == xs.size and src.height == ys.size and math.isnan(src.nodata)
         band = src.read(1)
         # the centre of pixel (row 0, col 0) is the grid's north-west point; every value matches the release
         np.testing.assert_allclose(src.xy(0, 0), (xs[0], ys[-1]), rtol=0, atol=1e-6)
@@ -116,7 +118,7 @@ def test_release_with_crs_writes_georeferenced_outputs(tmp_path, capsys):
         (f / "certificate.json").write_text(json.dumps(doc))
 
     for edit, name, field in ((geojson_epsilon, "geojson", "excursion.geojson"), (tif_band, "tif", "field.tif"),
-                              (no_projection, "noproj", "sha256.field.tif")):
+                              (no_projection, "noproj", "paths.csv")):   # its lon, lat columns need the projection
         code, res = forged(edit, name)
         assert code == 1 and res["field"] == field, (name, res)
 
@@ -162,5 +164,122 @@ def test_a_tuned_release_in_a_crs_that_selects_nothing_writes_no_gis_files(tmp_p
                  "--ledger", str(tmp_path / "l.sqlite")]) == 0
     assert not json.loads((out / "selection.json").read_text())["selected"]
     assert not (out / "field.tif").exists() and not (out / "excursion.geojson").exists()
+    assert main(["verify", str(out / "certificate.json"), "--strict"]) == 0
+    capsys.readouterr()
+
+
+def _rehash_and_verify(folder, capsys):
+    import hashlib
+
+    doc = json.loads((folder / "certificate.json").read_text())
+    for k in doc["sha256"]:
+        doc["sha256"][k] = hashlib.sha256((folder / k).read_bytes()).hexdigest()
+    (folder / "certificate.json").write_text(json.dumps(doc))
+    capsys.readouterr()
+    code = main(["verify", str(folder / "certificate.json"), "--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_outputs_of_a_crs_release_say_their_numbers_are_projected_metres(tmp_path, capsys):
+    """A --crs EPSG:4326 release wrote the projected metres under the input's names (field.csv's lon, lat columns
+    held -10438.85...), drew them on axes labelled lon/lat, and its GeoTIFF held model units only. Now: x_m, y_m
+    (metres) with lon, lat beside them (the inverse projection), axes in metres, and a band in the response's
+    units equal to field.csv's."""
+    import shutil
+
+    from privgp.cli import release_publish
+    from privgp.cli.verify_report import public_data
+
+    rng = np.random.default_rng(3)
+    n = 2000
+    lon, lat = rng.uniform(-0.25, 0.05, n), rng.uniform(51.40, 51.60, n)
+    no2 = 30 + 25 * np.exp(-((lon + 0.1) ** 2 / 0.005 + (lat - 51.5) ** 2 / 0.002)) + rng.normal(0, 3, n)
+    pd.DataFrame({"lon": lon, "lat": lat, "no2": no2}).to_csv(tmp_path / "s.csv", index=False)
+    out = tmp_path / "out"
+    assert main(["release", "--data", str(tmp_path / "s.csv"), "--x-col", "lon", "--y-col", "lat", "--response-col",
+                 "no2", "--box", "-0.25", "0.05", "51.40", "51.60", "--crs", "EPSG:4326", "--threshold", "40",
+                 "--clip", "20", "--epsilon", "2", "--out", str(out), "--ledger", str(tmp_path / "l.sqlite")]) == 0
+    capsys.readouterr()
+    table = pd.read_csv(out / "field.csv")
+    assert list(table.columns[:4]) == ["x_m", "y_m", "lon", "lat"]
+    assert abs(table["x_m"]).max() > 1000            # metres
+    # degrees (the metric box holds the whole lon/lat box, so its corners reach a little beyond it)
+    assert table["lon"].between(-0.26, 0.06).all() and table["lat"].between(51.39, 51.61).all()
+    cert = json.loads((out / "certificate.json").read_text())
+    proj = LocalProjection.from_dict(cert["dataset"]["projection"])
+    np.testing.assert_allclose(proj.forward(table[["lon", "lat"]].to_numpy()), table[["x_m", "y_m"]].to_numpy(),
+                               rtol=0, atol=1e-3)
+    npz = np.load(out / "field.npz")
+    assert "axis_x_m" in npz and "axis_lon" not in npz
+    with rasterio.open(out / "field.tif") as src:
+        assert src.count == 3 and "model units" in src.descriptions[0] and "model units" in src.descriptions[1]
+        assert "no2" in src.descriptions[2] and "response units" in src.descriptions[2]
+        assert src.tags(3)["units"].startswith("no2") and "model units" in src.tags(1)["units"]
+        assert src.tags()["response"] == "no2" and float(src.tags()["threshold"]) == 40.0
+        # at every grid point, the response-units band is field.csv's field_response_units
+        from rasterio.transform import rowcol
+
+        rows, cols = (np.asarray(a) for a in rowcol(src.transform, table["x_m"].to_numpy(), table["y_m"].to_numpy()))
+        band = src.read(3)[rows, cols]
+        np.testing.assert_allclose(band, table["field_response_units"], rtol=1e-6)
+        np.testing.assert_allclose(src.read(1)[rows, cols], table["field_model_units"],
+                                   rtol=1e-5, atol=1e-6)
+    # the picture's axes say metres of the local projection; its legend the domain's unit
+    data = public_data(cert)
+    labels = release_publish.axis_labels(data)
+    assert labels[0].startswith("x_m (metres") and labels[1].startswith("y_m (metres") and "lat 51.5" in labels[0]
+    assert main(["verify", str(out / "certificate.json"), "--strict"]) == 0
+    capsys.readouterr()
+
+    # edited files fail (rehashed): a lon column put back in degrees' place, a response band changed
+    def edited(name, edit):
+        f = tmp_path / name
+        shutil.copytree(out, f)
+        edit(f)
+        return _rehash_and_verify(f, capsys)
+
+    def relabel_csv(f):
+        text = (f / "field.csv").read_text()
+        (f / "field.csv").write_text(text.replace("x_m,y_m,lon,lat,", "lon,lat,x_m,y_m,", 1))
+
+    def response_band(f):
+        with rasterio.open(f / "field.tif", "r+") as dst:
+            dst.write(dst.read(3) + np.float32(1.0), 3)
+
+    def band_units(f):
+        with rasterio.open(f / "field.tif", "r+") as dst:
+            dst.update_tags(3, units="ppb")
+
+    def old_names(f):   # the files of an earlier privgp: the projected axes named lon, lat
+        z = dict(np.load(f / "field.npz"))
+        z["axis_lon"], z["axis_lat"] = z.pop("axis_x_m"), z.pop("axis_y_m")
+        np.savez(f / "field.npz", **z)
+
+    for name, edit, field in (("csv", relabel_csv, "field.csv"), ("band", response_band, "field.tif"),
+                              ("units", band_units, "field.tif"), ("old", old_names, "field.npz")):
+        code, res = edited(name, edit)
+        assert code == 1 and res["field"] == field, (name, res)
+        if name == "old":
+            assert "earlier privgp" in json.dumps(res)
+
+
+def test_outputs_without_a_crs_keep_the_input_names(tmp_path, capsys):
+    """Without --crs nothing changes: the coordinates keep the input's names and no column is added."""
+    from privgp.cli import release_publish
+    from privgp.cli.verify_report import public_data
+
+    rng = np.random.default_rng(4)
+    x, y = rng.uniform(0, 1, 300), rng.uniform(0, 1, 300)
+    pd.DataFrame({"east": x, "north": y, "z": np.sin(5 * x) + y}).to_csv(tmp_path / "d.csv", index=False)
+    out = tmp_path / "out"
+    assert main(["release", "--data", str(tmp_path / "d.csv"), "--x-col", "east", "--y-col", "north",
+                 "--response-col", "z", "--box", "0", "1", "0", "1", "--threshold", "0.5", "--clip", "2",
+                 "--epsilon", "2", "--allow-noisy", "--out", str(out), "--ledger", str(tmp_path / "l.sqlite")]) == 0
+    capsys.readouterr()
+    head = (out / "field.csv").read_text().splitlines()[0]
+    assert head == "east,north,field_model_units,field_response_units,sd_model_units,reliable"
+    assert {"axis_east", "axis_north"} <= set(np.load(out / "field.npz").files)
+    cert = json.loads((out / "certificate.json").read_text())
+    assert release_publish.axis_labels(public_data(cert)) == ("east", "north")
     assert main(["verify", str(out / "certificate.json"), "--strict"]) == 0
     capsys.readouterr()

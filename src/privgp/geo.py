@@ -11,6 +11,11 @@ is stated in the certificate (:meth:`LocalProjection.to_dict`).
 
 The public box may be given in the input CRS: :meth:`LocalProjection.project_box` is the smallest
 box in the metric CRS that contains the image of the whole input box (its densified boundary).
+
+Released files name what their numbers are (:func:`file_coordinates`, :func:`picture_labels`): when the
+records were projected (not a projected CRS used as it is), the coordinates the kernels saw are ``x_m``,
+``y_m`` (metres of the local projection), never the input's names; the output layer adds the input
+coordinates by :meth:`LocalProjection.inverse`.
 """
 from __future__ import annotations
 
@@ -67,6 +72,13 @@ class LocalProjection:
         return pyproj.Transformer.from_crs(pyproj.CRS.from_user_input(a), pyproj.CRS.from_user_input(b),
                                            always_xy=True)
 
+    @classmethod
+    def from_dict(cls, d: Any) -> LocalProjection:
+        """The projection a certificate records (:meth:`to_dict`)."""
+        if not (isinstance(d, dict) and isinstance(d.get("input_crs"), str) and isinstance(d.get("metric_crs"), str)):
+            raise InvalidParameterError("projection", "a mapping with the input_crs and metric_crs strings", d)
+        return cls(d["input_crs"], d["metric_crs"])
+
     @property
     def identity(self) -> bool:
         return self.target == _pyproj().CRS.from_user_input(self.source).to_string()
@@ -106,11 +118,60 @@ class LocalProjection:
         """The metric CRS as WKT (what a GeoTIFF records)."""
         return str(_pyproj().CRS.from_user_input(self.target).to_wkt())
 
+    def centre(self) -> tuple[float, float]:
+        """(longitude, latitude) of the local projection's centre (the public box's centre)."""
+        op = _pyproj().CRS.from_user_input(self.target).coordinate_operation
+        params = {} if op is None else {p.name: float(p.value) for p in op.params}
+        return params.get("Longitude of natural origin", 0.0), params.get("Latitude of natural origin", 0.0)
+
     def to_dict(self) -> dict:
         return {"input_crs": self.source, "metric_crs": self.target,
                 "rule": ("the input CRS itself (projected)" if self.identity else
                          "azimuthal equidistant projection centred on the public box (WGS84), metres"),
                 "public": "a fixed map of each record computed from the public CRS and box only"}
+
+
+#: the names privgp's files give the projected coordinates (metres of the local projection), x first
+METRIC_COORDINATES = ("x_m", "y_m")
+
+
+def _projected(projection: Any) -> LocalProjection | None:
+    """The recorded projection (a dict or a :class:`LocalProjection`), None when there is none or it is the
+    identity (a projected CRS used as it is, whose coordinates are the input's own)."""
+    if projection is None:
+        return None
+    proj = projection if isinstance(projection, LocalProjection) else LocalProjection.from_dict(projection)
+    return None if proj.identity else proj
+
+
+def file_coordinates(names: Any, projection: Any) -> tuple[str, ...]:
+    """The names privgp's files give the coordinates the kernels saw: the input's ``names``, or
+    :data:`METRIC_COORDINATES` when the records were projected (the numbers are then metres, not the input's)."""
+    return tuple(names) if _projected(projection) is None else METRIC_COORDINATES
+
+
+def coordinate_unit(projection: Any) -> str:
+    """The unit of the coordinates the kernels saw, where privgp chose it: "m" when the records were projected
+    (the local projection's metres), "" otherwise (the input's own units)."""
+    return "" if _projected(projection) is None else "m"
+
+
+def input_coordinate_names(names: Any, taken: Any = ()) -> tuple[str, ...]:
+    """The names of the input coordinates added beside projected ones: the input's, or ``input_<name>`` where a
+    name is already taken (``taken``: the file's other columns)."""
+    taken = set(taken) | set(METRIC_COORDINATES)
+    return tuple(f"input_{nm}" if nm in taken else str(nm) for nm in names)
+
+
+def picture_labels(names: Any, projection: Any) -> tuple[str, ...]:
+    """Axis labels for the coordinates the kernels saw: the input's ``names``, or, when the records were projected,
+    ``x_m``/``y_m`` in metres of the local projection with its centre in the input CRS."""
+    proj = _projected(projection)
+    if proj is None:
+        return tuple(names)
+    lon0, lat0 = proj.centre()
+    where = f"metres, local azimuthal equidistant projection centred on {names[0]} {lon0:.6g}, {names[1]} {lat0:.6g}"
+    return tuple(f"{m} ({where})" for m in METRIC_COORDINATES)
 
 
 def project_records(data: Any, box: Box, crs: str) -> tuple[Any, Box, LocalProjection]:
@@ -125,4 +186,5 @@ def project_records(data: Any, box: Box, crs: str) -> tuple[Any, Box, LocalProje
     return projected, proj.project_box(box), proj
 
 
-__all__ = ["LocalProjection", "project_records"]
+__all__ = ["LocalProjection", "project_records", "METRIC_COORDINATES", "coordinate_unit", "file_coordinates", "input_coordinate_names",
+           "picture_labels"]

@@ -61,10 +61,37 @@ def write_data(result: Any, folder: str | os.PathLike[str], *, mechanism: str | 
     mech, plan, released, data = _parts(result, mechanism)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    files = mech.files(released, plan, list(data.coordinates))
+    files = data_files(mech, released, plan, list(data.coordinates), getattr(data, "projection", None))
     for f in files:
         _write_file(folder, f)
     return [f.name for f in files]
+
+
+def data_files(mech: Any, released: Any, plan: Any, coordinates: list[str], projection: Any = None) -> list[Any]:
+    """The contents of the mechanism's data files as privgp writes them (``privgp verify`` compares with these):
+    ``coordinates``, the input's coordinate names; ``projection``, the recorded projection from a CRS (None: the
+    mechanism's own files, unchanged). Records projected to the local metric CRS: the projected coordinates are
+    called ``x_m``, ``y_m`` (metres; also the .npz's axis names) and every CSV that starts with them gets the input
+    coordinates next to them (the inverse projection, named as in the input)."""
+    from .geo import _projected, file_coordinates
+
+    files = mech.files(released, plan, list(file_coordinates(coordinates, projection)))
+    proj = _projected(projection)
+    return files if proj is None else [_with_input_coordinates(f, proj, coordinates) for f in files]
+
+
+def _with_input_coordinates(f: Any, proj: Any, coordinates: list[str]) -> Any:
+    """A CSV whose first columns are x_m, y_m with the input coordinates inserted after them."""
+    from .geo import METRIC_COORDINATES, input_coordinate_names
+    from .mechanisms.interface import CsvFile
+
+    k = len(METRIC_COORDINATES)
+    if not isinstance(f, CsvFile) or tuple(f.header[:k]) != METRIC_COORDINATES:
+        return f
+    cols = np.asarray(f.columns, dtype=float).reshape(len(f.columns), -1)
+    names = input_coordinate_names(coordinates, f.header)
+    return CsvFile(f.name, [*f.header[:k], *names, *f.header[k:]],
+                   np.column_stack([cols[:, :k], proj.inverse(cols[:, :k]), cols[:, k:]]))
 
 
 def _write_file(folder: Path, f: Any) -> None:
@@ -149,7 +176,7 @@ def _projection(result: Any) -> Any:
     from .geo import LocalProjection
 
     p = getattr(result.data, "projection", None)
-    return None if p is None else LocalProjection(p["input_crs"], p["metric_crs"])
+    return None if p is None else LocalProjection.from_dict(p)
 
 
 def _field(result: Any, mechanism: str | None) -> Any:
@@ -163,11 +190,13 @@ def _field(result: Any, mechanism: str | None) -> Any:
 
 
 def write_geotiff(result: Any, path: str | os.PathLike[str], *, mechanism: str | None = None) -> Path:
-    """The released map(s) as a GeoTIFF (float32, one band per released field, plus the released sd
-    where the mechanism releases one; NaN nodata), georeferenced in the metric CRS of the release's
-    projection (no CRS when the records were not projected). Values in model units: (g(z) - g(T)) / B,
-    the excursion set is where a band is > 0. Each grid point is the centre of a pixel. Needs
-    rasterio (``pip install 'privgp[gis]'``)."""
+    """The released map(s) as a GeoTIFF (float32, NaN nodata), georeferenced in the metric CRS of the release's
+    projection (no CRS when the records were not projected); each grid point is the centre of a pixel. Bands,
+    each described and with a ``units`` tag: every released field in model units, (g(z) - g(T)) / B (the
+    excursion set is where it is > 0), then the released sd in model units where the mechanism releases one,
+    then every released field in the response's own units, g^-1(g(T) + B f) (the excursion set is where it
+    is > T; field.csv's ``field_response_units``). The file's tags state the response, the threshold, the
+    clipping bound, the transform, epsilon and delta. Needs rasterio (``pip install 'privgp[gis]'``)."""
     from .errors import MissingExtraError
 
     try:
@@ -176,25 +205,40 @@ def write_geotiff(result: Any, path: str | os.PathLike[str], *, mechanism: str |
     except ImportError:
         raise MissingExtraError("a GeoTIFF", "rasterio", "gis") from None
     field = _field(result, mechanism)
+    rm = result.plan.response_map
+    response = str(getattr(result.data, "response_name", None) or "the response")
     xs, ys = (np.asarray(a, dtype=float) for a in field.axes)
     dx, dy = float(xs[1] - xs[0]), float(ys[1] - ys[0])
-    bands = [np.asarray(b, dtype=float) for b in field.values]
-    names = [f"released {field.noun} {k + 1}" for k in range(len(bands))]
+    model = f"model units: (g({response}) - g({rm.threshold:g})) / {rm.clip:g}, transform g = {rm.transform}"
+    fields = [np.asarray(b, dtype=float) for b in field.values]
+    bands = [(b, f"released {field.noun} {k + 1}, model units (> 0: above the threshold)", model)
+             for k, b in enumerate(fields)]
     if field.sd is not None:
-        bands.append(np.asarray(field.sd, dtype=float))
-        names.append("released sd")
+        bands.append((np.asarray(field.sd, dtype=float), "released sd, model units", model))
+    bands += [(rm.to_response_units(b), f"released {field.noun} {k + 1}, {response} (response units; threshold "
+               f"{rm.threshold:g})", f"{response} (the response's own units)") for k, b in enumerate(fields)]
     proj = _projection(result)
     path = Path(path)
     with rasterio.open(path, "w", driver="GTiff", width=xs.size, height=ys.size, count=len(bands), dtype="float32",
                        crs=None if proj is None else rasterio.crs.CRS.from_wkt(proj.wkt()), nodata=np.nan,
                        transform=Affine(dx, 0.0, xs[0] - dx / 2, 0.0, -dy, ys[-1] + dy / 2)) as dst:
-        for i, (b, name) in enumerate(zip(bands, names), start=1):
-            dst.write(b.T[::-1].astype(np.float32), i)   # rows from north to south
+        for i, (b, name, units) in enumerate(bands, start=1):
+            dst.write(np.asarray(b, dtype=float).T[::-1].astype(np.float32), i)   # rows from north to south
             dst.set_band_description(i, name)
-        dst.update_tags(units="model units (g(z) - g(T)) / B; the excursion set is where a released field is > 0",
+            dst.update_tags(i, units=units)
+        first = len(bands) - len(fields) + 1   # the first band in response units
+        dst.update_tags(units=f"{_bands(1, first - 1)}: {model} (the excursion set is where a released field is > 0); "
+                        f"{_bands(first, len(bands))}: {response} (the excursion set is where a released field is > "
+                        f"{rm.threshold:g})",
+                        response=response, threshold=repr(float(rm.threshold)), clip=repr(float(rm.clip)),
+                        transform=str(rm.transform),
                         epsilon=str(float(result.plan.certificate.epsilon)),
                         delta=str(float(result.plan.certificate.delta)))
     return path
+
+
+def _bands(a: int, b: int) -> str:
+    return f"band {a}" if a == b else f"bands {a}-{b}"
 
 
 def excursion_polygons(result: Any, *, mechanism: str | None = None) -> list[Any]:

@@ -221,8 +221,8 @@ def _draw_2d(plt, field: ReleasedField, ctx: PictureContext):
                    "above the threshold.")
     _domain_patch(ax, ctx.domain)
     handles.append(Line2D([], [], color="black", lw=1.2, ls=(0, (5, 3)),
-                          label=f"public domain {ctx.domain.describe()}"))
-    caption += f" Dashed box: the public domain {ctx.domain.describe()}; no data point is shown."
+                          label=f"public domain {ctx.domain_text()}"))
+    caption += f" Dashed box: the public domain {ctx.domain_text()}; no data point is shown."
     if field.caveat:
         caption += " " + field.caveat
     ax.set_aspect("equal")
@@ -347,7 +347,7 @@ def _draw_1d(plt, field: ReleasedField, ctx: PictureContext):
                Patch(color=shade, alpha=0.35, label=(f"excursion set: {ctx.threshold_text()}" if K == 1 else
                                                      f"{ctx.threshold_text()} in at least one {field.noun}; "
                                                      "darker: in more of them")),
-               Line2D([], [], color="0.3", lw=1.2, ls=DOMAIN_1D, label=f"ends of the public domain {ctx.domain.describe()}")]
+               Line2D([], [], color="0.3", lw=1.2, ls=DOMAIN_1D, label=f"ends of the public domain {ctx.domain_text()}")]
     if field.band is not None:
         handles.insert(1, Patch(color="C0", alpha=0.2, label=field.band_label))
     _fit(fig, ax, fig.legend(handles=handles, loc="lower center", ncols=2, fontsize=9, frameon=False,
@@ -359,7 +359,7 @@ def _draw_1d(plt, field: ReleasedField, ctx: PictureContext):
                   "(values beyond it are drawn at its edge)" if saturates else "") + ". Dashed "
                f"line: the threshold {thr}. Shaded: the released excursion set, where {ctx.threshold_text()}"
                + ("" if K == 1 else f" in at least one of the {K} {field.plural}, darker where more of them agree")
-               + f". Dotted verticals: the ends of the public domain {ctx.domain.describe()}; no data point is shown.")
+               + f". Dotted verticals: the ends of the public domain {ctx.domain_text()}; no data point is shown.")
     if field.band is not None:
         caption += f" Band: {field.band_label}."
     return fig, caption

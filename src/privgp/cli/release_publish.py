@@ -41,8 +41,15 @@ def response_display(data) -> ResponseDisplay:
 
 
 def axis_labels(data) -> tuple[str, ...]:
-    """The CSV's coordinate column names, or the embedded data's documented coordinate system."""
-    return baltimore.COORDINATE_LABELS if data.source == EMBEDDED else tuple(data.coordinates)
+    """The CSV's coordinate column names, or the embedded data's documented coordinate system; records projected
+    from a CRS: x_m, y_m, metres of the local projection (:func:`privgp.geo.picture_labels`)."""
+    names = baltimore.COORDINATE_LABELS if data.source == EMBEDDED else tuple(data.coordinates)
+    projection = getattr(data, "projection", None)
+    if projection is None:
+        return names
+    from ..geo import picture_labels
+
+    return picture_labels(names, projection)
 
 
 def data_description(data) -> str:
@@ -57,9 +64,16 @@ def picture_context(plan, data, forecast=None) -> PictureContext:
     """The public facts the picture states; ``forecast``: the release's utility forecast, whose warning (a map
     released although it says mostly noise) the picture then carries."""
     cert = plan.certificate
+    projection = getattr(data, "projection", None)
+    if projection is None:
+        unit = ""
+    else:
+        from ..geo import coordinate_unit
+
+        unit = coordinate_unit(projection)
     return PictureContext(domain=plan.domain, axis_labels=axis_labels(data), response=response_display(data),
                           response_map=plan.response_map, epsilon=float(cert.epsilon), delta=float(cert.delta),
-                          note="" if forecast is None else forecast.noisy_note(short=True))
+                          note="" if forecast is None else forecast.noisy_note(short=True), domain_unit=unit)
 
 
 def picture_request(mech: Mechanism, released, plan, data, forecast=None) -> tuple[Any, PictureContext]:

@@ -249,7 +249,7 @@ def _check_release(doc: dict, folder: Path, files: dict[str, str]) -> tuple[Any,
     arrays = _load_npz(folder / writer.npz, writer.npz, plan)
     _check_npz(doc, arrays, writer.npz)
     released = writer.released_from_arrays(arrays, plan)
-    expected = writer.files(released, plan, _coordinates(arrays, plan.domain.dim))
+    expected = _expected_files(doc, writer, released, plan, arrays)
     _require(files, [f.name for f in expected], what)
     for f in expected:
         if files[f.name] == "ok":
@@ -258,10 +258,51 @@ def _check_release(doc: dict, folder: Path, files: dict[str, str]) -> tuple[Any,
     return mech, full, writer.fields(released, plan)
 
 
+def _expected_files(doc: dict, writer: Any, released: Any, plan: Any, arrays: dict[str, np.ndarray]) -> list[Any]:
+    """The data files privgp writes from the released arrays (:func:`privgp.publish.data_files`): named by the .npz's
+    coordinates, or, under a recorded projection from a CRS, by the certificate's input coordinates (the projected
+    ones are then x_m, y_m, with the input's beside them in the CSVs)."""
+    from ..publish import data_files
+
+    dataset = doc.get("dataset")
+    dataset = dataset if isinstance(dataset, dict) else {}
+    projection, dim = dataset.get("projection"), plan.domain.dim
+    if projection is None:
+        return writer.files(released, plan, _coordinates(arrays, dim))
+    names = dataset.get("coordinates")
+    if not (isinstance(names, list) and len(names) == dim and all(isinstance(c, str) and c for c in names)):
+        raise publish.CertificateMismatch("dataset.coordinates", f"{dim} coordinate names (the records' columns)")
+    try:
+        files = data_files(writer, released, plan, names, projection)
+    except ImportError as exc:
+        raise _mismatch(writer.npz, f"cannot be checked without privgp's GIS extra ({exc}; pip install "
+                        "'privgp[gis]')") from None
+    except Exception as exc:   # a projection privgp cannot use: not one it wrote
+        raise publish.CertificateMismatch("dataset.projection", f"not a projection privgp can use "
+                                          f"({type(exc).__name__}: {str(exc)[:80]})") from None
+    written = _file_names(files, writer.npz)
+    if written != names and all(f"axis_{c}" in arrays for c in names) and \
+            not any(f"axis_{c}" in arrays for c in written):
+        raise _mismatch(writer.npz, f"its axes are named {', '.join(names)} but hold the projected metres: files "
+                        "of an earlier privgp, whose --crs outputs used the input's coordinate names for them; this "
+                        "privgp writes x_m, y_m with the input coordinates beside them (verify them with the privgp "
+                        "that wrote them, or release again)")
+    return files
+
+
+def _file_names(files: list[Any], npz: str | None) -> list[str]:
+    """The coordinate names of the .npz privgp writes (its ``axis_<name>`` keys)."""
+    for f in files:
+        if f.name == npz:
+            return [k[len("axis_"):] for k in f.arrays if k.startswith("axis_")]
+    return []
+
+
 def _check_gis(doc: dict, folder: Path, files: dict[str, str], writer: Any, plan: Any, released: Any) -> None:
     """field.tif and excursion.geojson: hashed exactly when the certificate records a projection from a CRS (a
     2-D map), and each what privgp's GIS writers make of the released map (regenerated and compared: the
-    GeoTIFF's bands, georeferencing and tags, the GeoJSON's polygons and stated epsilon, delta, threshold)."""
+    GeoTIFF's bands, their descriptions and units, georeferencing and tags, the GeoJSON's polygons and stated
+    epsilon, delta, threshold)."""
     from types import SimpleNamespace
 
     from ..mechanisms.release import ReleaseResult
@@ -278,7 +319,7 @@ def _check_gis(doc: dict, folder: Path, files: dict[str, str], writer: Any, plan
         return
     _require(files, (GEOTIFF, GEOJSON), "a release projected from a CRS")
     result = ReleaseResult(plan=plan, released=released, charge=None, fingerprint="",
-                           data=SimpleNamespace(projection=projection))
+                           data=SimpleNamespace(projection=projection, response_name=doc["dataset"].get("response")))
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -295,7 +336,8 @@ def _check_gis(doc: dict, folder: Path, files: dict[str, str], writer: Any, plan
                                 f"({type(exc).__name__}: {str(exc)[:80]})") from None
             if not same(folder / name, again):
                 raise _mismatch(name, "not what privgp writes from the released map under the certificate's "
-                                "settings (its map, georeferencing or stated epsilon, delta, threshold)")
+                                "settings (its map, georeferencing, bands and their units or stated epsilon, delta, "
+                                "threshold)")
 
 
 def _same_json(a: Any, b: Any) -> bool:
@@ -323,6 +365,8 @@ def _same_geotiff(path: Path, again: Path) -> bool:
             if (a.count, a.width, a.height, a.dtypes, a.descriptions, a.tags(), a.crs, a.transform) != \
                     (b.count, b.width, b.height, b.dtypes, b.descriptions, b.tags(), b.crs, b.transform):
                 return False
+            if any((a.tags(i), a.units[i - 1]) != (b.tags(i), b.units[i - 1]) for i in range(1, a.count + 1)):
+                return False   # the bands' own tags (their units)
             return bool(np.array_equal(a.read(), b.read(), equal_nan=True))
     except rasterio.errors.RasterioError:
         return False

@@ -58,14 +58,15 @@ class _ReportFacts:
 
 
 def public_data(doc: dict) -> Any:
-    """The public facts of the records a certificate states (n, source words, coordinate and response names): what
-    the picture and the report are made of (the data holder's statement: no file can show them)."""
+    """The public facts of the records a certificate states (n, source words, coordinate and response names, the
+    projection from a CRS): what the picture and the report are made of (the data holder's statement: no file can
+    show them)."""
     from types import SimpleNamespace
 
     dataset = doc.get("dataset")
     dataset = dataset if isinstance(dataset, dict) else {}
     return SimpleNamespace(n=dataset.get("n"), source=dataset.get("source"), coordinates=dataset.get("coordinates"),
-                           response_name=dataset.get("response"))
+                           response_name=dataset.get("response"), projection=dataset.get("projection"))
 
 
 def check_forecast(doc: dict, plan: Any) -> tuple[Any, list[str]]:
