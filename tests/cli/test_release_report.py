@@ -392,3 +392,15 @@ def test_the_picture_layout_keeps_the_map_title_and_legend_apart(upper):
     assert 0 <= legend.y0 and legend.y1 <= decorated.y0 and mapbox.y1 <= title.y0 and title.y1 <= H
     assert 0 <= mapbox.x0 and mapbox.x1 <= W
     assert max(mapbox.width / W, mapbox.height / H) > 0.35
+
+
+def test_the_units_sentence_names_only_the_files_published():
+    """A grid release publishes no paths.csv: its report's units sentence must not name one (usability walk-through)."""
+    from privgp.cli.release_report import _units
+
+    grid = _units(["field.npz", "field.csv", "excursion.png", "certificate.json"])
+    assert "field.npz, field.csv" in grid and "paths" not in grid and "response's own units" in grid
+    paths = _units(["paths.npz", "paths.csv", "excursion.png"])
+    assert "paths.npz, paths.csv" in paths and "field" not in paths and "own units" not in paths
+    assert "inducing" not in _units(["prediction.npz", "prediction.csv", "inducing.csv"])
+    assert _units(["excursion.png"]) == ""

@@ -55,7 +55,7 @@ class LedgerTotals:
 
 #: the layout of report.html, stated in it: ``privgp verify`` redoes a report word for word only in the layout the
 #: installed privgp writes (raise it whenever the page's words or markup change)
-REPORT_FORMAT = 1
+REPORT_FORMAT = 2
 
 
 @dataclass(frozen=True)
@@ -270,6 +270,18 @@ def _plain_guarantee(r: ReportInput) -> str:
         "the randomness being secret.</p>")
 
 
+def _units(files) -> str:
+    """The report's sentence on the units of the data files it names (only those published with it)."""
+    data = [f for f in files if f.endswith((".csv", ".npz")) and f != "inducing.csv"]   # (inducing inputs: coordinates)
+    if not data:
+        return ""
+    text = (f" Units: the values in {', '.join(data)} are on the model scale, (g(response) − g(threshold)) / clip with "
+            "g the public transform, between −1 and 1 with the threshold at 0")
+    if "field.csv" in data:
+        text += "; field.csv also gives each value in the response's own units (meaningful inside the clipping range)"
+    return text + "."
+
+
 def _forecast(r: ReportInput) -> str:
     """How good the map is expected to be (the forecast made before the charge; public simulation)."""
     f = r.forecast
@@ -415,9 +427,7 @@ def render(r: ReportInput) -> str:
 {e(", ".join(r.coordinates))}, response {e(r.response.axis_label())}, over the public domain {e(r.domain.describe())}.</p>
 <p>{e(r.text.how)}</p>
 <p>Files published with this report: {e(", ".join(r.files))}. No data point, and no statistic of the data other
-than n, is published. Units: the values in paths.csv / paths.npz and field.csv / field.npz are on the model scale,
-(g(response) − g(threshold)) / clip with g the public transform, between −1 and 1 with the threshold at 0;
-field.csv also gives each value in the response's own units (meaningful inside the clipping range).</p>
+than n, is published.{e(_units(r.files))}</p>
 </section>
 
 {_forecast(r)}

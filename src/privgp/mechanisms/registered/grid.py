@@ -330,6 +330,13 @@ def recorded_grid_arguments(recorded: Recorded) -> dict:
                 grid=recorded.grid_points())
 
 
+#: what a noisy grid's released uncertainty and its "unreliable" marks cover, and what they do not (report.html)
+UNCERTAINTY_COVERS = ("The released uncertainty is that of the privacy noise only. Outside the marked places the "
+                      "noise alone cannot have put the map on the wrong side of the threshold, but the cells can: a "
+                      "feature smaller than a cell is blurred into its neighbours, and a cell with few records gives a "
+                      "rough average, so an unmarked place can still be on the wrong side.")
+
+
 def settings_chosen_by(source: str) -> str:
     """The report's "how it was chosen" words for the cells and bandwidth of a grid-type plan whose
     ``hyperparameter_source`` is ``source``."""
@@ -423,7 +430,7 @@ class NoisyGrid(CellGridMechanism):
                "covered by the guarantee. The map is the ratio of the smoothed noisy totals to the smoothed noisy "
                "counts; its uncertainty comes from the known noise. Places where the map is closer to the threshold "
                "than twice its uncertainty are marked as unreliable: there the released map cannot say on which side "
-               "of the threshold the response is.")
+               "of the threshold the response is. " + UNCERTAINTY_COVERS)
         statement = (f"The Gaussian mechanism with L2 sensitivity {GRID_SENSITIVITY:g} (the per-cell sums and counts "
                      f"under replacement of one record with |y| \u2264 1) and noise standard deviation "
                      f"{plan.noise_std:.6g} is \u03bc-GDP with \u03bc = {GRID_SENSITIVITY / plan.noise_std:.6g} (Dong, "

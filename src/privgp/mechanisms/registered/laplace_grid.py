@@ -36,6 +36,7 @@ from .grid import (
     DEFAULT_BANDWIDTH,
     DEFAULT_CELLS,
     DEFAULT_MEMORY_LIMIT,
+    UNCERTAINTY_COVERS,
     CellGridMechanism,
     CellGridRelease,
     cell_sizes,
@@ -141,7 +142,8 @@ class LaplaceGrid(CellGridMechanism):
                "responses and the number of records in it were computed, and Laplace noise of scale "
                f"{plan.scale:.4g} was added to each, enough to hide any one record completely in the sense of pure "
                "differential privacy (no small probability of failure). The map is the ratio of the smoothed noisy "
-               "totals to the smoothed noisy counts.")
+               "totals to the smoothed noisy counts; its uncertainty comes from the known noise. Places where the map "
+               "is closer to the threshold than twice its uncertainty are marked as unreliable. " + UNCERTAINTY_COVERS)
         statement = (f"The Laplace mechanism with L1 sensitivity {L1_SENSITIVITY:g} (per-cell sums and counts under "
                      f"replacement of one record with |y| \u2264 1) and scale {plan.scale:.6g} is "
                      f"{plan.target_epsilon:g}-DP (Dwork, McSherry, Nissim & Smith 2006); smoothing is "
