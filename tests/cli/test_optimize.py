@@ -78,6 +78,17 @@ def test_a_failing_objective_stops_cleanly_keeps_outputs_and_the_charge(tmp_path
     doc = json.loads((tmp_path / "o" / "certificate.json").read_text())
     assert doc["status"] == "stopped" and doc["released_rounds"] == 4
     assert doc["certificate"]["epsilon"] < doc["planned_certificate"]["epsilon"] <= 3.0
+    # the objective's own message (it may hold private values) is told to the data holder, never published
+    for name in ("certificate.json", "summary.json", "history.csv"):
+        assert "sensor offline" not in (tmp_path / "o" / name).read_text(), name
+    assert doc["stop_reason"].startswith("round 4: the objective gave no response")
+    # verify: the released rounds' certificate holds only for a stop that did not depend on the responses
+    capsys.readouterr()
+    assert main(["verify", str(tmp_path / "o" / "certificate.json"), "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["verified"] and any("stopped early (round 4)" in n for n in res["notes"]), res
+    assert main(["verify", str(tmp_path / "o" / "certificate.json"), "--strict"]) == 1
+    capsys.readouterr()
     led = Ledger(tmp_path / "l.sqlite")
     (entry,) = led.entries()
     assert entry.epsilon == pytest.approx(doc["planned_certificate"]["epsilon"])

@@ -20,7 +20,7 @@ from privgp.models.domain import Box
 from privgp.models.kernels import make_kernel
 from privgp.models.sampling import exact_paths
 from privgp.models.sampling.prior import prior_paths
-from privgp.tasks.thompson import Candidates, plan_thompson, run_thompson
+from privgp.tasks.thompson import Candidates, plan_thompson, public_stop_reason, run_thompson
 
 REFERENCE = json.loads((Path(__file__).resolve().parents[1] / "data" / "objective_reference.json").read_text())
 
@@ -101,7 +101,8 @@ def test_an_objective_returning_bad_values_stops_the_run_cleanly(bad, why):
         return bad if state["n"] == 3 else 0.1
 
     res = run_thompson(PLAN, obj, np.random.default_rng(0))
-    assert res.status == "stopped" and why in res.stop_reason and res.stop_reason.startswith("round 3")
+    assert res.status == "stopped" and why in res.failure and res.failure.startswith("round 3")
+    assert res.stop_reason == public_stop_reason(3)     # the objective's words are never published
     assert res.released == 3 and res.responses.shape == (2,)
     assert [e.n for e, _ in res.event.events] == [1, 2]
     assert res.certificate.epsilon < PLAN.epsilon
@@ -113,7 +114,7 @@ def test_failure_in_the_first_round_releases_nothing_data_dependent():
 
     res = run_thompson(PLAN, obj, np.random.default_rng(0))
     assert res.status == "stopped" and res.released == 1 and res.certificate is None and res.epsilon == 0.0
-    assert "KeyError" in res.stop_reason
+    assert "KeyError" in res.failure and "no such dose" not in res.stop_reason
 
 
 def test_responses_are_clipped_and_queries_are_candidates():

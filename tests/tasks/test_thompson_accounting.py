@@ -226,7 +226,8 @@ def test_a_run_that_fails_mid_way_keeps_the_full_charge(tmp_path):
         return 0.5
 
     res = optimize(plan, obj, led, np.random.default_rng(0), fingerprint="fp2", budget_epsilon=10.0)
-    assert res.status == "stopped" and "round 4" in res.stop_reason and "assay failed" in res.stop_reason
+    assert res.status == "stopped" and "round 4" in res.failure and "assay failed" in res.failure
+    assert "assay failed" not in res.stop_reason and res.stop_reason.startswith("round 4: ")
     assert res.released == 4 and res.responses.shape == (3,)
     assert res.certificate.epsilon < plan.epsilon          # what was released
     assert led.dataset("fp2").spent.epsilon == pytest.approx(plan.epsilon, rel=1e-9)  # what was charged

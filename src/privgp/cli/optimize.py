@@ -655,7 +655,7 @@ def run(args) -> int:
     else:
         _print_summary(summary, res)
     if res.status != "completed":
-        raise ObjectiveError(f"the run stopped at {res.stop_reason}; {res.released} of {plan.rounds} rounds were "
+        raise ObjectiveError(f"the run stopped at {res.failure}; {res.released} of {plan.rounds} rounds were "
                              f"released (epsilon {res.epsilon:.4g}), the charge for the whole run "
                              f"({plan.epsilon:.4g}) stands; outputs in {args.out}")
     return 0

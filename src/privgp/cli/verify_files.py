@@ -178,7 +178,26 @@ def check_contents(doc: dict, kind: str | None, folder: Path, files: dict[str, s
         if "report.html" in ok:
             notes += check_report(doc, folder, files, rebuilt, drawn)
     if kind == "optimize":
-        notes += _check_optimize(doc, folder, files)
+        notes += _check_optimize(doc, folder, files) + stopped_run_notes(doc)
+    return notes
+
+
+def stopped_run_notes(doc: dict) -> list[str]:
+    """An optimize run that stopped early: its certificate covers the released rounds only if the stop did not
+    depend on private responses, which verify cannot know (a stop caused by a response -- e.g. "abort when a
+    value exceeds a limit" -- is a release no finite epsilon covers); and a stop reason in words other than
+    privgp's fixed ones (an older privgp published the objective's own message, which may hold private values)."""
+    if doc.get("status") != "stopped":
+        return []
+    from ..tasks.thompson import public_stop_reason
+
+    k = doc.get("released_rounds")
+    notes = [f"the run stopped early (round {k}): its certificate covers the released rounds only if the stop did not "
+             "depend on the private responses, which verify cannot check (the data holder's statement); the planned "
+             "certificate covers the planned run, not a data-dependent stop"]
+    if not (isinstance(k, int) and doc.get("stop_reason") == public_stop_reason(k)):
+        notes.append("stop_reason: not privgp's fixed words (an earlier privgp published the objective's own "
+                     "message, which may hold private values)")
     return notes
 
 

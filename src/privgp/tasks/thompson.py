@@ -476,6 +476,9 @@ class ThompsonResult:
     certificate: PrivacyCertificate | None
     charge: Any = None
     fingerprint: str | None = None
+    #: why the objective gave no response, in its own words (a stopped run): PRIVATE -- an objective's message
+    #: may hold private values (a response, a row) -- so it is never written; ``stop_reason`` is the public words
+    failure: str | None = None
 
     @property
     def released(self) -> int:
@@ -588,6 +591,13 @@ def _response(objective: Callable[[np.ndarray], Any], x: np.ndarray) -> tuple[fl
     return y, None
 
 
+def public_stop_reason(round_: int) -> str:
+    """The published reason of a run stopped in ``round_``: the same words whatever the objective said (its own
+    message, kept in :attr:`ThompsonResult.failure` for the data holder, may hold private values)."""
+    return (f"round {round_}: the objective gave no response (its own message is not published: it may hold "
+            "private values)")
+
+
 def run_thompson(plan: ThompsonPlan, objective: Callable[[np.ndarray], float], rng: np.random.Generator, *,
                  on_round: Callable[[int], None] | None = None) -> ThompsonResult:
     """Run private Thompson sampling: in each planned round, query ``objective`` at the candidate chosen
@@ -607,16 +617,15 @@ def run_thompson(plan: ThompsonPlan, objective: Callable[[np.ndarray], float], r
     idx = np.empty(T, dtype=np.int64)
     X = np.empty((T, d))
     y = np.empty(T)
-    status, reason, released = "completed", None, 0
+    status, reason, failure, released = "completed", None, None, 0
     for t in range(T):  # round t + 1 uses the t records collected so far
         f = _draw(plan, kernel, X[:t], y[:t], t - 1, rng)
         i = int(np.argmax(f))
         idx[t], X[t] = i, C[i]
         released = t + 1
-        val, reason = _response(objective, C[i])
-        if val is None:  # exactly when a reason is given
-            status = "stopped"
-            reason = f"round {t + 1}: {reason}"
+        val, failure = _response(objective, C[i])
+        if val is None:  # exactly when a failure is given
+            status, reason = "stopped", public_stop_reason(t + 1)
             break
         y[t] = min(max(val, -plan.M_Y), plan.M_Y)
         if on_round is not None:
@@ -625,7 +634,7 @@ def run_thompson(plan: ThompsonPlan, objective: Callable[[np.ndarray], float], r
     event, cert = released_certificate(plan, released)
     return ThompsonResult(plan=plan, indices=idx[:released].copy(), queries=X[:released].copy(),
                           responses=y[:collected].copy(), status=status, stop_reason=reason, event=event,
-                          certificate=cert)
+                          certificate=cert, failure=None if failure is None else f"round {released}: {failure}")
 
 
 def optimize(plan: ThompsonPlan, objective: Callable[[np.ndarray], float], ledger: Ledger, rng: np.random.Generator,
