@@ -592,7 +592,7 @@ def test_a_tuned_release_whose_selection_file_disagrees_fails(certificates, tmp_
 
     cert = certificates["posterior-sample-tuned"]
     assert verify(cert, capsys)[0] == 0
-    for key, value in (("max_runs", 1), ("per_run_epsilon", 0.01), ("candidates", [2.0, 3.0]), ("runs", 10**6)):
+    for key, value in (("max_runs", 1), ("per_run_epsilon", 0.01), ("candidates", [2.0, 3.0]), ("accepted_runs", 1)):
         t = _tampered(tmp_path, cert, lambda d: None)
         sel = json.loads((t.parent / "selection.json").read_text())
         sel[key] = value
@@ -901,7 +901,8 @@ def test_forged_sparse_gp_optimize_and_selection_files_fail(certificates, tmp_pa
         (tuned, json_edit("selection.json", lambda d: d.__setitem__("epsilon", 0.1)), "selection.json.epsilon"),
         (tuned, json_edit("selection.json", lambda d: d.__setitem__("n_validation", 1)), "selection.json.n_validation"),
         (tuned, lambda f: (f / "selection.json").write_text(
-            (f / "selection.json").read_text().replace('"runs"', '"runs": 0, "runs"', 1)), "selection.json"),
+            (f / "selection.json").read_text().replace('"max_runs"', '"max_runs": 0, "max_runs"', 1)), "selection.json"),
+        (tuned, json_edit("selection.json", lambda d: d.__setitem__("runs", 3)), "selection.json.runs"),
         (lg, lambda f: (f / "excursion.png").write_bytes(b"not a picture"), "excursion.png"),
     ]
     for cert, edit, field in cases:

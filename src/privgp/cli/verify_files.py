@@ -518,18 +518,15 @@ def _check_selection(doc: dict, path: Path) -> dict:
                             f"{publish._short(want)}")
     _same_number(sel.get("per_run_epsilon"), budget.get("epsilon"), "selection.json.per_run_epsilon")
     _same_number(sel.get("per_run_delta"), budget.get("delta"), "selection.json.per_run_delta")
-    runs, accepted = sel.get("runs"), sel.get("accepted_runs")
-    if not isinstance(runs, int) or isinstance(runs, bool) or not 0 <= runs <= budget.get("max_draws", -1):
-        raise _mismatch("selection.json.runs", f"{publish._short(runs)} runs where the certificate allows at most "
-                        f"{publish._short(budget.get('max_draws'))}")
-    keys = {"candidates", "selected", "lengthscale", "runs", "accepted_runs", "max_runs", "per_run_epsilon",
-            "per_run_delta", "n_train", "n_validation"} | ({"r"} if sel.get("selected") is True else set())
+    for key in ("runs", "accepted_runs"):   # written by privgp before 2026-11-26
+        if key in sel:
+            raise _mismatch(f"selection.json.{key}", "published, but the certificate's guarantee (Liu & Talwar 2019, "
+                            "Thm 3.4) covers the selected candidate only, not the number of (accepted) runs")
+    keys = {"candidates", "selected", "lengthscale", "max_runs", "per_run_epsilon", "per_run_delta", "n_train",
+            "n_validation"} | ({"r"} if sel.get("selected") is True else set())
     if set(sel) != keys or not isinstance(sel.get("selected"), bool):
         extra = sorted(set(sel) ^ keys) or ["selected"]
         raise _mismatch(f"selection.json.{extra[0]}", "not the fields privgp writes in selection.json")
-    if not isinstance(accepted, int) or isinstance(accepted, bool) or not \
-            (1 if sel["selected"] else 0) <= accepted <= runs:
-        raise _mismatch("selection.json.accepted_runs", f"{publish._short(accepted)} accepted of {runs} runs")
     dataset = doc.get("dataset")
     n, n_train = (dataset.get("n") if isinstance(dataset, dict) else None), settings.get("n_train")
     if not (isinstance(n, int) and isinstance(n_train, int) and sel.get("n_validation") == n - n_train):

@@ -91,9 +91,10 @@ class PosteriorSampleTuned(Mechanism):
 
     def files(self, released: SelectionResult, plan: LengthscaleSelectionPlan,
               coordinates: Sequence[str]) -> list[OutputFile]:
+        # not the number of runs nor of accepted runs: Liu & Talwar's Thm 3.4 covers the selected candidate only (the
+        # random number of runs, revealed, would leave each run's own epsilon composed over that many runs)
         doc = {"candidates": list(plan.lengthscales), "selected": released.selected,
-               "lengthscale": released.candidate, "runs": released.draws, "accepted_runs": released.accepted,
-               "max_runs": plan.budget.max_draws, "per_run_epsilon": plan.budget.epsilon,
+               "lengthscale": released.candidate, "max_runs": plan.budget.max_draws, "per_run_epsilon": plan.budget.epsilon,
                "per_run_delta": plan.budget.delta, "n_train": plan.n_train, "n_validation": plan.n - plan.n_train}
         files: list[OutputFile] = []
         if released.selected:
