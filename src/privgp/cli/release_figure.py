@@ -200,7 +200,9 @@ def _draw_2d(plt, field: ReleasedField, ctx: PictureContext):
         if unreliable is not None:
             caption += (f" Grey hatching: where the released {field.noun} is within two released standard deviations "
                         f"of the threshold ({unreliable.mean():.0%} of the map): there the release cannot tell on which "
-                        "side of the threshold the response lies, and no boundary is drawn.")
+                        "side of the threshold the response lies, and no boundary is drawn. The released standard "
+                        "deviation is the privacy noise's only: elsewhere the map's resolution and the few records "
+                        "behind a place can still put it on the wrong side.")
     else:
         K = field.count
         frac = (field.values >= 0.0).mean(axis=0)
