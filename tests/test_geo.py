@@ -255,12 +255,34 @@ def test_outputs_of_a_crs_release_say_their_numbers_are_projected_metres(tmp_pat
         z["axis_lon"], z["axis_lat"] = z.pop("axis_x_m"), z.pop("axis_y_m")
         np.savez(f / "field.npz", **z)
 
+    # what GIS software applies or shows beyond the full-resolution pixels (red-team round 9, F1)
+    def scale_offset(f):
+        with rasterio.open(f / "field.tif", "r+") as dst:
+            dst.scales, dst.offsets = (2.0,) * dst.count, (0.5,) * dst.count
+
+    def overview(f):   # another map at lower zoom
+        with rasterio.open(f / "field.tif", "r+") as dst:
+            dst.build_overviews([2])
+
+    def hidden_tags(f):
+        with rasterio.open(f / "field.tif", "r+") as dst:
+            dst.update_tags(ns="PRIVATE", secret="12.5,51.48")
+
+    def trailing(f):
+        with open(f / "field.tif", "ab") as fh:
+            fh.write(b"secret rows")
+
     for name, edit, field in (("csv", relabel_csv, "field.csv"), ("band", response_band, "field.tif"),
-                              ("units", band_units, "field.tif"), ("old", old_names, "field.npz")):
+                              ("units", band_units, "field.tif"), ("old", old_names, "field.npz"),
+                              ("scale", scale_offset, "field.tif"), ("overview", overview, "field.tif"),
+                              ("tags", hidden_tags, "field.tif")):
         code, res = edited(name, edit)
         assert code == 1 and res["field"] == field, (name, res)
         if name == "old":
             assert "earlier privgp" in json.dumps(res)
+    # bytes GDAL never reads: the same map, but not the file privgp writes: checked in part (--strict fails)
+    code, res = edited("trailing", trailing)
+    assert not (code == 0 and res["verified"] and not res["notes"]), res
 
 
 def test_outputs_without_a_crs_keep_the_input_names(tmp_path, capsys):

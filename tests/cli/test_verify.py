@@ -1111,3 +1111,30 @@ def test_readme_release_is_committed_whole_and_verifies(tmp_path, capsys):
     code, res = verify(forged / "certificate.json", capsys, "--strict")
     assert code == 1 and not res["verified"] and res["field"] == "certificate.epsilon", res
     assert res["reason"] in (folder / "forged.txt").read_text()
+
+
+def test_the_data_holders_statements_are_bounded(certificates, tmp_path, capsys):
+    """randomness, notes and the ledger block are the data holder's words and numbers: 80 kB of records hidden in
+    them, or a ledger number written as text, fail (red-team round 9, F5)."""
+    cert = certificates["laplace-grid"]
+    blob = "0.12345," * 10_000
+    for edit, field in ((lambda d: d.__setitem__("randomness", {"source": "os", "x": blob}), "randomness"),
+                        (lambda d: d["notes"].append(blob), "notes"),
+                        (lambda d: d["ledger"].__setitem__("remaining_epsilon", blob), "ledger.remaining_epsilon"),
+                        (lambda d: d["ledger"].__setitem__("spent_epsilon_before", "5"), "ledger.spent_epsilon_before")):
+        code, res = verify(_tampered(tmp_path, cert, edit), capsys)
+        assert code == 1 and res["field"] == field, res
+
+
+def test_an_npz_with_comments_fails(certificates, tmp_path, capsys):
+    import zipfile
+
+    cert = certificates["laplace-grid"]
+    t = _tampered(tmp_path, cert, lambda d: None)
+    with zipfile.ZipFile(t.parent / "field.npz", "a") as zf:
+        zf.comment = b"secret rows"
+    doc = json.loads(t.read_text())
+    doc["sha256"]["field.npz"] = hashlib.sha256((t.parent / "field.npz").read_bytes()).hexdigest()
+    t.write_text(json.dumps(doc))
+    code, res = verify(t, capsys)
+    assert code == 1 and res["field"] == "field.npz", res

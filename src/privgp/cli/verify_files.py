@@ -91,6 +91,8 @@ def check_fields(doc: dict, kind: str | None) -> None:
         if extra:
             raise publish.CertificateMismatch(f"{where}{extra[0]}", "not a field privgp writes in this certificate "
                                               "(an added field could only mislead a reader)")
+    if kind in ("release", "optimize"):
+        _check_statements(doc)
     if kind == "optimize":
         reason = doc.get("stop_reason")
         if not (reason is None or isinstance(reason, str) and len(reason) <= MAX_WORDS):
@@ -106,6 +108,29 @@ def check_fields(doc: dict, kind: str | None) -> None:
                 and dataset["dim"] != settings["dim"]:
             raise publish.CertificateMismatch("dataset.dim", f"{publish._short(dataset['dim'])} where the public "
                                               f"settings state {publish._short(settings['dim'])}")
+
+
+#: the ledger block's numbers (the data holder's statement, but numbers: not a channel for anything else)
+LEDGER_NUMBERS = ("budget_epsilon", "budget_delta", "spent_epsilon_before", "spent_epsilon_after", "remaining_epsilon",
+                  "releases_after")
+
+
+def _check_statements(doc: dict) -> None:
+    """The data holder's statements a certificate repeats -- how the randomness was drawn, its notes, the ledger
+    block -- are bounded words and numbers, not room for anything else (red-team round 9, F5)."""
+    randomness, notes, ledger = doc.get("randomness"), doc.get("notes"), doc.get("ledger")
+    if not (isinstance(randomness, dict) and len(json.dumps(randomness)) <= MAX_WORDS):
+        raise publish.CertificateMismatch("randomness", f"an object of at most {MAX_WORDS} characters")
+    if not (isinstance(notes, list) and len(notes) <= 10 and all(isinstance(n, str) and len(n) <= MAX_WORDS
+                                                                   for n in notes)):
+        raise publish.CertificateMismatch("notes", f"at most 10 notes of at most {MAX_WORDS} characters each")
+    if isinstance(ledger, dict):
+        for key in LEDGER_NUMBERS:
+            val = ledger.get(key)
+            if key in ledger and not (val is None or isinstance(val, (int, float)) and not isinstance(val, bool)):
+                raise publish.CertificateMismatch(f"ledger.{key}", f"a number, found {publish._short(val)}")
+        if len(json.dumps(ledger)) > 4 * MAX_WORDS:
+            raise publish.CertificateMismatch("ledger", f"a ledger block of at most {4 * MAX_WORDS} characters")
 
 
 def check_sha256_list(doc: dict, kind: str | None) -> None:
@@ -167,7 +192,7 @@ def check_contents(doc: dict, kind: str | None, folder: Path, files: dict[str, s
         return []
     notes: list[str] = []
     if kind == "release":
-        rebuilt = _check_release(doc, folder, files)
+        rebuilt = _check_release(doc, folder, files, notes)
         from .verify_report import check_forecast, check_picture, check_report
 
         drawn = None
@@ -223,7 +248,8 @@ def _foreign(files: dict[str, str], allowed, what: str) -> None:
                                               "only its own release's files")
 
 
-def _check_release(doc: dict, folder: Path, files: dict[str, str]) -> tuple[Any, Any, Any] | None:
+def _check_release(doc: dict, folder: Path, files: dict[str, str], notes: list[str] | None = None
+                   ) -> tuple[Any, Any, Any] | None:
     """(mechanism, rebuilt plan, released map or None) once the files are checked; None where they could not all
     be read (nothing hashed, a file missing)."""
     """A release's hashed files: the mechanism's data files and picture are all hashed and no other mechanism's
@@ -273,7 +299,7 @@ def _check_release(doc: dict, folder: Path, files: dict[str, str]) -> tuple[Any,
     for f in expected:
         if files[f.name] == "ok":
             _same_file(f, folder / f.name, arrays if f.name == writer.npz else None, writer.name)
-    _check_gis(doc, folder, files, writer, plan, released)
+    _check_gis(doc, folder, files, writer, plan, released, [] if notes is None else notes)
     return mech, full, writer.fields(released, plan)
 
 
@@ -317,7 +343,8 @@ def _file_names(files: list[Any], npz: str | None) -> list[str]:
     return []
 
 
-def _check_gis(doc: dict, folder: Path, files: dict[str, str], writer: Any, plan: Any, released: Any) -> None:
+def _check_gis(doc: dict, folder: Path, files: dict[str, str], writer: Any, plan: Any, released: Any,
+               notes: list[str]) -> None:
     """field.tif and excursion.geojson: hashed exactly when the certificate records a projection from a CRS (a
     2-D map), and each what privgp's GIS writers make of the released map (regenerated and compared: the
     GeoTIFF's bands, their descriptions and units, georeferencing and tags, the GeoJSON's polygons and stated
@@ -353,10 +380,14 @@ def _check_gis(doc: dict, folder: Path, files: dict[str, str], writer: Any, plan
             except Exception as exc:   # a projection the writers cannot use: not what privgp wrote
                 raise _mismatch(name, f"cannot be regenerated from the certificate's projection "
                                 f"({type(exc).__name__}: {str(exc)[:80]})") from None
+            if (folder / name).read_bytes() == again.read_bytes():
+                continue
             if not same(folder / name, again):
                 raise _mismatch(name, "not what privgp writes from the released map under the certificate's "
                                 "settings (its map, georeferencing, bands and their units or stated epsilon, delta, "
                                 "threshold)")
+            notes.append(f"{name}: checked in part (the same map, georeferencing, bands and tags, but not byte for "
+                         "byte the file the installed privgp writes: another GDAL, or data GIS software does not show)")
 
 
 def _same_json(a: Any, b: Any) -> bool:
@@ -386,6 +417,13 @@ def _same_geotiff(path: Path, again: Path) -> bool:
                 return False
             if any((a.tags(i), a.units[i - 1]) != (b.tags(i), b.units[i - 1]) for i in range(1, a.count + 1)):
                 return False   # the bands' own tags (their units)
+            if (a.scales, a.offsets, a.nodatavals, a.colorinterp, a.mask_flag_enums, a.gcps[0]) != \
+                    (b.scales, b.offsets, b.nodatavals, b.colorinterp, b.mask_flag_enums, b.gcps[0]):
+                return False   # what GIS software applies to the pixels before showing them
+            if any(a.overviews(i) != b.overviews(i) for i in range(1, a.count + 1)) or \
+                    set(a.tag_namespaces()) != set(b.tag_namespaces()) or \
+                    any(a.tags(ns=ns) != b.tags(ns=ns) for ns in a.tag_namespaces()):
+                return False   # overviews (another map at lower zoom) and tags in other metadata domains
             return bool(np.array_equal(a.read(), b.read(), equal_nan=True))
     except rasterio.errors.RasterioError:
         return False
@@ -407,6 +445,8 @@ def _load_npz(path: Path, name: str, plan: Any) -> dict[str, np.ndarray]:
     try:
         total = 0
         with zipfile.ZipFile(path) as zf:
+            if zf.comment or any(info.comment for info in zf.infolist()):
+                raise _mismatch(name, "an archive with comments (numpy writes none; they could hold anything)")
             names = [info.filename for info in zf.infolist()]
             if len(set(names)) != len(names):
                 raise _mismatch(name, "an archive holding one array name twice (readers disagree on which counts)")
