@@ -94,6 +94,17 @@ def _with_input_coordinates(f: Any, proj: Any, coordinates: list[str]) -> Any:
                    np.column_stack([cols[:, :k], proj.inverse(cols[:, :k]), cols[:, k:]]))
 
 
+def csv_text(f: Any) -> str:
+    """The text privgp writes for a :class:`~privgp.mechanisms.interface.CsvFile`: its header, then its numbers to 10
+    significant digits (``privgp verify`` compares a released CSV with it character for character)."""
+    import io
+
+    out = io.StringIO()
+    np.savetxt(out, np.asarray(f.columns, dtype=float), delimiter=",", header=",".join(f.header), comments="",
+               fmt="%.10g")
+    return out.getvalue()
+
+
 def _write_file(folder: Path, f: Any) -> None:
     """One data file a mechanism describes (:class:`~privgp.mechanisms.interface.NpzFile`, ``CsvFile``, ``JsonFile``)."""
     from .mechanisms.interface import CsvFile, JsonFile, NpzFile
@@ -101,8 +112,7 @@ def _write_file(folder: Path, f: Any) -> None:
     if isinstance(f, NpzFile):
         np.savez(folder / f.name, **f.arrays)
     elif isinstance(f, CsvFile):
-        np.savetxt(folder / f.name, np.asarray(f.columns, dtype=float), delimiter=",", header=",".join(f.header),
-                   comments="", fmt="%.10g")
+        (folder / f.name).write_text(csv_text(f), encoding="utf-8")
     elif isinstance(f, JsonFile):
         (folder / f.name).write_text(json.dumps(to_jsonable(f.content), indent=2) + "\n")
     else:

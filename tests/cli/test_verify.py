@@ -1138,3 +1138,32 @@ def test_an_npz_with_comments_fails(certificates, tmp_path, capsys):
     t.write_text(json.dumps(doc))
     code, res = verify(t, capsys)
     assert code == 1 and res["field"] == "field.npz", res
+
+
+def test_low_digits_of_a_csv_or_an_npz_are_checked_in_part(certificates, tmp_path, capsys):
+    """Numbers equal to 1e-9 but not exactly what privgp writes (room for covert digits, red-team round 9, F2):
+    verified in part, --strict fails; the genuine files are exact."""
+    cert = certificates["laplace-grid"]
+    code, res = verify(cert, capsys, "--strict")
+    assert code == 0 and not res["notes"], res
+
+    def edit_csv(folder):
+        head, first, rest = (folder / "field.csv").read_text().split("\n", 2)
+        cells = first.split(",")
+        cells[2] = repr(float(cells[2]) * (1 + 1e-11))
+        (folder / "field.csv").write_text("\n".join([head, ",".join(cells), rest]))
+
+    def edit_npz(folder):
+        z = dict(np.load(folder / "field.npz"))
+        z["field"] = z["field"] * (1 + 1e-13)
+        np.savez(folder / "field.npz", **z)
+
+    for edit, name in ((edit_csv, "field.csv"), (edit_npz, "field.npz")):
+        t = _tampered(tmp_path, cert, lambda d: None)
+        edit(t.parent)
+        doc = json.loads(t.read_text())
+        doc["sha256"][name] = hashlib.sha256((t.parent / name).read_bytes()).hexdigest()
+        t.write_text(json.dumps(doc))
+        code, res = verify(t, capsys)
+        assert code == 0 and res["verified"] and any(n.startswith(f"{name}: checked in part") for n in res["notes"])
+        assert verify(t, capsys, "--strict")[0] == 1
