@@ -281,3 +281,17 @@ def test_every_bad_epsilon_gets_the_same_requirement(env, capsys, mechanism, eps
     code, _, err = run(capsys, "release", "--mechanism", mechanism, "--epsilon", epsilon, *OK, "--ledger", ledger,
                        "--out", tmp / "rel")
     assert_refused(code, err, "--epsilon must be finite and > 0", ledger, None, tmp / "rel")
+
+
+def test_a_semicolon_file_and_a_forgotten_y_col_are_named(env, capsys):
+    tmp, ledger = env
+    (tmp / "semi.csv").write_text("lon;lat;no2\n0,1;0,2;3,5\n0,3;0,4;2,5\n")
+    code, _, err = run(capsys, "release", "--data", tmp / "semi.csv", "--x-col", "lon", "--y-col", "lat",
+                       "--response-col", "no2", "--box", "0", "1", "0", "1", "--threshold", "1", "--clip", "1", *OK,
+                       "--ledger", ledger, "--out", tmp / "rel")
+    assert_refused(code, err, "its header looks separated by ';'", ledger, None, tmp / "rel")
+    data = _sensors(tmp / "s.csv")
+    code, _, err = run(capsys, "release", "--data", data, "--x-col", "lon", "--response-col", "no2",
+                       "--box", "-0.25", "0.05", "51.40", "51.60", "--threshold", "40", "--clip", "20", *OK,
+                       "--ledger", ledger, "--out", tmp / "rel")
+    assert_refused(code, err, "for 2-D data give --y-col too", ledger, None, tmp / "rel")

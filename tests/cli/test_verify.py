@@ -1167,3 +1167,9 @@ def test_low_digits_of_a_csv_or_an_npz_are_checked_in_part(certificates, tmp_pat
         code, res = verify(t, capsys)
         assert code == 0 and res["verified"] and any(n.startswith(f"{name}: checked in part") for n in res["notes"])
         assert verify(t, capsys, "--strict")[0] == 1
+
+
+def test_an_output_folder_is_verified_by_its_certificate(capsys):
+    folder = ROOT / "docs" / "runs" / "release-default"
+    code, res = verify(folder, capsys)
+    assert code == 0 and res["verified"] and res["file"] == "certificate.json", res

@@ -79,8 +79,8 @@ CERTIFICATE = "certificate.json"
 def register(sub) -> None:
     p = sub.add_parser("verify", help="check a certificate by rebuilding it from its public settings",
                        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("certificate", metavar="CERTIFICATE_JSON", help="a certificate.json (release, optimize) or the "
-                   "output of `privgp account --json`")
+    p.add_argument("certificate", metavar="CERTIFICATE_JSON", help="a certificate.json (release, optimize; or the "
+                   "output folder holding it) or the output of `privgp account --json`")
     p.add_argument("--files", metavar="DIR", help="folder holding the released files (default: the certificate's "
                    "folder)")
     p.add_argument("--strict", action="store_true", help="also fail (exit 1) when the guarantee is NOT COVERED by "
@@ -310,6 +310,8 @@ def check_files(doc: dict, folder: Path) -> dict[str, str]:
 
 def run(args) -> int:
     path = Path(args.certificate)
+    if path.is_dir() and (path / "certificate.json").is_file():   # an output folder: its certificate
+        path = path / "certificate.json"
     if args.files is not None and not Path(args.files).is_dir():
         raise InvalidParameterError("--files", "an existing folder holding the released files", args.files)
     doc = _load(path)

@@ -104,8 +104,11 @@ def check_csv_shape(lines: Iterable[str], where: str) -> None:
             if not row or (len(row) == 1 and not row[0].strip()):
                 continue  # a blank line
             if len(row) != len(names):
+                other = next((sep for sep in (";", "\t", "|") if len(names) == 1 and sep in names[0]), None)
+                hint = "" if other is None else (f" (its header looks separated by {other!r}: privgp reads comma-"
+                                                 "separated files, with '.' as the decimal point)")
                 raise DataError(f"data file {where}: line {reader.line_num} has {len(row)} field(s), the header "
-                                f"has {len(names)}")
+                                f"has {len(names)}{hint}")
     except csv.Error as exc:
         raise DataError(f"cannot parse data file {where} as CSV: line {reader.line_num}: {exc}") from None
 
