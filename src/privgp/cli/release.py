@@ -267,7 +267,8 @@ def check_map_is_possible(X, z, domain, rmap: ResponseMap) -> None:
     import numpy as np
 
     lo, hi = np.asarray(domain.lower, float), np.asarray(domain.upper, float)
-    spans = (X.max(axis=0) - X.min(axis=0)) / (hi - lo)
+    # per-column extremes (one pass each; X.min(axis=0) of an (n, 2) array is far slower), g monotone: no new arrays
+    spans = np.array([X[:, j].max() - X[:, j].min() for j in range(X.shape[1])]) / (hi - lo)
     if float(np.prod(spans)) < MIN_EXTENT_SHARE:
         axes = ", ".join(f"{100 * s:.2g}% of its {'width' if j == 0 else 'height'}" for j, s in enumerate(spans))
         raise InvalidParameterError(
@@ -275,12 +276,13 @@ def check_map_is_possible(X, z, domain, rmap: ResponseMap) -> None:
             "empty almost everywhere); is it in the order XMIN XMAX YMIN YMAX (not GIS's minx miny maxx maxy)? Choose "
             "it for the region the records come from, from public knowledge, not from the records' own extent",
             " ".join(f"{a:g} {b:g}" for a, b in zip(lo, hi)))
-    y = rmap.apply(z)
+    z = np.asarray(z, dtype=float)
+    ends = rmap.apply(np.array([z.max(), z.min()])) if z.size else np.zeros(2)   # the largest and smallest y
     for bound, side in ((-1.0, "at or below"), (1.0, "at or above")):
-        if y.size and bool(np.all(y == bound)):
+        if z.size and ends[0 if bound < 0 else 1] == bound:
             edge = rmap.to_response_units(bound)
             raise InvalidParameterError(
-                "--threshold", f"a value inside the range of the responses (every one of the {y.size} responses is "
+                "--threshold", f"a value inside the range of the responses (every one of the {z.size} responses is "
                 f"{side} {edge:g}, the threshold {'-' if bound < 0 else '+'} --clip on the transformed scale, so the "
                 f"map would show that clipping bound everywhere, not the data); or a larger --clip",
                 rmap.threshold)
