@@ -3,6 +3,8 @@ certified number is an upper bound on the exact value (mpmath, 50+ digits), neve
 over- or underflow; out of range is an error naming the parameter."""
 from __future__ import annotations
 
+import math
+
 import mpmath as mp
 import numpy as np
 import pytest
@@ -189,3 +191,18 @@ def test_the_order_search_reaches_orders_near_one_for_huge_alpha_max(r):
     ref = epsilon(PosteriorSampleEvent(n=2, r=1e7, sigma=1.0, M_Y=1e14), 1e-6).epsilon
     got = epsilon(PosteriorSampleEvent(n=2, r=r, sigma=1.0, M_Y=r * r), 1e-6).epsilon
     assert got == pytest.approx(ref, rel=1e-6)
+
+
+def test_a_positive_delta_is_never_reported_as_zero_where_the_conversion_underflows():
+    """Red-team audit (2026-11-26): exp(log delta) underflowed to 0 in delta()'s Renyi path -- a claim of pure
+    (eps, 0)-DP for a Gaussian part (exact delta 4e-2091 > 0) -- and composing mu = 1e-170 twice squared it to 0."""
+    from privgp.accounting import GdpEvent, PureDpEvent, ZcdpEvent, delta
+    from privgp.accounting.gaussian import compose_mu
+
+    for ev in (GdpEvent(0.05) + PureDpEvent(0.1), ZcdpEvent(0.005)):
+        for rule in ("profile", "basic"):
+            assert delta(ev, 5.0, composition=rule).delta > 0.0, (ev, rule)
+    twice = GdpEvent(1e-170).times(2)
+    assert twice.gdp_mu() == pytest.approx(math.sqrt(2.0) * 1e-170, rel=1e-15)
+    assert delta(twice, 0.0).delta > delta(GdpEvent(1e-170), 0.0).delta > 0.0
+    assert compose_mu([3.0, 4.0]) == 5.0 and compose_mu([1e200, 1e200]) == pytest.approx(math.sqrt(2.0) * 1e200)

@@ -352,7 +352,9 @@ def delta(event: PrivacyEvent | EventBatch, epsilon_value: ArrayLike, *, convers
             a_best = np.broadcast_to(alpha, shape).reshape(-1).astype(float)
         r = np.asarray(event.rdp(a_best), float)
         ld = log_delta_raw(r, a_best, e_safe, conversion)
-        dl = np.minimum(np.exp(ld) + d0, 1.0)
+        # exp underflows to 0 below ~1e-308 (log delta < -745): a positive delta is never reported as 0 (a claim of
+        # pure DP) but as the smallest positive float, above it
+        dl = np.minimum(np.maximum(np.exp(ld), np.nextafter(0.0, 1.0)) + d0, 1.0)
         dl = np.where(ok, dl, 1.0)
     if np.isnan(dl).any():
         raise NumericalError("accountant: NaN delta from valid inputs")

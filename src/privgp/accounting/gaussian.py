@@ -214,4 +214,8 @@ def compose_mu_rows(mus: ArrayLike, counts: ArrayLike | None = None) -> np.ndarr
     mus = np.asarray(mus, dtype=float)
     c = np.ones_like(mus) if counts is None else np.asarray(counts, dtype=float)
     _check_mu(mus)
-    return np.sqrt(np.sum(c * mus * mus, axis=-1))
+    # scaled by the row's largest mu: its square neither underflows to 0 (mu = 1e-170) nor overflows
+    scale = np.max(np.abs(mus), axis=-1, keepdims=True) if mus.size else np.ones(mus.shape[:-1] + (1,))
+    safe = np.where(scale > 0, scale, 1.0)
+    r = mus / safe
+    return safe[..., 0] * np.sqrt(np.sum(c * r * r, axis=-1))

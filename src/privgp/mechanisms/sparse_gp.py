@@ -375,7 +375,9 @@ def privatise(stats: SufficientStatistics, noise: NoiseCalibration, rng: np.rand
 @dataclass(frozen=True, eq=False)
 class SparseGpRelease:
     """One run of Alg. 1: the released statistics (a~, B~), the noise-aware posterior q(u) derived
-    from them, and the privacy event. ``noise_std`` is sigma (None for heteroscedastic fits)."""
+    from them, and the privacy event. ``noise_std`` is sigma (None for heteroscedastic fits). ``n_clipped``
+    (how many responses were clipped) is a PRIVATE count of the records, for the data holder: the certificate
+    does not cover it (replacing one record changes it by one, with no noise), so it is never published."""
 
     spec: SparseGpSpec
     noise: NoiseCalibration

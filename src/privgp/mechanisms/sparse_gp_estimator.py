@@ -190,8 +190,9 @@ class DPSparseGPRegressor(RegressorMixin, _SparseGpBase):
     Fitted attributes: ``release_`` (:class:`~privgp.mechanisms.sparse_gp.SparseGpRelease`),
     ``mean_`` (m) and ``covariance_`` (S) of q(u), ``inducing_points_``, ``event_``,
     ``certificate_``, ``sensitivity_``, ``kernel_bound_``, ``sigma_a_``, ``sigma_b_``, ``lambda_``
-    (eq. 10, paper units), ``n_clipped_``, ``n_features_in_``, ``charge_`` (the ledger charge, or
-    None)."""
+    (eq. 10, paper units), ``n_features_in_``, ``charge_`` (the ledger charge, or None). Not the number of
+    clipped responses: a count of the records the certificate does not cover (``release_.n_clipped`` holds it
+    for the data holder; never publish it)."""
 
     def __init__(self, inducing_points: ArrayLike | Callable[[int], ArrayLike] | None = None, *,
                  box: Any = DEFAULT_BOX, n_inducing: int = DEFAULT_N_INDUCING, response_bound: float = 1.0,
@@ -244,8 +245,7 @@ class DPSparseGPRegressor(RegressorMixin, _SparseGpBase):
         self.sigma_a_ = rel.noise.sigma_a
         self.sigma_b_ = rel.noise.sigma_b
         self.lambda_ = rel.posterior.ridge / sigma**2
-        self.n_clipped_ = rel.n_clipped
-        return self
+        return self   # (not rel.n_clipped: a private count the certificate does not cover)
 
     def predict(self, X: Any, return_std: bool = False,
                 include_noise: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
