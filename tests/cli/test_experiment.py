@@ -38,3 +38,26 @@ def test_option_reaches_the_experiment(tmp_path):
 
     run = json.loads((tmp_path / "t" / "run.json").read_text())
     assert run["config"]["n_pairs"] == 12 and run["config"]["columns"]["M_xi"] == [0.5]
+
+
+def test_flags_read_true_and_false():
+    assert parse_options(["shared_target=false", "dpsvgp=TRUE"]) == {"shared_target": False, "dpsvgp": True}
+
+
+@pytest.mark.parametrize("args,needle", [
+    # a researcher's --set that ran another configuration (exit 0) or crashed with a traceback (2026-11-26)
+    (["table2", "--set", "shared_target=maybe"], "--set shared_target must be true or false"),
+    (["table4", "--set", "n_pairs=1e3"], "--set n_pairs must be an integer"),
+    (["table2", "--set", "n_mc=abc"], "--set n_mc must be an integer"),
+    (["seed003-reconstruction", "--set", "runs=@@"], "values experiment 'seed003-reconstruction' can use"),
+    (["seed002-nll", "--set", "eps_values=2,4"], "--set eps_values must be left out with --quick"),
+    (["seed004-thm2", "--set", "epochs=5"], "--set epochs must be left out with --quick"),
+    (["seed004-fig1", "--set", "divergences=maybe"], "--set divergences must be true or false"),
+    (["seed004-fig1", "--set", "epochs=2.5"], "--set epochs must be an integer"),
+])
+def test_a_bad_set_value_is_one_line_and_runs_nothing(tmp_path, capsys, args, needle):
+    out = tmp_path / "o"
+    code = main(["experiment", *args, "--quick", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and needle in err and "Traceback" not in err and err.count("\n") == 1, err
+    assert not out.exists()

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from ..errors import InvalidParameterError
-from ..experiments import EXPERIMENTS, run_experiment
+from ..experiments import EXPERIMENTS, QUICK_FIXED, run_experiment
 from .common import nonnegative_int, print_json
 from .outputs import check_output_dir
 
@@ -34,10 +34,13 @@ def register(sub) -> None:
 
 
 def _value(text: str):
-    """int, float, a comma-separated tuple of those, or the string itself."""
+    """true/false (any case), int, float, a comma-separated tuple of those, or the string itself."""
     parts = [t.strip() for t in text.split(",")]
-    out: list[int | float | str] = []
+    out: list[bool | int | float | str] = []
     for t in parts:
+        if t.lower() in ("true", "false"):
+            out.append(t.lower() == "true")
+            continue
         for conv in (int, float):
             try:
                 out.append(conv(t))
@@ -69,10 +72,16 @@ def _check_option_names(name: str, opts: dict) -> None:
         params = inspect.signature(get_experiment(name)).parameters
     except (TypeError, ValueError):  # pragma: no cover - not introspectable: the experiment checks
         return
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return
     taken = {k for k, p in params.items() if p.kind in (inspect.Parameter.KEYWORD_ONLY,
                                                         inspect.Parameter.POSITIONAL_OR_KEYWORD)}
+    for key, value in opts.items():   # the experiment's own defaults say which values are flags and integers
+        default = params[key].default if key in params else None
+        if isinstance(default, bool) and not isinstance(value, bool) and value not in (0, 1):
+            raise InvalidParameterError(f"--set {key}", "true or false", value)
+        if type(default) is int and not (isinstance(value, int) and not isinstance(value, bool)):
+            raise InvalidParameterError(f"--set {key}", "an integer", value)
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return
     for key in opts:
         if key not in taken or key in RESERVED:
             flag = "--constants" if key == "constants" else f"--set option {key!r}"
@@ -110,6 +119,11 @@ def _run(args) -> int:
     if args.constants is not None:
         opts["constants"] = args.constants
     _check_option_names(args.name, opts)
+    fixed = sorted(set(opts) & set(QUICK_FIXED.get(args.name, ()))) if args.quick else []
+    if fixed:
+        raise InvalidParameterError(f"--set {fixed[0]}", f"left out with --quick (the small version of {args.name} "
+                                    f"sets {', '.join(QUICK_FIXED[args.name])} itself), or given without --quick",
+                                    opts[fixed[0]])
     out = check_output_dir(args.out, args.overwrite, replace=False)   # it writes into --out, deleting nothing
     existed = out.exists()
     t0 = time.perf_counter()
@@ -121,6 +135,17 @@ def _run(args) -> int:
         if not existed:
             _remove_created(out)
         raise _as_set_option(exc, opts) from None
+    except (TypeError, ValueError, FileNotFoundError) as exc:
+        if not existed:
+            _remove_created(out)
+        if not opts:
+            raise
+        # a value given with --set that the experiment could not use (the only input these errors can come from
+        # in a run that validated its other arguments): one line, not a traceback
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        raise InvalidParameterError("--set", f"values experiment {args.name!r} can use (it failed on them: "
+                                    f"{type(exc).__name__}: {first})",
+                                    ", ".join(f"{k}={v}" for k, v in opts.items())) from None
     except BaseException:
         if not existed:
             _remove_created(out)

@@ -42,6 +42,20 @@ EXPERIMENTS: dict[str, str] = {
 }
 
 
+#: options an experiment's ``--quick`` mode sets itself (its small version), whatever is given: ``privgp experiment
+#: NAME --quick --set KEY=...`` refuses them rather than silently running another configuration
+QUICK_FIXED: dict[str, tuple[str, ...]] = {
+    "seed002-tune": ("n_trials", "n_datasets", "n_context", "epochs"),
+    "seed002-nll": ("n_values", "eps_values", "n_for_eps", "tasks", "n_target", "timing_repeats",
+                    "dpsvgp_timing_repeats"),
+    "seed002-sim2real": ("n_values", "repeats"),
+    "seed002-s1": ("lengthscales", "eps_values", "n_values", "tasks", "n_target"),
+    "seed002-s6": ("eps_values", "deltas", "n_values", "tasks", "n_target", "fit_n_values"),
+    "seed002-fig5": ("epochs", "n_context", "tasks", "timing_repeats", "nll_tasks", "n_target"),
+    "seed004-thm2": ("n_values", "epochs"),
+}
+
+
 def get_experiment(name: str) -> Callable[..., dict[str, Any]]:
     if name not in EXPERIMENTS:
         raise InvalidParameterError("experiment", f"one of {sorted(EXPERIMENTS)}", name)

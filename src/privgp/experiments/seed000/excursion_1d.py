@@ -174,6 +174,11 @@ def config_1d(*, quick: bool, n: int, eps0: float = 10.0, delta: float = 0.005, 
     script's design, D11) instead of independent pairs."""
     if search not in SEARCHES:
         raise InvalidParameterError("search", f"one of {tuple(SEARCHES)}", search)
+    if not isinstance(shared_target, bool):   # "--set shared_target=maybe" must not read as True
+        raise InvalidParameterError("shared_target", "true or false", shared_target)
+    for key, val in (("n_pairs", n_pairs), ("n_val", n_val), ("mesh_size", mesh_size), ("n_mc", n_mc)):
+        if val is not None and (isinstance(val, bool) or not isinstance(val, (int, np.integer))):
+            raise InvalidParameterError(key, "an integer", val)
     rounds, private_rounds = SEARCHES[search]
     cfg = {"n": n, "eps0": eps0, "delta": delta, "L": L, "lengthscale_gen": 1.0, "t": 0.0,
            "n_pairs": 40 if quick else 1000, "n_val": 20 if quick else 250,

@@ -60,6 +60,9 @@ PAPER = {"table4": {
 def config_2d(*, quick: bool, n: int = 400, eps0: float = 10.0, delta: float = 0.001, L: int = 1,
               n_pairs: int | None = None, n_val: int | None = None, n_mc: int | None = None,
               conversion: str = "mironov", clip: float = 1e-6, lattice: int | None = None) -> dict:
+    for key, val in (("n_pairs", n_pairs), ("n_val", n_val), ("n_mc", n_mc)):
+        if val is not None and (isinstance(val, bool) or not isinstance(val, (int, np.integer))):
+            raise InvalidParameterError(key, "an integer", val)
     cfg = {"n": 120 if quick else n, "eps0": eps0, "delta": delta, "L": L, "q": 0.5,
            "n_pairs": 6 if quick else 1000, "n_val": 4 if quick else 200,
            "mesh_size": 24 if quick else 80, "path_grid": 20 if quick else 60,
