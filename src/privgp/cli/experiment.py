@@ -17,7 +17,9 @@ def register(sub) -> None:
                        description="Run a registered experiment; writes PNG/CSV/Markdown and run.json to --out.")
     p.add_argument("name", metavar="NAME", help="one of: " + ", ".join(sorted(EXPERIMENTS)))
     p.add_argument("--out", required=True, metavar="DIR", help="output directory (new or empty, or pass --overwrite)")
-    p.add_argument("--overwrite", action="store_true", help="allow writing into a non-empty --out")
+    p.add_argument("--overwrite", action="store_true",
+                   help="allow writing into a non-empty --out (an earlier run's files that this run does not write "
+                        "are kept beside its own: use a new folder to keep runs apart)")
     p.add_argument("--quick", action="store_true", help="a small version (about a minute or less)")
     p.add_argument("--seed", type=nonnegative_int, default=0, help="base seed of the experiment (default 0)")
     p.add_argument("--scheduler", default=None, metavar="ADDR", help="Dask scheduler address (default: local processes)")
