@@ -159,6 +159,8 @@ def _run_tightness(args) -> int:
         return 0
     print(f"tightness audit: n={res.game.n}, lengthscale={res.game.lengthscale:g}, r={res.game.r:g}, "
           f"sigma={res.game.sigma:g}, L={res.game.L}, alpha={res.alpha:.6g} ({res.alpha_source})")
+    print(f"  certificate                        ({res.epsilon_certified:.6g}, {res.delta:g})-DP "
+          f"(constants = {res.constants}), its Renyi bound at this alpha below")
     print(f"  exact D_alpha found (one path)     {res.found:.6g}  (mean {res.found_mean:.4g}, cov {res.found_cov:.4g})")
     print(f"  certified RDP bound (one path)     {res.certified:.6g}  (mean {res.certified_mean:.4g}, "
           f"cov {res.certified_cov:.4g})")

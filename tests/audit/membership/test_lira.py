@@ -137,3 +137,14 @@ def test_tightness_found_divergence_is_below_the_bound(capsys):
     d = json.loads(out)
     assert code == 0 and d["alpha"] == 2.0 and d["found_le_certified"]
     assert d["rdp_found_one_path"] <= d["rdp_certified_one_path"]
+
+
+def test_the_tightness_text_states_the_certified_epsilon(capsys):
+    """The text output states the certificate's (epsilon, delta) (it was in --json only), equal to --json's."""
+    args = ("audit", "tightness", "--n", "4", "--r", "0.5", "--sigma", "1", "--restarts", "1", "--test-points", "0",
+            "--delta", "1e-3")
+    code, out, _ = run_cli(capsys, *args, "--json")
+    eps = json.loads(out)["epsilon_certified"]
+    code, out, _ = run_cli(capsys, *args)
+    line = next(ln for ln in out.splitlines() if ln.strip().startswith("certificate"))
+    assert code == 0 and f"({eps:.6g}, 0.001)-DP" in line, line
