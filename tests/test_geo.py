@@ -88,20 +88,13 @@ def test_release_with_crs_writes_georeferenced_outputs(tmp_path, capsys):
     capsys.readouterr()
     # forged GIS files (rehashed): another epsilon stated in the GeoJSON, another map in the GeoTIFF; GIS files
     # hashed by a certificate that records no projection
-    import hashlib
     import shutil
 
     def forged(edit, name):
         f = tmp_path / f"forged_{name}"
         shutil.copytree(out, f)
         edit(f)
-        doc = json.loads((f / "certificate.json").read_text())
-        for k in doc["sha256"]:
-            doc["sha256"][k] = hashlib.sha256((f / k).read_bytes()).hexdigest()
-        (f / "certificate.json").write_text(json.dumps(doc))
-        capsys.readouterr()
-        code = main(["verify", str(f / "certificate.json"), "--json"])
-        return code, json.loads(capsys.readouterr().out)
+        return _rehash_and_verify(f, capsys)
 
     def geojson_epsilon(f):
         g = json.loads((f / "excursion.geojson").read_text())
