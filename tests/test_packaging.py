@@ -287,6 +287,7 @@ def test_build_install_release_verify_in_a_fresh_venv(tmp_path):
     assert {"field.npz", "field.csv", "excursion.png", "certificate.json"} <= {p.name for p in out.iterdir()}
     res = _run([bin_ / "privgp", "verify", out / "certificate.json"], env=env, cwd=work)
     assert res.stdout.startswith("certificate.json: VERIFIED (laplace-grid)"), res.stdout  # exit 0: verified
+    assert "schema: valid" in res.stdout, res.stdout   # jsonschema is a core dependency (README's verify output)
 
     # without the dask extra, a scheduler address is a one-line error naming the extra
     res = _run([bin_ / "privgp", "experiment", "fig1", "--quick", "--out", "exp", "--scheduler", "tcp://127.0.0.1:1"],

@@ -266,9 +266,20 @@ def check_map_is_possible(X, z, domain, rmap: ResponseMap) -> None:
     every one is clipped to the same bound, so that the map would show that bound, not the data."""
     import numpy as np
 
-    lo, hi = np.asarray(domain.lower, float), np.asarray(domain.upper, float)
     # per-column extremes (one pass each; X.min(axis=0) of an (n, 2) array is far slower), g monotone: no new arrays
-    spans = np.array([X[:, j].max() - X[:, j].min() for j in range(X.shape[1])]) / (hi - lo)
+    z = np.asarray(z, dtype=float)
+    check_extents(np.array([X[:, j].min() for j in range(X.shape[1])]),
+                  np.array([X[:, j].max() for j in range(X.shape[1])]),
+                  (float(z.min()), float(z.max())) if z.size else None, z.size, domain, rmap)
+
+
+def check_extents(x_lo, x_hi, z_range, n: int, domain, rmap: ResponseMap) -> None:
+    """:func:`check_map_is_possible` from the records' extents: per-axis least and greatest coordinate and the
+    least and greatest response (a streaming pass finds them without keeping the records)."""
+    import numpy as np
+
+    lo, hi = np.asarray(domain.lower, float), np.asarray(domain.upper, float)
+    spans = (np.asarray(x_hi, float) - np.asarray(x_lo, float)) / (hi - lo)
     if float(np.prod(spans)) < MIN_EXTENT_SHARE:
         axes = ", ".join(f"{100 * s:.2g}% of its {'width' if j == 0 else 'height'}" for j, s in enumerate(spans))
         raise InvalidParameterError(
@@ -276,13 +287,12 @@ def check_map_is_possible(X, z, domain, rmap: ResponseMap) -> None:
             "empty almost everywhere); is it in the order XMIN XMAX YMIN YMAX (not GIS's minx miny maxx maxy)? Choose "
             "it for the region the records come from, from public knowledge, not from the records' own extent",
             " ".join(f"{a:g} {b:g}" for a, b in zip(lo, hi)))
-    z = np.asarray(z, dtype=float)
-    ends = rmap.apply(np.array([z.max(), z.min()])) if z.size else np.zeros(2)   # the largest and smallest y
+    ends = rmap.apply(np.array([z_range[1], z_range[0]])) if z_range else np.zeros(2)   # the largest, smallest y
     for bound, side in ((-1.0, "at or below"), (1.0, "at or above")):
-        if z.size and ends[0 if bound < 0 else 1] == bound:
+        if n and ends[0 if bound < 0 else 1] == bound:
             edge = rmap.to_response_units(bound)
             raise InvalidParameterError(
-                "--threshold", f"a value inside the range of the responses (every one of the {z.size} responses is "
+                "--threshold", f"a value inside the range of the responses (every one of the {n} responses is "
                 f"{side} {edge:g}, the threshold {'-' if bound < 0 else '+'} --clip on the transformed scale, so the "
                 f"map would show that clipping bound everywhere, not the data); or a larger --clip",
                 rmap.threshold)
@@ -444,6 +454,8 @@ def _cluster_statistics(args, plan, data):
         raise InvalidParameterError("--data", "the same records as counted before the plan (did the data "
                                     "change?)", f"{res.n} records, {data.n} before")
     data = dataclasses.replace(data, content_digest=res.digest())
+    if res.z_range is not None:   # the checks of an in-memory release, from the pass's extents (before the charge)
+        check_extents(res.lo, res.hi, res.z_range, res.n, plan.domain, plan.response_map)
     if res.cells is None:  # pragma: no cover - scan(cells=...) always reduces them
         raise InvalidParameterError("--data", "per-cell statistics from the pass", "none")
     if hasattr(rule, "start"):    # the plan's own reduction

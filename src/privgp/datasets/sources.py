@@ -77,6 +77,8 @@ def resolve(spec: str, *, query: str | None = None, table: str | None = None) ->
         if table is not None:
             query = f'SELECT * FROM "{table.replace(chr(34), chr(34) * 2)}"'
         return [Part("duckdb", path, query)]
+    if Path(spec).is_file():
+        _refuse_sqlite(spec)   # whatever its name: SQLite gets its own message
     if query is not None or table is not None:
         raise DataError("--query and --table are for a DuckDB source (duckdb:///path/db.duckdb or a .duckdb file)")
     p = Path(spec)
@@ -222,6 +224,17 @@ class ScanResult:
     z: list = field(default_factory=list)
     cells: Any = None   # the accumulator of the reduction (per-site sums and counts, or a plan's own)
     hashed: bool = True
+    #: per-axis least and greatest coordinate and the least and greatest response read (None: nothing read)
+    lo: Any = None
+    hi: Any = None
+    z_range: tuple[float, float] | None = None
+
+    def extend(self, lo: np.ndarray, hi: np.ndarray, z_lo: float, z_hi: float) -> None:
+        """Widen the extents to cover more records."""
+        self.lo = lo if self.lo is None else np.minimum(self.lo, lo)
+        self.hi = hi if self.hi is None else np.maximum(self.hi, hi)
+        self.z_range = (z_lo, z_hi) if self.z_range is None else (min(self.z_range[0], z_lo),
+                                                                  max(self.z_range[1], z_hi))
 
     def digest(self) -> str:
         if not self.hashed:
@@ -239,6 +252,8 @@ def merge(results: Sequence[ScanResult]) -> ScanResult:
         out.z.extend(r.z)
         if r.cells is not None:
             out.cells = r.cells if out.cells is None else out.cells.merge(r.cells)
+        if r.z_range is not None:
+            out.extend(r.lo, r.hi, *r.z_range)
     return out
 
 
@@ -310,7 +325,9 @@ def _scan_batches(part: Part, coordinates: tuple[str, ...], response: str, domai
         z = _numbers(batch, response, where, row0)
         X = np.column_stack(cx)
         # the box per column (contiguous): min/max over axis 0 of the n x d array cost 40x more
-        if any(c.min() < a or c.max() > b for c, a, b in zip(cx, lo, hi)):
+        c_lo, c_hi = np.array([c.min() for c in cx]), np.array([c.max() for c in cx])
+        res.extend(c_lo, c_hi, float(z.min()), float(z.max()))
+        if np.any(c_lo < lo) or np.any(c_hi > hi):
             i = _first(~np.all((X >= lo) & (X <= hi), axis=1))
             raise DataError(f"row {row0 + i + 1} of {where} lies outside the public box {domain.describe()} "
                             f"({', '.join(coordinates)} = {', '.join(f'{x:g}' for x in X[i])})")
