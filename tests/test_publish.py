@@ -138,6 +138,11 @@ def test_a_plan_changed_after_planning_is_refused_before_the_charge(mechanism, t
         with pytest.raises(InvalidParameterError, match="changed after planning"):
             privgp.release(bad, data, privgp.Budget(ledger, epsilon=10.0))
         assert not ledger.exists()
+    sub = type("Mine", (type(plan),), {})   # a subclass of the plan's class: its event cannot be rebuilt
+    with pytest.raises(InvalidParameterError, match="not a subclass"):
+        privgp.release(sub(**{f.name: getattr(plan, f.name) for f in dataclasses.fields(plan)}), data,
+                       privgp.Budget(ledger, epsilon=10.0))
+    assert not ledger.exists()
     res = privgp.release(plan, data, privgp.Budget(ledger, epsilon=10.0), np.random.default_rng(2))
     assert res.charge.spent_after.epsilon == pytest.approx(plan.certificate.epsilon)
 

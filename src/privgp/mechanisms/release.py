@@ -219,8 +219,13 @@ def check_plan(plan: Any) -> None:
     charged as its ``event`` states."""
     from .interface import Recorded, for_plan, registry
 
-    if not any(m.plan_type is not None and type(plan) is m.plan_type for m in registry().values()):
+    mechs = [m for m in registry().values() if m.plan_type is not None and isinstance(plan, m.plan_type)]
+    if not mechs:
         return
+    if not any(type(plan) is m.plan_type for m in mechs):   # a subclass: its plan code is not the mechanism's
+        raise InvalidParameterError("plan", f"a plan as privgp.plan builds it (a {mechs[0].plan_type.__name__}, not a "
+                                    "subclass, whose event privgp cannot rebuild; nothing was charged)",
+                                    type(plan).__name__)
     mech = for_plan(plan)
     doc = to_jsonable({"mechanism": mech.name, "certificate": plan.certificate.to_dict(),
                        "calibration": getattr(plan, "calibration", None), "public_settings": plan.public_settings(),
