@@ -223,7 +223,7 @@ def check_plan(plan: Any) -> None:
     if not mechs:
         return
     if not any(type(plan) is m.plan_type for m in mechs):   # a subclass: its plan code is not the mechanism's
-        raise InvalidParameterError("plan", f"a plan as privgp.plan builds it (a {mechs[0].plan_type.__name__}, not a "
+        raise InvalidParameterError("plan", f"a plan as privgp.plan builds it (a {getattr(mechs[0].plan_type, '__name__', '')}, not a "
                                     "subclass, whose event privgp cannot rebuild; nothing was charged)",
                                     type(plan).__name__)
     mech = for_plan(plan)
