@@ -315,3 +315,17 @@ def test_the_same_refusals_for_records_streamed_from_parquet(env, capsys, mechan
                        "--response-col", "no2", "--box", *box, "--threshold", threshold, "--clip", "20",
                        "--mechanism", mechanism, *OK, "--ledger", ledger, "--out", out)
     assert_refused(code, err, needle, ledger, before, out)
+
+
+def test_degrees_without_crs_get_a_note_and_with_crs_none(env, capsys):
+    """lon/lat columns over a box inside [-180, 180] x [-90, 90] without --crs: released (planar units are a valid
+    choice), with a one-line note on stderr saying what --crs would do; with --crs, no note."""
+    tmp, ledger = env
+    data = _sensors(tmp / "s.csv")
+    common = ["release", "--data", data, "--x-col", "lon", "--y-col", "lat", "--response-col", "no2",
+              "--box", "-0.25", "0.05", "51.40", "51.60", "--threshold", "40", "--clip", "20", *OK,
+              "--ledger", ledger]
+    code, _, err = run(capsys, *common, "--out", tmp / "a")
+    assert code == 0 and err.count("privgp: note: the coordinates look like longitude and latitude") == 1, err
+    code, _, err = run(capsys, *common, "--crs", "EPSG:4326", "--out", tmp / "b")
+    assert code == 0 and "look like longitude" not in err, err

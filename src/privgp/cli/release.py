@@ -241,6 +241,12 @@ def load_data(args):
         domain = _box(args.box, len(coords))
         rmap = ResponseMap(threshold=args.threshold, clip=args.clip, transform=args.transform or "identity")
         data = _load_source(args, coords, domain, rmap)
+    if getattr(args, "crs", None) is None and looks_like_degrees(data.coordinates, domain):
+        import sys
+
+        print("privgp: note: the coordinates look like longitude and latitude in degrees; without --crs they are "
+              "planar units (away from the equator a degree of longitude is shorter than one of latitude, so cells "
+              "and lengthscales are stretched): --crs EPSG:4326 projects them to metres", file=sys.stderr)
     if getattr(args, "crs", None) is not None:
         if _cluster_wanted(args):
             raise InvalidParameterError("--crs", "left out with --dask/--scheduler (project the coordinates first)",
@@ -253,6 +259,18 @@ def load_data(args):
         rmap.check(data.response)  # e.g. log of non-positive values: fail before anything is charged
         check_map_is_possible(data.X, data.response, domain, rmap)
     return data, domain, rmap
+
+
+_LONGITUDE, _LATITUDE = ("lon", "lng", "long", "longitude"), ("lat", "latitude")
+
+
+def looks_like_degrees(coordinates, domain) -> bool:
+    """2-D coordinates named like longitude and latitude (x then y) over a box inside [-180, 180] x [-90, 90]."""
+    names = [str(c).strip().lower() for c in coordinates]
+    if len(names) != 2 or names[0] not in _LONGITUDE or names[1] not in _LATITUDE:
+        return False
+    (x0, y0), (x1, y1) = domain.lower, domain.upper
+    return -180.0 <= x0 and x1 <= 180.0 and -90.0 <= y0 and y1 <= 90.0
 
 
 #: the smallest share of the box's area (2-D; of its length in 1-D) that the records must span for a map
