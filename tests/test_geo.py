@@ -298,3 +298,24 @@ def test_outputs_without_a_crs_keep_the_input_names(tmp_path, capsys):
     assert release_publish.axis_labels(public_data(cert)) == ("east", "north")
     assert main(["verify", str(out / "certificate.json"), "--strict"]) == 0
     capsys.readouterr()
+
+
+def test_a_gdal_sidecar_beside_the_geotiff_fails(tmp_path, capsys):
+    """field.tif.aux.xml (or .ovr, .msk) beside a verified --crs release: GIS software applies its scales, nodata and
+    metadata to the map, and no certificate covers it (red-team round 10)."""
+    rng = np.random.default_rng(3)
+    n = 800
+    lon, lat = rng.uniform(-0.25, 0.05, n), rng.uniform(51.40, 51.60, n)
+    pd.DataFrame({"lon": lon, "lat": lat, "v": 30 + 20 * (lon > -0.1) + rng.normal(0, 3, n)}).to_csv(
+        tmp_path / "s.csv", index=False)
+    out = tmp_path / "out"
+    assert main(["release", "--data", str(tmp_path / "s.csv"), "--x-col", "lon", "--y-col", "lat", "--response-col",
+                 "v", "--box", "-0.25", "0.05", "51.40", "51.60", "--crs", "EPSG:4326", "--threshold", "40", "--clip",
+                 "20", "--epsilon", "5", "--allow-noisy", "--seed", "1", "--ledger", str(tmp_path / "l.sqlite"),
+                 "--out", str(out), "--json"]) == 0
+    capsys.readouterr()
+    (out / "field.tif.aux.xml").write_text('<PAMDataset><PAMRasterBand band="1"><Scale>2</Scale></PAMRasterBand>'
+                                           "</PAMDataset>")
+    assert main(["verify", str(out / "certificate.json"), "--json"]) == 1
+    res = json.loads(capsys.readouterr().out)
+    assert res["field"] == "field.tif.aux.xml", res

@@ -175,3 +175,27 @@ def test_plan_names_a_wrong_domain_or_response_map():
         privgp.plan("auto", 100, (0.0, 1.0, 0.0, 1.0), privgp.ResponseMap(0.0, 1.0))
     with pytest.raises(InvalidParameterError, match="response_map must be a privgp.ResponseMap"):
         privgp.plan("auto", 100, privgp.Box((0.0, 0.0), (1.0, 1.0)), (0.0, 1.0))
+
+
+def test_a_plan_whose_event_or_candidates_were_swapped_is_refused(tmp_path):
+    """Red-team round 10: the ledger is charged plan.event, a field of its own (swapped with object.__setattr__ it
+    passed), and a selection plan's candidates' L was in no public setting (40 paths drawn under a 1-path
+    certificate). Both compared with the plan rebuilt from its public settings; nothing charged."""
+    import dataclasses
+
+    box = privgp.Box((0.0, 0.0), (1.0, 1.0))
+    rmap = privgp.ResponseMap(threshold=0.0, clip=1.0)
+    rng = np.random.default_rng(1)
+    data = privgp.records(rng.uniform(0.0, 1.0, (400, 2)), rng.uniform(-1.0, 1.0, 400))
+    ledger = tmp_path / "ledger.sqlite"
+    grid, cheap = privgp.plan("grid", 400, box, rmap, epsilon=2.0), privgp.plan("grid", 400, box, rmap, epsilon=0.1)
+    object.__setattr__(grid, "event", cheap.event)
+    with pytest.raises(InvalidParameterError, match="event.noise_std differs"):
+        privgp.release(grid, data, privgp.Budget(ledger, epsilon=10.0))
+    line = privgp.Box((0.0,), (1.0,))
+    x = rng.uniform(0.0, 1.0, (400, 1))
+    tuned = privgp.plan("posterior-sample-tuned", 400, line, rmap, epsilon=20.0, lengthscales=[0.1, 0.3], grid=41)
+    bad = dataclasses.replace(tuned, plans=tuple(dataclasses.replace(p, L=40) for p in tuned.plans))
+    with pytest.raises(InvalidParameterError, match="candidate 1"):
+        privgp.release(bad, privgp.records(x, np.sin(6 * x[:, 0])), privgp.Budget(ledger, epsilon=25.0))
+    assert not ledger.exists()

@@ -61,3 +61,15 @@ def test_a_bad_set_value_is_one_line_and_runs_nothing(tmp_path, capsys, args, ne
     err = capsys.readouterr().err
     assert code == 2 and needle in err and "Traceback" not in err and err.count("\n") == 1, err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["mechanisms", "--set", "epsilons=0.5,1,2"], "--set epsilons must be left out with --quick"),
+    (["thompson", "--set", "rounds=0"], "--set rounds must be >= 1"),
+    (["utility", "--set", "reps=0"], "values experiment 'utility' can use"),
+])
+def test_more_set_values_that_ran_another_configuration_or_crashed(tmp_path, capsys, args, needle):
+    out = tmp_path / "o"
+    code = main(["experiment", *args, "--quick", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and needle in err and err.count("\n") == 1, err

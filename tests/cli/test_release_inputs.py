@@ -329,3 +329,16 @@ def test_degrees_without_crs_get_a_note_and_with_crs_none(env, capsys):
     assert code == 0 and err.count("privgp: note: the coordinates look like longitude and latitude") == 1, err
     code, _, err = run(capsys, *common, "--crs", "EPSG:4326", "--out", tmp / "b")
     assert code == 0 and "look like longitude" not in err, err
+
+
+def test_a_transect_along_one_axis_is_released(env, capsys):
+    """Records on a line across the box fill a real part of it (red-team round 10: refused when the check multiplied
+    the sides' shares)."""
+    tmp, ledger = env
+    rng = np.random.default_rng(5)
+    x = rng.uniform(0.0, 10.0, 300)
+    (tmp / "t.csv").write_text("x,y,v\n" + "".join(f"{a},2.5,{np.sin(a)}\n" for a in x))
+    code, _, err = run(capsys, "release", "--data", tmp / "t.csv", "--x-col", "x", "--y-col", "y", "--response-col",
+                       "v", "--box", "0", "10", "0", "5", "--threshold", "0", "--clip", "1", *OK, "--ledger", ledger,
+                       "--out", tmp / "rel")
+    assert code == 0, err

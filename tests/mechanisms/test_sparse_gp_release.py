@@ -106,3 +106,19 @@ def test_output_files(tmp_path, dim):
     np.testing.assert_allclose(table[:, dim + 2], table[:, dim] - 2 * table[:, dim + 1], atol=1e-8)
     z = np.load(tmp_path / "prediction.npz")
     assert z["mean"].shape == plan.grid
+
+
+def test_statistics_reduced_elsewhere_are_checked_against_the_sensitivity():
+    """A StatisticsRelease of the DP sparse GP checked only n (red-team rounds 8 and 10): |A_j| of 10^6 where the
+    bound is n R_y sigma_f^2 was charged. Now A, B and the clipped count are checked before the charge."""
+    import privgp
+    from privgp.errors import InvalidParameterError
+
+    plan = privgp.plan("sparse-gp", 100, privgp.Box((0.0,), (1.0,)), privgp.ResponseMap(0.0, 1.0), epsilon=1.0)
+    m = plan.spec.n_inducing
+    ok_A, ok_B = np.zeros(m), np.zeros((m, m))
+    plan.check_statistics(ok_A, ok_B, 100, 0)
+    for A, B, clipped in ((np.full(m, 1e6), ok_B, 0), (ok_A, np.eye(m) * 1e6, 0), (ok_A, ok_B, 101),
+                          (ok_A, np.triu(np.ones((m, m))), 0)):
+        with pytest.raises(InvalidParameterError, match="statistics"):
+            plan.check_statistics(A, B, 100, clipped)

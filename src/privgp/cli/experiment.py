@@ -137,7 +137,7 @@ def _run(args) -> int:
         if not existed:
             _remove_created(out)
         raise _as_set_option(exc, opts) from None
-    except (TypeError, ValueError, FileNotFoundError) as exc:
+    except (TypeError, ValueError, KeyError, IndexError, FileNotFoundError) as exc:
         if not existed:
             _remove_created(out)
         if not opts:

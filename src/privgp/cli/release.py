@@ -19,6 +19,7 @@ import argparse
 import contextlib
 import dataclasses
 import math
+import sys
 import textwrap
 from pathlib import Path
 
@@ -241,12 +242,6 @@ def load_data(args):
         domain = _box(args.box, len(coords))
         rmap = ResponseMap(threshold=args.threshold, clip=args.clip, transform=args.transform or "identity")
         data = _load_source(args, coords, domain, rmap)
-    if getattr(args, "crs", None) is None and looks_like_degrees(data.coordinates, domain):
-        import sys
-
-        print("privgp: note: the coordinates look like longitude and latitude in degrees; without --crs they are "
-              "planar units (away from the equator a degree of longitude is shorter than one of latitude, so cells "
-              "and lengthscales are stretched): --crs EPSG:4326 projects them to metres", file=sys.stderr)
     if getattr(args, "crs", None) is not None:
         if _cluster_wanted(args):
             raise InvalidParameterError("--crs", "left out with --dask/--scheduler (project the coordinates first)",
@@ -273,7 +268,8 @@ def looks_like_degrees(coordinates, domain) -> bool:
     return -180.0 <= x0 and x1 <= 180.0 and -90.0 <= y0 and y1 <= 90.0
 
 
-#: the smallest share of the box's area (2-D; of its length in 1-D) that the records must span for a map
+#: the records' extent must reach MIN_EXTENT_SHARE ** (1 / d) of the box on at least one side (in 2-D: an extent
+#: under 3.2% of the box on both sides, under 0.1% of its area, is refused)
 MIN_EXTENT_SHARE = 1e-3
 
 
@@ -298,8 +294,10 @@ def check_extents(x_lo, x_hi, z_range, n: int, domain, rmap: ResponseMap) -> Non
 
     lo, hi = np.asarray(domain.lower, float), np.asarray(domain.upper, float)
     spans = (np.asarray(x_hi, float) - np.asarray(x_lo, float)) / (hi - lo)
-    if float(np.prod(spans)) < MIN_EXTENT_SHARE:
-        axes = ", ".join(f"{100 * s:.2g}% of its {'width' if j == 0 else 'height'}" for j, s in enumerate(spans))
+    # every side of the records' extent below MIN_EXTENT_SHARE ** (1 / d) of the box's (their extent under 0.1% of the
+    # box's area in 2-D): a transect along one axis, or records on a line, fill a real part of the box
+    if float(np.max(spans)) < MIN_EXTENT_SHARE ** (1.0 / spans.size):
+        axes = ", ".join(f"{100 * s:.3g}% of its {'width' if j == 0 else 'height'}" for j, s in enumerate(spans))
         raise InvalidParameterError(
             "--box", f"a public box the records fill a real part of (they span {axes}: a map over this box would be "
             "empty almost everywhere); is it in the order XMIN XMAX YMIN YMAX (not GIS's minx miny maxx maxy)? Choose "
@@ -646,6 +644,11 @@ def run(args) -> int:
         if to_release is not plan:
             result = dataclasses.replace(result, plan=plan)
         charge = result.charge
+        if getattr(args, "crs", None) is None and looks_like_degrees(data.coordinates, plan.domain):
+            # (once charged: a user error or a refusal before it stays one line)
+            print("privgp: note: the coordinates look like longitude and latitude in degrees; without --crs they are "
+                  "planar units (away from the equator a degree of longitude is shorter than one of latitude, so "
+                  "cells and lengthscales are stretched): --crs EPSG:4326 projects them to metres", file=sys.stderr)
         progress.update(1)
         progress.stage(STAGES[4])
         from ..publish import write_outputs  # the writers Python users call (privgp.publish)

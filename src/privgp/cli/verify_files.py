@@ -170,6 +170,8 @@ RELEASE_DATA = ("field.npz", "field.csv", "paths.npz", "paths.csv", "prediction.
 OPTIMIZE_DATA = ("history.csv", "summary.json", "queries.png")
 PRIVGP_FILES = frozenset(RELEASE_DATA + OPTIMIZE_DATA + ("excursion.png", "prediction.png", "report.html", "field.tif",
                                                          "excursion.geojson"))
+#: GDAL's sidecar files, which GIS software reads with a GeoTIFF and applies to it
+GDAL_SIDECARS = (".aux.xml", ".ovr", ".msk", ".aux")
 #: the most bytes a released .npz may hold beyond its plan's arrays before it is read (a decompression bomb)
 NPZ_SLACK_BYTES = 64 * 2**20
 
@@ -186,6 +188,11 @@ def check_contents(doc: dict, kind: str | None, folder: Path, files: dict[str, s
             raise publish.CertificateMismatch(beside[0], "lies beside the certificate, which does not hash it: a file "
                                               "of privgp's the certificate does not cover cannot be checked (write a "
                                               "release with privgp.publish.write_release, which hashes every file)")
+    sidecars = sorted(f"{n}{ext}" for n in ok if n.endswith(".tif") for ext in GDAL_SIDECARS
+                      if (folder / f"{n}{ext}").exists())
+    if sidecars:
+        raise publish.CertificateMismatch(sidecars[0], "lies beside the GeoTIFF: GIS software applies it to the map "
+                                          "(scales, nodata, masks, overviews, metadata) though no certificate covers it")
     if kind == "account":
         beside = sorted(n for n in PRIVGP_FILES if (folder / n).is_file())
         if beside:

@@ -53,6 +53,7 @@ QUICK_FIXED: dict[str, tuple[str, ...]] = {
     "seed002-s6": ("eps_values", "deltas", "n_values", "tasks", "n_target", "fit_n_values"),
     "seed002-fig5": ("epochs", "n_context", "tasks", "timing_repeats", "nll_tasks", "n_target"),
     "seed004-thm2": ("n_values", "epochs"),
+    "mechanisms": ("epsilons",),
 }
 
 

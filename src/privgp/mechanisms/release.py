@@ -231,9 +231,21 @@ def check_plan(plan: Any) -> None:
                        "calibration": getattr(plan, "calibration", None), "public_settings": plan.public_settings(),
                        "dataset": {"n": plan.n}})
     again = mech.rebuild(Recorded(doc))
-    rebuilt = to_jsonable({"certificate": again.certificate.to_dict(), "public_settings": again.public_settings(),
-                           "n": again.n})
-    recorded = {"certificate": doc["certificate"], "public_settings": doc["public_settings"], "n": plan.n}
+
+    def parts(p: Any) -> dict:
+        """What is charged and drawn, as JSON: the certificate, the event the ledger is charged (a field of its own),
+        the public settings, n, and those of each candidate a selection plan draws from."""
+        out = {"certificate": p.certificate.to_dict(), "event": p.event.to_dict(), "public_settings":
+               p.public_settings(), "n": p.n}
+        for k, cand in enumerate(getattr(p, "plans", ()) or ()):
+            out[f"candidate {k + 1}"] = {"event": cand.event.to_dict(), "public_settings": cand.public_settings(),
+                                         "L": getattr(cand, "L", None)}
+        return to_jsonable(out)
+
+    rebuilt, recorded = parts(again), parts(plan)
+    if set(rebuilt) != set(recorded):
+        raise InvalidParameterError("plan", "a plan as privgp.plan builds it (nothing was charged)",
+                                    "another number of candidates than its public settings give")
     for part, value in recorded.items():
         if value != rebuilt[part]:
             inner = [k for k in value if value.get(k) != rebuilt[part].get(k)] if isinstance(value, dict) else []

@@ -138,8 +138,25 @@ class SparseGpPlan:
         return StatisticsReduction(self.spec)
 
     def check_statistics(self, A: np.ndarray, B: np.ndarray, n: int, n_clipped: int) -> None:
+        """What the sensitivity assumes of statistics reduced elsewhere: n records, |A_j| <= n R_y sigma_f^2 (each
+        record adds k(z_j, x) y with |k| <= sigma_f^2, |y| <= R_y), B symmetric with 0 <= B_jj <= n sigma_f^4, and
+        0 <= n_clipped <= n (checked before the charge)."""
         if int(n) != self.n:
             raise InvalidParameterError("statistics", f"sufficient statistics of {self.n} records", int(n))
+        A, B = np.asarray(A, dtype=float), np.asarray(B, dtype=float)
+        m, k2 = self.spec.n_inducing, float(self.spec.signal_variance)
+        tol = 1e-9 * max(1.0, self.n * k2 * k2)
+        if A.shape != (m,) or B.shape != (m, m) or not (np.all(np.isfinite(A)) and np.all(np.isfinite(B))):
+            raise InvalidParameterError("statistics", f"finite A of shape ({m},) and B of shape ({m}, {m})",
+                                        (A.shape, B.shape))
+        if np.any(np.abs(A) > self.n * self.spec.response_bound * k2 * (1 + 1e-9)):
+            raise InvalidParameterError("statistics", "|A_j| <= n R_y sigma_f^2 (responses clipped to |y| <= R_y)",
+                                        float(np.max(np.abs(A))))
+        d = np.diag(B)
+        if np.any(np.abs(B - B.T) > tol) or np.any(d < -tol) or np.any(d > self.n * k2 * k2 + tol):
+            raise InvalidParameterError("statistics", "B symmetric with 0 <= B_jj <= n sigma_f^4", "outside those")
+        if not 0 <= int(n_clipped) <= self.n:
+            raise InvalidParameterError("statistics", f"a clipped count between 0 and {self.n}", int(n_clipped))
 
     def draw_from_statistics(self, A: np.ndarray, B: np.ndarray, n: int, n_clipped: int,
                              rng: np.random.Generator) -> SparseGpReleased:

@@ -249,8 +249,10 @@ def run(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, functions=N
     for fn in functions:
         if fn not in SETUPS:
             raise InvalidParameterError("functions", f"names from {sorted(SETUPS)}", fn)
-    T = int(rounds or (QUICK["rounds"] if quick else 100))
-    S = int(seeds or (QUICK["seeds"] if quick else 20))
+    T = int(rounds if rounds is not None else (QUICK["rounds"] if quick else 100))
+    S = int(seeds if seeds is not None else (QUICK["seeds"] if quick else 20))
+    if T < 1:
+        raise InvalidParameterError("rounds", ">= 1", T)
     if S < 2:
         raise InvalidParameterError("seeds", ">= 2 (standard errors need two)", S)
     eps_list = tuple(float(e) for e in as_tuple(epsilons if epsilons is not None else (QUICK["epsilons"] if quick else EPSILONS)))
