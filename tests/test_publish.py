@@ -199,3 +199,24 @@ def test_a_plan_whose_event_or_candidates_were_swapped_is_refused(tmp_path):
     with pytest.raises(InvalidParameterError, match="candidate 1"):
         privgp.release(bad, privgp.records(x, np.sin(6 * x[:, 0])), privgp.Budget(ledger, epsilon=25.0))
     assert not ledger.exists()
+
+
+def test_the_python_api_refuses_the_same_likely_mistakes(tmp_path):
+    """privgp.release runs the command's checks too: a box the records fill almost none of, a threshold every
+    response is clipped beyond; nothing charged."""
+    rng = np.random.default_rng(4)
+    lon, lat = rng.uniform(-0.25, 0.05, 300), rng.uniform(51.40, 51.60, 300)
+    data = privgp.records(np.column_stack([lon, lat]), 30 + 10 * rng.uniform(size=300))
+    ledger = tmp_path / "ledger.sqlite"
+    gis_order = privgp.Box((-0.25, 51.40), (0.05, 51.60))        # xmin ymin / xmax ymax read as x and y bounds
+    wrong = privgp.Box((gis_order.lower[0], gis_order.upper[0]), (gis_order.lower[1], gis_order.upper[1]))
+    with pytest.raises(InvalidParameterError, match="box must be a public box the records fill"):
+        privgp.release(privgp.plan("grid", 300, wrong, privgp.ResponseMap(35.0, 5.0), epsilon=2.0), data,
+                       privgp.Budget(ledger, epsilon=10.0))
+    right = privgp.Box((-0.25, 51.40), (0.05, 51.60))
+    with pytest.raises(InvalidParameterError, match="threshold must be a value inside the range"):
+        privgp.release(privgp.plan("grid", 300, right, privgp.ResponseMap(400.0, 5.0), epsilon=2.0), data,
+                       privgp.Budget(ledger, epsilon=10.0))
+    assert not ledger.exists()
+    privgp.release(privgp.plan("grid", 300, right, privgp.ResponseMap(35.0, 5.0), epsilon=2.0), data,
+                   privgp.Budget(ledger, epsilon=10.0))

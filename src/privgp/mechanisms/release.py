@@ -209,6 +209,51 @@ def check_records(plan: ReleasePlan, data: Any) -> CheckedRecords:
     return CheckedRecords(plan=plan, records=records, X=X, y=y)
 
 
+#: the records' extent must reach MIN_EXTENT_SHARE ** (1 / d) of the box on at least one side (in 2-D: an extent
+#: under 3.2% of the box on both sides, under 0.1% of its area, is refused)
+MIN_EXTENT_SHARE = 1e-3
+
+
+def check_map_is_possible(X: np.ndarray, z: ArrayLike, domain: Box, rmap: ResponseMap) -> None:
+    """Two likely mistakes, refused before anything is charged (the data holder's own records decide; the message
+    is theirs, nothing is published): a box far larger than the records (e.g. given in GIS order minx miny maxx
+    maxy), so that the map would be empty almost everywhere; and a threshold so far outside the responses that
+    every one is clipped to the same bound, so that the map would show that bound, not the data."""
+    # per-column extremes (one pass each; X.min(axis=0) of an (n, 2) array is far slower), g monotone: no new arrays
+    z = np.asarray(z, dtype=float)
+    check_extents(np.array([X[:, j].min() for j in range(X.shape[1])]),
+                  np.array([X[:, j].max() for j in range(X.shape[1])]),
+                  (float(z.min()), float(z.max())) if z.size else None, z.size, domain, rmap)
+
+
+def check_extents(x_lo: ArrayLike, x_hi: ArrayLike, z_range: tuple[float, float] | None, n: int, domain: Box,
+                  rmap: ResponseMap) -> None:
+    """:func:`check_map_is_possible` from the records' extents: per-axis least and greatest coordinate and the
+    least and greatest response (a streaming pass finds them without keeping the records)."""
+    lo, hi = np.asarray(domain.lower, float), np.asarray(domain.upper, float)
+    spans = (np.asarray(x_hi, float) - np.asarray(x_lo, float)) / (hi - lo)
+    # every side of the records' extent below MIN_EXTENT_SHARE ** (1 / d) of the box's (their extent under 0.1% of the
+    # box's area in 2-D): a transect along one axis, or records on a line, fill a real part of the box
+    if float(np.max(spans)) < MIN_EXTENT_SHARE ** (1.0 / spans.size):
+        axes = ", ".join(f"{100 * s:.3g}% of its {'width' if j == 0 else 'height'}" for j, s in enumerate(spans))
+        raise InvalidParameterError(
+            "box", f"a public box the records fill a real part of (they span {axes}: a map over this box would be "
+            "empty almost everywhere); is it in the order XMIN XMAX YMIN YMAX (not GIS's minx miny maxx maxy; in "
+            "Python Box((xmin, ymin), (xmax, ymax)))? Choose it for the region the records come from, from public "
+            "knowledge, not from the records' own extent",
+            " ".join(f"{a:g} {b:g}" for a, b in zip(lo, hi)))
+    ends = rmap.apply(np.array([z_range[1], z_range[0]])) if z_range else np.zeros(2)   # the largest, smallest y
+    for bound, side in ((-1.0, "at or below"), (1.0, "at or above")):
+        if n and ends[0 if bound < 0 else 1] == bound:
+            edge = rmap.to_response_units(bound)
+            raise InvalidParameterError(
+                "threshold", f"a value inside the range of the responses (every one of the {n} responses is "
+                f"{side} {edge:g}, the threshold {'-' if bound < 0 else '+'} clip on the transformed scale, so the "
+                f"map would show that clipping bound everywhere, not the data); or a larger clip",
+                rmap.threshold)
+
+
+
 def check_plan(plan: Any) -> None:
     """Refuse a plan of a registered mechanism whose privacy event or certificate is not what its own public
     settings give: the plan is rebuilt from them by the mechanism's plan code, as ``privgp verify`` rebuilds a
@@ -287,6 +332,9 @@ def release(plan: ReleasePlan, data: Any, ledger: Any, rng: np.random.Generator 
     else:
         data = as_records(data.records if isinstance(data, CheckedRecords) else data)
         X, y = plan.check(data.X, data.response)
+        rmap = getattr(plan, "response_map", None)
+        if np.asarray(X).ndim == 2 and np.asarray(X).shape[0] and isinstance(rmap, ResponseMap):
+            check_map_is_possible(np.asarray(X), data.response, plan.domain, rmap)
     if isinstance(ledger, Budget):
         budget_epsilon = ledger.epsilon if budget_epsilon is None else budget_epsilon
         budget_delta = ledger.delta if budget_delta is None else budget_delta
