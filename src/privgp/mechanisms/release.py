@@ -30,7 +30,7 @@ from numpy.typing import ArrayLike
 from .. import validation as v
 from ..accounting import PrivacyCertificate, PrivacyEvent
 from ..errors import InvalidParameterError
-from ..jsonable import to_jsonable
+from ..jsonable import as_written, first_difference, to_jsonable
 from ..models.domain import Box
 
 TRANSFORMS = ("identity", "log")
@@ -253,7 +253,6 @@ def check_extents(x_lo: ArrayLike, x_hi: ArrayLike, z_range: tuple[float, float]
                 rmap.threshold)
 
 
-
 def check_plan(plan: Any) -> None:
     """Refuse a plan of a registered mechanism whose privacy event or certificate is not what its own public
     settings give: the plan is rebuilt from them by the mechanism's plan code, as ``privgp verify`` rebuilds a
@@ -272,33 +271,27 @@ def check_plan(plan: Any) -> None:
                                     "subclass, whose event privgp cannot rebuild; nothing was charged)",
                                     type(plan).__name__)
     mech = for_plan(plan)
-    doc = to_jsonable({"mechanism": mech.name, "certificate": plan.certificate.to_dict(),
-                       "calibration": getattr(plan, "calibration", None), "public_settings": plan.public_settings(),
-                       "dataset": {"n": plan.n}})
-    again = mech.rebuild(Recorded(doc))
 
     def parts(p: Any) -> dict:
-        """What is charged and drawn, as JSON: the certificate, the event the ledger is charged (a field of its own),
-        the public settings, n, and those of each candidate a selection plan draws from."""
+        """What is charged and drawn, as certificate.json would hold it: the certificate, the event the ledger is
+        charged (a field of its own), the public settings, n, and those of each candidate a selection draws from."""
         out = {"certificate": p.certificate.to_dict(), "event": p.event.to_dict(), "public_settings":
                p.public_settings(), "n": p.n}
         for k, cand in enumerate(getattr(p, "plans", ()) or ()):
             out[f"candidate {k + 1}"] = {"event": cand.event.to_dict(), "public_settings": cand.public_settings(),
                                          "L": getattr(cand, "L", None)}
-        return to_jsonable(out)
+        return as_written(out)
 
-    rebuilt, recorded = parts(again), parts(plan)
-    if set(rebuilt) != set(recorded):
-        raise InvalidParameterError("plan", "a plan as privgp.plan builds it (nothing was charged)",
-                                    "another number of candidates than its public settings give")
-    for part, value in recorded.items():
-        if value != rebuilt[part]:
-            inner = [k for k in value if value.get(k) != rebuilt[part].get(k)] if isinstance(value, dict) else []
-            where = part + (f".{inner[0]}" if inner else "")
-            raise InvalidParameterError(
-                "plan", "a plan as privgp.plan builds it, its privacy event that of its public settings (this one "
-                "was changed after planning, e.g. by plan.scaled(), which makes a forecast's simulation plan, or "
-                "dataclasses.replace; nothing was charged)", f"{where} differs from what its public settings give")
+    recorded = parts(plan)
+    again = mech.rebuild(Recorded({"mechanism": mech.name, "certificate": recorded["certificate"],
+                                   "calibration": as_written(getattr(plan, "calibration", None)),
+                                   "public_settings": recorded["public_settings"], "dataset": {"n": plan.n}}))
+    d = first_difference(recorded, parts(again), "plan")
+    if d is not None:
+        raise InvalidParameterError(
+            "plan", "a plan as privgp.plan builds it, its privacy event that of its public settings (this one was "
+            "changed after planning, e.g. by plan.scaled(), which makes a forecast's simulation plan, or "
+            "dataclasses.replace; nothing was charged)", f"{d[0]} differs from what its public settings give")
 
 
 def release(plan: ReleasePlan, data: Any, ledger: Any, rng: np.random.Generator | None = None, *,
