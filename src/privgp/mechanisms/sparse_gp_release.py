@@ -172,8 +172,13 @@ class SparseGpPlan:
         axes = self.axes()
         mesh = np.meshgrid(*axes, indexing="ij")
         pts = np.stack([m.ravel() for m in mesh], axis=-1)
-        mu, sd = rel.predict(pts, return_std=True)
         post = rel.posterior
+        # from the released m and S by the very function privgp verify recomputes them with (eq. 17; bit for bit
+        # the same numbers, so the released prediction.npz verifies exactly, not only to 1e-9)
+        from ..models.gp.sparse_posterior import predict_from_released
+
+        mu, sd = predict_from_released(np.asarray(self.spec.inducing_points, dtype=float), self.spec.kernel,
+                                       self.spec.signal_variance, post.mean, post.covariance, pts)
         return SparseGpReleased(axes, mu.reshape(self.grid), sd.reshape(self.grid), self.spec.inducing_points,
                                 post.mean, post.covariance, rel.a_released, rel.B_released, post.repair_shift)
 
