@@ -199,6 +199,23 @@ def test_bad_events_are_rejected_before_anything_is_recorded(tmp_path):
     assert led.entries() == [] and led.datasets() == []
 
 
+def test_an_event_no_lemma_covers_is_never_charged(tmp_path):
+    """Red team round 11: a posterior-sample event with seed 000's published constants (Delta_n / sqrt(2), NOT
+    covered by Lemmas B.1/B.7; for reproducing the paper's numbers only) was charged at its smaller epsilon."""
+    from privgp.mechanisms.posterior_sample import posterior_sample_event
+    from privgp.models.domain import Box
+
+    kw = dict(kernel="exponential", lengthscale=0.2, domain=Box((0.0,), (1.0,)), L=1)
+    published = posterior_sample_event(100, 20.0, 0.5, constants="published", **kw)
+    assert not published.covered
+    led = Ledger(tmp_path / "l.sqlite")
+    with pytest.raises(InvalidParameterError, match="covered by a proven result"):
+        led.charge(led.fingerprint("d"), published, budget_epsilon=10.0, budget_delta=DELTA)
+    assert led.entries() == [] and led.datasets() == []
+    proven = posterior_sample_event(100, 20.0, 0.5, **kw)
+    led.charge(led.fingerprint("d"), proven, budget_epsilon=10.0, budget_delta=DELTA)   # the proven one is
+
+
 def test_curves_beyond_alpha_max_are_infinite_not_zero(tmp_path):
     """A curve that is +inf beyond its largest order must only use orders below it: a tabulated curve
     0.2 alpha known on orders up to 3 (beyond: +inf), composed exactly."""

@@ -147,6 +147,101 @@ def test_a_plan_changed_after_planning_is_refused_before_the_charge(mechanism, t
     assert res.charge.spent_after.epsilon == pytest.approx(plan.certificate.epsilon)
 
 
+def _numeric_leaves(obj, path=()):
+    """(path, value) of every number and float array inside a plan, through dataclass fields, tuples and
+    dicts: the fields draw may read whether or not the public settings name them."""
+    import dataclasses
+
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        for f in dataclasses.fields(obj):
+            yield from _numeric_leaves(getattr(obj, f.name), path + (f.name,))
+    elif isinstance(obj, (tuple, list)):
+        for i, x in enumerate(obj):
+            yield from _numeric_leaves(x, path + (i,))
+    elif isinstance(obj, dict):
+        for k, x in obj.items():
+            yield from _numeric_leaves(x, path + (k,))
+    elif isinstance(obj, np.ndarray) and obj.dtype.kind == "f" and obj.size:
+        yield path, obj
+    elif isinstance(obj, (int, float, np.number)) and not isinstance(obj, (bool, np.bool_)):
+        yield path, obj
+
+
+def _with_leaf(obj, path, value):
+    """A copy of obj with the leaf at path replaced, the way object.__setattr__ edits a frozen plan (no
+    __post_init__ runs)."""
+    import copy
+    import dataclasses
+
+    if not path:
+        return value
+    head, rest = path[0], path[1:]
+    if dataclasses.is_dataclass(obj):
+        out = copy.copy(obj)
+        object.__setattr__(out, head, _with_leaf(getattr(obj, head), rest, value))
+        return out
+    if isinstance(obj, dict):
+        return {**obj, head: _with_leaf(obj[head], rest, value)}
+    items = list(obj)
+    items[head] = _with_leaf(items[head], rest, value)
+    return type(obj)(items)
+
+
+@pytest.mark.parametrize("mechanism, options", [
+    ("grid", {}), ("laplace-grid", {}), ("discretised-gaussian", {}), ("posterior-sample", {"L": 2}),
+    ("functional", {}), ("sparse-gp", {}), ("posterior-sample-tuned", {"lengthscales": [0.1, 0.3]})])
+def test_every_number_a_plan_holds_is_checked_against_its_public_settings(mechanism, options):
+    """Red team round 10: check_plan compared the certificate, the event and the public settings, so a field
+    draw reads that the settings do not name (a candidate's eta, a noise object's scale) could be edited after
+    planning and drawn under the planned charge. Every number a plan holds is now compared with the plan its
+    public settings rebuild: each edited in turn is refused (memory_limit, a resource bound, aside)."""
+    from privgp.mechanisms.release import RESOURCE_FIELDS, check_plan
+
+    box = privgp.Box((0.0, 0.0), (1.0, 1.0))
+    plan = privgp.plan(mechanism, 400, box, privgp.ResponseMap(threshold=0.0, clip=1.0), epsilon=2.0, **options)
+    check_plan(plan)   # the genuine plan passes
+    leaves = [(p, x) for p, x in _numeric_leaves(plan)
+              if not RESOURCE_FIELDS & set(map(str, p)) and not np.any(np.isnan(x))]
+    assert len(leaves) >= 15
+    accepted = []
+    for path, value in leaves:
+        edited = value + 1 if isinstance(value, (int, np.integer)) else value * 1.5 + 1
+        try:
+            check_plan(_with_leaf(plan, path, edited))
+        except InvalidParameterError:
+            continue
+        accepted.append(".".join(map(str, path)))
+    # what may change: settings the certificate names whose change leaves the event as it is (the edited plan
+    # is then the genuine plan of the settings it will publish); never the noise, the number of draws, a
+    # calibration, a candidate or the grid
+    assert set(accepted) <= {"n", "response_map.threshold", "response_map.clip", "bandwidth", "lengthscale", "snap",
+                             "noise_std"}, accepted
+
+
+def test_records_checked_once_cannot_be_changed_before_the_release(tmp_path):
+    """Red team round 11: release() drew from a CheckedRecords' arrays unchecked when its plan was the plan, so
+    dataclasses.replace(check_records(...), y=z * 1e4) was drawn with sums far beyond |y| <= 1 and charged as
+    planned; and records() kept the caller's own arrays, so a change after records() drew from other data
+    than the ledger was charged for. A copy of checked records is checked again; the arrays are read-only."""
+    import dataclasses
+
+    from privgp.mechanisms.release import check_records
+
+    rng = np.random.default_rng(0)
+    X, z = rng.uniform(0, 1, (100, 2)), rng.normal(size=100)
+    plan = privgp.plan("grid", 100, privgp.Box((0, 0), (1, 1)), privgp.ResponseMap(0.0, 1.0), epsilon=1.0)
+    data = privgp.records(X, z)
+    X[:] = 5.0                                             # the caller's arrays are not the records'
+    assert data.X.max() < 1.0 and not data.X.flags.writeable and not data.response.flags.writeable
+    checked = check_records(plan, data)
+    with pytest.raises(ValueError, match="read-only"):
+        checked.y[:] = 1e4
+    forged = dataclasses.replace(checked, y=checked.y * 1e4)
+    res = privgp.release(plan, forged, privgp.Budget(tmp_path / "l.sqlite", epsilon=3.0), np.random.default_rng(1))
+    again = privgp.release(plan, checked, privgp.Budget(tmp_path / "l.sqlite", epsilon=3.0), np.random.default_rng(1))
+    np.testing.assert_array_equal(res.released.statistics["sums"], again.released.statistics["sums"])
+
+
 def test_the_readme_shows_the_script_before_the_library_section():
     from pathlib import Path
 

@@ -433,6 +433,10 @@ class Ledger:
     def _check_event(self, event: object) -> PrivacyEvent:
         if not isinstance(event, PrivacyEvent):
             raise InvalidParameterError("event", "a privgp.accounting PrivacyEvent", type(event).__name__)
+        if not event.covered:   # e.g. seed 000's published constants: a number no lemma proves is never spent
+            raise InvalidParameterError("event", "a privacy event covered by a proven result (this one is not: "
+                                        "published constants reproduce a paper's numbers and are never charged; "
+                                        "nothing was charged)", type(event).__name__)
         return event
 
     def charge(self, fingerprint: str, event: PrivacyEvent, *, epsilon: float | None = None,

@@ -132,6 +132,27 @@ def test_every_fit_charges_the_budget(tmp_path):
     assert clf_budget.spent((X, lab.astype(float))) is not None
 
 
+def test_a_fit_never_sets_the_datasets_budget_delta_to_its_own(tmp_path):
+    """Red team round 11: a fit's own delta (0.05 on 200 records, n delta = 10) became the new dataset's
+    budget delta, so that later releases composed at 0.05 and ten (5, 1e-6) releases fitted a budget of
+    epsilon 10. A new dataset's budget delta is privgp's default for n, as privgp.release's; the same
+    records keep one budget whatever the order in which a classifier's public classes are listed."""
+    from privgp.mechanisms.release import default_delta
+
+    X, y = sinc(200)
+    for make in (lambda b: DPSparseGPRegressor(epsilon=1.0, delta=0.05, random_state=0, budget=b),
+                 lambda b: DPPosteriorSampler(box=(-3, 3), target_epsilon=1.0, delta=0.05, random_state=0, budget=b)):
+        budget = Budget(tmp_path / f"{len(list(tmp_path.iterdir()))}.sqlite", epsilon=10.0)
+        make(budget).fit(X, y)
+        assert budget.spent((X, y)).budget_delta == default_delta(200)
+    lab = (X[:, 0] > 0).astype(int)
+    budget = Budget(tmp_path / "classes.sqlite", epsilon=6.0)
+    DPDirichletGPClassifier(classes=[0, 1], epsilon=5.0, random_state=0, budget=budget).fit(X, lab)
+    for classes in ([1, 0], None, [2, 1, 0]):
+        with pytest.raises(BudgetExceededError):
+            DPDirichletGPClassifier(classes=classes, epsilon=5.0, random_state=0, budget=budget).fit(X, lab)
+
+
 def test_posterior_sampler_releases_one_path(tmp_path):
     X, y = sinc(200)
     budget = Budget(tmp_path / "ledger.sqlite", epsilon=6.0)

@@ -202,7 +202,8 @@ def test_ledger_is_charged_once_for_the_whole_plan_before_any_round(tmp_path):
     led = Ledger(tmp_path / "l.sqlite")
     plan = plan_1d(rounds=6, epsilon=2.0, delta=1e-3)
     obj, calls = counting(lambda x: float(np.sin(6 * x[0])))
-    res = optimize(plan, obj, led, np.random.default_rng(0), fingerprint="fp", budget_epsilon=plan.epsilon * (1 + 1e-6))
+    res = optimize(plan, obj, led, np.random.default_rng(0), fingerprint="fp", budget_epsilon=plan.epsilon * (1 + 1e-6),
+                   budget_delta=plan.delta)
     assert len(calls) == 6 and res.status == "completed"
     entries = led.entries("fp")
     assert len(entries) == 1 and entries[0].status == "completed"
@@ -215,6 +216,17 @@ def test_ledger_is_charged_once_for_the_whole_plan_before_any_round(tmp_path):
     assert calls2 == [] and len(led.entries("fp")) == 1
 
 
+def test_a_new_datasets_budget_delta_is_privgps_default_not_the_runs(tmp_path):
+    """Red team round 11: the run's own delta (--delta) became the record source's budget delta, so that every
+    later charge composed at it. It is privgp's default for the planned rounds unless a budget delta is given."""
+    from privgp.mechanisms.release import default_delta
+
+    led = Ledger(tmp_path / "l.sqlite")
+    plan = plan_1d(rounds=6, epsilon=2.0, delta=1e-3)
+    optimize(plan, lambda x: 0.0, led, np.random.default_rng(0), fingerprint="fp", budget_epsilon=50.0)
+    assert led.dataset("fp").budget_delta == default_delta(6) < plan.delta
+
+
 def test_a_run_that_fails_mid_way_keeps_the_full_charge(tmp_path):
     led = Ledger(tmp_path / "l.sqlite")
     plan = plan_1d(rounds=10, epsilon=2.0, delta=1e-3)
@@ -225,7 +237,7 @@ def test_a_run_that_fails_mid_way_keeps_the_full_charge(tmp_path):
             raise RuntimeError("assay failed")
         return 0.5
 
-    res = optimize(plan, obj, led, np.random.default_rng(0), fingerprint="fp2", budget_epsilon=10.0)
+    res = optimize(plan, obj, led, np.random.default_rng(0), fingerprint="fp2", budget_epsilon=10.0, budget_delta=plan.delta)
     assert res.status == "stopped" and "round 4" in res.failure and "assay failed" in res.failure
     assert "assay failed" not in res.stop_reason and res.stop_reason.startswith("round 4: ")
     assert res.released == 4 and res.responses.shape == (3,)

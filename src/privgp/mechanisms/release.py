@@ -20,7 +20,9 @@ Also here: :class:`ResponseMap` (bounded responses, seed 000 App. D.2), :func:`d
 """
 from __future__ import annotations
 
+import dataclasses
 import math
+import weakref
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -202,11 +204,26 @@ class CheckedRecords:
     y: np.ndarray
 
 
+#: the CheckedRecords that check_records made, by id: release() skips the check only for one of these (a copy
+#: made by dataclasses.replace, say with other responses, is checked again)
+_ISSUED: weakref.WeakValueDictionary[int, CheckedRecords] = weakref.WeakValueDictionary()
+
+
 def check_records(plan: ReleasePlan, data: Any) -> CheckedRecords:
     """Check ``data`` (as :func:`release` accepts it) against ``plan``; raises on bad private input."""
     records = as_records(data)
     X, y = plan.check(records.X, records.response)
-    return CheckedRecords(plan=plan, records=records, X=X, y=y)
+    for a in (X, y):
+        if isinstance(a, np.ndarray):
+            a.setflags(write=False)   # what was checked is what is drawn from
+    out = CheckedRecords(plan=plan, records=records, X=X, y=y)
+    _ISSUED[id(out)] = out
+    return out
+
+
+def _issued(data: Any, plan: Any) -> bool:
+    """``data`` is a CheckedRecords that :func:`check_records` made for this very plan."""
+    return isinstance(data, CheckedRecords) and data.plan is plan and _ISSUED.get(id(data)) is data
 
 
 #: the records' extent must reach MIN_EXTENT_SHARE ** (1 / d) of the box on at least one side (in 2-D: an extent
@@ -257,9 +274,11 @@ def check_plan(plan: Any) -> None:
     """Refuse a plan of a registered mechanism whose privacy event or certificate is not what its own public
     settings give: the plan is rebuilt from them by the mechanism's plan code, as ``privgp verify`` rebuilds a
     certificate, and its event, public settings and certificate are compared as certificate.json would hold
-    them. A plan changed after planning -- ``plan.scaled(k)`` (a forecast's simulation plan: other n or noise,
-    the original event), ``dataclasses.replace(plan, noise_std=...)`` -- would otherwise be charged and
-    certified with an event that is not the noise it draws. A plan of a class privgp does not register is
+    them, then every other field, those ``draw`` reads without the settings naming them (a tuned plan's
+    candidates, say), field by field. A plan changed after planning -- ``plan.scaled(k)`` (a forecast's
+    simulation plan: other n or noise, the original event), ``dataclasses.replace(plan, noise_std=...)``,
+    ``object.__setattr__`` on a private field -- would otherwise be charged and certified with an event that
+    is not the noise it draws. A plan of a class privgp does not register is
     charged as its ``event`` states."""
     from .interface import Recorded, for_plan, registry
 
@@ -287,11 +306,55 @@ def check_plan(plan: Any) -> None:
                                    "calibration": as_written(getattr(plan, "calibration", None)),
                                    "public_settings": recorded["public_settings"], "dataset": {"n": plan.n}}))
     d = first_difference(recorded, parts(again), "plan")
-    if d is not None:
+    where = d[0] if d is not None else _first_field_difference(plan, again, "plan")
+    if where is not None:
         raise InvalidParameterError(
             "plan", "a plan as privgp.plan builds it, its privacy event that of its public settings (this one was "
             "changed after planning, e.g. by plan.scaled(), which makes a forecast's simulation plan, or "
-            "dataclasses.replace; nothing was charged)", f"{d[0]} differs from what its public settings give")
+            "dataclasses.replace; nothing was charged)", f"{where} differs from what its public settings give")
+
+
+#: plan fields that bound the machine's resources, not the release: a caller may set them as it likes
+RESOURCE_FIELDS = frozenset({"memory_limit"})
+
+
+def _first_field_difference(plan: Any, again: Any, path: str) -> str | None:
+    """The dotted path of the first field where ``plan`` and its rebuild ``again`` differ (dataclasses field
+    by field, arrays by shape, dtype and value, containers item by item, anything else by ``==``, types
+    exactly), or None: every field ``draw`` reads, private or not, is the one the public settings give
+    (:data:`RESOURCE_FIELDS` aside)."""
+    if type(plan) is not type(again):
+        return path
+    if dataclasses.is_dataclass(plan):
+        for f in dataclasses.fields(plan):
+            if f.name not in RESOURCE_FIELDS:
+                d = _first_field_difference(getattr(plan, f.name), getattr(again, f.name), f"{path}.{f.name}")
+                if d is not None:
+                    return d
+        return None
+    if isinstance(plan, np.ndarray):
+        same = plan.shape == again.shape and plan.dtype == again.dtype and np.array_equal(plan, again, equal_nan=True)
+        return None if same else path
+    if isinstance(plan, (list, tuple)):
+        if len(plan) != len(again):
+            return path
+        for i, (a, b) in enumerate(zip(plan, again)):
+            d = _first_field_difference(a, b, f"{path}[{i}]")
+            if d is not None:
+                return d
+        return None
+    if isinstance(plan, dict):
+        if list(plan) != list(again):
+            return path
+        for k in plan:
+            d = _first_field_difference(plan[k], again[k], f"{path}[{k!r}]")
+            if d is not None:
+                return d
+        return None
+    if isinstance(plan, float) and math.isnan(plan) and math.isnan(again):
+        return None
+    same = plan == again
+    return None if isinstance(same, (bool, np.bool_)) and bool(same) else path
 
 
 def release(plan: ReleasePlan, data: Any, ledger: Any, rng: np.random.Generator | None = None, *,
@@ -320,7 +383,7 @@ def release(plan: ReleasePlan, data: Any, ledger: Any, rng: np.random.Generator 
     if randomness is None:
         randomness = {"source": "a numpy Generator supplied by the caller (a fixed seed is for demos only: anyone "
                                 "with the seed can reproduce the release)"}
-    if isinstance(data, CheckedRecords) and data.plan is plan:
+    if _issued(data, plan):
         X, y, data = data.X, data.y, data.records
     else:
         data = as_records(data.records if isinstance(data, CheckedRecords) else data)

@@ -152,7 +152,9 @@ class _SparseGpBase(BaseEstimator):
         from ..accounting import accountant
 
         eps = float(accountant.epsilon(event, delta).epsilon)
-        self.charge_ = self.budget.charge((X, y), event, epsilon=eps, delta=delta, default_delta=delta,
+        # a new dataset's budget delta is privgp's default for n (as privgp.release), never this fit's own delta
+        self.charge_ = self.budget.charge((X, y), event, epsilon=eps, delta=delta,
+                                          default_delta=default_delta(max(X.shape[0], 2)),
                                           description=f"{type(self).__name__}.fit: {MECHANISM}, n={X.shape[0]}",
                                           settings=settings)
         self.budget.complete(self.charge_)
@@ -349,8 +351,9 @@ class DPDirichletGPClassifier(ClassifierMixin, _SparseGpBase):
             stats.append(weighted_statistics(X, t - offset, s2, spec, bounds))
         settings = {**spec.to_dict(), "n": int(X.shape[0]), "classes": classes.tolist(),
                     "alpha_epsilon": self.alpha_epsilon, "epsilon": noise.epsilon, "delta": delta}
-        labels = np.searchsorted(classes, y) if self.classes is None else \
-            np.array([int(np.flatnonzero(classes == lab)[0]) for lab in y])
+        # the ledger keys the records by each label's rank among the labels present, whatever the order (or the
+        # superset) of the public classes given: the same records keep one budget
+        labels = np.searchsorted(np.unique(y), y)
         self._charge(X, labels.astype(float), noise.total_event, delta, settings)
         self.releases_ = tuple(release_from_statistics(s, spec, noise, sens, rng, noise_std=None) for s in stats)
         self.classes_ = classes
@@ -463,7 +466,7 @@ class DPPosteriorSampler(BaseEstimator):
                 raise InvalidParameterError("budget", "None or a privgp.Budget", type(self.budget).__name__)
             cert = plan.certificate
             self.charge_ = self.budget.charge((X, y), plan.event, epsilon=float(cert.epsilon),
-                                              delta=float(cert.delta), default_delta=plan.delta,
+                                              delta=float(cert.delta), default_delta=default_delta(plan.n),
                                               description=plan.describe(), settings=plan.public_settings())
             self.budget.complete(self.charge_)
         post = ExactPosterior.aggregated(make_kernel(plan.kernel, plan.lengthscale), Xc, ym, plan.r, plan.sigma)

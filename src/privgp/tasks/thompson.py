@@ -655,7 +655,7 @@ def optimize(plan: ThompsonPlan, objective: Callable[[np.ndarray], float], ledge
 
     charge = ledger.charge(fingerprint, plan.event, epsilon=plan.epsilon, delta=plan.delta,
                            budget_epsilon=budget_epsilon, budget_delta=budget_delta,
-                           default_budget_delta=plan.delta, description=plan.describe(),
+                           default_budget_delta=default_delta(max(plan.rounds, 2)), description=plan.describe(),
                            settings=to_jsonable(plan.public_settings()), label=label)
     result = run_thompson(plan, objective, rng, on_round=on_round)
     if mark_completed:
