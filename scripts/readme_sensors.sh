@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # README's "Your own data" examples, as committed, on a synthetic sensors.csv (no real records). In a scratch
 # folder with a fresh ledger (PRIVGP_LEDGER):
-#   1. writes sensors.csv: 2000 readings (lon, lat, no2) at uniform places in the box [0, 10] x [0, 5], a smooth
+#   1. writes sensors.csv: 2000 readings (x_km, y_km, no2; planar kilometres) at uniform places in the box [0, 10] x [0, 5], a smooth
 #      field (a bump of +25 at (3, 3), a dip of -12 at (7.5, 1.5), base 30) plus N(0, 5^2) noise, seed 0;
 #   2. `privgp release --data sensors.csv ... --epsilon 2 --out no2_release`   (--mechanism auto: released)
 #   3. the same data with `--mechanism sparse-gp --kernel squared_exponential`, `--mechanism posterior-sample
@@ -15,14 +15,14 @@ import numpy as np
 
 rng = np.random.default_rng(0)
 n = 2000
-lon, lat = rng.uniform(0, 10, n), rng.uniform(0, 5, n)
-field = (30 + 25 * np.exp(-((lon - 3) ** 2 + (lat - 3) ** 2) / 2.0)
-         - 12 * np.exp(-((lon - 7.5) ** 2 + (lat - 1.5) ** 2) / 1.5))
+x, y = rng.uniform(0, 10, n), rng.uniform(0, 5, n)
+field = (30 + 25 * np.exp(-((x - 3) ** 2 + (y - 3) ** 2) / 2.0)
+         - 12 * np.exp(-((x - 7.5) ** 2 + (y - 1.5) ** 2) / 1.5))
 no2 = field + rng.normal(0, 5, n)
-np.savetxt("sensors.csv", np.column_stack([lon, lat, no2]), delimiter=",", header="lon,lat,no2", comments="",
+np.savetxt("sensors.csv", np.column_stack([x, y, no2]), delimiter=",", header="x_km,y_km,no2", comments="",
            fmt="%.4f")
 PY
-DATA=(--data sensors.csv --x-col lon --y-col lat --response-col no2 --box 0 10 0 5 --threshold 40 --clip 20)
+DATA=(--data sensors.csv --x-col x_km --y-col y_km --response-col no2 --box 0 10 0 5 --threshold 40 --clip 20)
 refused() {   # a command the forecast must refuse: its output and exit status, which must be 2
     local rc=0
     "$@" > refused.out 2>&1 || rc=$?

@@ -586,3 +586,21 @@ def test_an_entry_never_displays_a_guarantee_its_event_does_not_have(tmp_path):
     own = account_epsilon(GdpEvent(0.5), 1e-6).epsilon
     led.charge("x", GdpEvent(0.5), epsilon=own, delta=1e-6, budget_epsilon=10, budget_delta=1e-6)
     assert len(led.entries()) == 1
+
+
+def test_a_budget_spent_exactly_shows_nothing_remaining_not_a_millionth(tmp_path):
+    """Walk-through 11: two releases of epsilon 5 in a budget of 10 left "remaining epsilon = 1e-06" (the profile
+    composition's slack), read as a delta. What remains is shown rounded down to 1e-5 of the budget."""
+    from privgp.ledger import remaining_epsilon
+
+    assert remaining_epsilon(10.0, 10.0 - 1e-6) == 0.0
+    assert remaining_epsilon(10.0, 12.0) == 0.0
+    assert remaining_epsilon(10.0, 5.0) == pytest.approx(5.0) and remaining_epsilon(10.0, 5.0) <= 5.0
+    assert 0.01 - 1e-4 <= remaining_epsilon(10.0, 9.99) <= 0.01        # at most one unit (1e-4) below
+    led = Ledger(tmp_path / "l.sqlite")
+    fp = led.fingerprint("d")
+    led.charge(fp, PureDpEvent(5.0), budget_epsilon=10.0, budget_delta=DELTA)
+    ch = led.charge(fp, PureDpEvent(5.0), budget_epsilon=10.0, budget_delta=DELTA)
+    exact = 10.0 - ch.spent_after.epsilon
+    for shown in (ch.to_dict()["remaining_epsilon"], led.dataset(fp).remaining_epsilon):
+        assert shown == remaining_epsilon(10.0, ch.spent_after.epsilon) and exact - 1e-4 <= shown <= exact

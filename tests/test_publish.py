@@ -315,3 +315,11 @@ def test_the_python_api_refuses_the_same_likely_mistakes(tmp_path):
     assert not ledger.exists()
     privgp.release(privgp.plan("grid", 300, right, privgp.ResponseMap(35.0, 5.0), epsilon=2.0), data,
                    privgp.Budget(ledger, epsilon=10.0))
+
+
+def test_a_box_of_three_coordinates_is_named_as_unsupported():
+    """Walk-through 11: privgp.plan with a 3-D box failed with a bare KeyError."""
+    box = privgp.Box((0.0, 0.0, 0.0), (1.0, 1.0, 1.0))
+    for mechanism in ("auto", "posterior-sample", "sparse-gp"):
+        with pytest.raises(InvalidParameterError, match="a box of 1 or 2 coordinates"):
+            privgp.plan(mechanism, 3000, box, privgp.ResponseMap(threshold=0.5, clip=1.0), epsilon=5.0)

@@ -175,7 +175,7 @@ class DatasetBudget:
 
     @property
     def remaining_epsilon(self) -> float:
-        return max(self.budget_epsilon - self.spent.epsilon, 0.0)
+        return remaining_epsilon(self.budget_epsilon, self.spent.epsilon)
 
     def to_dict(self) -> dict:
         return {"fingerprint": self.fingerprint, "budget_epsilon": self.budget_epsilon,
@@ -183,6 +183,19 @@ class DatasetBudget:
                 "spent_epsilon": self.spent.epsilon, "spent_at_delta": self.spent.delta,
                 "spent_alpha": self.spent.alpha, "spent_method": self.spent.method, "entries": self.spent.entries,
                 "remaining_epsilon": self.remaining_epsilon}
+
+
+#: the remaining epsilon is shown rounded down to this share of the budget: a budget spent exactly shows 0, not the
+#: 1e-6 that composition under the privacy profile leaves (an epsilon below a millionth of the budget, read as delta)
+REMAINING_RESOLUTION = 1e-5
+
+
+def remaining_epsilon(budget_epsilon: float, spent_epsilon: float) -> float:
+    """What is left of a budget, rounded down to :data:`REMAINING_RESOLUTION` of it (never more than is left;
+    the ledger's own check of a charge composes exactly)."""
+    unit = budget_epsilon * REMAINING_RESOLUTION
+    left = max(budget_epsilon - spent_epsilon, 0.0)
+    return math.floor(left / unit) * unit if unit > 0 and math.isfinite(left) else left
 
 
 @dataclass(frozen=True)
@@ -221,7 +234,7 @@ class Charge:
                 "budget_epsilon": self.budget_epsilon, "budget_delta": self.budget_delta,
                 "spent_epsilon_before": self.spent_before.epsilon,
                 "spent_epsilon_after": self.spent_after.epsilon, "releases_after": self.spent_after.entries,
-                "remaining_epsilon": max(self.budget_epsilon - self.spent_after.epsilon, 0.0)}
+                "remaining_epsilon": remaining_epsilon(self.budget_epsilon, self.spent_after.epsilon)}
 
 
 class Ledger:

@@ -326,9 +326,9 @@ def test_degrees_without_crs_get_a_note_and_with_crs_none(env, capsys):
               "--box", "-0.25", "0.05", "51.40", "51.60", "--threshold", "40", "--clip", "20", *OK,
               "--ledger", ledger]
     code, _, err = run(capsys, *common, "--out", tmp / "a")
-    assert code == 0 and err.count("privgp: note: the coordinates look like longitude and latitude") == 1, err
+    assert code == 0 and err.count("privgp: note: the coordinate columns are named like longitude and latitude") == 1, err
     code, _, err = run(capsys, *common, "--crs", "EPSG:4326", "--out", tmp / "b")
-    assert code == 0 and "look like longitude" not in err, err
+    assert code == 0 and "named like longitude" not in err, err
 
 
 def test_a_transect_along_one_axis_is_released(env, capsys):
@@ -342,3 +342,49 @@ def test_a_transect_along_one_axis_is_released(env, capsys):
                        "v", "--box", "0", "10", "0", "5", "--threshold", "0", "--clip", "1", *OK, "--ledger", ledger,
                        "--out", tmp / "rel")
     assert code == 0, err
+
+
+def test_a_box_the_records_fill_under_a_tenth_of_is_refused_unless_noisy_maps_are_allowed(env, capsys):
+    """Walk-through 11: one city's records (8% x 4% of the box) in a national box were released with a forecast of
+    IoU 0.79 and a true IoU of 0: the records sat in one cell, noise filled the rest, and the forecast (records
+    spread over the box) could not tell. Every side under a tenth is refused before the charge, unless
+    --allow-noisy; records all at one place and a single record are named as such."""
+    tmp, ledger = env
+    data = _sensors(tmp / "s.csv")
+    args = ["release", "--data", data, "--x-col", "lon", "--y-col", "lat", "--response-col", "no2",
+            "--threshold", "40", "--clip", "20", "--seed", "1", "--json", "--ledger", ledger]
+    out = tmp / "rel"
+    code, _, err = run(capsys, *args, "--box", "-2", "2", "50", "53", "--out", out)
+    assert_refused(code, err, "under a tenth of every side", ledger, None, out)
+    assert "7.49% of its width and 6.65% of its height" in err, err
+    code, _, err = run(capsys, *args, "--box", "-2", "2", "50", "53", "--allow-noisy", "--out", out)
+    assert code == 0, err
+    (tmp / "one.csv").write_text("lon,lat,no2\n" + "-0.1,51.5,30\n" * 5)
+    code, _, err = run(capsys, *args[:2], tmp / "one.csv", *args[3:], "--box", "-0.25", "0.05", "51.40", "51.60",
+                       "--out", tmp / "one")
+    assert code == 2 and "all 5 are at the same coordinates" in err, err
+    (tmp / "single.csv").write_text("lon,lat,no2\n-0.1,51.5,30\n")
+    code, _, err = run(capsys, *args[:2], tmp / "single.csv", *args[3:], "--box", "-0.25", "0.05", "51.40", "51.60",
+                       "--out", tmp / "one")
+    assert code == 2 and "with 1 record, no map can be drawn" in err, err
+
+
+def test_a_dry_run_prints_the_forecast_and_charges_and_writes_nothing(env, capsys):
+    """Walk-through 11: comparing epsilons meant releasing. --dry-run checks and forecasts, then stops; a refusal
+    by the forecast under auto does not suggest auto, and names --dry-run."""
+    tmp, ledger = env
+    out = tmp / "rel"
+    code, stdout, err = run(capsys, "release", "--epsilon", "5", "--dry-run", "--ledger", ledger, "--out", out)
+    assert code == 0 and "forecast before the charge: expected IoU" in stdout and "dry run: nothing was charged" in stdout
+    assert not ledger.exists() and not out.exists()
+    code, stdout, err = run(capsys, "release", "--epsilon", "5", "--dry-run", "--json", "--ledger", ledger)
+    import json
+
+    doc = json.loads(stdout)
+    assert code == 0 and doc["dry_run"] is True and doc["forecast"]["expected_iou"] > 0.5 and not ledger.exists()
+    code, _, err = run(capsys, "release", "--epsilon", "2", "--ledger", ledger, "--out", out)
+    assert_refused(code, err, "--dry-run prints the forecast of other settings", ledger, None, out)
+    assert "--mechanism auto" not in err, err
+    code, _, err = run(capsys, "release", "--mechanism", "laplace-grid", "--cells", "40", "--epsilon", "2",
+                       "--ledger", ledger, "--out", out)
+    assert_refused(code, err, "or --mechanism auto (settings tuned", ledger, None, out)

@@ -1177,3 +1177,17 @@ def test_an_output_folder_is_verified_by_its_certificate(capsys):
     folder = ROOT / "docs" / "runs" / "release-default"
     code, res = verify(folder, capsys)
     assert code == 0 and res["verified"] and res["file"] == "certificate.json", res
+
+
+def test_a_map_released_as_mostly_noise_says_so_when_verified(tmp_path, capsys):
+    """Walk-through 11: verify of an --allow-noisy release did not mention that its own forecast called it mostly
+    noise (the picture and report did)."""
+    for eps, noisy in (("2", True), ("5", False)):
+        out = tmp_path / f"e{eps}"
+        assert main(["release", "--epsilon", eps, "--allow-noisy", "--seed", "1", "--ledger", str(tmp_path / "l.sqlite"),
+                     "--budget-epsilon", "20", "--out", str(out), "--json"]) == 0
+        capsys.readouterr()
+        assert main(["verify", str(out)]) == 0
+        assert ("forecast: MOSTLY NOISE" in capsys.readouterr().out) is noisy
+        assert main(["verify", str(out), "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["mostly_noise"] is noisy

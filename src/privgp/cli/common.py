@@ -64,7 +64,9 @@ def box_from_values(values, dim: int | None) -> Box:
     if dim is None and (len(values) % 2 or not values):
         raise InvalidParameterError("--box", "pairs XMIN XMAX [YMIN YMAX ...]", values)
     if dim is not None and len(values) != 2 * dim:
-        hint = " (for 2-D data give --y-col too)" if dim == 1 and len(values) == 4 else ""
+        hint = (" (for 2-D data give --y-col too)" if dim == 1 and len(values) == 4 else
+                " (privgp maps 1-D data along a line or 2-D data over a plane: --x-col and --y-col; more coordinates "
+                "are not supported)" if len(values) > 4 else "")
         raise InvalidParameterError("--box", f"{2 * dim} numbers (XMIN XMAX" + (" YMIN YMAX)" if dim == 2 else ")")
                                     + f" for {dim}-D data{hint}", len(values))
     try:

@@ -27,7 +27,7 @@ from .. import __version__
 from ..datasets.objectives import FUNCTIONS, get_function
 from ..errors import DataError, InvalidParameterError, ObjectiveError
 from ..jsonable import to_jsonable
-from ..ledger import DEFAULT_BUDGET_EPSILON, Ledger, check_budget, ledger_path
+from ..ledger import DEFAULT_BUDGET_EPSILON, Ledger, check_budget, ledger_path, remaining_epsilon
 from ..mechanisms.posterior_release import DEFAULT_MEMORY_LIMIT
 from ..models.domain import Box
 from ..progress import Progress
@@ -425,7 +425,7 @@ def _summary(res: ThompsonResult, out: Path, ledger, source: str, randomness: di
          "target_epsilon": p.target_epsilon, "fingerprint": res.fingerprint, "ledger": str(ledger.path),
          "entry_id": c.entry_id, "charged_epsilon": p.epsilon, "budget_epsilon": c.budget_epsilon,
          "budget_delta": c.budget_delta, "spent_epsilon": c.spent_after.epsilon,
-         "remaining_epsilon": max(c.budget_epsilon - c.spent_after.epsilon, 0.0), "randomness": randomness}
+         "remaining_epsilon": remaining_epsilon(c.budget_epsilon, c.spent_after.epsilon), "randomness": randomness}
     for k in ("last_query", "recommendation"):
         if s.get(k) is not None:
             s[k] = [float(f"{x:.6g}") for x in s[k]]

@@ -27,7 +27,7 @@ from .. import __version__
 from ..datasets import baltimore
 from ..datasets.sources import ReducedData
 from ..errors import InvalidParameterError, NoisyReleaseError, NumericalError
-from ..ledger import DEFAULT_BUDGET_EPSILON, Ledger, check_budget, ledger_path
+from ..ledger import DEFAULT_BUDGET_EPSILON, Ledger, check_budget, ledger_path, remaining_epsilon
 from ..mechanisms.interface import DEFAULT_MEMORY_LIMIT, Mechanism, Request, all_options, get, registry
 from ..mechanisms.release import ResponseMap, check_extents, check_map_is_possible, check_records, release
 from ..progress import Progress
@@ -64,9 +64,15 @@ def _description() -> str:
     Before anything is charged, the release is FORECAST: the planned mechanism runs on simulated records
     of the same size from public synthetic fields with a known answer, and the expected overlap (IoU) of
     its map with the non-private map is printed in words. A map forecast to be mostly noise (expected IoU
-    below {NOISY_IOU:g}) is refused (exit status 2, nothing charged) unless --allow-noisy is given. The
+    below {NOISY_IOU:g}) is refused (exit status 2, nothing charged) unless --allow-noisy is given; so is a
+    box the records fill under a tenth of on every side (the forecast assumes records spread over the box).
+    --dry-run checks the records and prints the forecast, then stops: nothing is charged or written. The
     default mechanism, auto, chooses the mechanism and its settings from public inputs only (n, epsilon,
-    delta, box); today that is the noisy grid tuned on public pilot simulations.
+    delta, box); today that is the noisy grid tuned on public pilot simulations (in 1-D and 2-D).
+
+    The unit of privacy is a ROW: (epsilon, delta) bounds what one record (row) changes. A person with k
+    rows (repeated visits, duplicates) is protected at about k epsilon; give one row per person where that
+    matters.
 
     Everything except the data must be PUBLIC, i.e. chosen without looking at the private data:
     the domain (--box; never the min/max of the coordinates; points outside are an error), the
@@ -141,7 +147,11 @@ def register(sub) -> None:
                         f"than this many GiB (default {DEFAULT_MEMORY_LIMIT / 2**30:g})")
     o.add_argument("--allow-noisy", action="store_true",
                    help="release even when the utility forecast says the map would be mostly noise (expected "
-                        f"IoU below {NOISY_IOU:g}); the report and certificate then say so")
+                        f"IoU below {NOISY_IOU:g}; the report and certificate then say so), or over a box the "
+                        "records fill under a tenth of on every side")
+    o.add_argument("--dry-run", action="store_true",
+                   help="check the records and print the utility forecast, then stop: nothing is charged or "
+                        "written (compare --epsilon values or mechanisms before spending any budget)")
     o.add_argument("--progress", action="store_true",
                    help="plain progress lines on stderr (for logs); a terminal shows a bar anyway")
     o.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -252,7 +262,7 @@ def load_data(args):
     if data.X.shape[0]:  # (a cluster's pass checked its records where they live)
         domain.check_contains("coordinates", data.X)
         rmap.check(data.response)  # e.g. log of non-positive values: fail before anything is charged
-        check_map_is_possible(data.X, data.response, domain, rmap)
+        check_map_is_possible(data.X, data.response, domain, rmap, allow_noisy=bool(getattr(args, "allow_noisy", False)))
     return data, domain, rmap
 
 
@@ -425,7 +435,8 @@ def _cluster_statistics(args, plan, data):
                                     "change?)", f"{res.n} records, {data.n} before")
     data = dataclasses.replace(data, content_digest=res.digest())
     if res.z_range is not None:   # the checks of an in-memory release, from the pass's extents (before the charge)
-        check_extents(res.lo, res.hi, res.z_range, res.n, plan.domain, plan.response_map)
+        check_extents(res.lo, res.hi, res.z_range, res.n, plan.domain, plan.response_map,
+                      allow_noisy=bool(getattr(args, "allow_noisy", False)))
     if res.cells is None:  # pragma: no cover - scan(cells=...) always reduces them
         raise InvalidParameterError("--data", "per-cell statistics from the pass", "none")
     if hasattr(rule, "start"):    # the plan's own reduction
@@ -489,7 +500,7 @@ def _summary(mech: Mechanism, plan, data, out: Path, files, charge, ledger, rand
             "fingerprint": fingerprint, "ledger": str(ledger.path), "entry_id": charge.entry_id,
             "budget_epsilon": charge.budget_epsilon, "budget_delta": charge.budget_delta,
             "spent_epsilon": charge.spent_after.epsilon,
-            "remaining_epsilon": max(charge.budget_epsilon - charge.spent_after.epsilon, 0.0),
+            "remaining_epsilon": remaining_epsilon(charge.budget_epsilon, charge.spent_after.epsilon),
             "randomness": randomness}
 
 
@@ -525,10 +536,12 @@ def forecast_line(fc: Forecast) -> str:
     return (f"expected IoU {fc.iou_text()} +- {fc.iou_se:.2f}, RMSE {fc.rmse:.2f} (model units): {fc.words()}")
 
 
-def forecast_release(plan, *, allow_noisy: bool, quiet: bool = False, reps: int | None = None) -> Forecast:
+def forecast_release(plan, *, allow_noisy: bool, quiet: bool = False, reps: int | None = None,
+                     chosen_by_auto: bool = False) -> Forecast:
     """The utility forecast of this release (public simulation; nothing private is read), printed (text
     mode) before anything is charged; a map forecast to be mostly noise is refused (exit status 2, the
-    forecast in the one-line message) unless ``allow_noisy``."""
+    forecast in the one-line message) unless ``allow_noisy``. ``chosen_by_auto``: auto chose the settings (the
+    refusal then does not suggest it)."""
     from ..mechanisms.interface import for_plan
 
     fc = forecast(plan, reps=for_plan(plan).forecast_reps if reps is None else reps)
@@ -539,14 +552,26 @@ def forecast_release(plan, *, allow_noisy: bool, quiet: bool = False, reps: int 
     if fc.noisy and not allow_noisy:
         raise NoisyReleaseError(
             f"refused before anything was charged: the forecast says this map would be mostly noise (expected IoU "
-            f"{fc.iou_text()} +- {fc.iou_se:.2f} < {NOISY_IOU:g}; {fc.words()}). What would help: a larger --epsilon, "
-            "more records, a coarser map (--mechanism laplace-grid --cells C with fewer cells), or another mechanism "
-            "(--mechanism auto chooses the best forecast); --allow-noisy releases it anyway and says so")
+            f"{fc.iou_text()} +- {fc.iou_se:.2f} < {NOISY_IOU:g}; {fc.words()}). What would help: a larger --epsilon "
+            "or more records" + ("" if chosen_by_auto else ", or --mechanism auto (settings tuned for this n and "
+                                 "epsilon)") + "; --dry-run prints the forecast of other settings without charging "
+            "anything; --allow-noisy releases this map anyway and says so")
     if not quiet:
         print(f"forecast before the charge: {forecast_line(fc)}", flush=True)
         if fc.noisy:
             print(f"warning: {fc.noisy_note()}", flush=True)
     return fc
+
+
+def _dry_run(args, plan, data, fc: Forecast) -> int:
+    """``--dry-run``: the records were checked and the forecast printed; say that nothing was charged or written."""
+    what = (f"dry run: nothing was charged or written ({data.n} records checked; {plan.describe()})")
+    if args.json:
+        print_json({"dry_run": True, "n": data.n, "mechanism": plan.mechanism, "settings": plan.describe(),
+                    "forecast": fc.to_dict(), **({"warning": fc.noisy_note()} if fc.noisy else {})})
+    else:
+        print(what)
+    return 0
 
 
 def run(args) -> int:
@@ -573,13 +598,16 @@ def run(args) -> int:
         mech = mech.resolve(plan)   # auto: the chosen mechanism releases, writes, reports and verifies
         progress.update(1)
         progress.stage(STAGES[2])
-        out = check_output_dir(args.out, args.overwrite, protect=(
+        out = None if args.dry_run else check_output_dir(args.out, args.overwrite, protect=(
             ("ledger", ledger_path(args.ledger)), ("input data", args.data)))
         # every check before the ledger is opened: a refused release creates no file
         reduced = isinstance(data, ReducedData)
         to_release, data = _cluster_statistics(args, plan, data) if reduced else (plan, data)
         records = data if reduced else check_records(plan, data)   # checked once, before the ledger is opened
-        fc = forecast_release(plan, allow_noisy=args.allow_noisy, quiet=args.json, reps=mech.forecast_reps)
+        fc = forecast_release(plan, allow_noisy=args.allow_noisy, quiet=args.json, reps=mech.forecast_reps,
+                              chosen_by_auto=args.mechanism == "auto")
+        if out is None:   # --dry-run
+            return _dry_run(args, plan, data, fc)
         dataset_key = ("dataset-id:" + _dataset_id(args.dataset_id) if args.dataset_id is not None
                        else data.content_digest)
         rng, randomness = _randomness(args.seed)
@@ -600,9 +628,10 @@ def run(args) -> int:
         charge = result.charge
         if getattr(args, "crs", None) is None and looks_like_degrees(data.coordinates, plan.domain):
             # (once charged: a user error or a refusal before it stays one line)
-            print("privgp: note: the coordinates look like longitude and latitude in degrees; without --crs they are "
-                  "planar units (away from the equator a degree of longitude is shorter than one of latitude, so "
-                  "cells and lengthscales are stretched): --crs EPSG:4326 projects them to metres", file=sys.stderr)
+            print("privgp: note: the coordinate columns are named like longitude and latitude; if they are degrees, "
+                  "without --crs they are taken as planar units (away from the equator a degree of longitude is "
+                  "shorter than one of latitude, so cells and lengthscales are stretched) and --crs EPSG:4326 "
+                  "projects them to metres; planar coordinates need nothing", file=sys.stderr)
         progress.update(1)
         progress.stage(STAGES[4])
         from ..publish import write_outputs  # the writers Python users call (privgp.publish)

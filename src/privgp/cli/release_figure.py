@@ -185,7 +185,8 @@ def _draw_2d(plt, field: ReleasedField, ctx: PictureContext):
             ax.pcolormesh(X0, X1, np.ma.masked_where(~unreliable, np.ones_like(X0)), cmap=colors.ListedColormap(
                 ["#d9d9d9"]), alpha=0.55, shading="nearest", rasterized=True, zorder=2)
             handles.append(Patch(facecolor="#d9d9d9", edgecolor="black", hatch="////",
-                                 label="unreliable: within 2 released sd of the threshold"))
+                                 label="unreliable: within 2 sd of the privacy noise of the threshold\n"
+                                       "(other errors, e.g. coarse cells, are not marked)"))
         _boundary(ax, X0, X1, field.values[0] if unreliable is None else
                   np.ma.masked_where(unreliable, field.values[0]), 0.0)
         handles.append(Line2D([], [], color="white", lw=2.0, path_effects=_style_line()["path_effects"],

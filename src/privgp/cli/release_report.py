@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from string import Template
 
 from ..accounting import PrivacyCertificate
+from ..ledger import remaining_epsilon
 from ..mechanisms.interface import MechanismReport, chosen_by  # noqa: F401 (re-exported: the vocabulary of report_text)
 from ..mechanisms.release import default_delta
 from ..models.domain import Box
@@ -336,7 +337,7 @@ def _exact(r: ReportInput) -> str:
 
 def _ledger(r: ReportInput) -> str:
     c, led = r.certificate, r.ledger
-    remaining = max(led.budget_epsilon - led.spent_epsilon, 0.0)
+    remaining = remaining_epsilon(led.budget_epsilon, led.spent_epsilon)
     return (
         f"<p>This release alone: \u03b5 = {e(format_upper(c.epsilon))} at \u03b4 = {e(format_upper(c.delta))}. "
         "The data holder's privacy ledger keeps one budget per data set and charges every release against it "

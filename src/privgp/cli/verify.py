@@ -363,7 +363,7 @@ def run(args) -> int:
                     "recomputed_delta": None if again is None else again.delta,
                     "files": files if "sha256" in doc else None, "files_missing": missing,
                     "schema": schema_state, "ledger": LEDGER_NOTE, "strict_failed": strict_fail, "notes": notes,
-                    "words_differ": words})
+                    "words_differ": words, "mostly_noise": _mostly_noise(doc)})
     elif not ok:
         print(f"{path.name}: NOT VERIFIED ({label}): {reason}")
     elif strict_fail:
@@ -372,6 +372,12 @@ def run(args) -> int:
         _print_verified(path, doc, label, again, nothing, files, missing, schema_state, words, notes,
                         Path(args.files) if args.files else path.parent)
     return EXIT_NOT_VERIFIED if (not ok or strict_fail) else 0
+
+
+def _mostly_noise(doc: dict) -> bool:
+    """The certificate's forecast (a public annotation) says the map was released as mostly noise."""
+    fc = doc.get("forecast")
+    return isinstance(fc, dict) and fc.get("mostly_noise") is True
 
 
 def _print_verified(path: Path, doc: dict, label, again, nothing: bool, files: dict, missing: list, schema_state,
@@ -400,6 +406,11 @@ def _print_verified(path: Path, doc: dict, label, again, nothing: bool, files: d
               + (f"; MISSING (not checked): {', '.join(missing)}" if missing else ""))
         for note in notes:
             print(f"          {note}")
+    if _mostly_noise(doc):
+        iou = doc["forecast"].get("expected_iou")
+        print("  forecast: MOSTLY NOISE -- the release's own forecast said so"
+              + (f" (expected IoU {iou:.2f})" if isinstance(iou, (int, float)) else "")
+              + " and it was released anyway (--allow-noisy): do not read its boundaries as findings")
     print(f"  schema: {schema_state}")
     if words:
         print(f"  words:  the certificate's {', '.join(words)} differ from what this privgp states for it (printed "

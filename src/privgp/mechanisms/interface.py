@@ -572,6 +572,9 @@ def plan(mechanism: str, n: int, domain: Box, response_map: ResponseMap, *, epsi
     if not isinstance(response_map, ResponseMap):
         raise InvalidParameterError("response_map", "a privgp.ResponseMap(threshold, clip[, transform])",
                                     type(response_map).__name__)
+    if domain.dim not in DEFAULT_GRID:
+        raise InvalidParameterError("domain", "a box of 1 or 2 coordinates (privgp maps responses along a line or "
+                                    "over a plane)", f"{domain.dim} coordinates")
     return get(mechanism, "mechanism").build(Request(n=n, domain=domain, response_map=response_map, epsilon=epsilon,
                                                      delta=delta, grid=grid, memory_limit=memory_limit,
                                                      options=options))

@@ -227,38 +227,56 @@ def _issued(data: Any, plan: Any) -> bool:
 
 
 #: the records' extent must reach MIN_EXTENT_SHARE ** (1 / d) of the box on at least one side (in 2-D: an extent
-#: under 3.2% of the box on both sides, under 0.1% of its area, is refused)
+#: under 3.2% of the box on both sides, under 0.1% of its area, is refused: most likely a box in GIS order)
 MIN_EXTENT_SHARE = 1e-3
+#: ... and MIN_SIDE_SHARE of it on at least one side unless the caller allows a noisy map: records within a tenth of
+#: the box on every side fall in a cell or two of a coarse map, noise fills the rest, and the utility forecast (which
+#: assumes records spread over the box) cannot tell
+MIN_SIDE_SHARE = 0.1
 
 
-def check_map_is_possible(X: np.ndarray, z: ArrayLike, domain: Box, rmap: ResponseMap) -> None:
+def check_map_is_possible(X: np.ndarray, z: ArrayLike, domain: Box, rmap: ResponseMap, *,
+                          allow_noisy: bool = False) -> None:
     """Two likely mistakes, refused before anything is charged (the data holder's own records decide; the message
     is theirs, nothing is published): a box far larger than the records (e.g. given in GIS order minx miny maxx
-    maxy), so that the map would be empty almost everywhere; and a threshold so far outside the responses that
+    maxy, or a country's box for one city's records), so that the map would be empty almost everywhere (the
+    second case is released with ``allow_noisy``); and a threshold so far outside the responses that
     every one is clipped to the same bound, so that the map would show that bound, not the data."""
     # per-column extremes (one pass each; X.min(axis=0) of an (n, 2) array is far slower), g monotone: no new arrays
     z = np.asarray(z, dtype=float)
     check_extents(np.array([X[:, j].min() for j in range(X.shape[1])]),
                   np.array([X[:, j].max() for j in range(X.shape[1])]),
-                  (float(z.min()), float(z.max())) if z.size else None, z.size, domain, rmap)
+                  (float(z.min()), float(z.max())) if z.size else None, z.size, domain, rmap, allow_noisy=allow_noisy)
 
 
 def check_extents(x_lo: ArrayLike, x_hi: ArrayLike, z_range: tuple[float, float] | None, n: int, domain: Box,
-                  rmap: ResponseMap) -> None:
+                  rmap: ResponseMap, *, allow_noisy: bool = False) -> None:
     """:func:`check_map_is_possible` from the records' extents: per-axis least and greatest coordinate and the
     least and greatest response (a streaming pass finds them without keeping the records)."""
     lo, hi = np.asarray(domain.lower, float), np.asarray(domain.upper, float)
     spans = (np.asarray(x_hi, float) - np.asarray(x_lo, float)) / (hi - lo)
     # every side of the records' extent below MIN_EXTENT_SHARE ** (1 / d) of the box's (their extent under 0.1% of the
     # box's area in 2-D): a transect along one axis, or records on a line, fill a real part of the box
+    axes = " and ".join(f"{100 * s:.3g}% of its {'width' if j == 0 else 'height'}" for j, s in enumerate(spans))
+    got = " ".join(f"{a:g} {b:g}" for a, b in zip(lo, hi))
+    if n > 1 and float(np.max(spans)) == 0.0:
+        raise InvalidParameterError("records", f"records at more than one place (all {n} are at the same "
+                                    "coordinates: there is no map to draw)", f"{n} records at one point")
     if float(np.max(spans)) < MIN_EXTENT_SHARE ** (1.0 / spans.size):
-        axes = ", ".join(f"{100 * s:.3g}% of its {'width' if j == 0 else 'height'}" for j, s in enumerate(spans))
         raise InvalidParameterError(
             "box", f"a public box the records fill a real part of (they span {axes}: a map over this box would be "
             "empty almost everywhere); is it in the order XMIN XMAX YMIN YMAX (not GIS's minx miny maxx maxy; in "
             "Python Box((xmin, ymin), (xmax, ymax)))? Choose it for the region the records come from, from public "
-            "knowledge, not from the records' own extent",
-            " ".join(f"{a:g} {b:g}" for a, b in zip(lo, hi)))
+            "knowledge, not from the records' own extent" + ("" if n > 1 else f" (with {n} record, no map can be "
+                                                             "drawn)"), got)
+    if float(np.max(spans)) < MIN_SIDE_SHARE and not allow_noisy:
+        raise InvalidParameterError(
+            "box", f"a public box the records fill a real part of (they span {axes}, under a tenth of every side: "
+            "a map over this box would hold them in a cell or two and show privacy noise everywhere else, and the "
+            "utility forecast, which assumes records spread over the box, would overstate it). Choose the box for "
+            "the region the records describe, from public knowledge (a city's boundary for one city's records), "
+            "not from the records' own extent; --allow-noisy (allow_noisy=True) releases over this box anyway",
+            got)
     ends = rmap.apply(np.array([z_range[1], z_range[0]])) if z_range else np.zeros(2)   # the largest, smallest y
     for bound, side in ((-1.0, "at or below"), (1.0, "at or above")):
         if n and ends[0 if bound < 0 else 1] == bound:
@@ -360,7 +378,7 @@ def _first_field_difference(plan: Any, again: Any, path: str) -> str | None:
 def release(plan: ReleasePlan, data: Any, ledger: Any, rng: np.random.Generator | None = None, *,
             fingerprint: str | None = None,
             budget_epsilon: float | None = None, budget_delta: float | None = None, label: str = "",
-            mark_completed: bool = True, randomness: dict | None = None) -> ReleaseResult:
+            mark_completed: bool = True, randomness: dict | None = None, allow_noisy: bool = False) -> ReleaseResult:
     """Check the private data against the plan, charge the ledger, draw; returns a ReleaseResult.
 
     ``data``: :func:`privgp.records` (or a pair (X, y), or :func:`check_records` of this plan): ``X`` (n x d
@@ -372,6 +390,8 @@ def release(plan: ReleasePlan, data: Any, ledger: Any, rng: np.random.Generator 
     BudgetExceededError and nothing is drawn. ``mark_completed=False`` leaves the ledger entry
     "charged" for a caller that still has outputs to write (then call
     ``ledger.complete(result.charge.entry_id)``, or let :func:`privgp.publish.write_release` do it).
+    ``allow_noisy``: release over a box the records fill under a tenth of on every side (refused otherwise,
+    :func:`check_map_is_possible`), as ``privgp release --allow-noisy``.
     """
     from ..ledger import Budget, Ledger
 
@@ -390,7 +410,7 @@ def release(plan: ReleasePlan, data: Any, ledger: Any, rng: np.random.Generator 
         X, y = plan.check(data.X, data.response)
         rmap = getattr(plan, "response_map", None)
         if np.asarray(X).ndim == 2 and np.asarray(X).shape[0] and isinstance(rmap, ResponseMap):
-            check_map_is_possible(np.asarray(X), data.response, plan.domain, rmap)
+            check_map_is_possible(np.asarray(X), data.response, plan.domain, rmap, allow_noisy=allow_noisy)
     if isinstance(ledger, Budget):
         budget_epsilon = ledger.epsilon if budget_epsilon is None else budget_epsilon
         budget_delta = ledger.delta if budget_delta is None else budget_delta

@@ -76,7 +76,7 @@ def nonprivate_map(domain, axes, X: np.ndarray, y: np.ndarray) -> np.ndarray:
     from ..mechanisms.registered.auto import cells_for_box, choose_grid_settings  # noqa: PLC0415
     from ..mechanisms.registered.grid import cell_sizes, cell_statistics, smooth_ratio  # noqa: PLC0415
 
-    entry = choose_grid_settings(X.shape[0], 1e-9)
+    entry = choose_grid_settings(X.shape[0], 1e-9, dim=domain.dim)
     cells = cell_sizes(domain, cells_for_box(int(entry["cells"]), domain))
     sums, counts = cell_statistics(domain, cells, X, y, exact=False)
     return smooth_ratio(axes, domain, cells, sums, counts, 0.0, float(entry["bandwidth"]))[0]

@@ -79,6 +79,19 @@ def test_auto_follows_its_noises_table_and_keeps_the_cell_area_on_other_aspects(
     assert {x["n"] for x in table(noise)["entries"]} >= {100, 10_000, 1_000_000}
 
 
+def test_one_dimensional_data_get_the_one_dimensional_tables():
+    """Walk-through 11: in 1-D auto used the 2-D table (k cells hold n / k^2 records there, n / k here): 5 cells
+    for 1000 records at epsilon 1, RMSE 2.0 against 0.69 with 20 cells. 1-D plans come from their own tables,
+    tuned on the unit interval."""
+    for noise in ("laplace", "gaussian"):
+        assert table(noise, 1)["box"] == "unit interval" and table(noise, 2)["box"].startswith("unit square")
+    one = plan_auto(1000, Box.unit(1), IDENTITY, epsilon=1.0, delta=1e-7, grid=201)
+    e = choose_grid_settings(1000, one.scale * math.sqrt(2.0), "laplace", 1)   # the Laplace std
+    assert one.cells == (e["cells"],) and one.bandwidth == e["bandwidth"]
+    two = plan_auto(1000, Box.unit(2), IDENTITY, epsilon=1.0, delta=1e-7, grid=41)
+    assert one.cells[0] >= 2 * two.cells[0]
+
+
 def test_the_two_tables_are_tuned_on_their_own_noise():
     assert table("laplace")["noise"] == "laplace" and "noise" not in table("gaussian")
     assert table("laplace")["pilot_seed"] == table("gaussian")["pilot_seed"]

@@ -10,10 +10,11 @@ The choice uses n, epsilon, delta and the box (never the data), in two steps.
    s_L <= s_G -- at every epsilon >= 0.005 for delta <= 1e-6 (privgp's default deltas: s_L / s_G = 0.36-0.78
    for epsilon in [0.1, 50]; below epsilon = 0.0041 at delta = 1e-6 the Gaussian's is smaller) -- and the
    Gaussian grid where a large delta makes its noise smaller (for instance delta = 1e-3 at epsilon <= 1).
-2. **Which settings.** The shipped table for that noise (``data/auto_laplace_grid.json`` or
-   ``data/auto_grid.json``, written by ``scripts/tune_auto_grid.py [--noise laplace]`` on pilot simulations of
-   public synthetic fields with seeds the utility study does not use) gives the number of cells and the
-   smoothing bandwidth with the best mean excursion IoU at the nearest tabulated (log n, log std).
+2. **Which settings.** The shipped table for that noise and dimension (``data/auto_laplace_grid.json`` or
+   ``data/auto_grid.json``; in 1-D ``data/auto_laplace_grid_1d.json`` or ``data/auto_grid_1d.json``, where n
+   records fill k cells, not k^2), written by ``scripts/tune_auto_grid.py [--noise laplace] [--dim 1]`` on pilot
+   simulations of public synthetic fields with seeds the utility study does not use, gives the number of cells
+   and the smoothing bandwidth with the best mean excursion IoU at the nearest tabulated (log n, log std).
 
 Why only grids: in the utility study (``privgp experiment utility``; README, "Maps worth publishing") the
 tuned grids are at least as good as every seed mechanism at their tuned settings in every (n, epsilon) cell
@@ -37,20 +38,23 @@ from ..release import ResponseMap, default_delta
 from .grid import DEFAULT_MEMORY_LIMIT, GRID_SENSITIVITY, NoisyGridPlan, plan_grid
 from .laplace_grid import L1_SENSITIVITY, LaplaceGridPlan, plan_laplace_grid
 
-#: the shipped tuning tables, by noise
-TABLES = {"gaussian": "auto_grid.json", "laplace": "auto_laplace_grid.json"}
+#: the shipped tuning tables, by noise and dimension
+TABLES = {("gaussian", 2): "auto_grid.json", ("laplace", 2): "auto_laplace_grid.json",
+          ("gaussian", 1): "auto_grid_1d.json", ("laplace", 1): "auto_laplace_grid_1d.json"}
 
 
-@lru_cache(maxsize=2)
-def table(noise: str = "gaussian") -> dict:
-    """The shipped tuning table for ``noise`` (see scripts/tune_auto_grid.py)."""
-    text = resources.files("privgp.mechanisms").joinpath("data", TABLES[noise]).read_text(encoding="utf-8")
+@lru_cache(maxsize=4)
+def table(noise: str = "gaussian", dim: int = 2) -> dict:
+    """The shipped tuning table for ``noise`` in ``dim`` dimensions (see scripts/tune_auto_grid.py)."""
+    name = TABLES[noise, dim]
+    text = resources.files("privgp.mechanisms").joinpath("data", name).read_text(encoding="utf-8")
     return json.loads(text)
 
 
-def choose_grid_settings(n: int, noise_std: float, noise: str = "gaussian") -> dict:
-    """The entry of ``noise``'s table nearest to (n, noise std) in (log n, log std); public inputs only."""
-    entries = table(noise)["entries"]
+def choose_grid_settings(n: int, noise_std: float, noise: str = "gaussian", dim: int = 2) -> dict:
+    """The entry of the table for ``noise`` and ``dim`` nearest to (n, noise std) in (log n, log std); public
+    inputs only."""
+    entries = table(noise, dim)["entries"]
     ln, ls = math.log(n), math.log(noise_std)
     return min(entries, key=lambda e: (math.log(e["n"]) - ln) ** 2 + (math.log(e["noise_std"]) - ls) ** 2)
 
@@ -93,7 +97,7 @@ def plan_auto(n: int, domain: Box, response_map: ResponseMap, *, epsilon: float,
     noise = choose_noise(epsilon, delta)
     std = (L1_SENSITIVITY * math.sqrt(2.0) / epsilon if noise == "laplace"
            else float(gaussian_noise_std(GRID_SENSITIVITY, epsilon, delta)))
-    entry = choose_grid_settings(n, std, noise)
+    entry = choose_grid_settings(n, std, noise, domain.dim)
     cells = cells_for_box(int(entry["cells"]), domain)
     why = (f"auto: tuned on public pilot simulations (table entry n={entry['n']}, noise std {entry['noise_std']:g}; "
            f"pilot IoU {entry['pilot_iou']:.2f})")
