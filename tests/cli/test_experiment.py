@@ -58,6 +58,11 @@ def test_flags_read_true_and_false():
     (["mechanisms", "--set", "epsilons=0.5,1,2"], "--set epsilons must be left out with --quick"),
     (["thompson", "--set", "rounds=0"], "--set rounds must be >= 1"),
     (["utility", "--set", "reps=0"], "values experiment 'utility' can use"),   # fails after writing: files kept
+    # an unknown key of the seed-000 studies listed no valid keys (they pass **options on to config_1d/config_2d)
+    (["table1", "--set", "bogus=1"], "its options: L, M_xi_values, clip"),
+    (["table3", "--set", "n=5"], "its options: L, M_xi, clip"),        # table3's columns are its n values
+    (["table4", "--set", "bogus=1"], "lattice, n, n_mc"),
+    (["fig8", "--set", "bogus=1"], "its options: L, clip"),
 ])
 def test_a_bad_set_value_is_one_line_and_runs_nothing(tmp_path, capsys, args, needle):
     out = tmp_path / "o"

@@ -70,10 +70,15 @@ def _check_option_names(name: str, opts: dict) -> None:
 
     from ..experiments import get_experiment
 
+    fn = get_experiment(name)
     try:
-        params = inspect.signature(get_experiment(name)).parameters
+        params = dict(inspect.signature(fn).parameters)
     except (TypeError, ValueError):  # pragma: no cover - not introspectable: the experiment checks
         return
+    sources = getattr(fn, "options_from", ())   # where an experiment's **options go (e.g. config_1d)
+    excluded = {"quick", *getattr(fn, "options_excluded", ())}
+    for src in (sources if isinstance(sources, tuple) else (sources,)):
+        params = {**{k: p for k, p in inspect.signature(src).parameters.items() if k not in excluded}, **params}
     taken = {k for k, p in params.items() if p.kind in (inspect.Parameter.KEYWORD_ONLY,
                                                         inspect.Parameter.POSITIONAL_OR_KEYWORD)}
     for key, value in opts.items():   # the experiment's own defaults say which values are flags and integers
@@ -82,7 +87,7 @@ def _check_option_names(name: str, opts: dict) -> None:
             raise InvalidParameterError(f"--set {key}", "true or false", value)
         if type(default) is int and not (isinstance(value, int) and not isinstance(value, bool)):
             raise InvalidParameterError(f"--set {key}", "an integer", value)
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()) and not sources:
         return
     for key in opts:
         if key not in taken or key in RESERVED:

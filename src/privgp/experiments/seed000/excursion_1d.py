@@ -288,6 +288,10 @@ def table2(out_dir: Path, *, quick: bool, executor, seed: int = 0, M_xi_values=(
                       vary="M_xi", paper_key="table1", iqr=True, constants=constants, **options)
 
 
+#: the --set options table1 and table2 pass on to config_1d (privgp experiment checks names against them)
+table1.options_from = table2.options_from = config_1d  # type: ignore[attr-defined]
+
+
 def table3(out_dir: Path, *, quick: bool, executor, seed: int = 0, n_values=None,
            constants: str | None = None, **options) -> dict:
     """Table 3: |D| in {50, 100, 200, 400} at NSR = 1 (M_xi = 0.5)."""
@@ -295,3 +299,11 @@ def table3(out_dir: Path, *, quick: bool, executor, seed: int = 0, n_values=None
         n_values = (25, 50, 100) if quick else (50, 100, 200, 400)
     return _run_table("table3", out_dir, quick=quick, executor=executor, seed=seed, values=as_tuple(n_values),
                       vary="n", paper_key="table3", iqr=True, constants=constants, **options)
+
+
+def _table3_options(*, M_xi: float = 0.5) -> None:
+    """table3's own --set option; the others are :func:`config_1d`'s but n (table3's columns)."""
+
+
+table3.options_from = (_table3_options, config_1d)  # type: ignore[attr-defined]
+table3.options_excluded = ("n",)  # type: ignore[attr-defined]

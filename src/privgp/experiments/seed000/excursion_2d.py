@@ -198,3 +198,7 @@ def fig8(out_dir: Path, *, quick: bool, executor, seed: int = 0, constants: str 
     """Figure 8: one example world at NSR = 0.11 (M_xi = 0.1)."""
     return _run("fig8", out_dir, quick=quick, executor=executor, seed=seed, M_values=(0.1,),
                 figures={0.1: ("fig8", 1)}, table=False, constants=constants, **options)
+
+
+#: the --set options these pass on to config_2d (privgp experiment checks names against them)
+table4.options_from = fig7.options_from = fig8.options_from = config_2d  # type: ignore[attr-defined]
