@@ -323,3 +323,10 @@ def test_a_box_of_three_coordinates_is_named_as_unsupported():
     for mechanism in ("auto", "posterior-sample", "sparse-gp"):
         with pytest.raises(InvalidParameterError, match="a box of 1 or 2 coordinates"):
             privgp.plan(mechanism, 3000, box, privgp.ResponseMap(threshold=0.5, clip=1.0), epsilon=5.0)
+
+
+def test_a_misspelled_option_names_the_mechanisms_options():
+    """Walk-through 12: privgp.plan(..., cels=10) said "--cels must be used with --mechanism (none) only"."""
+    with pytest.raises(InvalidParameterError, match=r"--mechanism laplace-grid takes: bandwidth, cells"):
+        privgp.plan("laplace-grid", 300, privgp.Box((0, 0), (1, 1)), privgp.ResponseMap(0.0, 1.0), epsilon=1.0,
+                    cels=10)

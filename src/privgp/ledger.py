@@ -732,9 +732,9 @@ class Budget:
     --budget-epsilon/--budget-delta`` does; a dataset already in the ledger keeps its recorded
     budget, and giving a different one is refused).
 
-    ``ledger_path``: the SQLite ledger (None: the CLI's default, ``$PRIVGP_LEDGER`` or
-    ``~/.privgp/ledger.sqlite``); the same file the command line charges, so releases from Python
-    and from ``privgp release`` compose. ``epsilon`` (default :data:`DEFAULT_BUDGET_EPSILON`) and
+    ``ledger_path``: the SQLite ledger (None: the CLI's default, ``$PRIVGP_LEDGER``, else
+    ``$XDG_DATA_HOME/privgp/ledger.sqlite``, else ``~/.local/share/privgp/ledger.sqlite``); the same file the
+    command line charges, so releases from Python and from ``privgp release`` compose. ``epsilon`` (default :data:`DEFAULT_BUDGET_EPSILON`) and
     ``delta`` (default: the release's default delta, see :func:`privgp.mechanisms.default_delta`).
 
     Charge it with :meth:`charge` (or pass it to :func:`privgp.release` or to an estimator's
@@ -742,26 +742,44 @@ class Budget:
     a release that would exceed the budget raises :class:`~privgp.errors.BudgetExceededError`
     and nothing is drawn. The object holds only the path and the numbers (it can be copied and
     pickled); the file is opened at each charge.
+
+    ``dataset_id``: charge every release through this Budget to the data set of that name, whatever
+    records it is given (as ``privgp release --dataset-id NAME``; the same name shares one budget from
+    Python and the command line). Without it the ledger knows records by their content, so a subset of
+    the same people's records -- each training fold of a cross-validation, say -- is a new data set
+    with a budget of its own: name the data set when the fits draw on the same people.
     """
 
     def __init__(self, ledger_path: str | os.PathLike[str] | None = None, *, epsilon: float | None = None,
-                 delta: float | None = None, label: str = "") -> None:
+                 delta: float | None = None, label: str = "", dataset_id: str | None = None) -> None:
         self.ledger_path = None if ledger_path is None else os.fspath(ledger_path)
         self.epsilon = None if epsilon is None else v.positive("epsilon", epsilon)
         self.delta = None if delta is None else v.probability("delta", delta)
         if not isinstance(label, str):
             raise InvalidParameterError("label", "a string", type(label).__name__)
+        if dataset_id is not None and not (isinstance(dataset_id, str) and 0 < len(dataset_id.strip()) <= 200
+                                           and dataset_id.strip().isprintable()):
+            raise InvalidParameterError("dataset_id", "a printable name of 1 to 200 characters", dataset_id)
         self.label = label
+        self.dataset_id = None if dataset_id is None else dataset_id.strip()
 
     def __repr__(self) -> str:
-        return f"Budget({self.ledger_path!r}, epsilon={self.epsilon!r}, delta={self.delta!r})"
+        return (f"Budget({self.ledger_path!r}, epsilon={self.epsilon!r}, delta={self.delta!r}"
+                + (f", dataset_id={self.dataset_id!r})" if self.dataset_id is not None else ")"))
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Budget) and (self.ledger_path, self.epsilon, self.delta, self.label) == (
-            other.ledger_path, other.epsilon, other.delta, other.label)
+        return isinstance(other, Budget) and (self.ledger_path, self.epsilon, self.delta, self.label,
+                                              self.dataset_id) == (other.ledger_path, other.epsilon, other.delta,
+                                                                   other.label, other.dataset_id)
 
     def __hash__(self) -> int:
-        return hash((self.ledger_path, self.epsilon, self.delta, self.label))
+        return hash((self.ledger_path, self.epsilon, self.delta, self.label, self.dataset_id))
+
+    def key(self, ledger: Ledger, data: Any) -> str:
+        """The ledger key these records are charged to: the named data set's, or the records' own."""
+        if self.dataset_id is not None:
+            return ledger.fingerprint("dataset-id:" + self.dataset_id)
+        return _key_of(ledger, data)
 
     @property
     def ledger(self) -> Ledger:
@@ -770,7 +788,7 @@ class Budget:
 
     def fingerprint(self, data: Any) -> str:
         """The ledger's keyed fingerprint of these records (safe to print)."""
-        return _key_of(self.ledger, data)
+        return self.key(self.ledger, data)
 
     def charge(self, data: Any, event: PrivacyEvent, *, epsilon: float | None = None, delta: float | None = None,
                default_delta: float | None = None, description: str = "", settings: dict | None = None) -> Charge:
@@ -779,7 +797,7 @@ class Budget:
         guarantee (for display); ``default_delta``: the budget's delta for a dataset new to the
         ledger when this Budget has none (the mechanisms pass their default delta for n)."""
         ledger = Ledger(self.ledger_path, create_on_charge=True)   # a refused charge writes no file
-        return ledger.charge(_key_of(ledger, data), event, epsilon=epsilon, delta=delta,
+        return ledger.charge(self.key(ledger, data), event, epsilon=epsilon, delta=delta,
                              budget_epsilon=self.epsilon, budget_delta=self.delta,
                              default_budget_delta=default_delta, description=description, settings=settings,
                              label=self.label)

@@ -153,6 +153,28 @@ def test_a_fit_never_sets_the_datasets_budget_delta_to_its_own(tmp_path):
             DPDirichletGPClassifier(classes=classes, epsilon=5.0, random_state=0, budget=budget).fit(X, lab)
 
 
+def test_a_named_budget_counts_every_fold_of_a_search_against_one_data_set(tmp_path):
+    """Walk-through 12: GridSearchCV charged each training fold (another subset of the same people) to a data set
+    of its own, each with a fresh budget. Budget(dataset_id=NAME) charges every fit to the named data set, as
+    privgp release --dataset-id does."""
+    X, y = sinc(200)
+    loose = Budget(tmp_path / "l.sqlite", epsilon=1.2)
+    GridSearchCV(DPSparseGPRegressor(epsilon=1.0, random_state=0, budget=loose), {"lengthscale": [1.0]}, cv=3,
+                 error_score="raise").fit(X, y)                      # 3 folds + the refit, each a "new" data set
+    assert len(loose.ledger.datasets()) == 4
+    named = Budget(tmp_path / "l.sqlite", epsilon=1.2, dataset_id="survey 2026")
+    search = GridSearchCV(DPSparseGPRegressor(epsilon=1.0, random_state=0, budget=named), {"lengthscale": [1.0]},
+                          cv=3, error_score="raise")
+    with pytest.raises(BudgetExceededError):
+        search.fit(X, y)                                             # the second fold would spend > 1.2
+    assert named.spent((X, y)).spent.entries == 1
+    assert named.fingerprint((X[:10], y[:10])) == named.fingerprint((X, y))
+    assert Budget(tmp_path / "l.sqlite", dataset_id="survey 2026") == Budget(tmp_path / "l.sqlite",
+                                                                             dataset_id=" survey 2026 ")
+    with pytest.raises(InvalidParameterError, match="dataset_id"):
+        Budget(tmp_path / "l.sqlite", dataset_id="")
+
+
 def test_posterior_sampler_releases_one_path(tmp_path):
     X, y = sinc(200)
     budget = Budget(tmp_path / "ledger.sqlite", epsilon=6.0)

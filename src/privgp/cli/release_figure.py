@@ -307,10 +307,17 @@ def _draw_1d(plt, field: ReleasedField, ctx: PictureContext):
     from matplotlib.patches import Patch
 
     rm, resp = ctx.response_map, ctx.response
-    span = colour_span(field.values if field.band is None else np.concatenate([field.values.ravel(), *field.band]))
+    K = field.count
+    band, band_label, unreliable = field.band, field.band_label, None
+    if field.sd is not None and K == 1:   # a field with a released sd (the grids): its 2-sd band, as the 2-D hatching
+        sd2 = 2.0 * np.asarray(field.sd, dtype=float).reshape(-1)
+        unreliable = ~(np.abs(field.values[0]) > sd2)
+        if band is None:
+            band = (field.values[0] - sd2, field.values[0] + sd2)
+            band_label = "\u00b1 2 sd of the privacy noise only"
+    span = colour_span(field.values if band is None else np.concatenate([field.values.ravel(), *band]))
     lo, hi = (float(v) for v in rm.to_response_units([-span, span]))
     x = field.axes[0]
-    K = field.count
     fig, ax = plt.subplots(figsize=(8.0, 4.6))
     thr = resp.value(rm.threshold)
     above = field.values >= 0.0
@@ -321,9 +328,12 @@ def _draw_1d(plt, field: ReleasedField, ctx: PictureContext):
     for k in levels:
         ax.fill_between(x, 0, 1, where=frac >= k / K - 1e-12, transform=ax.get_xaxis_transform(), color=shade,
                         alpha=alpha if K > 1 else 0.3, lw=0, step="mid")
-    if field.band is not None:
-        blo, bhi = (rm.to_response_units(np.clip(b, -span, span)) for b in field.band)
+    if band is not None:
+        blo, bhi = (rm.to_response_units(np.clip(b, -span, span)) for b in band)
         ax.fill_between(x, blo, bhi, color="C0", alpha=0.2, lw=0)
+    if unreliable is not None and unreliable.any():
+        ax.fill_between(x, 0, 1, where=unreliable, transform=ax.get_xaxis_transform(), facecolor="none",
+                        edgecolor="0.45", hatch="////", lw=0, step="mid")
     cmap = plt.get_cmap("viridis")
     shown = min(K, MAX_LINES)
     for i in range(shown):
@@ -351,8 +361,11 @@ def _draw_1d(plt, field: ReleasedField, ctx: PictureContext):
                                                      f"{ctx.threshold_text()} in at least one {field.noun}; "
                                                      "darker: in more of them")),
                Line2D([], [], color="0.3", lw=1.2, ls=DOMAIN_1D, label=f"ends of the public domain {ctx.domain_text()}")]
-    if field.band is not None:
-        handles.insert(1, Patch(color="C0", alpha=0.2, label=field.band_label))
+    if band is not None:
+        handles.insert(1, Patch(color="C0", alpha=0.2, label=band_label))
+    if unreliable is not None and unreliable.any():
+        handles.append(Patch(facecolor="none", edgecolor="0.45", hatch="////",
+                             label="unreliable: within 2 sd of the threshold"))
     _fit(fig, ax, fig.legend(handles=handles, loc="lower center", ncols=2, fontsize=9, frameon=False,
                              bbox_to_anchor=(0.5, 0.0), borderaxespad=PAD_IN * 72 / 9))
     what = f"the released {field.noun}" if K == 1 else f"the {K} released {field.plural}"
@@ -363,6 +376,11 @@ def _draw_1d(plt, field: ReleasedField, ctx: PictureContext):
                f"line: the threshold {thr}. Shaded: the released excursion set, where {ctx.threshold_text()}"
                + ("" if K == 1 else f" in at least one of the {K} {field.plural}, darker where more of them agree")
                + f". Dotted verticals: the ends of the public domain {ctx.domain_text()}; no data point is shown.")
-    if field.band is not None:
-        caption += f" Band: {field.band_label}."
+    if band is not None:
+        caption += f" Band: {band_label}."
+    if unreliable is not None and unreliable.any():
+        caption += (f" Hatching: where the released {field.noun} is within two standard deviations of its privacy "
+                    f"noise of the threshold ({100 * float(unreliable.mean()):.0f}% of the domain): there the release "
+                    "cannot tell on which side of the threshold the response lies. Other errors (cells too coarse "
+                    "for a feature) are not marked.")
     return fig, caption

@@ -470,7 +470,10 @@ class Mechanism(ABC):
             if value is not None and dest not in mine:
                 owners = [m.name for m in registry().values() if dest in {o.dest for o in m.options}]
                 flag = "--" + dest.replace("_", "-")
-                raise InvalidParameterError(flag, f"used with --mechanism {' or '.join(owners) or '(none)'} only "
+                if not owners:   # no mechanism has it: a misspelling, most likely
+                    raise InvalidParameterError(flag, f"an option of a mechanism (--mechanism {self.name} takes: "
+                                                f"{', '.join(sorted(mine)) or 'none'})", value)
+                raise InvalidParameterError(flag, f"used with --mechanism {' or '.join(owners)} only "
                                             f"(not {self.name})", value)
 
     def build(self, request: Request) -> Any:

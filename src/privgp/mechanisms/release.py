@@ -414,8 +414,11 @@ def release(plan: ReleasePlan, data: Any, ledger: Any, rng: np.random.Generator 
     if isinstance(ledger, Budget):
         budget_epsilon = ledger.epsilon if budget_epsilon is None else budget_epsilon
         budget_delta = ledger.delta if budget_delta is None else budget_delta
-        label = label or ledger.label
+        label = label or ledger.label or (ledger.dataset_id or "")
+        named = ledger
         ledger = Ledger(ledger.ledger_path, create_on_charge=True)   # a refused charge writes no file
+        if named.dataset_id is not None and fingerprint is None:
+            fingerprint = named.key(ledger, data)
     elif not isinstance(ledger, Ledger):
         raise InvalidParameterError("ledger", "a privgp.Budget (or a privgp.Ledger)", type(ledger).__name__)
     fp = fingerprint if fingerprint is not None else ledger.fingerprint_of(data.content_digest,

@@ -220,13 +220,19 @@ def _simulated_draw(sim, X: np.ndarray, y: np.ndarray, rng: np.random.Generator)
     return sim.draw(X, y, rng)
 
 
-def forecast(plan, *, reps: int = 4, families: tuple[str, ...] = FAMILIES, noise: float = DEFAULT_NOISE,
+def forecast(plan, *, reps: int | None = None, families: tuple[str, ...] = FAMILIES, noise: float = DEFAULT_NOISE,
              seed: int = FORECAST_SEED, precise_se: float = PRECISE_SE) -> Forecast:
     """Simulate up to ``reps`` releases of ``plan`` per field family (same n, box, grid, settings) and score them
+    (``reps`` None: the mechanism's own ``forecast_reps``, as ``privgp release`` runs it, so that a certificate
+    written with this forecast verifies)
     (grid-type mechanisms above :data:`SIMULATED_N` records: :func:`_scaled_plan`). Releases are simulated in
     rounds of one per family, each family from its own public stream (seed, CRC-32 of its name); after two rounds the
     simulation stops as soon as the expected IoU's standard error is at most ``precise_se`` (large n: a few
     releases say it all; near the refusal threshold all ``reps`` run)."""
+    if reps is None:
+        from ..mechanisms.interface import for_plan  # noqa: PLC0415
+
+        reps = for_plan(plan).forecast_reps
     reps = v.integer("reps", reps, minimum=1)
     sim = _scaled_plan(_simulation_plan(plan))
     fields = [SyntheticField(fam, plan.domain) for fam in families]
