@@ -330,3 +330,39 @@ def test_a_misspelled_option_names_the_mechanisms_options():
     with pytest.raises(InvalidParameterError, match=r"--mechanism laplace-grid takes: bandwidth, cells"):
         privgp.plan("laplace-grid", 300, privgp.Box((0, 0), (1, 1)), privgp.ResponseMap(0.0, 1.0), epsilon=1.0,
                     cels=10)
+
+
+def test_tampering_with_a_plan_or_checked_records_in_other_ways_is_refused(tmp_path):
+    """Red team round 12: an attribute that is not a field shadowed a method draw calls (exact counts charged as
+    epsilon 1); a StatisticsRelease nested in another skipped check_plan; a CheckedRecords edited after
+    check_records (object.__setattr__, setflags) was drawn unchecked; records() arrays could be made writable again;
+    check_records skipped the map-is-possible checks."""
+
+    from privgp.mechanisms.release import StatisticsRelease, check_records
+
+    rng = np.random.default_rng(0)
+    X, z = rng.uniform(0, 1, (200, 2)), rng.normal(size=200)
+    box, rmap = privgp.Box((0, 0), (1, 1)), privgp.ResponseMap(0.0, 1.0)
+    budget = privgp.Budget(tmp_path / "l.sqlite", epsilon=50.0)
+    plan = privgp.plan("grid", 200, box, rmap, epsilon=1.0)
+    shadowed = privgp.plan("grid", 200, box, rmap, epsilon=1.0)
+    object.__setattr__(shadowed, "_noise", lambda *a, **k: 0.0)
+    with pytest.raises(InvalidParameterError, match="changed after planning"):
+        privgp.release(shadowed, (X, z), budget)
+    stats = plan.statistics(X, np.clip(z, -1, 1)) if hasattr(plan, "statistics") else None
+    if stats is not None:
+        with pytest.raises(InvalidParameterError, match="not nested"):
+            privgp.release(StatisticsRelease(StatisticsRelease(plan, tuple(stats)), tuple(stats)), (X, z), budget)
+    data = privgp.records(X, z)
+    checked = check_records(plan, data)
+    with pytest.raises(ValueError):
+        checked.y.setflags(write=True)
+    object.__setattr__(checked, "y", np.asarray(checked.y) * 1e4)     # no longer what check_records issued
+    res = privgp.release(plan, checked, budget, np.random.default_rng(1))
+    assert np.abs(res.released.statistics["sums"]).max() <= 200 + 1e3   # drawn from the records, checked again
+    with pytest.raises(ValueError):
+        data.X.setflags(write=True)
+    corner = privgp.records(rng.uniform(0, 0.05, (200, 2)), z)
+    with pytest.raises(InvalidParameterError, match="under a tenth of every side"):
+        check_records(plan, corner)
+    check_records(plan, corner, allow_noisy=True)

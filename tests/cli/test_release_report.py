@@ -44,6 +44,16 @@ def test_format_upper_never_prints_below_the_bound_and_is_tight(x, digits):
     assert len(text.replace(".", "").replace("-", "").lstrip("0").split("e")[0]) <= digits
 
 
+@given(st.floats(min_value=1e-12, max_value=1e12, allow_nan=False), st.integers(min_value=1, max_value=6))
+def test_format_lower_never_prints_above_what_remains_and_is_tight(x, digits):
+    """Red team round 12: the remaining epsilon was printed with .4g, rounded to nearest (1.99996 left showed 2)."""
+    from privgp.formatting import format_lower
+
+    shown = float(format_lower(x, digits))
+    assert shown <= x
+    assert x - shown <= 10.0 ** (math.floor(math.log10(x)) - digits + 1) * (1 + 1e-9)
+
+
 def test_format_upper_examples_and_refusals():
     assert format_upper(4.999963863115479) == "5"
     assert format_upper(2.1234) == "2.13"

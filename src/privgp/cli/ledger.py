@@ -6,6 +6,7 @@ import textwrap
 from pathlib import Path
 
 from ..errors import InvalidParameterError
+from ..formatting import format_lower, format_upper
 from ..ledger import Ledger, default_path
 from .common import print_json
 
@@ -71,7 +72,8 @@ def show(args) -> int:
               f"{'remaining':>10}  {'releases':>8}  label")
         for d in datasets:
             print(f"  {d.fingerprint[:16]:<16}  {d.budget_epsilon:>10.4g}  {d.budget_delta:>12.3g}  "
-                  f"{d.spent.epsilon:>10.4g}  {d.remaining_epsilon:>10.4g}  {d.spent.entries:>8}  {d.label}")
+                  f"{format_upper(d.spent.epsilon, 4):>10}  {format_lower(d.remaining_epsilon, 4):>10}  "
+                  f"{d.spent.entries:>8}  {d.label}")
     if entries:
         print(f"\n  {'entry':<32}  {'dataset':<16}  {'created (UTC)':<25}  {'status':<9}  {'epsilon':>8}  "
               f"{'delta':>9}  description")

@@ -583,7 +583,7 @@ def run(args) -> int:
     # the picture's process imports matplotlib on another core meanwhile; ended on every way out
     with _cluster_session(args), contextlib.ExitStack() as stack, \
             Progress(len(STAGES), "release", "lines" if args.progress else None) as progress:
-        painter = picture_process.claim()
+        painter = None if args.dry_run else picture_process.claim()   # a dry run draws nothing
         if painter is not None:
             stack.enter_context(painter)
         progress.stage(STAGES[0])
@@ -603,7 +603,7 @@ def run(args) -> int:
         # every check before the ledger is opened: a refused release creates no file
         reduced = isinstance(data, ReducedData)
         to_release, data = _cluster_statistics(args, plan, data) if reduced else (plan, data)
-        records = data if reduced else check_records(plan, data)   # checked once, before the ledger is opened
+        records = data if reduced else check_records(plan, data, allow_noisy=args.allow_noisy)   # checked once, before the ledger
         fc = forecast_release(plan, allow_noisy=args.allow_noisy, quiet=args.json, reps=mech.forecast_reps,
                               chosen_by_auto=args.mechanism == "auto")
         if out is None:   # --dry-run

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from string import Template
 
 from ..accounting import PrivacyCertificate
+from ..formatting import format_lower
 from ..ledger import remaining_epsilon
 from ..mechanisms.interface import MechanismReport, chosen_by  # noqa: F401 (re-exported: the vocabulary of report_text)
 from ..mechanisms.release import default_delta
@@ -348,7 +349,7 @@ def _ledger(r: ReportInput) -> str:
         f"<dt>spent</dt><dd>\u03b5 = <span id=\"spent-epsilon\">{e(format_upper(led.spent_epsilon))}</span> over "
         f"{led.releases} release{'s' if led.releases != 1 else ''} (their combined guarantee, composed by the "
         "accountant at the budget's \u03b4)</dd>"
-        f"<dt>remaining</dt><dd>\u03b5 = {e(num(float(f'{remaining:.4g}'), 6))}</dd>"
+        f"<dt>remaining</dt><dd>\u03b5 = {e(format_lower(remaining, 4))}</dd>"
         f"<dt>data set</dt><dd><code>{e(led.fingerprint[:16])}</code> (a keyed fingerprint: it names the data set in "
         "the ledger and reveals nothing about it)</dd></dl>"
         "<p class=\"note\">Someone who sees several releases of the same data set is protected by the combined "

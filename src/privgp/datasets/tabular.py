@@ -315,8 +315,9 @@ def records(X: Any, y: Any, *, coordinates: Sequence[str] | None = None, source:
 
 
 def _owned(arr: np.ndarray, *given: Any) -> np.ndarray:
-    """``arr`` read-only, copied first if it shares memory with an array the caller gave."""
+    """``arr`` as a read-only view (its writeable flag cannot be set again) of a read-only array of its own, copied
+    first if it shares memory with an array the caller gave."""
     if any(isinstance(g, np.ndarray) and np.shares_memory(arr, g) for g in given) or not arr.flags.owndata:
         arr = arr.copy()
     arr.setflags(write=False)
-    return arr
+    return arr.view()

@@ -21,6 +21,8 @@ Also here: :class:`ResponseMap` (bounded responses, seed 000 App. D.2), :func:`d
 from __future__ import annotations
 
 import dataclasses
+import functools
+import inspect
 import math
 import weakref
 from dataclasses import dataclass
@@ -204,26 +206,45 @@ class CheckedRecords:
     y: np.ndarray
 
 
-#: the CheckedRecords that check_records made, by id: release() skips the check only for one of these (a copy
-#: made by dataclasses.replace, say with other responses, is checked again)
-_ISSUED: weakref.WeakValueDictionary[int, CheckedRecords] = weakref.WeakValueDictionary()
+#: the CheckedRecords that check_records made, with the plan, records and arrays it made them with: release() skips
+#: the check only for one of these, unchanged (a copy by dataclasses.replace, or a field set again by
+#: object.__setattr__, is checked again); entries go with their CheckedRecords
+_ISSUED: weakref.WeakKeyDictionary[CheckedRecords, tuple] = weakref.WeakKeyDictionary()
 
 
-def check_records(plan: ReleasePlan, data: Any) -> CheckedRecords:
-    """Check ``data`` (as :func:`release` accepts it) against ``plan``; raises on bad private input."""
+def check_records(plan: ReleasePlan, data: Any, *, allow_noisy: bool = False) -> CheckedRecords:
+    """Check ``data`` (as :func:`release` accepts it) against ``plan``, and that a map is possible
+    (:func:`check_map_is_possible`; ``allow_noisy`` as :func:`release`'s); raises on bad private input."""
     records = as_records(data)
     X, y = plan.check(records.X, records.response)
-    for a in (X, y):
-        if isinstance(a, np.ndarray):
-            a.setflags(write=False)   # what was checked is what is drawn from
+    _check_possible(plan, X, records.response, allow_noisy)
+    X, y = _frozen(X), _frozen(y)   # what was checked is what is drawn from
     out = CheckedRecords(plan=plan, records=records, X=X, y=y)
-    _ISSUED[id(out)] = out
+    _ISSUED[out] = (plan, records, X, y)
     return out
 
 
+def _frozen(a: Any) -> Any:
+    """A read-only view of a private read-only copy (its writeable flag cannot be set again), or ``a`` itself."""
+    if not isinstance(a, np.ndarray):
+        return a
+    own = a.copy()
+    own.setflags(write=False)
+    return own.view()
+
+
 def _issued(data: Any, plan: Any) -> bool:
-    """``data`` is a CheckedRecords that :func:`check_records` made for this very plan."""
-    return isinstance(data, CheckedRecords) and data.plan is plan and _ISSUED.get(id(data)) is data
+    """``data`` is a CheckedRecords that :func:`check_records` made for this very plan, unchanged since."""
+    if not (isinstance(data, CheckedRecords) and data.plan is plan):
+        return False
+    parts = _ISSUED.get(data, ())
+    return len(parts) == 4 and all(a is b for a, b in zip(parts, (data.plan, data.records, data.X, data.y)))
+
+
+def _check_possible(plan: Any, X: Any, z: Any, allow_noisy: bool) -> None:
+    rmap = getattr(plan, "response_map", None)
+    if np.asarray(X).ndim == 2 and np.asarray(X).shape[0] and isinstance(rmap, ResponseMap):
+        check_map_is_possible(np.asarray(X), z, plan.domain, rmap, allow_noisy=allow_noisy)
 
 
 #: the records' extent must reach MIN_EXTENT_SHARE ** (1 / d) of the box on at least one side (in 2-D: an extent
@@ -344,6 +365,13 @@ def _first_field_difference(plan: Any, again: Any, path: str) -> str | None:
     if type(plan) is not type(again):
         return path
     if dataclasses.is_dataclass(plan):
+        # an attribute that is not a field (set by object.__setattr__) can shadow a method draw calls
+        names = {f.name for f in dataclasses.fields(plan)}
+        cached = {k for klass in inspect.getmro(type(plan)) for k, v in vars(klass).items()
+                  if isinstance(v, functools.cached_property)}
+        extra = sorted(set(getattr(plan, "__dict__", {})) - names - cached)
+        if extra:
+            return f"{path}.{extra[0]}"
         for f in dataclasses.fields(plan):
             if f.name not in RESOURCE_FIELDS:
                 d = _first_field_difference(getattr(plan, f.name), getattr(again, f.name), f"{path}.{f.name}")
@@ -395,6 +423,10 @@ def release(plan: ReleasePlan, data: Any, ledger: Any, rng: np.random.Generator 
     """
     from ..ledger import Budget, Ledger
 
+    if isinstance(plan, StatisticsRelease) and (type(plan) is not StatisticsRelease
+                                                or isinstance(plan.plan, StatisticsRelease)):
+        raise InvalidParameterError("plan", "a plan, or one StatisticsRelease of a plan (not nested, not a subclass; "
+                                    "nothing was charged)", type(plan.plan).__name__)
     check_plan(plan.plan if isinstance(plan, StatisticsRelease) else plan)
     if rng is None:
         rng = np.random.default_rng()
@@ -408,9 +440,7 @@ def release(plan: ReleasePlan, data: Any, ledger: Any, rng: np.random.Generator 
     else:
         data = as_records(data.records if isinstance(data, CheckedRecords) else data)
         X, y = plan.check(data.X, data.response)
-        rmap = getattr(plan, "response_map", None)
-        if np.asarray(X).ndim == 2 and np.asarray(X).shape[0] and isinstance(rmap, ResponseMap):
-            check_map_is_possible(np.asarray(X), data.response, plan.domain, rmap, allow_noisy=allow_noisy)
+        _check_possible(plan, X, data.response, allow_noisy)
     if isinstance(ledger, Budget):
         budget_epsilon = ledger.epsilon if budget_epsilon is None else budget_epsilon
         budget_delta = ledger.delta if budget_delta is None else budget_delta
