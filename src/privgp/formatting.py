@@ -13,34 +13,28 @@ def format_upper(x: float, digits: int = 3) -> str:
     """``x`` with ``digits`` significant digits, rounded UP (never below ``x``): how a bound is printed.
 
     +inf prints as "inf"; NaN is refused (a guarantee is never NaN)."""
-    x = float(x)
-    if math.isnan(x):
-        raise InvalidParameterError("bound", "a number or +inf (a guarantee is never NaN)", x)
-    if math.isinf(x) or x == 0:
-        return f"{x:g}"
-    text = f"{x:.{digits}g}"
-    step = 10.0 ** (math.floor(math.log10(abs(x))) - digits + 1)  # one unit in the last shown place
-    val = float(text)
-    while val < x:  # rounded down: go up by units in the last place until the printed value is >= x
-        val += step
-        text = f"{val:.{digits}g}"
-        val = float(text)
-    return text
+    return _directed(x, digits, up=True, name="bound", what="a number or +inf (a guarantee is never NaN)")
 
 
 def format_lower(x: float, digits: int = 3) -> str:
     """``x`` with ``digits`` significant digits, rounded DOWN (never above ``x``): how what remains of a budget is
     printed. NaN is refused."""
+    return _directed(x, digits, up=False, name="value", what="a number (never NaN)")
+
+
+def _directed(x: float, digits: int, *, up: bool, name: str, what: str) -> str:
+    """``x`` to ``digits`` significant digits, moved by units in the last shown place until it is on the wanted
+    side of ``x`` (at least ``x`` when ``up``, at most ``x`` otherwise)."""
     x = float(x)
     if math.isnan(x):
-        raise InvalidParameterError("value", "a number (never NaN)", x)
+        raise InvalidParameterError(name, what, x)
     if math.isinf(x) or x == 0:
         return f"{x:g}"
     text = f"{x:.{digits}g}"
     step = 10.0 ** (math.floor(math.log10(abs(x))) - digits + 1)  # one unit in the last shown place
     val = float(text)
-    while val > x:  # rounded up: go down by units in the last place until the printed value is <= x
-        val -= step
+    while (val < x) if up else (val > x):
+        val += step if up else -step
         text = f"{val:.{digits}g}"
         val = float(text)
     return text
