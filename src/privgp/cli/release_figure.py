@@ -99,14 +99,24 @@ class _Figures:
         """Nothing to close: the figure is not registered with pyplot."""
 
 
-def draw(field: ReleasedField, ctx: PictureContext) -> Picture:
-    """The release's picture as PNG bytes, with its caption (plain words) and alt text."""
+#: the picture's format: 2 (2026-11-26) says in the legend that the hatching covers the privacy noise only, and
+#: draws a 1-D grid map's 2-sd band and hatching; 1 is what earlier privgp drew (``privgp verify`` redraws an older
+#: release's picture in its format and says so)
+PICTURE_FORMAT = 2
+PICTURE_FORMATS = (1, 2)
+
+
+def draw(field: ReleasedField, ctx: PictureContext, fmt: int = PICTURE_FORMAT) -> Picture:
+    """The release's picture as PNG bytes, with its caption (plain words) and alt text; ``fmt``: the picture
+    format (:data:`PICTURE_FORMAT`; an earlier one only to verify an earlier release)."""
     plt = _Figures
 
+    if fmt not in PICTURE_FORMATS:
+        raise ValueError(f"picture format {fmt} is none of {PICTURE_FORMATS}")
     if field.dim == 2:
-        fig, caption = _draw_2d(plt, field, ctx)
+        fig, caption = _draw_2d(plt, field, ctx, fmt)
     elif field.dim == 1:
-        fig, caption = _draw_1d(plt, field, ctx)
+        fig, caption = _draw_1d(plt, field, ctx, fmt)
     else:  # pragma: no cover - releases are 1-D or 2-D
         raise ValueError(f"no picture for {field.dim}-D releases")
     buf = io.BytesIO()
@@ -150,7 +160,7 @@ def _domain_patch(ax, domain: Box):
     return rect
 
 
-def _draw_2d(plt, field: ReleasedField, ctx: PictureContext):
+def _draw_2d(plt, field: ReleasedField, ctx: PictureContext, fmt: int = PICTURE_FORMAT):
     from matplotlib import colors
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
@@ -186,7 +196,8 @@ def _draw_2d(plt, field: ReleasedField, ctx: PictureContext):
                 ["#d9d9d9"]), alpha=0.55, shading="nearest", rasterized=True, zorder=2)
             handles.append(Patch(facecolor="#d9d9d9", edgecolor="black", hatch="////",
                                  label="unreliable: within 2 sd of the privacy noise of the threshold\n"
-                                       "(other errors, e.g. coarse cells, are not marked)"))
+                                       "(other errors, e.g. coarse cells, are not marked)" if fmt >= 2 else
+                                 "unreliable: within 2 released sd of the threshold"))
         _boundary(ax, X0, X1, field.values[0] if unreliable is None else
                   np.ma.masked_where(unreliable, field.values[0]), 0.0)
         handles.append(Line2D([], [], color="white", lw=2.0, path_effects=_style_line()["path_effects"],
@@ -302,14 +313,14 @@ def _sig(x: float) -> float:
     return float(f"{x:.3g}")
 
 
-def _draw_1d(plt, field: ReleasedField, ctx: PictureContext):
+def _draw_1d(plt, field: ReleasedField, ctx: PictureContext, fmt: int = PICTURE_FORMAT):
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
     rm, resp = ctx.response_map, ctx.response
     K = field.count
     band, band_label, unreliable = field.band, field.band_label, None
-    if field.sd is not None and K == 1:   # a field with a released sd (the grids): its 2-sd band, as the 2-D hatching
+    if field.sd is not None and K == 1 and fmt >= 2:   # a released sd (the grids): its 2-sd band, as the 2-D hatching
         sd2 = 2.0 * np.asarray(field.sd, dtype=float).reshape(-1)
         unreliable = ~(np.abs(field.values[0]) > sd2)
         if band is None:

@@ -82,12 +82,13 @@ def picture_request(mech: Mechanism, released, plan, data, forecast=None) -> tup
     return mech.fields(released, plan), picture_context(plan, data, forecast)
 
 
-def draw_picture(field, ctx: PictureContext) -> Picture:
+def draw_picture(field, ctx: PictureContext, fmt: int = release_figure.PICTURE_FORMAT) -> Picture:
     """The picture (PNG bytes, caption, alt text) of :func:`picture_request`'s answer; a release without a map
-    gets a picture that says so. The command's picture process (:mod:`privgp.cli.picture_process`) calls this."""
+    gets a picture that says so. The command's picture process (:mod:`privgp.cli.picture_process`) calls this.
+    ``fmt``: the picture format (an earlier one only to verify an earlier release)."""
     if field is None:
         return release_figure.placeholder("No map was released (see the report).", ctx)
-    return release_figure.draw(field, ctx)
+    return release_figure.draw(field, ctx, fmt)
 
 
 def picture(mech: Mechanism, released, plan, data, forecast=None) -> Picture:

@@ -234,6 +234,17 @@ def _rebuild(doc: dict, kind: str | None) -> PrivacyCertificate | None:
     return cert
 
 
+def _auto_notes(doc: dict, kind: str | None) -> list[str]:
+    """A 1-D release whose settings auto chose by the rule of an earlier privgp (:func:`check_auto_choice`)."""
+    if kind != "release" or doc.get("mechanism") not in ("grid", "laplace-grid"):
+        return []
+    from ..mechanisms.interface import Recorded
+    from ..mechanisms.registered.auto import check_auto_choice
+
+    note = check_auto_choice(Recorded(doc), _registered(doc.get("mechanism")).rebuild(Recorded(doc)))
+    return [] if note is None else [note]
+
+
 def _registered(name: object):
     """The registered mechanism a certificate names (not ``auto``: a release records the chosen one)."""
     from ..mechanisms.interface import registry
@@ -331,7 +342,7 @@ def run(args) -> int:
             raise publish.CertificateMismatch(f"sha256.{bad[0]}", "the file beside the certificate differs from the "
                                               "released one (swapped or modified)")
         with _stated_rule(doc, kind):
-            notes = verify_files.check_contents(doc, kind, folder, files)
+            notes = verify_files.check_contents(doc, kind, folder, files) + _auto_notes(doc, kind)
     except publish.CertificateMismatch as exc:
         reason, field = str(exc), exc.field
     except NumericalError as exc:

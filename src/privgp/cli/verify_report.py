@@ -97,6 +97,12 @@ def check_forecast(doc: dict, plan: Any) -> tuple[Any, list[str]]:
         raise publish.CertificateMismatch("forecast", f"not a forecast privgp can run again ({type(exc).__name__}: "
                                           f"{str(exc)[:80]})") from None
     if not _same_json(recorded, _as_json(again.to_dict())):
+        if plan.domain.dim == 1:   # privgp before 2026-11-26 compared 1-D maps with its 2-D table's non-private map
+            older = forecast(plan, reps=reps, families=families, noise=float(recorded["response_noise_std"]),
+                             seed=int(recorded["seed"]), reference_table_dim=2)
+            if _same_json(recorded, _as_json(older.to_dict())):
+                return older, ["forecast: made as privgp before 2026-11-26 made 1-D forecasts (the non-private map of "
+                               f"its 2-D table); {said}"]
         raise publish.CertificateMismatch("forecast", "not the forecast of these public settings (run again with its "
                                           "recorded seed, it gives another one)")
     return again, [f"forecast: made with other settings than privgp release's (seed, families, noise or releases); "
@@ -123,14 +129,29 @@ def check_picture(doc: dict, folder: Path, files: dict[str, str], rebuilt: tuple
     forecast's warning) must be the hashed picture (:func:`same_picture`). Returns the picture drawn (its caption and
     alt text are the report's) and the notes."""
     from . import release_publish as rp
+    from .release_figure import PICTURE_FORMAT, PICTURE_FORMATS
 
     mech, plan, field = rebuilt
-    drawn = rp.draw_picture(field, rp.picture_context(plan, public_data(doc), fc))
+    ctx = rp.picture_context(plan, public_data(doc), fc)
+    drawn = rp.draw_picture(field, ctx)
     if files.get(mech.picture) != "ok":
         return drawn, []
     png = (folder / mech.picture).read_bytes()
-    return drawn, same_picture(mech.picture, png, drawn.png, "the picture privgp draws of the released map under the "
-                               "certificate (its title states the guarantee; nothing else may be in the file)")
+    what = ("the picture privgp draws of the released map under the certificate (its title states the guarantee; "
+            "nothing else may be in the file)")
+    try:
+        return drawn, same_picture(mech.picture, png, drawn.png, what)
+    except publish.CertificateMismatch:
+        for fmt in sorted(set(PICTURE_FORMATS) - {PICTURE_FORMAT}, reverse=True):   # an earlier privgp's picture
+            older = rp.draw_picture(field, ctx, fmt)
+            if field is not None and older.png != drawn.png and _png_chunks(png) is not None:
+                try:
+                    notes = same_picture(mech.picture, png, older.png, what)
+                except publish.CertificateMismatch:
+                    continue
+                return older, notes + [f"{mech.picture}: checked in part: drawn in privgp's earlier picture format "
+                                       f"{fmt}, not the installed {PICTURE_FORMAT} (redrawn in format {fmt}, the same)"]
+        raise
 
 
 def same_picture(name: str, png: bytes, drawn: bytes, what: str) -> list[str]:

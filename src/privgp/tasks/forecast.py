@@ -69,23 +69,24 @@ def _compare(f: np.ndarray, exc: np.ndarray, ref: np.ndarray, w: np.ndarray) -> 
     return iou, agree, rmse
 
 
-def nonprivate_map(domain, axes, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+def nonprivate_map(domain, axes, X: np.ndarray, y: np.ndarray, table_dim: int | None = None) -> np.ndarray:
     """The non-private map the forecast compares with: the same records smoothed without any privacy noise
     (exact per-cell sums and counts, cells and bandwidth from the tuning table's lowest-noise entry for this n,
     i.e. tuned for accuracy)."""
     from ..mechanisms.registered.auto import cells_for_box, choose_grid_settings  # noqa: PLC0415
     from ..mechanisms.registered.grid import cell_sizes, cell_statistics, smooth_ratio  # noqa: PLC0415
 
-    entry = choose_grid_settings(X.shape[0], 1e-9, dim=domain.dim)
+    entry = choose_grid_settings(X.shape[0], 1e-9, dim=domain.dim if table_dim is None else table_dim)
     cells = cell_sizes(domain, cells_for_box(int(entry["cells"]), domain))
     sums, counts = cell_statistics(domain, cells, X, y, exact=False)
     return smooth_ratio(axes, domain, cells, sums, counts, 0.0, float(entry["bandwidth"]))[0]
 
 
-def score(released, truth_field: SyntheticField, X: np.ndarray | None = None, y: np.ndarray | None = None
-          ) -> dict[str, float]:
+def score(released, truth_field: SyntheticField, X: np.ndarray | None = None, y: np.ndarray | None = None,
+          reference_table_dim: int | None = None) -> dict[str, float]:
     """IoU, agreement and RMSE of one released object against a synthetic field's truth, and (given the
-    simulated records X, y) against the non-private map of the same records (:func:`nonprivate_map`)."""
+    simulated records X, y) against the non-private map of the same records (:func:`nonprivate_map`; its table
+    ``reference_table_dim``, default the box's: 2 in 1-D only to verify a release of privgp before 2026-11-26)."""
     got = released_field(released)
     if got is None:   # nothing released: an empty map, no excursion set
         axes = tuple(np.linspace(lo, hi, 41) for lo, hi in zip(truth_field.domain.lower, truth_field.domain.upper))
@@ -98,7 +99,7 @@ def score(released, truth_field: SyntheticField, X: np.ndarray | None = None, y:
     iou, agree, rmse = _compare(f, exc, truth, w)
     out = {"iou_truth": iou, "agreement_truth": agree, "rmse_truth": rmse}
     if X is not None and y is not None:
-        ref = nonprivate_map(truth_field.domain, axes, X, y)
+        ref = nonprivate_map(truth_field.domain, axes, X, y, reference_table_dim)
         iou, agree, rmse = _compare(f, exc, ref, w)
         out.update({"iou": iou, "agreement": agree, "rmse": rmse})
         out["iou_nonprivate_vs_truth"] = _compare(ref, ref > 0, truth, w)[0]
@@ -221,7 +222,8 @@ def _simulated_draw(sim, X: np.ndarray, y: np.ndarray, rng: np.random.Generator)
 
 
 def forecast(plan, *, reps: int | None = None, families: tuple[str, ...] = FAMILIES, noise: float = DEFAULT_NOISE,
-             seed: int = FORECAST_SEED, precise_se: float = PRECISE_SE) -> Forecast:
+             seed: int = FORECAST_SEED, precise_se: float = PRECISE_SE,
+             reference_table_dim: int | None = None) -> Forecast:
     """Simulate up to ``reps`` releases of ``plan`` per field family (same n, box, grid, settings) and score them
     (``reps`` None: the mechanism's own ``forecast_reps``, as ``privgp release`` runs it, so that a certificate
     written with this forecast verifies)
@@ -242,7 +244,7 @@ def forecast(plan, *, reps: int | None = None, families: tuple[str, ...] = FAMIL
         for field_, rng, got in zip(fields, rngs, scores):
             X, y = field_.records(sim.n, rng, noise)
             Xc, yc = sim.check(X, y)
-            got.append(score(_simulated_draw(sim, Xc, yc, rng), field_, X, y))
+            got.append(score(_simulated_draw(sim, Xc, yc, rng), field_, X, y, reference_table_dim))
         if r >= 1 and _combined_se([np.array([s["iou"] for s in got]) for got in scores]) <= precise_se:
             break
     done = len(scores[0])

@@ -92,6 +92,30 @@ def test_one_dimensional_data_get_the_one_dimensional_tables():
     assert one.cells[0] >= 2 * two.cells[0]
 
 
+def test_verify_accepts_the_1d_choice_of_the_earlier_rule_with_a_note():
+    """Red team round 12: 1-D releases auto made before the 1-D tables (the same version string) failed verify.
+    Their settings, the 2-D table's, pass with a note; settings neither rule chooses still fail."""
+    import dataclasses
+
+    from privgp.errors import CertificateMismatch
+    from privgp.jsonable import as_written
+    from privgp.mechanisms.interface import Recorded
+    from privgp.mechanisms.registered.auto import check_auto_choice
+
+    def doc(plan):
+        return {"mechanism": plan.mechanism, "public_settings": as_written(plan.public_settings()),
+                "certificate": plan.certificate.to_dict(), "dataset": {"n": plan.n}}
+
+    new = plan_auto(1000, Box.unit(1), IDENTITY, epsilon=1.0, delta=1e-7, grid=201)
+    old = plan_auto(1000, Box.unit(1), IDENTITY, epsilon=1.0, delta=1e-7, grid=201, table_dim=2)
+    assert new.cells != old.cells
+    assert check_auto_choice(Recorded(doc(new)), new) is None
+    assert "2-D table" in check_auto_choice(Recorded(doc(old)), old)
+    other = dataclasses.replace(old, cells=(old.cells[0] + 1,))
+    with pytest.raises(CertificateMismatch, match="auto chooses"):
+        check_auto_choice(Recorded(doc(other)), other)
+
+
 def test_the_two_tables_are_tuned_on_their_own_noise():
     assert table("laplace")["noise"] == "laplace" and "noise" not in table("gaussian")
     assert table("laplace")["pilot_seed"] == table("gaussian")["pilot_seed"]

@@ -91,13 +91,16 @@ def cells_for_box(cells: int, domain: Box) -> int:
 
 
 def plan_auto(n: int, domain: Box, response_map: ResponseMap, *, epsilon: float, delta: float | None = None,
-              grid: int = 121, memory_limit: float = DEFAULT_MEMORY_LIMIT) -> NoisyGridPlan | LaplaceGridPlan:
-    """The plan of the grid with the smaller noise at (epsilon, delta), with its tuned cells and bandwidth."""
+              grid: int = 121, memory_limit: float = DEFAULT_MEMORY_LIMIT,
+              table_dim: int | None = None) -> NoisyGridPlan | LaplaceGridPlan:
+    """The plan of the grid with the smaller noise at (epsilon, delta), with its tuned cells and bandwidth.
+    ``table_dim``: the table's dimension (default the box's; 2 in 1-D is the rule before 2026-11-26, only to
+    verify a release made under it)."""
     delta = default_delta(n) if delta is None else delta
     noise = choose_noise(epsilon, delta)
     std = (L1_SENSITIVITY * math.sqrt(2.0) / epsilon if noise == "laplace"
            else float(gaussian_noise_std(GRID_SENSITIVITY, epsilon, delta)))
-    entry = choose_grid_settings(n, std, noise, domain.dim)
+    entry = choose_grid_settings(n, std, noise, domain.dim if table_dim is None else table_dim)
     cells = cells_for_box(int(entry["cells"]), domain)
     why = (f"auto: tuned on public pilot simulations (table entry n={entry['n']}, noise std {entry['noise_std']:g}; "
            f"pilot IoU {entry['pilot_iou']:.2f})")
@@ -111,20 +114,32 @@ def plan_auto(n: int, domain: Box, response_map: ResponseMap, *, epsilon: float,
                      memory_limit=memory_limit)
 
 
-def check_auto_choice(recorded: Recorded, plan: Any) -> None:
+def check_auto_choice(recorded: Recorded, plan: Any) -> str | None:
     """``privgp verify``: a grid release whose settings say ``auto`` chose them must hold the settings
-    :func:`plan_auto` chooses for its public inputs (n, epsilon, delta, box, grid); else CertificateMismatch."""
+    :func:`plan_auto` chooses for its public inputs (n, epsilon, delta, box, grid); else CertificateMismatch.
+    A 1-D release holding what the 2-D table chose (privgp before 2026-11-26) passes with a note (returned)."""
     source = recorded.setting("hyperparameters") if recorded.has("hyperparameters") else ""
     if not (isinstance(source, str) and source.startswith("auto")):
-        return
+        return None
     grid = recorded.setting("grid")
-    again = plan_auto(plan.n, plan.domain, plan.response_map, epsilon=float(plan.target_epsilon), delta=plan.delta,
-                      grid=max(int(g) for g in grid), memory_limit=VERIFY_MEMORY_LIMIT)
-    if (again.mechanism, tuple(again.cells), again.bandwidth, again.hyperparameter_source, tuple(again.grid)) != \
-            (plan.mechanism, tuple(plan.cells), plan.bandwidth, source, tuple(plan.grid)):
-        raise CertificateMismatch("public_settings.hyperparameters", f"says auto chose these settings, but auto "
-                                  f"chooses {again.mechanism} with cells {list(again.cells)}, bandwidth "
-                                  f"{again.bandwidth:g} for these public inputs")
+
+    def chosen(table_dim: int | None):
+        again = plan_auto(plan.n, plan.domain, plan.response_map, epsilon=float(plan.target_epsilon),
+                          delta=plan.delta, grid=max(int(g) for g in grid), memory_limit=VERIFY_MEMORY_LIMIT,
+                          table_dim=table_dim)
+        same = (again.mechanism, tuple(again.cells), again.bandwidth, again.hyperparameter_source,
+                tuple(again.grid)) == (plan.mechanism, tuple(plan.cells), plan.bandwidth, source, tuple(plan.grid))
+        return again, same
+
+    again, same = chosen(None)
+    if same:
+        return None
+    if plan.domain.dim == 1 and chosen(2)[1]:
+        return ("public_settings.hyperparameters: auto's choice by the 2-D table, as privgp before 2026-11-26 chose "
+                "for 1-D data (today's 1-D table chooses other cells)")
+    raise CertificateMismatch("public_settings.hyperparameters", f"says auto chose these settings, but auto "
+                              f"chooses {again.mechanism} with cells {list(again.cells)}, bandwidth "
+                              f"{again.bandwidth:g} for these public inputs")
 
 
 class Auto(Mechanism):
