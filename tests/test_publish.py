@@ -366,3 +366,18 @@ def test_tampering_with_a_plan_or_checked_records_in_other_ways_is_refused(tmp_p
     with pytest.raises(InvalidParameterError, match="under a tenth of every side"):
         check_records(plan, corner)
     check_records(plan, corner, allow_noisy=True)
+
+
+def test_a_straggler_does_not_hide_records_packed_in_a_corner():
+    """Red team round 12: one record in the far corner made the records' extent the whole box, so 1999 records in
+    5% x 5% of it passed the tenth-of-the-box check. The check reads the central 98% of the records."""
+    from privgp.mechanisms.release import check_map_is_possible
+
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.uniform(0, 0.05, (1999, 2)), [[0.99, 0.99]]])
+    box, rmap = privgp.Box((0, 0), (1, 1)), privgp.ResponseMap(0.0, 1.0)
+    with pytest.raises(InvalidParameterError, match="98% of them span"):
+        check_map_is_possible(X, rng.normal(size=2000), box, rmap)
+    check_map_is_possible(X, rng.normal(size=2000), box, rmap, allow_noisy=True)
+    spread = rng.uniform(0, 1, (2000, 2))
+    check_map_is_possible(spread, rng.normal(size=2000), box, rmap)     # records over the box pass

@@ -267,13 +267,32 @@ def check_map_is_possible(X: np.ndarray, z: ArrayLike, domain: Box, rmap: Respon
     z = np.asarray(z, dtype=float)
     check_extents(np.array([X[:, j].min() for j in range(X.shape[1])]),
                   np.array([X[:, j].max() for j in range(X.shape[1])]),
-                  (float(z.min()), float(z.max())) if z.size else None, z.size, domain, rmap, allow_noisy=allow_noisy)
+                  (float(z.min()), float(z.max())) if z.size else None, z.size, domain, rmap, allow_noisy=allow_noisy,
+                  core=_core_extent(X))
+
+
+#: the core of the records: all but the CORE_TRIM share at each end of each axis (a few stragglers far from the rest
+#: must not hide that the rest fill a corner of the box)
+CORE_TRIM = 0.01
+
+
+def _core_extent(X: np.ndarray, most: int = 100_000) -> tuple[np.ndarray, np.ndarray]:
+    """Per-axis CORE_TRIM and 1 - CORE_TRIM quantiles of the records (order statistics of every k-th record, at
+    most ``most`` of them: a usability check, not a guarantee)."""
+    sub = X[:: max(1, X.shape[0] // most)]
+    m = sub.shape[0]
+    ks = [int(math.floor(CORE_TRIM * (m - 1))), int(math.ceil((1 - CORE_TRIM) * (m - 1)))]
+    qs = [np.partition(sub[:, j], ks)[ks] for j in range(X.shape[1])]
+    return np.array([q[0] for q in qs]), np.array([q[1] for q in qs])
 
 
 def check_extents(x_lo: ArrayLike, x_hi: ArrayLike, z_range: tuple[float, float] | None, n: int, domain: Box,
-                  rmap: ResponseMap, *, allow_noisy: bool = False) -> None:
+                  rmap: ResponseMap, *, allow_noisy: bool = False,
+                  core: tuple[ArrayLike, ArrayLike] | None = None) -> None:
     """:func:`check_map_is_possible` from the records' extents: per-axis least and greatest coordinate and the
-    least and greatest response (a streaming pass finds them without keeping the records)."""
+    least and greatest response (a streaming pass finds them without keeping the records); ``core``: per-axis
+    bounds of all but the outermost records (:func:`_core_extent`; a streaming pass has none: the extremes
+    stand in)."""
     lo, hi = np.asarray(domain.lower, float), np.asarray(domain.upper, float)
     spans = (np.asarray(x_hi, float) - np.asarray(x_lo, float)) / (hi - lo)
     # every side of the records' extent below MIN_EXTENT_SHARE ** (1 / d) of the box's (their extent under 0.1% of the
@@ -290,9 +309,14 @@ def check_extents(x_lo: ArrayLike, x_hi: ArrayLike, z_range: tuple[float, float]
             "Python Box((xmin, ymin), (xmax, ymax)))? Choose it for the region the records come from, from public "
             "knowledge, not from the records' own extent" + ("" if n > 1 else f" (with {n} record, no map can be "
                                                              "drawn)"), got)
-    if float(np.max(spans)) < MIN_SIDE_SHARE and not allow_noisy:
+    core_spans = spans if core is None else (np.asarray(core[1], float) - np.asarray(core[0], float)) / (hi - lo)
+    if float(np.max(core_spans)) < MIN_SIDE_SHARE and not allow_noisy:
+        which = f"they span {axes}"
+        if core is not None and float(np.max(spans)) >= MIN_SIDE_SHARE:
+            which = (f"{100 * (1 - 2 * CORE_TRIM):g}% of them span " + " and ".join(
+                f"{100 * c:.3g}% of its {'width' if j == 0 else 'height'}" for j, c in enumerate(core_spans)))
         raise InvalidParameterError(
-            "box", f"a public box the records fill a real part of (they span {axes}, under a tenth of every side: "
+            "box", f"a public box the records fill a real part of ({which}, under a tenth of every side: "
             "a map over this box would hold them in a cell or two and show privacy noise everywhere else, and the "
             "utility forecast, which assumes records spread over the box, would overstate it). Choose the box for "
             "the region the records describe, from public knowledge (a city's boundary for one city's records), "
