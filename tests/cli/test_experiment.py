@@ -57,16 +57,21 @@ def test_flags_read_true_and_false():
     # red-team round 10
     (["mechanisms", "--set", "epsilons=0.5,1,2"], "--set epsilons must be left out with --quick"),
     (["thompson", "--set", "rounds=0"], "--set rounds must be >= 1"),
-    (["utility", "--set", "reps=0"], "values experiment 'utility' can use"),   # fails after writing: files kept
+    (["utility", "--set", "reps=0"], "--set reps must be >= 1 (a count)"),   # a count: refused before anything runs
     # an unknown key of the seed-000 studies listed no valid keys (they pass **options on to config_1d/config_2d)
     (["table1", "--set", "bogus=1"], "its options: L, M_xi_values, clip"),
     (["table3", "--set", "n=5"], "its options: L, M_xi, clip"),        # table3's columns are its n values
     (["table4", "--set", "bogus=1"], "lattice, n, n_mc"),
     (["fig8", "--set", "bogus=1"], "its options: L, clip"),
+    # a researcher's walk-through (round 13): garbage results, a KeyError, an empty argmax
+    (["seed003-toy", "--set", "n_grid=1"], "--set n_grid must be an integer >= 11"),
+    (["seed001-fig3", "--set", "repeats=0"], "--set repeats must be >= 1 (a count)"),
+    (["seed004-fig1", "--set", "epochs=-5"], "--set epochs must be >= 1 (a count)"),
+    (["seed001-fig3", "--set", "epsilons=-1"], "--set epsilons must be finite and > 0"),
 ])
 def test_a_bad_set_value_is_one_line_and_runs_nothing(tmp_path, capsys, args, needle):
     out = tmp_path / "o"
     code = main(["experiment", *args, "--quick", "--out", str(out)])
     err = capsys.readouterr().err
     assert code == 2 and needle in err and "Traceback" not in err and err.count("\n") == 1, err
-    assert not out.exists() or args[0] == "utility"   # (a run that fails after writing keeps what it wrote)
+    assert not out.exists()

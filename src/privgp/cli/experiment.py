@@ -87,6 +87,9 @@ def _check_option_names(name: str, opts: dict) -> None:
             raise InvalidParameterError(f"--set {key}", "true or false", value)
         if type(default) is int and not (isinstance(value, int) and not isinstance(value, bool)):
             raise InvalidParameterError(f"--set {key}", "an integer", value)
+        if key in params and _is_count(params[key]) and key not in ZERO_ALLOWED and \
+                isinstance(value, int) and not isinstance(value, bool) and value < 1:
+            raise InvalidParameterError(f"--set {key}", ">= 1 (a count)", value)
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()) and not sources:
         return
     for key in opts:
@@ -98,6 +101,15 @@ def _check_option_names(name: str, opts: dict) -> None:
 
 #: the experiment's arguments set by their own flags, never by --set
 RESERVED = frozenset({"out_dir", "out", "quick", "executor", "seed", "progress"})
+#: integer options for which 0 means something (a switch, no timing runs): every other integer option is a count
+ZERO_ALLOWED = frozenset({"dpsvgp", "timing_repeats", "dpsvgp_timing_repeats", "seed"})
+
+
+def _is_count(param) -> bool:
+    """An integer option (annotated int or int | None, or an int default, not a bool)."""
+    ann = str(param.annotation).replace(" ", "")
+    return ann in ("int", "int|None", "Optional[int]") or (type(param.default) is int and ann in ("", "inspect._empty",
+                                                                                                  "<class'inspect._empty'>"))
 
 
 def _remove_created(out: Path) -> None:

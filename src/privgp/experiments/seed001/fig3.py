@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ... import validation as v
 from ...datasets.sparse_gp_synthetic import sinc_data
 from ...mechanisms.private_selection import GpCandidate, TrainValidationSplit, select_sparse_gp
 from ...mechanisms.sparse_gp import sparse_gp_spec, sufficient_statistics
@@ -81,7 +82,7 @@ def run(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, repeats: in
     repeats = (6 if quick else 100) if repeats is None else int(repeats)
     n = (512 if quick else N) if n is None else int(n)
     gamma = (0.1 if quick else GAMMA) if gamma is None else float(gamma)
-    epsilons = tuple(float(e) for e in as_tuple(epsilons))
+    epsilons = tuple(v.positive("epsilons", float(e)) for e in as_tuple(epsilons))
     mapper = executor.map if executor is not None else (lambda fn, it, desc=None: [fn(t) for t in it])
     best = mapper(nonprivate_best, [(seed, r, n, response_bound) for r in range(repeats)], desc="seed001-fig3: oracle")
     tasks = [(seed, r, eps, n, gamma, response_bound) for eps in epsilons for r in range(repeats)]

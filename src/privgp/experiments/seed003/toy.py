@@ -24,6 +24,7 @@ from scipy.optimize import minimize_scalar
 
 from ...audit.lood.models import GPPosterior
 from ...audit.lood.queries import lood_value_and_grad, optimize_queries
+from ...errors import InvalidParameterError
 from ...models.nngp import RBF
 from ..common import new_figure, save_figure, write_run_record, write_table
 
@@ -72,7 +73,9 @@ def run(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, n_grid: int
     t0 = time.perf_counter()
     out_dir = Path(out_dir)
     rng = np.random.default_rng(seed)
-    n_grid = n_grid or (201 if quick else 2001)
+    n_grid = (201 if quick else 2001) if n_grid is None else n_grid
+    if isinstance(n_grid, bool) or not isinstance(n_grid, int) or n_grid < 11:
+        raise InvalidParameterError("n_grid", "an integer >= 11 (grid points of S and Q)", n_grid)
     steps = 150 if quick else 400
     X, Y = toy_data(rng)
     P = GPPosterior(KERNEL, X, Y, NOISE)
