@@ -604,3 +604,21 @@ def test_a_budget_spent_exactly_shows_nothing_remaining_not_a_millionth(tmp_path
     exact = 10.0 - ch.spent_after.epsilon
     for shown in (ch.to_dict()["remaining_epsilon"], led.dataset(fp).remaining_epsilon):
         assert shown == remaining_epsilon(10.0, ch.spent_after.epsilon) and exact - 1e-4 <= shown <= exact
+
+
+def test_a_refusal_never_shows_less_spent_than_the_truth(tmp_path):
+    """Red team round 13: the budget refusal printed the spent epsilon with .4g (8.00004 spent showed "8")."""
+    led = Ledger(tmp_path / "l.sqlite")
+    fp = led.fingerprint("d")
+    import re
+
+    for eps in (8.00004, 7.9999, 3.33333):
+        fp = led.fingerprint(f"d{eps}")
+        led.charge(fp, PureDpEvent(eps), budget_epsilon=10.0, budget_delta=DELTA)
+        with pytest.raises(BudgetExceededError) as refused:
+            led.charge(fp, PureDpEvent(8.0), budget_epsilon=10.0, budget_delta=DELTA)
+        shown = re.search(r"already spent ([0-9.e+-]+) in 1 release", str(refused.value))
+        assert shown and float(shown.group(1)) >= led.dataset(fp).spent.epsilon, str(refused.value)
+    before = led.entries()
+    led.charge(fp, PureDpEvent(1.0), budget_epsilon=10.0, budget_delta=DELTA, dry_run=True)   # fits: decided only
+    assert led.entries() == before

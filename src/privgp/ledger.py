@@ -79,6 +79,7 @@ from .accounting.accountant import COMPOSITIONS, DEFAULT_COMPOSITION, LEGACY_COM
 from .accounting.events import ComposedEvent, PrivacyEvent, event_from_dict
 from .accounting.tabulated import TabulatedRdpEvent
 from .errors import BudgetExceededError, DataError, InvalidParameterError, PrivgpError
+from .formatting import format_upper
 
 SCHEMA_VERSION = "2"
 DEFAULT_CONVERSION = "improved"
@@ -455,8 +456,9 @@ class Ledger:
     def charge(self, fingerprint: str, event: PrivacyEvent, *, epsilon: float | None = None,
                delta: float | None = None, budget_epsilon: float | None = None, budget_delta: float | None = None,
                default_budget_delta: float | None = None, description: str = "",
-               settings: dict | None = None, label: str = "") -> Charge:
+               settings: dict | None = None, label: str = "", dry_run: bool = False) -> Charge:
         """Record a release if the dataset's budget allows it; otherwise raise BudgetExceededError.
+        ``dry_run``: decide only (the Charge it would record, or the refusal), recording and creating nothing.
 
         ``event``: the release's privacy event; ``epsilon``/``delta``: the release's own certified
         guarantee (recorded for display; default: the event's epsilon at the budget's delta); an ``epsilon``
@@ -491,6 +493,8 @@ class Ledger:
         settings_json = json.dumps(settings or {}, sort_keys=True, default=str)
         args = (fingerprint, event, event_json, epsilon, delta, budget_epsilon, budget_delta, default_budget_delta,
                 description, settings_json, label)
+        if dry_run:   # decide only: nothing is written, and a first charge creates no file
+            return self._record(*args, dry_run=True)
         was_pending = self._pending
         if was_pending:
             # a first charge: decided on the empty ledger in memory before the file is created, so that a
@@ -554,10 +558,10 @@ class Ledger:
                             f"{d0:.3g}, not below its budget delta={b_del:.3g}, so no finite epsilon remains; give this "
                             f"release a smaller delta; nothing was charged or written (ledger: {self.path})")
                     raise BudgetExceededError(
-                        f"this release would bring the dataset's spent epsilon to {after.epsilon:.4g} "
+                        f"this release would bring the dataset's spent epsilon to {format_upper(after.epsilon, 4)} "
                         f"(at delta={b_del:.3g}), over its budget epsilon={b_eps:g}; already spent "
-                        f"{before.epsilon:.4g} in {before.entries} release(s), this release alone costs "
-                        f"{alone:.4g}; nothing was charged or written (ledger: {self.path})")
+                        f"{format_upper(before.epsilon, 4)} in {before.entries} release(s), this release alone costs "
+                        f"{format_upper(alone, 4)}; nothing was charged or written (ledger: {self.path})")
                 if new:
                     con.execute("INSERT INTO datasets(fingerprint, budget_epsilon, budget_delta, created, label) "
                                 "VALUES (?, ?, ?, ?, ?)", (fingerprint, b_eps, b_del, _now(), label))

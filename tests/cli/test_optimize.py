@@ -143,3 +143,20 @@ def test_bad_objectives_and_domains_are_user_errors(tmp_path, capsys):
         assert code == 2 and err.count("\n") == 1 and fragment in err, (args, err)
     assert not (tmp_path / "o").exists()
     assert not (tmp_path / "l.sqlite").exists() or Ledger(tmp_path / "l.sqlite").entries() == []
+
+
+def test_an_objective_that_cannot_answer_the_first_query_costs_nothing(tmp_path, capsys):
+    """Red team round 13: an objective failing at round 1 (a prior draw, no record: a wrong box, a broken lookup)
+    kept the whole run's charge, the entire default budget. Round 1 is asked before the charge; its failure is a
+    user error with nothing charged or written. And summary.json names files, not where they lie."""
+    mod = tmp_path / "userobj.py"
+    mod.write_text("def two_d(x):\n    return float(x[0] * x[1])\n\ndef one_d(x):\n    return float(x[0])\n")
+    common = ["--box", 0, 1, "--grid", 33, "--rounds", 6, "--epsilon", 3, "--ledger", tmp_path / "l.sqlite"]
+    code, out, err = run(capsys, "--callable", f"{mod}:two_d", *common, "--out", tmp_path / "o")
+    assert code == 2 and err.count("\n") == 1 and "answers the first query" in err and "nothing was charged" in err
+    assert not (tmp_path / "o").exists()
+    assert not (tmp_path / "l.sqlite").exists() or Ledger(tmp_path / "l.sqlite").entries() == []
+    code, out, err = run(capsys, "--callable", f"{mod}:one_d", *common, "--out", tmp_path / "o")
+    assert code == 0, err
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert summary["out"] == "o" and str(tmp_path) not in json.dumps(summary)

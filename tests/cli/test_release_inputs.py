@@ -124,13 +124,22 @@ def f(x):
     return float(np.sin(3 * x[0]))
 
 
-def interrupt(x):
-    raise KeyboardInterrupt
+CALLS = [0]
+
+
+def interrupt(x):   # at the third query: round 1 is asked before the charge (a failure there costs nothing)
+    CALLS[0] += 1
+    if CALLS[0] == 3:
+        raise KeyboardInterrupt
+    return 0.0
 
 
 def leave(x):
     import sys
-    sys.exit(0)
+    CALLS[0] += 1
+    if CALLS[0] == 3:
+        sys.exit(0)
+    return 0.0
 """
 
 

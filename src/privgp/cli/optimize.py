@@ -307,7 +307,8 @@ def _objective(args):
         data = load_table(args.lookup, cols, args.response_col or "response")
         box = None if args.box is None else _box(args.box, data.dim)
         cand = Candidates.finite(np.unique(data.X, axis=0), box)
-        return _Lookup(data.X, data.response), cand, f"lookup table {args.lookup} ({data.n} records)", \
+        # published in summary.json: the file's name, not where it lies on the data holder's machine
+        return _Lookup(data.X, data.response), cand, f"lookup table {Path(args.lookup).name} ({data.n} records)", \
             (data.content_digest, data.legacy_digests), None
     for flag in ("x_cols", "response_col"):
         if getattr(args, flag) is not None:
@@ -325,7 +326,8 @@ def _objective(args):
         dim = len(args.box) // 2
         box = _box(args.box, dim)
         cand = Candidates.grid(box, _grid(args, dim), memory_limit=_memory_limit(args.memory_limit))
-    return fn, cand, f"callable {args.callable}", key, None
+    module, sep, func = str(args.callable).rpartition(":")
+    return fn, cand, f"callable {Path(module).name}{sep}{func}" if sep else f"callable {args.callable}", key, None
 
 
 def _nonneg(name, x) -> float:
@@ -418,7 +420,7 @@ def queries_png(plan: ThompsonPlan, queries: np.ndarray, epsilon: float, regret:
 def _summary(res: ThompsonResult, out: Path, ledger, source: str, randomness: dict, truth) -> dict:
     p = res.plan
     c = res.charge
-    s = {"out": str(out), "files": list(OUTPUT_FILES), "objective": source, **res.summary(),
+    s = {"out": out.name, "files": list(OUTPUT_FILES), "objective": source, **res.summary(),
          "candidates": p.candidates.describe(), "kernel": p.kernel, "lengthscale": p.lengthscale,
          "sigma": p.sigma, "M_Y": p.M_Y, "knob": p.knob, "schedule": p.schedule,
          "r": [float(p.r.min()), float(p.r.max())], "eta": [float(p.eta.min()), float(p.eta.max())],

@@ -599,7 +599,8 @@ def public_stop_reason(round_: int) -> str:
 
 
 def run_thompson(plan: ThompsonPlan, objective: Callable[[np.ndarray], float], rng: np.random.Generator, *,
-                 on_round: Callable[[int], None] | None = None) -> ThompsonResult:
+                 on_round: Callable[[int], None] | None = None,
+                 first: tuple[int, float] | None = None) -> ThompsonResult:
     """Run private Thompson sampling: in each planned round, query ``objective`` at the candidate chosen
     by a private posterior sample of the records so far (see the module docstring); ``objective(x)``
     gets one candidate (d,) and returns its response (a private record). An objective that raises or returns a non-finite value
@@ -619,11 +620,15 @@ def run_thompson(plan: ThompsonPlan, objective: Callable[[np.ndarray], float], r
     y = np.empty(T)
     status, reason, failure, released = "completed", None, None, 0
     for t in range(T):  # round t + 1 uses the t records collected so far
-        f = _draw(plan, kernel, X[:t], y[:t], t - 1, rng)
-        i = int(np.argmax(f))
+        val: float | None
+        if t == 0 and first is not None:   # round 1 drawn and answered already (:func:`optimize`, before its charge)
+            i, val, failure = int(first[0]), float(first[1]), None
+        else:
+            i = int(np.argmax(_draw(plan, kernel, X[:t], y[:t], t - 1, rng)))
         idx[t], X[t] = i, C[i]
         released = t + 1
-        val, failure = _response(objective, C[i])
+        if t > 0 or first is None:
+            val, failure = _response(objective, C[i])
         if val is None:  # exactly when a failure is given
             status, reason = "stopped", public_stop_reason(t + 1)
             break
@@ -642,7 +647,9 @@ def optimize(plan: ThompsonPlan, objective: Callable[[np.ndarray], float], ledge
              label: str = "", mark_completed: bool = True,
              on_round: Callable[[int], None] | None = None) -> ThompsonResult:
     """Charge the ledger for the whole planned run (one entry: the composed event of every planned
-    round), then run it. A refused charge raises BudgetExceededError before any round is drawn. A run
+    round), then run it. A run the budget refuses raises BudgetExceededError before the objective is asked
+    anything; round 1 (drawn from the prior, no record) is asked before the charge, and an objective that cannot
+    answer it is a user error (InvalidParameterError), nothing charged. A run
     that stops early keeps the full charge (an upper bound on what was released): the ledger never
     holds less than was released, even if the objective fails mid-run. ``fingerprint`` keys the
     record source in the ledger (one dataset whose record count grows over the run)."""
@@ -653,11 +660,20 @@ def optimize(plan: ThompsonPlan, objective: Callable[[np.ndarray], float], ledge
         raise InvalidParameterError("objective", "a callable x -> response", type(objective).__name__)
     from ..jsonable import to_jsonable
 
-    charge = ledger.charge(fingerprint, plan.event, epsilon=plan.epsilon, delta=plan.delta,
-                           budget_epsilon=budget_epsilon, budget_delta=budget_delta,
-                           default_budget_delta=default_delta(max(plan.rounds, 2)), description=plan.describe(),
-                           settings=to_jsonable(plan.public_settings()), label=label)
-    result = run_thompson(plan, objective, rng, on_round=on_round)
+    charge_args = dict(epsilon=plan.epsilon, delta=plan.delta, budget_epsilon=budget_epsilon, budget_delta=budget_delta,
+                       default_budget_delta=default_delta(max(plan.rounds, 2)), description=plan.describe(),
+                       settings=to_jsonable(plan.public_settings()), label=label)
+    ledger.charge(fingerprint, plan.event, **charge_args, dry_run=True)   # a run the budget refuses asks nothing
+    # round 1 is drawn from the prior (no record) and releases nothing private: asked before the charge, an objective
+    # that cannot answer at all (a wrong box, a broken lookup) is a user error that costs nothing
+    C, d = plan.candidates.points, plan.candidates.dim
+    i0 = int(np.argmax(_draw(plan, plan.kernel_object(), np.empty((0, d)), np.empty(0), -1, rng)))
+    val0, failure0 = _response(objective, C[i0])
+    if val0 is None:
+        raise InvalidParameterError("objective", "an objective that answers the first query (drawn from the prior, "
+                                    "with no record; nothing was charged or written)", failure0)
+    charge = ledger.charge(fingerprint, plan.event, **charge_args)
+    result = run_thompson(plan, objective, rng, on_round=on_round, first=(i0, val0))
     if mark_completed:
         ledger.complete(charge.entry_id)
     return ThompsonResult(**{**{f: getattr(result, f) for f in result.__dataclass_fields__},
