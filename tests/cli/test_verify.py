@@ -1191,3 +1191,23 @@ def test_a_map_released_as_mostly_noise_says_so_when_verified(tmp_path, capsys):
         assert ("forecast: MOSTLY NOISE" in capsys.readouterr().out) is noisy
         assert main(["verify", str(out), "--json"]) == 0
         assert json.loads(capsys.readouterr().out)["mostly_noise"] is noisy
+
+
+def test_a_python_release_without_a_forecast_that_is_mostly_noise_says_so(tmp_path, capsys):
+    """Red team round 12: a Python release written with no forecast verified with only a note; the headline line
+    and --json's mostly_noise now say so too."""
+    import numpy as np
+
+    import privgp
+    from privgp.publish import write_release
+
+    rng = np.random.default_rng(0)
+    data = privgp.records(rng.uniform(0, 10, (300, 2)), rng.normal(size=300))
+    plan = privgp.plan("auto", 300, privgp.Box((0, 0), (10, 10)), privgp.ResponseMap(0.0, 1.0), epsilon=0.1)
+    result = privgp.release(plan, data, privgp.Budget(tmp_path / "l.sqlite"), np.random.default_rng(1))
+    write_release(result, tmp_path / "o")
+    capsys.readouterr()
+    assert main(["verify", str(tmp_path / "o")]) == 0
+    assert "forecast: MOSTLY NOISE -- no forecast recorded" in capsys.readouterr().out
+    assert main(["verify", str(tmp_path / "o"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["mostly_noise"] is True

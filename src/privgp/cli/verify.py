@@ -374,7 +374,7 @@ def run(args) -> int:
                     "recomputed_delta": None if again is None else again.delta,
                     "files": files if "sha256" in doc else None, "files_missing": missing,
                     "schema": schema_state, "ledger": LEDGER_NOTE, "strict_failed": strict_fail, "notes": notes,
-                    "words_differ": words, "mostly_noise": _mostly_noise(doc)})
+                    "words_differ": words, "mostly_noise": _mostly_noise(doc, notes)})
     elif not ok:
         print(f"{path.name}: NOT VERIFIED ({label}): {reason}")
     elif strict_fail:
@@ -385,10 +385,12 @@ def run(args) -> int:
     return EXIT_NOT_VERIFIED if (not ok or strict_fail) else 0
 
 
-def _mostly_noise(doc: dict) -> bool:
-    """The certificate's forecast (a public annotation) says the map was released as mostly noise."""
+def _mostly_noise(doc: dict, notes: tuple[str, ...] | list[str] = ()) -> bool:
+    """The certificate's forecast (a public annotation) says the map was released as mostly noise, or, with no
+    forecast recorded, the one verify made of its public settings says so (a note)."""
     fc = doc.get("forecast")
-    return isinstance(fc, dict) and fc.get("mostly_noise") is True
+    return (isinstance(fc, dict) and fc.get("mostly_noise") is True) or any(
+        n.startswith("forecast: none recorded") and "(MOSTLY NOISE)" in n for n in notes)
 
 
 def _print_verified(path: Path, doc: dict, label, again, nothing: bool, files: dict, missing: list, schema_state,
@@ -417,11 +419,13 @@ def _print_verified(path: Path, doc: dict, label, again, nothing: bool, files: d
               + (f"; MISSING (not checked): {', '.join(missing)}" if missing else ""))
         for note in notes:
             print(f"          {note}")
-    if _mostly_noise(doc):
-        iou = doc["forecast"].get("expected_iou")
-        print("  forecast: MOSTLY NOISE -- the release's own forecast said so"
+    if _mostly_noise(doc, notes):
+        fc = doc.get("forecast")
+        iou = fc.get("expected_iou") if isinstance(fc, dict) else None
+        print("  forecast: MOSTLY NOISE -- " + ("the release's own forecast said so" if isinstance(fc, dict) else
+                                                "no forecast recorded; privgp's forecast of its settings says so")
               + (f" (expected IoU {iou:.2f})" if isinstance(iou, (int, float)) else "")
-              + " and it was released anyway (--allow-noisy): do not read its boundaries as findings")
+              + " and it was released anyway: do not read its boundaries as findings")
     print(f"  schema: {schema_state}")
     if words:
         print(f"  words:  the certificate's {', '.join(words)} differ from what this privgp states for it (printed "
