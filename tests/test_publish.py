@@ -381,3 +381,23 @@ def test_a_straggler_does_not_hide_records_packed_in_a_corner():
     check_map_is_possible(X, rng.normal(size=2000), box, rmap, allow_noisy=True)
     spread = rng.uniform(0, 1, (2000, 2))
     check_map_is_possible(spread, rng.normal(size=2000), box, rmap)     # records over the box pass
+
+
+def test_records_listed_in_order_are_read_whole_by_the_box_check():
+    """Red team round 14: the check read every k-th row, so 10^6 readings of ten stations listed station by
+    station put one station in the sample and were refused ("98% of them span 0%")."""
+    from privgp.mechanisms.release import check_map_is_possible
+
+    rng = np.random.default_rng(3)
+    stations = rng.uniform(0, 1, (10, 2))
+    X = np.repeat(stations, 100_001, axis=0)
+    check_map_is_possible(X, rng.normal(size=X.shape[0]), privgp.Box((0, 0), (1, 1)), privgp.ResponseMap(0.0, 1.0))
+
+
+def test_a_dataset_name_is_the_same_in_either_unicode_form(tmp_path):
+    """Red team round 14: "Zürich" typed composed and decomposed gave two budgets."""
+    import unicodedata
+
+    a = privgp.Budget(tmp_path / "l.sqlite", dataset_id=unicodedata.normalize("NFC", "Zürich clinic"))
+    b = privgp.Budget(tmp_path / "l.sqlite", dataset_id=unicodedata.normalize("NFD", "Zürich clinic"))
+    assert a == b and a.fingerprint((np.zeros(3), np.zeros(3))) == b.fingerprint((np.ones(4), np.ones(4)))

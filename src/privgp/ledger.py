@@ -65,6 +65,7 @@ import math
 import os
 import secrets
 import sqlite3
+import unicodedata
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -765,7 +766,8 @@ class Budget:
                                            and dataset_id.strip().isprintable()):
             raise InvalidParameterError("dataset_id", "a printable name of 1 to 200 characters", dataset_id)
         self.label = label
-        self.dataset_id = None if dataset_id is None else dataset_id.strip()
+        # in Unicode normal form NFC, as --dataset-id: a name typed in either form is the same data set
+        self.dataset_id = None if dataset_id is None else unicodedata.normalize("NFC", dataset_id.strip())
 
     def __repr__(self) -> str:
         return (f"Budget({self.ledger_path!r}, epsilon={self.epsilon!r}, delta={self.delta!r}"

@@ -384,16 +384,26 @@ def test_a_dry_run_prints_the_forecast_and_charges_and_writes_nothing(env, capsy
     tmp, ledger = env
     out = tmp / "rel"
     code, stdout, err = run(capsys, "release", "--epsilon", "5", "--dry-run", "--ledger", ledger, "--out", out)
-    assert code == 0 and "forecast before the charge: expected IoU" in stdout and "dry run: nothing was charged" in stdout
-    assert not ledger.exists() and not out.exists()
+    assert code == 0 and "forecast: expected IoU" in stdout and "dry run: nothing was charged" in stdout
+    assert "a real run would be released" in stdout and not ledger.exists() and not out.exists()
+    # a map the forecast refuses: the dry run says so (exit 0), as it says what the budget would do
+    code, stdout, err = run(capsys, "release", "--epsilon", "2", "--dry-run", "--ledger", ledger, "--out", out)
+    assert code == 0 and "a real run would be refused: the forecast says mostly noise" in stdout, stdout
+    for _ in range(2):
+        assert run(capsys, "release", "--ledger", ledger, "--out", tmp / "r", "--overwrite")[0] == 0
+    before = digest(ledger)
+    code, stdout, err = run(capsys, "release", "--dry-run", "--ledger", ledger, "--out", out)
+    assert code == 0 and "a real run would be refused by the budget (exit status 3)" in stdout, stdout
+    assert digest(ledger) == before
     code, stdout, err = run(capsys, "release", "--epsilon", "5", "--dry-run", "--json", "--ledger", ledger)
     import json
 
     doc = json.loads(stdout)
-    assert code == 0 and doc["dry_run"] is True and doc["forecast"]["expected_iou"] > 0.5 and not ledger.exists()
+    assert code == 0 and doc["dry_run"] is True and doc["forecast"]["expected_iou"] > 0.5
+    assert doc["a_real_run_would"].startswith("be refused by the budget")
     code, _, err = run(capsys, "release", "--epsilon", "2", "--ledger", ledger, "--out", out)
-    assert_refused(code, err, "--dry-run prints the forecast of other settings", ledger, None, out)
+    assert_refused(code, err, "--dry-run prints the forecast of other settings", ledger, before, out)
     assert "--mechanism auto" not in err, err
     code, _, err = run(capsys, "release", "--mechanism", "laplace-grid", "--cells", "40", "--epsilon", "2",
                        "--ledger", ledger, "--out", out)
-    assert_refused(code, err, "or --mechanism auto (settings tuned", ledger, None, out)
+    assert_refused(code, err, "or --mechanism auto (settings tuned", ledger, before, out)

@@ -1208,6 +1208,18 @@ def test_a_python_release_without_a_forecast_that_is_mostly_noise_says_so(tmp_pa
     write_release(result, tmp_path / "o")
     capsys.readouterr()
     assert main(["verify", str(tmp_path / "o")]) == 0
-    assert "forecast: MOSTLY NOISE -- no forecast recorded" in capsys.readouterr().out
+    assert "forecast: MOSTLY NOISE -- privgp's forecast of its settings says so" in capsys.readouterr().out
     assert main(["verify", str(tmp_path / "o"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["mostly_noise"] is True
+
+
+def test_mostly_noise_follows_privgps_own_forecast_when_the_recorded_one_is_another():
+    """Red team round 14: a forecast made with other settings (or an earlier privgp's reference) that is not mostly
+    noise hid privgp's own verdict except at the tail of a note."""
+    from privgp.cli.verify import _mostly_noise
+
+    said = "the forecast privgp release makes says expected IoU 0.498 (MOSTLY NOISE)"
+    assert _mostly_noise({"forecast": {"mostly_noise": False}},
+                         [f"forecast: made with other settings than privgp release's (seed); {said}"])
+    assert _mostly_noise({"forecast": {"mostly_noise": False}}, [f"forecast: made as privgp before 2026-11-26; {said}"])
+    assert not _mostly_noise({"forecast": {"mostly_noise": False}}, ["excursion.png: checked in part (MOSTLY NOISE)"])

@@ -96,8 +96,10 @@ def randomness(seed):
 
 
 def dataset_id(name: str) -> str:
-    """--dataset-id NAME, checked."""
-    name = name.strip()
+    """--dataset-id NAME, checked, in Unicode normal form NFC (a name typed in either form is the same data set)."""
+    import unicodedata
+
+    name = unicodedata.normalize("NFC", name.strip())
     if not name or len(name) > 200 or not name.isprintable():
         raise InvalidParameterError("--dataset-id", "a printable name of 1 to 200 characters", name)
     return name

@@ -26,10 +26,10 @@ from pathlib import Path
 from .. import __version__
 from ..datasets import baltimore
 from ..datasets.sources import ReducedData
-from ..errors import InvalidParameterError, NoisyReleaseError, NumericalError
+from ..errors import BudgetExceededError, InvalidParameterError, NoisyReleaseError, NumericalError
 from ..ledger import DEFAULT_BUDGET_EPSILON, Ledger, check_budget, ledger_path, remaining_epsilon
 from ..mechanisms.interface import DEFAULT_MEMORY_LIMIT, Mechanism, Request, all_options, get, registry
-from ..mechanisms.release import ResponseMap, check_extents, check_map_is_possible, check_records, release
+from ..mechanisms.release import ResponseMap, check_extents, check_map_is_possible, check_records, default_delta, release
 from ..progress import Progress
 from ..tasks.forecast import NOISY_IOU, Forecast, forecast
 from . import picture_process
@@ -563,14 +563,27 @@ def forecast_release(plan, *, allow_noisy: bool, quiet: bool = False, reps: int 
     return fc
 
 
-def _dry_run(args, plan, data, fc: Forecast) -> int:
-    """``--dry-run``: the records were checked and the forecast printed; say that nothing was charged or written."""
-    what = (f"dry run: nothing was charged or written ({data.n} records checked; {plan.describe()})")
+def _dry_run(args, plan, data, fc: Forecast, ledger: Ledger, fingerprint: str) -> int:
+    """``--dry-run``: the records were checked and the forecast made; print it, and what a real run would do -- be
+    released, be refused as mostly noise, or be refused by the budget (the ledger asked, nothing recorded)."""
+    cert = plan.certificate
+    budget = None
+    try:
+        ledger.charge(fingerprint, plan.event, epsilon=float(cert.epsilon), delta=float(cert.delta),
+                      budget_epsilon=args.budget_epsilon, budget_delta=args.budget_delta,
+                      default_budget_delta=default_delta(plan.n), dry_run=True)
+    except BudgetExceededError as exc:
+        budget = str(exc).replace("nothing was charged or written", "the real run would be refused, exit status 3")
+    noisy = fc.noisy and not args.allow_noisy
+    would = ("be refused: the forecast says mostly noise (exit status 2; --allow-noisy releases it anyway)" if noisy
+             else "be refused by the budget (exit status 3)" if budget else "be released")
     if args.json:
         print_json({"dry_run": True, "n": data.n, "mechanism": plan.mechanism, "settings": plan.describe(),
-                    "forecast": fc.to_dict(), **({"warning": fc.noisy_note()} if fc.noisy else {})})
-    else:
-        print(what)
+                    "forecast": fc.to_dict(), "a_real_run_would": would, "budget": budget})
+        return 0
+    print(f"forecast: {forecast_line(fc)}")
+    print(f"dry run: nothing was charged or written ({data.n} records checked; {plan.describe()})")
+    print(f"a real run would {would}" + (f": {budget}" if budget and not noisy else ""))
     return 0
 
 
@@ -604,10 +617,9 @@ def run(args) -> int:
         reduced = isinstance(data, ReducedData)
         to_release, data = _cluster_statistics(args, plan, data) if reduced else (plan, data)
         records = data if reduced else check_records(plan, data, allow_noisy=args.allow_noisy)   # checked once, before the ledger
-        fc = forecast_release(plan, allow_noisy=args.allow_noisy, quiet=args.json, reps=mech.forecast_reps,
-                              chosen_by_auto=args.mechanism == "auto")
-        if out is None:   # --dry-run
-            return _dry_run(args, plan, data, fc)
+        # (a dry run reports the forecast's verdict instead of refusing on it)
+        fc = forecast_release(plan, allow_noisy=args.allow_noisy or out is None, quiet=args.json or out is None,
+                              reps=mech.forecast_reps, chosen_by_auto=args.mechanism == "auto")
         dataset_key = ("dataset-id:" + _dataset_id(args.dataset_id) if args.dataset_id is not None
                        else data.content_digest)
         rng, randomness = _randomness(args.seed)
@@ -615,6 +627,8 @@ def run(args) -> int:
         ledger = Ledger(args.ledger, create_on_charge=True)   # a refused charge writes no file
         fingerprint = (ledger.fingerprint(dataset_key) if args.dataset_id is not None   # old keys: privgp.ledger
                        else ledger.fingerprint_of(dataset_key, getattr(data, "legacy_digests", None)))
+        if out is None:   # --dry-run
+            return _dry_run(args, plan, data, fc, ledger, fingerprint)
         progress.update(1)
         progress.stage(STAGES[3])
         # check (everything that can fail), charge (a refusal raises BudgetExceededError -> exit status 3),

@@ -17,8 +17,9 @@ as the public post-processing of its released statistics, an optimize run's roun
 epsilon), so a certificate rebuilt from edited settings does not verify against the real files. A JSON
 object with a repeated key is not a certificate (exit 2).
 
-Exit status: 0 verified (also when NOT COVERED by the lemmas -- published constants -- or a file is
-missing: both are printed, and ``covered`` / ``files`` are in --json; ``--strict`` makes them exit 1);
+Exit status: 0 verified (also when NOT COVERED by the lemmas -- published constants --, a file is
+missing, or there are notes: all are printed, and ``covered`` / ``files`` / ``notes`` are in --json;
+``--strict`` makes them exit 1);
 1 NOT verified (the file disagrees with its rebuild, a released file was swapped, or it fails the
 JSON Schema); 2 not a readable certificate (not JSON, not an object, nested too deep, unknown kind).
 The ledger fields (entry id, dataset fingerprint, budget) are the data holder's statement and cannot
@@ -50,9 +51,9 @@ DESCRIPTION = textwrap.dedent("""\
     against the stated settings: every data file the mechanism writes is hashed and holds what it
     writes from the released arrays (a noisy grid's map and sd recomputed from its released
     statistics; L paths on the grid), an optimize run's rounds are the rebuilt plan's, the report
-    states the certificate's epsilon. A sample path, a functional release or a sparse GP's mean
-    cannot be tied to epsilon (only their number, grid and shape are checked). Needs no data and
-    no ledger.
+    states the certificate's epsilon, a sparse GP's prediction is recomputed from its released
+    statistics. A sample path or a functional release cannot be tied to epsilon (only their number,
+    grid and shape are checked). Needs no data and no ledger.
 
     Not verifiable by a third party: the ledger fields (entry id, dataset fingerprint, budget and
     spent epsilon) are the data holder's statement; the ledger is private. Nor can verify know
@@ -61,10 +62,12 @@ DESCRIPTION = textwrap.dedent("""\
     that the certificate, its settings and the released files agree; it cannot tell whether the data
     holder wrote all of them honestly.
 
-    Exit status 0: verified (a certificate NOT COVERED by the lemmas -- published constants -- or
-    with a released file missing is still 0, and says so; --strict makes both exit 1, and a
-    certificate that records no sha256); 1: NOT verified; 2: not a readable certificate file (not
-    JSON, a key repeated in one object, nested too deep, not a privgp certificate).
+    Exit status 0: verified (a certificate NOT COVERED by the lemmas -- published constants --, a
+    released file missing, or a note -- a file checked only in part, an earlier privgp's format, a
+    stopped optimize run, no forecast recorded -- is still 0, and says so; --strict makes each of
+    them exit 1, and a certificate that records no sha256); 1: NOT verified; 2: not a readable
+    certificate file (not JSON, a key repeated in one object, nested too deep, not a privgp
+    certificate).
     """)
 
 EXIT_NOT_VERIFIED = 1
@@ -84,7 +87,8 @@ def register(sub) -> None:
     p.add_argument("--files", metavar="DIR", help="folder holding the released files (default: the certificate's "
                    "folder)")
     p.add_argument("--strict", action="store_true", help="also fail (exit 1) when the guarantee is NOT COVERED by "
-                   "the lemmas, a recorded file is missing, or no sha256 is recorded")
+                   "the lemmas, a recorded file is missing, no sha256 is recorded, or there is any note (a file "
+                   "checked only in part, an earlier privgp's format, a stopped optimize run, no forecast)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run)
 
@@ -387,10 +391,10 @@ def run(args) -> int:
 
 def _mostly_noise(doc: dict, notes: tuple[str, ...] | list[str] = ()) -> bool:
     """The certificate's forecast (a public annotation) says the map was released as mostly noise, or, with no
-    forecast recorded, the one verify made of its public settings says so (a note)."""
-    fc = doc.get("forecast")
+    forecast recorded or another one than privgp release makes, privgp's of its public settings says so (a note)."""
+    fc = doc.get("forecast")   # or privgp's standard forecast, where the recorded one is not it (a note names it)
     return (isinstance(fc, dict) and fc.get("mostly_noise") is True) or any(
-        n.startswith("forecast: none recorded") and "(MOSTLY NOISE)" in n for n in notes)
+        n.startswith("forecast:") and "(MOSTLY NOISE)" in n for n in notes)
 
 
 def _print_verified(path: Path, doc: dict, label, again, nothing: bool, files: dict, missing: list, schema_state,
@@ -422,9 +426,10 @@ def _print_verified(path: Path, doc: dict, label, again, nothing: bool, files: d
     if _mostly_noise(doc, notes):
         fc = doc.get("forecast")
         iou = fc.get("expected_iou") if isinstance(fc, dict) else None
-        print("  forecast: MOSTLY NOISE -- " + ("the release's own forecast said so" if isinstance(fc, dict) else
-                                                "no forecast recorded; privgp's forecast of its settings says so")
-              + (f" (expected IoU {iou:.2f})" if isinstance(iou, (int, float)) else "")
+        recorded_noisy = isinstance(fc, dict) and fc.get("mostly_noise") is True
+        print("  forecast: MOSTLY NOISE -- " + ("the release's own forecast said so" if recorded_noisy else
+                                                "privgp's forecast of its settings says so")
+              + (f" (expected IoU {iou:.2f})" if recorded_noisy and isinstance(iou, (int, float)) else "")
               + " and it was released anyway: do not read its boundaries as findings")
     print(f"  schema: {schema_state}")
     if words:

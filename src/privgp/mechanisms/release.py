@@ -277,9 +277,10 @@ CORE_TRIM = 0.01
 
 
 def _core_extent(X: np.ndarray, most: int = 100_000) -> tuple[np.ndarray, np.ndarray]:
-    """Per-axis CORE_TRIM and 1 - CORE_TRIM quantiles of the records (order statistics of every k-th record, at
-    most ``most`` of them: a usability check, not a guarantee)."""
-    sub = X[:: max(1, X.shape[0] // most)]
+    """Per-axis CORE_TRIM and 1 - CORE_TRIM quantiles of the records: order statistics of all of them, or of
+    ``most`` drawn at random (a fixed seed: a usability check of the holder's own records, nothing published; not
+    every k-th row, which records sorted by place or time would bias)."""
+    sub = X if X.shape[0] <= most else X[np.random.default_rng(0).integers(0, X.shape[0], most)]
     m = sub.shape[0]
     ks = [int(math.floor(CORE_TRIM * (m - 1))), int(math.ceil((1 - CORE_TRIM) * (m - 1)))]
     qs = [np.partition(sub[:, j], ks)[ks] for j in range(X.shape[1])]
