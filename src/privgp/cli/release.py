@@ -616,7 +616,8 @@ def run(args) -> int:
         # every check before the ledger is opened: a refused release creates no file
         reduced = isinstance(data, ReducedData)
         to_release, data = _cluster_statistics(args, plan, data) if reduced else (plan, data)
-        records = data if reduced else check_records(plan, data, allow_noisy=args.allow_noisy)   # checked once, before the ledger
+        # checked once, before the ledger (the map's extent already by load_data)
+        records = data if reduced else check_records(plan, data, allow_noisy=args.allow_noisy, map_checked=True)
         # (a dry run reports the forecast's verdict instead of refusing on it)
         fc = forecast_release(plan, allow_noisy=args.allow_noisy or out is None, quiet=args.json or out is None,
                               reps=mech.forecast_reps, chosen_by_auto=args.mechanism == "auto")

@@ -204,10 +204,11 @@ def check_schema(doc: dict) -> str:
     return "valid"
 
 
-def verify_document(doc: dict) -> PrivacyCertificate | None:
-    """The rebuilt certificate of a certificate file (a dict); None for an optimize run that released
-    nothing data-dependent. Raises CertificateMismatch (a NumericalError) on any disagreement and other
-    privgp errors when the public settings do not rebuild a release."""
+def verify_document(doc: dict) -> tuple[PrivacyCertificate | None, list[str]]:
+    """The rebuilt certificate of a certificate file (a dict), None for an optimize run that released nothing
+    data-dependent, and the notes of the rebuild (a 1-D auto release by an earlier privgp's rule). Raises
+    CertificateMismatch (a NumericalError) on any disagreement and other privgp errors when the public settings do
+    not rebuild a release."""
     kind = kind_of(doc)
     with _stated_rule(doc, kind):  # recomputed with the composition rule the certificate states
         return _rebuild(doc, kind)
@@ -219,34 +220,24 @@ def _stated_rule(doc: dict, kind: str | None):
     return publish.stated_rule(*recorded)
 
 
-def _rebuild(doc: dict, kind: str | None) -> PrivacyCertificate | None:
+def _rebuild(doc: dict, kind: str | None) -> tuple[PrivacyCertificate | None, list[str]]:
     if kind == "optimize":
         from .optimize import verify as verify_optimize
 
-        return verify_optimize(doc)
+        return verify_optimize(doc), []
     if kind == "account":
-        return verify_account(doc)
+        return verify_account(doc), []
     from ..mechanisms.interface import Recorded
 
     mech = _registered(doc.get("mechanism"))
     plan = mech.rebuild(Recorded(doc))
     cert = publish.verify_against_plan(doc, plan, mechanism=mech.name)
+    note = None
     if mech.name in ("grid", "laplace-grid"):   # settings said to be auto's choice must be auto's choice
         from ..mechanisms.registered.auto import check_auto_choice
 
-        check_auto_choice(Recorded(doc), plan)
-    return cert
-
-
-def _auto_notes(doc: dict, kind: str | None) -> list[str]:
-    """A 1-D release whose settings auto chose by the rule of an earlier privgp (:func:`check_auto_choice`)."""
-    if kind != "release" or doc.get("mechanism") not in ("grid", "laplace-grid"):
-        return []
-    from ..mechanisms.interface import Recorded
-    from ..mechanisms.registered.auto import check_auto_choice
-
-    note = check_auto_choice(Recorded(doc), _registered(doc.get("mechanism")).rebuild(Recorded(doc)))
-    return [] if note is None else [note]
+        note = check_auto_choice(Recorded(doc), plan)
+    return cert, [] if note is None else [note]
 
 
 def _registered(name: object):
@@ -337,7 +328,7 @@ def run(args) -> int:
     try:
         schema_state = check_schema(doc)
         verify_files.check_fields(doc, kind)
-        again = verify_document(doc)
+        again, rebuild_notes = verify_document(doc)
         verify_files.check_sha256_list(doc, kind)
         folder = Path(args.files) if args.files else path.parent
         files = check_files(doc, folder)
@@ -346,7 +337,7 @@ def run(args) -> int:
             raise publish.CertificateMismatch(f"sha256.{bad[0]}", "the file beside the certificate differs from the "
                                               "released one (swapped or modified)")
         with _stated_rule(doc, kind):
-            notes = verify_files.check_contents(doc, kind, folder, files) + _auto_notes(doc, kind)
+            notes = verify_files.check_contents(doc, kind, folder, files) + rebuild_notes
     except publish.CertificateMismatch as exc:
         reason, field = str(exc), exc.field
     except NumericalError as exc:

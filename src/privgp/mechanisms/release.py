@@ -212,12 +212,16 @@ class CheckedRecords:
 _ISSUED: weakref.WeakKeyDictionary[CheckedRecords, tuple] = weakref.WeakKeyDictionary()
 
 
-def check_records(plan: ReleasePlan, data: Any, *, allow_noisy: bool = False) -> CheckedRecords:
+def check_records(plan: ReleasePlan, data: Any, *, allow_noisy: bool = False, map_checked: bool = False
+                  ) -> CheckedRecords:
     """Check ``data`` (as :func:`release` accepts it) against ``plan``, and that a map is possible
-    (:func:`check_map_is_possible`; ``allow_noisy`` as :func:`release`'s); raises on bad private input."""
+    (:func:`check_map_is_possible`; ``allow_noisy`` as :func:`release`'s; ``map_checked``: the caller has run
+    that on these very records and box, as ``privgp release`` does when it loads them); raises on bad private
+    input."""
     records = as_records(data)
     X, y = plan.check(records.X, records.response)
-    _check_possible(plan, X, records.response, allow_noisy)
+    if not map_checked:
+        _check_possible(plan, X, records.response, allow_noisy)
     X, y = _frozen(X), _frozen(y)   # what was checked is what is drawn from
     out = CheckedRecords(plan=plan, records=records, X=X, y=y)
     _ISSUED[out] = (plan, records, X, y)
@@ -268,23 +272,29 @@ def check_map_is_possible(X: np.ndarray, z: ArrayLike, domain: Box, rmap: Respon
     check_extents(np.array([X[:, j].min() for j in range(X.shape[1])]),
                   np.array([X[:, j].max() for j in range(X.shape[1])]),
                   (float(z.min()), float(z.max())) if z.size else None, z.size, domain, rmap, allow_noisy=allow_noisy,
-                  core=_core_extent(X))
+                  core=_core_extent(X, domain))
 
 
 #: the core of the records: all but the CORE_TRIM share at each end of each axis (a few stragglers far from the rest
-#: must not hide that the rest fill a corner of the box)
+#: must not hide that the rest fill a corner of the box), located to CORE_BINS bins per side of the box
 CORE_TRIM = 0.01
+CORE_BINS = 1024
 
 
-def _core_extent(X: np.ndarray, most: int = 100_000) -> tuple[np.ndarray, np.ndarray]:
-    """Per-axis CORE_TRIM and 1 - CORE_TRIM quantiles of the records: order statistics of all of them, or of
-    ``most`` drawn at random (a fixed seed: a usability check of the holder's own records, nothing published; not
-    every k-th row, which records sorted by place or time would bias)."""
-    sub = X if X.shape[0] <= most else X[np.random.default_rng(0).integers(0, X.shape[0], most)]
-    m = sub.shape[0]
-    ks = [int(math.floor(CORE_TRIM * (m - 1))), int(math.ceil((1 - CORE_TRIM) * (m - 1)))]
-    qs = [np.partition(sub[:, j], ks)[ks] for j in range(X.shape[1])]
-    return np.array([q[0] for q in qs]), np.array([q[1] for q in qs])
+def _core_extent(X: np.ndarray, domain: Box) -> tuple[np.ndarray, np.ndarray]:
+    """Per-axis bounds of the records but the CORE_TRIM share at each end: from a count of all of them in
+    CORE_BINS bins per side of the box (deterministic, one pass per axis), widened to whole bins, so the span is
+    never under the core's."""
+    lo, hi = np.asarray(domain.lower, float), np.asarray(domain.upper, float)
+    n, out_lo, out_hi = X.shape[0], np.empty(X.shape[1]), np.empty(X.shape[1])
+    for j in range(X.shape[1]):
+        idx = ((X[:, j] - lo[j]) * (CORE_BINS / (hi[j] - lo[j]))).astype(np.intp)
+        cum = np.cumsum(np.bincount(np.clip(idx, 0, CORE_BINS - 1), minlength=CORE_BINS))
+        first = int(np.searchsorted(cum, CORE_TRIM * n, side="right"))
+        last = int(np.searchsorted(cum, (1.0 - CORE_TRIM) * n, side="left"))
+        width = (hi[j] - lo[j]) / CORE_BINS
+        out_lo[j], out_hi[j] = lo[j] + first * width, lo[j] + (min(last, CORE_BINS - 1) + 1) * width
+    return out_lo, out_hi
 
 
 def check_extents(x_lo: ArrayLike, x_hi: ArrayLike, z_range: tuple[float, float] | None, n: int, domain: Box,
