@@ -22,7 +22,8 @@ A second case (walk-through 12), where privgp loses: a seasonal series over two 
 1500 and 5000, epsilon 1 and 2: auto against the baseline a user of a general DP library writes -- per-bin sums
 and counts with Laplace noise (L1 sensitivity 4 in model units, as privgp's Laplace grid), bin means linearly
 interpolated between bin centres -- at bin widths of 15, 30, 61 and 91 days; the best width per row is chosen
-with the truth in hand, which flatters the baseline. Writes docs/runs/utility-1d/results.txt.
+with the truth in hand, which flatters the baseline. Writes docs/runs/utility-1d/results.txt (the table),
+results.csv (every row, unrounded) and run.json (command, commit, versions, timing).
 """
 from __future__ import annotations
 
@@ -30,11 +31,14 @@ import argparse
 import math
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 import privgp
+from privgp.experiments.common import write_run_record
 from privgp.mechanisms.registered.auto import cells_for_box, choose_grid_settings, choose_noise
 from privgp.mechanisms.registered.laplace_grid import L1_SENSITIVITY
 from privgp.mechanisms.release import default_delta
@@ -98,7 +102,7 @@ def laplace_bins(t: np.ndarray, z: np.ndarray, epsilon: float, width: float, gri
     return SEASON_T + SEASON_B * np.interp(grid, 0.5 * (edges[:-1] + edges[1:]), means)
 
 
-def seasonal(seeds: int, budget) -> list[str]:
+def seasonal(seeds: int, budget, rows: list[dict]) -> list[str]:
     lines = ["# seasonal series (walk-through 12): auto against Laplace bins + linear interpolation, the best width "
              "per row chosen with the truth in hand", ""]
     for epsilon in (1.0, 2.0):
@@ -123,6 +127,8 @@ def seasonal(seeds: int, budget) -> list[str]:
             for k in ("auto", best):
                 m, se = stats[k]
                 label = f"auto ({plan.cells[0]} cells)" if k == "auto" else f"best baseline: {k}"
+                rows.append({"case": "seasonal", "n": n, "epsilon": epsilon, "method": label, "rmse": m[0],
+                             "rmse_se": se[0], "wrong": m[1], "wrong_se": se[1]})
                 lines.append(f"  {label:<28} RMSE {m[0]:.2f} +- {se[0]:.2f}   wrong {100 * m[1]:5.1f}% +- "
                              f"{100 * se[1]:.1f}")
             lines.append("")
@@ -136,6 +142,8 @@ def main() -> None:
     lines = [f"# {__doc__.splitlines()[0]}", "# python scripts/utility_1d.py --seeds " + str(a.seeds),
              "# mean +- standard error over seeds; RMSE in response units; wrong = share of the transect on the wrong "
              "side of 12; wrong+reliable = wrong and not hatched", ""]
+    rows: list[dict] = []
+    t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         budget = privgp.Budget(Path(tmp) / "ledger.sqlite", epsilon=1e9)
         for epsilon in (1.0, 5.0):
@@ -153,15 +161,20 @@ def main() -> None:
                 for k, plan in plans.items():
                     v = np.array(res[k])
                     m, se = v.mean(axis=0), v.std(axis=0, ddof=1) / math.sqrt(len(v))
+                    rows.append({"case": "transect", "n": n, "epsilon": epsilon, "method": k, "cells": plan.cells[0],
+                                 "bandwidth": plan.bandwidth, "rmse": m[0], "rmse_se": se[0], "wrong": m[1],
+                                 "wrong_se": se[1], "wrong_reliable": m[2], "wrong_reliable_se": se[2]})
                     lines.append(f"  {k:<18} cells {plan.cells[0]:>3}, bandwidth {plan.bandwidth:<3g}  RMSE "
                                  f"{m[0]:.2f} +- {se[0]:.2f}   wrong {100 * m[1]:5.1f}% +- {100 * se[1]:.1f}   "
                                  f"wrong+reliable {100 * m[2]:4.1f}% +- {100 * se[2]:.1f}")
                 lines.append("")
                 print("\n".join(lines[-len(plans) - 2:]), file=sys.stderr, flush=True)
-        lines += seasonal(a.seeds, budget)
+        lines += seasonal(a.seeds, budget, rows)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text("\n".join(lines))
-    print(f"wrote {OUT}", file=sys.stderr)
+    pd.DataFrame(rows).to_csv(OUT.with_name("results.csv"), index=False)   # every row, unrounded
+    write_run_record(OUT.parent, "utility-1d", {"seeds": a.seeds}, {"rows": len(rows)}, time.perf_counter() - t0)
+    print(f"wrote {OUT}, results.csv and run.json", file=sys.stderr)
 
 
 if __name__ == "__main__":
