@@ -4,11 +4,11 @@ used columns of the same files with pyarrow alone.
     python benchmarks/bench_data_scale.py --records 1000000 --files 8 [--dask local | --dask cluster] \
         [--mechanism grid sparse-gp ...]
 
-Writes synthetic records (lon, lat, price and two unused columns; a known field plus noise) into --files
+Writes synthetic records (x_km, y_km, price and two unused columns; planar coordinates in km; a known field plus noise) into --files
 Parquet files under a temporary folder (or --dir; nothing is committed), then times, each in a fresh
 process so that peak memory (max RSS) is the command's own:
 
-* ``pyarrow``: ``pyarrow.parquet.read_table(folder, columns=[lon, lat, price])`` -- the floor;
+* ``pyarrow``: ``pyarrow.parquet.read_table(folder, columns=[x_km, y_km, price])`` -- the floor;
 * ``privgp``: ``privgp release --data FOLDER --mechanism M ...`` for each ``--mechanism`` (default grid; every
   mechanism that releases from statistics reduced in one pass: grid, sparse-gp, posterior-sample, functional)
   -- the whole command: count (Parquet footers), plan, one checked streaming pass with the fingerprint and the
@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-COLUMNS = ["lon", "lat", "price"]
+COLUMNS = ["x_km", "y_km", "price"]
 
 
 def generate(folder: Path, records: int, files: int, seed: int = 0) -> None:
@@ -47,10 +47,10 @@ def generate(folder: Path, records: int, files: int, seed: int = 0) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
     for i, n in enumerate(np.diff(np.linspace(0, records, files + 1).astype(int))):
-        lon = rng.uniform(0, 10, n)
-        lat = rng.uniform(0, 5, n)
-        price = 100 * np.exp(0.5 * np.sin(lon) * np.cos(lat) + rng.normal(0, 0.3, n))
-        pq.write_table(pa.table({"id": np.arange(n, dtype=np.int64), "lon": lon, "lat": lat, "price": price,
+        x = rng.uniform(0, 10, n)
+        y = rng.uniform(0, 5, n)
+        price = 100 * np.exp(0.5 * np.sin(x) * np.cos(y) + rng.normal(0, 0.3, n))
+        pq.write_table(pa.table({"id": np.arange(n, dtype=np.int64), "x_km": x, "y_km": y, "price": price,
                                  "rooms": rng.integers(1, 8, n)}), folder / f"part-{i:03d}.parquet")
 
 
@@ -136,8 +136,8 @@ def in_process(folder: Path, repeat: int) -> tuple[float, float]:
         pq.read_table(str(folder), columns=COLUMNS)
         pa_t.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
-        a = sources.scan(parts, ("lon", "lat"), "price", box, rmap.apply, keep=False, count_only=True)
-        b = sources.scan(parts, ("lon", "lat"), "price", box, rmap.apply, keep=False, cells=(91, 46))
+        a = sources.scan(parts, ("x_km", "y_km"), "price", box, rmap.apply, keep=False, count_only=True)
+        b = sources.scan(parts, ("x_km", "y_km"), "price", box, rmap.apply, keep=False, cells=(91, 46))
         pg_t.append(time.perf_counter() - t0)
         assert a.n == b.n
     return min(pa_t), min(pg_t)
@@ -164,7 +164,7 @@ def main() -> None:
             print(f"generated {args.records} records in {args.files} files ({sum(f.stat().st_size for f in folder.iterdir()) / 2**20:.0f} MiB) "
                   f"in {time.perf_counter() - t0:.1f} s", flush=True)
         cli = "import sys; from privgp.cli.main import main; sys.exit(main())"
-        base = [sys.executable, "-c", cli, "release", "--data", str(folder), "--x-col", "lon", "--y-col", "lat",
+        base = [sys.executable, "-c", cli, "release", "--data", str(folder), "--x-col", "x_km", "--y-col", "y_km",
                 "--response-col", "price", "--box", "0", "10", "0", "5", "--threshold", "100", "--clip", "1",
                 "--transform", "log", "--epsilon", "1", "--no-report", "--json",
                 "--ledger", str(Path(tmp) / "ledger.sqlite"), "--budget-epsilon", "100000", "--allow-noisy"]

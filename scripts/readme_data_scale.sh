@@ -13,13 +13,13 @@ python -c "import sys; sys.path.insert(0, '$ROOT/benchmarks'); from bench_data_s
 from pathlib import Path; generate(Path('$SCRATCH/lake'), 1_000_000, 8)"
 python -c "import duckdb; duckdb.connect('$SCRATCH/sales.duckdb').execute(\"CREATE TABLE sales AS SELECT * FROM read_parquet('$SCRATCH/lake/*.parquet')\")"
 cd "$SCRATCH"
-COMMON=(--x-col lon --y-col lat --response-col price --box 0 10 0 5 --threshold 100 --transform log --clip 1
+COMMON=(--x-col x_km --y-col y_km --response-col price --box 0 10 0 5 --threshold 100 --transform log --clip 1
         --epsilon 1 --ledger ledger.sqlite)
 {
     echo "\$ cd SCRATCH   # lake: 10^6 records in 8 Parquet files (benchmarks/bench_data_scale.py generator, seed 0); commit $(git -C "$ROOT" rev-parse --short HEAD); load average at the start $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "\$ /usr/bin/time -f 'WALL %e s MAXRSS_KB %M' privgp release --data 'lake/*.parquet' ${COMMON[*]} --out sales_map"
     /usr/bin/time -f 'WALL %e s MAXRSS_KB %M' privgp release --data 'lake/*.parquet' "${COMMON[@]}" --out sales_map 2>&1
-    echo "\$ /usr/bin/time -f 'WALL %e s MAXRSS_KB %M' privgp release --data duckdb://sales.duckdb --query \"SELECT lon, lat, price FROM sales\" ${COMMON[*]} --out sales_map2   # sales: the same records, CREATE TABLE sales AS SELECT * FROM read_parquet('lake/*.parquet')"
-    /usr/bin/time -f 'WALL %e s MAXRSS_KB %M' privgp release --data duckdb://sales.duckdb --query "SELECT lon, lat, price FROM sales" "${COMMON[@]}" --out sales_map2 2>&1
+    echo "\$ /usr/bin/time -f 'WALL %e s MAXRSS_KB %M' privgp release --data duckdb://sales.duckdb --query \"SELECT x_km, y_km, price FROM sales\" ${COMMON[*]} --out sales_map2   # sales: the same records, CREATE TABLE sales AS SELECT * FROM read_parquet('lake/*.parquet')"
+    /usr/bin/time -f 'WALL %e s MAXRSS_KB %M' privgp release --data duckdb://sales.duckdb --query "SELECT x_km, y_km, price FROM sales" "${COMMON[@]}" --out sales_map2 2>&1
     echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee "$LOG"
