@@ -4,6 +4,7 @@ statistics (privgp.datasets.cellstats) and the noisy grid reduced on a real Dask
 from __future__ import annotations
 
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -365,15 +366,19 @@ def test_the_reduction_must_find_the_records_that_were_counted(lake):
 
 
 def test_dask_local_starts_one_cluster_for_the_whole_command(lake, tmp_path, monkeypatch, capsys):
-    """--dask local: the count and the reduction share one LocalCluster (started once, closed at the end), and
-    the release equals the one computed in this process."""
+    """--dask local: the count and the reduction share one LocalCluster (started once, closed at the end), its
+    scratch folder (Dask's lock files) is removed at the end, and the release equals the one computed in this
+    process."""
+    import dask
+
     distributed = pytest.importorskip("distributed")
     root, X, z = lake
-    started = []
+    started, scratch = [], []
 
     class Counted(distributed.LocalCluster):
         def __init__(self, *a, **kw):
             started.append(self)
+            scratch.append((kw.get("local_directory"), dask.config.get("temporary-directory")))
             super().__init__(*a, **{**kw, "processes": False})
 
     monkeypatch.setattr(distributed, "LocalCluster", Counted)
@@ -382,6 +387,8 @@ def test_dask_local_starts_one_cluster_for_the_whole_command(lake, tmp_path, mon
     assert main([*base, "--out", str(tmp_path / "here")]) == 0
     assert main([*base, "--dask", "local", "--out", str(tmp_path / "dask")]) == 0
     assert len(started) == 1 and started[0].status.name == "closed"
+    (local, temporary), = scratch
+    assert local == temporary and "privgp-dask-" in local and not Path(local).exists()
     a, b = np.load(tmp_path / "here" / "field.npz"), np.load(tmp_path / "dask" / "field.npz")
     for k in a.files:
         np.testing.assert_array_equal(a[k], b[k])

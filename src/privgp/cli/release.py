@@ -377,7 +377,15 @@ class _client:
         if self.args.scheduler is not None:
             self.client = Client(self.args.scheduler, timeout="20s")
         else:
-            self.cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+            import tempfile
+
+            # the workers' scratch space (and Dask's lock files) in a folder of our own, removed on exit
+            import dask
+
+            self.scratch = tempfile.TemporaryDirectory(prefix="privgp-dask-")
+            with dask.config.set({"temporary-directory": self.scratch.name}):   # the scheduler's too
+                self.cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                            dashboard_address=None, local_directory=self.scratch.name)
             self.client = Client(self.cluster)
         return self.client
 
@@ -386,6 +394,7 @@ class _client:
             self.client.close()
         if self.cluster is not None:
             self.cluster.close()
+            self.scratch.cleanup()
         return False
 
 
