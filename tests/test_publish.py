@@ -368,6 +368,27 @@ def test_tampering_with_a_plan_or_checked_records_in_other_ways_is_refused(tmp_p
     check_records(plan, corner, allow_noisy=True)
 
 
+def test_checked_and_owned_arrays_cannot_be_made_writeable_through_their_base():
+    """Red team round 15: the read-only views' ``.base`` owned its memory and could be made writeable again: an
+    edit through it was drawn unchecked (|y| = 1000 where the sensitivity assumes 1) or drew other records than
+    the ledger was charged for. Every array reachable from them is now over immutable bytes."""
+    from privgp.mechanisms.release import check_records
+
+    rng = np.random.default_rng(0)
+    X, z = rng.uniform(0, 1, (200, 2)), rng.normal(size=200)
+    plan = privgp.plan("grid", 200, privgp.Box((0, 0), (1, 1)), privgp.ResponseMap(0.0, 1.0), epsilon=1.0)
+    data = privgp.records(X, z)
+    checked = check_records(plan, data)
+    for a in (checked.X, checked.y, data.X, data.response):
+        while isinstance(a, np.ndarray):
+            with pytest.raises(ValueError):
+                a.setflags(write=True)
+            a = a.base
+        assert a is None or isinstance(a, bytes)
+    X[0, 0], z[0] = 0.5, 1e6          # the caller's arrays stay the caller's
+    assert data.X[0, 0] != 0.5 and data.response[0] != 1e6
+
+
 def test_a_straggler_does_not_hide_records_packed_in_a_corner():
     """Red team round 12: one record in the far corner made the records' extent the whole box, so 1999 records in
     5% x 5% of it passed the tenth-of-the-box check. The check reads the central 98% of the records."""

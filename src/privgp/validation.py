@@ -147,6 +147,14 @@ def generator(name: str, rng: Any) -> np.random.Generator:
     return rng
 
 
+def immutable_copy(a: np.ndarray) -> np.ndarray:
+    """A copy of ``a`` over an immutable ``bytes`` buffer: numpy refuses to make it, any view of it or its
+    ``.base`` writeable again (a copy that owns its memory can be made writeable through ``.base``). For private
+    records that were checked or fingerprinted: what was checked is what is drawn and charged."""
+    a = np.asarray(a)
+    return np.frombuffer(a.tobytes(), dtype=a.dtype).reshape(a.shape)
+
+
 def check_memory(name: str, need: float, memory_limit: float, advice: str, *, param: str = "memory",
                  value: Any = None) -> None:
     """Refuse (before any charge or allocation) work whose arrays would need more than ``memory_limit`` bytes:

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .. import validation as v
 from ..errors import DataError
 from .fingerprint import legacy_digest_v2, records_digest
 
@@ -307,17 +308,8 @@ def records(X: Any, y: Any, *, coordinates: Sequence[str] | None = None, source:
     if np.ndim(yv) == 2 and np.shape(yv)[1] == 1:
         yv = np.asarray(yv)[:, 0]
     yarr = _column("y", yv, n)
-    # the digest is of these values: the records keep read-only copies of any array the caller still holds, so
+    # the digest is of these values: the records keep immutable copies (never the caller's arrays), so
     # that a later change to the caller's arrays cannot draw from other records than the ledger was charged for
-    Xv, yarr = (_owned(a, X, y, yv) for a in (Xv, yarr))
+    Xv, yarr = v.immutable_copy(Xv), v.immutable_copy(yarr)
     return TabularData(X=Xv, response=yarr, coordinates=names, response_name=response_name, source=source,
                        content_digest=records_digest(Xv, yarr))
-
-
-def _owned(arr: np.ndarray, *given: Any) -> np.ndarray:
-    """``arr`` as a read-only view (its writeable flag cannot be set again) of a read-only array of its own, copied
-    first if it shares memory with an array the caller gave."""
-    if any(isinstance(g, np.ndarray) and np.shares_memory(arr, g) for g in given) or not arr.flags.owndata:
-        arr = arr.copy()
-    arr.setflags(write=False)
-    return arr.view()

@@ -229,12 +229,9 @@ def check_records(plan: ReleasePlan, data: Any, *, allow_noisy: bool = False, ma
 
 
 def _frozen(a: Any) -> Any:
-    """A read-only view of a private read-only copy (its writeable flag cannot be set again), or ``a`` itself."""
-    if not isinstance(a, np.ndarray):
-        return a
-    own = a.copy()
-    own.setflags(write=False)
-    return own.view()
+    """A private copy that cannot be made writeable again (:func:`~privgp.validation.immutable_copy`), or ``a``
+    itself if it is not an array."""
+    return v.immutable_copy(a) if isinstance(a, np.ndarray) else a
 
 
 def _issued(data: Any, plan: Any) -> bool:
