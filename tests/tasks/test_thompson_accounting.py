@@ -216,6 +216,43 @@ def test_ledger_is_charged_once_for_the_whole_plan_before_any_round(tmp_path):
     assert calls2 == [] and len(led.entries("fp")) == 1
 
 
+def test_only_an_unchanged_plan_is_charged_and_run(tmp_path):
+    """Red team round 15: optimize charged a plan's stored event and ran whatever r, M_Y, rounds and candidates the
+    object held: r edited in place (charged epsilon 2, the run's event epsilon 1.7e10), dataclasses.replace(plan,
+    M_Y=100) (responses up to 50 used unclipped), rounds set to 60 (charged for 30). The arrays are immutable and
+    only a plan plan_thompson made, unchanged, is charged; an objective cannot change the run's plan mid-run."""
+    import dataclasses
+
+    led = Ledger(tmp_path / "l.sqlite")
+    plan = plan_1d(rounds=6, epsilon=2.0, delta=1e-3)
+    for a in (plan.r, plan.eta, plan.multipliers, plan.candidates.points):
+        with pytest.raises(ValueError):
+            a[0] = 1e-3
+    other_points = np.linspace(-5, 5, plan.candidates.m)[:, None]
+    changed = [dataclasses.replace(plan, M_Y=100.0), dataclasses.replace(plan, rounds=60)]
+    for field, value in (("rounds", 60), ("r", plan.r * 1e-3), ("_extra", 1)):
+        p = plan_1d(rounds=6, epsilon=2.0, delta=1e-3)
+        object.__setattr__(p, field, value)
+        changed.append(p)
+    p = plan_1d(rounds=6, epsilon=2.0, delta=1e-3)
+    object.__setattr__(p.candidates, "points", other_points)
+    changed.append(p)
+    for p in changed:
+        obj, calls = counting(lambda x: 0.0)
+        with pytest.raises(InvalidParameterError, match="made by plan_thompson and unchanged"):
+            optimize(p, obj, led, np.random.default_rng(0), fingerprint="fp", budget_epsilon=50.0)
+        assert calls == [] and led.dataset("fp") is None
+
+    def meddling(x):
+        object.__setattr__(plan, "M_Y", 100.0)
+        object.__setattr__(plan.candidates, "points", other_points)
+        return 50.0
+
+    res = optimize(plan, meddling, led, np.random.default_rng(0), fingerprint="fp", budget_epsilon=50.0)
+    assert res.status == "completed" and np.all(np.abs(res.responses) <= 1.0)
+    assert np.all((res.queries >= 0) & (res.queries <= 1))
+
+
 def test_a_new_datasets_budget_delta_is_privgps_default_not_the_runs(tmp_path):
     """Red team round 11: the run's own delta (--delta) became the record source's budget delta, so that every
     later charge composed at it. It is privgp's default for the planned rounds unless a budget delta is given."""

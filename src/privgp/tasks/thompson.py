@@ -35,8 +35,9 @@ explicit sequence. Every value is fixed before the run, from public quantities o
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -99,6 +100,12 @@ class Candidates:
     points: np.ndarray                         # (m, d)
     box: Box
     axes: tuple[np.ndarray, ...] | None = None  # regular grid: points = mesh of axes in 'ij' order
+
+    def __post_init__(self):
+        # immutable: a plan's sensitivity holds for these points (in its box); no edit after planning
+        object.__setattr__(self, "points", v.immutable_copy(self.points))
+        if self.axes is not None:
+            object.__setattr__(self, "axes", tuple(v.immutable_copy(a) for a in self.axes))
 
     @classmethod
     def grid(cls, box: Box, size: int | Sequence[int], *, memory_limit: float = DEFAULT_MEMORY_LIMIT) -> Candidates:
@@ -417,12 +424,37 @@ def plan_thompson(candidates: Candidates, *, rounds: int, epsilon: float | None 
     round_eps = np.asarray(accountant.epsilon(per_round, delta, conversion=conversion).epsilon, dtype=float)
     cumulative = np.asarray(accountant.epsilon(ComposedBatch.of(per_round, np.tril(np.ones((K, K)))), delta,
                                                conversion=conversion).epsilon, dtype=float)
-    return ThompsonPlan(candidates=candidates, kernel=kern.name, lengthscale=ell, sigma=sigma, M_Y=M_Y, rounds=T,
-                        delta=delta, knob=knob, schedule=schedule_name, multipliers=mult, r=r_arr, eta=eta_arr,
-                        sensitivity=sens, conversion=conversion, target_epsilon=None if epsilon is None else float(epsilon),
-                        event=event, certificate=cert, round_epsilon=round_eps.reshape(K),
-                        cumulative_epsilon=cumulative.reshape(K), calibration=calibration, sampler=sampler,
-                        sampler_bytes=sampler_bytes)
+    frozen = v.immutable_copy
+    plan = ThompsonPlan(candidates=replace(candidates), kernel=kern.name, lengthscale=ell, sigma=sigma, M_Y=M_Y, rounds=T,
+                        delta=delta, knob=knob, schedule=schedule_name, multipliers=frozen(mult), r=frozen(r_arr),
+                        eta=frozen(eta_arr), sensitivity=sens, conversion=conversion,
+                        target_epsilon=None if epsilon is None else float(epsilon), event=event, certificate=cert,
+                        round_epsilon=frozen(round_eps.reshape(K)), cumulative_epsilon=frozen(cumulative.reshape(K)),
+                        calibration=calibration, sampler=sampler, sampler_bytes=sampler_bytes)
+    _ISSUED_PLANS[plan] = _plan_parts(plan)
+    return plan
+
+
+#: the plans plan_thompson made, with what they were made of: :func:`optimize` charges a plan's stored event, so it
+#: runs only a plan that is one of these, unchanged (not a dataclasses.replace copy, no field set again)
+_ISSUED_PLANS: weakref.WeakKeyDictionary[ThompsonPlan, tuple] = weakref.WeakKeyDictionary()
+
+
+def _plan_parts(plan: ThompsonPlan) -> tuple[tuple, tuple, tuple]:
+    """The plan's and its candidates' field values, and the names of every attribute either holds."""
+    c = plan.candidates
+    return (tuple(getattr(plan, f.name) for f in fields(plan)) + tuple(getattr(c, f.name) for f in fields(c)),
+            tuple(vars(plan)), tuple(vars(c)))
+
+
+def _check_issued(plan: ThompsonPlan) -> None:
+    parts, now = _ISSUED_PLANS.get(plan), _plan_parts(plan)
+    same = (parts is not None and len(parts[0]) == len(now[0]) and all(a is b for a, b in zip(parts[0], now[0]))
+            and parts[1:] == now[1:])
+    if not same:
+        raise InvalidParameterError("plan", "a plan made by plan_thompson and unchanged since (its stored event is "
+                                    "what is charged: a copy by dataclasses.replace or a field set again would run "
+                                    "other settings than were charged); plan the run again", "a changed plan")
 
 
 def _bounds(name: str, bounds: tuple[float, float]) -> tuple[float, float]:
@@ -652,12 +684,16 @@ def optimize(plan: ThompsonPlan, objective: Callable[[np.ndarray], float], ledge
     answer it is a user error (InvalidParameterError), nothing charged. A run
     that stops early keeps the full charge (an upper bound on what was released): the ledger never
     holds less than was released, even if the objective fails mid-run. ``fingerprint`` keys the
-    record source in the ledger (one dataset whose record count grows over the run)."""
+    record source in the ledger (one dataset whose record count grows over the run). ``plan`` must be one that
+    :func:`plan_thompson` made, unchanged (its stored event is what is charged)."""
     rng = v.generator("rng", rng)
     if not isinstance(plan, ThompsonPlan):
         raise InvalidParameterError("plan", "a ThompsonPlan (from plan_thompson)", type(plan).__name__)
     if not callable(objective):
         raise InvalidParameterError("objective", "a callable x -> response", type(objective).__name__)
+    _check_issued(plan)
+    # the run reads a copy of its own: the objective and on_round (user code) cannot set a field of it mid-run
+    plan = replace(plan, candidates=replace(plan.candidates))
     from ..jsonable import to_jsonable
 
     charge_args = dict(epsilon=plan.epsilon, delta=plan.delta, budget_epsilon=budget_epsilon, budget_delta=budget_delta,
