@@ -13,7 +13,10 @@ release. These checks tie the hashed files to the settings the certificate state
   optimize certificate over a release's field.npz, a grid certificate with a paths.npz); an ``account``
   certificate (the calculator) hashes nothing and may not sit beside released files;
 * a release's .npz (field.npz, paths.npz, prediction.npz): its response map and grid axes are the
-  certificate's, and it holds exactly the arrays the mechanism writes (no key missing or added) from its
+  certificate's, its coordinates are named as the certificate's ``dataset.coordinates`` (never as the file says),
+  it is byte for byte ``numpy.savez`` of its arrays (anything outside them -- trailing bytes, zip extra fields,
+  comments, gaps -- fails; a clean zip written otherwise is checked in part), and it holds exactly the arrays the
+  mechanism writes (no key missing or added) from its
   released arrays under the certificate's plan (:meth:`~privgp.mechanisms.interface.Mechanism.released_from_arrays`):
   a noisy grid's or eq. (37)'s map and sd are RECOMPUTED from the released statistics (the sd follows from
   the noise scale, hence from epsilon: a certificate claiming another epsilon over these statistics does not
@@ -306,28 +309,31 @@ def _check_release(doc: dict, folder: Path, files: dict[str, str], notes: list[s
     expected = _expected_files(doc, writer, released, plan, arrays)
     _require(files, [f.name for f in expected], what)
     for f in expected:
-        if files[f.name] == "ok" and not _same_file(f, folder / f.name, arrays if f.name == writer.npz else None,
-                                                    writer.name) and notes is not None:
-            notes.append(f"{f.name}: checked in part (its numbers equal what privgp writes to 1e-9 relative, not "
-                         "exactly: another platform's rounding, or low digits that carry something else)")
+        if files[f.name] == "ok":
+            note = _same_file(f, folder / f.name, arrays if f.name == writer.npz else None, writer.name)
+            if note is not None and notes is not None:
+                notes.append(note if note.startswith(f"{f.name}: ") else f"{f.name}: {note}")
     _check_gis(doc, folder, files, writer, plan, released, [] if notes is None else notes)
     return mech, full, writer.fields(released, plan)
 
 
 def _expected_files(doc: dict, writer: Any, released: Any, plan: Any, arrays: dict[str, np.ndarray]) -> list[Any]:
-    """The data files privgp writes from the released arrays (:func:`privgp.publish.data_files`): named by the .npz's
-    coordinates, or, under a recorded projection from a CRS, by the certificate's input coordinates (the projected
-    ones are then x_m, y_m, with the input's beside them in the CSVs)."""
+    """The data files privgp writes from the released arrays (:func:`privgp.publish.data_files`): named by the
+    certificate's ``dataset.coordinates`` (never by the file under test), or, under a recorded projection from a CRS,
+    x_m, y_m with the certificate's input coordinates beside them in the CSVs. An .npz that names its coordinates
+    otherwise fails."""
     from ..publish import data_files
 
     dataset = doc.get("dataset")
     dataset = dataset if isinstance(dataset, dict) else {}
     projection, dim = dataset.get("projection"), plan.domain.dim
-    if projection is None:
-        return writer.files(released, plan, _coordinates(arrays, dim))
     names = dataset.get("coordinates")
     if not (isinstance(names, list) and len(names) == dim and all(isinstance(c, str) and c for c in names)):
         raise publish.CertificateMismatch("dataset.coordinates", f"{dim} coordinate names (the records' columns)")
+    if projection is None:
+        files = writer.files(released, plan, list(names))
+        _same_coordinates(arrays, files, writer.npz, False)
+        return files
     try:
         files = data_files(writer, released, plan, names, projection)
     except ImportError as exc:
@@ -343,7 +349,29 @@ def _expected_files(doc: dict, writer: Any, released: Any, plan: Any, arrays: di
                         "of an earlier privgp, whose --crs outputs used the input's coordinate names for them; this "
                         "privgp writes x_m, y_m with the input coordinates beside them (verify them with the privgp "
                         "that wrote them, or release again)")
+    _same_coordinates(arrays, files, writer.npz, True)
     return files
+
+
+def _same_coordinates(arrays: dict[str, np.ndarray], files: list[Any], npz: str | None, projected: bool) -> None:
+    """The .npz names its coordinates as privgp does from the CERTIFICATE (``dataset.coordinates``, or x_m, y_m under
+    a projection): its ``axis_<name>`` keys, in order, and its ``coordinates`` array where privgp writes one. Names
+    in a released file are never taken from the file itself (red team 15, F4: axis names holding every private
+    record passed --strict); the CSV headers are then compared with the headers built from these names."""
+    want = _file_names(files, npz)
+    got = [k[len("axis_"):] for k in arrays if k.startswith("axis_")]
+    expected = next((f for f in files if f.name == npz), None)
+    coords = None if expected is None else expected.arrays.get("coordinates")
+    names_ok = got == want
+    coords_ok = coords is None or ("coordinates" in arrays and arrays["coordinates"].dtype.kind == "U"
+                                   and arrays["coordinates"].ndim == 1
+                                   and [str(c) for c in arrays["coordinates"]] == [str(c) for c in np.asarray(coords)])
+    if not (names_ok and coords_ok):
+        shown = (", ".join(repr(c) if len(c) <= 40 else repr(c[:37]) + "..." for c in got) if not names_ok
+                 else "differently in its coordinates array")
+        raise _mismatch(str(npz), f"names its coordinates {shown} where privgp names them {', '.join(want)} (from the "
+                        f"certificate's dataset.coordinates{', projected to metres' if projected else ''}): names "
+                        "that are not the certificate's could carry anything")
 
 
 def _file_names(files: list[Any], npz: str | None) -> list[str]:
@@ -478,15 +506,6 @@ def _load_npz(path: Path, name: str, plan: Any) -> dict[str, np.ndarray]:
         raise _mismatch(name, f"not a readable .npz ({type(exc).__name__}: {str(exc)[:80]})") from None
 
 
-def _coordinates(arrays: dict[str, np.ndarray], dim: int) -> list[str]:
-    """The coordinate names a release's files use: the .npz's ``coordinates``, else its ``axis_<name>`` keys."""
-    coords = arrays.get("coordinates")
-    if coords is not None and coords.ndim == 1 and coords.dtype.kind == "U" and coords.size == dim:
-        return [str(c) for c in coords]
-    names = [k[len("axis_"):] for k in arrays if k.startswith("axis_")]
-    return names if len(names) == dim else [f"x{j + 1}" for j in range(dim)]
-
-
 def _check_npz(doc: dict, arrays: dict[str, np.ndarray], name: str) -> None:
     """The response map and grid axes of a released .npz are the certificate's (named field by field)."""
     from ..mechanisms.interface import Recorded
@@ -512,11 +531,17 @@ def _check_npz(doc: dict, arrays: dict[str, np.ndarray], name: str) -> None:
                             f"{grid[j]} over [{domain.lower[j]:g}, {domain.upper[j]:g}]")
 
 
-def _same_file(expected: Any, path: Path, arrays: dict[str, np.ndarray] | None, mechanism: str) -> bool:
+#: the note of a data file whose numbers equal privgp's only to 1e-9
+TOLERANCE_NOTE = ("checked in part (its numbers equal what privgp writes to 1e-9 relative, not exactly: another "
+                  "platform's rounding, or low digits that carry something else)")
+
+
+def _same_file(expected: Any, path: Path, arrays: dict[str, np.ndarray] | None, mechanism: str) -> str | None:
     """A hashed data file holds what the mechanism's writer makes of the released arrays: a .npz exactly its
-    arrays (no key missing or added; numbers to :data:`RTOL`), a CSV its header and numbers (written to 10
-    significant digits); raises otherwise. True when equal exactly (the .npz's numbers bit for bit, the CSV
-    character for character), False when only to the tolerance. JSON files have their own check."""
+    arrays (no key missing or added; numbers to :data:`RTOL`) and nothing else (:func:`_npz_bytes`), a CSV its
+    header and numbers (written to 10 significant digits); raises otherwise. None when equal exactly (the .npz
+    byte for byte what numpy writes of its arrays, which equal privgp's bit for bit; the CSV character for
+    character), else the note of a file checked only in part. JSON files have their own check."""
     from ..mechanisms.interface import CsvFile, NpzFile
 
     why = f"not what {mechanism} writes from the released arrays under the certificate's settings"
@@ -539,7 +564,8 @@ def _same_file(expected: Any, path: Path, arrays: dict[str, np.ndarray] | None, 
             if not same:
                 raise _mismatch(f"{expected.name}.{key}", why + (" (the released sd follows from the noise scale, "
                                                                  "hence from epsilon)" if key == "sd" else ""))
-        return exact
+        note = _npz_bytes(path, expected.name, got, list(want))
+        return note if note is not None else None if exact else TOLERANCE_NOTE
     elif isinstance(expected, CsvFile):
         from ..publish import csv_text
 
@@ -548,7 +574,7 @@ def _same_file(expected: Any, path: Path, arrays: dict[str, np.ndarray] | None, 
         except (OSError, ValueError) as exc:
             raise _mismatch(expected.name, f"not a readable CSV ({type(exc).__name__})") from None
         if text == csv_text(expected):   # privgp's writer, character for character: nothing left to parse
-            return True
+            return None
         try:
             head, _, body = text.partition("\n")
             lines = body.splitlines()
@@ -563,8 +589,149 @@ def _same_file(expected: Any, path: Path, arrays: dict[str, np.ndarray] | None, 
                             f"{','.join(expected.header)[:80]!r}")
         if values.shape != want_cols.shape or not np.allclose(values, want_cols, rtol=1e-9, atol=1e-12):
             raise _mismatch(expected.name, why)
-        return False   # the same numbers to 1e-9, not the same text
-    return True
+        return TOLERANCE_NOTE   # the same numbers to 1e-9, not the same text
+    return None
+
+
+#: the date numpy's savez gives every member (numpy >= 1.?: ZipFile.open(name, "w") without a date)
+ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
+
+
+def _savez_bytes(arrays: dict[str, np.ndarray], order: list[str], dates: dict[str, tuple]) -> bytes:
+    """The bytes privgp's writer (``numpy.savez``, :func:`privgp.publish._write_file`) makes of ``arrays`` in
+    ``order``, each member dated as in ``dates`` (the file's own: the only field of savez's output that varies,
+    with the numpy version; this numpy dates every member 1980-01-01)."""
+    import zipfile
+
+    buf = io.BytesIO()
+    if all(dates.get(f"{k}.npy", ZIP_EPOCH) == ZIP_EPOCH for k in order):
+        members: dict[str, Any] = {k: arrays[k] for k in order}
+        np.savez(buf, **members)
+        return buf.getvalue()
+    with zipfile.ZipFile(buf, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
+        for k in order:   # what savez does, with the member's date
+            info = zipfile.ZipInfo(f"{k}.npy", date_time=dates.get(f"{k}.npy", ZIP_EPOCH))
+            with zf.open(info, "w", force_zip64=True) as fid:
+                np.lib.format.write_array(fid, np.asanyarray(arrays[k]), allow_pickle=False)
+    return buf.getvalue()
+
+
+def _npz_bytes(path: Path, name: str, arrays: dict[str, np.ndarray], order: list[str]) -> str | None:
+    """A released .npz holds nothing but its arrays (red team 15, F5: bytes after the zip's end record, zip extra
+    fields, comments or gaps between members carried the whole private CSV past --strict). None when the file is
+    byte for byte what privgp's writer makes of its arrays in privgp's order (:func:`_savez_bytes`; the arrays
+    themselves are compared with privgp's by the caller). Otherwise its zip structure is walked
+    (:func:`_zip_walk`): anything outside the members' headers and arrays fails, and a clean file written
+    otherwise (another numpy's or Python's headers, another order) is checked in part (a note)."""
+    import zipfile
+
+    try:
+        data = path.read_bytes()
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            dates = {info.filename: info.date_time for info in zf.infolist()}
+    except (OSError, zipfile.BadZipFile, ValueError) as exc:
+        raise _mismatch(name, f"not a readable .npz ({type(exc).__name__})") from None
+    if _savez_bytes(arrays, order, dates) == data:
+        return None
+    _zip_walk(data, name, arrays)
+    return (f"{name}: checked in part (its arrays are privgp's, in a zip holding nothing else, but its bytes are not "
+            "what this numpy writes of them: another numpy's or Python's zip and .npy headers, or header fields that "
+            "carry something else)")
+
+
+def _zip_walk(data: bytes, name: str, arrays: dict[str, np.ndarray]) -> None:
+    """Every byte of a .npz accounted for, as ``numpy.savez`` lays it out (raises naming what is not): members one
+    after the other from byte 0, each a local header (stored, no data descriptor, no extra field but zip64's sizes)
+    and the .npy of its array (its header numpy's words padded with spaces; its data exactly the array's bytes, with
+    their CRC), then the central directory (the same members, nothing but zip64's extra field, no comment), an
+    optional zip64 end record and locator, and the end record without a comment, ending the file."""
+    import struct
+    import zlib
+
+    def bad(what: str) -> publish.CertificateMismatch:
+        return _mismatch(name, f"{what}: numpy writes nothing of the kind, and bytes outside the arrays could carry "
+                         "anything (privgp writes exactly numpy.savez of the released arrays)")
+
+    def zip64_extra(extra: bytes, allowed: set[int]) -> None:
+        at = 0
+        while at < len(extra):
+            if at + 4 > len(extra):
+                raise bad("a truncated zip extra field")
+            tag, size = struct.unpack_from("<HH", extra, at)
+            body = extra[at + 4:at + 4 + size]
+            if tag != 0x0001 or size % 8 or len(body) != size or \
+                    any(v not in allowed for v in struct.unpack(f"<{size // 8}Q", body)):
+                raise bad("a zip extra field other than zip64's sizes")
+            at += 4 + size
+
+    pos, members = 0, []
+    while data[pos:pos + 4] == b"PK\x03\x04":
+        if pos + 30 > len(data):
+            raise bad("a truncated member header")
+        (_, flags, method, _, _, crc, csize, usize, nlen, elen) = struct.unpack_from("<HHHHHIIIHH", data, pos + 4)
+        fname = data[pos + 30:pos + 30 + nlen].decode("utf-8", "replace")
+        extra = data[pos + 30 + nlen:pos + 30 + nlen + elen]
+        key = fname[:-len(".npy")] if fname.endswith(".npy") else None
+        if key not in arrays or flags & ~0x800 or method != 0:
+            raise bad(f"member {fname[:40]!r} is not a stored .npy of a released array (flags {flags:#x}, "
+                      f"method {method})")
+        start = pos + 30 + nlen + elen
+        npy = _npy_size(data, start, np.asarray(arrays[key]), bad)
+        zip64_extra(extra, {npy})
+        if {csize, usize} - {npy, 0xFFFFFFFF} or zlib.crc32(data[start:start + npy]) != crc:
+            raise bad(f"member {fname[:40]!r} states sizes or a CRC that are not its array's")
+        members.append((pos, fname, crc, npy))
+        pos = start + npy
+    cd = pos
+    for offset, fname, crc, npy in members:
+        if data[pos:pos + 4] != b"PK\x01\x02" or pos + 46 > len(data):
+            raise bad("bytes between the members and the central directory")
+        (_, _, flags, method, _, _, ccrc, csize, usize, nlen, elen, clen, disk, _, _, coff) = \
+            struct.unpack_from("<HHHHHHIIIHHHHHII", data, pos + 4)
+        cname = data[pos + 46:pos + 46 + nlen].decode("utf-8", "replace")
+        if (cname, ccrc, flags & ~0x800, method, clen, disk) != (fname, crc, 0, 0, 0, 0) or \
+                {csize, usize} - {npy, 0xFFFFFFFF} or coff not in (offset, 0xFFFFFFFF):
+            raise bad(f"a central directory entry of {cname[:40]!r} that is not its member's (or with a comment)")
+        zip64_extra(data[pos + 46 + nlen:pos + 46 + nlen + elen], {npy, offset})
+        pos += 46 + nlen + elen + clen
+    cd_size, end = pos - cd, pos
+    if data[pos:pos + 4] == b"PK\x06\x06":   # zip64 end record and locator
+        if data[pos + 4:pos + 12] != struct.pack("<Q", 44) or \
+                struct.unpack_from("<QQQQ", data, pos + 24) != (len(members), len(members), cd_size, cd) or \
+                data[pos + 56:pos + 60] != b"PK\x06\x07" or struct.unpack_from("<IQI", data, pos + 60) != (0, end, 1):
+            raise bad("a zip64 end record that is not numpy's")
+        pos += 56 + 20
+    if data[pos:pos + 4] != b"PK\x05\x06" or pos + 22 != len(data):
+        raise bad("bytes after the members or after the zip's end record")
+    disk, cd_disk, here, total, size, offset, clen = struct.unpack_from("<HHHHIIH", data, pos + 4)
+    if (disk, cd_disk, clen) != (0, 0, 0) or here not in (len(members), 0xFFFF) or total != here or \
+            size not in (cd_size, 0xFFFFFFFF) or offset not in (cd, 0xFFFFFFFF):
+        raise bad("a zip end record that is not numpy's (a comment, or other counts)")
+
+
+def _npy_size(data: bytes, start: int, array: np.ndarray, bad: Any) -> int:
+    """The length of the .npy at ``start``: numpy's magic, its header (numpy's words for ``array``, padded with
+    spaces to a 16- or 64-byte boundary, ending in a newline), then exactly the array's bytes."""
+    import struct
+
+    if data[start:start + 6] != b"\x93NUMPY" or start + 10 > len(data):
+        raise bad("a member that is not a .npy")
+    major = data[start + 6]
+    if major == 1:
+        hlen, skip = struct.unpack_from("<H", data, start + 8)[0], 10
+    elif major in (2, 3):
+        hlen, skip = struct.unpack_from("<I", data, start + 8)[0], 12
+    else:
+        raise bad("a .npy of an unknown version")
+    header = data[start + skip:start + skip + hlen]
+    words = np.lib.format.header_data_from_array_1_0(array)
+    text = "{" + "".join(f"'{k}': {v!r}, " for k, v in sorted(words.items())) + "}"
+    enc = "utf8" if major == 3 else "latin1"
+    pad = header[len(text):]
+    if header[:len(text)] != text.encode(enc) or pad[-1:] != b"\n" or pad[:-1].strip(b" ") or \
+            (skip + hlen) % 16:
+        raise bad("a .npy header other than numpy's words for its array")
+    return skip + hlen + array.nbytes
 
 
 def _check_selection(doc: dict, path: Path) -> dict:
