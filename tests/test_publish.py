@@ -389,6 +389,48 @@ def test_checked_and_owned_arrays_cannot_be_made_writeable_through_their_base():
     assert data.X[0, 0] != 0.5 and data.response[0] != 1e6
 
 
+def test_the_ledger_key_is_that_of_the_records_released_not_a_digest_set_by_hand(tmp_path):
+    """Red team round 15: release() keyed the ledger on the records object's own ``content_digest``, so
+    dataclasses.replace(rec, content_digest=...) gave the same records a fresh budget each time (5 x epsilon 5 under
+    a budget of 10), and replace(rec, X=other) was charged to the first records. A digest privgp did not compute for
+    these very records is computed again from them; a projection keeps the digest of the records projected."""
+    import dataclasses
+
+    from privgp.datasets.tabular import load_table, verified_digest
+    from privgp.errors import BudgetExceededError
+    from privgp.geo import project_records
+    from privgp.ledger import Ledger
+
+    rng = np.random.default_rng(0)
+    X, z = rng.uniform(0, 1, (300, 2)), rng.normal(size=300)
+    rec = privgp.records(X, z)
+    forged = dataclasses.replace(rec, content_digest="0" * 64)
+    other_X = rng.uniform(0, 1, (300, 2))
+    moved = dataclasses.replace(rec, X=other_X)
+    assert verified_digest(rec)[0] == rec.content_digest
+    assert verified_digest(forged)[0] == rec.content_digest
+    assert verified_digest(moved)[0] == privgp.records(other_X, z).content_digest != rec.content_digest
+    budget = privgp.Budget(tmp_path / "l.sqlite", epsilon=10.0)
+    plan = privgp.plan("laplace-grid", 300, privgp.Box((0, 0), (1, 1)), privgp.ResponseMap(0.0, 1.0), epsilon=5.0)
+    first = privgp.release(plan, rec, budget, np.random.default_rng(1))
+    second = privgp.release(plan, forged, budget, np.random.default_rng(2))
+    assert first.fingerprint == second.fingerprint
+    with pytest.raises(BudgetExceededError):
+        privgp.release(plan, dataclasses.replace(rec, content_digest="1" * 64), budget, np.random.default_rng(3))
+    led = Ledger(tmp_path / "l.sqlite")
+    assert privgp.release(plan, moved, budget, np.random.default_rng(4)).fingerprint == \
+        led.fingerprint_of(privgp.records(other_X, z).content_digest)
+    lonlat = privgp.records(np.column_stack([-76.6 + 0.1 * X[:, 0], 39.3 + 0.1 * X[:, 1]]), z)
+    projected, _, _ = project_records(lonlat, privgp.Box((-76.61, 39.29), (-76.49, 39.41)), "EPSG:4326")
+    assert verified_digest(projected)[0] == lonlat.content_digest
+    path = tmp_path / "t.csv"
+    path.write_text("x,y,v\n" + "\n".join(f"{a},{b},{c}" for (a, b), c in zip(X, z)) + "\n")
+    table = load_table(path, ["x", "y"], "v")
+    with pytest.raises(ValueError):
+        table.X[0, 0] = 0.5
+    assert verified_digest(table)[0] == table.content_digest == rec.content_digest
+
+
 def test_a_straggler_does_not_hide_records_packed_in_a_corner():
     """Red team round 12: one record in the far corner made the records' extent the whole box, so 1999 records in
     5% x 5% of it passed the tenth-of-the-box check. The check reads the central 98% of the records."""

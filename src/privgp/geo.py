@@ -180,10 +180,13 @@ def project_records(data: Any, box: Box, crs: str) -> tuple[Any, Box, LocalProje
     records keep their content digest (the ledger still recognises the same records)."""
     from dataclasses import replace
 
+    from .datasets.tabular import issued, verified_digest
+
     proj = LocalProjection.for_box(crs, box)
     box.check_contains("coordinates", data.X)
-    projected = replace(data, X=proj.forward(data.X), projection=proj.to_dict())
-    return projected, proj.project_box(box), proj
+    digest, _ = verified_digest(data)
+    projected = replace(data, X=proj.forward(data.X), projection=proj.to_dict(), content_digest=digest)
+    return issued(projected), proj.project_box(box), proj
 
 
 __all__ = ["LocalProjection", "project_records", "METRIC_COORDINATES", "coordinate_unit", "file_coordinates", "input_coordinate_names",

@@ -724,9 +724,10 @@ def _key_of(ledger: Ledger, data: Any) -> str:
         from .datasets.tabular import records
 
         data = records(*data)
-    digest = getattr(data, "content_digest", None)
-    if isinstance(digest, str):
-        return ledger.fingerprint_of(digest, getattr(data, "legacy_digests", None))
+    if isinstance(getattr(data, "content_digest", None), str):
+        from .datasets.tabular import verified_digest
+
+        return ledger.fingerprint_of(*verified_digest(data))
     raise InvalidParameterError("data", "private records (privgp.records(X, y)) or a pair (X, y)",
                                 type(data).__name__)
 

@@ -424,15 +424,15 @@ def cluster_scan(client: Any, parts: Sequence[Part], coordinates: Sequence[str],
 
 def as_table(result: ScanResult, coordinates: Sequence[str], response: str, source: str):
     """The kept records of a pass as :class:`~privgp.datasets.tabular.TabularData` (v3 digest)."""
-    from .tabular import TabularData
+    from .tabular import TabularData, issued
 
     if result.n == 0:
         raise DataError(f"{source} has no data rows")
     d = len(coordinates)
     X = np.concatenate(result.X) if result.X else np.zeros((0, d))
     z = np.concatenate(result.z) if result.z else np.zeros(0)
-    return TabularData(X=X, response=z, coordinates=tuple(coordinates), response_name=response, source=source,
-                       content_digest=result.digest())
+    return issued(TabularData(X=X, response=z, coordinates=tuple(coordinates), response_name=response,
+                              source=source, content_digest=result.digest()))
 
 
 @dataclass(frozen=True)

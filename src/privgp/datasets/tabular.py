@@ -25,6 +25,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +55,11 @@ class TabularData:
     content_digest: str           # SHA-256 hex of the canonical table: private, never written
     #: the public projection applied to the coordinates (privgp.geo.LocalProjection.to_dict()), or None
     projection: dict | None = None
+
+    def __post_init__(self):
+        # immutable copies: the records released are the records fingerprinted (no edit in place afterwards)
+        object.__setattr__(self, "X", v.immutable_copy(self.X))
+        object.__setattr__(self, "response", v.immutable_copy(self.response))
 
     @property
     def n(self) -> int:
@@ -163,8 +169,8 @@ def table_from_frame(df: pd.DataFrame, coordinates: Sequence[str], response: str
         raise DataError(f"data file {source} has no data rows")
     X = np.column_stack([_numeric_column(df, c, source) for c in coordinates])
     y = _numeric_column(df, response, source)
-    return TabularData(X=X, response=y, coordinates=coordinates, response_name=response, source=source,
-                       content_digest=records_digest(X, y))
+    return issued(TabularData(X=X, response=y, coordinates=coordinates, response_name=response, source=source,
+                              content_digest=records_digest(X, y)))
 
 
 def _float64_chunks(column: Any) -> list[np.ndarray]:
@@ -218,8 +224,8 @@ def _fast_numeric(path: Path, coordinates: tuple[str, ...], response: str) -> Ta
     targets = [X[:, j] for j in range(len(coordinates))] + [y]
     if not all(_fill(out, _float64_chunks(table.column(c))) for out, c in zip(targets, raw)):
         return None
-    return TabularData(X=X, response=y, coordinates=coordinates, response_name=response, source=str(path),
-                       content_digest=records_digest(X, y))
+    return issued(TabularData(X=X, response=y, coordinates=coordinates, response_name=response, source=str(path),
+                              content_digest=records_digest(X, y)))
 
 
 def load_table(path: str | os.PathLike[str], coordinates: Sequence[str], response: str) -> TabularData:
@@ -310,6 +316,30 @@ def records(X: Any, y: Any, *, coordinates: Sequence[str] | None = None, source:
     yarr = _column("y", yv, n)
     # the digest is of these values: the records keep immutable copies (never the caller's arrays), so
     # that a later change to the caller's arrays cannot draw from other records than the ledger was charged for
-    Xv, yarr = v.immutable_copy(Xv), v.immutable_copy(yarr)
-    return TabularData(X=Xv, response=yarr, coordinates=names, response_name=response_name, source=source,
-                       content_digest=records_digest(Xv, yarr))
+    return issued(TabularData(X=Xv, response=yarr, coordinates=names, response_name=response_name, source=source,
+                              content_digest=records_digest(Xv, yarr)))
+
+
+#: id -> (the records, their arrays, the digest privgp gave them): the records whose ``content_digest`` privgp
+#: computed itself (an entry goes with its records)
+_ISSUED: dict[int, tuple[weakref.ref, np.ndarray, np.ndarray, str]] = {}
+
+
+def issued(data: TabularData) -> TabularData:
+    """``data``, registered as records whose ``content_digest`` privgp computed (of these records, or of the records
+    they were made from by a public map, e.g. a projection of their coordinates); returns ``data``."""
+    key = id(data)
+    _ISSUED[key] = (weakref.ref(data), data.X, data.response, data.content_digest)
+    weakref.finalize(data, _ISSUED.pop, key, None)
+    return data
+
+
+def verified_digest(data: Any) -> tuple[str, Any]:
+    """(the content digest of private records, their legacy digests or None): the digest privgp gave them where
+    it made these very records (:func:`issued`, unchanged since), else computed now from ``X`` and ``response``
+    (a ``content_digest`` set by hand, or a copy by dataclasses.replace with other records, is not the key)."""
+    entry = _ISSUED.get(id(data))
+    if (entry is not None and entry[0]() is data and entry[1] is data.X and entry[2] is data.response
+            and entry[3] == data.content_digest):
+        return data.content_digest, getattr(data, "legacy_digests", None)
+    return records_digest(np.asarray(data.X, dtype=float), np.asarray(data.response, dtype=float)), None

@@ -483,8 +483,11 @@ def release(plan: ReleasePlan, data: Any, ledger: Any, rng: np.random.Generator 
             fingerprint = named.key(ledger, data)
     elif not isinstance(ledger, Ledger):
         raise InvalidParameterError("ledger", "a privgp.Budget (or a privgp.Ledger)", type(ledger).__name__)
-    fp = fingerprint if fingerprint is not None else ledger.fingerprint_of(data.content_digest,
-                                                                          getattr(data, "legacy_digests", None))
+    if fingerprint is None:
+        from ..datasets.tabular import verified_digest
+
+        fingerprint = ledger.fingerprint_of(*verified_digest(data))
+    fp = fingerprint
     cert = plan.certificate
     charge = ledger.charge(fp, plan.event, epsilon=float(cert.epsilon), delta=float(cert.delta),
                            budget_epsilon=budget_epsilon, budget_delta=budget_delta,
