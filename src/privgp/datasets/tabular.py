@@ -322,7 +322,7 @@ def records(X: Any, y: Any, *, coordinates: Sequence[str] | None = None, source:
 
 #: id -> (the records, their arrays, the digest privgp gave them): the records whose ``content_digest`` privgp
 #: computed itself (an entry goes with its records)
-_ISSUED: dict[int, tuple[weakref.ref, np.ndarray, np.ndarray, str]] = {}
+_ISSUED: dict[int, tuple[weakref.ref[TabularData], np.ndarray, np.ndarray, str]] = {}
 
 
 def issued(data: TabularData) -> TabularData:
@@ -339,7 +339,8 @@ def verified_digest(data: Any) -> tuple[str, Any]:
     it made these very records (:func:`issued`, unchanged since), else computed now from ``X`` and ``response``
     (a ``content_digest`` set by hand, or a copy by dataclasses.replace with other records, is not the key)."""
     entry = _ISSUED.get(id(data))
-    if (entry is not None and entry[0]() is data and entry[1] is data.X and entry[2] is data.response
-            and entry[3] == data.content_digest):
-        return data.content_digest, getattr(data, "legacy_digests", None)
+    alive = entry[0]() if entry is not None else None
+    if (entry is not None and alive is data and entry[1] is getattr(data, "X", None)
+            and entry[2] is getattr(data, "response", None) and entry[3] == getattr(data, "content_digest", None)):
+        return entry[3], getattr(data, "legacy_digests", None)
     return records_digest(np.asarray(data.X, dtype=float), np.asarray(data.response, dtype=float)), None
