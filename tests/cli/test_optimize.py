@@ -160,3 +160,38 @@ def test_an_objective_that_cannot_answer_the_first_query_costs_nothing(tmp_path,
     assert code == 0, err
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert summary["out"] == "o" and str(tmp_path) not in json.dumps(summary)
+
+
+def test_the_printed_and_drawn_epsilon_is_rounded_up_and_an_earlier_picture_verifies_in_part(tmp_path, capsys):
+    """Red team round 15: optimize printed the guarantee, the charge and the spent epsilon rounded to nearest
+    (2.044 for a certified 2.04439...) and titled queries.png "epsilon 2.04". Every printed bound is rounded up;
+    a queries.png an earlier privgp drew (its title rounded to nearest) verifies in part, with a note."""
+    import re
+
+    from privgp.cli.optimize import queries_png, rebuilt_plan
+    from privgp.formatting import format_upper
+
+    args = base(tmp_path, rounds=20)
+    args[args.index("--epsilon") + 1] = 2.0444
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    folder = tmp_path / "out"
+    doc = json.loads((folder / "certificate.json").read_text())
+    eps = doc["certificate"]["epsilon"]
+    printed = [float(re.search(p, out).group(1)) for p in (r"guarantee\s+\(([0-9.e+-]+),", r"charged ([0-9.e+-]+)",
+                                                             r"spent ([0-9.e+-]+) of")]
+    assert all(x >= eps for x in printed) and f"{eps:.4g}" != format_upper(eps, 4), (printed, eps)
+    assert main(["verify", str(folder / "certificate.json"), "--strict"]) == 0
+    capsys.readouterr()
+    # the picture an earlier privgp drew: its title said f"{eps:.3g}"
+    hist = pd.read_csv(folder / "history.csv")
+    queries = hist[[c for c in hist.columns if c.startswith("x")]].to_numpy()
+    plan = rebuilt_plan(doc)
+    regret = json.loads((folder / "summary.json").read_text())["simulation"]["regret_recommendation"]
+    (folder / "queries.png").write_bytes(queries_png(plan, queries, eps, regret, fmt=1))
+    sha = __import__("hashlib").sha256((folder / "queries.png").read_bytes()).hexdigest()
+    doc["sha256"]["queries.png"] = sha
+    (folder / "certificate.json").write_text(json.dumps(doc))
+    assert main(["verify", str(folder / "certificate.json")]) == 0
+    assert "drawn by an earlier privgp, whose title rounds epsilon to nearest" in capsys.readouterr().out
+    assert main(["verify", str(folder / "certificate.json"), "--strict"]) != 0

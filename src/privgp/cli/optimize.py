@@ -26,6 +26,7 @@ import numpy as np
 from .. import __version__
 from ..datasets.objectives import FUNCTIONS, get_function
 from ..errors import DataError, InvalidParameterError, ObjectiveError
+from ..formatting import format_upper
 from ..jsonable import to_jsonable
 from ..ledger import DEFAULT_BUDGET_EPSILON, Ledger, check_budget, ledger_path, remaining_epsilon
 from ..mechanisms.posterior_release import DEFAULT_MEMORY_LIMIT
@@ -375,9 +376,16 @@ def _plot(out: Path, res: ThompsonResult, truth) -> None:
     (out / "queries.png").write_bytes(queries_png(res.plan, res.queries[:res.released], res.epsilon, regret))
 
 
-def queries_png(plan: ThompsonPlan, queries: np.ndarray, epsilon: float, regret: float | None = None) -> bytes:
+#: how queries.png is drawn: 2 states epsilon rounded up (1, privgp before 2026-11-26: rounded to nearest, which
+#: could show less than was released); verify draws an earlier format again to recognise an earlier privgp's picture
+QUERIES_FORMAT = 2
+
+
+def queries_png(plan: ThompsonPlan, queries: np.ndarray, epsilon: float, regret: float | None = None, *,
+                fmt: int = QUERIES_FORMAT) -> bytes:
     """queries.png: the released queries of a run (public), its title stating the rounds and the epsilon released,
-    and for a simulated objective the regret of the recommended point (``privgp verify`` draws it again)."""
+    and for a simulated objective the regret of the recommended point (``privgp verify`` draws it again; ``fmt``:
+    an earlier :data:`QUERIES_FORMAT`, for that)."""
     import io
 
     import matplotlib
@@ -407,7 +415,8 @@ def queries_png(plan: ThompsonPlan, queries: np.ndarray, epsilon: float, regret:
         ax.set_xlabel("round t")
         ax.set_ylabel("released query coordinates")
         ax.legend(fontsize=8)
-    title = f"Released queries of private Thompson sampling: {k} of {p.rounds} rounds, epsilon {epsilon:.3g}"
+    shown = format_upper(epsilon, 3) if fmt >= 2 else f"{epsilon:.3g}"
+    title = f"Released queries of private Thompson sampling: {k} of {p.rounds} rounds, epsilon {shown}"
     if regret is not None:
         title += f"\n(simulation) regret of the recommended point {regret:.3g}"
     ax.set_title(title, fontsize=10)
@@ -553,7 +562,7 @@ def _print_summary(s: dict, res: ThompsonResult) -> None:
     lines = [
         f"privgp optimize: {s['rounds_released']} of {s['rounds_planned']} rounds of Thompson sampling on "
         f"{s['candidates']} [{s['objective']}]",
-        "  guarantee   " + (f"({cert.epsilon:.4g}, {cert.delta:.3g})-DP for replace-one among the "
+        "  guarantee   " + (f"({format_upper(cert.epsilon, 4)}, {format_upper(cert.delta, 3)})-DP for replace-one among the "
                             f"{s['records_collected']} records collected; queries released"
                             if cert is not None else "nothing data-dependent released (prior round only)"),
         f"  settings    {p.kernel} kernel, lengthscale {p.lengthscale:.4g}, sigma={p.sigma:g}, M_Y={p.M_Y:g}, "
@@ -562,8 +571,9 @@ def _print_summary(s: dict, res: ThompsonResult) -> None:
         + f" ({'calibrated ' + p.knob if p.calibration else 'given'}, schedule {p.schedule})"
         + (f"; {lemma}" if lemma else ""),
         f"  ledger      {s['ledger']}",
-        f"              entry {s['entry_id']}; dataset {s['fingerprint'][:16]}: charged {s['charged_epsilon']:.4g} "
-        f"(whole run); spent {s['spent_epsilon']:.4g} of {s['budget_epsilon']:g} (at delta {s['budget_delta']:.3g})",
+        f"              entry {s['entry_id']}; dataset {s['fingerprint'][:16]}: charged {format_upper(s['charged_epsilon'], 4)} "
+        f"(whole run); spent {format_upper(s['spent_epsilon'], 4)} of {s['budget_epsilon']:g} (at delta "
+        f"{s['budget_delta']:.3g})",
         f"  recommended {s['recommendation']} (densest released query of the second half of the run; "
         f"last query {s['last_query']})",
         f"  outputs     {s['out']}/: " + ", ".join(s["files"]),
@@ -658,6 +668,6 @@ def run(args) -> int:
         _print_summary(summary, res)
     if res.status != "completed":
         raise ObjectiveError(f"the run stopped at {res.failure}; {res.released} of {plan.rounds} rounds were "
-                             f"released (epsilon {res.epsilon:.4g}), the charge for the whole run "
-                             f"({plan.epsilon:.4g}) stands; outputs in {args.out}")
+                             f"released (epsilon {format_upper(res.epsilon, 4)}), the charge for the whole run "
+                             f"({format_upper(plan.epsilon, 4)}) stands; outputs in {args.out}")
     return 0
