@@ -149,6 +149,12 @@ def test_the_reports_account_command_recomputes_the_certified_epsilon_exactly(tm
     cert = json.loads((out / "certificate.json").read_text())["certificate"]
     assert got["epsilon"] == cert["epsilon"] and got["delta"] == cert["delta"]
     assert got["event"] == cert["event"]
+    # red team 15: the page quoted the line rounded to nearest (below the certified epsilon, and not what the
+    # command prints); it quotes the command's own first line, rounded up
+    assert main(cmd[1:]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    quoted = re.search(r"Its first line starts with <code>(\(.*?\)-DP)</code>", unescape(text)).group(1)
+    assert first.startswith(quoted) and float(quoted[1:].split(",")[0]) >= cert["epsilon"]
 
 
 def test_names_are_escaped_and_no_dataset_label_or_path_is_published(tmp_path, capsys):

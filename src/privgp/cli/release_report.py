@@ -57,7 +57,7 @@ class LedgerTotals:
 
 #: the layout of report.html, stated in it: ``privgp verify`` redoes a report word for word only in the layout the
 #: installed privgp writes (raise it whenever the page's words or markup change)
-REPORT_FORMAT = 2
+REPORT_FORMAT = 3   # 3: the calculator's line quoted rounded up, as it prints it
 
 
 @dataclass(frozen=True)
@@ -367,8 +367,9 @@ def _verify(r: ReportInput) -> str:
         out[-1] += (" The privacy calculator gives the same \u03b5 from the public settings alone (no file, no "
                     "data):</p>")
         out.append(f"<pre><code id=\"account-command\">{e(cmd)}</code></pre>")
-        out.append(f"<p>Its first line starts with <code>({e(f'{r.certificate.epsilon:.6g}')}, "
-                   f"{e(f'{r.certificate.delta:.6g}')})-DP</code> (six significant digits); with <code>--json</code> "
+        out.append(f"<p>Its first line starts with <code>({e(format_upper(r.certificate.epsilon, 6))}, "
+                   f"{e(format_upper(r.certificate.delta, 6))})-DP</code> (six significant digits, rounded up); with "
+                   "<code>--json</code> "
                    "it prints the exact numbers, equal to those in <code>certificate.json</code>.</p>")
     else:
         out[-1] += "</p>"
