@@ -464,3 +464,37 @@ def test_a_dataset_name_is_the_same_in_either_unicode_form(tmp_path):
     a = privgp.Budget(tmp_path / "l.sqlite", dataset_id=unicodedata.normalize("NFC", "Zürich clinic"))
     b = privgp.Budget(tmp_path / "l.sqlite", dataset_id=unicodedata.normalize("NFD", "Zürich clinic"))
     assert a == b and a.fingerprint((np.zeros(3), np.zeros(3))) == b.fingerprint((np.ones(4), np.ones(4)))
+
+
+def test_a_dataset_name_in_another_width_case_or_spacing_is_the_same_data_set(tmp_path, capsys):
+    """Red team round 15: names were only NFC-normalised, so a full-width spelling, a doubled inner space or
+    another capital each opened a budget of their own (two epsilon 5 charges under a budget of 6). A ledger that
+    charged a name before names were folded keeps its key and its entries."""
+    from privgp.cli.main import main
+    from privgp.ledger import Ledger, dataset_name_key
+
+    names = ["Zurich clinic", "zurich  clinic", "\uff3aurich clinic", " ZURICH clinic "]
+    assert {dataset_name_key(n) for n in names} == {"zurich clinic"}
+    fps = {privgp.Budget(tmp_path / "l.sqlite", dataset_id=n).fingerprint((np.zeros(3), np.zeros(3))) for n in names}
+    assert len(fps) == 1
+    rng = np.random.default_rng(0)
+    X, z = rng.uniform(0, 1, (300, 2)), rng.normal(size=300)
+    plan = privgp.plan("laplace-grid", 300, privgp.Box((0, 0), (1, 1)), privgp.ResponseMap(0.0, 1.0), epsilon=5.0)
+    privgp.release(plan, (X, z), privgp.Budget(tmp_path / "l.sqlite", epsilon=6.0, dataset_id="Zurich clinic"))
+    with pytest.raises(privgp.errors.BudgetExceededError):
+        privgp.release(plan, (X, z), privgp.Budget(tmp_path / "l.sqlite", epsilon=6.0, dataset_id="zurich  clinic"))
+    csv = tmp_path / "d.csv"
+    csv.write_text("x,y,v\n" + "\n".join(f"{a},{b},{c}" for (a, b), c in zip(X, z)) + "\n")
+    code = main(["release", "--data", str(csv), "--x-col", "x", "--y-col", "y", "--response-col", "v", "--box", "0",
+                 "1", "0", "1", "--threshold", "0", "--clip", "1", "--ledger", str(tmp_path / "l.sqlite"),
+                 "--dataset-id", "\uff3aURICH CLINIC", "--allow-noisy", "--out", str(tmp_path / "o")])
+    assert code == 3 and not (tmp_path / "o").exists()
+    capsys.readouterr()
+    # a ledger written before: the name's key was the NFC name as typed; its entries stay with it
+    old = Ledger(tmp_path / "old.sqlite")
+    typed = old.fingerprint("dataset-id:Clinic A")
+    old.charge(typed, plan.event, epsilon=plan.certificate.epsilon, delta=plan.certificate.delta,
+               budget_epsilon=6.0, budget_delta=1e-6, default_budget_delta=1e-6, description="before", settings={})
+    assert Ledger(tmp_path / "old.sqlite").named_fingerprint("Clinic A") == typed
+    with pytest.raises(privgp.errors.BudgetExceededError):
+        privgp.release(plan, (X, z), privgp.Budget(tmp_path / "old.sqlite", dataset_id="Clinic A"))

@@ -401,6 +401,17 @@ class Ledger:
             self._keyed.setdefault(fp, (content_digest, None))
         return fp
 
+    def named_fingerprint(self, name: str) -> str:
+        """The ledger key of the data set named ``name`` (``--dataset-id``, ``Budget(dataset_id=...)``): that of
+        :func:`dataset_name_key`, so that one name typed in another width, case or spacing is the same data set. A
+        ledger that charged the name before names were folded (privgp keyed the name as typed, in NFC, until
+        2026-11-26) keeps that key and its entries."""
+        fp = self.fingerprint("dataset-id:" + dataset_name_key(name))
+        typed = self.fingerprint("dataset-id:" + unicodedata.normalize("NFC", name.strip()))
+        if typed != fp and not self._pending and self.dataset(fp) is None and self.dataset(typed) is not None:
+            return typed
+        return fp
+
     def fingerprint_of(self, content_digest: str, legacy: Callable[[], Sequence[str]] | None = None) -> str:
         """The ledger key of records with this content digest. In a file written by an earlier privgp (meta
         ``digests`` = "v2") whose datasets do not include this key, ``legacy()`` -- the records' digests
@@ -647,6 +658,14 @@ class Ledger:
         return None
 
 
+def dataset_name_key(name: str) -> str:
+    """The text a data set's name is keyed by: compatibility-normalised (NFKC: full-width and other compatibility
+    forms folded), case-folded and its white space collapsed, so that "Zurich clinic", "zurich  clinic" and
+    "\uff3aurich clinic" are one data set."""
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+    return " ".join(folded.split())
+
+
 def _text(x: Any) -> str:
     """A meta value as text (SQLite may hand back bytes for a BLOB column)."""
     return x.decode("ascii", "replace") if isinstance(x, bytes) else str(x)
@@ -767,7 +786,7 @@ class Budget:
                                            and dataset_id.strip().isprintable()):
             raise InvalidParameterError("dataset_id", "a printable name of 1 to 200 characters", dataset_id)
         self.label = label
-        # in Unicode normal form NFC, as --dataset-id: a name typed in either form is the same data set
+        # as typed (in NFC); its ledger key folds width, case and spacing (Ledger.named_fingerprint)
         self.dataset_id = None if dataset_id is None else unicodedata.normalize("NFC", dataset_id.strip())
 
     def __repr__(self) -> str:
@@ -785,7 +804,7 @@ class Budget:
     def key(self, ledger: Ledger, data: Any) -> str:
         """The ledger key these records are charged to: the named data set's, or the records' own."""
         if self.dataset_id is not None:
-            return ledger.fingerprint("dataset-id:" + self.dataset_id)
+            return ledger.named_fingerprint(self.dataset_id)
         return _key_of(ledger, data)
 
     @property

@@ -96,7 +96,8 @@ def randomness(seed):
 
 
 def dataset_id(name: str) -> str:
-    """--dataset-id NAME, checked, in Unicode normal form NFC (a name typed in either form is the same data set)."""
+    """--dataset-id NAME, checked, in Unicode normal form NFC (its ledger key folds width, case and spacing too:
+    :meth:`privgp.ledger.Ledger.named_fingerprint`)."""
     import unicodedata
 
     name = unicodedata.normalize("NFC", name.strip())

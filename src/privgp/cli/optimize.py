@@ -642,7 +642,7 @@ def run(args) -> int:
             *_protected_files(args), ("--save-responses file", responses)))
         check_budget(args.budget_epsilon, args.budget_delta)  # a refused budget creates no ledger file
         ledger = Ledger(args.ledger, create_on_charge=True)   # a refused charge writes no file
-        fingerprint = (ledger.fingerprint("dataset-id:" + _dataset_id(args.dataset_id)) if args.dataset_id is not None
+        fingerprint = (ledger.named_fingerprint(_dataset_id(args.dataset_id)) if args.dataset_id is not None
                        else ledger.fingerprint_of(*key) if isinstance(key, tuple) else ledger.fingerprint(key))
         rng, randomness = _randomness(args.seed)
         progress.update(1)

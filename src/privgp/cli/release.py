@@ -630,13 +630,12 @@ def run(args) -> int:
         # (a dry run reports the forecast's verdict instead of refusing on it)
         fc = forecast_release(plan, allow_noisy=args.allow_noisy or out is None, quiet=args.json or out is None,
                               reps=mech.forecast_reps, chosen_by_auto=args.mechanism == "auto")
-        dataset_key = ("dataset-id:" + _dataset_id(args.dataset_id) if args.dataset_id is not None
-                       else data.content_digest)
+        name = _dataset_id(args.dataset_id) if args.dataset_id is not None else None
         rng, randomness = _randomness(args.seed)
         check_budget(args.budget_epsilon, args.budget_delta)  # a refused budget creates no ledger file
         ledger = Ledger(args.ledger, create_on_charge=True)   # a refused charge writes no file
-        fingerprint = (ledger.fingerprint(dataset_key) if args.dataset_id is not None   # old keys: privgp.ledger
-                       else ledger.fingerprint_of(dataset_key, getattr(data, "legacy_digests", None)))
+        fingerprint = (ledger.named_fingerprint(name) if name is not None   # old keys: privgp.ledger
+                       else ledger.fingerprint_of(data.content_digest, getattr(data, "legacy_digests", None)))
         if out is None:   # --dry-run
             return _dry_run(args, plan, data, fc, ledger, fingerprint)
         progress.update(1)
