@@ -102,6 +102,10 @@ def test_a_refused_release_ends_its_early_process(tmp_path, monkeypatch):
     assert len(started) == 2
     assert main(["release", "--help"]) == 0
     assert len(started) == 2
+    # red team 15 (round 12's F9): a dry run started the process, whose matplotlib wrote its font cache
+    for flag in ("--dry-run", "--dry"):
+        assert main(["release", flag]) == 0
+    assert len(started) == 2 and not (tmp_path / "ledger.sqlite").exists()
 
 
 def test_the_command_writes_the_same_files_with_and_without_the_process(tmp_path):

@@ -142,8 +142,14 @@ def start_early(argv: list[str]) -> None:
     command's modules are imported: the earlier it starts, the sooner it can draw. :func:`claim` hands it to the
     release; :func:`discard` ends it if nobody claimed it (a parse error)."""
     global _early
-    if _early is None and argv[:1] == ["release"] and not {"-h", "--help"} & set(argv) and wanted():
+    if _early is None and argv[:1] == ["release"] and not {"-h", "--help"} & set(argv) and not _dry_run(argv) \
+            and wanted():
         _early = PictureProcess()
+
+
+def _dry_run(argv: list[str]) -> bool:
+    """``--dry-run`` (or an abbreviation argparse accepts: ``--dr``, ``--dry``, ...) is given: nothing is drawn."""
+    return any(len(a) >= 4 and "--dry-run".startswith(a) for a in argv)
 
 
 def claim() -> PictureProcess | None:
