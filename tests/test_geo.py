@@ -111,7 +111,7 @@ def test_release_with_crs_writes_georeferenced_outputs(tmp_path, capsys):
         (f / "certificate.json").write_text(json.dumps(doc))
 
     for edit, name, field in ((geojson_epsilon, "geojson", "excursion.geojson"), (tif_band, "tif", "field.tif"),
-                              (no_projection, "noproj", "paths.csv")):   # its lon, lat columns need the projection
+                              (no_projection, "noproj", "paths.npz")):   # its axes are x_m, y_m, not lon, lat
         code, res = forged(edit, name)
         assert code == 1 and res["field"] == field, (name, res)
 
@@ -173,6 +173,12 @@ def _rehash_and_verify(folder, capsys):
     return code, json.loads(capsys.readouterr().out)
 
 
+def rows_cols(src, table):
+    from rasterio.transform import rowcol
+
+    return tuple(np.asarray(a) for a in rowcol(src.transform, table["x_m"].to_numpy(), table["y_m"].to_numpy()))
+
+
 def test_outputs_of_a_crs_release_say_their_numbers_are_projected_metres(tmp_path, capsys):
     """A --crs EPSG:4326 release wrote the projected metres under the input's names (field.csv's lon, lat columns
     held -10438.85...), drew them on axes labelled lon/lat, and its GeoTIFF held model units only. Now: x_m, y_m
@@ -205,7 +211,10 @@ def test_outputs_of_a_crs_release_say_their_numbers_are_projected_metres(tmp_pat
     npz = np.load(out / "field.npz")
     assert "axis_x_m" in npz and "axis_lon" not in npz
     with rasterio.open(out / "field.tif") as src:
-        assert src.count == 3 and "model units" in src.descriptions[0] and "model units" in src.descriptions[1]
+        # field and sd in model units, the field in response units, the reliable mask (field.csv's reliable column)
+        assert src.count == 4 and "model units" in src.descriptions[0] and "model units" in src.descriptions[1]
+        assert "reliable" in src.descriptions[3]
+        np.testing.assert_array_equal(src.read(4)[rows_cols(src, table)], table["reliable"].to_numpy(dtype=float))
         assert "no2" in src.descriptions[2] and "response units" in src.descriptions[2]
         assert src.tags(3)["units"].startswith("no2") and "model units" in src.tags(1)["units"]
         assert src.tags()["response"] == "no2" and float(src.tags()["threshold"]) == 40.0

@@ -199,14 +199,59 @@ def _field(result: Any, mechanism: str | None) -> Any:
     return field
 
 
-def write_geotiff(result: Any, path: str | os.PathLike[str], *, mechanism: str | None = None) -> Path:
+#: the layout of the GIS files privgp writes; ``privgp verify`` rebuilds each of :data:`GIS_FORMATS` (an earlier one
+#: only to verify an earlier release, checked in part): 1, the map alone (privgp before 2026-11-26); 2, with the
+#: picture's reliability marks (the GeoJSON's polygons split by a ``reliable`` property, a reliable band in the
+#: GeoTIFF) and the forecast's mostly-noise flag and a note in both
+GIS_FORMAT = 2
+GIS_FORMATS = (1, 2)
+#: a released value within this many released sd of the threshold is unreliable: field.csv's ``reliable`` column
+#: (``GridField.reliable``), the picture's hatching, the GIS files' reliable marks
+RELIABLE_SD = 2.0
+
+
+def reliable_mask(values: Any, sd: Any) -> np.ndarray:
+    """Where a released map (model units, the threshold at 0) is farther than :data:`RELIABLE_SD` of its released sd
+    from the threshold: field.csv's ``reliable`` column, the area the picture leaves unhatched (post-processing of
+    released values)."""
+    return np.asarray(np.abs(np.asarray(values, dtype=float)) > RELIABLE_SD * np.asarray(sd, dtype=float))
+
+
+def gis_note(field: Any, forecast: Any = None, *, coordinates: str = "") -> tuple[bool | None, str]:
+    """(mostly_noise, note) the GIS files state (format 2): the forecast's mostly-noise flag (None: no forecast, so
+    the files cannot say) and a note on what of the map can be read as a finding (public words only)."""
+    noisy = None if forecast is None else bool(forecast.noisy)
+    words = [coordinates] if coordinates else []
+    if field.sd is not None:
+        words.append(f"Areas marked reliable = false (0 in field.tif's reliable band) are where the released map is "
+                     f"within {RELIABLE_SD:g} released sd of the threshold (hatched as unreliable in the picture, "
+                     "reliable = 0 in field.csv): there the release cannot tell on which side of the threshold the "
+                     "response lies; do not read them as findings.")
+    else:
+        words.append("The release states no uncertainty, so no area is marked reliable or unreliable"
+                     + (f": {field.caveat.rstrip('.')}." if field.caveat else "."))
+    if noisy:
+        words.append(forecast.noisy_note(short=True) + "; do not read its boundaries as findings.")
+    elif noisy is None:
+        words.append("No forecast was recorded with this release, so these files do not say whether it is mostly "
+                     "noise.")
+    return noisy, " ".join(words)
+
+
+def write_geotiff(result: Any, path: str | os.PathLike[str], *, mechanism: str | None = None, forecast: Any = None,
+                  gis_format: int = GIS_FORMAT) -> Path:
     """The released map(s) as a GeoTIFF (float32, NaN nodata), georeferenced in the metric CRS of the release's
     projection (no CRS when the records were not projected); each grid point is the centre of a pixel. Bands,
     each described and with a ``units`` tag: every released field in model units, (g(z) - g(T)) / B (the
     excursion set is where it is > 0), then the released sd in model units where the mechanism releases one,
     then every released field in the response's own units, g^-1(g(T) + B f) (the excursion set is where it
-    is > T; field.csv's ``field_response_units``). The file's tags state the response, the threshold, the
-    clipping bound, the transform, epsilon and delta. Needs rasterio (``pip install 'privgp[gis]'``)."""
+    is > T; field.csv's ``field_response_units``), then, where an sd is released, every field's reliable mask (1
+    where it is farther than 2 released sd from the threshold, 0 within: field.csv's ``reliable``, the picture's
+    unhatched area). The file's tags state the response, the threshold, the clipping bound, the transform,
+    epsilon and delta, the forecast's ``mostly_noise`` flag ("true", "false", "unknown": no ``forecast``), a
+    ``note`` on what can be read as a finding and the ``privgp_gis_format``. ``gis_format`` 1: the file privgp
+    wrote before 2026-11-26 (no reliable band, flag or note; for ``privgp verify``). Needs rasterio
+    (``pip install 'privgp[gis]'``)."""
     from .errors import MissingExtraError
 
     try:
@@ -214,6 +259,8 @@ def write_geotiff(result: Any, path: str | os.PathLike[str], *, mechanism: str |
         from rasterio.transform import Affine
     except ImportError:
         raise MissingExtraError("a GeoTIFF", "rasterio", "gis") from None
+    if gis_format not in GIS_FORMATS:
+        raise InvalidParameterError("gis_format", f"one of {GIS_FORMATS}", gis_format)
     field = _field(result, mechanism)
     rm = result.plan.response_map
     response = str(getattr(result.data, "response_name", None) or "the response")
@@ -227,28 +274,67 @@ def write_geotiff(result: Any, path: str | os.PathLike[str], *, mechanism: str |
         bands.append((np.asarray(field.sd, dtype=float), "released sd, model units", model))
     bands += [(rm.to_response_units(b), f"released {field.noun} {k + 1}, {response} (response units; threshold "
                f"{rm.threshold:g})", f"{response} (the response's own units)") for k, b in enumerate(fields)]
+    last = len(bands)   # the last band in response units
+    extra: dict[str, str] = {}
+    units = ""
+    if gis_format >= 2:
+        if field.sd is not None:
+            bands += [(reliable_mask(b, field.sd).astype(float), f"reliable mask of released {field.noun} {k + 1}: "
+                       "1 where it is "
+                       f"farther than {RELIABLE_SD:g} released sd from the threshold, 0 within (unreliable: hatched "
+                       "in the picture, reliable = 0 in field.csv)", "1 reliable, 0 unreliable")
+                      for k, b in enumerate(fields)]
+            units = f"; {_bands(last + 1, len(bands))}: 1 where the map is reliable, 0 where it is not"
+        noisy, note = gis_note(field, forecast)
+        extra = {"mostly_noise": "unknown" if noisy is None else str(noisy).lower(), "note": note,
+                 "privgp_gis_format": str(gis_format)}
     proj = _projection(result)
     path = Path(path)
     with rasterio.open(path, "w", driver="GTiff", width=xs.size, height=ys.size, count=len(bands), dtype="float32",
                        crs=None if proj is None else rasterio.crs.CRS.from_wkt(proj.wkt()), nodata=np.nan,
                        transform=Affine(dx, 0.0, xs[0] - dx / 2, 0.0, -dy, ys[-1] + dy / 2)) as dst:
-        for i, (b, name, units) in enumerate(bands, start=1):
+        for i, (b, name, unit) in enumerate(bands, start=1):
             dst.write(np.asarray(b, dtype=float).T[::-1].astype(np.float32), i)   # rows from north to south
             dst.set_band_description(i, name)
-            dst.update_tags(i, units=units)
-        first = len(bands) - len(fields) + 1   # the first band in response units
+            dst.update_tags(i, units=unit)
+        first = last - len(fields) + 1   # the first band in response units
         dst.update_tags(units=f"{_bands(1, first - 1)}: {model} (the excursion set is where a released field is > 0); "
-                        f"{_bands(first, len(bands))}: {response} (the excursion set is where a released field is > "
-                        f"{rm.threshold:g})",
+                        f"{_bands(first, last)}: {response} (the excursion set is where a released field is > "
+                        f"{rm.threshold:g}){units}",
                         response=response, threshold=repr(float(rm.threshold)), clip=repr(float(rm.clip)),
                         transform=str(rm.transform),
                         epsilon=str(float(result.plan.certificate.epsilon)),
-                        delta=str(float(result.plan.certificate.delta)))
+                        delta=str(float(result.plan.certificate.delta)), **extra)
     return path
 
 
 def _bands(a: int, b: int) -> str:
     return f"band {a}" if a == b else f"bands {a}-{b}"
+
+
+def _filled(xs: np.ndarray, ys: np.ndarray, values: np.ndarray) -> Any:
+    """{values > 0} on the grid as a shapely (Multi)Polygon (filled contours, contourpy)."""
+    import contourpy
+    from shapely.geometry import MultiPolygon, Polygon
+    from shapely.ops import unary_union
+
+    gen = contourpy.contour_generator(xs, ys, np.asarray(values, dtype=float).T, fill_type=contourpy.FillType.OuterOffset)
+    # FillType.OuterOffset returns (points, offsets); contourpy's stub types every fill type's tuple
+    points, offsets = gen.filled(0.0, np.inf)  # type: ignore[misc]
+    polys = []
+    for pts, offs in zip(points, offsets):
+        rings = [pts[a:b] for a, b in zip(offs[:-1], offs[1:])]
+        polys.append(Polygon(rings[0], rings[1:]))
+    return unary_union(polys) if polys else MultiPolygon()
+
+
+def _polygonal(geom: Any) -> Any:
+    """The polygons of a shapely geometry (an overlay may add lines or points where two sets touch)."""
+    import shapely
+    from shapely.geometry import MultiPolygon, Polygon
+
+    parts = [g for g in shapely.get_parts(geom) if isinstance(g, Polygon) and not g.is_empty]
+    return parts[0] if len(parts) == 1 else MultiPolygon(parts)
 
 
 def excursion_polygons(result: Any, *, mechanism: str | None = None) -> list[Any]:
@@ -257,35 +343,48 @@ def excursion_polygons(result: Any, *, mechanism: str | None = None) -> list[Any
     from .errors import MissingExtraError
 
     try:
-        import contourpy
-        from shapely.geometry import MultiPolygon, Polygon
-        from shapely.ops import unary_union
+        import contourpy  # noqa: F401
+        import shapely  # noqa: F401
     except ImportError:
         raise MissingExtraError("excursion polygons", "shapely and contourpy", "gis") from None
     field = _field(result, mechanism)
     xs, ys = (np.asarray(a, dtype=float) for a in field.axes)
+    return [_filled(xs, ys, values) for values in field.values]
+
+
+def reliable_excursion_polygons(result: Any, *, mechanism: str | None = None) -> list[tuple[Any, Any]] | None:
+    """(reliable, unreliable) parts of each released field's excursion set, shapely geometries in the metric CRS:
+    reliable where the field is above the threshold by more than :data:`RELIABLE_SD` released sd (the excursion set
+    of f - 2 sd, within that of f), unreliable the rest of the excursion set (:func:`reliable_mask`, the picture's
+    hatching); None when the mechanism releases no sd."""
+    field = _field(result, mechanism)
+    if field.sd is None:
+        return None
+    xs, ys = (np.asarray(a, dtype=float) for a in field.axes)
+    sd = np.asarray(field.sd, dtype=float)
     out = []
-    for values in field.values:
-        gen = contourpy.contour_generator(xs, ys, np.asarray(values, dtype=float).T,
-                                          fill_type=contourpy.FillType.OuterOffset)
-        # FillType.OuterOffset returns (points, offsets); contourpy's stub types every fill type's tuple
-        points, offsets = gen.filled(0.0, np.inf)  # type: ignore[misc]
-        polys = []
-        for pts, offs in zip(points, offsets):
-            rings = [pts[a:b] for a, b in zip(offs[:-1], offs[1:])]
-            polys.append(Polygon(rings[0], rings[1:]))
-        geom = unary_union(polys) if polys else MultiPolygon()
-        out.append(geom)
+    for whole, values in zip(excursion_polygons(result, mechanism=mechanism), field.values):
+        above = _filled(xs, ys, np.asarray(values, dtype=float) - RELIABLE_SD * sd)
+        reliable = _polygonal(whole.intersection(above))
+        out.append((reliable, _polygonal(whole.difference(reliable))))
     return out
 
 
-def write_geojson(result: Any, path: str | os.PathLike[str], *, mechanism: str | None = None) -> Path:
-    """The released excursion set(s) as GeoJSON polygons: one Feature per released field, in
-    longitude/latitude (WGS84, RFC 7946) when the records were projected from a CRS, in the
-    release's own coordinates otherwise. Needs shapely and contourpy (``privgp[gis]``)."""
+def write_geojson(result: Any, path: str | os.PathLike[str], *, mechanism: str | None = None, forecast: Any = None,
+                  gis_format: int = GIS_FORMAT) -> Path:
+    """The released excursion set(s) as GeoJSON polygons, in longitude/latitude (WGS84, RFC 7946) when the records
+    were projected from a CRS, in the release's own coordinates otherwise. Where the mechanism releases an sd, each
+    field's excursion set is two Features, ``reliable`` true (above the threshold by more than 2 released sd) and
+    false (within 2 sd: hatched as unreliable in the picture, reliable = 0 in field.csv); otherwise one Feature per
+    field, ``reliable`` null. Every Feature and the collection state the forecast's ``mostly_noise`` flag (null: no
+    ``forecast``) and the collection a ``note`` on what can be read as a finding, and ``privgp_gis_format``.
+    ``gis_format`` 1: the file privgp wrote before 2026-11-26 (one Feature per field, no reliability, flag or
+    note; for ``privgp verify``). Needs shapely and contourpy (``privgp[gis]``)."""
     import shapely
     from shapely.geometry import mapping
 
+    if gis_format not in GIS_FORMATS:
+        raise InvalidParameterError("gis_format", f"one of {GIS_FORMATS}", gis_format)
     proj = _projection(result)
     to_lonlat = None
     if proj is not None:
@@ -295,18 +394,41 @@ def write_geojson(result: Any, path: str | os.PathLike[str], *, mechanism: str |
                                          always_xy=True)
         def to_lonlat(xy: np.ndarray) -> np.ndarray:
             return np.column_stack(tr.transform(xy[:, 0], xy[:, 1]))
+
+    def geometry(geom: Any) -> Any:
+        return mapping(geom if to_lonlat is None else shapely.transform(geom, to_lonlat))
+
     cert = result.plan.certificate
+    common = {"threshold": float(result.plan.response_map.threshold), "epsilon": float(cert.epsilon),
+              "delta": float(cert.delta)}
+    own_units = "coordinates in the release's own units (no CRS was given)"
     features = []
-    for k, geom in enumerate(excursion_polygons(result, mechanism=mechanism)):
-        g = geom if to_lonlat is None else shapely.transform(geom, to_lonlat)
-        features.append({"type": "Feature", "geometry": mapping(g),
-                         "properties": {"released_field": k + 1, "set": "where the released field > 0 (the "
-                                        "response exceeds the public threshold)",
-                                        "threshold": float(result.plan.response_map.threshold),
-                                        "epsilon": float(cert.epsilon), "delta": float(cert.delta)}})
-    doc: dict = {"type": "FeatureCollection", "features": features}
-    if proj is None:
-        doc["note"] = "coordinates in the release's own units (no CRS was given)"
+    if gis_format == 1:
+        for k, geom in enumerate(excursion_polygons(result, mechanism=mechanism)):
+            features.append({"type": "Feature", "geometry": geometry(geom),
+                             "properties": {"released_field": k + 1, "set": "where the released field > 0 (the "
+                                            "response exceeds the public threshold)", **common}})
+        doc: dict = {"type": "FeatureCollection", "features": features}
+        if proj is None:
+            doc["note"] = own_units
+    else:
+        field = _field(result, mechanism)
+        noisy, note = gis_note(field, forecast, coordinates=own_units[0].upper() + own_units[1:] + "."
+                               if proj is None else "")
+        split = reliable_excursion_polygons(result, mechanism=mechanism)
+        for k, geom in enumerate(excursion_polygons(result, mechanism=mechanism)):
+            parts = [(geom, None, "where the released field > 0 (the response exceeds the public threshold); the "
+                      "release states no uncertainty")] if split is None else [
+                (split[k][0], True, f"where the released field > 0 (the response exceeds the public threshold) by "
+                 f"more than {RELIABLE_SD:g} released sd: reliable"),
+                (split[k][1], False, f"where the released field > 0 but within {RELIABLE_SD:g} released sd of the "
+                 "threshold: unreliable, the release cannot tell the sides apart (hatched in the picture)")]
+            for g, reliable, words in parts:
+                features.append({"type": "Feature", "geometry": geometry(g),
+                                 "properties": {"released_field": k + 1, "set": words, "reliable": reliable,
+                                                "mostly_noise": noisy, **common}})
+        doc = {"type": "FeatureCollection", "privgp_gis_format": gis_format, "mostly_noise": noisy,
+               "note": note, "features": features}
     path = Path(path)
     path.write_text(json.dumps(to_jsonable(doc)) + "\n")
     return path
@@ -332,8 +454,8 @@ def write_outputs(folder: Path, result: Any, *, report: bool = True, forecast: A
     files = write_data(result, folder, mechanism=mechanism)
     if _projection(result) is not None and mech.fields(released, plan) is not None:   # no map (a tuned release that
         # selected nothing): no GIS files
-        write_geotiff(result, folder / GEOTIFF, mechanism=mechanism)
-        write_geojson(result, folder / GEOJSON, mechanism=mechanism)
+        write_geotiff(result, folder / GEOTIFF, mechanism=mechanism, forecast=forecast)
+        write_geojson(result, folder / GEOJSON, mechanism=mechanism, forecast=forecast)
         files += [GEOTIFF, GEOJSON]
     pic = None if painter is None else painter.result()
     if pic is None:
@@ -369,4 +491,5 @@ def write_release(result: Any, out: str | os.PathLike[str], *, report: bool = Tr
 
 __all__ = ["write_release", "write_outputs", "write_picture", "write_report", "write_certificate",
            "certificate_document", "write_data", "picture_name", "write_geotiff", "write_geojson",
-           "excursion_polygons", "CERTIFICATE", "REPORT", "GEOTIFF", "GEOJSON"]
+           "excursion_polygons", "reliable_excursion_polygons", "reliable_mask", "gis_note", "GIS_FORMAT",
+           "GIS_FORMATS", "RELIABLE_SD", "CERTIFICATE", "REPORT", "GEOTIFF", "GEOJSON"]

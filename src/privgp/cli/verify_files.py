@@ -204,12 +204,15 @@ def check_contents(doc: dict, kind: str | None, folder: Path, files: dict[str, s
         return []
     notes: list[str] = []
     if kind == "release":
-        rebuilt = _check_release(doc, folder, files, notes)
+        gis: list[tuple[Any, Any, Any]] = []
+        rebuilt = _check_release(doc, folder, files, notes, gis)
         from .verify_report import check_forecast, check_picture, check_report
 
         drawn = None
         if rebuilt is not None:
             fc, note = check_forecast(doc, rebuilt[1])
+            for writer, plan, released in gis:   # they state the forecast's mostly-noise flag
+                _check_gis(doc, folder, files, writer, plan, released, notes, fc)
             drawn, more = check_picture(doc, folder, files, rebuilt, fc)
             notes += note + more
         if "report.html" in ok:
@@ -260,10 +263,11 @@ def _foreign(files: dict[str, str], allowed, what: str) -> None:
                                               "only its own release's files")
 
 
-def _check_release(doc: dict, folder: Path, files: dict[str, str], notes: list[str] | None = None
-                   ) -> tuple[Any, Any, Any] | None:
+def _check_release(doc: dict, folder: Path, files: dict[str, str], notes: list[str] | None = None,
+                   gis: list[tuple[Any, Any, Any]] | None = None) -> tuple[Any, Any, Any] | None:
     """(mechanism, rebuilt plan, released map or None) once the files are checked; None where they could not all
-    be read (nothing hashed, a file missing)."""
+    be read (nothing hashed, a file missing). The GIS files are checked after the forecast (:func:`_check_gis`):
+    ``gis`` receives (writer, plan, released) for them; without it they are checked here, without a forecast."""
     """A release's hashed files: the mechanism's data files and picture are all hashed and no other mechanism's
     is; its .npz holds exactly the arrays the mechanism writes from the released arrays under the certificate's
     plan (a noisy grid's map and sd recomputed from its released statistics: the sd follows from the noise
@@ -313,7 +317,10 @@ def _check_release(doc: dict, folder: Path, files: dict[str, str], notes: list[s
             note = _same_file(f, folder / f.name, arrays if f.name == writer.npz else None, writer.name)
             if note is not None and notes is not None:
                 notes.append(note if note.startswith(f"{f.name}: ") else f"{f.name}: {note}")
-    _check_gis(doc, folder, files, writer, plan, released, [] if notes is None else notes)
+    if gis is None:
+        _check_gis(doc, folder, files, writer, plan, released, [] if notes is None else notes, None)
+    else:
+        gis.append((writer, plan, released))
     return mech, full, writer.fields(released, plan)
 
 
@@ -383,15 +390,17 @@ def _file_names(files: list[Any], npz: str | None) -> list[str]:
 
 
 def _check_gis(doc: dict, folder: Path, files: dict[str, str], writer: Any, plan: Any, released: Any,
-               notes: list[str]) -> None:
+               notes: list[str], forecast: Any = None) -> None:
     """field.tif and excursion.geojson: hashed exactly when the certificate records a projection from a CRS (a
     2-D map), and each what privgp's GIS writers make of the released map (regenerated and compared: the
     GeoTIFF's bands, their descriptions and units, georeferencing and tags, the GeoJSON's polygons and stated
-    epsilon, delta, threshold)."""
+    epsilon, delta, threshold; in GIS format 2 also the reliability marks and ``forecast``'s mostly-noise flag
+    and note). A file in an earlier privgp's GIS format (:data:`privgp.publish.GIS_FORMATS`, told apart by its
+    content) is checked in part, with a note: it lacks what the installed privgp states."""
     from types import SimpleNamespace
 
     from ..mechanisms.release import ReleaseResult
-    from ..publish import GEOJSON, GEOTIFF, write_geojson, write_geotiff
+    from ..publish import GEOJSON, GEOTIFF, GIS_FORMAT, GIS_FORMATS, write_geojson, write_geotiff
 
     dataset = doc.get("dataset")
     projection = dataset.get("projection") if isinstance(dataset, dict) else None
@@ -411,22 +420,33 @@ def _check_gis(doc: dict, folder: Path, files: dict[str, str], writer: Any, plan
         for name, write, same in ((GEOJSON, write_geojson, _same_geojson), (GEOTIFF, write_geotiff, _same_geotiff)):
             if files[name] != "ok":
                 continue
-            try:
-                again = write(result, Path(tmp) / name, mechanism=writer.name)
-            except ImportError as exc:
-                raise _mismatch(name, f"cannot be checked without privgp's GIS extra ({exc}; pip install "
-                                "'privgp[gis]')") from None
-            except Exception as exc:   # a projection the writers cannot use: not what privgp wrote
-                raise _mismatch(name, f"cannot be regenerated from the certificate's projection "
-                                f"({type(exc).__name__}: {str(exc)[:80]})") from None
-            if (folder / name).read_bytes() == again.read_bytes():
-                continue
-            if not same(folder / name, again):
+            got = (folder / name).read_bytes()
+            for fmt in (GIS_FORMAT, *sorted(set(GIS_FORMATS) - {GIS_FORMAT}, reverse=True)):
+                try:
+                    again = write(result, Path(tmp) / f"{fmt}{name}", mechanism=writer.name, forecast=forecast,
+                                  gis_format=fmt)
+                except ImportError as exc:
+                    raise _mismatch(name, f"cannot be checked without privgp's GIS extra ({exc}; pip install "
+                                    "'privgp[gis]')") from None
+                except Exception as exc:   # a projection the writers cannot use: not what privgp wrote
+                    raise _mismatch(name, f"cannot be regenerated from the certificate's projection "
+                                    f"({type(exc).__name__}: {str(exc)[:80]})") from None
+                older = "" if fmt == GIS_FORMAT else (
+                    f"{name}: checked in part: in privgp's earlier GIS format {fmt}, not the installed {GIS_FORMAT} "
+                    "(it does not mark where the map is unreliable nor say whether it is mostly noise; rebuilt in "
+                    f"format {fmt}, the same)")
+                if got == again.read_bytes():
+                    notes += [older] if older else []
+                    break
+                if same(folder / name, again):
+                    notes += ([older] if older else []) + [
+                        f"{name}: checked in part (what privgp writes, read as GIS software reads it, but not byte "
+                        "for byte: another GDAL or platform, or bytes that carry something else)"]
+                    break
+            else:
                 raise _mismatch(name, "not what privgp writes from the released map under the certificate's "
-                                "settings (its map, georeferencing, bands and their units or stated epsilon, delta, "
-                                "threshold)")
-            notes.append(f"{name}: checked in part (what the installed privgp writes, read as GIS software reads it, "
-                         "but not byte for byte: another GDAL or platform, or bytes that carry something else)")
+                                "settings (its map, georeferencing, bands and their units, reliability marks or "
+                                "stated epsilon, delta, threshold, mostly-noise flag)")
 
 
 def _same_json(a: Any, b: Any) -> bool:
