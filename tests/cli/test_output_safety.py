@@ -276,3 +276,19 @@ def test_overwrite_recognises_an_optimize_run_whose_certificate_hashed_no_files(
     assert earlier_output(out) == frozenset({"certificate.json", "history.csv", "queries.png", "summary.json"})
     (out / "notes.txt").write_text("mine")
     assert "notes.txt" not in earlier_output(out)
+
+
+def test_an_out_under_a_folder_where_no_file_can_be_made_says_so(tmp_path, monkeypatch):
+    """Walk-through 15: --out under /proc said "/proc (No such file or directory)" of a folder that exists: the
+    message says a file cannot be created there, and why."""
+    import errno
+    import tempfile
+
+    from privgp.errors import InvalidParameterError
+
+    def refuse(*a, **k):
+        raise OSError(errno.ENOENT, os.strerror(errno.ENOENT))
+
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    with pytest.raises(InvalidParameterError, match=r"cannot create a file there: No such file or directory"):
+        check_output_dir(tmp_path / "out")

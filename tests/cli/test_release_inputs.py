@@ -338,6 +338,17 @@ def test_degrees_without_crs_get_a_note_and_with_crs_none(env, capsys):
     assert code == 0 and err.count("privgp: note: the coordinate columns are named like longitude and latitude") == 1, err
     code, _, err = run(capsys, *common, "--crs", "EPSG:4326", "--out", tmp / "b")
     assert code == 0 and "named like longitude" not in err, err
+    # walk-through 15: latitude as x and longitude as y, the box swapped too: with --crs the map went to
+    # Antarctica (refused now, nothing charged); without it, a note
+    swapped = ["release", "--data", data, "--x-col", "lat", "--y-col", "lon", "--response-col", "no2",
+               "--box", "51.40", "51.60", "-0.25", "0.05", "--threshold", "40", "--clip", "20", *OK,
+               "--ledger", ledger]
+    before = Ledger(ledger).entries()
+    code, _, err = run(capsys, *swapped, "--crs", "EPSG:4326", "--out", tmp / "c")
+    assert code == 2 and "--x-col/--y-col must be the longitude (east) column" in err and err.count("\n") == 1
+    assert not (tmp / "c").exists() and len(Ledger(ledger).entries()) == len(before)
+    code, _, err = run(capsys, *swapped, "--out", tmp / "d")
+    assert code == 0 and "the x (east) column is named like latitude" in err, err
 
 
 def test_a_transect_along_one_axis_is_released(env, capsys):
@@ -375,7 +386,8 @@ def test_a_box_the_records_fill_under_a_tenth_of_is_refused_unless_noisy_maps_ar
     (tmp / "single.csv").write_text("lon,lat,no2\n-0.1,51.5,30\n")
     code, _, err = run(capsys, *args[:2], tmp / "single.csv", *args[3:], "--box", "-0.25", "0.05", "51.40", "51.60",
                        "--out", tmp / "one")
-    assert code == 2 and "with 1 record, no map can be drawn" in err, err
+    # walk-through 15: one record was first blamed on the box's order (GIS); it is named as the cause
+    assert code == 2 and err.startswith("privgp: error: records must be more than one record") and "GIS" not in err
 
 
 def test_a_dry_run_prints_the_forecast_and_charges_and_writes_nothing(env, capsys):

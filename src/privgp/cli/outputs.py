@@ -193,7 +193,7 @@ def check_output_dir(out, overwrite: bool = False, *, flag: str = "--out",
             os.unlink(probe)
     except OSError as exc:
         raise InvalidParameterError(flag, "creatable: its nearest existing parent must be a writable folder",
-                                    f"{anchor} ({exc.strerror or exc})") from None
+                                    f"{anchor} (cannot create a file there: {exc.strerror or exc})") from None
     if clean and out.parent.is_dir():
         note = clean_leftovers(out.parent)
         if note:

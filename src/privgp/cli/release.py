@@ -249,6 +249,10 @@ def load_data(args):
             if getattr(args, flag) is None:
                 raise InvalidParameterError("--" + flag, "given with --data (a public value chosen without "
                                             "looking at the data)", None)
+        if getattr(args, "crs", None) is not None and degree_names(coords) == "lat, lon":
+            raise InvalidParameterError("--x-col/--y-col", "the longitude (east) column as --x-col and the latitude "
+                                        "(north) column as --y-col with --crs (and --box XMIN XMAX YMIN YMAX in that "
+                                        "order: longitudes, then latitudes)", f"--x-col {coords[0]} --y-col {coords[1]}")
         domain = _box(args.box, len(coords))
         rmap = ResponseMap(threshold=args.threshold, clip=args.clip, transform=args.transform or "identity")
         data = _load_source(args, coords, domain, rmap)
@@ -269,10 +273,19 @@ def load_data(args):
 _LONGITUDE, _LATITUDE = ("lon", "lng", "long", "longitude"), ("lat", "latitude")
 
 
+def degree_names(coordinates) -> str | None:
+    """"lon, lat" for 2-D coordinates named like longitude then latitude, "lat, lon" for the reverse, else None."""
+    names = [str(c).strip().lower() for c in coordinates]
+    if len(names) == 2 and names[0] in _LONGITUDE and names[1] in _LATITUDE:
+        return "lon, lat"
+    if len(names) == 2 and names[0] in _LATITUDE and names[1] in _LONGITUDE:
+        return "lat, lon"
+    return None
+
+
 def looks_like_degrees(coordinates, domain) -> bool:
     """2-D coordinates named like longitude and latitude (x then y) over a box inside [-180, 180] x [-90, 90]."""
-    names = [str(c).strip().lower() for c in coordinates]
-    if len(names) != 2 or names[0] not in _LONGITUDE or names[1] not in _LATITUDE:
+    if degree_names(coordinates) != "lon, lat":
         return False
     (x0, y0), (x1, y1) = domain.lower, domain.upper
     return -180.0 <= x0 and x1 <= 180.0 and -90.0 <= y0 and y1 <= 90.0
@@ -655,6 +668,10 @@ def run(args) -> int:
                   "without --crs they are taken as planar units (away from the equator a degree of longitude is "
                   "shorter than one of latitude, so cells and lengthscales are stretched) and --crs EPSG:4326 "
                   "projects them to metres; planar coordinates need nothing", file=sys.stderr)
+        elif degree_names(data.coordinates) == "lat, lon":
+            print("privgp: note: the x (east) column is named like latitude and the y (north) column like longitude: "
+                  "the map is drawn with them across and up as given; if they are swapped, give --x-col and --y-col "
+                  "the other way round (and --box in that order)", file=sys.stderr)
         progress.update(1)
         progress.stage(STAGES[4])
         from ..publish import write_outputs  # the writers Python users call (privgp.publish)

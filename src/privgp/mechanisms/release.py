@@ -307,6 +307,9 @@ def check_extents(x_lo: ArrayLike, x_hi: ArrayLike, z_range: tuple[float, float]
     # box's area in 2-D): a transect along one axis, or records on a line, fill a real part of the box
     axes = " and ".join(f"{100 * s:.3g}% of its {'width' if j == 0 else 'height'}" for j, s in enumerate(spans))
     got = " ".join(f"{a:g} {b:g}" for a, b in zip(lo, hi))
+    if n == 1:
+        raise InvalidParameterError("records", "more than one record (one record is at one place: there is no map "
+                                    "to draw, and a release of it would be privacy noise)", "1 record")
     if n > 1 and float(np.max(spans)) == 0.0:
         raise InvalidParameterError("records", f"records at more than one place (all {n} are at the same "
                                     "coordinates: there is no map to draw)", f"{n} records at one point")
@@ -315,8 +318,7 @@ def check_extents(x_lo: ArrayLike, x_hi: ArrayLike, z_range: tuple[float, float]
             "box", f"a public box the records fill a real part of (they span {axes}: a map over this box would be "
             "empty almost everywhere); is it in the order XMIN XMAX YMIN YMAX (not GIS's minx miny maxx maxy; in "
             "Python Box((xmin, ymin), (xmax, ymax)))? Choose it for the region the records come from, from public "
-            "knowledge, not from the records' own extent" + ("" if n > 1 else f" (with {n} record, no map can be "
-                                                             "drawn)"), got)
+            "knowledge, not from the records' own extent", got)
     core_spans = spans if core is None else (np.asarray(core[1], float) - np.asarray(core[0], float)) / (hi - lo)
     if float(np.max(core_spans)) < MIN_SIDE_SHARE and not allow_noisy:
         which = f"they span {axes}"
