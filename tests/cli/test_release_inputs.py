@@ -419,3 +419,19 @@ def test_a_dry_run_prints_the_forecast_and_charges_and_writes_nothing(env, capsy
     code, _, err = run(capsys, "release", "--mechanism", "laplace-grid", "--cells", "40", "--epsilon", "2",
                        "--ledger", ledger, "--out", out)
     assert_refused(code, err, "or --mechanism auto (settings tuned", ledger, before, out)
+
+
+def test_rows_that_repeat_exactly_get_a_note_and_distinct_rows_none(env, capsys):
+    """Walk-through 15: 1000 rows resampled from 210 sales (up to 14 copies of one) were released as 1000 people
+    with no word; the data holder is told how many rows repeat and the most copies of one (stderr only)."""
+    tmp, ledger = env
+    data = _sensors(tmp / "s.csv", n=300)
+    rows = data.read_text().splitlines()
+    (tmp / "dup.csv").write_text("\n".join(rows + rows[1:51] + [rows[1]] * 3) + "\n")
+    common = ["release", "--x-col", "lon", "--y-col", "lat", "--response-col", "no2", "--box", "-0.25", "0.05",
+              "51.40", "51.60", "--threshold", "40", "--clip", "20", *OK, "--ledger", ledger, "--dry-run"]
+    code, _, err = run(capsys, *common, "--data", tmp / "dup.csv")
+    assert code == 0 and ("privgp: note: 53 of the 353 records repeat another record exactly" in err
+                          and "up to 5 copies of one" in err), err
+    code, _, err = run(capsys, *common, "--data", data)
+    assert code == 0 and "repeat another record" not in err, err

@@ -9,7 +9,7 @@ import struct
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from privgp.datasets.fingerprint import (
@@ -183,3 +183,20 @@ def test_digest_across_blocks_equals_the_reference():
     assert records_digest(np.ascontiguousarray(X), y) == reference_v3(rows)
     with pytest.raises(ValueError, match="responses"):
         records_digest(X, y[:-1])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 40), st.integers(0, 30), st.integers(1, 2), st.integers(0, 2**32 - 1))
+def test_repeated_records_counts_exact_copies_as_numpy_unique_does(n, copies, d, seed):
+    """repeated_records (the data holder's note on rows that repeat) against np.unique over whole rows: the number
+    of rows that repeat an earlier one and the largest multiplicity; -0.0 and 0.0 are one value, as in the digest."""
+    from privgp.datasets.fingerprint import repeated_records
+
+    rng = np.random.default_rng(seed)
+    X = rng.integers(-2, 3, (n, d)).astype(float)          # small integers: copies happen by chance too
+    y = rng.integers(-1, 2, n).astype(float)
+    pick = rng.integers(0, n, copies)
+    X, y = np.vstack([X, X[pick]]), np.concatenate([y, y[pick]])
+    X[X == 0] = rng.choice([0.0, -0.0], int(np.sum(X == 0)))
+    _, counts = np.unique(np.column_stack([X + 0.0, y + 0.0]), axis=0, return_counts=True)
+    assert repeated_records(X, y) == (len(y) - counts.size, int(counts.max()))

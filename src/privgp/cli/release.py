@@ -273,6 +273,19 @@ def load_data(args):
 _LONGITUDE, _LATITUDE = ("lon", "lng", "long", "longitude"), ("lat", "latitude")
 
 
+def _note_repeated_rows(data) -> None:
+    """A note (stderr, the data holder's own) when records repeat exactly: the unit of privacy is a row, so a person
+    with k identical rows is protected at about k epsilon (walk-through 15: 1000 rows of 210 sales, released as
+    1000 people)."""
+    from ..datasets.fingerprint import repeated_records
+
+    repeats, most = repeated_records(data.X, data.response)
+    if repeats:
+        print(f"privgp: note: {repeats} of the {data.n} records repeat another record exactly (same coordinates and "
+              f"response; up to {most} copies of one): the guarantee is per row, so if copies are one person's, "
+              f"that person is protected at about {most} x epsilon; give one row per person", file=sys.stderr)
+
+
 def degree_names(coordinates) -> str | None:
     """"lon, lat" for 2-D coordinates named like longitude then latitude, "lat, lon" for the reverse, else None."""
     names = [str(c).strip().lower() for c in coordinates]
@@ -640,6 +653,8 @@ def run(args) -> int:
         to_release, data = _cluster_statistics(args, plan, data) if reduced else (plan, data)
         # checked once, before the ledger (the map's extent already by load_data)
         records = data if reduced else check_records(plan, data, allow_noisy=args.allow_noisy, map_checked=True)
+        if not reduced:
+            _note_repeated_rows(data)
         # (a dry run reports the forecast's verdict instead of refusing on it)
         fc = forecast_release(plan, allow_noisy=args.allow_noisy or out is None, quiet=args.json or out is None,
                               reps=mech.forecast_reps, chosen_by_auto=args.mechanism == "auto")

@@ -52,6 +52,19 @@ def _fmix(h: np.ndarray, t: np.ndarray) -> np.ndarray:
     return h
 
 
+def _hash_block(cols: Sequence[np.ndarray], start: int, stop: int, seed: np.uint64, bits: np.ndarray,
+                out: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """One 64-bit hash per record of rows start:stop into ``out`` (``bits``, ``t``: scratch arrays of its size)."""
+    value = bits.view("<f8")
+    np.add(cols[0][start:stop], 0.0, out=value)   # -0.0 + 0.0 = 0.0: one bit pattern for zero
+    np.bitwise_xor(bits, seed, out=out)
+    for c in cols[1:]:
+        _fmix(out, t)
+        np.add(c[start:stop], 0.0, out=value)
+        out ^= bits
+    return _fmix(out, t)
+
+
 def record_hashes(columns: Sequence[np.ndarray]) -> tuple[int, int]:
     """(S1, S2): sums mod 2^64 of two 64-bit hashes of each record, the records given as equal-length float64
     ``columns`` (coordinates, then the response; -0.0 read as 0.0): h = fmix64(... fmix64(seed ^ b_1) ...
@@ -61,23 +74,35 @@ def record_hashes(columns: Sequence[np.ndarray]) -> tuple[int, int]:
     n = cols[0].shape[0] if cols else 0
     size = min(n, BLOCK)
     bits, h, t = np.empty(size, dtype=np.uint64), np.empty(size, dtype=np.uint64), np.empty(size, dtype=np.uint64)
-    value = bits.view("<f8")
     sums = [0, 0]
     with np.errstate(over="ignore"):
         for start in range(0, n, BLOCK):
             stop = min(start + BLOCK, n)
             m = stop - start
-            b, hb, tb, vb = bits[:m], h[:m], t[:m], value[:m]
             for k, seed in enumerate(_SEEDS):
-                np.add(cols[0][start:stop], 0.0, out=vb)   # -0.0 + 0.0 = 0.0: one bit pattern for zero
-                np.bitwise_xor(b, seed, out=hb)
-                for c in cols[1:]:
-                    _fmix(hb, tb)
-                    np.add(c[start:stop], 0.0, out=vb)
-                    hb ^= b
-                _fmix(hb, tb)
+                hb = _hash_block(cols, start, stop, seed, bits[:m], h[:m], t[:m])
                 sums[k] = (sums[k] + int(np.add.reduce(hb, dtype=np.uint64))) & _MASK
     return sums[0], sums[1]
+
+
+def repeated_records(X: np.ndarray, response: np.ndarray) -> tuple[int, int]:
+    """(how many records repeat an earlier one exactly, the most copies of one record): from the records' 64-bit
+    hashes (a hash collision, about 2^-64 per pair, can only add to the count). For the data holder's eyes only."""
+    cols = [np.asarray(c, dtype="<f8").reshape(-1) for c in (*np.asarray(X, dtype=float).reshape(len(response), -1).T,
+                                                              response)]
+    n = cols[0].shape[0]
+    if n < 2:
+        return 0, n
+    h, bits, t = np.empty(n, dtype=np.uint64), np.empty(min(n, BLOCK), dtype=np.uint64), np.empty(min(n, BLOCK), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for start in range(0, n, BLOCK):
+            stop = min(start + BLOCK, n)
+            _hash_block(cols, start, stop, _SEEDS[0], bits[:stop - start], h[start:stop], t[:stop - start])
+    h.sort()
+    new = np.empty(n, dtype=bool)
+    new[0], new[1:] = True, h[1:] != h[:-1]
+    starts = np.flatnonzero(new)
+    return int(n - starts.size), int(np.max(np.diff(np.append(starts, n))))
 
 
 def add_sums(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
