@@ -156,7 +156,7 @@ def test_picture_marks_unreliable_areas_and_the_summary_says_pure_dp(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "pure 10-DP (it holds with delta = 0 too)" in r.stdout       # auto chose the Laplace grid
     html = (tmp_path / "out" / "report.html").read_text()
-    assert "Grey hatching" in html
+    assert "Hatching over faded colours" in html and "The line is dashed where it runs through the hatching" in html
     assert Path(tmp_path / "out" / "excursion.png").exists()
 
 

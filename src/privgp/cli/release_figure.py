@@ -11,7 +11,9 @@ training point can be drawn.
   (g^-1(g(T) + B f), the un-centred scale; perceptually uniform colormap, logarithmic colour scale
   for ``transform = log``), colours saturating outside the public clipping range
   [g^-1(g(T) - B), g^-1(g(T) + B)], the threshold marked on the colorbar, the excursion boundary
-  {response = T} drawn over it, and the public domain's box.
+  {response = T} drawn over it, and the public domain's box. With a released sd, where the map is within 2 sd of
+  the threshold it is unreliable: veiled and hatched, the boundary dashed through it (picture format 3; formats 1
+  and 2, kept for ``privgp verify``, greyed it and drew no boundary there).
 * 2-D, K > 1 released functions (e.g. L posterior paths): the vote map, the fraction of the K
   functions above the threshold at each grid point, and its 1/2 contour.
 * 1-D: the K functions as lines in response units (clipped to the clipping range for display),
@@ -99,11 +101,14 @@ class _Figures:
         """Nothing to close: the figure is not registered with pyplot."""
 
 
-#: the picture's format: 2 (2026-11-26) says in the legend that the hatching covers the privacy noise only, and
-#: draws a 1-D grid map's 2-sd band and hatching; 1 is what earlier privgp drew (``privgp verify`` redraws an older
-#: release's picture in its format and says so)
-PICTURE_FORMAT = 2
-PICTURE_FORMATS = (1, 2)
+#: the picture's format: 3 (2026-11-26, walk-through 15) draws a 2-D map's excursion boundary everywhere (solid
+#: where the map is reliable, dashed through the hatching), on a colour map with no grey near the threshold
+#: (viridis), unreliable areas faded and hatched darker, and wraps text that would not fit the figure; 2
+#: (2026-11-26) says in the legend that the hatching covers the privacy noise only, and draws a 1-D grid map's 2-sd
+#: band and hatching; 1 is what earlier privgp drew (``privgp verify`` redraws an older release's picture in its
+#: format and says so)
+PICTURE_FORMAT = 3
+PICTURE_FORMATS = (1, 2, 3)
 
 
 def draw(field: ReleasedField, ctx: PictureContext, fmt: int = PICTURE_FORMAT) -> Picture:
@@ -163,7 +168,6 @@ def _domain_patch(ax, domain: Box):
 def _draw_2d(plt, field: ReleasedField, ctx: PictureContext, fmt: int = PICTURE_FORMAT):
     from matplotlib import colors
     from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch
 
     rm, resp = ctx.response_map, ctx.response
     w = ctx.domain.widths
@@ -178,7 +182,8 @@ def _draw_2d(plt, field: ReleasedField, ctx: PictureContext, fmt: int = PICTURE_
         lo, hi = (float(v) for v in rm.to_response_units([-span, span]))
         shown = rm.to_response_units(np.clip(field.values[0], -span, span))
         norm = colors.LogNorm(lo, hi) if rm.transform == "log" else colors.Normalize(lo, hi)
-        mesh = ax.pcolormesh(X0, X1, shown, cmap="cividis", norm=norm, shading="nearest", rasterized=True)
+        mesh = ax.pcolormesh(X0, X1, shown, cmap="cividis" if fmt < 3 else "viridis", norm=norm, shading="nearest",
+                             rasterized=True)
         mesh.set_clip_path(_domain_patch(ax, ctx.domain))  # one cell per grid point, cut at the domain's edge
         saturates = span >= 1.0 and np.abs(field.values[0]).max() > 1.0
         cb = fig.colorbar(mesh, cax=_colorbar_axes(ax), extend="both" if saturates else "neither")
@@ -187,34 +192,10 @@ def _draw_2d(plt, field: ReleasedField, ctx: PictureContext, fmt: int = PICTURE_
         cb.ax.axhline(rm.threshold, color="white", lw=3.0)
         cb.ax.axhline(rm.threshold, color="black", lw=1.2)
         unreliable = None if field.sd is None else ~(np.abs(field.values[0]) > 2.0 * np.asarray(field.sd))
-        if unreliable is not None and unreliable.any():
-            # where the released map is within 2 released sd of the threshold it cannot tell the sides apart:
-            # grey it out and draw no boundary there
-            ax.contourf(X0, X1, unreliable.astype(float), levels=[0.5, 1.5], colors="none", hatches=["////"],
-                        zorder=3)
-            ax.pcolormesh(X0, X1, np.ma.masked_where(~unreliable, np.ones_like(X0)), cmap=colors.ListedColormap(
-                ["#d9d9d9"]), alpha=0.55, shading="nearest", rasterized=True, zorder=2)
-            handles.append(Patch(facecolor="#d9d9d9", edgecolor="black", hatch="////",
-                                 label="unreliable: within 2 sd of the privacy noise of the threshold\n"
-                                       "(other errors, e.g. coarse cells, are not marked)" if fmt >= 2 else
-                                 "unreliable: within 2 released sd of the threshold"))
-        _boundary(ax, X0, X1, field.values[0] if unreliable is None else
-                  np.ma.masked_where(unreliable, field.values[0]), 0.0)
-        handles.append(Line2D([], [], color="white", lw=2.0, path_effects=_style_line()["path_effects"],
-                              label=f"excursion boundary: {resp.label} = {thr} (the threshold)"))
-        caption = (f"Colour: the released {field.noun}, in {resp.axis_label()}"
-                   + (f"; colours saturate outside the public clipping range {resp.value(_sig(lo))} to "
-                      f"{resp.value(_sig(hi))} (the arrows on the colour bar)" if saturates else
-                      ", on a scale centred on the threshold") + ". "
-                   f"White line: the boundary of the released excursion set, where the released {field.noun} crosses "
-                   f"the threshold {thr} (marked on the colour bar); the side with colours above the mark is where "
-                   f"{ctx.threshold_text()}.")
-        if unreliable is not None:
-            caption += (f" Grey hatching: where the released {field.noun} is within two released standard deviations "
-                        f"of the threshold ({unreliable.mean():.0%} of the map): there the release cannot tell on which "
-                        "side of the threshold the response lies, and no boundary is drawn. The released standard "
-                        "deviation is the privacy noise's only: elsewhere the map's resolution and the few records "
-                        "behind a place can still put it on the wrong side.")
+        if fmt >= 3:
+            caption = _boundary_3(ax, X0, X1, field, ctx, unreliable, handles, saturates, lo, hi)
+        else:
+            caption = _boundary_2(ax, X0, X1, field, ctx, unreliable, handles, saturates, lo, hi, fmt)
     else:
         K = field.count
         frac = (field.values >= 0.0).mean(axis=0)
@@ -235,7 +216,7 @@ def _draw_2d(plt, field: ReleasedField, ctx: PictureContext, fmt: int = PICTURE_
                    "above the threshold.")
     _domain_patch(ax, ctx.domain)
     handles.append(Line2D([], [], color="black", lw=1.2, ls=(0, (5, 3)),
-                          label=f"public domain {ctx.domain_text()}"))
+                          label=f"{DOMAIN_LABEL}{ctx.domain_text()}"))
     caption += f" Dashed box: the public domain {ctx.domain_text()}; no data point is shown."
     if field.caveat:
         caption += " " + field.caveat
@@ -243,13 +224,140 @@ def _draw_2d(plt, field: ReleasedField, ctx: PictureContext, fmt: int = PICTURE_
     ax.set_xlabel(ctx.axis_labels[0])
     ax.set_ylabel(ctx.axis_labels[1])
     ax.set_title(_title(field, ctx), fontsize=11)
-    _fit(fig, ax, fig.legend(handles=handles, loc="lower center", ncols=2, fontsize=9, frameon=False,
-                             bbox_to_anchor=(0.5, 0.0), borderaxespad=PAD_IN * 72 / 9), beside=[cb.ax])
+    _layout(fig, ax, handles, fmt, beside=[cb.ax])
     return fig, caption
+
+
+def _boundary_2(ax, X0, X1, field: ReleasedField, ctx: PictureContext, unreliable, handles: list, saturates: bool,
+                lo: float, hi: float, fmt: int) -> str:
+    """Picture formats 1 and 2 (kept to verify earlier releases): grey hatching where the map is unreliable, and
+    the boundary only where it is reliable. Returns the caption."""
+    from matplotlib import colors
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    resp, thr = ctx.response, ctx.response.value(ctx.response_map.threshold)
+    if unreliable is not None and unreliable.any():
+        # where the released map is within 2 released sd of the threshold it cannot tell the sides apart:
+        # grey it out and draw no boundary there
+        ax.contourf(X0, X1, unreliable.astype(float), levels=[0.5, 1.5], colors="none", hatches=["////"],
+                    zorder=3)
+        ax.pcolormesh(X0, X1, np.ma.masked_where(~unreliable, np.ones_like(X0)), cmap=colors.ListedColormap(
+            ["#d9d9d9"]), alpha=0.55, shading="nearest", rasterized=True, zorder=2)
+        handles.append(Patch(facecolor="#d9d9d9", edgecolor="black", hatch="////",
+                             label="unreliable: within 2 sd of the privacy noise of the threshold\n"
+                                   "(other errors, e.g. coarse cells, are not marked)" if fmt >= 2 else
+                             "unreliable: within 2 released sd of the threshold"))
+    _boundary(ax, X0, X1, field.values[0] if unreliable is None else
+              np.ma.masked_where(unreliable, field.values[0]), 0.0)
+    handles.append(Line2D([], [], color="white", lw=2.0, path_effects=_style_line()["path_effects"],
+                          label=f"excursion boundary: {resp.label} = {thr} (the threshold)"))
+    caption = (f"Colour: the released {field.noun}, in {resp.axis_label()}"
+               + (f"; colours saturate outside the public clipping range {resp.value(_sig(lo))} to "
+                  f"{resp.value(_sig(hi))} (the arrows on the colour bar)" if saturates else
+                  ", on a scale centred on the threshold") + ". "
+               f"White line: the boundary of the released excursion set, where the released {field.noun} crosses "
+               f"the threshold {thr} (marked on the colour bar); the side with colours above the mark is where "
+               f"{ctx.threshold_text()}.")
+    if unreliable is not None:
+        caption += (f" Grey hatching: where the released {field.noun} is within two released standard deviations "
+                    f"of the threshold ({unreliable.mean():.0%} of the map): there the release cannot tell on which "
+                    "side of the threshold the response lies, and no boundary is drawn. The released standard "
+                    "deviation is the privacy noise's only: elsewhere the map's resolution and the few records "
+                    "behind a place can still put it on the wrong side.")
+    return caption
+
+
+#: format 3's unreliable areas: a white veil over the colours (its alpha) and dark hatching
+VEIL_ALPHA = 0.6
+HATCH_3, HATCH_COLOR_3, HATCH_LW_3 = "///", "0.15", 1.1
+#: format 3's boundary: dashed (white, black edge) where it runs through unreliable points
+DASHES_3 = (0, (3.0, 2.0))
+
+
+def _crossings(values, unreliable):
+    """Whether the level-0 line crosses between two neighbouring grid points (a sign change) (a) with both reliable,
+    (b) with either unreliable: where ``contour`` draws the reliable (masked) line and where it draws only the
+    whole line."""
+    v = np.asarray(values) > 0.0
+    reliable, other = False, False
+    for axis in (0, 1):
+        a, b = (slice(None, -1), slice(1, None)) if axis == 0 else ((slice(None), slice(None, -1)),
+                                                                     (slice(None), slice(1, None)))
+        change = v[a] != v[b]
+        either = unreliable[a] | unreliable[b]
+        reliable |= bool((change & ~either).any())
+        other |= bool((change & either).any())
+    return reliable, other
+
+
+def _boundary_3(ax, X0, X1, field: ReleasedField, ctx: PictureContext, unreliable, handles: list, saturates: bool,
+                lo: float, hi: float) -> str:
+    """Picture format 3: unreliable areas veiled white and hatched dark (distinct from any colour of the map), and
+    the boundary of the released excursion set drawn wherever the released map crosses the threshold: solid where
+    the map is reliable, dashed through the hatching. Returns the caption."""
+    from matplotlib import colors
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    resp, thr = ctx.response, ctx.response.value(ctx.response_map.threshold)
+    values = field.values[0]
+    marked = unreliable is not None and bool(unreliable.any())
+    crosses = bool(values.min() < 0.0 < values.max())
+    solid, dashed = (crosses, False) if not marked else _crossings(values, unreliable)
+    effects = _style_line()["path_effects"]
+    label = f"excursion boundary: {resp.label} = {thr} (the threshold)"
+    if dashed:
+        _boundary(ax, X0, X1, values, 0.0, linestyles=[DASHES_3], zorder=4)
+    if solid:
+        _boundary(ax, X0, X1, np.ma.masked_where(unreliable, values) if marked else values, 0.0, zorder=4)
+    if solid or not dashed:
+        handles.append(Line2D([], [], color="white", lw=2.0, path_effects=effects, label=label))
+    if dashed and not solid:
+        handles.append(Line2D([], [], color="white", lw=2.0, ls=DASHES_3, path_effects=effects,
+                              label=f"{label},\ndashed: it runs through unreliable areas"))
+    if marked:
+        ax.pcolormesh(X0, X1, np.ma.masked_where(~unreliable, np.ones_like(X0)),
+                      cmap=colors.ListedColormap(["white"]), alpha=VEIL_ALPHA, shading="nearest", rasterized=True,
+                      zorder=2)
+        hatch = ax.contourf(X0, X1, unreliable.astype(float), levels=[0.5, 1.5], colors="none",
+                            hatches=[HATCH_3], zorder=3)
+        hatch.set_hatchcolor(HATCH_COLOR_3)
+        hatch.set_hatch_linewidth(HATCH_LW_3)
+        # the swatch: the threshold's colour under the veil, as most of the unreliable area looks
+        veil = VEIL_ALPHA + (1.0 - VEIL_ALPHA) * np.asarray(_Figures.get_cmap("viridis")(0.5)[:3])
+        swatch = Patch(facecolor=tuple(veil), edgecolor=HATCH_COLOR_3, hatch=HATCH_3,
+                       label="unreliable: within 2 sd of the privacy noise of the threshold\n"
+                             "(other errors, e.g. coarse cells, are not marked)")
+        swatch.set_hatch_linewidth(HATCH_LW_3)
+        handles.append(swatch)
+    if dashed and solid:   # the legend's second column (two columns, filled down): beside the solid line
+        handles.append(Line2D([], [], color="white", lw=2.0, ls=DASHES_3, path_effects=effects,
+                              label="excursion boundary, dashed where unreliable"))
+    caption = (f"Colour: the released {field.noun}, in {resp.axis_label()}"
+               + (f"; colours saturate outside the public clipping range {resp.value(_sig(lo))} to "
+                  f"{resp.value(_sig(hi))} (the arrows on the colour bar)" if saturates else
+                  ", on a scale centred on the threshold") + ". "
+               f"White line: the boundary of the released excursion set, where the released {field.noun} crosses "
+               f"the threshold {thr} (marked on the colour bar); the side with colours above the mark is where "
+               f"{ctx.threshold_text()}.")
+    if dashed:
+        caption += (" The line is solid where the map is reliable and dashed" if solid else " The line is dashed") + \
+            (" where it runs through the hatching: there it is only the released map's best guess, which the release "
+             "cannot place more precisely than the hatched area around it.")
+    if unreliable is not None:
+        caption += (f" Hatching over faded colours: where the released {field.noun} is within two released standard "
+                    f"deviations of the threshold ({unreliable.mean():.0%} of the map): there the release cannot tell "
+                    "on which side of the threshold the response lies. The released standard deviation is the privacy "
+                    "noise's only: elsewhere the map's resolution and the few records behind a place can still put "
+                    "it on the wrong side.")
+    return caption
 
 
 #: the margin around the picture's content, inches
 PAD_IN = 0.06
+#: the legend's name of the dashed box (format 3 puts the numbers after it on a line of their own if too wide)
+DOMAIN_LABEL = "public domain "
 
 
 def _fit(fig, ax, legend, beside=()) -> None:
@@ -268,6 +376,104 @@ def _fit(fig, ax, legend, beside=()) -> None:
     x0, x1 = pad + (box.x0 - tight.x0), W - pad - right
     y0, y1 = pad + below + (box.y0 - tight.y0), H - pad - (tight.y1 - box.y1)
     ax.set_position([x0 / W, y0 / H, max(x1 - x0, 1.0) / W, max(y1 - y0, 1.0) / H])
+
+
+def _legend(fig, handles, ncols: int = 2):
+    return fig.legend(handles=handles, loc="lower center", ncols=ncols, fontsize=9, frameon=False,
+                      bbox_to_anchor=(0.5, 0.0), borderaxespad=PAD_IN * 72 / 9)
+
+
+def _layout(fig, ax, handles, fmt: int, beside=()) -> None:
+    """The legend under the map and :func:`_fit`. Format 3 also keeps every text inside the figure: a legend wider
+    than the figure gets its long labels wrapped, then one column; an axis label longer than its axis (the colour
+    bar's: than the bar), or a title wider than the figure, is wrapped onto more lines, and the map fitted again.
+    The figure keeps its size (``privgp verify`` redraws it pixel for pixel)."""
+    if fmt < 3:
+        _fit(fig, ax, _legend(fig, handles), beside)
+        return
+    renderer = fig.canvas.get_renderer()
+    W, H, pad = fig.bbox.width, fig.bbox.height, PAD_IN * fig.dpi
+    legend = _legend(fig, handles)
+    for attempt in ("wrap the domain", "one column", "wrap every label"):
+        if legend.get_window_extent(renderer).width <= W - 2 * pad:
+            break
+        legend.remove()
+        if attempt == "wrap the domain":   # the public domain's numbers on a line of their own
+            for h in handles:
+                h.set_label(h.get_label().replace(DOMAIN_LABEL, DOMAIN_LABEL.rstrip() + "\n", 1))
+        elif attempt == "wrap every label":
+            for h in handles:
+                h.set_label("\n".join(_wrap_words(line, LEGEND_CHARS) for line in h.get_label().split("\n")))
+        legend = _legend(fig, handles, ncols=2 if attempt == "wrap the domain" else 1)
+    across = [ax.xaxis.label, ax.title]
+    along = [ax.yaxis.label] + [b.yaxis.label for b in beside]   # the colour bar: as tall as the map, beside it
+    originals = [t.get_text() for t in across + along]
+    for rounds in range(5):   # wrap to the map as placed, place it again: wrapping only shrinks the map
+        _place_insets(ax, renderer)
+        box = ax.get_window_extent(renderer)
+        cx, cy = (box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2
+        # a text centred on the map stays inside the figure; one along its height is at most as tall as the map
+        # (or WRAP_SHARE of the figure, if that is more)
+        wide = 2 * min(cx - pad, W - pad - cx)
+        tall = min(max(box.height, WRAP_SHARE * (H - 2 * pad)), 2 * min(cy - pad, H - pad - cy))
+        lengths = [wide] * len(across) + [tall] * len(along)
+        if not any([_wrap_to(t, o, n, renderer) for t, o, n in zip(across + along, originals, lengths)]) and rounds:
+            break
+        _fit(fig, ax, legend, beside)
+
+
+def _place_insets(ax, renderer) -> None:
+    """Move the map's inset axes (the colour bar) to where they go beside the map as now placed (matplotlib does
+    so when it draws): :func:`_fit` measures them there."""
+    ax.apply_aspect()
+    for child in ax.child_axes:
+        locator = child.get_axes_locator()
+        if locator is not None:
+            child.apply_aspect(locator(child, renderer))
+
+
+#: format 3: a text along the map's height is wrapped to the map's height, or to this share of the figure's if longer
+WRAP_SHARE = 0.6
+#: format 3: a legend still wider than the figure in one column has its labels wrapped at this many characters
+LEGEND_CHARS = 60
+
+
+def _wrap_words(text: str, width: int) -> str:
+    """``text`` wrapped at spaces into lines of at most ``width`` characters (longer words stay whole)."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(" ".join(text.split()), width, break_long_words=False, break_on_hyphens=False))
+
+
+def _balanced(line: str, width: int) -> str:
+    """``line`` on the fewest lines of at most ``width`` characters, of about equal length."""
+    if len(line) <= width:
+        return line
+    lines = len(_wrap_words(line, width).split("\n"))
+    even = -(-len(line) // lines)
+    while len(_wrap_words(line, even).split("\n")) > lines:
+        even += 1
+    return _wrap_words(line, even)
+
+
+def _wrap_to(text, original: str, length: float, renderer) -> bool:
+    """Set a Text artist to its ``original`` text with each line longer than ``length`` pixels (along the text's
+    direction) wrapped onto the fewest lines of about equal length that fit; whether its text changed."""
+    def along() -> float:
+        ext = text.get_window_extent(renderer)
+        return ext.height if abs(text.get_rotation() % 180 - 90) < 1 else ext.width
+
+    before = text.get_text()
+    text.set_text(original)
+    chars = max(len(line) for line in original.split("\n"))
+    if original and along() > length:
+        width = max(int(chars * length / along()), 8)
+        for _ in range(10):
+            text.set_text("\n".join(_balanced(line, width) for line in original.split("\n")))
+            if along() <= length or width <= 8:
+                break
+            width = max(int(width * 0.9), 8)
+    return text.get_text() != before
 
 
 def colour_span(values) -> float:
@@ -302,11 +508,11 @@ def _colorbar_axes(ax):
     return ax.inset_axes([1.03, 0.0, 0.035, 1.0])
 
 
-def _boundary(ax, X0, X1, values, level) -> None:
+def _boundary(ax, X0, X1, values, level, **style) -> None:
     """The level-set line, where there is one (a field entirely on one side has no boundary; masked
-    points get none)."""
+    points get none); ``style``: more ``contour`` settings (format 3)."""
     if np.ma.count(values) and values.min() < level < values.max():
-        ax.contour(X0, X1, values, levels=[level], **_style_line())
+        ax.contour(X0, X1, values, levels=[level], **_style_line(), **style)
 
 
 def _sig(x: float) -> float:
@@ -377,8 +583,7 @@ def _draw_1d(plt, field: ReleasedField, ctx: PictureContext, fmt: int = PICTURE_
     if unreliable is not None and unreliable.any():
         handles.append(Patch(facecolor="none", edgecolor="0.45", hatch="////",
                              label="unreliable: within 2 sd of the threshold"))
-    _fit(fig, ax, fig.legend(handles=handles, loc="lower center", ncols=2, fontsize=9, frameon=False,
-                             bbox_to_anchor=(0.5, 0.0), borderaxespad=PAD_IN * 72 / 9))
+    _layout(fig, ax, handles, fmt)
     what = f"the released {field.noun}" if K == 1 else f"the {K} released {field.plural}"
     saturates = span >= 1.0 and np.abs(field.values).max() > 1.0
     caption = (f"Line{'s' if K > 1 else ''}: {what}, in {resp.axis_label()}"
