@@ -28,6 +28,7 @@ from .cli.release import CERTIFICATE
 from .cli.release_publish import REPORT
 from .errors import InvalidParameterError
 from .jsonable import to_jsonable
+from .mechanisms.interface import RELIABLE_SD, reliable_mask  # noqa: F401 (re-exported)
 
 
 def _parts(result: Any, mechanism: str | None = None) -> tuple[Any, Any, Any, Any]:
@@ -205,16 +206,6 @@ def _field(result: Any, mechanism: str | None) -> Any:
 #: GeoTIFF) and the forecast's mostly-noise flag and a note in both
 GIS_FORMAT = 2
 GIS_FORMATS = (1, 2)
-#: a released value within this many released sd of the threshold is unreliable: field.csv's ``reliable`` column
-#: (``GridField.reliable``), the picture's hatching, the GIS files' reliable marks
-RELIABLE_SD = 2.0
-
-
-def reliable_mask(values: Any, sd: Any) -> np.ndarray:
-    """Where a released map (model units, the threshold at 0) is farther than :data:`RELIABLE_SD` of its released sd
-    from the threshold: field.csv's ``reliable`` column, the area the picture leaves unhatched (post-processing of
-    released values)."""
-    return np.asarray(np.abs(np.asarray(values, dtype=float)) > RELIABLE_SD * np.asarray(sd, dtype=float))
 
 
 def gis_note(field: Any, forecast: Any = None, *, coordinates: str = "") -> tuple[bool | None, str]:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..formatting import format_upper
-from ..mechanisms.interface import PictureContext, ReleasedField, ResponseDisplay  # noqa: F401 (re-exported)
+from ..mechanisms.interface import RELIABLE_SD, PictureContext, ReleasedField, ResponseDisplay, reliable_mask  # noqa: F401 (re-exported)
 from ..mechanisms.release import ResponseMap
 from ..models.domain import Box
 
@@ -191,7 +191,7 @@ def _draw_2d(plt, field: ReleasedField, ctx: PictureContext, fmt: int = PICTURE_
         _value_ticks(cb.ax, "y", lo, hi, rm, resp)
         cb.ax.axhline(rm.threshold, color="white", lw=3.0)
         cb.ax.axhline(rm.threshold, color="black", lw=1.2)
-        unreliable = None if field.sd is None else ~(np.abs(field.values[0]) > 2.0 * np.asarray(field.sd))
+        unreliable = None if field.sd is None else ~reliable_mask(field.values[0], field.sd)
         if fmt >= 3:
             caption = _boundary_3(ax, X0, X1, field, ctx, unreliable, handles, saturates, lo, hi)
         else:
@@ -527,8 +527,8 @@ def _draw_1d(plt, field: ReleasedField, ctx: PictureContext, fmt: int = PICTURE_
     K = field.count
     band, band_label, unreliable = field.band, field.band_label, None
     if field.sd is not None and K == 1 and fmt >= 2:   # a released sd (the grids): its 2-sd band, as the 2-D hatching
-        sd2 = 2.0 * np.asarray(field.sd, dtype=float).reshape(-1)
-        unreliable = ~(np.abs(field.values[0]) > sd2)
+        sd2 = RELIABLE_SD * np.asarray(field.sd, dtype=float).reshape(-1)
+        unreliable = ~reliable_mask(field.values[0], field.sd.reshape(-1))
         if band is None:
             band = (field.values[0] - sd2, field.values[0] + sd2)
             band_label = "\u00b1 2 sd of the privacy noise only"

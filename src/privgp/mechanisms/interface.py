@@ -208,6 +208,17 @@ class JsonFile:
 OutputFile = NpzFile | CsvFile | JsonFile
 
 
+#: how many released standard deviations from the threshold a released value must be to count as reliable
+RELIABLE_SD = 2.0
+
+
+def reliable_mask(values: Any, sd: Any) -> np.ndarray:
+    """Where a released map (model units, the threshold at 0) is farther than :data:`RELIABLE_SD` of its released sd
+    from the threshold: field.csv's and field.npz's ``reliable``, the area the picture leaves unhatched, the GIS
+    files' reliable features and band (post-processing of released values)."""
+    return np.asarray(np.abs(np.asarray(values, dtype=float)) > RELIABLE_SD * np.asarray(sd, dtype=float))
+
+
 @dataclass(frozen=True)
 class ReleasedField:
     """Released function(s) on the public grid, as a mechanism hands them to the picture and report.
@@ -223,7 +234,8 @@ class ReleasedField:
     plural: str
     band: tuple[np.ndarray, np.ndarray] | None = None
     #: optional released pointwise standard deviation (grid shape, model units): in 2-D the map marks where
-    #: the released value is within 2 sd of the threshold as unreliable and draws no boundary there
+    #: the released value is within RELIABLE_SD sd of the threshold as unreliable (:func:`reliable_mask`) and
+    #: draws the boundary there dashed
     sd: np.ndarray | None = None
     band_label: str = ""
     #: a sentence the caption adds about how far the picture can be trusted (e.g. one random draw)

@@ -48,6 +48,7 @@ from ..interface import (
     grid_axes,
     grid_text,
     released_array,
+    reliable_mask,
 )
 from ..release import ResponseMap, check_site_statistics, default_delta, grid_sizes
 
@@ -144,9 +145,9 @@ class GridField:
     def excursion(self) -> np.ndarray:
         return self.field > self.level
 
-    def reliable(self, z: float = 2.0) -> np.ndarray:
-        """Where the released field is farther than z released sds from the threshold."""
-        return np.abs(self.field - self.level) > z * self.sd
+    def reliable(self) -> np.ndarray:
+        """Where the released field is farther than RELIABLE_SD released sds from the threshold (:func:`reliable_mask`)."""
+        return reliable_mask(self.field - self.level, self.sd)
 
     def grid_points(self) -> np.ndarray:
         mesh = np.meshgrid(*self.axes, indexing="ij")
