@@ -178,15 +178,9 @@ def project_records(data: Any, box: Box, crs: str) -> tuple[Any, Box, LocalProje
     """(records with projected coordinates, the public box in the metric CRS, the projection) for
     records and a public box given in ``crs``. Records outside the box (input CRS) are refused. The
     records keep their content digest (the ledger still recognises the same records)."""
-    from dataclasses import replace
-
-    from .datasets.tabular import issued, verified_digest
-
     proj = LocalProjection.for_box(crs, box)
     box.check_contains("coordinates", data.X)
-    digest, _ = verified_digest(data)
-    projected = replace(data, X=proj.forward(data.X), projection=proj.to_dict(), content_digest=digest)
-    return issued(projected), proj.project_box(box), proj
+    return data.projected(proj.forward(data.X), proj.to_dict()), proj.project_box(box), proj
 
 
 __all__ = ["LocalProjection", "project_records", "METRIC_COORDINATES", "coordinate_unit", "file_coordinates", "input_coordinate_names",

@@ -69,6 +69,13 @@ class TabularData:
     def dim(self) -> int:
         return int(self.X.shape[1])
 
+    def projected(self, X: np.ndarray, projection: dict) -> TabularData:
+        """These records with their coordinates mapped by a public projection (:func:`privgp.geo.project_records`):
+        the ledger still knows them by the digest of the records projected (:func:`verified_digest`)."""
+        from dataclasses import replace
+
+        return issued(replace(self, X=X, projection=projection, content_digest=verified_digest(self)[0]))
+
     def legacy_digests(self) -> tuple[str, ...]:
         """The digests earlier privgp versions gave these records (version 2, sorted), for a ledger written by
         them (:meth:`privgp.ledger.Ledger.fingerprint_of`); private like :attr:`content_digest`."""
