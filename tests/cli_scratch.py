@@ -1,8 +1,10 @@
 """What the tests of the commands' file safety share: running a command in process, a file's digest (None when it
-does not exist) and a scratch environment (HOME, a default ledger and the working folder inside tmp_path)."""
+does not exist), a scratch environment (HOME, a default ledger and the working folder inside tmp_path) and
+`privgp verify --json` of a folder whose certificate is re-hashed first (a forger's edit)."""
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
@@ -29,3 +31,15 @@ def scratch_env(tmp_path, monkeypatch):
     monkeypatch.setenv("PRIVGP_LEDGER", str(tmp_path / "default-ledger.sqlite"))
     monkeypatch.chdir(tmp_path)
     return tmp_path
+
+
+def rehash_and_verify(folder: Path, capsys, *extra: str) -> tuple[int, dict]:
+    """``privgp verify --json`` of ``folder`` after its certificate's sha256 of every released file is set to the
+    files' own (what a forger does after editing them): (exit status, the JSON report)."""
+    doc = json.loads((folder / "certificate.json").read_text())
+    for k in doc["sha256"]:
+        doc["sha256"][k] = hashlib.sha256((folder / k).read_bytes()).hexdigest()
+    (folder / "certificate.json").write_text(json.dumps(doc))
+    capsys.readouterr()
+    code = main(["verify", str(folder / "certificate.json"), "--json", *extra])
+    return code, json.loads(capsys.readouterr().out)

@@ -5,7 +5,6 @@ splits each excursion set into reliable and unreliable Features; field.tif has a
 mostly_noise and a note. privgp verify rebuilds the new format exactly and the previous one in part."""
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 
@@ -21,6 +20,7 @@ from privgp.cli.main import main  # noqa: E402
 from privgp.geo import LocalProjection  # noqa: E402
 from privgp.models.domain import Box  # noqa: E402
 from privgp.publish import GIS_FORMAT, RELIABLE_SD, reliable_mask  # noqa: E402
+from tests.cli_scratch import rehash_and_verify  # noqa: E402
 
 BOX = ("-76.7", "-76.5", "39.25", "39.35")
 
@@ -42,14 +42,6 @@ def release(tmp_path_factory):
     return out
 
 
-def _verify(folder, capsys, *extra):
-    doc = json.loads((folder / "certificate.json").read_text())
-    for k in doc["sha256"]:
-        doc["sha256"][k] = hashlib.sha256((folder / k).read_bytes()).hexdigest()
-    (folder / "certificate.json").write_text(json.dumps(doc))
-    capsys.readouterr()
-    code = main(["verify", str(folder / "certificate.json"), "--json", *extra])
-    return code, json.loads(capsys.readouterr().out)
 
 
 def test_the_geojson_and_geotiff_mark_the_unreliable_areas_and_the_noise(release, capsys):
@@ -89,7 +81,7 @@ def test_the_geojson_and_geotiff_mark_the_unreliable_areas_and_the_noise(release
         np.testing.assert_array_equal(reliable_mask(table["field_model_units"], table["sd_model_units"]),
                                       table["reliable"].to_numpy() == 1)
         assert RELIABLE_SD == 2.0 and np.mean(reliable_mask(field, sd) == (band == 1)) > 0.99   # float32 pixels
-    code, res = _verify(release, capsys, "--strict")
+    code, res = rehash_and_verify(release, capsys, "--strict")
     assert code == 0 and res["verified"] is True and not res["notes"], res
 
 
@@ -115,10 +107,10 @@ def test_gis_files_of_the_previous_format_verify_in_part_and_forged_marks_fail(r
     assert "reliable" not in (old / "excursion.geojson").read_text()
     with rasterio.open(old / "field.tif") as src:
         assert src.count == 3 and "mostly_noise" not in src.tags()
-    code, res = _verify(old, capsys)
+    code, res = rehash_and_verify(old, capsys)
     assert code == 0 and res["verified"] is True, res
     assert sum("earlier GIS format 1" in n for n in res["notes"]) == 2, res["notes"]
-    code, res = _verify(old, capsys, "--strict")
+    code, res = rehash_and_verify(old, capsys, "--strict")
     assert code == 1, res
 
     # forged: the unreliable area relabelled reliable, the flag dropped, the reliable band set to 1 everywhere
@@ -126,7 +118,7 @@ def test_gis_files_of_the_previous_format_verify_in_part_and_forged_marks_fail(r
         f = tmp_path / name
         shutil.copytree(release, f)
         edit(f)
-        code, res = _verify(f, capsys)
+        code, res = rehash_and_verify(f, capsys)
         assert code == 1 and res["verified"] is False and res["field"] == field, (name, res)
 
     def relabel(f):

@@ -4,9 +4,7 @@ are numpy.savez's of its arrays, nothing outside them (F5: bytes after the zip's
 carried the whole private CSV past --strict)."""
 from __future__ import annotations
 
-import hashlib
 import io
-import json
 import shutil
 import struct
 import zipfile
@@ -17,6 +15,7 @@ import pytest
 
 from privgp.cli import verify_files
 from privgp.cli.main import main
+from tests.cli_scratch import rehash_and_verify
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,14 +35,6 @@ def release(tmp_path_factory) -> Path:
     return out
 
 
-def _verify(folder: Path, capsys, *extra: str) -> tuple[int, dict]:
-    doc = json.loads((folder / "certificate.json").read_text())
-    for k in doc["sha256"]:
-        doc["sha256"][k] = hashlib.sha256((folder / k).read_bytes()).hexdigest()
-    (folder / "certificate.json").write_text(json.dumps(doc))
-    capsys.readouterr()
-    code = main(["verify", str(folder / "certificate.json"), "--json", *extra])
-    return code, json.loads(capsys.readouterr().out)
 
 
 def _copy(release: Path, tmp_path: Path, name: str) -> Path:
@@ -58,7 +49,7 @@ def _arrays(path: Path) -> dict[str, np.ndarray]:
 
 
 def test_a_genuine_release_verifies_strictly_with_no_note(release, tmp_path, capsys):
-    code, res = _verify(_copy(release, tmp_path, "genuine"), capsys, "--strict")
+    code, res = rehash_and_verify(_copy(release, tmp_path, "genuine"), capsys, "--strict")
     assert code == 0 and res["verified"] is True, res
     assert not [n for n in res["notes"] if n.startswith(("field.npz", "field.csv"))], res["notes"]
 
@@ -72,7 +63,7 @@ def test_coordinate_names_come_from_the_certificate_not_the_file(release, tmp_pa
     np.savez(out / "field.npz", **renamed)
     head, body = (out / "field.csv").read_text().split("\n", 1)
     (out / "field.csv").write_text(head.replace("east", "east" + secret, 1) + "\n" + body)
-    code, res = _verify(out, capsys, "--strict")
+    code, res = rehash_and_verify(out, capsys, "--strict")
     assert code == 1 and res["verified"] is False and res["field"] == "field.npz", res
     assert "east, north" in res["reason"] and secret[:60] not in res["reason"], res["reason"]
     # the axes in another order (their values swapped with them: the box is square), or the CSV header alone
@@ -81,12 +72,12 @@ def test_coordinate_names_come_from_the_certificate_not_the_file(release, tmp_pa
     i, j = keys.index("axis_east"), keys.index("axis_north")
     keys[i], keys[j] = keys[j], keys[i]
     np.savez(out / "field.npz", **{k: arrays[k] for k in keys})
-    code, res = _verify(out, capsys)
+    code, res = rehash_and_verify(out, capsys)
     assert code == 1 and res["field"] == "field.npz", res
     out = _copy(release, tmp_path, "header")
     head, body = (out / "field.csv").read_text().split("\n", 1)
     (out / "field.csv").write_text(head.replace("east", "x" + secret, 1) + "\n" + body)
-    code, res = _verify(out, capsys)
+    code, res = rehash_and_verify(out, capsys)
     assert code == 1 and res["field"] == "field.csv", res
 
 
@@ -108,7 +99,7 @@ def test_bytes_outside_the_arrays_fail(release, tmp_path, capsys):
     def forged(name, write):
         out = _copy(release, tmp_path, name)
         write(out / "field.npz")
-        code, res = _verify(out, capsys)
+        code, res = rehash_and_verify(out, capsys)
         assert code == 1 and res["verified"] is False and res["field"] == "field.npz", (name, res)
         return res["reason"]
 
@@ -158,16 +149,16 @@ def test_genuine_files_of_another_writer_verify_exactly_or_in_part(release, tmp_
     # an older numpy dated each member when it wrote it: the date is taken from the file, the bytes are then savez's
     out = _copy(release, tmp_path, "dated")
     _write_zip(out / "field.npz", arrays, date=(2024, 5, 17, 12, 30, 8))
-    code, res = _verify(out, capsys, "--strict")
+    code, res = rehash_and_verify(out, capsys, "--strict")
     assert code == 0 and res["verified"] is True, res
     # members in another order, the axes still in theirs (nothing outside the arrays): checked in part, --strict fails
     out = _copy(release, tmp_path, "reordered")
     keys = list(arrays)
     _write_zip(out / "field.npz", arrays, order=[keys[-1], *keys[:-1]])
-    code, res = _verify(out, capsys)
+    code, res = rehash_and_verify(out, capsys)
     assert code == 0 and res["verified"] is True, res
     assert any(n.startswith("field.npz: checked in part") for n in res["notes"]), res["notes"]
-    code, res = _verify(out, capsys, "--strict")
+    code, res = rehash_and_verify(out, capsys, "--strict")
     assert code == 1, res
 
 

@@ -252,13 +252,7 @@ def _boundary_2(ax, X0, X1, field: ReleasedField, ctx: PictureContext, unreliabl
               np.ma.masked_where(unreliable, field.values[0]), 0.0)
     handles.append(Line2D([], [], color="white", lw=2.0, path_effects=_style_line()["path_effects"],
                           label=f"excursion boundary: {resp.label} = {thr} (the threshold)"))
-    caption = (f"Colour: the released {field.noun}, in {resp.axis_label()}"
-               + (f"; colours saturate outside the public clipping range {resp.value(_sig(lo))} to "
-                  f"{resp.value(_sig(hi))} (the arrows on the colour bar)" if saturates else
-                  ", on a scale centred on the threshold") + ". "
-               f"White line: the boundary of the released excursion set, where the released {field.noun} crosses "
-               f"the threshold {thr} (marked on the colour bar); the side with colours above the mark is where "
-               f"{ctx.threshold_text()}.")
+    caption = _caption_head(field, ctx, lo, hi, saturates)
     if unreliable is not None:
         caption += (f" Grey hatching: where the released {field.noun} is within two released standard deviations "
                     f"of the threshold ({unreliable.mean():.0%} of the map): there the release cannot tell on which "
@@ -334,13 +328,7 @@ def _boundary_3(ax, X0, X1, field: ReleasedField, ctx: PictureContext, unreliabl
     if dashed and solid:   # the legend's second column (two columns, filled down): beside the solid line
         handles.append(Line2D([], [], color="white", lw=2.0, ls=DASHES_3, path_effects=effects,
                               label="excursion boundary, dashed where unreliable"))
-    caption = (f"Colour: the released {field.noun}, in {resp.axis_label()}"
-               + (f"; colours saturate outside the public clipping range {resp.value(_sig(lo))} to "
-                  f"{resp.value(_sig(hi))} (the arrows on the colour bar)" if saturates else
-                  ", on a scale centred on the threshold") + ". "
-               f"White line: the boundary of the released excursion set, where the released {field.noun} crosses "
-               f"the threshold {thr} (marked on the colour bar); the side with colours above the mark is where "
-               f"{ctx.threshold_text()}.")
+    caption = _caption_head(field, ctx, lo, hi, saturates)
     if dashed:
         caption += (" The line is solid where the map is reliable and dashed" if solid else " The line is dashed") + \
             (" where it runs through the hatching: there it is only the released map's best guess, which the release "
@@ -517,6 +505,19 @@ def _boundary(ax, X0, X1, values, level, **style) -> None:
 
 def _sig(x: float) -> float:
     return float(f"{x:.3g}")
+
+
+def _caption_head(field: ReleasedField, ctx: PictureContext, lo: float, hi: float, saturates: bool) -> str:
+    """The caption's first sentences of a 2-D map (every picture format): the colours and the white line."""
+    resp = ctx.response
+    thr = resp.value(ctx.response_map.threshold)
+    return (f"Colour: the released {field.noun}, in {resp.axis_label()}"
+            + (f"; colours saturate outside the public clipping range {resp.value(_sig(lo))} to "
+               f"{resp.value(_sig(hi))} (the arrows on the colour bar)" if saturates else
+               ", on a scale centred on the threshold") + ". "
+            f"White line: the boundary of the released excursion set, where the released {field.noun} crosses "
+            f"the threshold {thr} (marked on the colour bar); the side with colours above the mark is where "
+            f"{ctx.threshold_text()}.")
 
 
 def _draw_1d(plt, field: ReleasedField, ctx: PictureContext, fmt: int = PICTURE_FORMAT):
