@@ -498,3 +498,35 @@ def test_a_dataset_name_in_another_width_case_or_spacing_is_the_same_data_set(tm
     assert Ledger(tmp_path / "old.sqlite").named_fingerprint("Clinic A") == typed
     with pytest.raises(privgp.errors.BudgetExceededError):
         privgp.release(plan, (X, z), privgp.Budget(tmp_path / "old.sqlite", dataset_id="Clinic A"))
+
+
+def test_the_records_drawn_are_the_records_charged_whatever_the_object_holds_later(tmp_path):
+    """Red team round 16: release() of a CheckedRecords drew the arrays checked but keyed the ledger on the records
+    object as it was at release time: records B checked, then the object's X and response set to throw-away data,
+    drew B and charged a fresh data set each time (B released 6 times at epsilon 5 under a budget of 10). The key is
+    now that of the arrays read once and checked, for CheckedRecords and for any records object."""
+    from privgp.errors import BudgetExceededError
+    from privgp.mechanisms.release import check_records
+
+    rng = np.random.default_rng(0)
+    XB, zB = rng.uniform(0, 1, (300, 2)), rng.normal(size=300)
+    plan = privgp.plan("laplace-grid", 300, privgp.Box((0, 0), (1, 1)), privgp.ResponseMap(0.0, 1.0), epsilon=5.0)
+    budget = privgp.Budget(tmp_path / "l.sqlite", epsilon=10.0)
+
+    class Duck:      # any object with X, response and a str content_digest is accepted as records
+        pass
+
+    def swapped_after_check():
+        r = Duck()
+        r.X, r.response, r.content_digest = XB, zB, "whatever"
+        checked = check_records(plan, r)
+        r.X, r.response = rng.uniform(0, 1, (300, 2)), rng.normal(size=300)
+        return checked
+
+    rec = privgp.records(XB, zB)
+    checked = check_records(plan, rec)
+    object.__setattr__(rec, "X", privgp.records(rng.uniform(0, 1, (300, 2)), zB).X)
+    keys = {privgp.release(plan, c, budget).fingerprint for c in (swapped_after_check(), checked)}
+    assert keys == {budget.fingerprint(privgp.records(XB, zB))}
+    with pytest.raises(BudgetExceededError):
+        privgp.release(plan, swapped_after_check(), budget)

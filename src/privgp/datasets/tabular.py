@@ -26,7 +26,7 @@ import csv
 import io
 import os
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -341,13 +341,22 @@ def issued(data: TabularData) -> TabularData:
     return data
 
 
-def verified_digest(data: Any) -> tuple[str, Any]:
-    """(the content digest of private records, their legacy digests or None): the digest privgp gave them where
-    it made these very records (:func:`issued`, unchanged since), else computed now from ``X`` and ``response``
-    (a ``content_digest`` set by hand, or a copy by dataclasses.replace with other records, is not the key)."""
+def read_records(data: Any) -> tuple[Any, Any, Callable[[], tuple[str, Any]]]:
+    """(X, response, key) of private records, each attribute read ONCE: what is checked and drawn is what ``key()``
+    keys in the ledger -- (the content digest, the legacy digests or None). The digest privgp gave records it made
+    (:func:`issued`) while they still hold those very arrays; for anything else (a ``content_digest`` set by hand, a
+    copy by dataclasses.replace, an object whose attributes change between reads), immutable copies of what was read
+    and a digest computed from them when ``key()`` is called (after the arrays are checked)."""
+    X, z = data.X, data.response
     entry = _ISSUED.get(id(data))
-    alive = entry[0]() if entry is not None else None
-    if (entry is not None and alive is data and entry[1] is getattr(data, "X", None)
-            and entry[2] is getattr(data, "response", None) and entry[3] == getattr(data, "content_digest", None)):
-        return entry[3], getattr(data, "legacy_digests", None)
-    return records_digest(np.asarray(data.X, dtype=float), np.asarray(data.response, dtype=float)), None
+    if entry is not None and entry[0]() is data and entry[1] is X and entry[2] is z:
+        digest = entry[3]
+        return X, z, lambda: (digest, lambda: (legacy_digest_v2(X, z),))
+    X = v.immutable_copy(X) if isinstance(X, np.ndarray) else X
+    z = v.immutable_copy(z) if isinstance(z, np.ndarray) else z
+    return X, z, lambda: (records_digest(np.asarray(X, dtype=float), np.asarray(z, dtype=float)), None)
+
+
+def verified_digest(data: Any) -> tuple[str, Any]:
+    """(the content digest of private records, their legacy digests or None), as :func:`read_records` keys them."""
+    return read_records(data)[2]()

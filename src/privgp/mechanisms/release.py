@@ -219,13 +219,24 @@ def check_records(plan: ReleasePlan, data: Any, *, allow_noisy: bool = False, ma
     that on these very records and box, as ``privgp release`` does when it loads them); raises on bad private
     input."""
     records = as_records(data)
-    X, y = plan.check(records.X, records.response)
-    if not map_checked:
-        _check_possible(plan, X, records.response, allow_noisy)
+    X, y, key = _checked(plan, records, allow_noisy, map_checked)
     X, y = _frozen(X), _frozen(y)   # what was checked is what is drawn from
     out = CheckedRecords(plan=plan, records=records, X=X, y=y)
-    _ISSUED[out] = (plan, records, X, y)
+    _ISSUED[out] = (plan, records, X, y, key)
     return out
+
+
+def _checked(plan: Any, records: Any, allow_noisy: bool, map_checked: bool = False) -> tuple[Any, Any, Any]:
+    """(X, y, key) of ``records``: each attribute read once (:func:`~privgp.datasets.tabular.read_records`),
+    checked against ``plan``; ``key()`` gives the ledger key's digests of exactly what was checked (a records
+    object whose arrays are set again afterwards changes neither what is drawn nor what is charged)."""
+    from ..datasets.tabular import read_records
+
+    Xr, zr, key = read_records(records)
+    X, y = plan.check(Xr, zr)
+    if not map_checked:
+        _check_possible(plan, X, zr, allow_noisy)
+    return X, y, key
 
 
 def _frozen(a: Any) -> Any:
@@ -239,7 +250,7 @@ def _issued(data: Any, plan: Any) -> bool:
     if not (isinstance(data, CheckedRecords) and data.plan is plan):
         return False
     parts = _ISSUED.get(data, ())
-    return len(parts) == 4 and all(a is b for a, b in zip(parts, (data.plan, data.records, data.X, data.y)))
+    return len(parts) == 5 and all(a is b for a, b in zip(parts, (data.plan, data.records, data.X, data.y)))
 
 
 def _check_possible(plan: Any, X: Any, z: Any, allow_noisy: bool) -> None:
@@ -470,11 +481,10 @@ def release(plan: ReleasePlan, data: Any, ledger: Any, rng: np.random.Generator 
         randomness = {"source": "a numpy Generator supplied by the caller (a fixed seed is for demos only: anyone "
                                 "with the seed can reproduce the release)"}
     if _issued(data, plan):
-        X, y, data = data.X, data.y, data.records
+        X, y, key, data = data.X, data.y, _ISSUED[data][4], data.records
     else:
         data = as_records(data.records if isinstance(data, CheckedRecords) else data)
-        X, y = plan.check(data.X, data.response)
-        _check_possible(plan, X, data.response, allow_noisy)
+        X, y, key = _checked(plan, data, allow_noisy)
     if isinstance(ledger, Budget):
         budget_epsilon = ledger.epsilon if budget_epsilon is None else budget_epsilon
         budget_delta = ledger.delta if budget_delta is None else budget_delta
@@ -485,11 +495,7 @@ def release(plan: ReleasePlan, data: Any, ledger: Any, rng: np.random.Generator 
             fingerprint = named.key(ledger, data)
     elif not isinstance(ledger, Ledger):
         raise InvalidParameterError("ledger", "a privgp.Budget (or a privgp.Ledger)", type(ledger).__name__)
-    if fingerprint is None:
-        from ..datasets.tabular import verified_digest
-
-        fingerprint = ledger.fingerprint_of(*verified_digest(data))
-    fp = fingerprint
+    fp = fingerprint if fingerprint is not None else ledger.fingerprint_of(*key())
     cert = plan.certificate
     charge = ledger.charge(fp, plan.event, epsilon=float(cert.epsilon), delta=float(cert.delta),
                            budget_epsilon=budget_epsilon, budget_delta=budget_delta,
