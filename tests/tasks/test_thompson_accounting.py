@@ -253,6 +253,31 @@ def test_only_an_unchanged_plan_is_charged_and_run(tmp_path):
     assert np.all((res.queries >= 0) & (res.queries <= 1))
 
 
+def test_a_plan_whose_event_or_certificate_was_edited_inside_is_refused(tmp_path):
+    """Red team round 16: the identity check passed a plan whose event and certificate were edited in place
+    (object.__setattr__ on the frozen event: a run calibrated for epsilon 5 charged 0.05). optimize computes the
+    event and certificate again from the plan's fields and refuses a plan whose stored ones differ."""
+    led = Ledger(tmp_path / "l.sqlite")
+    cheap = plan_1d(rounds=6, epsilon=0.05, delta=1e-3)
+    for edit in (lambda p: object.__setattr__(p.event, "events", cheap.event.events),
+                 lambda p: object.__setattr__(p.certificate, "epsilon", cheap.certificate.epsilon)):
+        plan = plan_1d(rounds=6, epsilon=5.0, delta=1e-3)
+        edit(plan)
+        plan.event.__dict__.pop("_stacked_cache", None)
+        obj, calls = counting(lambda x: 0.0)
+        with pytest.raises(InvalidParameterError, match="no longer follows from its settings"):
+            optimize(plan, obj, led, np.random.default_rng(0), fingerprint="fp", budget_epsilon=50.0)
+        assert calls == [] and led.dataset("fp") is None
+    plan = plan_1d(rounds=6, epsilon=5.0, delta=1e-3)
+
+    def meddling(x):
+        object.__setattr__(plan.certificate, "epsilon", 0.05)
+        return 0.0
+
+    res = optimize(plan, meddling, led, np.random.default_rng(0), fingerprint="fp", budget_epsilon=50.0)
+    assert res.certificate.epsilon > 4.9 and led.entries("fp")[0].epsilon > 4.9    # the run's own, not 0.05
+
+
 def test_a_new_datasets_budget_delta_is_privgps_default_not_the_runs(tmp_path):
     """Red team round 11: the run's own delta (--delta) became the record source's budget delta, so that every
     later charge composed at it. It is privgp's default for the planned rounds unless a budget delta is given."""

@@ -51,6 +51,7 @@ from ..accounting.composed_batch import ComposedBatch
 from ..accounting.events import ComposedEvent
 from ..accounting.sensitivity import choose_lemma
 from ..errors import InfeasibleTargetError, InvalidParameterError, NumericalError
+from ..jsonable import as_written
 from ..mechanisms.posterior_release import DEFAULT_MEMORY_LIMIT
 from ..mechanisms.posterior_sample import posterior_sample_batch, posterior_sample_event
 from ..mechanisms.release import default_delta
@@ -276,6 +277,26 @@ def _assumptions(plan_like: dict) -> tuple[str, ...]:
     )
 
 
+def _certificate(event: ComposedEvent, delta: float, conversion: str, candidates: Candidates, kernel: str,
+                 lengthscale: float | None, sigma: float, T: int, r: np.ndarray, eta: np.ndarray, schedule: str,
+                 M_Y: float) -> PrivacyCertificate:
+    """The certificate of a planned run (all T rounds) from its public settings."""
+    return certify(event, delta, conversion=conversion, mechanism=MECHANISM,
+                   public={"candidates": candidates.describe(), "kernel": kernel, "lengthscale": lengthscale,
+                           "sigma": sigma, "rounds": T, "data rounds": f"{T - 1} (n = 1..{T - 1})",
+                           "r": _range(r), "eta": _range(eta), "schedule": schedule, "M_Y": M_Y},
+                   extra_assumptions=_assumptions({"rounds": T, "M_Y": M_Y, "box": candidates.box}))
+
+
+def _rebuilt(plan: ThompsonPlan) -> tuple[ComposedEvent, PrivacyCertificate]:
+    """The event and certificate of ``plan`` computed again from its fields (what :func:`optimize` charges)."""
+    opts = dict(kernel=plan.kernel, lengthscale=plan.lengthscale, domain=plan.candidates.box, M_Y=plan.M_Y,
+                sensitivity=plan.sensitivity)
+    event = _events(plan.n, plan.r, plan.eta, plan.sigma, opts)
+    return event, _certificate(event, plan.delta, plan.conversion, plan.candidates, plan.kernel, plan.lengthscale,
+                               plan.sigma, plan.rounds, plan.r, plan.eta, plan.schedule, plan.M_Y)
+
+
 def _events(n: np.ndarray, r: np.ndarray, eta: np.ndarray, sigma: float, opts: dict[str, Any]) -> ComposedEvent:
     return ComposedEvent.of([posterior_sample_event(int(k), float(rk), sigma, eta=float(ek), **opts)
                              for k, rk, ek in zip(n, r, eta)])
@@ -409,12 +430,8 @@ def plan_thompson(candidates: Candidates, *, rounds: int, epsilon: float | None 
                        "target_delta": delta, "epsilon_at_value": cal.epsilon, "rechecked": bool(cal.checked),
                        "rule": f"smallest {knob} scale meeting the total budget for all {K} rounds with data, "
                                "from public quantities only"}
-    cert = certify(event, delta, conversion=conversion, mechanism=MECHANISM,
-                   public={"candidates": candidates.describe(), "kernel": kern.name, "lengthscale": ell,
-                           "sigma": sigma, "rounds": T, "data rounds": f"{K} (n = 1..{K})",
-                           "r": _range(r_arr), "eta": _range(eta_arr), "schedule": schedule_name,
-                           "M_Y": M_Y},
-                   extra_assumptions=_assumptions({"rounds": T, "M_Y": M_Y, "box": candidates.box}))
+    cert = _certificate(event, delta, conversion, candidates, kern.name, ell, sigma, T, r_arr, eta_arr,
+                        schedule_name, M_Y)
     if not (math.isfinite(cert.epsilon) and cert.covered):
         raise InfeasibleTargetError(f"no finite certified epsilon for this run (r {_range(r_arr)}, eta "
                                     f"{_range(eta_arr)}, {K} rounds with data); increase r")
@@ -692,8 +709,14 @@ def optimize(plan: ThompsonPlan, objective: Callable[[np.ndarray], float], ledge
     if not callable(objective):
         raise InvalidParameterError("objective", "a callable x -> response", type(objective).__name__)
     _check_issued(plan)
+    event, cert = _rebuilt(plan)    # what is charged and certified: computed again from the plan's fields
+    if as_written(event.to_dict()) != as_written(plan.event.to_dict()) or \
+            as_written(cert.to_dict()) != as_written(plan.certificate.to_dict()):
+        raise InvalidParameterError("plan", "a plan made by plan_thompson and unchanged since (its event or "
+                                    "certificate no longer follows from its settings); plan the run again",
+                                    "a changed plan")
     # the run reads a copy of its own: the objective and on_round (user code) cannot set a field of it mid-run
-    plan = replace(plan, candidates=replace(plan.candidates))
+    plan = replace(plan, candidates=replace(plan.candidates), event=event, certificate=cert)
     from ..jsonable import to_jsonable
 
     charge_args = dict(epsilon=plan.epsilon, delta=plan.delta, budget_epsilon=budget_epsilon, budget_delta=budget_delta,
