@@ -498,6 +498,19 @@ def test_a_dataset_name_in_another_width_case_or_spacing_is_the_same_data_set(tm
     assert Ledger(tmp_path / "old.sqlite").named_fingerprint("Clinic A") == typed
     with pytest.raises(privgp.errors.BudgetExceededError):
         privgp.release(plan, (X, z), privgp.Budget(tmp_path / "old.sqlite", dataset_id="Clinic A"))
+    # red team 16: another spelling of a name an earlier privgp charged (its label) is that data set too
+    old.charge(old.fingerprint("dataset-id:City Sales"), plan.event, epsilon=plan.certificate.epsilon,
+               delta=plan.certificate.delta, budget_epsilon=6.0, budget_delta=1e-6, default_budget_delta=1e-6,
+               description="before", settings={}, label="City Sales")
+    for spelling in ("city sales", "CITY  SALES", "City Sales"):
+        assert old.named_fingerprint(spelling) == old.fingerprint("dataset-id:City Sales")
+        with pytest.raises(privgp.errors.BudgetExceededError):
+            privgp.release(plan, (X, z), privgp.Budget(tmp_path / "old.sqlite", dataset_id=spelling))
+    old.charge(old.fingerprint("dataset-id:city sales"), plan.event, epsilon=plan.certificate.epsilon,
+               delta=plan.certificate.delta, budget_epsilon=6.0, budget_delta=1e-6, default_budget_delta=1e-6,
+               description="before", settings={}, label="city sales")     # two spellings kept apart before
+    with pytest.raises(privgp.errors.InvalidParameterError, match="charged under one spelling only"):
+        privgp.release(plan, (X, z), privgp.Budget(tmp_path / "old.sqlite", dataset_id="City  sales"))
 
 
 def test_the_records_drawn_are_the_records_charged_whatever_the_object_holds_later(tmp_path):

@@ -403,14 +403,35 @@ class Ledger:
 
     def named_fingerprint(self, name: str) -> str:
         """The ledger key of the data set named ``name`` (``--dataset-id``, ``Budget(dataset_id=...)``): that of
-        :func:`dataset_name_key`, so that one name typed in another width, case or spacing is the same data set. A
-        ledger that charged the name before names were folded (privgp keyed the name as typed, in NFC, until
-        2026-11-26) keeps that key and its entries."""
+        :func:`dataset_name_key`, so that one name typed in another width, case or spacing is the same data set.
+
+        A ledger written before names were folded (privgp keyed the name as typed, in NFC, until 2026-11-26) keeps
+        the key it charged under any spelling of this name: that spelling's key if charged, else the key of a
+        data set whose label (the name as typed, unless a label was given) is a spelling of this name. A ledger
+        that charged two spellings apart is refused: their spends cannot be told apart by name any more."""
         fp = self.fingerprint("dataset-id:" + dataset_name_key(name))
+        if self._pending:
+            return fp
+        labels = self._labels()
+        key = dataset_name_key(name)
         typed = self.fingerprint("dataset-id:" + unicodedata.normalize("NFC", name.strip()))
-        if typed != fp and not self._pending and self.dataset(fp) is None and self.dataset(typed) is not None:
-            return typed
-        return fp
+        charged = {k for k in (fp, typed) if k in labels} | {
+            k for k, label in labels.items() if label.strip() and dataset_name_key(label) == key
+            and k == self.fingerprint("dataset-id:" + unicodedata.normalize("NFC", label.strip()))}
+        if len(charged) > 1:
+            raise InvalidParameterError(
+                "dataset_id", "a name this ledger charged under one spelling only (an earlier privgp kept "
+                f"{len(charged)} spellings of it apart as separate data sets, and names are now one data set "
+                "whatever their case, spacing or width): use a new ledger file, or a name of its own", name)
+        return charged.pop() if charged else fp
+
+    def _labels(self) -> dict[str, str]:
+        """Every charged data set's key and label."""
+        con = self._connect()
+        try:
+            return {fp: _text(label) for fp, label in con.execute("SELECT fingerprint, label FROM datasets")}
+        finally:
+            con.close()
 
     def fingerprint_of(self, content_digest: str, legacy: Callable[[], Sequence[str]] | None = None) -> str:
         """The ledger key of records with this content digest. In a file written by an earlier privgp (meta
