@@ -9,16 +9,22 @@ from .errors import InvalidParameterError
 __all__ = ["format_lower", "format_upper"]
 
 
-def format_upper(x: float, digits: int = 3) -> str:
+def format_upper(x: float, digits: int = 3, *, nan: str | None = None) -> str:
     """``x`` with ``digits`` significant digits, rounded UP (never below ``x``): how a bound is printed.
 
-    +inf prints as "inf"; NaN is refused (a guarantee is never NaN)."""
+    +inf prints as "inf"; NaN is refused (a guarantee is never NaN), or printed as ``nan`` where one is given
+    (a quantity that may be undefined, e.g. a ratio to a zero bound)."""
+    if nan is not None and math.isnan(float(x)):
+        return nan
     return _directed(x, digits, up=True, name="bound", what="a number or +inf (a guarantee is never NaN)")
 
 
-def format_lower(x: float, digits: int = 3) -> str:
-    """``x`` with ``digits`` significant digits, rounded DOWN (never above ``x``): how what remains of a budget is
-    printed. NaN is refused."""
+def format_lower(x: float, digits: int = 3, *, nan: str | None = None) -> str:
+    """``x`` with ``digits`` significant digits, rounded DOWN (never above ``x``): how what remains of a budget,
+    or a lower bound (an audit's measured leakage), is printed. NaN is refused, or printed as ``nan`` where one
+    is given."""
+    if nan is not None and math.isnan(float(x)):
+        return nan
     return _directed(x, digits, up=False, name="value", what="a number (never NaN)")
 
 

@@ -521,7 +521,7 @@ class Ledger:
             # certificate privgp writes passes)
             own = float(accountant.epsilon(event, delta, conversion="improved", composition="profile").epsilon)
             if epsilon < own * (1 - 1e-9):
-                raise InvalidParameterError("epsilon", f"at least the event's own epsilon at delta={delta:g} ({own:.6g}); "
+                raise InvalidParameterError("epsilon", f"at least the event's own epsilon at delta={delta:g} ({format_upper(own, 6)}); "
                                             "the entry would display a guarantee the release does not have", epsilon)
         settings_json = json.dumps(settings or {}, sort_keys=True, default=str)
         args = (fingerprint, event, event_json, epsilon, delta, budget_epsilon, budget_delta, default_budget_delta,
@@ -588,11 +588,11 @@ class Ledger:
                     if not math.isfinite(after.epsilon) and d0 >= b_del:
                         raise BudgetExceededError(
                             f"the releases known only as (epsilon, delta)-DP on this dataset would use a total delta of "
-                            f"{d0:.3g}, not below its budget delta={b_del:.3g}, so no finite epsilon remains; give this "
+                            f"{format_upper(d0)}, not below its budget delta={format_upper(b_del)}, so no finite epsilon remains; give this "
                             f"release a smaller delta; nothing was charged or written (ledger: {self.path})")
                     raise BudgetExceededError(
                         f"this release would bring the dataset's spent epsilon to {format_upper(after.epsilon, 4)} "
-                        f"(at delta={b_del:.3g}), over its budget epsilon={b_eps:g}; already spent "
+                        f"(at delta={format_upper(b_del)}), over its budget epsilon={b_eps:g}; already spent "
                         f"{format_upper(before.epsilon, 4)} in {before.entries} release(s), this release alone costs "
                         f"{format_upper(alone, 4)}; nothing was charged or written (ledger: {self.path})")
                 if new:
@@ -847,7 +847,7 @@ class Budget:
         return ledger.charge(self.key(ledger, data), event, epsilon=epsilon, delta=delta,
                              budget_epsilon=self.epsilon, budget_delta=self.delta,
                              default_budget_delta=default_delta, description=description, settings=settings,
-                             label=self.label)
+                             label=self.label or (self.dataset_id or ""))   # as privgp.release labels it
 
     def complete(self, charge: Charge) -> None:
         """Mark a charge completed (its outputs were written)."""

@@ -30,6 +30,7 @@ import numpy as np
 
 from .. import validation as v
 from ..errors import InfeasibleTargetError, InvalidParameterError, NumericalError
+from ..formatting import format_upper
 from . import accountant
 from .accountant import Guarantee
 from .certificate import PrivacyCertificate, certify
@@ -130,7 +131,7 @@ def calibrate(make_event: Callable[[float], PrivacyEvent], parameter: str, bound
             best = int(np.argmin(eps))
             raise InfeasibleTargetError(
                 f"no {parameter} in [{lo:g}, {hi:g}] reaches epsilon <= {target:g} at delta = {delta:g}: the "
-                f"smallest epsilon found is {eps[best]:.4g} (at {parameter} = {grid[best]:.4g})" + hint)
+                f"smallest epsilon found is {format_upper(eps[best], 4, nan='nan')} (at {parameter} = {grid[best]:.4g})" + hint)
         i = int(np.argmax(feas))
         if i == 0:
             value = grid[0]
@@ -140,7 +141,7 @@ def calibrate(make_event: Callable[[float], PrivacyEvent], parameter: str, bound
     else:
         if not feas[0]:
             raise InfeasibleTargetError(
-                f"even the smallest {parameter} = {grid[0]:g} gives epsilon {eps[0]:.4g} > {target:g} at "
+                f"even the smallest {parameter} = {grid[0]:g} gives epsilon {format_upper(eps[0], 4, nan='nan')} > {target:g} at "
                 f"delta = {delta:g}" + hint)
         if feas.all():
             value = grid[-1]

@@ -27,7 +27,7 @@ from typing import Any
 from .. import validation as v
 from .._version import __version__
 from ..errors import InvalidParameterError
-from ..formatting import format_upper
+from ..formatting import format_lower, format_upper
 from . import accountant
 from .accountant import LEGACY_COMPOSITION, check_composition, resolve_composition
 from .conversion import check_conversion
@@ -147,10 +147,10 @@ class PrivacyCertificate:
         for k, val in self.public.items():
             lines.append(f"  {k + ':':<12} {val}")
         for k, val in self.details.items():
-            lines.append(f"  {k + ':':<12} {val:.6g}" if isinstance(val, float) else f"  {k + ':':<12} {val}")
+            lines.append(f"  {k + ':':<12} {_detail_text(k, val)}" if isinstance(val, float) else f"  {k + ':':<12} {val}")
         if self.method == "rdp":
             lines.append(f"  order:       alpha = {self.alpha:.6g} ({'optimised' if self.alpha_optimised else 'given'}); "
-                         f"RDP {self.rdp:.6g}")
+                         f"RDP {format_upper(self.rdp, 6)}")
             lines.append(f"  conversion:  {self.conversion} ({_CONVERSION_NAMES[self.conversion]})")
         elif self.method == "exact-gdp":
             lines.append("  conversion:  exact Gaussian-DP privacy profile (no RDP conversion)")
@@ -167,6 +167,23 @@ class PrivacyCertificate:
         else:
             lines.append("  assumptions: none")
         return "\n".join(lines)
+
+
+#: the details that are bounds of a certificate (printed rounded up: GDP mu, (epsilon, delta) totals, the
+#: sensitivity and variance bounds, tau~ = 1 / (alpha_max - 1)) and the one whose larger value would claim more
+#: (the largest valid Renyi order, printed rounded down); the other details are printed to nearest
+_DETAILS_UP = frozenset({"mu", "epsilon_total", "delta_total", "delta2", "V_n", "tau", "Delta_n", "Delta_density",
+                         "Delta_signal"})
+_DETAILS_DOWN = frozenset({"alpha_max"})
+
+
+def _detail_text(key: str, val: float) -> str:
+    """One float of a certificate's details as :meth:`PrivacyCertificate.summary` prints it."""
+    if key in _DETAILS_UP:
+        return format_upper(val, 6, nan="nan")
+    if key in _DETAILS_DOWN:
+        return format_lower(val, 6, nan="nan")
+    return f"{val:.6g}"
 
 
 def certify(event: PrivacyEvent, delta: float | None = None, *, epsilon: float | None = None,

@@ -32,6 +32,7 @@ from numpy.typing import ArrayLike
 
 from .. import validation as v
 from ..errors import InfeasibleTargetError, InvalidParameterError
+from ..formatting import format_upper
 from .events import ApproxOnlyEvent, Neighbouring
 
 
@@ -85,7 +86,7 @@ class SelectionEvent(ApproxOnlyEvent):
     def assumptions(self) -> tuple[str, ...]:
         return ("training and validation sets disjoint and fixed independently of the data (Lemma 3)",
                 "each run of the base mechanism (train on one part, score on the other) is "
-                f"({self.epsilon:.6g}, {self.delta:.3g})-DP with fresh randomness",
+                f"({format_upper(self.epsilon, 6)}, {format_upper(self.delta, 3)})-DP with fresh randomness",
                 "replace-one neighbours; the differing record stays in its part")
 
     def details(self) -> dict[str, Any]:

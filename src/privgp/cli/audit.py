@@ -8,6 +8,7 @@ import math
 import time
 from typing import cast
 
+from ..formatting import format_lower, format_upper
 from .audit_lood import LOOD_HELP, register_lood
 from .common import nonnegative_int, positive_float, print_json
 from .main import LazyCommands
@@ -37,6 +38,15 @@ order at which the certified epsilon at --delta is attained), and prints it besi
 RDP bound at the same order. found <= certified; found / certified = 1 would be a tight bound.
 """
 
+
+def _up(x: float, digits: int = 4) -> str:
+    """A certified bound as printed: rounded up (never below it)."""
+    return format_upper(x, digits, nan="nan")
+
+
+def _lo(x: float, digits: int = 4) -> str:
+    """What an audit found (a lower bound on the worst case) as printed: rounded down (never above it)."""
+    return format_lower(x, digits, nan="nan")
 
 def _setting_flags(p) -> None:
     p.add_argument("--n", type=int, default=10, help="dataset size (default 10)")
@@ -134,10 +144,10 @@ def _run_lira(args) -> int:
     for a, t in out["tpr_at_fpr"].items():
         print(f"  TPR @ FPR = {a:<6}            {t:.4f}   (excess {out['excess_tpr_at_fpr'][a]:+.4f})")
     lb = res.lower
-    print(f"  epsilon LOWER bound         {lb.epsilon:.4g}   ({lb.confidence:.0%} confidence, delta = {lb.delta:g}"
+    print(f"  epsilon LOWER bound         {_lo(lb.epsilon)}   ({lb.confidence:.0%} confidence, delta = {lb.delta:g}"
           f"{'' if lb.significant else '; no significant leakage detected'})")
     cert = "n/a (non-private benchmark)" if not math.isfinite(res.epsilon_certified) else \
-        f"{res.epsilon_certified:.4g}   (constants = {res.certified_constants})"
+        f"{_up(res.epsilon_certified)}   (constants = {res.certified_constants})"
     print(f"  epsilon certified (upper)   {cert}")
     print(f"  time                        {out['seconds']:.2f} s")
     return 0
@@ -159,18 +169,20 @@ def _run_tightness(args) -> int:
         return 0
     print(f"tightness audit: n={res.game.n}, lengthscale={res.game.lengthscale:g}, r={res.game.r:g}, "
           f"sigma={res.game.sigma:g}, L={res.game.L}, alpha={res.alpha:.6g} ({res.alpha_source})")
-    print(f"  certificate                        ({res.epsilon_certified:.6g}, {res.delta:g})-DP "
+    print(f"  certificate                        ({_up(res.epsilon_certified, 6)}, {_up(res.delta, 6)})-DP "
           f"(constants = {res.constants}), its Renyi bound at this alpha below")
-    print(f"  exact D_alpha found (one path)     {res.found:.6g}  (mean {res.found_mean:.4g}, cov {res.found_cov:.4g})")
-    print(f"  certified RDP bound (one path)     {res.certified:.6g}  (mean {res.certified_mean:.4g}, "
-          f"cov {res.certified_cov:.4g})")
-    print(f"  found / certified                  {res.ratio:.4g}")
-    print(f"  L-path values                      found {res.game.L * res.found:.6g} <= certified "
-          f"{res.game.L * res.certified:.6g}")
+    # found: what the search reached, a lower bound on the worst case (rounded down); certified: the bound (up)
+    print(f"  exact D_alpha found (one path)     {_lo(res.found, 6)}  (mean {_lo(res.found_mean)}, "
+          f"cov {_lo(res.found_cov)})")
+    print(f"  certified RDP bound (one path)     {_up(res.certified, 6)}  (mean {_up(res.certified_mean)}, "
+          f"cov {_up(res.certified_cov)})")
+    print(f"  found / certified                  {_lo(res.ratio)}")
+    print(f"  L-path values                      found {_lo(res.game.L * res.found, 6)} <= certified "
+          f"{_up(res.game.L * res.certified, 6)}")
     if res.lood is not None:
         lo = res.lood
-        print(f"  Renyi LOOD found (one path)        D -> D+S {lo.forward:.6g}, D+S -> D {lo.reverse:.6g}  "
-              f"(KL {lo.kl:.4g}; seed 003, add/remove one record:")
+        print(f"  Renyi LOOD found (one path)        D -> D+S {_lo(lo.forward, 6)}, D+S -> D {_lo(lo.reverse, 6)}  "
+              f"(KL {_lo(lo.kl)}; seed 003, add/remove one record:")
         print("                                     a different neighbour relation, shown for scale, not a check)")
     print(f"  time                               {out['seconds']:.2f} s")
     return 0

@@ -6,6 +6,7 @@ import argparse
 import math
 import time
 
+from ..formatting import format_lower, format_upper
 from .common import grid_points, positive_float, print_json
 
 EPILOG = """\
@@ -57,7 +58,13 @@ def register_lood(asub) -> None:
 
 #: audit_release_lood's parameters set by a flag of another name
 def _fmt(x) -> str:
-    return "inf" if x is None or (isinstance(x, float) and math.isinf(x)) else f"{x:.4g}"
+    """A value the audit found (a lower bound on the worst case; None: +inf) as printed: rounded down."""
+    return "inf" if x is None or (isinstance(x, float) and math.isinf(x)) else format_lower(x, 4, nan="nan")
+
+
+def _cert(x) -> str:
+    """A certified bound as printed: rounded up."""
+    return format_upper(x, 4, nan="nan")
 
 
 def _run(args) -> int:
@@ -89,16 +96,16 @@ def _run(args) -> int:
         return 0
     print(NOTICE)
     print(f"privgp audit lood: {res.n} records, {plan.describe()}")
-    print(f"  certificate        ({res.epsilon_certified:.4g}, {res.delta:.3g})-DP, replace-one; certified RDP at "
-          f"alpha = {res.alpha:.4g} ({res.alpha_source}): {res.certified_rdp:.4g}")
-    print(f"  LOOD over records  KL median {out['kl_median']:.4g}, max {out['kl_max']:.4g}; Renyi (alpha "
+    print(f"  certificate        ({_cert(res.epsilon_certified)}, {format_upper(res.delta)})-DP, replace-one; certified "
+          f"RDP at alpha = {res.alpha:.4g} ({res.alpha_source}): {_cert(res.certified_rdp)}")
+    print(f"  LOOD over records  KL median {_fmt(out['kl_median'])}, max {_fmt(out['kl_max'])}; Renyi (alpha "
           f"{res.alpha:.4g}, larger direction) max {_fmt(out['renyi_max'])}"
           + ("" if out["renyi_max_over_certified"] is None else
-             f" = {out['renyi_max_over_certified']:.3g} x certified"))
+             f" = {format_lower(out['renyi_max_over_certified'], 3, nan='nan')} x certified"))
     print(f"  most exposed       {'record':>6} {'KL':>10} {'Renyi':>10} {'/cert':>8} {'replace-one':>12} {'/cert':>8}")
     for r in out["most_exposed"]:
         ren = max(r["renyi"], r["renyi_reverse"])
-        print(f"                     {r['record']:>6} {r['kl']:>10.4g} {_fmt(ren):>10} "
+        print(f"                     {r['record']:>6} {_fmt(r['kl']):>10} {_fmt(ren):>10} "
               f"{_fmt(r['renyi_max_over_certified']):>8} {_fmt(r['replace_one_found']):>12} "
               f"{_fmt(r['replace_one_over_certified']):>8}")
     verdict = "<= certified (as it must be)" if out["replace_one_le_certified"] else \

@@ -11,6 +11,7 @@ import time
 import numpy as np
 
 from ..errors import InvalidParameterError
+from ..formatting import format_lower, format_upper
 from .common import nonnegative_int, positive_float, print_json
 from .outputs import check_output_file
 
@@ -138,13 +139,16 @@ def _run(args) -> int:
         return 0
     print(f"{args.sampler} sampler: n={n}, r={args.r:g}, sigma={args.sigma:g}, {args.kernel}(lengthscale={args.lengthscale:g}), "
           f"h={audit.step:.4g}, delta={args.delta:g}, search order alpha={audit.alpha:.4g}")
-    print(f"  exact posterior, certified epsilon (seed 000): {audit.epsilon_posterior_certified:.4g}")
+    print(f"  exact posterior, certified epsilon (seed 000): {format_upper(audit.epsilon_posterior_certified, 4)}")
     print(f"  {'t':>6} {'iterate cert.':>14} {'iterate pair':>13} {'iter. lower':>12} {'post. pair':>11}")
     for row in audit.rows:
         t = "inf" if math.isinf(row.steps) else f"{int(row.steps)}"
-        cert = "n/a" if math.isnan(row.epsilon_iterate_certified) else f"{row.epsilon_iterate_certified:.4g}"
-        print(f"  {t:>6} {cert:>14} {row.epsilon_iterate_pair:>13.4g} {row.epsilon_iterate_lower:>12.4g} "
-              f"{row.epsilon_posterior_pair:>11.4g}")
+        # certified: an upper bound, rounded up; the pair values and the exact lower bound are what the search
+        # found (lower bounds on the worst case), rounded down
+        cert = format_upper(row.epsilon_iterate_certified, 4, nan="n/a")
+        pair, low, post = (format_lower(x, 4, nan="nan") for x in (row.epsilon_iterate_pair,
+                                                                   row.epsilon_iterate_lower, row.epsilon_posterior_pair))
+        print(f"  {t:>6} {cert:>14} {pair:>13} {low:>12} {post:>11}")
     print(f"  {out['verdict']}")
     print(f"  wrote {png} ({out['seconds']:.1f} s)")
     return 0

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from ..formatting import format_upper
 from .common import nonnegative_int, print_json
 from .outputs import AtomicOutput, check_output_dir
 
@@ -65,7 +66,7 @@ def _run(args) -> int:
     ax.set_xlabel("x")
     ax.set_ylabel("f(x)")
     ax.set_title(f"{N_PATHS} exact posterior paths, exponential kernel l = {LENGTHSCALE}, r = {R}, "
-                 f"sigma = {SIGMA}\nreleasing them is ({epsilon:.2f}, {DELTA:g})-DP (Thm 3.1, Lemma B.7)",
+                 f"sigma = {SIGMA}\nreleasing them is ({format_upper(epsilon)}, {format_upper(DELTA)})-DP (Thm 3.1, Lemma B.7)",
                  fontsize=9)
     ax.legend(fontsize=7, loc="lower left")
     with AtomicOutput(out, args.overwrite) as tmp:
@@ -78,6 +79,6 @@ def _run(args) -> int:
         print_json(summary)
     else:
         print(f"privgp demo: drew {N_PATHS} exact posterior paths on {M_GRID} points from n = {N_DATA} "
-              f"synthetic data (seed {seed}); releasing them is ({epsilon:.2f}, {DELTA:g})-DP")
+              f"synthetic data (seed {seed}); releasing them is ({format_upper(epsilon)}, {format_upper(DELTA)})-DP")
         print(f"wrote {png}")
     return 0

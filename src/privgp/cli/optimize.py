@@ -573,7 +573,7 @@ def _print_summary(s: dict, res: ThompsonResult) -> None:
         f"  ledger      {s['ledger']}",
         f"              entry {s['entry_id']}; dataset {s['fingerprint'][:16]}: charged {format_upper(s['charged_epsilon'], 4)} "
         f"(whole run); spent {format_upper(s['spent_epsilon'], 4)} of {s['budget_epsilon']:g} (at delta "
-        f"{s['budget_delta']:.3g})",
+        f"{format_upper(s['budget_delta'])})",
         f"  recommended {s['recommendation']} (densest released query of the second half of the run; "
         f"last query {s['last_query']})",
         f"  outputs     {s['out']}/: " + ", ".join(s["files"]),

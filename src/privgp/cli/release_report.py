@@ -57,7 +57,9 @@ class LedgerTotals:
 
 #: the layout of report.html, stated in it: ``privgp verify`` redoes a report word for word only in the layout the
 #: installed privgp writes (raise it whenever the page's words or markup change)
-REPORT_FORMAT = 3   # 3: the calculator's line quoted rounded up, as it prints it
+REPORT_FORMAT = 4   # 3: the calculator's line quoted rounded up, as it prints it; 4: the mechanisms' exact
+#                     statements give their bounds rounded up (the Laplace grid's pure epsilon, the grid's GDP mu, the
+#                     sensitivity bounds, the tuned mechanism's per-run (epsilon, delta), the calibration's target)
 
 
 @dataclass(frozen=True)

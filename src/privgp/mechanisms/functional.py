@@ -78,6 +78,7 @@ from ..accounting import PrivacyCertificate, feasible_side
 from ..accounting.functional_noise import MULTIPLIERS, FunctionalEvent, check_clip
 from ..accounting.sensitivity import choose_lemma
 from ..errors import InfeasibleTargetError, InvalidParameterError
+from ..formatting import format_upper
 from ..models.domain import Box, PublicGrid
 from ..models.kernels import DistanceKernel, Kernel, make_kernel
 from .posterior_release import DEFAULT_MEMORY_LIMIT
@@ -227,7 +228,7 @@ class FunctionalPlan:
 
     def describe(self) -> str:
         return (f"functional mechanism (posterior mean + c g): n={self.n}, {self.kernel} kernel (lengthscale "
-                f"{self.lengthscale:.4g}), r={self.r:.4g}, Delta={self.sensitivity:.4g}, c={self.multiplier:.4g}, "
+                f"{self.lengthscale:.4g}), r={self.r:.4g}, Delta={format_upper(self.sensitivity, 4)}, c={self.multiplier:.4g}, "
                 f"domain {self.domain.describe()}"
                 + ("" if self.snap is None else f", inputs snapped to the grid lattice (refined {self.snap}x)"))
 

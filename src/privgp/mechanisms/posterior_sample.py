@@ -32,6 +32,7 @@ from ..accounting.posterior_sampling import PosteriorSampleEvent
 from ..accounting.rdp import alpha_max_of_tau
 from ..accounting.sensitivity import SensitivityBounds, sensitivity_bounds
 from ..errors import InfeasibleTargetError, InvalidParameterError, NumericalError
+from ..formatting import format_upper
 from ..models.domain import Box
 from ..models.kernels import KERNELS, Kernel, make_kernel
 
@@ -275,7 +276,7 @@ def calibrate_r(target_epsilon: float, delta: float, *, n: int, sigma: float, et
             cov_only = float(accountant.epsilon(posterior_sample_event(n, r_hi, np.inf, eta=eta, L=L, **opts),
                                                 delta, conversion=conversion).epsilon)
             if cov_only > target_epsilon:
-                return msg + (f"; the covariance term alone (sigma = inf) already gives epsilon {cov_only:.4g} at "
+                return msg + (f"; the covariance term alone (sigma = inf) already gives epsilon {format_upper(cov_only, 4)} at "
                               f"r = {r_hi:g}, so no sigma helps: allow larger r, fewer draws L or a looser target")
             return msg + "; a larger sigma, a larger r_max or GP noise eta > 0 may reach it"
         return msg + " (sigma = inf: this is the covariance term alone; allow larger r or fewer draws L)"
@@ -299,8 +300,8 @@ def calibrate_eta(target_epsilon: float, delta: float, *, n: int, r: float, sigm
     make_event, make_batch = _maker(n, r, sigma, None, L, opts)
 
     def hint(grid, eps):
-        msg = (f" (n = {n}, r = {r:g}, sigma = {sigma:g}, L = {L}): epsilon is {eps[0]:.4g} at eta = 0 and "
-               f"{eps[-1]:.4g} at eta = {eta_max:g}")
+        msg = (f" (n = {n}, r = {r:g}, sigma = {sigma:g}, L = {L}): epsilon is {format_upper(eps[0], 4, nan='nan')} at eta = 0 "
+               f"and {format_upper(eps[-1], 4, nan='nan')} at eta = {eta_max:g}")
         if not np.isfinite(sigma):
             return msg + " (sigma = inf: eta has no effect on the covariance-only bound; increase r instead)"
         return msg + "; allow a larger eta_max or increase r"
@@ -326,7 +327,7 @@ def calibrate_L(target_epsilon: float, delta: float, *, n: int, r: float, sigma:
         ev = make_event(1)
         g = accountant.epsilon(ev, delta, conversion=conversion)
         if not float(g.epsilon) <= target_epsilon:
-            raise InfeasibleTargetError(f"even one released path (L = 1) gives epsilon {float(g.epsilon):.4g} > "
+            raise InfeasibleTargetError(f"even one released path (L = 1) gives epsilon {format_upper(float(g.epsilon), 4)} > "
                                         f"{target_epsilon:g} at delta = {delta:g}")
         return CalibrationResult("L", 1, float(target_epsilon), float(delta), ev, g, True)
 

@@ -23,6 +23,7 @@ import pandas as pd
 
 from .. import validation as v
 from ..errors import InvalidParameterError
+from ..formatting import format_lower, format_upper
 
 COLUMNS = ("lengthscale", "r", "sigma")
 
@@ -200,16 +201,16 @@ class _Search:
         ranked = _ranked(table, self.constrained)
         if ranked.empty:
             finite = table["epsilon"][np.isfinite(table["epsilon"])]
-            smallest = f"{finite.min():.4g}" if len(finite) else "inf"
+            smallest = format_upper(finite.min(), 4) if len(finite) else "inf"
             msg = (f"no feasible setting: none of the {len(table)} candidates has certified epsilon < "
-                   f"{self.eps0:g} (smallest epsilon on the grid: {smallest})")
+                   f"{format_lower(self.eps0, 6)} (smallest epsilon on the grid: {smallest})")
             return SearchResult(best=None, table=table, feasible=False, message=msg, eps0=self.eps0,
                                 rounds=self.done)
         best = ranked.iloc[0].to_dict()
         best = {k: (float(val) if k in ("lengthscale", "r", "sigma", "loss", "epsilon") else val)
                 for k, val in best.items()}
         msg = f"best of {len(table)} candidates" + (
-            f" with epsilon < {self.eps0:g} ({int(table['feasible'].sum())} feasible)" if self.constrained else "")
+            f" with epsilon < {format_upper(self.eps0, 6)} ({int(table['feasible'].sum())} feasible)" if self.constrained else "")
         return SearchResult(best=best, table=table, feasible=True, message=msg, eps0=self.eps0, rounds=self.done)
 
 

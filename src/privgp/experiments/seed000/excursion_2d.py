@@ -20,6 +20,7 @@ import numpy as np
 from ...datasets.plumes import PlumePrior, attenuated_signal, excursion_pairs_2d
 from ...datasets.synthetic import check_noise_level
 from ...errors import InvalidParameterError
+from ...formatting import format_upper
 from ...models.domain import Box
 from ...tasks import excursion as ex
 from ...tasks.excursion_study import PrivacySpec, ReleaseSpec, StudyConfig, posterior_paths, run_excursion_study, summarize
@@ -143,7 +144,7 @@ def plot_examples(path: Path, pairs, rows, result, release: ReleaseSpec, *, seed
                 a2.contour(release.axes[0], release.axes[1], paths[k].reshape(release.shape).T, levels=[pairs.t],
                            colors="tab:red", linewidths=0.9, linestyles="--")
             if i == 0:
-                a2.set_title(f"{n_paths} private one-path releases (ε<{result.private.eps0:g})")
+                a2.set_title(f"{n_paths} private one-path releases (ε<{format_upper(result.private.eps0, 6)})")
         elif i == 0:
             a2.set_title("no feasible private setting")
         if i == 0:

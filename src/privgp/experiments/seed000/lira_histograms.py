@@ -13,6 +13,7 @@ import pandas as pd
 
 from ...audit.membership.attacks import fit_paper_attack
 from ...audit.membership.game import play
+from ...formatting import format_upper
 from ..common import new_figure, save_figure, write_run_record
 from . import lira_sweep as sw
 
@@ -66,7 +67,7 @@ def fig6(out_dir: Path, *, quick: bool, executor, seed: int = 0) -> dict:
             ax.plot(c["fine"], c["density_out"], color="tab:blue", lw=1.4, label="fitted out")
             ax.set_xlabel(label)
             if i == 0:
-                ax.set_title(f"r = {col['r']:g}, sigma = {col['sigma']:g}, epsilon ~ {col['epsilon_certified']:.3g}",
+                ax.set_title(f"r = {col['r']:g}, sigma = {col['sigma']:g}, epsilon <= {format_upper(col['epsilon_certified'])}",
                              fontsize=10)
             if i == j == 0:
                 ax.legend(fontsize=7)

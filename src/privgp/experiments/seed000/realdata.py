@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from ...datasets.baltimore import ATTRIBUTION, PUBLIC_BOX, load_baltimore
+from ...formatting import format_upper
 from ...models.gp import EigenPosterior, ExactPosterior
 from ...models.kernels import make_kernel
 from ...tasks import excursion as ex
@@ -135,7 +136,7 @@ def realdata(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, consta
         pg = p_grid.reshape(len(axes[0]), len(axes[1])).T
         ax.contourf(axes[0], axes[1], pg, levels=[C, 1.0], colors=["0.85"])
         ax.contour(axes[0], axes[1], pg, levels=[C], colors="k", linewidths=2.0)
-        ax.plot([], [], "k-", lw=2, label=f"non-private {{p_D ≥ {C:.2f}}} (grey; θ*, ε*={eps_s:.3g})")
+        ax.plot([], [], "k-", lw=2, label=f"non-private {{p_D ≥ {C:.2f}}} (grey; θ*, ε*={format_upper(eps_s)})")
         ax.scatter(X[pub, 0], X[pub, 1], s=8, c=np.where(labels[pub], "tab:orange", "tab:gray"),
                    label="public-half sales (orange: above threshold)")
         if res.feasible:
@@ -149,7 +150,7 @@ def realdata(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, consta
             # utility on the public half: independent one-path draws at the public sales
             draws = sample_joint(post_p, X[pub], n_paths, np.random.default_rng(np.random.SeedSequence([seed, 7])))
             accs = [float(np.mean((d >= 0) == labels[pub])) for d in draws]
-            ax.plot([], [], "r--", lw=1.3, label=f"{n_paths} private one-path boundaries (ε={res.best_setting['epsilon']:.3g} each)")
+            ax.plot([], [], "r--", lw=1.3, label=f"{n_paths} private one-path boundaries (ε={format_upper(res.best_setting['epsilon'])} each)")
             row.update({"l_priv": tp[0], "r_priv": tp[1], "sigma_priv": tp[2], "eps_priv": res.best_setting["epsilon"],
                         "cv_bce_priv": res.best_setting["loss"],
                         "eps_all_paths": float(PrivacySpec(eps0=eps0, delta=delta, n=n_priv, domain=PUBLIC_BOX,

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from ...errors import InvalidParameterError
+from ...formatting import format_upper
 from ..common import as_tuple, write_run_record, write_table
 from .excursion_1d import config_1d, run_column
 
@@ -79,11 +80,12 @@ def summarise(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def _fmt_eps(x: float) -> str:
+    """A certified epsilon as the table prints it: rounded up (3 significant digits, 2 in 1.3e5 form)."""
     if not np.isfinite(x):
         return "–"
     if x < 1e4:
-        return f"{x:.3g}"
-    mant, ex = f"{x:.1e}".split("e")
+        return format_upper(x, 3)
+    mant, ex = f"{float(format_upper(x, 2)):.1e}".split("e")
     return f"{mant}e{int(ex)}"
 
 

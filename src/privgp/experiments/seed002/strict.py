@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ...formatting import format_upper
 from ..common import as_tuple, new_figure, save_figure, write_run_record, write_table
 from .nn import COLORS, _model, _spec, _torch, draw_fit
 
@@ -105,7 +106,8 @@ def _page(df: pd.DataFrame) -> str:
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for (fam, eps, delta, n), g in df.groupby(["family", "epsilon", "delta", "N"], sort=False):
         g = g.set_index("method")
-        cells = [fam, "1/3" if abs(eps - 1 / 3) < 1e-12 else f"{eps:g}", f"{delta:g}", str(n), f"{g['mu'].iloc[0]:.3f}",
+        cells = [fam, "1/3" if abs(eps - 1 / 3) < 1e-12 else format_upper(eps, 6), format_upper(delta, 6), str(n),
+                 format_upper(g['mu'].iloc[0], 3),
                  "yes" if g["in_training_range"].iloc[0] else "no"]
         cells += [_pm(g.loc[m, "nll"], g.loc[m, "ci95"]) if m in g.index else "—" for m in methods]
         out.append("| " + " | ".join(cells) + " |")
@@ -133,7 +135,7 @@ def _plot(df: pd.DataFrame, path: Path) -> None:
             ax.set_xticks(ns)
             ax.set_xticklabels([str(n) for n in ns])
             ax.xaxis.set_minor_formatter(NullFormatter())
-            ax.set_title(f"{fam}: eps = {eps:.3g}, delta = {delta:g}", fontsize=9)
+            ax.set_title(f"{fam}: eps = {format_upper(eps)}, delta = {format_upper(delta, 6)}", fontsize=9)
             ax.set_xlabel("N")
             if j == 0:
                 ax.set_ylabel("NLL per target point")
@@ -160,7 +162,7 @@ def _fits(model, path: Path, fams, epss, n_values, delta: float, eq_lengthscale:
             m, s = model.predict(rep, xt)
             ax = axes[i][j]
             draw_fit(ax, fam, b, xt, m, s, oracle_band=False, context_size=5)
-            ax.set_title(f"{fam}, N = {n}, eps = {eps:.3g}, delta = {delta:g}", fontsize=8)
+            ax.set_title(f"{fam}, N = {n}, eps = {format_upper(eps)}, delta = {format_upper(delta, 6)}", fontsize=8)
             ax.set_ylim(-3.5, 3.5)
             if i == 0 and j == 0:
                 ax.legend(fontsize=6, loc="lower left")

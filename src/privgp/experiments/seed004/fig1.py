@@ -43,6 +43,7 @@ from ...audit.samplers.sgld_bounds import (
 )
 from ...audit.samplers.sgld_model import CyclicSGLD, posterior_pair
 from ...errors import InvalidParameterError
+from ...formatting import format_lower, format_upper
 from ..common import new_figure, save_figure, write_run_record, write_table
 
 CAPTION = dict(n=1149019, alpha=0.1, beta=1.0, x_h=1.8, x_l=0.9, gamma1=0.1, gamma2=1.001, c=1165165.0)
@@ -159,11 +160,12 @@ def _plots(df: pd.DataFrame, post: dict, out_dir: Path, s: CyclicSGLD, delta: fl
         ax.semilogy(fin["K"][lb], fin["eps_test_lower"][lb], "s--", ms=2,
                     label="SGLD: lower bound of the event {theta > mu_t} (Lemma A.6)")
         ax.axhline(post["eps_certified_lemma43_mironov"], color="C2", ls="-.", lw=1,
-                   label=f"exact posterior, certified over the domain (Lemma 4.3): {post['eps_certified_lemma43_mironov']:.3g}")
+                   label=f"exact posterior, certified over the domain (Lemma 4.3): {format_upper(post['eps_certified_lemma43_mironov'])}")
         ax.axhline(1.6, color="C2", ls=":", lw=1, label="caption's claim for the posterior: 1.6")
         ax.set_xlabel("epoch K (step t = K n)")
         ax.set_ylabel(f"epsilon at delta = {delta:g}")
-        ax.set_title(f"epsilon of one release (the posterior pair's exact epsilon is {post['eps_exact_pair']:.3g})", fontsize=9)
+        ax.set_title(f"epsilon of one release (the posterior pair's exact epsilon is {format_lower(post['eps_exact_pair'])})",
+                     fontsize=9)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
         d2 = np.maximum(fin["D2_D1D2"], fin["D2_D2D1"])

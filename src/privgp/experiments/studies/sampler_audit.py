@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ...formatting import format_lower, format_upper
 from ..common import new_figure, save_figure
 
 
@@ -26,7 +27,7 @@ def plot_sampler_audit(audit, path: Path) -> Path:
         ax.plot(x, np.maximum(np.where(np.isfinite(vals), vals, np.nan), floor), marker="o", ms=3, **kw)
 
     ax.axhline(audit.epsilon_posterior_certified, color="k", ls="--", lw=1.2,
-               label=f"exact posterior, certified (seed 000): {audit.epsilon_posterior_certified:.3g}")
+               label=f"exact posterior, certified (seed 000): {format_upper(audit.epsilon_posterior_certified)}")
     if audit.sampler == "sto":
         curve([r.epsilon_iterate_certified for r in audit.rows], color="C3", lw=1.8, label="iterate, certified (upper bound)")
     curve([r.epsilon_iterate_pair for r in audit.rows], color="C0", label="iterate, worst pair found (RDP-converted)")
@@ -49,11 +50,12 @@ def plot_sampler_audit(audit, path: Path) -> Path:
 
 def describe_factor(audit) -> str:
     """One sentence: is the iterate provably worse than the exact-posterior certificate, and by how much."""
-    f = audit.worst_factor()
+    f = audit.worst_factor()   # a lower bound (what the search found) over the certified upper bound: rounded down
+    shown, cert = format_lower(f, nan="nan"), format_upper(audit.epsilon_posterior_certified)
     t = max(audit.rows, key=lambda r: r.epsilon_iterate_lower).steps
     ts = "inf" if math.isinf(t) else f"{int(t)}"
     if f > 1:
         return (f"the iterate at t = {ts} is provably less private than the exact-posterior certificate allows: its "
-                f"epsilon is at least {f:.3g} times the certified {audit.epsilon_posterior_certified:.3g}")
+                f"epsilon is at least {shown} times the certified {cert}")
     return (f"no step count found an iterate provably worse than the exact-posterior certificate (largest lower "
-            f"bound = {f:.3g} x certified, at t = {ts}); this is a search result, not a guarantee")
+            f"bound = {shown} x certified, at t = {ts}); this is a search result, not a guarantee")

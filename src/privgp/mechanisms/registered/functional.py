@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import CertificateMismatch, InvalidParameterError, PrivgpError
+from ...formatting import format_upper
 from ...models.domain import PublicGrid
 from .. import functional as fm
 from ..interface import (
@@ -148,7 +149,7 @@ class Functional(Mechanism):
                   "fixed public lattice (the map's grid" + ("" if plan.snap == 1 else f" refined {plan.snap} times")
                   + "), a rule applied to each record separately, so the guarantee holds for the original records."))
         statement = (f"R\u00e4is\u00e4, Markou et al., Thm 4.1: the functional mechanism with noise multiplier c = "
-                     f"\u0394/\u03bc is \u03bc-GDP; \u0394 \u2264 {plan.sensitivity:.6g} ({plan.lemma}); the exact "
+                     f"\u0394/\u03bc is \u03bc-GDP; \u0394 \u2264 {format_upper(plan.sensitivity, 6)} ({plan.lemma}); the exact "
                      "Gaussian-DP privacy profile gives (\u03b5, \u03b4) with no RDP conversion.")
         rows = (("kernel", plan.kernel, chosen_by(plan.kernel, "exponential")),
                 ("lengthscale", f"{plan.lengthscale:.6g}", chosen_by(float(plan.lengthscale),
@@ -173,7 +174,7 @@ class Functional(Mechanism):
     def summary_lines(self, plan: fm.FunctionalPlan) -> list[str]:
         return [
             f"  mechanism   posterior mean + GP noise, mu-GDP (seed 002, Thm 4.1); RKHS sensitivity <= "
-            f"{plan.sensitivity:.4g} ({plan.lemma})",
+            f"{format_upper(plan.sensitivity, 4)} ({plan.lemma})",
             f"  settings    {plan.kernel} kernel, lengthscale {plan.lengthscale:.4g}, r={plan.r:.4g} "
             f"({plan.hyperparameter_source}"
             + (f" for noise std <= {plan.calibration['target_noise_std']:g}" if plan.calibration else "")

@@ -33,6 +33,7 @@ from numpy.typing import ArrayLike
 from ... import validation as v
 from ...accounting import GaussianEvent, PrivacyCertificate, calibrate_gaussian
 from ...errors import InvalidParameterError
+from ...formatting import format_upper
 from ...models.domain import Box, CellGrid, cell_index
 from ..interface import (
     CsvFile,
@@ -434,7 +435,7 @@ class NoisyGrid(CellGridMechanism):
                "of the threshold the response is. " + UNCERTAINTY_COVERS)
         statement = (f"The Gaussian mechanism with L2 sensitivity {GRID_SENSITIVITY:g} (the per-cell sums and counts "
                      f"under replacement of one record with |y| \u2264 1) and noise standard deviation "
-                     f"{plan.noise_std:.6g} is \u03bc-GDP with \u03bc = {GRID_SENSITIVITY / plan.noise_std:.6g} (Dong, "
+                     f"{plan.noise_std:.6g} is \u03bc-GDP with \u03bc = {format_upper(GRID_SENSITIVITY / plan.noise_std, 6)} (Dong, "
                      "Roth & Su 2022, Thm 2.7); (\u03b5, \u03b4) from its exact privacy profile (Balle & Wang 2018, "
                      "Thm 8). Smoothing is post-processing.")
         chosen = settings_chosen_by(plan.hyperparameter_source)

@@ -24,6 +24,7 @@ import numpy as np
 from ... import validation as v
 from ...accounting import PrivacyCertificate, certify
 from ...accounting.events import PureDpEvent
+from ...formatting import format_upper
 from ...models.domain import Box
 from ..interface import (
     MechanismReport,
@@ -146,7 +147,7 @@ class LaplaceGrid(CellGridMechanism):
                "is closer to the threshold than twice its uncertainty are marked as unreliable. " + UNCERTAINTY_COVERS)
         statement = (f"The Laplace mechanism with L1 sensitivity {L1_SENSITIVITY:g} (per-cell sums and counts under "
                      f"replacement of one record with |y| \u2264 1) and scale {plan.scale:.6g} is "
-                     f"{plan.target_epsilon:g}-DP (Dwork, McSherry, Nissim & Smith 2006); smoothing is "
+                     f"{format_upper(plan.event.epsilon, 6)}-DP (Dwork, McSherry, Nissim & Smith 2006); smoothing is "
                      "post-processing.")
         chosen = settings_chosen_by(plan.hyperparameter_source)
         rows = (("cells", cells, chosen), ("smoothing bandwidth", f"{plan.bandwidth:g} cells", chosen),
@@ -164,7 +165,7 @@ class LaplaceGrid(CellGridMechanism):
 
     def summary_lines(self, plan: LaplaceGridPlan) -> list[str]:
         return [f"  mechanism   noisy grid sums and counts (Laplace, L1 sensitivity 4, scale {plan.scale:.4g}): "
-                f"pure {plan.target_epsilon:g}-DP, smoothed",
+                f"pure {format_upper(plan.event.epsilon, 6)}-DP, smoothed",
                 f"  settings    {grid_text(plan.cells)} cells, bandwidth {plan.bandwidth:g} cells "
                 f"({plan.hyperparameter_source})",
                 f"  grid        {grid_text(plan.grid)}"]

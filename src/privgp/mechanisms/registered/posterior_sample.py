@@ -204,7 +204,7 @@ class PosteriorSample(Mechanism):
             f"  mechanism   {plan.L} exact posterior sample path(s); {lemma}",
             f"  settings    {plan.kernel} kernel, lengthscale {plan.lengthscale:.4g}, r={plan.r:.4g} "
             f"({plan.hyperparameter_source}"
-            + (f" for target epsilon {plan.target_epsilon:g}" if plan.target_epsilon else "")
+            + (f" for target epsilon {format_upper(plan.target_epsilon, 6)}" if plan.target_epsilon else "")
             + f"), sigma={plan.sigma:g}, eta={plan.eta:.4g}",
             f"  grid        {grid_text(plan.grid)}" + snap_line(plan.snap),
         ]
@@ -233,8 +233,9 @@ class PosteriorSample(Mechanism):
                      f"({lemma}) of Appendix B, and proven constants; the L independent draws compose additively in "
                      "R\u00e9nyi DP (eq. (3)).")
         cal = plan.calibration or {}
+        goal = "" if plan.target_epsilon is None else format_upper(plan.target_epsilon, 6)   # at most: rounded up
         target = (f"the smallest {cal.get('parameter')} whose certified \u03b5 is at most the target "
-                  f"{plan.target_epsilon:g} at \u03b4 = {format_upper(plan.delta)}, computed from public quantities "
+                  f"{goal} at \u03b4 = {format_upper(plan.delta)}, computed from public quantities "
                   "only (n, the domain, the kernel and the other settings)") if cal else ""
         given = "set by the data holder"
         rows = [
@@ -251,7 +252,7 @@ class PosteriorSample(Mechanism):
              ("calibrated: " + target) if plan.hyperparameter_source == "calibrated eta" else
              ("none (privgp's default)" if plan.eta == 0 else given)),
             ("L (number of paths)", str(plan.L), "privgp's default" if plan.L == 1 else given),
-            ("\u03b4", f"{plan.delta:.6g}", "min(10\u207b\u2076, 1/(10 n)) (privgp's default; n is public)"
+            ("\u03b4", format_upper(plan.delta, 6), "min(10\u207b\u2076, 1/(10 n)) (privgp's default; n is public)"
              if math.isclose(plan.delta, default_delta(plan.n), rel_tol=1e-12) else given),
             ("grid", grid_text(plan.grid, " \u00d7 "), "resolution of the released map (the guarantee does not "
              "depend on it)"),

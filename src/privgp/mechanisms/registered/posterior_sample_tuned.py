@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ...errors import CertificateMismatch, InvalidParameterError
+from ...formatting import format_upper
 from ..interface import (
     CONVERSION,
     KERNEL,
@@ -122,7 +123,7 @@ class PosteriorSampleTuned(Mechanism):
                "on the held-out part; the search stops at random (Liu and Talwar's random stopping), so that the "
                "choice itself is private. Only the chosen map is published.")
         statement = ("Liu & Talwar (2019), Thm 3.4 (random stopping) as in Honkela's Alg. 2 and Lemma 3, over runs "
-                     f"that are each ({b.epsilon:.6g}, {b.delta:.3g})-DP (the posterior-sample bound of Maciazek 2026, "
+                     f"that are each ({format_upper(b.epsilon, 6)}, {format_upper(b.delta, 3)})-DP (the posterior-sample bound of Maciazek 2026, "
                      "Thm 3.1, for each candidate; COINPRESS private mean of the held-out scores).")
         rows = (("candidate lengthscales", ", ".join(f"{x:g}" for x in plan.lengthscales), "set by the data holder"),
                 ("stopping probability gamma", f"{b.gamma:g}", chosen_by(float(b.gamma), DEFAULT_GAMMA)),
@@ -146,7 +147,7 @@ class PosteriorSampleTuned(Mechanism):
         b = plan.budget
         return [
             f"  mechanism   private lengthscale selection (seed 001, Alg. 2) among {list(plan.lengthscales)}: gamma "
-            f"{b.gamma:g}, at most {b.max_draws} runs, each ({b.epsilon:.4g}, {b.delta:.3g})-DP",
+            f"{b.gamma:g}, at most {b.max_draws} runs, each ({format_upper(b.epsilon, 4)}, {format_upper(b.delta, 3)})-DP",
             f"  settings    {plan.plans[0].kernel} kernel, sigma={plan.plans[0].sigma:g}, r per candidate "
             + ", ".join(f"{p.r:.4g}" for p in plan.plans) + f"; {plan.n_train} training / {plan.n - plan.n_train} "
             "held-out records (random split); the outcome is in selection.json",

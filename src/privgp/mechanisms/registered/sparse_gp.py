@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import CertificateMismatch, InvalidParameterError
+from ...formatting import format_upper
 from ..interface import (
     KERNEL,
     LENGTHSCALE,
@@ -179,7 +180,7 @@ class SparseGp(Mechanism):
                "computed from the noisy summaries only, with a model that knows how much noise was added. Responses "
                "were first clipped to a public bound, so no single record can move the summaries far.")
         statement = ("Honkela, Gaussian Processes with Differential Privacy, Alg. 1: one Gaussian mechanism on "
-                     f"the sufficient statistics with L2 sensitivity {plan.spec.sensitivity():.6g} (eq. 6, with the "
+                     f"the sufficient statistics with L2 sensitivity {format_upper(plan.spec.sensitivity(), 6)} (eq. 6, with the "
                      f"kernel bound R_k = {plan.spec.kernel_bound:.6g} by {plan.spec.kernel_bound_method}) and noise "
                      "calibrated by the exact Gaussian privacy profile (Balle & Wang 2018); the prediction is "
                      "post-processing.")
@@ -208,7 +209,7 @@ class SparseGp(Mechanism):
         k = plan.spec.kernel.describe()
         return [
             f"  mechanism   DP sparse GP (seed 001, Alg. 1): Gaussian mechanism, sensitivity "
-            f"{plan.spec.sensitivity():.4g} (eq. 6, R_k = {plan.spec.kernel_bound:.4g} by "
+            f"{format_upper(plan.spec.sensitivity(), 4)} (eq. 6, R_k = {plan.spec.kernel_bound:.4g} by "
             f"{plan.spec.kernel_bound_method}), sigma_a = {plan.noise.sigma_a:.4g}",
             f"  settings    {k['kernel']} kernel, lengthscale {k.get('lengthscale', float('nan')):.4g}, noise std "
             f"{plan.noise_std:g}, {plan.spec.n_inducing} inducing inputs on a grid over the box, S_2 "
