@@ -168,6 +168,7 @@ def test_a_named_budget_counts_every_fold_of_a_search_against_one_data_set(tmp_p
     with pytest.raises(BudgetExceededError):
         search.fit(X, y)                                             # the second fold would spend > 1.2
     assert named.spent((X, y)).spent.entries == 1
+    assert named.spent((X, y)).label == "survey 2026"    # walk-through 16: labelled as privgp.release labels it
     assert named.fingerprint((X[:10], y[:10])) == named.fingerprint((X, y))
     assert Budget(tmp_path / "l.sqlite", dataset_id="survey 2026") == Budget(tmp_path / "l.sqlite",
                                                                              dataset_id=" survey 2026 ")
@@ -191,3 +192,17 @@ def test_posterior_sampler_releases_one_path(tmp_path):
         DPPosteriorSampler(box=(0, 1)).fit(X, y)            # inputs outside the public box are refused
     s2 = pickle.loads(pickle.dumps(s))
     np.testing.assert_array_equal(s2.sample_y(grid), a)
+    # walk-through 16: the certificate assumes every queried input lies in the public box
+    with pytest.raises(InvalidParameterError, match="X must be inside the public domain"):
+        s.sample_y([[5.0], [0.0]])
+
+
+@pytest.mark.parametrize("make", [lambda: DPSparseGPRegressor(epsilon=1.0), lambda: DPPosteriorSampler(box=(-3, 3))])
+def test_a_shape_error_does_not_quote_the_private_records(make):
+    """Walk-through 16: a 1-D X gave scikit-learn's "Expected 2D array ... array=[...]", every private value in
+    the message (6 690 characters at n = 2000): the values are cut, the advice kept."""
+    X, y = sinc(2000)
+    with pytest.raises(ValueError, match="Reshape your data") as err:
+        make().fit(X[:, 0], y)
+    assert "not shown: private records" in str(err.value) and len(str(err.value)) < 400
+    assert f"{X[0, 0]:.4}"[:6] not in str(err.value)

@@ -102,6 +102,21 @@ def box_bounds(box: Any, n_features: int, name: str = "box") -> tuple[np.ndarray
     return lo.astype(float), hi.astype(float)
 
 
+def _validated(estimator: Any, *args: Any, **kwargs: Any) -> Any:
+    """scikit-learn's ``validate_data``, whose shape errors quote the whole array (the private records) in the
+    message: those values are cut out (the error is the same ValueError, its advice kept)."""
+    try:
+        return validate_data(estimator, *args, **kwargs)
+    except ValueError as exc:
+        message = str(exc)
+        if "array=" not in message:
+            raise
+        import re
+
+        raise ValueError(re.sub(r"\s*array=.*?(\.\s*\n|\Z)", " (its values are not shown: private records).\n",
+                                message, flags=re.S)) from None
+
+
 def inducing_design(box: Any, n_inducing: int, n_features: int) -> np.ndarray:
     """Public inducing inputs filling ``box``: ``n_inducing`` evenly spaced points on one feature, the
     first ``n_inducing`` points of the (unscrambled, deterministic) Halton sequence after the origin
@@ -224,7 +239,7 @@ class DPSparseGPRegressor(RegressorMixin, _SparseGpBase):
         the model's sufficient statistics get calibrated Gaussian noise, and ``budget`` (if given) is
         charged first; ``certificate_`` then holds the (epsilon, delta) guarantee of everything the
         fitted model reveals (seed 001, Alg. 1). Returns self."""
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        X, y = _validated(self, X, y, dtype=np.float64, y_numeric=True)
         rng = check_random_state(self.random_state)
         spec = self._spec(X.shape[1], self.response_bound)
         sigma = v.positive("noise_std", self.noise_std)
@@ -255,7 +270,7 @@ class DPSparseGPRegressor(RegressorMixin, _SparseGpBase):
         with ``return_std``; of the latent function unless ``include_noise`` (seed 001, eq. 17).
         Post-processing of the private model: no further privacy cost."""
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = _validated(self, X, dtype=np.float64, reset=False)
         return self.release_.predict(X, return_std=return_std, include_noise=include_noise)
 
     def __sklearn_tags__(self) -> Any:
@@ -323,7 +338,7 @@ class DPDirichletGPClassifier(ClassifierMixin, _SparseGpBase):
         class on transformed one-hot targets, sharing the budget, and ``budget`` (if given) is charged
         first; ``certificate_`` then holds the (epsilon, delta) guarantee of the whole fitted model
         (seed 001, sec. 5). Returns self."""
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        X, y = _validated(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         if self.classes is None:
             classes = np.unique(y)
@@ -370,7 +385,7 @@ class DPDirichletGPClassifier(ClassifierMixin, _SparseGpBase):
     def latent(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
         """The private model's latent log class weights at the rows of X: (C, m) means and variances."""
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = _validated(self, X, dtype=np.float64, reset=False)
         out = [r.posterior.predict(X) for r in self.releases_]
         return self.prior_mean_ + np.stack([o[0] for o in out]), np.stack([o[1] for o in out])
 
@@ -446,7 +461,7 @@ class DPPosteriorSampler(BaseEstimator):
         from .posterior_release import DEFAULT_KERNEL, DEFAULT_SIGMA, plan_posterior_sample
         from .release import ResponseMap
 
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        X, y = _validated(self, X, y, dtype=np.float64, y_numeric=True)
         rng = check_random_state(self.random_state)
         lo, hi = box_bounds(self.box, X.shape[1])
         domain = Box(tuple(lo), tuple(hi))
@@ -477,10 +492,13 @@ class DPPosteriorSampler(BaseEstimator):
         return self
 
     def sample_y(self, X: Any, *, response_units: bool = True) -> np.ndarray:
-        """The released path's values at the rows of X (any points; the same path at every call, at no
-        further privacy cost), in the response's units unless ``response_units=False``."""
+        """The released path's values at the rows of X (any points of the public box, which the certificate
+        assumes; the same path at every call, at no further privacy cost), in the response's units unless
+        ``response_units=False``."""
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = _validated(self, X, dtype=np.float64, reset=False)
+        # the certificate assumes every input, private or queried, lies in the public box
+        X = self.plan_.domain.check_contains("X", X)
         f = self.path_(X)
         return self.plan_.response_map.to_response_units(f) if response_units else f
 
