@@ -543,3 +543,25 @@ def test_the_records_drawn_are_the_records_charged_whatever_the_object_holds_lat
     assert keys == {budget.fingerprint(privgp.records(XB, zB))}
     with pytest.raises(BudgetExceededError):
         privgp.release(plan, swapped_after_check(), budget)
+
+
+def test_check_out_refuses_before_the_charge_a_folder_write_release_would_refuse(tmp_path):
+    """Walk-through 16: README's Python example run twice charged epsilon 5, then write_release refused the existing
+    folder ("pass --overwrite", a CLI flag): the second draw was charged and thrown away. check_out refuses the
+    folder first, in Python's words, and the example calls it before the release."""
+    from privgp.errors import InvalidParameterError
+    from privgp.publish import check_out, write_release
+
+    rng = np.random.default_rng(0)
+    X, z = rng.uniform(0, 1, (300, 2)), rng.normal(size=300)
+    plan = privgp.plan("laplace-grid", 300, privgp.Box((0, 0), (1, 1)), privgp.ResponseMap(0.0, 1.0), epsilon=5.0)
+    budget = privgp.Budget(tmp_path / "l.sqlite", epsilon=50.0)
+    out = tmp_path / "release"
+    assert check_out(out, ledger=budget) == out
+    write_release(privgp.release(plan, (X, z), budget), out)
+    with pytest.raises(InvalidParameterError, match=r"out must be a new or empty folder \(or pass overwrite=True\)"):
+        check_out(out, ledger=budget)
+    assert check_out(out, overwrite=True, ledger=budget) == out          # an earlier privgp output may be replaced
+    with pytest.raises(InvalidParameterError, match="does not hold the ledger"):
+        check_out(tmp_path, overwrite=True, ledger=budget)
+    assert len(budget.ledger.entries()) == 1

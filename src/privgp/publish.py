@@ -460,6 +460,19 @@ def write_outputs(folder: Path, result: Any, *, report: bool = True, forecast: A
     return files
 
 
+def check_out(out: str | os.PathLike[str], *, overwrite: bool = False, ledger: Any = None) -> Path:
+    """Refuse, before anything is charged, an ``out`` that :func:`write_release` would refuse (not a new or empty
+    folder, unless ``overwrite`` and an earlier privgp output; not creatable; the ``ledger`` file inside it), as
+    ``privgp release`` checks ``--out`` before its charge: a release whose files cannot be written costs nothing.
+    Returns the folder's resolved path."""
+    from .cli.outputs import check_output_dir
+    from .ledger import Budget, Ledger
+
+    path = ledger.path if isinstance(ledger, Ledger) else ledger.ledger_path if isinstance(ledger, Budget) else ledger
+    protect = [] if path is None else [("ledger", Path(path))]
+    return check_output_dir(out, overwrite, flag="out", protect=protect)
+
+
 def write_release(result: Any, out: str | os.PathLike[str], *, report: bool = True, overwrite: bool = False,
                   forecast: Any = None, mechanism: str | None = None, interactive_map: bool = False) -> list[str]:
     """What ``privgp release --out OUT`` writes, into ``out`` (new or empty unless ``overwrite``),
@@ -480,7 +493,7 @@ def write_release(result: Any, out: str | os.PathLike[str], *, report: bool = Tr
     return files
 
 
-__all__ = ["write_release", "write_outputs", "write_picture", "write_report", "write_certificate",
+__all__ = ["check_out", "write_release", "write_outputs", "write_picture", "write_report", "write_certificate",
            "certificate_document", "write_data", "picture_name", "write_geotiff", "write_geojson",
            "excursion_polygons", "reliable_excursion_polygons", "reliable_mask", "gis_note", "GIS_FORMAT",
            "GIS_FORMATS", "RELIABLE_SD", "CERTIFICATE", "REPORT", "GEOTIFF", "GEOJSON"]

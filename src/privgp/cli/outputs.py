@@ -174,14 +174,15 @@ def check_output_dir(out, overwrite: bool = False, *, flag: str = "--out",
         raise InvalidParameterError(flag, "a folder (new or empty), not an existing file", str(out))
     if out.is_dir():
         entries = [p.name for p in out.iterdir()]
+        again = "--overwrite" if flag.startswith("--") else "overwrite=True"   # the CLI's words, or Python's
         if entries and not overwrite:
-            raise InvalidParameterError(flag, "a new or empty folder (or pass --overwrite)",
+            raise InvalidParameterError(flag, f"a new or empty folder (or pass {again})",
                                         f"{out} with {len(entries)} entries")
         if entries:
             why = _not_replaceable(out, entries, replace)
             if why:
                 raise InvalidParameterError(flag, "a folder holding an earlier privgp output and only files privgp "
-                                            "wrote there, to be replaced with --overwrite (other files are never "
+                                            f"wrote there, to be replaced with {again} (other files are never "
                                             "deleted; use a new or empty folder)", f"{out} ({why})")
     anchor = _nearest_existing(out.parent)
     if not anchor.is_dir():
