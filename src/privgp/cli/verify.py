@@ -64,7 +64,8 @@ DESCRIPTION = textwrap.dedent("""\
 
     Exit status 0: verified (a certificate NOT COVERED by the lemmas -- published constants --, a
     released file missing, or a note -- a file checked only in part, an earlier privgp's format, a
-    stopped optimize run, no forecast recorded -- is still 0, and says so; --strict makes each of
+    stopped optimize run, no forecast recorded, certificate words (assumptions, lemmas, warnings,
+    notes) other than this privgp's -- is still 0, and says so; --strict makes each of
     them exit 1, and a certificate that records no sha256); 1: NOT verified; 2: not a readable
     certificate file (not JSON, a key repeated in one object, nested too deep, not a privgp
     certificate).
@@ -325,10 +326,13 @@ def run(args) -> int:
     label = doc.get("mechanism") if kind == "release" else ("optimize" if kind == "optimize" else "account")
     recorded = doc.get("certificate") if kind != "account" else doc
     again, reason, field, schema_state, files, notes = None, "", None, "not checked", {}, []
+    words: list[str] = []
     try:
         schema_state = check_schema(doc)
         verify_files.check_fields(doc, kind)
         again, rebuild_notes = verify_document(doc)
+        with _stated_rule(doc, kind):   # the certificate's words against the rebuilt ones (a note where they differ)
+            words, word_notes = verify_files.statement_notes(doc, kind, again)
         verify_files.check_sha256_list(doc, kind)
         folder = Path(args.files) if args.files else path.parent
         files = check_files(doc, folder)
@@ -337,7 +341,7 @@ def run(args) -> int:
             raise publish.CertificateMismatch(f"sha256.{bad[0]}", "the file beside the certificate differs from the "
                                               "released one (swapped or modified)")
         with _stated_rule(doc, kind):
-            notes = verify_files.check_contents(doc, kind, folder, files) + rebuild_notes
+            notes = verify_files.check_contents(doc, kind, folder, files) + rebuild_notes + word_notes
     except publish.CertificateMismatch as exc:
         reason, field = str(exc), exc.field
     except NumericalError as exc:
@@ -348,7 +352,7 @@ def run(args) -> int:
         first = (str(exc).strip().splitlines() or [""])[0][:200]   # one line, whatever the error's text
         reason = f"the public settings do not rebuild a release ({type(exc).__name__}: {first})"
     ok = not reason
-    words = verify_files.differing_words(recorded, again) if ok else []
+    words = words if ok else []
     nothing = ok and again is None  # optimize: only the data-independent prior round was released
     covered = None if again is None else bool(again.covered)
     missing = [f for f, state in files.items() if state == "missing"]
@@ -396,7 +400,7 @@ def _print_verified(path: Path, doc: dict, label, again, nothing: bool, files: d
     else:
         head = "VERIFIED" if again.covered else "VERIFIED, but NOT COVERED by the lemmas (published constants)"
         if notes:
-            head += ", but some files CHECKED ONLY IN PART (notes below)"
+            head += ", but some files or words CHECKED ONLY IN PART (notes below)"
         print(f"{path.name}: {head} ({label}): rebuilt from its public settings, ({again.epsilon:.10g}, "
               f"{again.delta:.10g})-DP equals the recorded guarantee, i.e. epsilon <= {format_upper(again.epsilon, 4)} "
               f"at delta {format_upper(again.delta)}"
@@ -414,6 +418,9 @@ def _print_verified(path: Path, doc: dict, label, again, nothing: bool, files: d
               + (f"; MISSING (not checked): {', '.join(missing)}" if missing else ""))
         for note in notes:
             print(f"          {note}")
+    if not doc.get("sha256"):
+        for note in notes:   # the certificate's own words (no file read)
+            print(f"  note:   {note}")
     if _mostly_noise(doc, notes):
         fc = doc.get("forecast")
         iou = fc.get("expected_iou") if isinstance(fc, dict) else None

@@ -5,6 +5,11 @@ beside it are the ones it names. A certificate rebuilt consistently from edited 
 target epsilon, another threshold or grid) would then verify against the untouched files of the real
 release. These checks tie the hashed files to the settings the certificate states:
 
+* the certificate's own fields (red team 16, G6): only those privgp writes, each of privgp's type and size -- the
+  ``dataset`` block's fingerprint the ledger's 64 hex digits, its projection exactly what privgp records for its input
+  CRS, versions and ledger ids in their forms, words bounded --, and words that are not what the installed privgp
+  writes for the rebuilt certificate (its lemmas, assumptions, warnings; the notes, randomness and source words) a
+  note each (``--strict`` fails: an earlier privgp's wording is checked in part too);
 * sha256 itself: a mapping of plain file names to 64-hex digests covering every released file the
   certificate lists in ``outputs`` (checked in code, with or without jsonschema; empty for a certificate
   written alone by the Python API, and then nothing is read: verify says the files were NOT checked);
@@ -15,7 +20,8 @@ release. These checks tie the hashed files to the settings the certificate state
 * a release's .npz (field.npz, paths.npz, prediction.npz): its response map and grid axes are the
   certificate's, its coordinates are named as the certificate's ``dataset.coordinates`` (never as the file says),
   it is byte for byte ``numpy.savez`` of its arrays (anything outside them -- trailing bytes, zip extra fields,
-  comments, gaps -- fails; a clean zip written otherwise is checked in part), and it holds exactly the arrays the
+  comments, gaps, member dates other than numpy's 1980-01-01 -- fails; a clean zip written otherwise is checked in
+  part), and it holds exactly the arrays the
   mechanism writes (no key missing or added) from its
   released arrays under the certificate's plan (:meth:`~privgp.mechanisms.interface.Mechanism.released_from_arrays`):
   a noisy grid's or eq. (37)'s map and sd are RECOMPUTED from the released statistics (the sd follows from
@@ -96,13 +102,21 @@ def check_fields(doc: dict, kind: str | None) -> None:
         if extra:
             raise publish.CertificateMismatch(f"{where}{extra[0]}", "not a field privgp writes in this certificate "
                                               "(an added field could only mislead a reader)")
+    for obj, where, _ in parts:
+        if "privgp_version" in obj or where == "":
+            _check_version(obj.get("privgp_version"), f"{where}privgp_version")
     if kind in ("release", "optimize"):
         _check_statements(doc)
     if kind == "optimize":
+        if doc.get("status") not in ("completed", "stopped"):
+            raise publish.CertificateMismatch("status", "'completed' or 'stopped' (what privgp optimize writes)")
+        if "kind" in doc and doc["kind"] != "privgp optimize":
+            raise publish.CertificateMismatch("kind", "'privgp optimize' (what privgp optimize writes)")
         reason = doc.get("stop_reason")
         if not (reason is None or isinstance(reason, str) and len(reason) <= MAX_WORDS):
             raise publish.CertificateMismatch("stop_reason", f"text of at most {MAX_WORDS} characters, or null")
     if kind == "release":
+        check_dataset(doc)
         dataset, settings = doc.get("dataset"), doc.get("public_settings")
         words = [dataset.get("source"), dataset.get("response"), *(dataset.get("coordinates") or [])] \
             if isinstance(dataset, dict) and isinstance(dataset.get("coordinates") or [], list) else []
@@ -115,9 +129,123 @@ def check_fields(doc: dict, kind: str | None) -> None:
                                               f"settings state {publish._short(settings['dim'])}")
 
 
+#: a version privgp states (``privgp.__version__``: PEP 440, a local part such as a commit at most)
+VERSION = re.compile(r"[0-9]{1,4}(\.[0-9]{1,4}){0,3}((a|b|rc)[0-9]{1,4})?(\.post[0-9]{1,4})?(\.dev[0-9]{1,4})?"
+                     r"(\+[0-9a-z]{1,16}(\.[0-9a-z]{1,16}){0,2})?")
+
+
+def _check_version(version: Any, field: str) -> None:
+    if not (isinstance(version, str) and VERSION.fullmatch(version)):
+        raise publish.CertificateMismatch(field, f"a privgp version such as '0.1.0', found {publish._short(version)}")
+
+
+#: the fields privgp writes in a release's ``dataset`` block (``projection`` only for records projected from a CRS)
+DATASET_FIELDS = ("fingerprint", "n", "dim", "coordinates", "response", "source")
+#: the fields of a recorded projection (:meth:`privgp.geo.LocalProjection.to_dict`)
+PROJECTION_FIELDS = ("input_crs", "metric_crs", "rule", "public")
+#: the metric CRS privgp records for records in a geographic CRS (:meth:`privgp.geo.LocalProjection.for_box`)
+AEQD = re.compile(r"\+proj=aeqd \+lat_0=(\S+) \+lon_0=(\S+) \+x_0=0 \+y_0=0 \+datum=WGS84 \+units=m \+no_defs")
+
+
+def check_dataset(doc: dict) -> None:
+    """A release's ``dataset`` block holds exactly the fields privgp writes, each of the type and size privgp writes
+    (red team 16, G6: an added field, free text in the projection or a fingerprint of any length carried every
+    private record past --strict): the fingerprint is the ledger's (64 hex digits, the ledger block's), n and dim
+    integers, the records' words (coordinates, response, source) of bounded length, and the projection exactly what
+    :class:`privgp.geo.LocalProjection` records for its input CRS (:func:`_check_projection`)."""
+    dataset = doc.get("dataset")
+    if not isinstance(dataset, dict):
+        raise publish.CertificateMismatch("dataset", "an object (what privgp writes of the records)")
+    allowed = (*DATASET_FIELDS, "projection")
+    odd = sorted(str(k) for k in dataset if k not in allowed) or [k for k in DATASET_FIELDS if k not in dataset]
+    if odd:
+        raise publish.CertificateMismatch(f"dataset.{odd[0]}", "not a field privgp writes in the dataset block"
+                                          if odd[0] not in DATASET_FIELDS else "missing (privgp writes it)")
+    fp, ledger = dataset["fingerprint"], doc.get("ledger")
+    if not (isinstance(fp, str) and HEX64.fullmatch(fp)):
+        raise publish.CertificateMismatch("dataset.fingerprint", "the ledger's keyed fingerprint (64 lowercase hex "
+                                          f"digits), found {publish._short(fp)}")
+    if isinstance(ledger, dict) and "fingerprint" in ledger and ledger["fingerprint"] != fp:
+        raise publish.CertificateMismatch("dataset.fingerprint", "not the ledger block's fingerprint")
+    for key in ("n", "dim"):
+        if isinstance(dataset[key], bool) or not isinstance(dataset[key], int) or dataset[key] < 1:
+            raise publish.CertificateMismatch(f"dataset.{key}", f"a positive integer, found {publish._short(dataset[key])}")
+    coords = dataset["coordinates"]
+    if not (isinstance(coords, list) and all(isinstance(c, str) for c in coords)):
+        raise publish.CertificateMismatch("dataset.coordinates", "the records' coordinate names")
+    for key in ("response", "source"):
+        if not isinstance(dataset[key], str):
+            raise publish.CertificateMismatch(f"dataset.{key}", f"words, found {publish._short(dataset[key])}")
+    if "projection" in dataset and dataset["projection"] is not None:
+        _check_projection(dataset["projection"])
+
+
+def _check_projection(projection: Any) -> None:
+    """``dataset.projection`` is exactly :meth:`privgp.geo.LocalProjection.to_dict` of the projection
+    :meth:`~privgp.geo.LocalProjection.for_box` makes from its input CRS: its four fields, the metric CRS the input
+    CRS gives (itself when projected; for a geographic CRS the azimuthal equidistant projection centred on the
+    public box, whose centre is the only number it holds), and privgp's words for the rule. The input CRS is the
+    data holder's words (bounded, read by pyproj)."""
+    where = "dataset.projection"
+    if not isinstance(projection, dict):
+        raise publish.CertificateMismatch(where, "an object (what privgp records of the projection), or absent")
+    odd = sorted(str(k) for k in projection if k not in PROJECTION_FIELDS) or \
+        [k for k in PROJECTION_FIELDS if k not in projection]
+    if odd:
+        raise publish.CertificateMismatch(f"{where}.{odd[0]}", "not a field privgp writes in the projection"
+                                          if odd[0] not in PROJECTION_FIELDS else "missing (privgp writes it)")
+    crs, metric = projection["input_crs"], projection["metric_crs"]
+    if not (isinstance(crs, str) and 0 < len(crs) <= MAX_WORDS and isinstance(metric, str)):
+        raise publish.CertificateMismatch(f"{where}.input_crs", f"a CRS of at most {MAX_WORDS} characters")
+    try:
+        import pyproj
+
+        from ..geo import LocalProjection
+        from ..models.domain import Box
+
+        geographic = pyproj.CRS.from_user_input(crs).is_geographic
+        if geographic:
+            m = AEQD.fullmatch(metric)
+            try:
+                lat0, lon0 = (float(m.group(1)), float(m.group(2))) if m else (math.nan, math.nan)
+            except ValueError:
+                lat0 = lon0 = math.nan
+            if not (math.isfinite(lat0) and math.isfinite(lon0)):
+                raise publish.CertificateMismatch(f"{where}.metric_crs", "the azimuthal equidistant projection "
+                                                  "privgp centres on the public box")
+            if not (-180.0 <= lon0 <= 180.0 and -90.0 <= lat0 <= 90.0):
+                raise publish.CertificateMismatch(f"{where}.metric_crs", "centred outside longitudes [-180, 180] "
+                                                  "and latitudes [-90, 90]")
+            # for_box's own words, centred on the recorded centre (the public box's: the only number recorded)
+            template = LocalProjection.for_box(crs, Box((-1.0, -1.0), (1.0, 1.0)))
+            again = LocalProjection(crs, template.target.replace("+lat_0=0.0 +lon_0=0.0",
+                                                                 f"+lat_0={lat0!r} +lon_0={lon0!r}", 1))
+        else:
+            again = LocalProjection.for_box(crs, Box((0.0, 0.0), (1.0, 1.0)))
+    except ImportError as exc:
+        raise publish.CertificateMismatch(where, f"cannot be checked without privgp's GIS extra ({exc}; pip install "
+                                          "'privgp[gis]')") from None
+    except publish.CertificateMismatch:
+        raise
+    except Exception as exc:   # a CRS pyproj cannot read: not one privgp projected from
+        raise publish.CertificateMismatch(f"{where}.input_crs", f"not a CRS privgp can use ({type(exc).__name__}: "
+                                          f"{str(exc)[:80]})") from None
+    want = again.to_dict()
+    for key in PROJECTION_FIELDS:
+        if projection[key] != want[key]:
+            raise publish.CertificateMismatch(f"{where}.{key}", f"{publish._short(projection[key])} where privgp "
+                                              f"records {publish._short(want[key])} for this input CRS")
+
+
 #: the ledger block's numbers (the data holder's statement, but numbers: not a channel for anything else)
 LEDGER_NUMBERS = ("budget_epsilon", "budget_delta", "spent_epsilon_before", "spent_epsilon_after", "remaining_epsilon",
                   "releases_after")
+#: the ledger block's fields (:meth:`privgp.ledger.Charge.to_dict` with the entry id; optimize adds ``charged``)
+LEDGER_FIELDS = frozenset({"entry_id", "fingerprint", "charged", *LEDGER_NUMBERS})
+#: a ledger entry id (uuid4().hex)
+HEX32 = re.compile(r"[0-9a-f]{32}")
+#: what privgp optimize's ledger block says of its charge
+OPTIMIZE_CHARGED = "the whole planned run, before round 1"
 
 
 def _check_statements(doc: dict) -> None:
@@ -130,6 +258,18 @@ def _check_statements(doc: dict) -> None:
                                                                    for n in notes)):
         raise publish.CertificateMismatch("notes", f"at most 10 notes of at most {MAX_WORDS} characters each")
     if isinstance(ledger, dict):
+        extra = sorted(str(k) for k in ledger if k not in LEDGER_FIELDS)
+        if extra:
+            raise publish.CertificateMismatch(f"ledger.{extra[0]}", "not a field privgp writes in the ledger block")
+        for key, form in (("entry_id", HEX32), ("fingerprint", HEX64)):
+            if key in ledger and not (isinstance(ledger[key], str) and form.fullmatch(ledger[key])):
+                raise publish.CertificateMismatch(f"ledger.{key}", f"the ledger's {key} ({form.pattern}), found "
+                                                  f"{publish._short(ledger[key])}")
+        if "charged" in ledger and ledger["charged"] != OPTIMIZE_CHARGED:
+            raise publish.CertificateMismatch("ledger.charged", f"{OPTIMIZE_CHARGED!r} (what privgp optimize writes)")
+        releases = ledger.get("releases_after")
+        if "releases_after" in ledger and (isinstance(releases, bool) or not isinstance(releases, int)):
+            raise publish.CertificateMismatch("ledger.releases_after", f"an integer, found {publish._short(releases)}")
         for key in LEDGER_NUMBERS:
             val = ledger.get(key)
             if key in ledger and not (val is None or isinstance(val, (int, float)) and not isinstance(val, bool)):
@@ -613,26 +753,19 @@ def _same_file(expected: Any, path: Path, arrays: dict[str, np.ndarray] | None, 
     return None
 
 
-#: the date numpy's savez gives every member (numpy >= 1.?: ZipFile.open(name, "w") without a date)
+#: the date every member of privgp's .npz has: numpy.savez (numpy >= 1.26, Python >= 3.11, what privgp requires) writes
+#: each member through ``ZipFile.open(name, "w")``, whose ZipInfo is dated 1980-01-01 00:00:00 (only numpy's fallback
+#: for Python < 3.6 staged members in dated temporary files); the DOS time and date fields of that date
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
+ZIP_EPOCH_DOS = (0, (1 << 5) | 1)
 
 
-def _savez_bytes(arrays: dict[str, np.ndarray], order: list[str], dates: dict[str, tuple]) -> bytes:
+def _savez_bytes(arrays: dict[str, np.ndarray], order: list[str]) -> bytes:
     """The bytes privgp's writer (``numpy.savez``, :func:`privgp.publish._write_file`) makes of ``arrays`` in
-    ``order``, each member dated as in ``dates`` (the file's own: the only field of savez's output that varies,
-    with the numpy version; this numpy dates every member 1980-01-01)."""
-    import zipfile
-
+    ``order`` (every member dated :data:`ZIP_EPOCH`: no field of them is taken from the file under test)."""
     buf = io.BytesIO()
-    if all(dates.get(f"{k}.npy", ZIP_EPOCH) == ZIP_EPOCH for k in order):
-        members: dict[str, Any] = {k: arrays[k] for k in order}
-        np.savez(buf, **members)
-        return buf.getvalue()
-    with zipfile.ZipFile(buf, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
-        for k in order:   # what savez does, with the member's date
-            info = zipfile.ZipInfo(f"{k}.npy", date_time=dates.get(f"{k}.npy", ZIP_EPOCH))
-            with zf.open(info, "w", force_zip64=True) as fid:
-                np.lib.format.write_array(fid, np.asanyarray(arrays[k]), allow_pickle=False)
+    members: dict[str, Any] = {k: arrays[k] for k in order}
+    np.savez(buf, **members)
     return buf.getvalue()
 
 
@@ -641,17 +774,15 @@ def _npz_bytes(path: Path, name: str, arrays: dict[str, np.ndarray], order: list
     fields, comments or gaps between members carried the whole private CSV past --strict). None when the file is
     byte for byte what privgp's writer makes of its arrays in privgp's order (:func:`_savez_bytes`; the arrays
     themselves are compared with privgp's by the caller). Otherwise its zip structure is walked
-    (:func:`_zip_walk`): anything outside the members' headers and arrays fails, and a clean file written
-    otherwise (another numpy's or Python's headers, another order) is checked in part (a note)."""
-    import zipfile
-
+    (:func:`_zip_walk`): anything outside the members' headers and arrays fails, and so does a member dated other
+    than :data:`ZIP_EPOCH` (red team 16, G4: the dates of 11 members carried 41 bytes past --strict; no numpy that
+    privgp runs with dates them otherwise); a clean file written otherwise (another numpy's or Python's headers, another
+    order) is checked in part (a note)."""
     try:
         data = path.read_bytes()
-        with zipfile.ZipFile(io.BytesIO(data)) as zf:
-            dates = {info.filename: info.date_time for info in zf.infolist()}
-    except (OSError, zipfile.BadZipFile, ValueError) as exc:
+    except OSError as exc:
         raise _mismatch(name, f"not a readable .npz ({type(exc).__name__})") from None
-    if _savez_bytes(arrays, order, dates) == data:
+    if _savez_bytes(arrays, order) == data:
         return None
     _zip_walk(data, name, arrays)
     return (f"{name}: checked in part (its arrays are privgp's, in a zip holding nothing else, but its bytes are not "
@@ -688,13 +819,17 @@ def _zip_walk(data: bytes, name: str, arrays: dict[str, np.ndarray]) -> None:
     while data[pos:pos + 4] == b"PK\x03\x04":
         if pos + 30 > len(data):
             raise bad("a truncated member header")
-        (_, flags, method, _, _, crc, csize, usize, nlen, elen) = struct.unpack_from("<HHHHHIIIHH", data, pos + 4)
+        (needed, flags, method, mtime, mdate, crc, csize, usize, nlen, elen) = \
+            struct.unpack_from("<HHHHHIIIHH", data, pos + 4)
         fname = data[pos + 30:pos + 30 + nlen].decode("utf-8", "replace")
         extra = data[pos + 30 + nlen:pos + 30 + nlen + elen]
         key = fname[:-len(".npy")] if fname.endswith(".npy") else None
-        if key not in arrays or flags & ~0x800 or method != 0:
+        if key not in arrays or flags != _utf8_flag(fname) or method != 0 or needed not in ZIP_VERSIONS:
             raise bad(f"member {fname[:40]!r} is not a stored .npy of a released array (flags {flags:#x}, "
-                      f"method {method})")
+                      f"method {method}, version {needed})")
+        if (mtime, mdate) != ZIP_EPOCH_DOS:
+            raise bad(f"member {fname[:40]!r} dated other than 1980-01-01 00:00:00 (numpy.savez dates every member "
+                      "so; red team 16, G4)")
         start = pos + 30 + nlen + elen
         npy = _npy_size(data, start, np.asarray(arrays[key]), bad)
         zip64_extra(extra, {npy})
@@ -706,12 +841,15 @@ def _zip_walk(data: bytes, name: str, arrays: dict[str, np.ndarray]) -> None:
     for offset, fname, crc, npy in members:
         if data[pos:pos + 4] != b"PK\x01\x02" or pos + 46 > len(data):
             raise bad("bytes between the members and the central directory")
-        (_, _, flags, method, _, _, ccrc, csize, usize, nlen, elen, clen, disk, _, _, coff) = \
+        (made, needed, flags, method, mtime, mdate, ccrc, csize, usize, nlen, elen, clen, disk, iattr, eattr, coff) = \
             struct.unpack_from("<HHHHHHIIIHHHHHII", data, pos + 4)
         cname = data[pos + 46:pos + 46 + nlen].decode("utf-8", "replace")
-        if (cname, ccrc, flags & ~0x800, method, clen, disk) != (fname, crc, 0, 0, 0, 0) or \
+        if (cname, ccrc, flags, method, clen, disk, iattr) != (fname, crc, _utf8_flag(fname), 0, 0, 0, 0) or \
+                (mtime, mdate) != ZIP_EPOCH_DOS or made >> 8 not in (0, 3) or made & 0xFF not in ZIP_VERSIONS or \
+                needed not in ZIP_VERSIONS or eattr not in (0, 0o600 << 16) or \
                 {csize, usize} - {npy, 0xFFFFFFFF} or coff not in (offset, 0xFFFFFFFF):
-            raise bad(f"a central directory entry of {cname[:40]!r} that is not its member's (or with a comment)")
+            raise bad(f"a central directory entry of {cname[:40]!r} that is not numpy's for its member (a comment, "
+                      "a date, flags or attributes of one's choice)")
         zip64_extra(data[pos + 46 + nlen:pos + 46 + nlen + elen], {npy, offset})
         pos += 46 + nlen + elen + clen
     cd_size, end = pos - cd, pos
@@ -727,6 +865,16 @@ def _zip_walk(data: bytes, name: str, arrays: dict[str, np.ndarray]) -> None:
     if (disk, cd_disk, clen) != (0, 0, 0) or here not in (len(members), 0xFFFF) or total != here or \
             size not in (cd_size, 0xFFFFFFFF) or offset not in (cd, 0xFFFFFFFF):
         raise bad("a zip end record that is not numpy's (a comment, or other counts)")
+
+
+#: the zip versions ("made by", "needed") Python's zipfile writes: 2.0, and 4.5 for zip64 (numpy forces zip64)
+ZIP_VERSIONS = (20, 45)
+
+
+def _utf8_flag(name: str) -> int:
+    """The general-purpose flags Python's zipfile gives a member of this name: 0x800 (UTF-8) exactly when the
+    name is not ASCII (a flag of one's choice would be a bit per member)."""
+    return 0 if name.isascii() else 0x800
 
 
 def _npy_size(data: bytes, start: int, array: np.ndarray, bad: Any) -> int:
@@ -803,7 +951,7 @@ def _check_optimize(doc: dict, folder: Path, files: dict[str, str]) -> list[str]
     _foreign(files, OPTIMIZE_DATA, what)
     _require(files, OPTIMIZE_DATA, what)
     released = doc.get("released_rounds")
-    plan, queries, summary = None, None, None
+    plan, queries, summary, notes = None, None, None, []
     if files["history.csv"] == "ok":
         from .optimize import rebuilt_plan
 
@@ -824,13 +972,14 @@ def _check_optimize(doc: dict, folder: Path, files: dict[str, str]) -> list[str]
         if isinstance(planned, dict):
             _same_number(summary.get("epsilon_planned"), planned.get("epsilon"), "summary.json.epsilon_planned")
         if plan is not None and queries is not None:
-            _check_summary(doc, summary, plan, indices, queries)
+            notes = _check_summary(doc, summary, plan, indices, queries)
     if files["queries.png"] != "ok":
-        return []
+        return notes
     png = (folder / "queries.png").read_bytes()
     _png("queries.png", png)
     if plan is None or queries is None or summary is None:
-        return ["queries.png: checked in part (a PNG): history.csv or summary.json, which it is drawn from, is missing"]
+        return notes + ["queries.png: checked in part (a PNG): history.csv or summary.json, which it is drawn from, "
+                        "is missing"]
     from .optimize import queries_png
     from .verify_report import same_picture
 
@@ -843,19 +992,26 @@ def _check_optimize(doc: dict, folder: Path, files: dict[str, str]) -> list[str]
         raise _mismatch("summary.json.simulation", "not the simulation summary privgp optimize writes") from None
     what = "the plot privgp optimize draws of the released queries (its title states the epsilon)"
     try:
-        return same_picture("queries.png", png, queries_png(plan, queries, epsilon, regret), what)
+        return notes + same_picture("queries.png", png, queries_png(plan, queries, epsilon, regret), what)
     except publish.CertificateMismatch:
         if queries_png(plan, queries, epsilon, regret, fmt=1) != queries_png(plan, queries, epsilon, regret):
             try:   # an earlier privgp's picture (its title rounds epsilon to nearest)
-                notes = same_picture("queries.png", png, queries_png(plan, queries, epsilon, regret, fmt=1), what)
+                older = same_picture("queries.png", png, queries_png(plan, queries, epsilon, regret, fmt=1), what)
             except publish.CertificateMismatch:
                 pass
             else:
-                return notes + ["queries.png: checked in part: drawn by an earlier privgp, whose title rounds epsilon "
-                                f"to nearest ({epsilon:.3g}; the certified epsilon is {epsilon!r})"]
+                return notes + older + ["queries.png: checked in part: drawn by an earlier privgp, whose title rounds "
+                                        f"epsilon to nearest ({epsilon:.3g}; the certified epsilon is {epsilon!r})"]
         raise
 
 
+#: the longest file or folder name summary.json states (a name on common file systems)
+NAME_MAX = 255
+#: privgp optimize's words for its objective (cli.optimize._objective): a simulated function with its noise, a lookup
+#: table's file name and size, a callable's file and function
+OBJECTIVE_WORDS = (re.compile(r"simulated [a-z0-9_]{1,40} \+ N\(0, [0-9.e+-]{1,24}\^2\) noise"),
+                   re.compile(r"lookup table [^/\\]{1,255} \([0-9]{1,12} records\)"),
+                   re.compile(r"callable [^/\\]{1,255}"))   # NAME_MAX characters of names
 #: the fields of optimize's summary.json ("simulation" only for a simulated objective with released rounds)
 SUMMARY_FIELDS = frozenset({"out", "files", "objective", "status", "stop_reason", "rounds_planned", "rounds_released",
                             "records_collected", "epsilon_released", "epsilon_planned", "delta", "last_query",
@@ -865,7 +1021,7 @@ SUMMARY_FIELDS = frozenset({"out", "files", "objective", "status", "stop_reason"
                             "simulation"})
 
 
-def _check_summary(doc: dict, s: dict, plan: Any, indices: np.ndarray, queries: np.ndarray) -> None:
+def _check_summary(doc: dict, s: dict, plan: Any, indices: np.ndarray, queries: np.ndarray) -> list[str]:
     """summary.json holds exactly privgp optimize's fields, each what the rebuilt plan, the released queries, the
     certificate's ledger block and (for a simulated objective) the named function give: no room for other data
     or other claims. Its words (output folder, objective, randomness) are the data holder's statement: regrets are
@@ -894,9 +1050,17 @@ def _check_summary(doc: dict, s: dict, plan: Any, indices: np.ndarray, queries: 
     if set(s) != keys:
         extra = sorted(set(s) ^ keys)
         raise _mismatch(f"summary.json.{extra[0]}", "not the fields privgp optimize writes in summary.json")
+    notes = []
     for key in ("out", "objective"):   # words: the data holder's statement, of a bounded length
         if not isinstance(s.get(key), str) or len(s[key]) > MAX_WORDS:
             raise _mismatch(f"summary.json.{key}", f"text of at most {MAX_WORDS} characters")
+    if not (0 < len(s["out"]) <= NAME_MAX and "/" not in s["out"] and "\\" not in s["out"]):
+        notes.append("summary.json.out: not a folder name (privgp optimize writes the output folder's name; an earlier "
+                     "privgp wrote its local path)")
+    if not any(form.fullmatch(s["objective"]) for form in OBJECTIVE_WORDS) or \
+            (s["objective"].startswith("simulated ") and truth is None):
+        notes.append("summary.json.objective: not privgp optimize's words for its objective (a simulated function, a "
+                     "lookup table or a callable, named by file name; an earlier privgp wrote local paths)")
     same("status", doc.get("status"))
     same("stop_reason", doc.get("stop_reason"))
     number("epsilon_released", s.get("epsilon_released"))   # a number, not a string that reads as one
@@ -946,6 +1110,7 @@ def _check_summary(doc: dict, s: dict, plan: Any, indices: np.ndarray, queries: 
                 if isinstance(got, bool) or not isinstance(got, (int, float)):
                     raise _mismatch(f"summary.json.simulation.{key}", f"{publish._short(got)}: not a number")
                 _same_number(got, w, f"summary.json.simulation.{key}")
+    return notes
 
 
 def _check_history(path: Path, plan: Any, released: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -1008,15 +1173,100 @@ def _same_number(got: Any, want: Any, field: str) -> None:
         raise _mismatch(field, f"{got!r} where the certificate states {want!r}")
 
 
-#: a certificate's words: printed by verify from the rebuilt certificate, not compared for the verdict
+#: a certificate's words: printed by verify from the rebuilt certificate; words other than the rebuilt ones are a note
 WORDS = ("lemmas", "assumptions", "warnings")
 
 
 def differing_words(recorded: Any, rebuilt: Any) -> list[str]:
     """The word fields (lemmas, assumptions, warnings) in which a recorded certificate differs from the rebuilt
-    one: a notice, not a failure (an older privgp words them differently; the numbers are what verify checks),
-    so that a reader of certificate.json knows which words to take from verify's output instead."""
+    one (an older privgp words them differently, or the file was edited), so that a reader of certificate.json
+    knows which words to take from verify's output instead."""
     if not isinstance(recorded, dict) or rebuilt is None:
         return []
     again = rebuilt.to_dict()
     return [k for k in WORDS if list(recorded.get(k) or []) != list(again.get(k) or [])]
+
+
+def _bounded_words(recorded: Any, rebuilt: Any, where: str) -> None:
+    """A recorded certificate's word lists are lists of words no longer than the rebuilt ones allow: at most twice
+    as many entries (and 10 more), each of at most :data:`MAX_WORDS` characters (red team 16, G6: an assumption of
+    30 kB carried private records past --strict)."""
+    if not isinstance(recorded, dict):
+        return
+    again = {} if rebuilt is None else rebuilt.to_dict()
+    for key in WORDS:
+        words, want = recorded.get(key, []), again.get(key) or []
+        limit = 2 * len(want) + 10
+        if not (isinstance(words, list) and len(words) <= limit and
+                all(isinstance(w, str) and len(w) <= MAX_WORDS for w in words)):
+            raise publish.CertificateMismatch(f"{where}{key}", f"at most {limit} statements of at most {MAX_WORDS} "
+                                              "characters each (privgp's words for this certificate)")
+
+
+def statement_notes(doc: dict, kind: str | None, rebuilt: Any) -> tuple[list[str], list[str]]:
+    """(word fields that differ, notes) for a certificate's words against what the installed privgp writes for it:
+    the certificate's lemmas, assumptions and warnings against the rebuilt certificate's (an optimize run's planned
+    certificate against the rebuilt plan's), the notes and the randomness block against privgp's fixed words, a
+    release's dataset.source against privgp's words for its records. Words too long for privgp's raise
+    :class:`~privgp.cli.release_publish.CertificateMismatch`; other words are a note each (``--strict`` fails on
+    them: red team 16, G6 -- free text, or words that mislead a reader, such as assumptions removed; an earlier
+    privgp's wording is checked in part too)."""
+    recorded = doc if kind == "account" else doc.get("certificate")
+    _bounded_words(recorded, rebuilt, "" if kind == "account" else "certificate.")
+    words = differing_words(recorded, rebuilt)
+    notes = [f"certificate words: the {', '.join(words)} differ from what this privgp states for this certificate "
+             "(an earlier privgp's wording, or words edited after the release; verify prints this privgp's)"] \
+        if words else []
+    if kind == "optimize" and isinstance(doc.get("planned_certificate"), dict):
+        from .optimize import rebuilt_plan
+
+        planned = rebuilt_plan(doc).certificate
+        _bounded_words(doc["planned_certificate"], planned, "planned_certificate.")
+        other = differing_words(doc["planned_certificate"], planned)
+        if other:
+            words = sorted(set(words) | set(other), key=WORDS.index)
+            notes.append(f"certificate words: the planned certificate's {', '.join(other)} differ from what this "
+                         "privgp states for the planned run")
+    if kind in ("release", "optimize"):
+        notes += _fixed_words_notes(doc, kind)
+    return words, notes
+
+
+#: the notes privgp writes in a certificate of each kind (an optimize run that released only its first round adds
+#: the last)
+RELEASE_NOTES = (
+    "The guarantee assumes the domain, threshold, clipping bound and all hyperparameters were chosen "
+    "independently of the private data; choosing them on the data needs its own privacy accounting.",
+    "Neighbouring datasets: replace one record (n is public).",
+    "The number of clipped responses is a statistic of the private data and is not reported.",
+    "The fingerprint is a keyed hash (secret key in the ledger file), not a hash of the data.")
+OPTIMIZE_NOTES = (
+    "Only the query points (and the certificate) are released; the responses are private.",
+    "The candidates, kernel, lengthscale, sigma, M_Y, rounds and budget must be chosen independently of the private "
+    "responses.",
+    "The fingerprint is a keyed hash (secret key in the ledger file), not a hash of the data.")
+OPTIMIZE_PRIOR_ONLY = "Only the data-independent first round (a prior draw) was released: no privacy cost."
+#: privgp's words for the records' source (``embedded:<name>`` for its shipped data)
+SOURCE_WORDS = ("user CSV file", "user data (Parquet, CSV files or a database)", "embedded:baltimore")
+
+
+def _fixed_words_notes(doc: dict, kind: str) -> list[str]:
+    """Notes on the words privgp writes as fixed text (notes, randomness, a release's dataset.source) where the
+    certificate holds others: the data holder's words, bounded (:func:`check_fields`), but not privgp's."""
+    from ..mechanisms.release import FRESH_ENTROPY
+    from .common import randomness
+
+    out = []
+    if kind == "release":
+        want = list(RELEASE_NOTES)
+    else:
+        want = list(OPTIMIZE_NOTES) + ([OPTIMIZE_PRIOR_ONLY] if doc.get("certificate") is None else [])
+    if doc.get("notes") != want:
+        out.append("notes: not the words privgp writes in this certificate (the data holder's words)")
+    if doc.get("randomness") not in (dict(FRESH_ENTROPY), randomness(0)[1]):
+        out.append("randomness: not the words privgp writes of how the randomness was drawn (the data holder's "
+                   "words)")
+    dataset = doc.get("dataset")
+    if kind == "release" and isinstance(dataset, dict) and dataset.get("source") not in SOURCE_WORDS:
+        out.append("dataset.source: not privgp's words for the records' source (the data holder's words)")
+    return out
