@@ -129,17 +129,22 @@ def test_python_release_in_a_crs_and_without_one(tmp_path):
     plan = privgp.plan_posterior_sample(data.n, box_m, privgp.ResponseMap(0.0, 40.0), target_epsilon=5.0,
                                         lengthscale=2000.0, grid=21)
     budget = privgp.Budget(tmp_path / "l.sqlite")
-    files = write_release(privgp.release(plan, data, budget), tmp_path / "geo")
+    result = privgp.release(plan, data, budget)
+    files = write_release(result, tmp_path / "geo")
     assert {"field.tif", "excursion.geojson"} <= set(files)
     with pytest.raises(InvalidParameterError, match="coordinates"):
         project_records(privgp.records([[0.0, 0.0], [1.0, 1.0]], [1.0, 2.0]), BOX, "EPSG:4326")
-    # without a CRS: plain coordinates, no GIS files by default, the writers still work on request
+    # without a CRS: plain coordinates, no GIS files; the writers refuse them (walk-through 16: verify refused
+    # the files they wrote), before writing anything
     plain = privgp.plan_posterior_sample(raw.n, BOX, privgp.ResponseMap(0.0, 40.0), target_epsilon=5.0, grid=21)
     res = privgp.release(plain, raw, budget)
     assert "field.tif" not in write_release(res, tmp_path / "plain")
-    with rasterio.open(write_geotiff(res, tmp_path / "plain.tif")) as src:
-        assert src.crs is None and src.width == 21
-    assert "no CRS" in json.loads(write_geojson(res, tmp_path / "plain.geojson").read_text())["note"]
+    for write, name in ((write_geotiff, "plain.tif"), (write_geojson, "plain.geojson")):
+        with pytest.raises(InvalidParameterError, match="projected from a CRS"):
+            write(res, tmp_path / name)
+        assert not (tmp_path / name).exists()
+    with pytest.raises(InvalidParameterError, match=r"path must be the path of a file to write \(e.g. .*field.tif"):
+        write_geotiff(result, tmp_path)
 
 
 def test_a_tuned_release_in_a_crs_that_selects_nothing_writes_no_gis_files(tmp_path, capsys):

@@ -120,11 +120,20 @@ def _write_file(folder: Path, f: Any) -> None:
         raise TypeError(f"not an output file: {f!r}")
 
 
+def _file(path: str | os.PathLike[str], example: str) -> Path:
+    """``path`` as a file's path, or InvalidParameterError for a folder (the data writer takes the folder)."""
+    path = Path(path)
+    if path.is_dir():
+        raise InvalidParameterError("path", f"the path of a file to write (e.g. {path / example}), not a folder",
+                                    str(path))
+    return path
+
+
 def write_picture(result: Any, path: str | os.PathLike[str], *, mechanism: str | None = None,
                   forecast: Any = None) -> Path:
     """The release's picture (PNG: the released map with its uncertainty, the guarantee in the caption;
     ``forecast``: the release's forecast, whose "mostly noise" warning the title then states)."""
-    path = Path(path)
+    path = _file(path, picture_name(result, mechanism=mechanism))
     path.write_bytes(_picture(result, mechanism, forecast).png)
     return path
 
@@ -140,16 +149,17 @@ def write_report(result: Any, path: str | os.PathLike[str], *, files: tuple[str,
                  forecast: Any = None, mechanism: str | None = None, picture: Any = None,
                  interactive_map: bool = False) -> Path:
     """report.html: a self-contained page for publication (what was released, from how many records,
-    what the guarantee means, the settings, the ledger's totals, how to verify). ``files``: the
-    names of the other published files it lists; ``forecast``: the utility forecast, if computed
+    what the guarantee means, the settings, the ledger's totals, how to verify). ``files``: the names of every
+    file published with it, in :func:`write_outputs`' order (the data files, the GIS files, the picture,
+    certificate.json and report.html itself), as the page lists them and ``privgp verify`` redoes it; ``forecast``: the utility forecast, if computed
     (:func:`privgp.tasks.forecast.forecast`); ``picture``: this release's picture when already drawn
     (drawn here otherwise); ``interactive_map``: add the map to explore in the page (2-D releases:
     pan, zoom, the value under the pointer; one inline script, no network; :mod:`privgp.cli.release_map`)."""
     from .cli import release_publish
 
+    path = _file(path, REPORT)
     mech, plan, released, data = _parts(result, mechanism)
     pic = _picture(result, mechanism, forecast) if picture is None else picture
-    path = Path(path)
     field = mech.fields(released, plan) if interactive_map else None
     path.write_text(release_publish.report(mech, plan, data, pic, result.charge, result.fingerprint,
                                            _randomness(result), list(files), forecast=forecast, map_field=field),
@@ -177,7 +187,7 @@ def write_certificate(result: Any, path: str | os.PathLike[str], *, files: tuple
                       forecast: Any = None, mechanism: str | None = None) -> Path:
     """certificate.json (checked by ``privgp verify``): the certificate, the public settings, the
     ledger charge; the sha256 of each of ``files`` lying next to ``path``."""
-    path = Path(path)
+    path = _file(path, CERTIFICATE)
     doc = certificate_document(result, files=files, folder=path.parent, forecast=forecast, mechanism=mechanism)
     path.write_text(json.dumps(doc, indent=2) + "\n")
     return path
@@ -188,6 +198,16 @@ def _projection(result: Any) -> Any:
 
     p = getattr(result.data, "projection", None)
     return None if p is None else LocalProjection.from_dict(p)
+
+
+def _projected(result: Any) -> Any:
+    """The release's projection, or InvalidParameterError: GIS files are written for projected records only."""
+    proj = _projection(result)
+    if proj is None:
+        raise InvalidParameterError("result", "a release of records projected from a CRS (privgp.geo.project_records "
+                                    "or privgp release --crs) for a GIS file: privgp writes and verifies GIS files "
+                                    "only for those", "records in planar coordinates")
+    return proj
 
 
 def _field(result: Any, mechanism: str | None) -> Any:
@@ -232,7 +252,8 @@ def gis_note(field: Any, forecast: Any = None, *, coordinates: str = "") -> tupl
 def write_geotiff(result: Any, path: str | os.PathLike[str], *, mechanism: str | None = None, forecast: Any = None,
                   gis_format: int = GIS_FORMAT) -> Path:
     """The released map(s) as a GeoTIFF (float32, NaN nodata), georeferenced in the metric CRS of the release's
-    projection (no CRS when the records were not projected); each grid point is the centre of a pixel. Bands,
+    projection (records projected from a CRS, :func:`privgp.geo.project_records`; refused otherwise, as
+    ``privgp verify`` accepts GIS files only for those); each grid point is the centre of a pixel. Bands,
     each described and with a ``units`` tag: every released field in model units, (g(z) - g(T)) / B (the
     excursion set is where it is > 0), then the released sd in model units where the mechanism releases one,
     then every released field in the response's own units, g^-1(g(T) + B f) (the excursion set is where it
@@ -252,6 +273,8 @@ def write_geotiff(result: Any, path: str | os.PathLike[str], *, mechanism: str |
         raise MissingExtraError("a GeoTIFF", "rasterio", "gis") from None
     if gis_format not in GIS_FORMATS:
         raise InvalidParameterError("gis_format", f"one of {GIS_FORMATS}", gis_format)
+    path = _file(path, GEOTIFF)
+    _projected(result)
     field = _field(result, mechanism)
     rm = result.plan.response_map
     response = str(getattr(result.data, "response_name", None) or "the response")
@@ -280,7 +303,6 @@ def write_geotiff(result: Any, path: str | os.PathLike[str], *, mechanism: str |
         extra = {"mostly_noise": "unknown" if noisy is None else str(noisy).lower(), "note": note,
                  "privgp_gis_format": str(gis_format)}
     proj = _projection(result)
-    path = Path(path)
     with rasterio.open(path, "w", driver="GTiff", width=xs.size, height=ys.size, count=len(bands), dtype="float32",
                        crs=None if proj is None else rasterio.crs.CRS.from_wkt(proj.wkt()), nodata=np.nan,
                        transform=Affine(dx, 0.0, xs[0] - dx / 2, 0.0, -dy, ys[-1] + dy / 2)) as dst:
@@ -363,8 +385,9 @@ def reliable_excursion_polygons(result: Any, *, mechanism: str | None = None) ->
 
 def write_geojson(result: Any, path: str | os.PathLike[str], *, mechanism: str | None = None, forecast: Any = None,
                   gis_format: int = GIS_FORMAT) -> Path:
-    """The released excursion set(s) as GeoJSON polygons, in longitude/latitude (WGS84, RFC 7946) when the records
-    were projected from a CRS, in the release's own coordinates otherwise. Where the mechanism releases an sd, each
+    """The released excursion set(s) as GeoJSON polygons, in longitude/latitude (WGS84, RFC 7946): the records must
+    have been projected from a CRS (:func:`privgp.geo.project_records`; refused otherwise, as ``privgp verify``
+    accepts GIS files only for those). Where the mechanism releases an sd, each
     field's excursion set is two Features, ``reliable`` true (above the threshold by more than 2 released sd) and
     false (within 2 sd: hatched as unreliable in the picture, reliable = 0 in field.csv); otherwise one Feature per
     field, ``reliable`` null. Every Feature and the collection state the forecast's ``mostly_noise`` flag (null: no
@@ -376,7 +399,8 @@ def write_geojson(result: Any, path: str | os.PathLike[str], *, mechanism: str |
 
     if gis_format not in GIS_FORMATS:
         raise InvalidParameterError("gis_format", f"one of {GIS_FORMATS}", gis_format)
-    proj = _projection(result)
+    path = _file(path, GEOJSON)
+    proj = _projected(result)
     to_lonlat = None
     if proj is not None:
         import pyproj
@@ -420,7 +444,6 @@ def write_geojson(result: Any, path: str | os.PathLike[str], *, mechanism: str |
                                                 "mostly_noise": noisy, **common}})
         doc = {"type": "FeatureCollection", "privgp_gis_format": gis_format, "mostly_noise": noisy,
                "note": note, "features": features}
-    path = Path(path)
     path.write_text(json.dumps(to_jsonable(doc)) + "\n")
     return path
 
