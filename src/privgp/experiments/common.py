@@ -75,7 +75,11 @@ def write_table(df, out_dir: Path, stem: str, *, floatfmt: str = ".4g") -> tuple
 
 
 def markdown_table(df, floatfmt: str = ".4g") -> str:
-    cols = [str(c) for c in df.columns]
+    """``df`` as a Markdown table; a "|" inside a cell (e.g. "|y| <= M_Y") is escaped, so columns stay aligned."""
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|")
+
+    cols = [cell(str(c)) for c in df.columns]
     lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     for _, row in df.iterrows():
         cells = []
@@ -83,7 +87,7 @@ def markdown_table(df, floatfmt: str = ".4g") -> str:
             if isinstance(val, (float, np.floating)):
                 cells.append(format(float(val), floatfmt))
             else:
-                cells.append(str(val))
+                cells.append(cell(str(val)))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
