@@ -230,3 +230,21 @@ def test_the_ledger_states_the_events_own_epsilon_rounded_up(tmp_path):
     with pytest.raises(InvalidParameterError) as err:
         ledger.charge("f" * 64, event, epsilon=own / 2, delta=1e-6, budget_epsilon=10.0, budget_delta=1e-6)
     assert _number(r"own epsilon at delta=[0-9.e+-]+ \(([0-9.e+-]+)\)", str(err.value)) >= own
+
+
+def test_verify_states_the_rebuilt_guarantee_rounded_up(tmp_path, capsys):
+    """verify printed the rebuilt guarantee rounded to nearest at 10 digits (4.999998993 for 4.99999899326...):
+    rounded up, as every bound privgp prints."""
+    import json
+    import re
+
+    from privgp.cli.main import main
+
+    out = tmp_path / "out"
+    assert main(["release", "--ledger", str(tmp_path / "l.sqlite"), "--out", str(out), "--seed", "1"]) == 0
+    capsys.readouterr()
+    assert main(["verify", str(out / "certificate.json")]) == 0
+    line = capsys.readouterr().out.splitlines()[0]
+    eps = json.loads((out / "certificate.json").read_text())["certificate"]["epsilon"]
+    shown = float(re.search(r"rebuilt from its public settings, \(([0-9.e+-]+),", line).group(1))
+    assert shown >= eps and f"{eps:.10g}" != f"{shown:.10g}"

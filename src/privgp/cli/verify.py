@@ -401,8 +401,8 @@ def _print_verified(path: Path, doc: dict, label, again, nothing: bool, files: d
         head = "VERIFIED" if again.covered else "VERIFIED, but NOT COVERED by the lemmas (published constants)"
         if notes:
             head += ", but some files or words CHECKED ONLY IN PART (notes below)"
-        print(f"{path.name}: {head} ({label}): rebuilt from its public settings, ({again.epsilon:.10g}, "
-              f"{again.delta:.10g})-DP equals the recorded guarantee, i.e. epsilon <= {format_upper(again.epsilon, 4)} "
+        print(f"{path.name}: {head} ({label}): rebuilt from its public settings, ({format_upper(again.epsilon, 10)}, "
+              f"{format_upper(again.delta, 10)})-DP equals the recorded guarantee, i.e. epsilon <= {format_upper(again.epsilon, 4)} "
               f"at delta {format_upper(again.delta)}"
               + ("" if again.covered else "; this number is NOT a proven guarantee"))
     if "sha256" not in doc:
