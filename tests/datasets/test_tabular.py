@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from privgp.datasets import baltimore
-from privgp.datasets.tabular import load_embedded_baltimore, load_table
+from privgp.datasets.tabular import load_embedded_baltimore, load_table, records
 from privgp.errors import DataError
 
 
@@ -81,3 +81,18 @@ def test_embedded_baltimore():
     assert d.n == 211 and d.coordinates == ("x", "y") and d.response_name == "price"
     assert np.all(baltimore.PUBLIC_BOX.contains(d.X))
     assert np.all(d.response > 0)
+
+
+def test_a_bad_value_is_named_by_its_column_and_its_data_row_counting_from_1():
+    """Walk-through 16: records() said "y ... (first at row 5)" (0-based) of the response column 'no2', where
+    privgp release says "data row 6": the column is named and rows count from 1, as everywhere else."""
+    import pandas as pd
+
+    from privgp.errors import DataError
+
+    df = pd.DataFrame({"x": np.arange(8.0), "y": np.arange(8.0), "no2": np.arange(8.0)})
+    df.loc[5, "no2"] = np.nan
+    with pytest.raises(DataError, match=r"response column 'no2' has 1 missing.*first at data row 6"):
+        records(df, "no2", coordinates=["x", "y"])
+    with pytest.raises(DataError, match=r"^X has 1 missing.*first at data row 1,"):
+        records(np.array([[np.inf, 0.0], [1.0, 1.0]]), [1.0, 2.0])

@@ -264,7 +264,8 @@ def _column(name: str, values: Any, n: int | None = None) -> np.ndarray:
         raise DataError(f"{name} must have one value per record ({n}); got shape {arr.shape}")
     bad = np.flatnonzero(~np.isfinite(arr).reshape(arr.shape[0], -1).all(axis=1)) if arr.size else np.zeros(0, int)
     if bad.size:
-        raise DataError(f"{name} has {bad.size} missing, NaN or infinite value(s) (first at row {bad[0]})")
+        raise DataError(f"{name} has {bad.size} missing, NaN or infinite value(s) (first at data row {bad[0] + 1}, "
+                        "counting from 1 as privgp release does)")
     return arr
 
 
@@ -320,7 +321,8 @@ def records(X: Any, y: Any, *, coordinates: Sequence[str] | None = None, source:
         raise DataError("no records (X has 0 rows)")
     if np.ndim(yv) == 2 and np.shape(yv)[1] == 1:
         yv = np.asarray(yv)[:, 0]
-    yarr = _column("y", yv, n)
+    yarr = _column("y" if response_name == "response" or not isinstance(X, pd.DataFrame)
+                   else f"response column {response_name!r}", yv, n)
     # the digest is of these values: the records keep immutable copies (never the caller's arrays), so
     # that a later change to the caller's arrays cannot draw from other records than the ledger was charged for
     return issued(TabularData(X=Xv, response=yarr, coordinates=names, response_name=response_name, source=source,
