@@ -326,10 +326,14 @@ def test_a_box_of_three_coordinates_is_named_as_unsupported():
 
 
 def test_a_misspelled_option_names_the_mechanisms_options():
-    """Walk-through 12: privgp.plan(..., cels=10) said "--cels must be used with --mechanism (none) only"."""
-    with pytest.raises(InvalidParameterError, match=r"--mechanism laplace-grid takes: bandwidth, cells"):
+    """Walk-through 12: privgp.plan(..., cels=10) said "--cels must be used with --mechanism (none) only".
+    Walk-through 16: in Python's words (the keyword, privgp.plan("NAME", ...)), not the command's flags."""
+    with pytest.raises(InvalidParameterError, match=r'^cels must be .*privgp.plan\("laplace-grid", ...\) takes: '
+                                                    r"bandwidth, cells"):
         privgp.plan("laplace-grid", 300, privgp.Box((0, 0), (1, 1)), privgp.ResponseMap(0.0, 1.0), epsilon=1.0,
                     cels=10)
+    with pytest.raises(InvalidParameterError, match=r'^L must be used with privgp.plan\("posterior-sample", ...\)'):
+        privgp.plan("grid", 300, privgp.Box((0, 0), (1, 1)), privgp.ResponseMap(0.0, 1.0), epsilon=1.0, L=3)
 
 
 def test_tampering_with_a_plan_or_checked_records_in_other_ways_is_refused(tmp_path):

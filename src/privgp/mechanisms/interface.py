@@ -475,17 +475,22 @@ class Mechanism(ABC):
 
     # -- provided ---------------------------------------------------------------------------------------
 
-    def check_options(self, options: Mapping[str, Any]) -> None:
-        """Refuse a given option (not None) that this mechanism does not declare, naming who accepts it."""
+    def check_options(self, options: Mapping[str, Any], *, python: bool = False) -> None:
+        """Refuse a given option (not None) that this mechanism does not declare, naming who accepts it (in the
+        command's words, or with ``python`` in :func:`plan`'s: the keyword and ``privgp.plan("NAME", ...)``)."""
         mine = {o.dest for o in self.options}
         for dest, value in options.items():
             if value is not None and dest not in mine:
                 owners = [m.name for m in registry().values() if dest in {o.dest for o in m.options}]
-                flag = "--" + dest.replace("_", "-")
+                flag = dest if python else "--" + dest.replace("_", "-")
+
+                def named(name: str) -> str:
+                    return f'privgp.plan("{name}", ...)' if python else f"--mechanism {name}"
+
                 if not owners:   # no mechanism has it: a misspelling, most likely
-                    raise InvalidParameterError(flag, f"an option of a mechanism (--mechanism {self.name} takes: "
+                    raise InvalidParameterError(flag, f"an option of a mechanism ({named(self.name)} takes: "
                                                 f"{', '.join(sorted(mine)) or 'none'})", value)
-                raise InvalidParameterError(flag, f"used with --mechanism {' or '.join(owners)} only "
+                raise InvalidParameterError(flag, f"used with {' or '.join(named(o) for o in owners)} only "
                                             f"(not {self.name})", value)
 
     def build(self, request: Request) -> Any:
@@ -590,9 +595,10 @@ def plan(mechanism: str, n: int, domain: Box, response_map: ResponseMap, *, epsi
     if domain.dim not in DEFAULT_GRID:
         raise InvalidParameterError("domain", "a box of 1 or 2 coordinates (privgp maps responses along a line or "
                                     "over a plane)", f"{domain.dim} coordinates")
-    return get(mechanism, "mechanism").build(Request(n=n, domain=domain, response_map=response_map, epsilon=epsilon,
-                                                     delta=delta, grid=grid, memory_limit=memory_limit,
-                                                     options=options))
+    mech = get(mechanism, "mechanism")
+    mech.check_options(options, python=True)      # in Python's words (build checks again, in the command's)
+    return mech.build(Request(n=n, domain=domain, response_map=response_map, epsilon=epsilon, delta=delta, grid=grid,
+                              memory_limit=memory_limit, options=options))
 
 
 def mechanism_names() -> list[str]:
