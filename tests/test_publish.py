@@ -569,3 +569,34 @@ def test_check_out_refuses_before_the_charge_a_folder_write_release_would_refuse
     with pytest.raises(InvalidParameterError, match="does not hold the ledger"):
         check_out(tmp_path, overwrite=True, ledger=budget)
     assert len(budget.ledger.entries()) == 1
+
+
+def test_records_that_answer_differently_when_converted_again_are_read_once(tmp_path):
+    """Red team round 17: read_records kept an attribute that is not a numpy array as the object, which the check
+    and the ledger key each converted: an object giving records B on the first conversion and a throw-away set after
+    was drawn as B and charged elsewhere (B released 6 times at epsilon 5 under a budget of 10). Every attribute is
+    converted to floats once; what is checked, drawn and keyed is that copy."""
+    from privgp.errors import BudgetExceededError
+
+    rng = np.random.default_rng(0)
+    XB, zB = rng.uniform(0, 1, (300, 2)), rng.normal(size=300)
+
+    class Flip:
+        def __init__(self):
+            self.calls = 0
+
+        def __array__(self, dtype=None, copy=None):
+            self.calls += 1
+            a = XB if self.calls == 1 else rng.uniform(0, 1, (300, 2))
+            return a if dtype is None else a.astype(dtype)
+
+    class Rec:
+        def __init__(self):
+            self.X, self.response, self.content_digest = Flip(), list(zB), "x"
+
+    plan = privgp.plan("laplace-grid", 300, privgp.Box((0, 0), (1, 1)), privgp.ResponseMap(0.0, 1.0), epsilon=5.0)
+    budget = privgp.Budget(tmp_path / "l.sqlite", epsilon=10.0)
+    keys = {privgp.release(plan, Rec(), budget).fingerprint for _ in range(2)}
+    assert keys == {budget.fingerprint(privgp.records(XB, zB))}
+    with pytest.raises(BudgetExceededError):
+        privgp.release(plan, Rec(), budget)

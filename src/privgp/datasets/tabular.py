@@ -354,9 +354,19 @@ def read_records(data: Any) -> tuple[Any, Any, Callable[[], tuple[str, Any]]]:
     if entry is not None and entry[0]() is data and entry[1] is X and entry[2] is z:
         digest = entry[3]
         return X, z, lambda: (digest, lambda: (legacy_digest_v2(X, z),))
-    X = v.immutable_copy(X) if isinstance(X, np.ndarray) else X
-    z = v.immutable_copy(z) if isinstance(z, np.ndarray) else z
-    return X, z, lambda: (records_digest(np.asarray(X, dtype=float), np.asarray(z, dtype=float)), None)
+    X, z = _converted_once(X), _converted_once(z)
+    return X, z, lambda: (records_digest(X, z), None)
+
+
+def _converted_once(a: Any) -> Any:
+    """``a`` converted to floats ONCE, as an immutable copy (whatever it is: an array, a list, a DataFrame, an object
+    with ``__array__`` that might answer differently when asked again); left as it is where it is not numbers, for
+    the plan's check to refuse it by name."""
+    try:
+        arr = np.array(a, dtype=float, copy=True)
+    except (TypeError, ValueError):
+        return a
+    return v.immutable_copy(arr)
 
 
 def verified_digest(data: Any) -> tuple[str, Any]:
