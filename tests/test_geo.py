@@ -333,3 +333,24 @@ def test_a_gdal_sidecar_beside_the_geotiff_fails(tmp_path, capsys):
     assert main(["verify", str(out / "certificate.json"), "--json"]) == 1
     res = json.loads(capsys.readouterr().out)
     assert res["field"] == "field.tif.aux.xml", res
+
+
+def test_a_crs_is_taken_by_its_authority_code_only(tmp_path, capsys):
+    """Red team round 17: --crs "+proj=longlat ... +title=<records>" put 30 private records into the certificate's
+    dataset.projection.input_crs, and verify --strict passed. A CRS is an authority and a code (EPSG:4326), refused
+    otherwise before anything is read or charged."""
+    import privgp
+    from privgp.cli.main import main
+    from privgp.geo import project_records
+
+    for crs in ("+proj=longlat +datum=WGS84 +no_defs +title=secret", "EPSG:4326 secret", "EPSG:"):
+        with pytest.raises(InvalidParameterError, match="authority and code"):
+            LocalProjection.for_box(crs, BOX)
+    assert LocalProjection.for_box("EPSG:4326", BOX).source == "EPSG:4326"
+    raw = privgp.records(np.column_stack([np.full(3, -76.6), np.full(3, 39.3)]), [1.0, 2.0, 3.0])
+    with pytest.raises(InvalidParameterError, match="authority and code"):
+        project_records(raw, BOX, "+proj=longlat +datum=WGS84 +title=x")
+    code = main(["release", "--crs", "+proj=longlat +datum=WGS84 +title=x", "--ledger", str(tmp_path / "l.sqlite"),
+                 "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and not (tmp_path / "o").exists() and not (tmp_path / "l.sqlite").exists()

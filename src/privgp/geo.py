@@ -19,6 +19,7 @@ coordinates by :meth:`LocalProjection.inverse`.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +38,10 @@ def _pyproj() -> Any:
     return pyproj
 
 
+#: a CRS as privgp takes and records it: an authority and a code ("EPSG:4326", "ESRI:102003"), nothing else (the
+#: input CRS is published in the certificate; a PROJ string could carry any text)
+CRS_CODE = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,15}:[0-9A-Za-z_.]{1,24}")
+
 @dataclass(frozen=True)
 class LocalProjection:
     """The public map from the input CRS (``source``, as given) to the metric CRS the kernels see
@@ -50,8 +55,10 @@ class LocalProjection:
         """The local metric CRS of a public box given in ``crs`` (a geographic CRS: azimuthal
         equidistant centred on the box, WGS84 datum; a projected CRS: itself)."""
         pyproj = _pyproj()
-        if not isinstance(crs, str) or not crs.strip():
-            raise InvalidParameterError("crs", "a CRS such as 'EPSG:4326'", crs)
+        if not isinstance(crs, str) or not CRS_CODE.fullmatch(crs):
+            raise InvalidParameterError("crs", "a CRS named by its authority and code, such as 'EPSG:4326' (it is "
+                                        "published in the certificate: no free text)",
+                                        crs if not isinstance(crs, str) or len(crs) <= 40 else crs[:37] + "...")
         try:
             src = pyproj.CRS.from_user_input(crs)
         except pyproj.exceptions.CRSError:
