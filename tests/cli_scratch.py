@@ -35,11 +35,12 @@ def scratch_env(tmp_path, monkeypatch):
 
 def rehash_and_verify(folder: Path, capsys, *extra: str) -> tuple[int, dict]:
     """``privgp verify --json`` of ``folder`` after its certificate's sha256 of every released file is set to the
-    files' own (what a forger does after editing them): (exit status, the JSON report)."""
+    files' own (what a forger does after editing them), written as privgp writes it: (exit status, the JSON
+    report)."""
     doc = json.loads((folder / "certificate.json").read_text())
     for k in doc["sha256"]:
         doc["sha256"][k] = hashlib.sha256((folder / k).read_bytes()).hexdigest()
-    (folder / "certificate.json").write_text(json.dumps(doc))
+    (folder / "certificate.json").write_text(json.dumps(doc, indent=2) + "\n")   # privgp's text (red team 17, H4)
     capsys.readouterr()
     code = main(["verify", str(folder / "certificate.json"), "--json", *extra])
     return code, json.loads(capsys.readouterr().out)

@@ -95,10 +95,16 @@ def register(sub) -> None:
 
 
 def _load(path: Path) -> dict:
+    return _load_text(path)[0]
+
+
+def _load_text(path: Path) -> tuple[dict, str]:
+    """The certificate file's document and its text (line ends as in the file)."""
     if path.exists() and not path.is_file():   # a folder, a FIFO (reading would block), a device
         raise DataError(f"not a regular file: {path}")
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, encoding="utf-8", newline="") as fh:
+            text = fh.read()
     except FileNotFoundError:
         raise DataError(f"certificate file not found: {path}") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -124,7 +130,7 @@ def _load(path: Path) -> dict:
         raise InvalidParameterError("certificate", "a certificate written by privgp (release, optimize or account "
                                     "--json)", "a JSON object without 'mechanism' and 'certificate', "
                                     "'planned_rounds' or 'event'")
-    return doc
+    return doc, text
 
 
 def _unencodable(value: object) -> str | None:
@@ -321,7 +327,7 @@ def run(args) -> int:
         path = path / "certificate.json"
     if args.files is not None and not Path(args.files).is_dir():
         raise InvalidParameterError("--files", "an existing folder holding the released files", args.files)
-    doc = _load(path)
+    doc, text = _load_text(path)
     kind = kind_of(doc)
     label = doc.get("mechanism") if kind == "release" else ("optimize" if kind == "optimize" else "account")
     recorded = doc.get("certificate") if kind != "account" else doc
@@ -342,6 +348,8 @@ def run(args) -> int:
                                               "released one (swapped or modified)")
         with _stated_rule(doc, kind):
             notes = verify_files.check_contents(doc, kind, folder, files) + rebuild_notes + word_notes
+        text_note = verify_files.json_text_note(path.name, text, doc)   # red team 17, H4: its text is privgp's
+        notes += [] if text_note is None else [text_note]
     except publish.CertificateMismatch as exc:
         reason, field = str(exc), exc.field
     except NumericalError as exc:

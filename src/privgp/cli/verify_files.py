@@ -38,9 +38,14 @@ release. These checks tie the hashed files to the settings the certificate state
   another platform's rounding, or low digits and unread bytes that could carry something else;
 * the picture, the forecast and report.html: :mod:`privgp.cli.verify_report`;
 * ``privgp optimize``: history.csv has one row per released round with the rebuilt plan's r, eta, round and
-  spent epsilon, and queries that are the candidates its rows name; summary.json holds exactly privgp's fields,
-  each what the plan, the queries, the certificate and (simulated objectives) the named function give;
-  queries.png is the plot privgp draws of those queries;
+  spent epsilon, and queries that are the candidates its rows name, written character for character as privgp
+  optimize writes them (other spellings of the same numbers are checked in part: red team 17, H5); summary.json
+  holds exactly privgp's fields, each what the plan, the queries, the certificate and (simulated objectives) the
+  named function give; queries.png is the plot privgp draws of those queries;
+* the JSON files (certificate.json, summary.json, selection.json): their text exactly what privgp writes of the
+  parsed document (``json.dumps(value, indent=2)`` and a newline); other white space, escapes or number spellings
+  are checked in part (red team 17, H4); the certificate's ledger numbers hold together as the ledger computes them
+  (red team 17, H7);
 * ``--mechanism posterior-sample-tuned``: selection.json states the certificate's candidates, training split
   and selection budget, at most its number of runs, and the r of the released candidate, whose paths are
   then checked as posterior-sample's.
@@ -276,6 +281,42 @@ def _check_statements(doc: dict) -> None:
                 raise publish.CertificateMismatch(f"ledger.{key}", f"a number, found {publish._short(val)}")
         if len(json.dumps(ledger)) > 4 * MAX_WORDS:
             raise publish.CertificateMismatch("ledger", f"a ledger block of at most {4 * MAX_WORDS} characters")
+        _check_ledger_numbers(ledger)
+
+
+def _check_ledger_numbers(ledger: dict) -> None:
+    """The ledger block's numbers hold together as privgp computes them (red team 17, H7: a remaining epsilon of
+    123456.789 of a budget of 10 passed): finite and not negative, a positive budget, delta below 1, the spent
+    epsilon not falling, at least one release after the charge, and the remaining epsilon exactly
+    :func:`privgp.ledger.remaining_epsilon` of the budget and the spent epsilon (or, written by privgp before
+    2026-11-26, exactly what was left, not rounded down)."""
+    from ..ledger import remaining_epsilon
+
+    num = {k: float(v) for k in LEDGER_NUMBERS if isinstance(v := ledger.get(k), (int, float))}
+
+    def bad(key: str, why: str) -> publish.CertificateMismatch:
+        return publish.CertificateMismatch(f"ledger.{key}", f"{publish._short(ledger.get(key))}: {why} (what privgp's "
+                                           "ledger records)")
+
+    for key, v in num.items():
+        if not (math.isfinite(v) and v >= 0):
+            raise bad(key, "not a finite number >= 0")
+    if num.get("budget_epsilon", 1.0) <= 0:
+        raise bad("budget_epsilon", "not a budget > 0")
+    if num.get("budget_delta", 0.0) >= 1:
+        raise bad("budget_delta", "not a delta < 1")
+    if "releases_after" in num and num["releases_after"] < 1:
+        raise bad("releases_after", "fewer than the one release the certificate states")
+    before, after, budget = num.get("spent_epsilon_before"), num.get("spent_epsilon_after"), num.get("budget_epsilon")
+    if before is not None and after is not None and after < before:
+        raise bad("spent_epsilon_after", f"less than the epsilon spent before the release ({before!r})")
+    if "remaining_epsilon" in num:
+        if budget is None or after is None:
+            raise bad("remaining_epsilon", "stated without the budget and the spent epsilon it follows from")
+        got = num["remaining_epsilon"]
+        if got not in (remaining_epsilon(budget, after), max(budget - after, 0.0)):
+            raise bad("remaining_epsilon", f"not what is left of a budget of {budget!r} after {after!r} "
+                      f"({remaining_epsilon(budget, after)!r}, rounded down)")
 
 
 def check_sha256_list(doc: dict, kind: str | None) -> None:
@@ -433,7 +474,7 @@ def _check_release(doc: dict, folder: Path, files: dict[str, str], notes: list[s
                 raise _mismatch(present[0], "cannot be checked: selection.json, which says what was released, is "
                                 "missing")
             return None
-        sel = _check_selection(doc, folder / "selection.json")
+        sel = _check_selection(doc, folder / "selection.json", notes)
         if not sel.get("selected"):
             _foreign(files, ("selection.json", mech.picture, "report.html"), "a tuned release that selected nothing")
             return mech, plan, None
@@ -902,10 +943,11 @@ def _npy_size(data: bytes, start: int, array: np.ndarray, bad: Any) -> int:
     return skip + hlen + array.nbytes
 
 
-def _check_selection(doc: dict, path: Path) -> dict:
+def _check_selection(doc: dict, path: Path, notes: list[str] | None = None) -> dict:
     """The tuned release's selection.json states the certificate's candidates, training split and the private
-    selection's budget (runs at most, per-run epsilon and delta), and the r of the candidate it released."""
-    sel = _read_json(path, "selection.json")
+    selection's budget (runs at most, per-run epsilon and delta), and the r of the candidate it released; its text
+    is privgp's of its document (:func:`json_text_note`, a note otherwise)."""
+    sel = _read_json(path, "selection.json", notes)
     settings: dict = doc.get("public_settings") or {}
     budget: dict = settings["selection"] if isinstance(settings.get("selection"), dict) else {}
     if not isinstance(sel, dict):
@@ -951,14 +993,15 @@ def _check_optimize(doc: dict, folder: Path, files: dict[str, str]) -> list[str]
     _foreign(files, OPTIMIZE_DATA, what)
     _require(files, OPTIMIZE_DATA, what)
     released = doc.get("released_rounds")
-    plan, queries, summary, notes = None, None, None, []
+    plan, queries, summary = None, None, None
+    notes: list[str] = []
     if files["history.csv"] == "ok":
         from .optimize import rebuilt_plan
 
         plan = rebuilt_plan(doc)
-        indices, queries = _check_history(folder / "history.csv", plan, released)
+        indices, queries = _check_history(folder / "history.csv", plan, released, notes)
     if files["summary.json"] == "ok":
-        summary = _read_json(folder / "summary.json", "summary.json")
+        summary = _read_json(folder / "summary.json", "summary.json", notes)
         if not isinstance(summary, dict):
             raise _mismatch("summary.json", "not a JSON object")
         if type(summary.get("rounds_released")) is not int or summary.get("rounds_released") != released:
@@ -972,7 +1015,7 @@ def _check_optimize(doc: dict, folder: Path, files: dict[str, str]) -> list[str]
         if isinstance(planned, dict):
             _same_number(summary.get("epsilon_planned"), planned.get("epsilon"), "summary.json.epsilon_planned")
         if plan is not None and queries is not None:
-            notes = _check_summary(doc, summary, plan, indices, queries)
+            notes += _check_summary(doc, summary, plan, indices, queries)
     if files["queries.png"] != "ok":
         return notes
     png = (folder / "queries.png").read_bytes()
@@ -1113,14 +1156,18 @@ def _check_summary(doc: dict, s: dict, plan: Any, indices: np.ndarray, queries: 
     return notes
 
 
-def _check_history(path: Path, plan: Any, released: Any) -> tuple[np.ndarray, np.ndarray]:
-    """history.csv against the rebuilt plan; returns the released queries' candidate indices and points."""
+def _check_history(path: Path, plan: Any, released: Any, notes: list[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """history.csv against the rebuilt plan; returns the released queries' candidate indices and points. A file
+    whose numbers are the plan's but whose text is not what privgp optimize writes of them (character for
+    character: another spelling of a number, white space, line ends) is checked in part (a note in ``notes``; red
+    team 17, H5: digits below a double's precision carried private records)."""
     dim = plan.candidates.points.shape[1]
     header = ["round", "n", "r", "eta", "candidate", *(f"x{j + 1}" for j in range(dim)), "round_epsilon",
               "spent_epsilon"]
     try:
         with open(path, newline="", encoding="utf-8") as fh:
-            reader = csv.DictReader(fh)
+            text = fh.read()
+            reader = csv.DictReader(io.StringIO(text, newline=""))
             rows = list(reader)
             if reader.fieldnames != header or any(None in row for row in rows):
                 raise _mismatch("history.csv", f"columns {reader.fieldnames} where privgp optimize writes {header}")
@@ -1151,17 +1198,57 @@ def _check_history(path: Path, plan: Any, released: Any) -> tuple[np.ndarray, np
     queries = plan.candidates.points[idx.astype(int)]
     if not np.allclose(X, queries, rtol=1e-9, atol=1e-12):
         raise _mismatch("history.csv.x1", "a query that is not the candidate its row names")
+    if notes is not None and text != history_text(plan, idx.astype(int), queries):
+        notes.append(f"history.csv: {TOLERANCE_NOTE} (not the text privgp optimize writes of these rounds)")
     return idx.astype(int), queries
 
 
-def _read_json(path: Path, name: str) -> Any:
-    """A released JSON file; one that repeats a key in an object is refused (readers disagree on which counts)."""
+def history_text(plan: Any, indices: np.ndarray, queries: np.ndarray) -> str:
+    """The text of history.csv that privgp optimize writes for these released rounds (its own writer,
+    :meth:`privgp.tasks.thompson.ThompsonResult.history`, to CSV as optimize writes it)."""
+    from types import SimpleNamespace
+
+    from ..tasks.thompson import ThompsonResult
+
+    run = SimpleNamespace(released=len(indices), plan=plan, indices=np.asarray(indices), queries=queries)
+    return str(ThompsonResult.history(run).to_csv(index=False))   # type: ignore[arg-type]
+
+
+def _read_json(path: Path, name: str, notes: list[str] | None = None) -> Any:
+    """A released JSON file; one that repeats a key in an object is refused (readers disagree on which counts).
+    With ``notes``, a file whose text is not what privgp writes of its document adds a note
+    (:func:`json_text_note`)."""
     from .verify import _without_duplicates
 
     try:
-        return json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_without_duplicates)
+        with open(path, encoding="utf-8", newline="") as fh:
+            text = fh.read()
+        value = json.loads(text, object_pairs_hook=_without_duplicates)
     except (OSError, ValueError, RecursionError) as exc:  # also a repeated key; JSONDecodeError is a ValueError
         raise _mismatch(name, f"not a readable JSON file ({type(exc).__name__})") from None
+    note = json_text_note(name, text, value)
+    if note is not None and notes is not None:
+        notes.append(note)
+    return value
+
+
+def json_text(value: Any) -> str:
+    """The text privgp writes of a JSON document (certificate.json, summary.json, selection.json; ``account --json``
+    prints the same): ``json.dumps(value, indent=2)`` and one newline, what every privgp has written."""
+    return json.dumps(value, indent=2) + "\n"
+
+
+def json_text_note(name: str, text: str, value: Any) -> str | None:
+    """None when ``text`` is exactly what privgp writes of ``value`` (its parsed document), else the note of a file
+    checked in part (``--strict`` fails): white space, escapes or number spellings that privgp does not write are
+    room for other data (red team 17, H4: 24 KB of records after the closing brace)."""
+    try:
+        if text == json_text(value):
+            return None
+    except (ValueError, TypeError, RecursionError):
+        pass
+    return (f"{name}: checked in part (its values are checked, but its text is not what privgp writes of them: "
+            "other white space, escapes or number spellings, which could carry other data)")
 
 
 def _same_number(got: Any, want: Any, field: str) -> None:

@@ -85,7 +85,7 @@ def check_forecast(doc: dict, plan: Any) -> tuple[Any, list[str]]:
     if recorded is None:
         return None, [f"forecast: none recorded, so the release does not say how good its map is; {said}"]
     if _same_json(recorded, _as_json(standard.to_dict())):
-        return standard, []
+        return standard, _inexact(recorded, standard)
     try:
         families = tuple(recorded["families"])
         if len(families) > 16:
@@ -102,11 +102,21 @@ def check_forecast(doc: dict, plan: Any) -> tuple[Any, list[str]]:
                              seed=int(recorded["seed"]), reference_table_dim=2)
             if _same_json(recorded, _as_json(older.to_dict())):
                 return older, ["forecast: made as privgp before 2026-11-26 made 1-D forecasts (the non-private map of "
-                               f"its 2-D table); {said}"]
+                               f"its 2-D table); {said}"] + _inexact(recorded, older)
         raise publish.CertificateMismatch("forecast", "not the forecast of these public settings (run again with its "
                                           "recorded seed, it gives another one)")
     return again, [f"forecast: made with other settings than privgp release's (seed, families, noise or releases); "
-                   f"{said}"]
+                   f"{said}"] + _inexact(recorded, again)
+
+
+def _inexact(recorded: Any, again: Any) -> list[str]:
+    """No note when the recorded forecast is exactly the recomputed one (every number and its type), else the note
+    of a forecast equal only to 1e-9 relative: another platform's rounding, or low digits that carry something else
+    (red team 17, H7)."""
+    if json.dumps(recorded) == json.dumps(_as_json(again.to_dict())):
+        return []
+    return ["forecast: checked in part (its numbers equal the recomputed forecast's to 1e-9 relative, not exactly: "
+            "another platform's rounding, or low digits that carry something else)"]
 
 
 def _as_json(value: Any) -> Any:
@@ -155,16 +165,22 @@ def check_picture(doc: dict, folder: Path, files: dict[str, str], rebuilt: tuple
 
 
 def same_picture(name: str, png: bytes, drawn: bytes, what: str) -> list[str]:
-    """A hashed PNG against the one privgp draws again: the same chunks (valid, nothing after IEND), every chunk but
-    the image data byte for byte, the image data exactly (decompressed) or the same pixels (another encoder's row
-    filters). Otherwise NOT VERIFIED (``what`` says what it should be), except a PNG holding only what matplotlib
+    """A hashed PNG against the one privgp draws again: byte for byte the same (no note); else the same chunks
+    (valid, nothing after IEND), every chunk but the image data byte for byte, the image data exactly (decompressed)
+    or the same pixels (another encoder's row filters or zlib, another chunk layout): checked in part (a note).
+    Otherwise NOT VERIFIED (``what`` says what it should be), except a PNG holding only what matplotlib
     writes and naming another matplotlib version: checked in part (a note)."""
     import matplotlib
 
+    if png == drawn:   # byte for byte what privgp draws: nothing else can be in the file
+        return []
     got, want = _png_chunks(png), _png_chunks(drawn)
     if got is not None and want is not None and all(got[k] == want[k] for k in ("order", "other", "tEXt")) and \
             (got["image"] == want["image"] or _same_pixels(png, drawn)):
-        return []
+        # the same picture, other bytes: how the image data is compressed and cut into chunks (empty ones
+        # included) is free, so it could carry other data (red team 17, H3)
+        return [f"{name}: checked in part (the same pixels as privgp draws, but not its bytes: the image data "
+                "compressed or cut into chunks otherwise, which could carry other data)"]
     software = "" if got is None else dict(got["tEXt"]).get(b"Software", b"").decode("latin-1")
     own = software.startswith("Matplotlib version") and software.endswith(", https://matplotlib.org/")
     if got is None or not own or f"Matplotlib version{matplotlib.__version__}," in software or \
