@@ -191,3 +191,44 @@ def test_make_kernel():
         make_kernel("exponential")
     with pytest.raises(InvalidParameterError, match="kernel must be one of"):
         make_kernel("cosine", 1.0)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(["exponential", "squared_exponential", "matern32", "matern52"]),
+       st.floats(min_value=0.0, max_value=14.0))
+def test_kappa_near_one_is_never_above_the_exact_value(name, log10_ell):
+    """Red team round 18: at long lengthscales kappa = inf k over the box rounded to exactly 1.0, V̄_n of Prop. 3
+    collapsed to r^2 / (n - 1 + r^2) and the certified epsilon fell by orders of magnitude (15.57 where the true
+    delta at it was 0.99). Within 2^-20 of 1, kappa comes from the gap and is never above the exact value
+    (mpmath, 60 digits), and the gap it leaves is at most ~1e-16 plus 1e-14 relative of the exact one."""
+    import mpmath as mp
+
+    from privgp.models.domain import Box
+    from privgp.models.kernels import KAPPA_DIRECT_GAP, make_kernel
+
+    mp.mp.dps = 60
+    ell = 10.0 ** log10_ell
+    box = Box((0.0, 0.0), (1.0, 1.0))
+    kappa = make_kernel(name, ell).kappa(box)
+    d = mp.sqrt(2) / mp.mpf(ell)
+    s3, s5 = mp.sqrt(3) * d, mp.sqrt(5) * d
+    exact = {"exponential": mp.e ** -d, "squared_exponential": mp.e ** (-d * d / 2),
+             "matern32": (1 + s3) * mp.e ** -s3, "matern52": (1 + s5 + s5 * s5 / 3) * mp.e ** -s5}[name]
+    if 1 - exact < KAPPA_DIRECT_GAP:
+        assert mp.mpf(kappa) <= exact
+        assert 1 - mp.mpf(kappa) <= (1 - exact) * (1 + 1e-13) + 2.3e-16
+    else:   # the float value, as before (existing certificates): within a few ulp
+        assert abs(mp.mpf(kappa) - exact) <= 4e-16
+
+
+def test_a_long_lengthscale_no_longer_certifies_a_small_epsilon():
+    """The red team's case: n = 2, squared-exponential kernel, lengthscale 1e9 over the unit square, r = 1e-12,
+    sigma = 1e30: the certificate said epsilon 15.57 (the pair's true delta there is 0.99). Now V̄_n keeps the
+    gap: the certified epsilon is in the billions."""
+    from privgp.accounting import accountant
+    from privgp.mechanisms.posterior_sample import posterior_sample_event
+
+    event = posterior_sample_event(2, 1e-12, 1e30, kernel="squared_exponential", lengthscale=1e9,
+                                   domain=Box((0.0, 0.0), (1.0, 1.0)))
+    assert event.kappa < 1.0
+    assert float(accountant.epsilon(event, 1e-6).epsilon) > 1e9

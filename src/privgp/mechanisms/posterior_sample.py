@@ -76,7 +76,7 @@ def kernel_facts(kernel: str | Kernel, lengthscale: ArrayLike | None,
     ell = np.asarray(1.0 if lengthscale is None else lengthscale, dtype=float)
     if ell.size == 0 or not np.all((ell > 0) & (ell < np.inf)):
         raise InvalidParameterError("lengthscale", "finite and > 0", lengthscale)
-    return name, _UNIT_KERNELS[name].profile(domain.diameter / ell), True, True, domain.dim
+    return name, _UNIT_KERNELS[name].kappa_at(domain.diameter / ell), True, True, domain.dim
 
 
 def _event_kwargs(kernel: str | Kernel, lengthscale: ArrayLike | None, domain: Box | None, M_Y: ArrayLike,
