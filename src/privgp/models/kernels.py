@@ -11,6 +11,7 @@ the privacy analysis needs (Prop. 3 of seed 000, App. B):
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -25,7 +26,7 @@ from .domain import Box
 KAPPA_DIRECT_GAP = 2.0 ** -20
 
 
-def _series_gap(s: float, coefficient) -> float:
+def _series_gap(s: float, coefficient: Callable[[int], float]) -> float:
     """sum_{k >= 2} coefficient(k) s^k for 0 <= s < 0.5 (the gap of a Matérn profile near 0, where 1 - profile
     cancels); terms to k = 40 (the last below 1e-30 of the first)."""
     if not 0.0 <= s < 0.5:
