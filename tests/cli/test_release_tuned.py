@@ -36,3 +36,22 @@ def test_tuned_release_bad_options(tmp_path):
                   ["--lengthscales", "15", "--validation-fraction", "1.5"]):
         assert run(tmp_path, *extra, "--out", str(tmp_path / "bad")) == 2, extra
     assert not (tmp_path / "l.sqlite").exists() or Ledger(tmp_path / "l.sqlite").entries() == []
+
+
+def test_selection_json_states_exactly_what_was_selected(tmp_path, capsys):
+    """Red team round 18: in a tuned release that selected nothing, selection.json's "lengthscale" was never
+    checked (all 2000 private records passed verify --strict there). Nothing selected: null only (a selected one is
+    now matched by type and value: the candidate's float, not True or 1 for 1.0)."""
+    from tests.cli_scratch import rehash_and_verify
+
+    out = tmp_path / "o"
+    assert run(tmp_path, "--lengthscales", "15", "60", "--epsilon", "3", "--seed", "0", "--out", str(out)) == 0
+    capsys.readouterr()
+    original = json.loads((out / "selection.json").read_text())
+    assert original["selected"] is False and original["lengthscale"] is None
+    for forged in ("x,y,no2\n1,2,3\n", 15.0):
+        (out / "selection.json").write_text(json.dumps({**original, "lengthscale": forged}, indent=2) + "\n")
+        code, res = rehash_and_verify(out, capsys, "--strict")
+        assert code == 1 and res["field"] == "selection.json.lengthscale", (forged, res)
+    (out / "selection.json").write_text(json.dumps(original, indent=2) + "\n")
+    assert rehash_and_verify(out, capsys, "--strict")[0] == 0

@@ -431,3 +431,18 @@ def test_parts_scanned_in_threads_give_the_serial_result_exactly(lake, tmp_path)
 def test_a_data_path_that_exists_but_is_no_file_is_named_so():
     with pytest.raises(DataError, match="not a regular file or a folder"):
         sources.resolve("/dev/null")
+
+
+def test_a_folder_or_glob_that_reaches_one_file_twice_is_refused(tmp_path):
+    """Red team round 18: a link in a Parquet folder (latest.parquet -> part0.parquet) read that file twice: every
+    record counted, reduced and fingerprinted twice (1015 records released as 2030, under a new ledger key)."""
+    import os
+
+    root = tmp_path / "lake"
+    root.mkdir()
+    pq.write_table(pa.table({"x": [0.5, 1.5], "y": [0.5, 1.5], "v": [1.0, 2.0]}), root / "part0.parquet")
+    sources.resolve(str(root))                                        # one file: fine
+    os.symlink(root / "part0.parquet", root / "latest.parquet")
+    for spec in (str(root), str(root / "*.parquet")):
+        with pytest.raises(DataError, match="reaches one file twice"):
+            sources.resolve(spec)

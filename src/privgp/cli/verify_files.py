@@ -972,12 +972,19 @@ def _check_selection(doc: dict, path: Path, notes: list[str] | None = None) -> d
     n, n_train = (dataset.get("n") if isinstance(dataset, dict) else None), settings.get("n_train")
     if not (isinstance(n, int) and isinstance(n_train, int) and sel.get("n_validation") == n - n_train):
         raise _mismatch("selection.json.n_validation", "not n minus the training records the certificate states")
-    if sel.get("selected"):
-        cands, rs = settings.get("lengthscales") or [], settings.get("r_per_candidate") or []
-        if sel.get("lengthscale") not in cands or len(rs) != len(cands):
-            raise _mismatch("selection.json.lengthscale", f"{publish._short(sel.get('lengthscale'))} is not a "
-                            "candidate of the certificate")
-        _same_number(sel.get("r"), rs[cands.index(sel["lengthscale"])], "selection.json.r")
+    chosen = sel.get("lengthscale")
+    if not sel.get("selected"):
+        if chosen is not None:   # privgp writes null: nothing was selected (red team 18: any text passed here)
+            raise _mismatch("selection.json.lengthscale", f"{publish._short(chosen)} where nothing was selected "
+                            "(privgp writes null)")
+        return sel
+    cands, rs = settings.get("lengthscales") or [], settings.get("r_per_candidate") or []
+    # a candidate itself, a number of the same type (True or 1 for the candidate 1.0 would be a bit of another kind)
+    match = [i for i, c in enumerate(cands) if type(c) is type(chosen) and c == chosen]
+    if not match or len(rs) != len(cands):
+        raise _mismatch("selection.json.lengthscale", f"{publish._short(chosen)} is not a candidate of the "
+                        "certificate")
+    _same_number(sel.get("r"), rs[match[0]], "selection.json.r")
     return sel
 
 
