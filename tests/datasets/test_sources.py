@@ -446,3 +446,7 @@ def test_a_folder_or_glob_that_reaches_one_file_twice_is_refused(tmp_path):
     for spec in (str(root), str(root / "*.parquet")):
         with pytest.raises(DataError, match="reaches one file twice"):
             sources.resolve(spec)
+    os.unlink(root / "latest.parquet")     # red team 19: a hard link too
+    os.link(root / "part0.parquet", root / "latest.parquet")
+    with pytest.raises(DataError, match="reaches one file twice"):
+        sources.resolve(str(root))

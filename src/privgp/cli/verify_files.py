@@ -770,11 +770,12 @@ def _same_file(expected: Any, path: Path, arrays: dict[str, np.ndarray] | None, 
     elif isinstance(expected, CsvFile):
         from ..publish import csv_text
 
-        try:
-            text = path.read_text(encoding="utf-8")
+        try:   # the bytes: reading as text would turn "\r\n" and "\r" into "\n" (a channel, red team 19)
+            raw = path.read_bytes()
+            text = raw.decode("utf-8")
         except (OSError, ValueError) as exc:
             raise _mismatch(expected.name, f"not a readable CSV ({type(exc).__name__})") from None
-        if text == csv_text(expected):   # privgp's writer, character for character: nothing left to parse
+        if raw == csv_text(expected).encode("utf-8"):   # privgp's writer, byte for byte: nothing left to parse
             return None
         try:
             head, _, body = text.partition("\n")

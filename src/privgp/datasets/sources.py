@@ -97,13 +97,13 @@ def resolve(spec: str, *, query: str | None = None, table: str | None = None) ->
         raise DataError(f"data path is not a regular file or a folder: {spec}")
     else:
         raise DataError(f"data file not found: {spec}")
-    seen: dict[str, str] = {}
-    for f in files:   # one file reached twice (a link in the folder): its records would count twice
-        real = os.path.realpath(f)
-        if real in seen:
-            raise DataError(f"{spec} reaches one file twice ({seen[real]} and {f}, a link to it): its records would be "
-                            "read twice; remove the link or give the files once")
-        seen[real] = f
+    seen: dict[tuple[int, int], str] = {}
+    for f in files:   # one file reached twice (a symbolic or hard link in the folder): its records would count twice
+        st = os.stat(f)
+        if (st.st_dev, st.st_ino) in seen:
+            raise DataError(f"{spec} reaches one file twice ({seen[(st.st_dev, st.st_ino)]} and {f}, a link to it): its "
+                            "records would be read twice; remove the link or give the files once")
+        seen[(st.st_dev, st.st_ino)] = f
     parts = []
     for f in files:
         kind = _SUFFIXES.get(Path(f).suffix.lower())
