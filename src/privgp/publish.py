@@ -501,11 +501,10 @@ def write_release(result: Any, out: str | os.PathLike[str], *, report: bool = Tr
     """What ``privgp release --out OUT`` writes, into ``out`` (new or empty unless ``overwrite``),
     atomically (a temporary folder renamed into place); then the ledger entry is marked completed.
     Returns the names of the files written."""
-    from .cli.outputs import AtomicOutput, check_output_dir
+    from .cli.outputs import AtomicOutput
 
     _parts(result, mechanism)
-    protect = [] if result.ledger is None else [("ledger", result.ledger.path)]
-    folder = check_output_dir(out, overwrite, flag="out", protect=protect)
+    folder = check_out(out, overwrite=overwrite, ledger=result.ledger)   # the check check_out makes before a charge
     with AtomicOutput(folder, overwrite) as tmp:
         files = write_outputs(tmp, result, report=report, forecast=forecast, mechanism=mechanism,
                               interactive_map=interactive_map)
