@@ -146,6 +146,18 @@ class TestCheckers:
             with pytest.raises(InvalidParameterError, match="^a must be"):
                 v.positive("a", bad)
 
+    @pytest.mark.parametrize("text", ["1", b"1", np.str_("0.5"), " 2 "])
+    def test_a_number_written_as_a_string_is_refused(self, text):
+        # walk-through 16: epsilon="1" was taken as 1.0 (numpy converts strings); a typo like "1e" or "O.5" would
+        # then fail far from its cause, and a number read from a text file unparsed is a caller's mistake
+        for check in (v.positive, v.nonnegative, v.probability):
+            with pytest.raises(InvalidParameterError, match=r"^a must be a real number \(not a string\)"):
+                check("a", text)
+        from privgp import Budget
+
+        with pytest.raises(InvalidParameterError, match="^epsilon must be a real number"):
+            Budget(epsilon=text)
+
     def test_nonnegative_and_intervals(self):
         assert v.nonnegative("eta", 0) == 0.0
         with pytest.raises(InvalidParameterError, match="eta must be finite and >= 0; got -1"):

@@ -17,6 +17,8 @@ from .errors import InvalidParameterError
 def _as_float(name: str, value: Any) -> float:
     if isinstance(value, (bool, np.bool_)):
         raise InvalidParameterError(name, "a real number (not a boolean)", value)
+    if isinstance(value, (str, bytes, np.str_, np.bytes_)):
+        raise InvalidParameterError(name, "a real number (not a string)", value)
     if not isinstance(value, (Real, np.floating, np.integer)):
         try:
             arr = np.asarray(value, dtype=float)
