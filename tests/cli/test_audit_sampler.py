@@ -48,3 +48,16 @@ def test_audit_sampler_user_errors(tmp_path, capsys):
                  "--png", str(tmp_path / "b.png")]) == 2
     assert "step" in capsys.readouterr().err
     assert not (tmp_path / "b.png").exists()
+
+
+def test_ula_states_no_certified_iterate_bound_as_inf_not_nan(tmp_path, capsys):
+    # walk-through 16: the ULA rows' certified iterate epsilon was NaN ("nan" in the JSON); no bound is proven, so
+    # the only upper bound is the vacuous one, +inf, and the table says "none"
+    args = ["audit", "sampler", "--sampler", "ula", "--n", "3", "--steps", "0,2", "--restarts", "1",
+            "--png", str(tmp_path / "u.png")]
+    assert main(args + ["--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [row["epsilon_iterate_certified"] for row in out["rows"]] == ["inf", "inf"]
+    assert main(args) == 0
+    rows = [ln.split() for ln in capsys.readouterr().out.splitlines() if ln.split()[:1] in (["0"], ["2"])]
+    assert [r[1] for r in rows] == ["none", "none"]

@@ -145,7 +145,7 @@ def _run(args) -> int:
         t = "inf" if math.isinf(row.steps) else f"{int(row.steps)}"
         # certified: an upper bound, rounded up; the pair values and the exact lower bound are what the search
         # found (lower bounds on the worst case), rounded down
-        cert = format_upper(row.epsilon_iterate_certified, 4, nan="n/a")
+        cert = "none" if args.sampler == "ula" else format_upper(row.epsilon_iterate_certified, 4)
         pair, low, post = (format_lower(x, 4, nan="nan") for x in (row.epsilon_iterate_pair,
                                                                    row.epsilon_iterate_lower, row.epsilon_posterior_pair))
         print(f"  {t:>6} {cert:>14} {pair:>13} {low:>12} {post:>11}")

@@ -320,7 +320,7 @@ class SamplerAuditRow:
     epsilon_iterate_pair: float     # RDP-converted epsilon of the iterate's pair curve
     epsilon_iterate_lower: float    # exact epsilon of the Fisher statistic: a lower bound for the sampler
     epsilon_posterior_pair: float   # RDP-converted epsilon of the exact posterior's pair curve
-    epsilon_iterate_certified: float  # certified upper bound (sto only; inf where the bound is vacuous / nan for ula)
+    epsilon_iterate_certified: float  # certified upper bound (sto); inf where none is proven (every ula row)
     pair: NeighbourPair = field(repr=False)
 
     def to_dict(self) -> dict:
@@ -386,8 +386,8 @@ def audit_sampler(sampler: str, *, kernel: Kernel, n: int, r: float, sigma: floa
             certified = float(accountant.epsilon(ev, d, conversion=conversion).epsilon)
         elif sampler == "sto":
             certified = float(cert.epsilon)
-        else:
-            certified = math.nan
+        else:   # no bound on the ULA iterate is proven: the only upper bound privgp can state is the vacuous one
+            certified = math.inf
         rows.append(SamplerAuditRow(
             steps=float(t), rdp_iterate=pair_rdp(alpha, *_laws(P[0], Q[0])),
             rdp_posterior_pair=pair_rdp(alpha, *_laws(PP[0], QQ[0])),
