@@ -27,7 +27,9 @@ BOX = ("-76.7", "-76.5", "39.25", "39.35")
 
 @pytest.fixture(scope="module")
 def release(tmp_path_factory):
-    """A noisy-grid release of 120 records in longitude/latitude, released although its forecast says mostly noise."""
+    """A noisy-grid release of 120 records in longitude/latitude, released although its forecast says mostly noise.
+    The seed gives a draw with both reliable and unreliable excursion areas (what the test below needs; chosen again
+    when laplace-grid's noise became discrete, 2026-11-26: about half of the seeds give no reliable area)."""
     tmp = tmp_path_factory.mktemp("gis")
     rng = np.random.default_rng(0)
     n = 120
@@ -38,7 +40,7 @@ def release(tmp_path_factory):
     assert main(["release", "--mechanism", "laplace-grid", "--cells", "6", "--allow-noisy", "--data",
                  str(tmp / "d.csv"), "--x-col", "lon", "--y-col", "lat", "--response-col", "z", "--box", *BOX,
                  "--crs", "EPSG:4326", "--threshold", "50", "--clip", "40", "--epsilon", "2", "--grid", "41",
-                 "--seed", "5", "--out", str(out), "--ledger", str(tmp / "l.sqlite"), "--json"]) == 0
+                 "--seed", "7", "--out", str(out), "--ledger", str(tmp / "l.sqlite"), "--json"]) == 0
     return out
 
 

@@ -244,7 +244,8 @@ def _rebuild(doc: dict, kind: str | None) -> tuple[PrivacyCertificate | None, li
         from ..mechanisms.registered.auto import check_auto_choice
 
         note = check_auto_choice(Recorded(doc), plan)
-    return cert, [] if note is None else [note]
+    notes = [] if note is None else [note]
+    return cert, notes + list(getattr(plan, "verify_notes", lambda: [])())
 
 
 def _registered(name: object):

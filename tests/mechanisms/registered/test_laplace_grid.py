@@ -9,11 +9,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.stats import chisquare
 
 from privgp.cli.main import main
+from privgp.mechanisms.discrete_laplace import discrete_laplace_pmf
 from privgp.mechanisms.interface import get, registry
 from privgp.mechanisms.registered.grid import cell_statistics
-from privgp.mechanisms.registered.laplace_grid import L1_SENSITIVITY, plan_laplace_grid
+from privgp.mechanisms.registered.laplace_grid import L1_SENSITIVITY, lattice, plan_laplace_grid
 from privgp.mechanisms.release import ResponseMap
 from privgp.models.domain import Box
 
@@ -49,18 +51,73 @@ def test_the_worst_replacement_attains_four():
     assert np.abs(_stats(plan, X, y) - _stats(plan, X2, y2)).sum() == pytest.approx(L1_SENSITIVITY)
 
 
-def test_noise_is_laplace_of_scale_four_over_epsilon():
+def test_noise_is_discrete_laplace_of_scale_four_plus_lattice_over_epsilon():
     plan = plan_laplace_grid(200, BOX, IDENTITY, epsilon=2.0, cells=20)
-    assert plan.scale == 2.0 and plan.event.epsilon == 2.0 and plan.certificate.epsilon <= 2.0
+    g = plan.lattice
+    k, T = lattice(2.0, 200)
+    assert g == 2.0 ** -k and plan.scale == T * g and (4 + 4 * g) / 2.0 <= plan.scale <= (4 + 4 * g) / 2.0 + g
+    assert plan.l1_sensitivity / plan.scale <= 2.0 and plan.event.epsilon == 2.0 and plan.certificate.epsilon <= 2.0
     rng = np.random.default_rng(1)
     X = BOX.lower + rng.random((200, 2)) * BOX.widths
     y = rng.uniform(-1, 1, 200)
-    truth = _stats(plan, X, y)
-    noise = np.concatenate([np.concatenate([r.statistics["sums"].ravel(), r.statistics["counts"].ravel()]) - truth
-                            for r in (plan.draw(X, y, rng) for _ in range(40))])
-    # Laplace(b): mean |noise| = b, sd b sqrt(2); 40 x 2 x 260 values give the mean to about 0.4%
-    assert np.mean(np.abs(noise)) == pytest.approx(plan.scale, rel=0.03)
-    assert np.std(noise) == pytest.approx(plan.scale * np.sqrt(2), rel=0.05)
+    s0, c0 = cell_statistics(plan.domain, plan.cells, X, y)
+    draws = [plan.draw(X, y, rng).statistics for _ in range(40)]
+    sums_noise = np.concatenate([d["sums"].ravel() for d in draws]) - np.tile(np.rint(s0.ravel() / g) * g, 40)
+    counts_noise = np.concatenate([d["counts"].ravel() for d in draws]) - np.tile(c0.ravel(), 40)
+    # integers and lattice multiples: nothing below the lattice is released (red team 21)
+    assert np.array_equal(counts_noise, np.rint(counts_noise))
+    assert np.array_equal(sums_noise / g, np.rint(sums_noise / g))
+    # the sums' noise: T = 2^24..2^25 lattice steps, the continuous law to ~1e-7: mean |noise| = b, sd b sqrt(2)
+    assert np.mean(np.abs(sums_noise)) == pytest.approx(plan.scale, rel=0.05)
+    assert np.std(sums_noise) == pytest.approx(plan.scale * np.sqrt(2), rel=0.07)
+    # the counts' noise: the discrete law of scale b, exactly (chi-square against its pmf)
+    values = np.arange(-8, 9)
+    expected = discrete_laplace_pmf(values, plan.scale) * counts_noise.size
+    observed = np.array([np.sum(counts_noise == z) for z in values])
+    tail_e, tail_o = counts_noise.size - expected.sum(), counts_noise.size - observed.sum()
+    assert chisquare(np.append(observed, tail_o), np.append(expected, tail_e)).pvalue > 1e-4
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(2, 30), st.integers(1, 10), st.floats(0.01, 1e4), st.integers(0, 2**32 - 1))
+def test_the_released_integers_change_by_at_most_the_stated_l1_sensitivity(n, cells, epsilon, seed):
+    """The discrete release's private integers (lattice sums, counts) move by at most l1_sensitivity / g resp. in
+    y units at most 4 + 4 g under one replacement, which the scale pays for: ratio of the laws <= e^epsilon."""
+    rng = np.random.default_rng(seed)
+    plan = plan_laplace_grid(n, BOX, IDENTITY, epsilon=epsilon, cells=cells)
+    g = plan.lattice
+    X = BOX.lower + rng.random((n, 2)) * BOX.widths
+    y = rng.choice([-1.0, 1.0, rng.uniform(-1, 1)], n)
+    X2, y2 = X.copy(), y.copy()
+    i = rng.integers(n)
+    X2[i] = BOX.lower + rng.random(2) * BOX.widths
+    y2[i] = rng.choice([-1.0, 1.0, rng.uniform(-1, 1)])
+
+    def released_integers(X_, y_):
+        s, c = cell_statistics(plan.domain, plan.cells, X_, y_)
+        return np.rint(np.ldexp(s, plan.lattice_exponent)).ravel(), c.ravel()
+
+    (s1, c1), (s2, c2) = released_integers(X, y), released_integers(X2, y2)
+    loss = (np.abs(s1 - s2).sum() * g + np.abs(c1 - c2).sum()) / plan.scale     # the privacy loss at any output
+    assert loss <= plan.l1_sensitivity / plan.scale <= epsilon
+
+
+def test_the_low_bits_no_longer_tell_a_record_apart():
+    """Red team 21's attack (Mironov 2012): with float noise, a released count in (-0.5, 0.5) was a multiple of
+    2^-53 exactly when the cell held a record; it is now always the integer 0, in both neighbouring datasets."""
+    plan = plan_laplace_grid(211, Box.unit(2), IDENTITY, epsilon=5.0, cells=8)
+    sums, counts = np.zeros(plan.cells), np.zeros(plan.cells)
+    counts[0, 0] = 211
+    moved = counts.copy()
+    moved[0, 0], moved[1, 0] = 210, 1
+    rng = np.random.default_rng(5)
+    for c in (counts, moved):
+        out = np.array([plan.draw_from_statistics(sums, c, rng).statistics["counts"][1, 0] for _ in range(2000)])
+        near = out[np.abs(out) < 0.5]
+        assert near.size > 100 and np.all(near == 0.0)
+    legacy = plan_laplace_grid(211, Box.unit(2), IDENTITY, epsilon=5.0, cells=8, _noise="float")
+    out = np.array([legacy.draw_from_statistics(sums, counts, rng).statistics["counts"][1, 0] for _ in range(500)])
+    assert np.any((np.abs(out) < 0.5) & (out != 0))    # what the old float noise released (the test can fail)
 
 
 def test_registered_and_released_verified_by_the_command(tmp_path, capsys):
@@ -69,7 +126,8 @@ def test_registered_and_released_verified_by_the_command(tmp_path, capsys):
             "--ledger", str(tmp_path / "ledger.sqlite"), "--budget-epsilon", "50", "--json"]
     assert main([*args, "--out", str(tmp_path / "out")]) == 0
     summary = json.loads(capsys.readouterr().out)
-    assert summary["mechanism"] == "laplace-grid" and summary["laplace_scale"] == 0.2
+    k, T = lattice(20.0, 300)
+    assert summary["mechanism"] == "laplace-grid" and summary["laplace_scale"] == T * 2.0 ** -k >= 0.2
     cert = tmp_path / "out" / "certificate.json"
     assert main(["verify", str(cert)]) == 0
     doc = json.loads(cert.read_text())

@@ -384,6 +384,9 @@ class GridFieldMechanism(Mechanism):
         """The map and its sd recomputed from the released statistics in field.npz (public post-processing under the
         plan: its noise scale, hence the sd, follows from epsilon)."""
         stats = [released_array(arrays, self.npz, f"released_{k}", plan.statistics_shape) for k in plan.statistics_names]
+        check = getattr(plan, "check_released_statistics", None)   # e.g. a discrete release's lattice
+        if check is not None:
+            check(self.npz, *stats)
         return plan.post_process(*stats)
 
     def fields(self, released: GridField, plan: Any) -> ReleasedField:

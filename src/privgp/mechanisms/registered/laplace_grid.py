@@ -13,23 +13,40 @@ response's Renyi curve, the tightest valid for epsilon-DP). A guarantee with no 
 default deltas LESS noise than the Gaussian grid: its standard deviation 4 sqrt(2) / epsilon is 0.36-0.78 of
 the Gaussian's calibrated at L2 sensitivity 2 for epsilon in [0.1, 50] at delta = 1e-6 (5.66 vs 8.45 at epsilon = 1), with heavier
 tails (measured in docs/runs/utility).
+
+Floating point (red team 21). Laplace noise added in float64 leaks through the low bits of the result (Mironov
+2012): a count of 1 plus noise landing in (-0.5, 0.5) is a multiple of 2^-53, a count of 0 plus noise almost never
+is, so one released number told whether a record was in a cell (delta(5) >= 0.29 for a "pure 5-DP" grid). The
+release therefore adds *discrete* Laplace noise in integer arithmetic (:mod:`privgp.mechanisms.discrete_laplace`):
+the counts are integers; the sums are rounded to whole multiples of a public lattice g = 2^-k (k from epsilon and
+n: the noise scale is 2^22 to 2^25 lattice steps, and n 2^k <= 2^52, so the float sums' own rounding error is at
+most g / 2); each gets discrete Laplace noise of scale b (b / g steps for the sums), and the integer results are
+turned into floats afterwards (post-processing). Rounding a sum changes it by at most g plus its float error, so a
+replacement moves the lattice sums of its (at most two) cells by at most |y| + 2g each in y units: the L1
+sensitivity is 4 + 4g, and b = T g with T = ceil((4 + 4g) / (epsilon g)) keeps the release epsilon-DP exactly
+(P(M = m) / P(M' = m) <= e^{(4 + 4g) / b} <= e^epsilon at every output m). Certificates written before this record
+no ``noise`` setting; they are rebuilt with the float noise they were drawn with and verify notes it.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 
 import numpy as np
 
 from ... import validation as v
 from ...accounting import PrivacyCertificate, certify
 from ...accounting.events import PureDpEvent
+from ...errors import InvalidParameterError
 from ...formatting import format_upper
 from ...models.domain import Box
+from ..discrete_laplace import MAX_T, discrete_laplace
 from ..interface import (
     MechanismReport,
     PictureContext,
     Recorded,
+    file_mismatch,
     grid_text,
 )
 from ..release import ResponseMap, default_delta, grid_sizes
@@ -40,6 +57,7 @@ from .grid import (
     UNCERTAINTY_COVERS,
     CellGridMechanism,
     CellGridRelease,
+    GridField,
     cell_sizes,
     check_bandwidth,
     check_memory,
@@ -51,6 +69,34 @@ from .grid import (
 
 #: L1 sensitivity of the per-cell (sums, counts) vector under replace-one with |y| <= 1 (module docstring)
 L1_SENSITIVITY = 4.0
+#: the release's noise: discrete Laplace in integer arithmetic on the lattice (module docstring, "Floating point")
+DISCRETE = "discrete-laplace"
+#: epsilon g <= 2^-LATTICE_STEPS_LOG2: the noise scale is at least 2^24 lattice steps
+LATTICE_STEPS_LOG2 = 22
+#: g <= 2^-MIN_LATTICE_EXPONENT: the lattice's share of the sensitivity, 4 g, is at most 4e-6 (unless n caps it)
+MIN_LATTICE_EXPONENT = 20
+
+
+def lattice(epsilon: float, n: int) -> tuple[int, int]:
+    """(k, T) of a discrete release at ``epsilon`` for ``n`` records: the sums' lattice g = 2^-k, the coarsest with
+    epsilon g <= 2^-22 and g <= 2^-20, but no finer than n 2^k <= 2^52 allows (so a float sum's rounding error is at
+    most g / 2), and the noise scale b = T g, T = ceil((4 + 4 g) / (epsilon g)) (the module docstring's sensitivity
+    4 + 4 g). Exact rational arithmetic on the float epsilon; an epsilon so small that T exceeds the sampler's
+    integers (about 6e-11) is refused."""
+    eps, two = Fraction(float(epsilon)), Fraction(2)
+    k = math.ceil(LATTICE_STEPS_LOG2 + math.log2(float(epsilon)))
+    while eps * two ** (-k) > two ** (-LATTICE_STEPS_LOG2):          # log2's rounding, corrected exactly
+        k += 1
+    while eps * two ** (-(k - 1)) <= two ** (-LATTICE_STEPS_LOG2):
+        k -= 1
+    k = min(max(k, MIN_LATTICE_EXPONENT), 52 - int(n).bit_length())
+    g = two ** (-k)
+    T = math.ceil((4 + 4 * g) / (eps * g))
+    if T > MAX_T:
+        raise InvalidParameterError("epsilon", f"large enough for the exact discrete Laplace sampler (noise of at "
+                                    f"most 2^56 lattice steps of {float(g):g}: epsilon >= about "
+                                    f"{float((4 + 4 * g) / (g * MAX_T)):.2g})", float(epsilon))
+    return k, T
 
 
 @dataclass(frozen=True, eq=False)
@@ -67,6 +113,16 @@ class LaplaceGridPlan(CellGridRelease):
     hyperparameter_source: str = "given"
     mechanism: str = "laplace-grid"
     L: int = 1
+    #: DISCRETE (privgp's releases) or "float": continuous noise in float64, which certificates written before
+    #: 2026-11-26 were drawn with (rebuilt for verify) and forecasts simulate with (the same law up to the lattice)
+    noise: str = DISCRETE
+    lattice_exponent: int = 0
+    lattice_steps: int = 0
+
+    @property
+    def lattice(self) -> float:
+        """g = 2^-k: the released sums are whole multiples of it (discrete noise)."""
+        return math.ldexp(1.0, -self.lattice_exponent)
 
     @property
     def noise_std(self) -> float:
@@ -76,22 +132,67 @@ class LaplaceGridPlan(CellGridRelease):
     def _noise(self, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
         return rng.laplace(0.0, self.scale, shape)
 
+    def draw_from_statistics(self, sums: np.ndarray, counts: np.ndarray, rng: np.random.Generator) -> GridField:
+        """The release (module docstring, "Floating point"): the sums rounded to the lattice g and the counts, as
+        integers, each plus exact discrete Laplace noise of scale b (T lattice steps for the sums), then floats
+        (post-processing). A "float" plan adds float noise, as privgp did before 2026-11-26 (simulations only)."""
+        if self.noise != DISCRETE:
+            return super().draw_from_statistics(sums, counts, rng)
+        rng = v.generator("rng", rng)
+        k, T = self.lattice_exponent, self.lattice_steps
+        sums = np.asarray(sums, dtype=float).reshape(self.cells)
+        counts = np.asarray(counts, dtype=float).reshape(self.cells)
+        on_lattice = np.rint(np.ldexp(sums, k)).astype(np.int64)       # |sum| 2^k <= n 2^k <= 2^52: exact
+        whole = np.rint(counts).astype(np.int64)                        # whole counts (checked before the charge)
+        noisy_sums = on_lattice + discrete_laplace(T, 1, self.cells, rng)
+        t, s = (T, 2 ** k) if k >= 0 else (T * 2 ** (-k), 1)             # b = T g in count units is t / s
+        noisy_counts = whole + discrete_laplace(t, s, self.cells, rng)
+        return self.post_process(np.ldexp(noisy_sums.astype(float), -k), noisy_counts.astype(float))
+
+    def verify_notes(self) -> list[str]:
+        """What ``privgp verify`` says of this plan beyond its checks: a release drawn with float noise (before
+        2026-11-26) holds its epsilon only in exact arithmetic (``--strict`` fails on it)."""
+        if self.noise == DISCRETE:
+            return []
+        return ["noise: this release added Laplace noise in floating point (privgp before 2026-11-26); the low-order "
+                "bits of its released statistics can tell whether a cell holds a record (Mironov 2012, red team 21), "
+                "so its epsilon holds only for exact arithmetic: release again with this privgp (discrete noise)"]
+
+    def check_released_statistics(self, npz: str, sums: np.ndarray, counts: np.ndarray) -> None:
+        """A discrete release's statistics as it draws them: whole counts and sums on the lattice (anything else is
+        not what privgp released, and low digits could carry other data)."""
+        if self.noise != DISCRETE:
+            return
+        if not np.array_equal(counts, np.rint(counts)):
+            raise file_mismatch(f"{npz}.released_counts", "numbers that are not whole (a discrete release's counts are)")
+        if not np.array_equal(np.ldexp(sums, self.lattice_exponent), np.rint(np.ldexp(sums, self.lattice_exponent))):
+            raise file_mismatch(f"{npz}.released_sums", f"numbers that are not whole multiples of the lattice "
+                                f"{self.lattice!r} (a discrete release's sums are)")
+
     def _released_noise_std(self) -> float:
         return self.noise_std
 
     def scaled(self, n: int) -> LaplaceGridPlan:
         """The same plan for ``n`` records, noise scaled by n / self.n (sums over records; the forecast)."""
-        return replace(self, n=n, scale=self.scale * n / self.n)
+        return replace(self, n=n, scale=self.scale * n / self.n, noise="float")
 
     def describe(self) -> str:
-        return (f"Laplace noisy grid sums and counts: n={self.n}, cells {grid_text(self.cells)}, Laplace scale "
-                f"{self.scale:.4g} (L1 sensitivity 4), smoothing {self.bandwidth:g} cells")
+        kind = (f"discrete Laplace scale {self.scale:.4g} (L1 sensitivity 4 + 4g, g = 2^-{self.lattice_exponent})"
+                if self.noise == DISCRETE else f"Laplace scale {self.scale:.4g} (L1 sensitivity 4)")
+        return (f"Laplace noisy grid sums and counts: n={self.n}, cells {grid_text(self.cells)}, {kind}, smoothing "
+                f"{self.bandwidth:g} cells")
+
+    @property
+    def l1_sensitivity(self) -> float:
+        """4 (float noise) or 4 + 4 g (sums rounded to the lattice; module docstring)."""
+        return L1_SENSITIVITY + (4.0 * self.lattice if self.noise == DISCRETE else 0.0)
 
     def public_settings(self) -> dict:
         return {"mechanism": self.mechanism, "n": self.n, "dim": self.domain.dim, "domain": self.domain.to_dict(),
                 "response_map": self.response_map.to_dict(), "cells": list(self.cells), "bandwidth": self.bandwidth,
                 "grid": list(self.grid), "target_epsilon": self.target_epsilon, "delta": self.delta,
-                "l1_sensitivity": L1_SENSITIVITY, "laplace_scale": self.scale,
+                "l1_sensitivity": self.l1_sensitivity, "laplace_scale": self.scale,
+                **({"noise": DISCRETE, "lattice": self.lattice} if self.noise == DISCRETE else {}),
                 # who chose cells and bandwidth, recorded when privgp did (--mechanism auto); a release with the
                 # data holder's settings records nothing here, as certificates of privgp 0.x before auto did
                 **({} if self.hyperparameter_source == "given" else {"hyperparameters": self.hyperparameter_source})}
@@ -100,9 +201,11 @@ class LaplaceGridPlan(CellGridRelease):
 def plan_laplace_grid(n: int, domain: Box, response_map: ResponseMap, *, epsilon: float, delta: float | None = None,
                       cells: int = DEFAULT_CELLS, bandwidth: float = DEFAULT_BANDWIDTH, grid: int = 121,
                       hyperparameter_source: str = "given",
-                      memory_limit: float = DEFAULT_MEMORY_LIMIT) -> LaplaceGridPlan:
-    """Plan an epsilon-DP Laplace noisy-grid release: b = 4 / epsilon. ``delta`` only sets the (epsilon, delta)
-    the certificate also states (the release is (epsilon, 0)-DP)."""
+                      memory_limit: float = DEFAULT_MEMORY_LIMIT, _noise: str = DISCRETE) -> LaplaceGridPlan:
+    """Plan an epsilon-DP Laplace noisy-grid release: discrete Laplace noise of scale b = T g >= (4 + 4 g) / epsilon
+    (:func:`lattice`; module docstring). ``delta`` only sets the (epsilon, delta) the certificate also states (the
+    release is (epsilon, 0)-DP). ``_noise="float"`` rebuilds a certificate written before 2026-11-26 (float noise,
+    b = 4 / epsilon); it is not offered for new releases (its low bits leak)."""
     n = v.integer("n", n, minimum=2)
     epsilon = v.positive("epsilon", epsilon)
     delta = default_delta(n) if delta is None else v.probability("delta", delta)
@@ -111,12 +214,24 @@ def plan_laplace_grid(n: int, domain: Box, response_map: ResponseMap, *, epsilon
     gsz = grid_sizes(domain, grid)
     check_memory("Laplace noisy grid", grid_memory(csz, gsz, n), memory_limit, "use fewer cells (--cells) or a "
                  "coarser map (--grid)")
+    if _noise not in (DISCRETE, "float"):
+        raise InvalidParameterError("noise", f"{DISCRETE!r} or 'float' (certificates before 2026-11-26)", _noise)
     event = PureDpEvent(epsilon=float(epsilon))
     cert = certify(event, delta=delta, mechanism="laplace-grid", extra_assumptions=release_assumptions(domain))
+    k, T = lattice(epsilon, n) if _noise == DISCRETE else (0, 0)
+    scale = math.ldexp(float(T), -k) if _noise == DISCRETE else L1_SENSITIVITY / float(epsilon)
     return LaplaceGridPlan(n=n, domain=domain, response_map=response_map, cells=csz, bandwidth=float(bandwidth),
-                           grid=gsz, target_epsilon=float(epsilon), delta=float(delta),
-                           scale=L1_SENSITIVITY / float(epsilon), event=event, certificate=cert,
-                           hyperparameter_source=hyperparameter_source)
+                           grid=gsz, target_epsilon=float(epsilon), delta=float(delta), scale=scale, event=event,
+                           certificate=cert, hyperparameter_source=hyperparameter_source, noise=_noise,
+                           lattice_exponent=k, lattice_steps=T)
+
+
+#: the discrete mechanism's references (report.html)
+DISCRETE_REFERENCES = (
+    "A. Ghosh, T. Roughgarden and M. Sundararajan, Universally Utility-Maximizing Privacy Mechanisms, SIAM J. "
+    "Comput. 2012.",
+    "C. Canonne, G. Kamath and T. Steinke, The Discrete Gaussian for Differential Privacy, NeurIPS 2020.",
+    "I. Mironov, On Significance of the Least Significant Bits for Differential Privacy, CCS 2012.")
 
 
 class LaplaceGrid(CellGridMechanism):
@@ -130,8 +245,9 @@ class LaplaceGrid(CellGridMechanism):
 
     def rebuild(self, recorded: Recorded) -> LaplaceGridPlan:
         source = recorded.setting("hyperparameters") if recorded.has("hyperparameters") else "given"
+        noise = recorded.setting("noise") if recorded.has("noise") else "float"   # before 2026-11-26: float noise
         return plan_laplace_grid(recorded.n, recorded.domain(), recorded.response_map(),
-                                 **recorded_grid_arguments(recorded), hyperparameter_source=source)
+                                 **recorded_grid_arguments(recorded), hyperparameter_source=source, _noise=noise)
 
     def report_text(self, plan: LaplaceGridPlan, ctx: PictureContext) -> MechanismReport:
         resp = ctx.response
@@ -139,32 +255,51 @@ class LaplaceGrid(CellGridMechanism):
         released = (f"One map of {resp.label} over the public domain, smoothed from noisy per-cell totals on a public "
                     f"grid of {cells} cells, and where it exceeds the threshold "
                     f"{resp.value(plan.response_map.threshold)}; with its released uncertainty.")
+        noise = ("whole-number (discrete) Laplace noise of scale " if plan.noise == DISCRETE else "Laplace noise of scale ")
+        lattice_words = (f" (the totals first rounded to whole multiples of {plan.lattice:.6g}, and the noise drawn "
+                         "with whole numbers only, so that no rounding of the computer's arithmetic can give a record "
+                         "away)" if plan.noise == DISCRETE else "")
         how = ("The domain was cut into equal cells fixed in advance. For every cell, the total of the clipped "
-               "responses and the number of records in it were computed, and Laplace noise of scale "
-               f"{plan.scale:.4g} was added to each, enough to hide any one record completely in the sense of pure "
-               "differential privacy (no small probability of failure). The map is the ratio of the smoothed noisy "
+               f"responses and the number of records in it were computed, and {noise}"
+               f"{plan.scale:.4g} was added to each{lattice_words}, enough to hide any one record completely in the "
+               "sense of pure differential privacy (no small probability of failure). The map is the ratio of the "
+               "smoothed noisy "
                "totals to the smoothed noisy counts; its uncertainty comes from the known noise. Places where the map "
                "is closer to the threshold than twice its uncertainty are marked as unreliable. " + UNCERTAINTY_COVERS)
-        statement = (f"The Laplace mechanism with L1 sensitivity {L1_SENSITIVITY:g} (per-cell sums and counts under "
-                     f"replacement of one record with |y| \u2264 1) and scale {plan.scale:.6g} is "
-                     f"{format_upper(plan.event.epsilon, 6)}-DP (Dwork, McSherry, Nissim & Smith 2006); smoothing is "
-                     "post-processing.")
+        if plan.noise == DISCRETE:
+            statement = (f"The discrete Laplace mechanism with L1 sensitivity {format_upper(plan.l1_sensitivity, 9)} "
+                         "(per-cell counts and sums rounded to multiples of "
+                         f"{plan.lattice:.6g}, under replacement of one record with |y| \u2264 1) and scale "
+                         f"{plan.scale:.9g} is {format_upper(plan.event.epsilon, 6)}-DP (Ghosh, Roughgarden & "
+                         "Sundararajan 2012), drawn exactly in integer arithmetic (Canonne, Kamath & Steinke 2020); "
+                         "smoothing is post-processing.")
+        else:
+            statement = (f"The Laplace mechanism with L1 sensitivity {L1_SENSITIVITY:g} (per-cell sums and counts under "
+                         f"replacement of one record with |y| \u2264 1) and scale {plan.scale:.6g} is "
+                         f"{format_upper(plan.event.epsilon, 6)}-DP (Dwork, McSherry, Nissim & Smith 2006); smoothing is "
+                         "post-processing.")
         chosen = settings_chosen_by(plan.hyperparameter_source)
         rows = (("cells", cells, chosen), ("smoothing bandwidth", f"{plan.bandwidth:g} cells", chosen),
-                ("Laplace scale", f"{plan.scale:.6g}", "4 / \u03b5"),
+                ("Laplace scale", f"{plan.scale:.6g}", "4 / \u03b5" if plan.noise != DISCRETE else
+                 f"(4 + 4g) / \u03b5 rounded up to whole lattice steps g = {plan.lattice:.6g}"),
                 ("grid", grid_text(plan.grid, " \u00d7 "), "resolution of the released map (post-processing)"))
         return MechanismReport(released=released, how=how, statement=statement, hyperparameters=rows,
                                account_command=None,
                                references=("C. Dwork, F. McSherry, K. Nissim and A. Smith, Calibrating Noise to "
-                                           "Sensitivity in Private Data Analysis, TCC 2006.",))
+                                           "Sensitivity in Private Data Analysis, TCC 2006.",) + (DISCRETE_REFERENCES
+                                                                                                if plan.noise == DISCRETE
+                                                                                                else ()))
 
     def summary(self, plan: LaplaceGridPlan) -> dict:
         return {"L": 1, "cells": list(plan.cells), "bandwidth": plan.bandwidth, "laplace_scale": plan.scale,
-                "l1_sensitivity": L1_SENSITIVITY, "target_epsilon": plan.target_epsilon, "pure_epsilon": True,
-                "hyperparameters": plan.hyperparameter_source}
+                "l1_sensitivity": plan.l1_sensitivity, "target_epsilon": plan.target_epsilon, "pure_epsilon": True,
+                "hyperparameters": plan.hyperparameter_source,
+                **({"noise": DISCRETE, "lattice": plan.lattice} if plan.noise == DISCRETE else {})}
 
     def summary_lines(self, plan: LaplaceGridPlan) -> list[str]:
-        return [f"  mechanism   noisy grid sums and counts (Laplace, L1 sensitivity 4, scale {plan.scale:.4g}): "
+        kind = (f"discrete Laplace, sums on the lattice g = 2^-{plan.lattice_exponent}, L1 sensitivity 4 + 4g"
+                if plan.noise == DISCRETE else "Laplace, L1 sensitivity 4")
+        return [f"  mechanism   noisy grid sums and counts ({kind}, scale {plan.scale:.4g}): "
                 f"pure {format_upper(plan.event.epsilon, 6)}-DP, smoothed",
                 f"  settings    {grid_text(plan.cells)} cells, bandwidth {plan.bandwidth:g} cells "
                 f"({plan.hyperparameter_source})",

@@ -1,0 +1,54 @@
+"""The exact discrete Laplace sampler (privgp.mechanisms.discrete_laplace): its law against the pmf (chi-square),
+integer outputs, reproducibility and its parameter checks."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.stats import chisquare
+
+from privgp.errors import InvalidParameterError
+from privgp.mechanisms.discrete_laplace import discrete_laplace, discrete_laplace_pmf
+
+
+@pytest.mark.parametrize("t, s", [(1, 1), (3, 1), (5, 2), (1, 4), (7, 3), (2**24 + 3, 2**24)])
+def test_the_draws_follow_the_discrete_laplace_pmf(t, s):
+    b = t / s
+    z = discrete_laplace(t, s, 60_000, np.random.default_rng(t * 1000 + s))
+    assert z.dtype == np.int64
+    width = int(np.ceil(10 * b)) + 2
+    values = np.arange(-width, width + 1)
+    expected = discrete_laplace_pmf(values, b) * z.size
+    observed = np.array([np.sum(z == v) for v in values])
+    keep = expected > 5
+    obs = np.append(observed[keep], z.size - observed[keep].sum())
+    exp = np.append(expected[keep], z.size - expected[keep].sum())
+    assert chisquare(obs, exp).pvalue > 1e-4
+    # the law is symmetric: P(Z = 0) is not counted twice (the sampler rejects -0)
+    assert np.mean(z == 0) == pytest.approx(discrete_laplace_pmf(0, b), abs=5 * np.sqrt(discrete_laplace_pmf(0, b) / z.size))
+
+
+def test_a_wrong_zero_rule_would_be_caught():
+    """The chi-square above can fail: a sampler that kept -0 (P(0) doubled, renormalised) differs at this size."""
+    b = 0.5
+    values = np.arange(-6, 7)
+    p = discrete_laplace_pmf(values, b)
+    p_wrong = p.copy()
+    p_wrong[values == 0] *= 2
+    p_wrong /= p_wrong.sum()
+    n = 60_000
+    rng = np.random.default_rng(0)
+    z = rng.choice(values, size=n, p=p_wrong)
+    observed = np.array([np.sum(z == v) for v in values])
+    keep = p * n > 5
+    assert chisquare(observed[keep], p[keep] / p[keep].sum() * observed[keep].sum()).pvalue < 1e-6
+
+
+def test_shapes_reproducibility_and_checks():
+    a = discrete_laplace(5, 2, (3, 4), np.random.default_rng(1))
+    b = discrete_laplace(5, 2, (3, 4), np.random.default_rng(1))
+    assert a.shape == (3, 4) and np.array_equal(a, b)
+    for bad in ((0, 1), (1, 0), (2**57, 1), (1.5, 1)):
+        with pytest.raises(InvalidParameterError):
+            discrete_laplace(*bad, 3, np.random.default_rng(0))
+    with pytest.raises(InvalidParameterError, match="rng"):
+        discrete_laplace(1, 1, 3, np.random.RandomState(0))
