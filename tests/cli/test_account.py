@@ -33,3 +33,22 @@ def test_account_refuses_an_unknown_mechanism_and_a_foreign_option(capsys):
     assert "argument --mechanism: invalid choice: 'nope'" in err and "'laplace-grid'" in err and err.count("\n") == 1
     assert main(["account", "--mechanism", "grid", "--n", "10", "--epsilon", "1", "--sigma", "2"]) == 2
     assert "--sigma must be used with --mechanism posterior-sample" in capsys.readouterr().err
+
+
+def test_account_names_a_pure_bound_and_a_large_n_delta(capsys):
+    """Walk-through 16: the calculator printed (eps, 0.01) for n = 1000 without a word (a release report gives no word
+    of strength above n delta = 0.01), and did not say that a Laplace grid's bound needs no delta."""
+    assert main(["account", "--mechanism", "laplace-grid", "--n", "1000", "--epsilon", "2", "--delta", "0.01"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "pure 2-DP: the bound holds with delta = 0 too" in out
+    assert any(ln.startswith("warning: n * delta = 10 is above 0.01") for ln in out)
+    assert main(["account", "--mechanism", "laplace-grid", "--n", "1000", "--epsilon", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "warning" not in out and "pure 2-DP" in out                  # default delta: 1e-6, n delta = 1e-3
+    assert main(["account", "--n", "1000", "--kernel", "exponential", "--lengthscale", "0.2", "--r", "1", "--sigma",
+                 "1", "--delta", "1e-4"]) == 0
+    out = capsys.readouterr().out
+    assert "warning: n * delta = 0.1 is above 0.01" in out and "pure" not in out
+    assert main(["account", "--mechanism", "laplace-grid", "--n", "1000", "--epsilon", "2", "--delta", "0.01",
+                 "--json"]) == 0
+    json.loads(capsys.readouterr().out)                                 # --json unchanged: one JSON object

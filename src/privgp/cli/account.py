@@ -150,7 +150,28 @@ def _run_mechanism(args) -> int:
         print(f"privgp account --mechanism {args.mechanism}: a release of n = {args.n} records planned as "
               f"{mech.resolve(plan).name} (no data read)")
         print(cert.summary())
+        for line in _reading_notes(cert, args.n, plan.event):
+            print(line)
     return 0
+
+
+def _reading_notes(cert, n: int, event) -> list[str]:
+    """Lines after the text certificate (not in --json, which `privgp verify` rebuilds): a pure epsilon-DP event
+    says so (the bound needs no delta); an n * delta above 0.01 is named as what it is (walk-through 16: the
+    calculator printed (eps, 0.01) for n = 1000 without a word, where release reports give no word of strength)."""
+    from ..accounting.events import PureDpEvent
+    from ..formatting import format_upper
+    from .release_report import MAX_N_DELTA
+
+    out = []
+    if isinstance(event, PureDpEvent):
+        out.append(f"pure {format_upper(event.epsilon, 4)}-DP: the bound holds with delta = 0 too")
+    nd = n * float(cert.delta)
+    if not nd <= MAX_N_DELTA:
+        out.append(f"warning: n * delta = {format_upper(nd, 3)} is above {MAX_N_DELTA:g}: the chance that the release "
+                   f"reveals some record outright is not negligible (privgp's default delta is min(1e-6, 1/(10 n)) "
+                   f"= {min(1e-6, 1 / (10 * n)):.3g} here)")
+    return out
 
 
 def _run(args) -> int:
@@ -184,4 +205,6 @@ def _run(args) -> int:
         print_json(cert.to_dict())
     else:
         print(cert.summary())
+        for line in _reading_notes(cert, args.n, None):
+            print(line)
     return 0
