@@ -396,6 +396,9 @@ def check_plan(plan: Any) -> None:
             "plan", "a plan as privgp.plan builds it, its privacy event that of its public settings (this one was "
             "changed after planning, e.g. by plan.scaled(), which makes a forecast's simulation plan, or "
             "dataclasses.replace; nothing was charged)", f"{where} differs from what its public settings give")
+    releasable = getattr(plan, "check_releasable", None)   # a plan kept only to rebuild old certificates
+    if releasable is not None:
+        releasable()
 
 
 #: plan fields that bound the machine's resources, not the release: a caller may set them as it likes

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from scipy.stats import chisquare
 
 from privgp.cli.main import main
+from privgp.errors import InvalidParameterError
 from privgp.mechanisms.discrete_laplace import discrete_laplace_pmf
 from privgp.mechanisms.interface import get, registry
 from privgp.mechanisms.registered.grid import cell_statistics
@@ -136,3 +137,44 @@ def test_registered_and_released_verified_by_the_command(tmp_path, capsys):
     assert main(["verify", str(cert)]) == 1
     assert main([*args, "--r", "2", "--out", str(tmp_path / "other")]) == 2   # an option of another mechanism
     assert "--r must be used with --mechanism" in capsys.readouterr().err and not (tmp_path / "other").exists()
+
+
+def test_a_float_noise_plan_is_refused_before_the_charge(tmp_path):
+    """Red team 22: dataclasses.replace(plan, noise="float", ...) matched its own rebuild (a certificate without a
+    noise setting rebuilds as one of before 2026-11-26) and was charged and released with float noise."""
+    import dataclasses
+
+    import privgp
+
+    plan = privgp.plan("laplace-grid", 40, Box.unit(2), IDENTITY, epsilon=1.0)
+    rng = np.random.default_rng(0)
+    records = privgp.records(rng.random((40, 2)), rng.uniform(-1, 1, 40))
+    ledger = privgp.Ledger(tmp_path / "l.sqlite")
+    for bad in (dataclasses.replace(plan, noise="float", scale=4.0, lattice_exponent=0, lattice_steps=0),
+                plan_laplace_grid(40, Box.unit(2), IDENTITY, epsilon=1.0, _noise="float")):
+        with pytest.raises(InvalidParameterError, match="discrete-laplace noise"):
+            privgp.release(bad, records, ledger, rng, budget_epsilon=10, allow_noisy=True)
+    assert ledger.entries() == []
+
+
+def test_verify_refuses_released_statistics_off_the_lattice_or_with_negative_zeros(tmp_path, capsys):
+    from tests.cli_scratch import rehash_and_verify
+
+    out = tmp_path / "out"
+    assert main(["release", "--mechanism", "laplace-grid", "--epsilon", "1", "--allow-noisy", "--seed", "4",
+                 "--ledger", str(tmp_path / "l.sqlite"), "--out", str(out)]) == 0
+    arrays = dict(np.load(out / "field.npz"))
+    for key, edit in (("released_counts", lambda a: np.where(a == 0, -0.0, a)),      # a bit per zero cell
+                      ("released_counts", lambda a: a + 0.5),
+                      ("released_sums", lambda a: a + 2.0 ** -40),
+                      ("released_sums", lambda a: np.where(a == 0, -0.0, a + 0.0 * a))):
+        edited = dict(arrays)
+        edited[key] = edit(arrays[key])
+        if np.array_equal(np.signbit(edited[key]), np.signbit(arrays[key])) and np.array_equal(edited[key], arrays[key]):
+            continue   # no zero to flip in this draw
+        np.savez(out / "field.npz", **edited)
+        code, res = rehash_and_verify(out, capsys, "--strict")
+        assert code == 1 and res["field"] == f"field.npz.{key}", (key, res)
+    np.savez(out / "field.npz", **arrays)
+    code, res = rehash_and_verify(out, capsys, "--strict")
+    assert code == 0, res

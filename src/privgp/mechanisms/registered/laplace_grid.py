@@ -19,7 +19,7 @@ Floating point (red team 21). Laplace noise added in float64 leaks through the l
 is, so one released number told whether a record was in a cell (delta(5) >= 0.29 for a "pure 5-DP" grid). The
 release therefore adds *discrete* Laplace noise in integer arithmetic (:mod:`privgp.mechanisms.discrete_laplace`):
 the counts are integers; the sums are rounded to whole multiples of a public lattice g = 2^-k (k from epsilon and
-n: the noise scale is 2^22 to 2^25 lattice steps, and n 2^k <= 2^52, so the float sums' own rounding error is at
+n: the noise scale is at least 2^24 lattice steps, and n 2^k <= 2^52, so the float sums' own rounding error is at
 most g / 2); each gets discrete Laplace noise of scale b (b / g steps for the sums), and the integer results are
 turned into floats afterwards (post-processing). Rounding a sum changes it by at most g plus its float error, so a
 replacement moves the lattice sums of its (at most two) cells by at most |y| + 2g each in y units: the L1
@@ -71,7 +71,7 @@ from .grid import (
 L1_SENSITIVITY = 4.0
 #: the release's noise: discrete Laplace in integer arithmetic on the lattice (module docstring, "Floating point")
 DISCRETE = "discrete-laplace"
-#: epsilon g <= 2^-LATTICE_STEPS_LOG2: the noise scale is at least 2^24 lattice steps
+#: epsilon g <= 2^-LATTICE_STEPS_LOG2: the noise scale (4 + 4g) / epsilon is at least 2^24 lattice steps
 LATTICE_STEPS_LOG2 = 22
 #: g <= 2^-MIN_LATTICE_EXPONENT: the lattice's share of the sensitivity, 4 g, is at most 4e-6 (unless n caps it)
 MIN_LATTICE_EXPONENT = 20
@@ -126,7 +126,10 @@ class LaplaceGridPlan(CellGridRelease):
 
     @property
     def noise_std(self) -> float:
-        """The standard deviation of the Laplace noise, b sqrt(2) (for the released sd)."""
+        """The standard deviation of the Laplace noise, b sqrt(2) (for the released sd). For the discrete noise it is
+        the sums' (2^24 lattice steps and more: the continuous value to 1e-7) and an upper bound on the counts',
+        (1 / (2 sinh^2(1 / (2b))))^(1/2) <= b sqrt(2) (1.06 against 1.13 at epsilon 5, 0.12 against 0.28 at 20): the
+        released sd and its "unreliable" marks err on the cautious side."""
         return self.scale * math.sqrt(2.0)
 
     def _noise(self, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
@@ -149,6 +152,15 @@ class LaplaceGridPlan(CellGridRelease):
         noisy_counts = whole + discrete_laplace(t, s, self.cells, rng)
         return self.post_process(np.ldexp(noisy_sums.astype(float), -k), noisy_counts.astype(float))
 
+    def check_releasable(self) -> None:
+        """Refuse to release with float noise (red team 22: ``dataclasses.replace(plan, noise="float", ...)`` matched
+        its own rebuild, since a certificate without a ``noise`` setting rebuilds as one of before 2026-11-26): such a
+        plan only rebuilds old certificates and simulates forecasts."""
+        if self.noise != DISCRETE:
+            raise InvalidParameterError("plan", f"a laplace-grid plan with {DISCRETE} noise (float noise only rebuilds "
+                                        "certificates written before 2026-11-26: its low bits leak; nothing was "
+                                        "charged)", f"noise={self.noise!r}")
+
     def verify_notes(self) -> list[str]:
         """What ``privgp verify`` says of this plan beyond its checks: a release drawn with float noise (before
         2026-11-26) holds its epsilon only in exact arithmetic (``--strict`` fails on it)."""
@@ -163,11 +175,14 @@ class LaplaceGridPlan(CellGridRelease):
         not what privgp released, and low digits could carry other data)."""
         if self.noise != DISCRETE:
             return
-        if not np.array_equal(counts, np.rint(counts)):
-            raise file_mismatch(f"{npz}.released_counts", "numbers that are not whole (a discrete release's counts are)")
-        if not np.array_equal(np.ldexp(sums, self.lattice_exponent), np.rint(np.ldexp(sums, self.lattice_exponent))):
-            raise file_mismatch(f"{npz}.released_sums", f"numbers that are not whole multiples of the lattice "
-                                f"{self.lattice!r} (a discrete release's sums are)")
+        for name, values, what in (("counts", counts, "whole numbers"),
+                                   ("sums", np.ldexp(sums, self.lattice_exponent),
+                                    f"whole multiples of the lattice {self.lattice!r}")):
+            # -0.0 equals 0.0 but privgp never writes it (an integer turned float is +0.0): a bit per zero cell
+            # (red team 22)
+            if not np.array_equal(values, np.rint(values)) or np.any(np.signbit(values) & (values == 0)):
+                raise file_mismatch(f"{npz}.released_{name}", f"numbers that are not {what} as a discrete release "
+                                    "writes them (whole, no -0)")
 
     def _released_noise_std(self) -> float:
         return self.noise_std
@@ -236,8 +251,9 @@ DISCRETE_REFERENCES = (
 
 class LaplaceGrid(CellGridMechanism):
     name = "laplace-grid"
-    help = ("the noisy grid with Laplace noise (L1 sensitivity 4, scale 4 / epsilon): a pure epsilon-DP map, no "
-            "delta; its noise std is below the Gaussian grid's at delta <= 1e-6 and epsilon >= 0.005")
+    help = ("the noisy grid with exact discrete Laplace noise (L1 sensitivity 4 + 4g on a lattice g <= 2^-20, scale "
+            "(4 + 4g) / epsilon): a pure epsilon-DP map, no delta; its noise std is below the Gaussian grid's at "
+            "delta <= 1e-6 and epsilon >= 0.005")
     plan_type = LaplaceGridPlan
     plan_function = staticmethod(plan_laplace_grid)
     noun, plural = "smoothed Laplace noisy-grid map", "smoothed Laplace noisy-grid maps"
