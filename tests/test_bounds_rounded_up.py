@@ -47,11 +47,27 @@ def test_the_laplace_grids_statement_and_terminal_line_round_up():
     assert _number(r"pure ([0-9.]+)-DP, smoothed", line) >= plan.event.epsilon
 
 
-def test_the_grids_gdp_mu_rounds_up():
+def test_the_grids_zcdp_rho_rounds_up():
     mech = get("grid")
-    for k in range(40):   # an epsilon whose mu rounds down to 6 digits
+    for k in range(40):   # an epsilon whose rho rounds down to 6 digits
         plan = get("grid").build(Request(n=200, domain=BOX, response_map=IDENTITY, epsilon=1.0 + k / 7, delta=1e-6,
                                          grid=21))
+        if float(f"{plan.event.rho:.6g}") < plan.event.rho:
+            break
+    else:
+        pytest.fail("no epsilon found whose rho rounds down")
+    statement = mech.report_text(plan, _ctx(plan)).statement
+    assert _number(r"\u03c1-zCDP with \u03c1 = ([0-9.e+-]+)", statement) >= plan.event.rho
+    assert _number(r"L2 sensitivity ([0-9.e+-]+)", statement) >= plan.sensitivity > 2.0
+
+
+def test_the_float_grids_gdp_mu_rounds_up():
+    """The float-noise grid of certificates written before 2026-11-26 (its report is redone by verify)."""
+    from privgp.mechanisms.registered.grid import plan_grid
+
+    mech = get("grid")
+    for k in range(40):   # an epsilon whose mu rounds down to 6 digits
+        plan = plan_grid(200, BOX, IDENTITY, epsilon=1.0 + k / 7, delta=1e-6, grid=21, _noise="float")
         mu = 2.0 / plan.noise_std
         if float(f"{mu:.6g}") < mu:
             break

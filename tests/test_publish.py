@@ -285,7 +285,7 @@ def test_a_plan_whose_event_or_candidates_were_swapped_is_refused(tmp_path):
     ledger = tmp_path / "ledger.sqlite"
     grid, cheap = privgp.plan("grid", 400, box, rmap, epsilon=2.0), privgp.plan("grid", 400, box, rmap, epsilon=0.1)
     object.__setattr__(grid, "event", cheap.event)
-    with pytest.raises(InvalidParameterError, match="event.noise_std differs"):
+    with pytest.raises(InvalidParameterError, match="event.rho differs"):   # the grid's discrete noise: a zCDP event
         privgp.release(grid, data, privgp.Budget(ledger, epsilon=10.0))
     line = privgp.Box((0.0,), (1.0,))
     x = rng.uniform(0.0, 1.0, (400, 1))

@@ -107,10 +107,13 @@ def test_grid_type_mechanisms_release_and_verify(tmp_path, mechanism, extra):
     v = cli(tmp_path, "verify", "out/certificate.json")
     assert v.returncode == 0, v.stdout + v.stderr
     good = (tmp_path / "out" / "certificate.json").read_text()
-    tampers = [("event noise_std x4", lambda d: d["certificate"]["event"].__setitem__(
-                    "noise_std", d["certificate"]["event"]["noise_std"] * 4)),
-               ("event sensitivity / 4", lambda d: d["certificate"]["event"].__setitem__(
-                    "sensitivity", d["certificate"]["event"]["sensitivity"] / 4)),
+    event_tampers = ([("event rho / 4", lambda d: d["certificate"]["event"].__setitem__(
+                          "rho", d["certificate"]["event"]["rho"] / 4))] if mechanism == "grid" else   # discrete: zCDP
+                     [("event noise_std x4", lambda d: d["certificate"]["event"].__setitem__(
+                          "noise_std", d["certificate"]["event"]["noise_std"] * 4)),
+                      ("event sensitivity / 4", lambda d: d["certificate"]["event"].__setitem__(
+                          "sensitivity", d["certificate"]["event"]["sensitivity"] / 4))])
+    tampers = [*event_tampers,
                ("settings noise_std", lambda d: d["public_settings"].__setitem__("noise_std", 9.0)),
                ("n", lambda d: d["dataset"].__setitem__("n", 40)),
                ("delta", lambda d: d["public_settings"].__setitem__("delta", 1e-3)),

@@ -14,7 +14,14 @@ from hypothesis import strategies as st
 from privgp.datasets.fields import FAMILIES
 from privgp.mechanisms.registered.auto import plan_auto
 from privgp.mechanisms.registered.discretised_gaussian import plan_discretised_gaussian
-from privgp.mechanisms.registered.grid import EQ37_PER_POINT, GRID_SENSITIVITY, cell_index, cell_sizes, plan_grid
+from privgp.mechanisms.registered.grid import (
+    EQ37_PER_POINT,
+    GRID_SENSITIVITY,
+    cell_index,
+    cell_sizes,
+    cell_statistics,
+    plan_grid,
+)
 from privgp.mechanisms.release import ResponseMap, default_delta
 from privgp.models.domain import Box
 from privgp.tasks.forecast import forecast
@@ -75,9 +82,32 @@ def _gaussian_delta_mp(mu: float, eps: float) -> mp.mpf:
 
 @pytest.mark.parametrize("epsilon", [0.5, 1.0, 5.0, 10.0])
 @pytest.mark.parametrize("n", [211, 10_000])
-def test_grid_calibration_is_on_the_feasible_side_of_the_exact_profile(epsilon, n):
+def test_grid_calibration_is_on_the_feasible_side_and_tight_in_whole_lattice_steps(epsilon, n):
+    """The discrete Gaussian grid (red team 21): rho >= (2 + 2g)^2 / (2 s^2) exactly, s = T g, the certified epsilon
+    within the target, and one lattice step less noise would miss it (the calibration is tight)."""
+    from fractions import Fraction
+
+    from privgp.accounting import certify
+    from privgp.accounting.events import ZcdpEvent
+    from privgp.mechanisms.registered.grid import _rho
+
     delta = default_delta(n)
     plan = plan_grid(n, BOX, IDENTITY, epsilon=epsilon, delta=delta)
+    k, T, g = plan.lattice_exponent, plan.lattice_steps, Fraction(plan.lattice)
+    assert plan.noise == "discrete-gaussian" and plan.noise_std == float(T * g) and T >= 2**24 and g <= 2**-20
+    assert Fraction(plan.event.rho) >= (2 + 2 * g) ** 2 / (2 * (T * g) ** 2)
+    assert plan.certificate.epsilon <= epsilon
+    assert certify(ZcdpEvent(rho=_rho(T - 1, k)), delta=delta).epsilon > epsilon * (1 - 1e-6)
+    assert plan.event.rho == pytest.approx(2.0 / plan.noise_std ** 2, rel=1e-5)   # 2 + 2g against 2: ~2^-20
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 1.0, 5.0, 10.0])
+@pytest.mark.parametrize("n", [211, 10_000])
+def test_a_float_grid_calibration_is_on_the_feasible_side_of_the_exact_profile(epsilon, n):
+    """The float-noise plan of certificates written before 2026-11-26 (rebuilt by verify) keeps its exact-GDP
+    calibration."""
+    delta = default_delta(n)
+    plan = plan_grid(n, BOX, IDENTITY, epsilon=epsilon, delta=delta, _noise="float")
     mu = GRID_SENSITIVITY / plan.noise_std
     assert plan.certificate.epsilon <= epsilon
     exact = _gaussian_delta_mp(mu, plan.certificate.epsilon)
@@ -242,3 +272,57 @@ def test_site_statistics_of_every_snapped_mechanism_are_checked_by_one_rule():
     check_site_statistics(sums * 2, counts, 3, 5, response_bound=2.0)   # |y| <= M_Y = 2
     with pytest.raises(InvalidParameterError, match="counts"):
         check_site_statistics(sums, counts, 3, 6)
+
+
+def test_the_gaussian_grids_low_bits_no_longer_tell_a_record_apart_and_float_plans_are_refused(tmp_path):
+    """Red team 21: with float Gaussian noise a released count in (-0.5, 0.5) was a multiple of 2^-53 exactly when
+    the cell held a record (delta(5) >= 0.14 at a certified (5, 1e-6)); the discrete release puts every released
+    number on the lattice g in both neighbouring datasets. A float plan is refused before the charge."""
+    import dataclasses
+
+    import privgp
+    from privgp.errors import InvalidParameterError
+
+    plan = plan_grid(211, Box.unit(2), IDENTITY, epsilon=5.0, cells=8)
+    g = plan.lattice
+    sums, counts = np.zeros(plan.cells), np.zeros(plan.cells)
+    counts[0, 0] = 211
+    moved = counts.copy()
+    moved[0, 0], moved[1, 0] = 210, 1
+    rng = np.random.default_rng(5)
+    for c in (counts, moved):
+        out = np.array([plan.draw_from_statistics(sums, c, rng).statistics["counts"][1, 0] for _ in range(400)])
+        assert np.array_equal(out / g, np.rint(out / g))
+    legacy = plan_grid(211, Box.unit(2), IDENTITY, epsilon=5.0, cells=8, _noise="float")
+    out = np.array([legacy.draw_from_statistics(sums, counts, rng).statistics["counts"][1, 0] for _ in range(400)])
+    assert not np.array_equal(out / g, np.rint(out / g))          # what float noise released (the test can fail)
+    x = np.random.default_rng(0)
+    records = privgp.records(x.random((40, 2)), x.uniform(-1, 1, 40))
+    ledger = privgp.Ledger(tmp_path / "l.sqlite")
+    for bad in (dataclasses.replace(privgp.plan("grid", 40, Box.unit(2), IDENTITY, epsilon=1.0), noise="float"),
+                plan_grid(40, Box.unit(2), IDENTITY, epsilon=1.0, _noise="float")):
+        with pytest.raises(InvalidParameterError, match="^plan must be a"):   # its rebuild differs, or float noise
+            privgp.release(bad, records, ledger, x, budget_epsilon=10, allow_noisy=True)
+    assert ledger.entries() == []
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(2, 30), st.integers(1, 10), st.floats(0.05, 50.0), st.integers(0, 2**32 - 1))
+def test_the_lattice_statistics_move_by_at_most_the_stated_l2_sensitivity(n, cells, epsilon, seed):
+    rng = np.random.default_rng(seed)
+    plan = plan_grid(n, BOX, IDENTITY, epsilon=epsilon, cells=cells)
+    k = plan.lattice_exponent
+    X = BOX.lower + rng.random((n, 2)) * BOX.widths
+    y = rng.choice([-1.0, 1.0, rng.uniform(-1, 1)], n)
+    X2, y2 = X.copy(), y.copy()
+    i = rng.integers(n)
+    X2[i] = BOX.lower + rng.random(2) * BOX.widths
+    y2[i] = rng.choice([-1.0, 1.0, rng.uniform(-1, 1)])
+
+    def lattice_values(X_, y_):
+        s, c = cell_statistics(plan.domain, plan.cells, X_, y_)
+        return np.concatenate([np.rint(np.ldexp(s, k)).ravel(), np.ldexp(c, k).ravel()])
+
+    shift = np.ldexp(lattice_values(X, y) - lattice_values(X2, y2), -k)
+    assert float(np.sqrt(np.sum(shift ** 2))) <= plan.sensitivity
+    assert plan.event.rho >= plan.sensitivity ** 2 / (2 * plan.noise_std ** 2)

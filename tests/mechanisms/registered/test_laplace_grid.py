@@ -13,7 +13,7 @@ from scipy.stats import chisquare
 
 from privgp.cli.main import main
 from privgp.errors import InvalidParameterError
-from privgp.mechanisms.discrete_laplace import discrete_laplace_pmf
+from privgp.mechanisms.discrete_noise import discrete_laplace_pmf
 from privgp.mechanisms.interface import get, registry
 from privgp.mechanisms.registered.grid import cell_statistics
 from privgp.mechanisms.registered.laplace_grid import L1_SENSITIVITY, lattice, plan_laplace_grid

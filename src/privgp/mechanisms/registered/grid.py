@@ -17,6 +17,20 @@ profile (Balle & Wang 2018, Thm 8) -- :class:`privgp.accounting.GaussianEvent`.
 Smoothing, the ratio, the excursion set and the released standard deviation are functions of the
 released (S~, N~) and public settings only: post-processing, no further privacy cost.
 
+Floating point (red team 21). Gaussian noise added in float64 leaks through the low bits of the result (Mironov
+2012; delta >= 0.14 at a certified (5, 1e-6)). The release therefore adds *discrete* Gaussian noise in integer
+arithmetic (:func:`privgp.mechanisms.discrete_noise.discrete_gaussian`): the counts and the sums are put on a public
+lattice g = 2^-k (the counts exactly, the sums rounded: k from the noise and n, the noise std at least 2^24 lattice
+steps and n 2^k <= 2^52, so a float sum's own rounding error is at most g / 4), each gets N_Z(0, T^2) lattice steps
+of noise (std s = T g), and the integers become floats afterwards (post-processing). Rounding moves a sum by at most
+g / 2 plus its float error, so a replacement moves the lattice statistics by at most 2 + 2g in L2 norm (two cells:
+sqrt((|y| + 1.5 g)^2 + 1 + (|y'| + 1.5 g)^2 + 1) <= 2 + 2g). The discrete Gaussian with lattice shifts has the
+continuous Gaussian's Renyi curve (Canonne, Kamath & Steinke 2020, Thm 4; independent coordinates add), so the
+release is rho-zCDP with rho = (2 + 2g)^2 / (2 s^2) (:class:`~privgp.accounting.events.ZcdpEvent`); its exact GDP
+profile is not proven for the discrete law, so s is calibrated on the zCDP curve (about 4-8% more noise than the
+float release's exact-GDP calibration). Certificates written before 2026-11-26 record no ``noise`` setting; they
+are rebuilt with their float noise and GDP event, and verify notes it.
+
 Seed 002's eq. (37) mechanism, which shares this module's released field, is
 :mod:`privgp.mechanisms.registered.discretised_gaussian`.
 """
@@ -25,16 +39,21 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ... import validation as v
-from ...accounting import GaussianEvent, PrivacyCertificate, calibrate_gaussian
+from ...accounting import GaussianEvent, PrivacyCertificate, calibrate_gaussian, certify
+from ...accounting.calibrate import calibrate
+from ...accounting.events import ZcdpEvent
+from ...accounting.gaussian import gaussian_noise_std
 from ...errors import InvalidParameterError
 from ...formatting import format_upper
 from ...models.domain import Box, CellGrid, cell_index
+from ..discrete_noise import MAX_T, discrete_gaussian
 from ..interface import (
     CsvFile,
     Mechanism,
@@ -46,6 +65,7 @@ from ..interface import (
     Recorded,
     ReleasedField,
     Request,
+    file_mismatch,
     grid_axes,
     grid_text,
     released_array,
@@ -197,11 +217,61 @@ class CellGridRelease:
     def statistics_shape(self) -> tuple[int, ...]:
         return tuple(self.cells)
 
+    #: the noise of privgp's releases (a subclass's discrete kind; "float": certificates before 2026-11-26) and its
+    #: name in words; a subclass has the fields ``noise`` and ``lattice_exponent``
+    discrete_kind: ClassVar[str] = ""
+    noise_words: ClassVar[str] = ""
+
     def _noise(self, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
         raise NotImplementedError
 
     def _released_noise_std(self) -> float:
         raise NotImplementedError
+
+    def statistic_exponents(self) -> dict[str, int]:
+        """The lattice exponent k of each released statistic of a discrete release (its values are multiples of
+        2^-k)."""
+        raise NotImplementedError
+
+    @property
+    def lattice(self) -> float:
+        """g = 2^-k: the released sums are whole multiples of it (discrete noise)."""
+        return math.ldexp(1.0, -getattr(self, "lattice_exponent", 0))
+
+    def check_releasable(self) -> None:
+        """Refuse to release with float noise (red team 22: ``dataclasses.replace(plan, noise="float", ...)`` matched
+        its own rebuild, since a certificate without a ``noise`` setting rebuilds as one of before 2026-11-26): such a
+        plan only rebuilds old certificates and simulates forecasts."""
+        noise = getattr(self, "noise", self.discrete_kind)
+        if noise != self.discrete_kind:
+            raise InvalidParameterError("plan", f"a {getattr(self, 'mechanism', '')} plan with {self.discrete_kind} "
+                                        "noise (float noise only rebuilds certificates written before 2026-11-26: its "
+                                        "low bits leak; nothing was charged)", f"noise={noise!r}")
+
+    def verify_notes(self) -> list[str]:
+        """What ``privgp verify`` says of this plan beyond its checks: a release drawn with float noise (before
+        2026-11-26) holds its epsilon only in exact arithmetic (``--strict`` fails on it)."""
+        if getattr(self, "noise", self.discrete_kind) == self.discrete_kind:
+            return []
+        return [f"noise: this release added {self.noise_words} noise in floating point (privgp before 2026-11-26); "
+                "the low-order bits of its released statistics can tell whether a cell holds a record (Mironov 2012, "
+                "red team 21), so its epsilon holds only for exact arithmetic: release again with this privgp "
+                "(discrete noise)"]
+
+    def check_released_statistics(self, npz: str, sums: np.ndarray, counts: np.ndarray) -> None:
+        """A discrete release's statistics as it draws them: each a whole multiple of its lattice (anything else is
+        not what privgp released, and low digits could carry other data)."""
+        if getattr(self, "noise", self.discrete_kind) != self.discrete_kind:
+            return
+        for name, values in (("counts", counts), ("sums", sums)):
+            k = self.statistic_exponents()[name]
+            scaled = np.ldexp(values, k)
+            # -0.0 equals 0.0 but privgp never writes it (an integer turned float is +0.0): a bit per zero cell
+            # (red team 22)
+            if not np.array_equal(scaled, np.rint(scaled)) or np.any(np.signbit(scaled) & (scaled == 0)):
+                what = "whole numbers" if k == 0 else f"whole multiples of the lattice {math.ldexp(1.0, -k)!r}"
+                raise file_mismatch(f"{npz}.released_{name}", f"numbers that are not {what} as a discrete release "
+                                    "writes them (no -0)")
 
     def check(self, X: ArrayLike, z: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         X = self.domain.check_contains("coordinates", X)
@@ -255,14 +325,45 @@ class NoisyGridPlan(CellGridRelease):
     target_epsilon: float
     delta: float
     noise_std: float
-    event: GaussianEvent = field(repr=False)
+    event: GaussianEvent | ZcdpEvent = field(repr=False)
     certificate: PrivacyCertificate = field(repr=False)
     hyperparameter_source: str = "given"
     mechanism: str = "grid"
     L: int = 1
+    #: DISCRETE_GAUSSIAN (privgp's releases) or "float" (certificates before 2026-11-26; forecast simulations)
+    noise: str = "discrete-gaussian"
+    lattice_exponent: int = 0
+    lattice_steps: int = 0
+    discrete_kind: ClassVar[str] = "discrete-gaussian"
+    noise_words: ClassVar[str] = "Gaussian"
+
+    def statistic_exponents(self) -> dict[str, int]:
+        """Both released statistics are whole multiples of the lattice g (the counts too)."""
+        return {"counts": self.lattice_exponent, "sums": self.lattice_exponent}
+
+    @property
+    def sensitivity(self) -> float:
+        """The L2 sensitivity the event is computed with: 2, or 2 + 2g on the lattice (module docstring)."""
+        return GRID_SENSITIVITY + (2.0 * self.lattice if self.noise == DISCRETE_GAUSSIAN else 0.0)
 
     def _noise(self, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
         return rng.normal(0.0, self.noise_std, shape)
+
+    def draw_from_statistics(self, sums: np.ndarray, counts: np.ndarray, rng: np.random.Generator) -> GridField:
+        """The release (module docstring, "Floating point"): sums and counts on the lattice g as integers, each plus
+        exact discrete Gaussian noise of T lattice steps, then floats (post-processing). A "float" plan adds float
+        noise, as privgp did before 2026-11-26 (forecast simulations only)."""
+        if self.noise != DISCRETE_GAUSSIAN:
+            return super().draw_from_statistics(sums, counts, rng)
+        rng = v.generator("rng", rng)
+        k, T = self.lattice_exponent, self.lattice_steps
+        sums = np.asarray(sums, dtype=float).reshape(self.cells)
+        counts = np.asarray(counts, dtype=float).reshape(self.cells)
+        lattice_sums = np.rint(np.ldexp(sums, k)).astype(np.int64)          # |sum| 2^k <= n 2^k <= 2^52: exact
+        lattice_counts = np.rint(counts).astype(np.int64) << k               # whole counts (checked before the charge)
+        noisy_sums = lattice_sums + discrete_gaussian(T, self.cells, rng)
+        noisy_counts = lattice_counts + discrete_gaussian(T, self.cells, rng)
+        return self.post_process(np.ldexp(noisy_sums.astype(float), -k), np.ldexp(noisy_counts.astype(float), -k))
 
     def _released_noise_std(self) -> float:
         return self.noise_std
@@ -271,39 +372,92 @@ class NoisyGridPlan(CellGridRelease):
         """The same plan for ``n`` records with the noise std scaled by n / self.n: its released statistics are
         sums over records, so the map it gives from n records is what this plan gives from self.n (the release
         forecast simulates large n this way)."""
-        return replace(self, n=n, noise_std=self.noise_std * n / self.n)
+        return replace(self, n=n, noise_std=self.noise_std * n / self.n, noise="float")
 
     def describe(self) -> str:
-        return (f"noisy grid sums and counts: n={self.n}, cells {' x '.join(map(str, self.cells))}, Gaussian noise std "
-                f"{self.noise_std:.4g} (L2 sensitivity 2), smoothing {self.bandwidth:g} cells, domain {self.domain.describe()}")
+        kind = (f"discrete Gaussian noise std {self.noise_std:.4g} (L2 sensitivity 2 + 2g, g = 2^-{self.lattice_exponent})"
+                if self.noise == DISCRETE_GAUSSIAN else f"Gaussian noise std {self.noise_std:.4g} (L2 sensitivity 2)")
+        return (f"noisy grid sums and counts: n={self.n}, cells {' x '.join(map(str, self.cells))}, {kind}, smoothing "
+                f"{self.bandwidth:g} cells, domain {self.domain.describe()}")
 
     def public_settings(self) -> dict:
         return {"mechanism": self.mechanism, "n": self.n, "dim": self.domain.dim, "domain": self.domain.to_dict(),
                 "response_map": self.response_map.to_dict(), "cells": list(self.cells), "bandwidth": self.bandwidth,
                 "grid": list(self.grid), "target_epsilon": self.target_epsilon, "delta": self.delta,
-                "sensitivity": GRID_SENSITIVITY, "noise_std": self.noise_std,
-                "hyperparameters": self.hyperparameter_source}
+                "sensitivity": self.sensitivity, "noise_std": self.noise_std,
+                "hyperparameters": self.hyperparameter_source,
+                **({"noise": DISCRETE_GAUSSIAN, "lattice": self.lattice} if self.noise == DISCRETE_GAUSSIAN else {})}
 
 
 def plan_grid(n: int, domain: Box, response_map: ResponseMap, *, epsilon: float, delta: float | None = None,
               cells: int = 8, bandwidth: float = 1.0, grid: int = 81, hyperparameter_source: str = "given",
-              memory_limit: float = DEFAULT_MEMORY_LIMIT) -> NoisyGridPlan:
-    """Plan a noisy-grid release at target (epsilon, delta): s = 2 / mu*(epsilon, delta) (exact GDP).
+              memory_limit: float = DEFAULT_MEMORY_LIMIT, _noise: str = "discrete-gaussian") -> NoisyGridPlan:
+    """Plan a noisy-grid release at target (epsilon, delta): discrete Gaussian noise of std s = T g, calibrated on its
+    zCDP curve at L2 sensitivity 2 + 2g (module docstring, "Floating point"; :func:`discrete_gaussian_noise`).
     Every check runs here, before any charge: the arrays (per-cell statistics, the smoothing on the map grid)
-    must fit ``memory_limit``; the pass over the records is O(n) and needs one index array of n integers."""
+    must fit ``memory_limit``; the pass over the records is O(n) and needs one index array of n integers.
+    ``_noise="float"`` rebuilds a certificate written before 2026-11-26 (float noise, s = 2 / mu*(epsilon, delta) on
+    the exact GDP profile); it is refused for a release."""
     n = v.integer("n", n, minimum=2)
     epsilon = v.positive("epsilon", epsilon)
     delta = default_delta(n) if delta is None else v.probability("delta", delta)
     bandwidth = check_bandwidth(bandwidth)
+    if _noise not in (DISCRETE_GAUSSIAN, "float"):
+        raise InvalidParameterError("noise", f"{DISCRETE_GAUSSIAN!r} or 'float' (certificates before 2026-11-26)",
+                                    _noise)
     csz = cell_sizes(domain, cells)
     gsz = grid_sizes(domain, grid)
     v.check_memory("noisy grid", grid_memory(csz, gsz, n), memory_limit, "use fewer cells (--cells) or a coarser map "
                  "(--grid)")
-    event, cert = calibrate_gaussian(GRID_SENSITIVITY, epsilon, delta, extra_assumptions=release_assumptions(domain))
-    s = event.noise_std
+    k = T = 0
+    event: GaussianEvent | ZcdpEvent
+    if _noise == DISCRETE_GAUSSIAN:
+        k, T, event = discrete_gaussian_noise(epsilon, delta, n)
+        cert = certify(event, delta=delta, mechanism="grid", extra_assumptions=release_assumptions(domain))
+        s = math.ldexp(float(T), -k)
+    else:
+        gauss, cert = calibrate_gaussian(GRID_SENSITIVITY, epsilon, delta, extra_assumptions=release_assumptions(domain))
+        event, s = gauss, gauss.noise_std
     return NoisyGridPlan(n=n, domain=domain, response_map=response_map, cells=csz, bandwidth=float(bandwidth),
                          grid=gsz, target_epsilon=float(epsilon), delta=float(delta), noise_std=s,
-                         event=event, certificate=cert, hyperparameter_source=hyperparameter_source)
+                         event=event, certificate=cert, hyperparameter_source=hyperparameter_source, noise=_noise,
+                         lattice_exponent=k, lattice_steps=T)
+
+
+#: the noise of the Gaussian grid's releases (module docstring, "Floating point")
+DISCRETE_GAUSSIAN = "discrete-gaussian"
+#: the noise std is at least 2^GAUSSIAN_STEPS_LOG2 lattice steps, and the lattice no coarser than 2^-20
+GAUSSIAN_STEPS_LOG2 = 24
+
+
+def _rho(T: int, k: int) -> float:
+    """rho = (2 + 2g)^2 / (2 (T g)^2) for g = 2^-k, rounded up to a float (an upper bound of the exact rational)."""
+    g = Fraction(2) ** (-k)
+    exact = (2 + 2 * g) ** 2 / (2 * (T * g) ** 2)
+    rho = float(exact)
+    return rho if Fraction(rho) >= exact else math.nextafter(rho, math.inf)
+
+
+def discrete_gaussian_noise(epsilon: float, delta: float, n: int) -> tuple[int, int, ZcdpEvent]:
+    """(k, T, event) of a discrete Gaussian grid at (epsilon, delta) for n records: the lattice g = 2^-k (std >= 2^24
+    steps, g <= 2^-20, n 2^k <= 2^52), the smallest T whose zCDP event rho = (2 + 2g)^2 / (2 (T g)^2) has a certified
+    epsilon <= the target (the one calibrator, then whole lattice steps, re-checked)."""
+    s0 = float(gaussian_noise_std(GRID_SENSITIVITY, epsilon, delta))   # the float release's std: a lower bound
+    k = max(math.ceil(GAUSSIAN_STEPS_LOG2 - math.log2(s0)), 20)
+    k = min(k, 52 - int(n).bit_length())
+    g = math.ldexp(1.0, -k)
+    res = calibrate(lambda s: ZcdpEvent(rho=(2.0 + 2.0 * g) ** 2 / (2.0 * s * s)), "noise_std", (s0, 16.0 * s0),
+                    epsilon, delta)
+    T = math.ceil(Fraction(res.value) / Fraction(g))
+    for _ in range(64):   # whole lattice steps, rho rounded up: re-checked through the accountant
+        if T > MAX_T - 1:
+            raise InvalidParameterError("epsilon", "large enough for the exact discrete Gaussian sampler (noise of at "
+                                        "most 2^56 lattice steps)", epsilon)
+        event = ZcdpEvent(rho=_rho(T, k))
+        if certify(event, delta=delta).epsilon <= epsilon:
+            return k, T, event
+        T += 1
+    raise InvalidParameterError("epsilon", "a target the discrete Gaussian calibration reaches", epsilon)  # pragma: no cover
 
 
 # -- the mechanism ---------------------------------------------------------------------------------
@@ -409,8 +563,9 @@ class CellGridMechanism(GridFieldMechanism):
 
 class NoisyGrid(CellGridMechanism):
     name = "grid"
-    help = ("noisy per-cell sums and counts of the clipped responses on a public grid of cells (Gaussian mechanism, "
-            "L2 sensitivity 2, exact GDP calibration), smoothed onto the map: the practitioner's baseline")
+    help = ("noisy per-cell sums and counts of the clipped responses on a public grid of cells (exact discrete Gaussian "
+            "noise, L2 sensitivity 2 + 2g on a lattice g, zCDP calibration), smoothed onto the map: the "
+            "practitioner's baseline")
     plan_type = NoisyGridPlan
     plan_function = staticmethod(plan_grid)
     noun, plural = "smoothed noisy-grid map", "smoothed noisy-grid maps"
@@ -418,8 +573,9 @@ class NoisyGrid(CellGridMechanism):
 
     def rebuild(self, recorded: Recorded) -> NoisyGridPlan:
         """Through :func:`plan_grid`, from the recorded cells (along the longest side), bandwidth, grid, target."""
+        noise = recorded.setting("noise") if recorded.has("noise") else "float"   # before 2026-11-26: float noise
         return plan_grid(recorded.n, recorded.domain(), recorded.response_map(), **recorded_grid_arguments(recorded),
-                         hyperparameter_source=recorded.setting("hyperparameters"))
+                         hyperparameter_source=recorded.setting("hyperparameters"), _noise=noise)
 
     def report_text(self, plan: NoisyGridPlan, ctx: PictureContext) -> MechanismReport:
         resp = ctx.response
@@ -428,39 +584,61 @@ class NoisyGrid(CellGridMechanism):
         released = (f"One map of {resp.label} over the public domain, smoothed from noisy per-cell totals on a public "
                     f"grid of {cells} cells, and where it exceeds the threshold {thr}; with the released uncertainty "
                     "of the map at every point.")
+        discrete = plan.noise == DISCRETE_GAUSSIAN
+        noise = "whole-number (discrete) Gaussian noise" if discrete else "Gaussian noise"
+        lattice_words = (f" (totals and counts on a lattice of {plan.lattice:.6g}, the noise drawn with whole numbers "
+                         "only, so that no rounding of the computer's arithmetic can give a record away)"
+                         if discrete else "")
         how = ("The domain was cut into equal cells fixed in advance. For every cell, the total of the clipped "
-               "responses and the number of records in it were computed, and Gaussian noise was added to each total "
-               f"and count, with a standard deviation of {plan.noise_std:.4g} (on the clipped scale) calibrated so "
+               f"responses and the number of records in it were computed, and {noise} was added to each total "
+               f"and count{lattice_words}, with a standard deviation of {plan.noise_std:.4g} (on the clipped scale) "
+               "calibrated so "
                "that replacing one record (which changes these numbers by at most 2 in total, Euclidean length) is "
                "covered by the guarantee. The map is the ratio of the smoothed noisy totals to the smoothed noisy "
                "counts; its uncertainty comes from the known noise. Places where the map is closer to the threshold "
                "than twice its uncertainty are marked as unreliable: there the released map cannot say on which side "
                "of the threshold the response is. " + UNCERTAINTY_COVERS)
-        statement = (f"The Gaussian mechanism with L2 sensitivity {GRID_SENSITIVITY:g} (the per-cell sums and counts "
-                     f"under replacement of one record with |y| \u2264 1) and noise standard deviation "
-                     f"{plan.noise_std:.6g} is \u03bc-GDP with \u03bc = {format_upper(GRID_SENSITIVITY / plan.noise_std, 6)} (Dong, "
-                     "Roth & Su 2022, Thm 2.7); (\u03b5, \u03b4) from its exact privacy profile (Balle & Wang 2018, "
-                     "Thm 8). Smoothing is post-processing.")
+        if discrete and isinstance(plan.event, ZcdpEvent):
+            statement = (f"The discrete Gaussian mechanism with L2 sensitivity {format_upper(plan.sensitivity, 9)} (the "
+                         f"per-cell sums and counts on a lattice of {plan.lattice:.6g}, under replacement of one record "
+                         f"with |y| \u2264 1) and noise standard deviation {plan.noise_std:.9g} is \u03c1-zCDP with "
+                         f"\u03c1 = {format_upper(plan.event.rho, 6)} (Canonne, Kamath & Steinke 2020, Thm 4), "
+                         "drawn "
+                         "exactly in integer arithmetic; (\u03b5, \u03b4) from its R\u00e9nyi curve. Smoothing is "
+                         "post-processing.")
+        else:
+            statement = (f"The Gaussian mechanism with L2 sensitivity {GRID_SENSITIVITY:g} (the per-cell sums and counts "
+                         f"under replacement of one record with |y| \u2264 1) and noise standard deviation "
+                         f"{plan.noise_std:.6g} is \u03bc-GDP with \u03bc = {format_upper(GRID_SENSITIVITY / plan.noise_std, 6)} (Dong, "
+                         "Roth & Su 2022, Thm 2.7); (\u03b5, \u03b4) from its exact privacy profile (Balle & Wang 2018, "
+                         "Thm 8). Smoothing is post-processing.")
         chosen = settings_chosen_by(plan.hyperparameter_source)
         rows = (("cells", cells, chosen), ("smoothing bandwidth", f"{plan.bandwidth:g} cells", chosen),
-                ("noise standard deviation", f"{plan.noise_std:.6g}", "calibrated from \u03b5 and \u03b4 (exact "
-                 "Gaussian-DP)"),
+                ("noise standard deviation", f"{plan.noise_std:.6g}", "calibrated from \u03b5 and \u03b4 (zCDP, whole "
+                 "lattice steps)" if discrete else "calibrated from \u03b5 and \u03b4 (exact Gaussian-DP)"),
                 ("grid", grid_text(plan.grid, " \u00d7 "), "resolution of the released map (post-processing)"))
         return MechanismReport(released=released, how=how, statement=statement, hyperparameters=rows,
                                account_command=None,
-                               references=("J. Dong, A. Roth and W. J. Su, Gaussian Differential Privacy, JRSS B 2022.",
-                                           "B. Balle and Y.-X. Wang, Improving the Gaussian Mechanism for Differential "
-                                           "Privacy, ICML 2018."))
+                               references=(("C. Canonne, G. Kamath and T. Steinke, The Discrete Gaussian for "
+                                            "Differential Privacy, NeurIPS 2020.",
+                                            "I. Mironov, On Significance of the Least Significant Bits for Differential "
+                                            "Privacy, CCS 2012.") if discrete else
+                                           ("J. Dong, A. Roth and W. J. Su, Gaussian Differential Privacy, JRSS B 2022.",
+                                            "B. Balle and Y.-X. Wang, Improving the Gaussian Mechanism for "
+                                            "Differential Privacy, ICML 2018.")))
 
     def summary(self, plan: NoisyGridPlan) -> dict:
         return {"L": 1, "cells": list(plan.cells), "bandwidth": plan.bandwidth, "noise_std": plan.noise_std,
-                "sensitivity": GRID_SENSITIVITY, "target_epsilon": plan.target_epsilon,
-                "hyperparameters": plan.hyperparameter_source}
+                "sensitivity": plan.sensitivity, "target_epsilon": plan.target_epsilon,
+                "hyperparameters": plan.hyperparameter_source,
+                **({"noise": DISCRETE_GAUSSIAN, "lattice": plan.lattice} if plan.noise == DISCRETE_GAUSSIAN else {})}
 
     def summary_lines(self, plan: NoisyGridPlan) -> list[str]:
         return [
-            f"  mechanism   noisy grid sums and counts (Gaussian, L2 sensitivity 2, noise std {plan.noise_std:.4g}), "
-            "smoothed",
+            (f"  mechanism   noisy grid sums and counts (discrete Gaussian on the lattice g = 2^-{plan.lattice_exponent}, "
+             f"L2 sensitivity 2 + 2g, noise std {plan.noise_std:.4g}), smoothed" if plan.noise == DISCRETE_GAUSSIAN else
+             f"  mechanism   noisy grid sums and counts (Gaussian, L2 sensitivity 2, noise std {plan.noise_std:.4g}), "
+             "smoothed"),
             f"  settings    {grid_text(plan.cells)} cells, bandwidth {plan.bandwidth:g} cells "
             f"({plan.hyperparameter_source})",
             f"  grid        {grid_text(plan.grid)}",

@@ -17,7 +17,7 @@ tails (measured in docs/runs/utility).
 Floating point (red team 21). Laplace noise added in float64 leaks through the low bits of the result (Mironov
 2012): a count of 1 plus noise landing in (-0.5, 0.5) is a multiple of 2^-53, a count of 0 plus noise almost never
 is, so one released number told whether a record was in a cell (delta(5) >= 0.29 for a "pure 5-DP" grid). The
-release therefore adds *discrete* Laplace noise in integer arithmetic (:mod:`privgp.mechanisms.discrete_laplace`):
+release therefore adds *discrete* Laplace noise in integer arithmetic (:mod:`privgp.mechanisms.discrete_noise`):
 the counts are integers; the sums are rounded to whole multiples of a public lattice g = 2^-k (k from epsilon and
 n: the noise scale is at least 2^24 lattice steps, and n 2^k <= 2^52, so the float sums' own rounding error is at
 most g / 2); each gets discrete Laplace noise of scale b (b / g steps for the sums), and the integer results are
@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
+from typing import ClassVar
 
 import numpy as np
 
@@ -41,12 +42,11 @@ from ...accounting.events import PureDpEvent
 from ...errors import InvalidParameterError
 from ...formatting import format_upper
 from ...models.domain import Box
-from ..discrete_laplace import MAX_T, discrete_laplace
+from ..discrete_noise import MAX_T, discrete_laplace
 from ..interface import (
     MechanismReport,
     PictureContext,
     Recorded,
-    file_mismatch,
     grid_text,
 )
 from ..release import ResponseMap, default_delta, grid_sizes
@@ -118,6 +118,12 @@ class LaplaceGridPlan(CellGridRelease):
     noise: str = DISCRETE
     lattice_exponent: int = 0
     lattice_steps: int = 0
+    discrete_kind: ClassVar[str] = DISCRETE
+    noise_words: ClassVar[str] = "Laplace"
+
+    def statistic_exponents(self) -> dict[str, int]:
+        """The lattice exponent of each released statistic (counts: whole numbers; sums: multiples of g)."""
+        return {"counts": 0, "sums": self.lattice_exponent}
 
     @property
     def lattice(self) -> float:
@@ -151,38 +157,6 @@ class LaplaceGridPlan(CellGridRelease):
         t, s = (T, 2 ** k) if k >= 0 else (T * 2 ** (-k), 1)             # b = T g in count units is t / s
         noisy_counts = whole + discrete_laplace(t, s, self.cells, rng)
         return self.post_process(np.ldexp(noisy_sums.astype(float), -k), noisy_counts.astype(float))
-
-    def check_releasable(self) -> None:
-        """Refuse to release with float noise (red team 22: ``dataclasses.replace(plan, noise="float", ...)`` matched
-        its own rebuild, since a certificate without a ``noise`` setting rebuilds as one of before 2026-11-26): such a
-        plan only rebuilds old certificates and simulates forecasts."""
-        if self.noise != DISCRETE:
-            raise InvalidParameterError("plan", f"a laplace-grid plan with {DISCRETE} noise (float noise only rebuilds "
-                                        "certificates written before 2026-11-26: its low bits leak; nothing was "
-                                        "charged)", f"noise={self.noise!r}")
-
-    def verify_notes(self) -> list[str]:
-        """What ``privgp verify`` says of this plan beyond its checks: a release drawn with float noise (before
-        2026-11-26) holds its epsilon only in exact arithmetic (``--strict`` fails on it)."""
-        if self.noise == DISCRETE:
-            return []
-        return ["noise: this release added Laplace noise in floating point (privgp before 2026-11-26); the low-order "
-                "bits of its released statistics can tell whether a cell holds a record (Mironov 2012, red team 21), "
-                "so its epsilon holds only for exact arithmetic: release again with this privgp (discrete noise)"]
-
-    def check_released_statistics(self, npz: str, sums: np.ndarray, counts: np.ndarray) -> None:
-        """A discrete release's statistics as it draws them: whole counts and sums on the lattice (anything else is
-        not what privgp released, and low digits could carry other data)."""
-        if self.noise != DISCRETE:
-            return
-        for name, values, what in (("counts", counts, "whole numbers"),
-                                   ("sums", np.ldexp(sums, self.lattice_exponent),
-                                    f"whole multiples of the lattice {self.lattice!r}")):
-            # -0.0 equals 0.0 but privgp never writes it (an integer turned float is +0.0): a bit per zero cell
-            # (red team 22)
-            if not np.array_equal(values, np.rint(values)) or np.any(np.signbit(values) & (values == 0)):
-                raise file_mismatch(f"{npz}.released_{name}", f"numbers that are not {what} as a discrete release "
-                                    "writes them (whole, no -0)")
 
     def _released_noise_std(self) -> float:
         return self.noise_std

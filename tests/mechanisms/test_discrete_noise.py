@@ -1,4 +1,4 @@
-"""The exact discrete Laplace sampler (privgp.mechanisms.discrete_laplace): its law against the pmf (chi-square),
+"""The exact discrete Laplace sampler (privgp.mechanisms.discrete_noise): its law against the pmf (chi-square),
 integer outputs, reproducibility and its parameter checks."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from scipy.stats import chisquare
 
 from privgp.errors import InvalidParameterError
-from privgp.mechanisms.discrete_laplace import discrete_laplace, discrete_laplace_pmf
+from privgp.mechanisms.discrete_noise import discrete_laplace, discrete_laplace_pmf
 
 
 @pytest.mark.parametrize("t, s", [(1, 1), (3, 1), (5, 2), (1, 4), (7, 3), (2**24 + 3, 2**24)])
@@ -52,3 +52,29 @@ def test_shapes_reproducibility_and_checks():
             discrete_laplace(*bad, 3, np.random.default_rng(0))
     with pytest.raises(InvalidParameterError, match="rng"):
         discrete_laplace(1, 1, 3, np.random.RandomState(0))
+
+
+@pytest.mark.parametrize("T", [1, 2, 3, 7])
+def test_the_discrete_gaussian_draws_follow_its_pmf(T):
+    from privgp.mechanisms.discrete_noise import discrete_gaussian, discrete_gaussian_pmf
+
+    z = discrete_gaussian(T, 30_000, np.random.default_rng(100 + T))
+    assert z.dtype == np.int64
+    values = np.arange(-6 * T - 3, 6 * T + 4)
+    expected = discrete_gaussian_pmf(values, T) * z.size
+    observed = np.array([np.sum(z == v) for v in values])
+    keep = expected > 5
+    obs = np.append(observed[keep], z.size - observed[keep].sum())
+    exp = np.append(expected[keep], z.size - expected[keep].sum())
+    assert chisquare(obs, exp).pvalue > 1e-4
+
+
+def test_the_discrete_gaussian_at_a_release_scale_and_its_checks():
+    from privgp.mechanisms.discrete_noise import discrete_gaussian
+
+    T = 2**25 + 17
+    z = discrete_gaussian(T, 4000, np.random.default_rng(7))
+    assert abs(np.std(z) / T - 1) < 0.05 and abs(np.mean(z)) / T < 0.1 and np.mean(z % 2 == 0) == pytest.approx(0.5, abs=0.05)
+    for bad in (0, 2**56, 1.5):
+        with pytest.raises(InvalidParameterError):
+            discrete_gaussian(bad, 3, np.random.default_rng(0))
