@@ -326,3 +326,19 @@ def test_the_lattice_statistics_move_by_at_most_the_stated_l2_sensitivity(n, cel
     shift = np.ldexp(lattice_values(X, y) - lattice_values(X2, y2), -k)
     assert float(np.sqrt(np.sum(shift ** 2))) <= plan.sensitivity
     assert plan.event.rho >= plan.sensitivity ** 2 / (2 * plan.noise_std ** 2)
+
+
+def test_the_discrete_grids_refuse_what_their_lattice_or_sampler_cannot_hold():
+    """Red team 23: n >= 2^52 gave a negative lattice exponent and the counts were shifted to 0; the discrete
+    samplers' work arrays (about 200 bytes per cell) were not in the memory estimate. Both refused at planning."""
+    import math
+
+    from privgp.errors import InvalidParameterError
+    from privgp.mechanisms.registered.laplace_grid import plan_laplace_grid
+
+    for plan in (plan_grid, plan_laplace_grid):
+        with pytest.raises(InvalidParameterError, match="^n must be at most 2\\^51"):
+            plan(2**52, BOX, IDENTITY, epsilon=1.0, delta=1e-6, cells=2, grid=5, memory_limit=math.inf)
+        with pytest.raises(InvalidParameterError, match="^memory must be at most"):
+            plan(1000, Box.unit(2), IDENTITY, epsilon=1.0, cells=900, grid=5, memory_limit=48 * 2**20)
+        assert plan(2**51, BOX, IDENTITY, epsilon=1.0, delta=1e-6, cells=2, grid=5, memory_limit=math.inf)

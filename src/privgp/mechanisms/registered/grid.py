@@ -21,7 +21,7 @@ Floating point (red team 21). Gaussian noise added in float64 leaks through the 
 2012; delta >= 0.14 at a certified (5, 1e-6)). The release therefore adds *discrete* Gaussian noise in integer
 arithmetic (:func:`privgp.mechanisms.discrete_noise.discrete_gaussian`): the counts and the sums are put on a public
 lattice g = 2^-k (the counts exactly, the sums rounded: k from the noise and n, the noise std at least 2^24 lattice
-steps and n 2^k <= 2^52, so a float sum's own rounding error is at most g / 4), each gets N_Z(0, T^2) lattice steps
+steps and g <= 2^-20 unless n > 2^32, and n 2^k <= 2^52, so a float sum's own rounding error is at most g / 4), each gets N_Z(0, T^2) lattice steps
 of noise (std s = T g), and the integers become floats afterwards (post-processing). Rounding moves a sum by at most
 g / 2 plus its float error, so a replacement moves the lattice statistics by at most 2 + 2g in L2 norm (two cells:
 sqrt((|y| + 1.5 g)^2 + 1 + (|y'| + 1.5 g)^2 + 1) <= 2 + 2g). The discrete Gaussian with lattice shifts has the
@@ -104,10 +104,25 @@ def cell_sizes(domain: Box, cells: int, name: str = "cells") -> tuple[int, ...]:
 
 
 def grid_memory(cells: tuple[int, ...], grid: tuple[int, ...], n: int) -> float:
-    """Bytes a noisy-grid release needs: the per-cell statistics, the separable smoothing onto the map grid,
-    one index array over the records."""
-    return 8.0 * (6 * float(np.prod(cells)) + 8 * float(np.prod(grid)) + 2 * sum(g * c for g, c in zip(grid, cells))
+    """Bytes a noisy-grid release needs: the per-cell statistics and the discrete samplers' work arrays (about 200
+    bytes per cell at their peak, red team 23), the separable smoothing onto the map grid, one index array over the
+    records."""
+    return 8.0 * (32 * float(np.prod(cells)) + 8 * float(np.prod(grid)) + 2 * sum(g * c for g, c in zip(grid, cells))
                   + 2 * n)
+
+
+#: the most records a discrete noisy grid takes: its lattice needs n 2^k <= 2^52 with k >= 0 (red team 23: at
+#: n >= 2^52 the exponent went negative and the counts were shifted to 0)
+MAX_RECORDS = 2**51
+
+
+def lattice_cap(n: int) -> int:
+    """The finest lattice exponent k with n 2^k <= 2^52 (the float sums' own error at most g / 4); n above
+    :data:`MAX_RECORDS` is refused (before any charge: the plan functions call this)."""
+    if int(n) > MAX_RECORDS:
+        raise InvalidParameterError("n", "at most 2^51 records for a discrete noisy grid (its lattice needs n 2^k <= "
+                                    "2^52)", n)
+    return 52 - int(n).bit_length()
 
 
 def cell_statistics(domain: Box, cells: tuple[int, ...], X: np.ndarray, y: np.ndarray, *, exact: bool = True
@@ -444,7 +459,7 @@ def discrete_gaussian_noise(epsilon: float, delta: float, n: int) -> tuple[int, 
     epsilon <= the target (the one calibrator, then whole lattice steps, re-checked)."""
     s0 = float(gaussian_noise_std(GRID_SENSITIVITY, epsilon, delta))   # the float release's std: a lower bound
     k = max(math.ceil(GAUSSIAN_STEPS_LOG2 - math.log2(s0)), 20)
-    k = min(k, 52 - int(n).bit_length())
+    k = min(k, lattice_cap(n))
     g = math.ldexp(1.0, -k)
     res = calibrate(lambda s: ZcdpEvent(rho=(2.0 + 2.0 * g) ** 2 / (2.0 * s * s)), "noise_std", (s0, 16.0 * s0),
                     epsilon, delta)

@@ -19,7 +19,7 @@ Floating point (red team 21). Laplace noise added in float64 leaks through the l
 is, so one released number told whether a record was in a cell (delta(5) >= 0.29 for a "pure 5-DP" grid). The
 release therefore adds *discrete* Laplace noise in integer arithmetic (:mod:`privgp.mechanisms.discrete_noise`):
 the counts are integers; the sums are rounded to whole multiples of a public lattice g = 2^-k (k from epsilon and
-n: the noise scale is at least 2^24 lattice steps, and n 2^k <= 2^52, so the float sums' own rounding error is at
+n: the noise scale is at least 2^24 lattice steps and g <= 2^-20 unless n > 2^32, and n 2^k <= 2^52, so the float sums' own rounding error is at
 most g / 2); each gets discrete Laplace noise of scale b (b / g steps for the sums), and the integer results are
 turned into floats afterwards (post-processing). Rounding a sum changes it by at most g plus its float error, so a
 replacement moves the lattice sums of its (at most two) cells by at most |y| + 2g each in y units: the L1
@@ -62,6 +62,7 @@ from .grid import (
     check_bandwidth,
     check_memory,
     grid_memory,
+    lattice_cap,
     recorded_grid_arguments,
     release_assumptions,
     settings_chosen_by,
@@ -89,7 +90,7 @@ def lattice(epsilon: float, n: int) -> tuple[int, int]:
         k += 1
     while eps * two ** (-(k - 1)) <= two ** (-LATTICE_STEPS_LOG2):
         k -= 1
-    k = min(max(k, MIN_LATTICE_EXPONENT), 52 - int(n).bit_length())
+    k = min(max(k, MIN_LATTICE_EXPONENT), lattice_cap(n))
     g = two ** (-k)
     T = math.ceil((4 + 4 * g) / (eps * g))
     if T > MAX_T:
