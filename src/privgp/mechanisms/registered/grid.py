@@ -48,7 +48,7 @@ from numpy.typing import ArrayLike
 from ... import validation as v
 from ...accounting import GaussianEvent, PrivacyCertificate, calibrate_gaussian, certify
 from ...accounting.calibrate import calibrate
-from ...accounting.events import ZcdpEvent
+from ...accounting.events import EventBatch, ZcdpEvent
 from ...accounting.gaussian import gaussian_noise_std
 from ...errors import InvalidParameterError
 from ...formatting import format_upper
@@ -461,8 +461,14 @@ def discrete_gaussian_noise(epsilon: float, delta: float, n: int) -> tuple[int, 
     k = max(math.ceil(GAUSSIAN_STEPS_LOG2 - math.log2(s0)), 20)
     k = min(k, lattice_cap(n))
     g = math.ldexp(1.0, -k)
-    res = calibrate(lambda s: ZcdpEvent(rho=(2.0 + 2.0 * g) ** 2 / (2.0 * s * s)), "noise_std", (s0, 16.0 * s0),
-                    epsilon, delta)
+    sens2 = (2.0 + 2.0 * g) ** 2
+
+    def batch(stds: np.ndarray) -> EventBatch:   # the vectorised accountant path of the calibrator
+        rho = sens2 / (2.0 * stds * stds)
+        return EventBatch(ZcdpEvent, tuple(rho.shape), {"rho": rho}, {"rho": rho})
+
+    res = calibrate(lambda s: ZcdpEvent(rho=sens2 / (2.0 * s * s)), "noise_std", (s0, 16.0 * s0), epsilon, delta,
+                    make_batch=batch)
     T = math.ceil(Fraction(res.value) / Fraction(g))
     for _ in range(64):   # whole lattice steps, rho rounded up: re-checked through the accountant
         if T > MAX_T - 1:
