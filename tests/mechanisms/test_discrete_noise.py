@@ -10,19 +10,24 @@ from privgp.errors import InvalidParameterError
 from privgp.mechanisms.discrete_noise import discrete_laplace, discrete_laplace_pmf
 
 
+def _pmf_pvalue(z, values, pmf) -> float:
+    """Chi-square p-value of the draws ``z`` against ``pmf`` on ``values`` (cells with > 5 expected; the rest
+    pooled)."""
+    expected = pmf(values) * z.size
+    observed = np.array([np.sum(z == v) for v in values])
+    keep = expected > 5
+    obs = np.append(observed[keep], z.size - observed[keep].sum())
+    exp = np.append(expected[keep], z.size - expected[keep].sum())
+    return float(chisquare(obs, exp).pvalue)
+
+
 @pytest.mark.parametrize("t, s", [(1, 1), (3, 1), (5, 2), (1, 4), (7, 3), (2**24 + 3, 2**24)])
 def test_the_draws_follow_the_discrete_laplace_pmf(t, s):
     b = t / s
     z = discrete_laplace(t, s, 60_000, np.random.default_rng(t * 1000 + s))
     assert z.dtype == np.int64
     width = int(np.ceil(10 * b)) + 2
-    values = np.arange(-width, width + 1)
-    expected = discrete_laplace_pmf(values, b) * z.size
-    observed = np.array([np.sum(z == v) for v in values])
-    keep = expected > 5
-    obs = np.append(observed[keep], z.size - observed[keep].sum())
-    exp = np.append(expected[keep], z.size - expected[keep].sum())
-    assert chisquare(obs, exp).pvalue > 1e-4
+    assert _pmf_pvalue(z, np.arange(-width, width + 1), lambda x: discrete_laplace_pmf(x, b)) > 1e-4
     # the law is symmetric: P(Z = 0) is not counted twice (the sampler rejects -0)
     assert np.mean(z == 0) == pytest.approx(discrete_laplace_pmf(0, b), abs=5 * np.sqrt(discrete_laplace_pmf(0, b) / z.size))
 
@@ -60,13 +65,7 @@ def test_the_discrete_gaussian_draws_follow_its_pmf(T):
 
     z = discrete_gaussian(T, 30_000, np.random.default_rng(100 + T))
     assert z.dtype == np.int64
-    values = np.arange(-6 * T - 3, 6 * T + 4)
-    expected = discrete_gaussian_pmf(values, T) * z.size
-    observed = np.array([np.sum(z == v) for v in values])
-    keep = expected > 5
-    obs = np.append(observed[keep], z.size - observed[keep].sum())
-    exp = np.append(expected[keep], z.size - expected[keep].sum())
-    assert chisquare(obs, exp).pvalue > 1e-4
+    assert _pmf_pvalue(z, np.arange(-6 * T - 3, 6 * T + 4), lambda x: discrete_gaussian_pmf(x, T)) > 1e-4
 
 
 def test_the_discrete_gaussian_at_a_release_scale_and_its_checks():

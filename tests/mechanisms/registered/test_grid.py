@@ -25,6 +25,7 @@ from privgp.mechanisms.registered.grid import (
 from privgp.mechanisms.release import ResponseMap, default_delta
 from privgp.models.domain import Box
 from privgp.tasks.forecast import forecast
+from tests.mechanisms.registered.neighbours import replaced_neighbour
 
 IDENTITY = ResponseMap(0.0, 1.0)
 BOX = Box((0.0, 0.0), (3.0, 2.0))
@@ -312,12 +313,7 @@ def test_the_lattice_statistics_move_by_at_most_the_stated_l2_sensitivity(n, cel
     rng = np.random.default_rng(seed)
     plan = plan_grid(n, BOX, IDENTITY, epsilon=epsilon, cells=cells, grid=5)
     k = plan.lattice_exponent
-    X = BOX.lower + rng.random((n, 2)) * BOX.widths
-    y = rng.choice([-1.0, 1.0, rng.uniform(-1, 1)], n)
-    X2, y2 = X.copy(), y.copy()
-    i = rng.integers(n)
-    X2[i] = BOX.lower + rng.random(2) * BOX.widths
-    y2[i] = rng.choice([-1.0, 1.0, rng.uniform(-1, 1)])
+    X, y, X2, y2 = replaced_neighbour(rng, BOX, n)
 
     def lattice_values(X_, y_):
         s, c = cell_statistics(plan.domain, plan.cells, X_, y_)

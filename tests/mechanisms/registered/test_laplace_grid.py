@@ -19,6 +19,7 @@ from privgp.mechanisms.registered.grid import cell_statistics
 from privgp.mechanisms.registered.laplace_grid import L1_SENSITIVITY, lattice, plan_laplace_grid
 from privgp.mechanisms.release import ResponseMap
 from privgp.models.domain import Box
+from tests.mechanisms.registered.neighbours import replaced_neighbour
 
 IDENTITY = ResponseMap(0.0, 1.0)
 BOX = Box((0.0, 0.0), (3.0, 2.0))
@@ -87,12 +88,7 @@ def test_the_released_integers_change_by_at_most_the_stated_l1_sensitivity(n, ce
     rng = np.random.default_rng(seed)
     plan = plan_laplace_grid(n, BOX, IDENTITY, epsilon=epsilon, cells=cells)
     g = plan.lattice
-    X = BOX.lower + rng.random((n, 2)) * BOX.widths
-    y = rng.choice([-1.0, 1.0, rng.uniform(-1, 1)], n)
-    X2, y2 = X.copy(), y.copy()
-    i = rng.integers(n)
-    X2[i] = BOX.lower + rng.random(2) * BOX.widths
-    y2[i] = rng.choice([-1.0, 1.0, rng.uniform(-1, 1)])
+    X, y, X2, y2 = replaced_neighbour(rng, BOX, n)
 
     def released_integers(X_, y_):
         s, c = cell_statistics(plan.domain, plan.cells, X_, y_)

@@ -240,6 +240,11 @@ class CellGridRelease:
     def _noise(self, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
         raise NotImplementedError
 
+    def _integer_noise(self, name: str, rng: np.random.Generator) -> np.ndarray:
+        """A discrete plan's integer noise (int64, the cells' shape) for the statistic ``name``, in its lattice
+        steps."""
+        raise NotImplementedError
+
     def _released_noise_std(self) -> float:
         raise NotImplementedError
 
@@ -316,10 +321,18 @@ class CellGridRelease:
     def draw_from_statistics(self, sums: np.ndarray, counts: np.ndarray, rng: np.random.Generator) -> GridField:
         """The release from per-cell (sums, counts) of the checked, clipped records (e.g. reduced on a Dask
         cluster): the plan's noise on the sums, then on the counts, and the post-processing; :meth:`draw`
-        calls it."""
+        calls it. A discrete plan (privgp's releases) puts each statistic on its lattice as integers (the sums
+        rounded; |sum| 2^k <= n 2^k <= 2^52, exact), adds the subclass's integer noise (:meth:`_integer_noise`)
+        and turns the results into floats (post-processing); a "float" plan adds float noise, as privgp did before
+        2026-11-26 (forecast simulations only)."""
         rng = v.generator("rng", rng)
         sums = np.asarray(sums, dtype=float).reshape(self.cells)
         counts = np.asarray(counts, dtype=float).reshape(self.cells)
+        if self.discrete_kind and getattr(self, "noise", None) == self.discrete_kind:
+            k = self.statistic_exponents()
+            noisy = {name: np.rint(np.ldexp(stat, k[name])).astype(np.int64) + self._integer_noise(name, rng)
+                     for name, stat in (("sums", sums), ("counts", counts))}   # sums first, then counts
+            return self.post_process(*(np.ldexp(noisy[name].astype(float), -k[name]) for name in ("sums", "counts")))
         s_rel = sums + self._noise(sums.shape, rng)
         n_rel = counts + self._noise(counts.shape, rng)
         return self.post_process(s_rel, n_rel)
@@ -364,21 +377,9 @@ class NoisyGridPlan(CellGridRelease):
     def _noise(self, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
         return rng.normal(0.0, self.noise_std, shape)
 
-    def draw_from_statistics(self, sums: np.ndarray, counts: np.ndarray, rng: np.random.Generator) -> GridField:
-        """The release (module docstring, "Floating point"): sums and counts on the lattice g as integers, each plus
-        exact discrete Gaussian noise of T lattice steps, then floats (post-processing). A "float" plan adds float
-        noise, as privgp did before 2026-11-26 (forecast simulations only)."""
-        if self.noise != DISCRETE_GAUSSIAN:
-            return super().draw_from_statistics(sums, counts, rng)
-        rng = v.generator("rng", rng)
-        k, T = self.lattice_exponent, self.lattice_steps
-        sums = np.asarray(sums, dtype=float).reshape(self.cells)
-        counts = np.asarray(counts, dtype=float).reshape(self.cells)
-        lattice_sums = np.rint(np.ldexp(sums, k)).astype(np.int64)          # |sum| 2^k <= n 2^k <= 2^52: exact
-        lattice_counts = np.rint(counts).astype(np.int64) << k               # whole counts (checked before the charge)
-        noisy_sums = lattice_sums + discrete_gaussian(T, self.cells, rng)
-        noisy_counts = lattice_counts + discrete_gaussian(T, self.cells, rng)
-        return self.post_process(np.ldexp(noisy_sums.astype(float), -k), np.ldexp(noisy_counts.astype(float), -k))
+    def _integer_noise(self, name: str, rng: np.random.Generator) -> np.ndarray:
+        """N_Z(0, T^2) lattice steps for the sums and the counts alike (module docstring, "Floating point")."""
+        return discrete_gaussian(self.lattice_steps, self.cells, rng)
 
     def _released_noise_std(self) -> float:
         return self.noise_std

@@ -57,7 +57,6 @@ from .grid import (
     UNCERTAINTY_COVERS,
     CellGridMechanism,
     CellGridRelease,
-    GridField,
     cell_sizes,
     check_bandwidth,
     check_memory,
@@ -142,22 +141,11 @@ class LaplaceGridPlan(CellGridRelease):
     def _noise(self, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
         return rng.laplace(0.0, self.scale, shape)
 
-    def draw_from_statistics(self, sums: np.ndarray, counts: np.ndarray, rng: np.random.Generator) -> GridField:
-        """The release (module docstring, "Floating point"): the sums rounded to the lattice g and the counts, as
-        integers, each plus exact discrete Laplace noise of scale b (T lattice steps for the sums), then floats
-        (post-processing). A "float" plan adds float noise, as privgp did before 2026-11-26 (simulations only)."""
-        if self.noise != DISCRETE:
-            return super().draw_from_statistics(sums, counts, rng)
-        rng = v.generator("rng", rng)
-        k, T = self.lattice_exponent, self.lattice_steps
-        sums = np.asarray(sums, dtype=float).reshape(self.cells)
-        counts = np.asarray(counts, dtype=float).reshape(self.cells)
-        on_lattice = np.rint(np.ldexp(sums, k)).astype(np.int64)       # |sum| 2^k <= n 2^k <= 2^52: exact
-        whole = np.rint(counts).astype(np.int64)                        # whole counts (checked before the charge)
-        noisy_sums = on_lattice + discrete_laplace(T, 1, self.cells, rng)
-        t, s = (T, 2 ** k) if k >= 0 else (T * 2 ** (-k), 1)             # b = T g in count units is t / s
-        noisy_counts = whole + discrete_laplace(t, s, self.cells, rng)
-        return self.post_process(np.ldexp(noisy_sums.astype(float), -k), noisy_counts.astype(float))
+    def _integer_noise(self, name: str, rng: np.random.Generator) -> np.ndarray:
+        """Discrete Laplace noise of scale b = T g (module docstring): T lattice steps for the sums, b = T / 2^k for
+        the whole counts (k >= 0: n <= 2^51)."""
+        T, k = self.lattice_steps, self.lattice_exponent
+        return discrete_laplace(T, 1, self.cells, rng) if name == "sums" else discrete_laplace(T, 2 ** k, self.cells, rng)
 
     def _released_noise_std(self) -> float:
         return self.noise_std
