@@ -329,12 +329,15 @@ def test_older_certificates_verify_without_file_hashes(capsys):
 
 def _committed_certificates() -> list[Path]:
     """Every certificate file committed in the repository (docs/ and tests/data/): any JSON file that
-    `privgp verify` reads as a certificate."""
+    `privgp verify` reads as a certificate, except tests/data/float_noise_certificates/ (kept to be refused: float
+    noise, whose epsilon does not hold; tests/mechanisms/registered/test_laplace_grid.py)."""
     from privgp.cli.verify import kind_of
 
     out = []
     for folder in (ROOT / "docs", ROOT / "tests" / "data"):
         for p in sorted(folder.rglob("*.json")):
+            if "float_noise_certificates" in p.parts:
+                continue
             try:
                 doc = json.loads(p.read_text())
             except (ValueError, UnicodeDecodeError):

@@ -174,3 +174,24 @@ def test_verify_refuses_released_statistics_off_the_lattice_or_with_negative_zer
     np.savez(out / "field.npz", **arrays)
     code, res = rehash_and_verify(out, capsys, "--strict")
     assert code == 0, res
+
+
+def test_a_release_drawn_with_float_noise_is_not_verified(capsys):
+    """Walk-through 17: README's main release as privgp wrote it before 2026-11-26 (float Laplace noise; its
+    certificate, committed at fe0a8f4^ in docs/runs/release-default) was VERIFIED with a note and exit 0, although
+    its epsilon does not hold (red team 21). Now NOT VERIFIED, naming the noise, for both float grids."""
+    from pathlib import Path
+
+    from privgp.cli.release_publish import CertificateMismatch
+    from privgp.mechanisms.registered.grid import plan_grid
+
+    cert = Path(__file__).resolve().parents[2] / "data" / "float_noise_certificates" / "laplace_grid.json"
+    assert json.loads(cert.read_text())["public_settings"].get("noise") is None
+    assert main(["verify", str(cert), "--json"]) == 1
+    res = json.loads(capsys.readouterr().out)
+    assert res["field"] == "public_settings.noise" and "floating point" in res["reason"]
+    for plan in (plan_laplace_grid(100, BOX, IDENTITY, epsilon=1.0, _noise="float"),
+                 plan_grid(100, BOX, IDENTITY, epsilon=1.0, _noise="float")):
+        with pytest.raises(CertificateMismatch, match="its epsilon does not hold"):
+            plan.check_verifiable()
+    plan_laplace_grid(100, BOX, IDENTITY, epsilon=1.0).check_verifiable()       # discrete: nothing to say

@@ -21,7 +21,7 @@ Floating point (red team 21). Gaussian noise added in float64 leaks through the 
 2012; delta >= 0.14 at a certified (5, 1e-6)). The release therefore adds *discrete* Gaussian noise in integer
 arithmetic (:func:`privgp.mechanisms.discrete_noise.discrete_gaussian`): the counts and the sums are put on a public
 lattice g = 2^-k (the counts exactly, the sums rounded: k from the noise and n, the noise std at least 2^24 lattice
-steps and g <= 2^-20 unless n > 2^32, and n 2^k <= 2^52, so a float sum's own rounding error is at most g / 4), each gets N_Z(0, T^2) lattice steps
+steps and g <= 2^-20 for n < 2^32, and n 2^k <= 2^52, so a float sum's own rounding error is at most g / 4), each gets N_Z(0, T^2) lattice steps
 of noise (std s = T g), and the integers become floats afterwards (post-processing). Rounding moves a sum by at most
 g / 2 plus its float error, so a replacement moves the lattice statistics by at most 2 + 2g in L2 norm (two cells:
 sqrt((|y| + 1.5 g)^2 + 1 + (|y'| + 1.5 g)^2 + 1) <= 2 + 2g). The discrete Gaussian with lattice shifts has the
@@ -268,15 +268,19 @@ class CellGridRelease:
                                         "noise (float noise only rebuilds certificates written before 2026-11-26: its "
                                         "low bits leak; nothing was charged)", f"noise={noise!r}")
 
-    def verify_notes(self) -> list[str]:
-        """What ``privgp verify`` says of this plan beyond its checks: a release drawn with float noise (before
-        2026-11-26) holds its epsilon only in exact arithmetic (``--strict`` fails on it)."""
+    def check_verifiable(self) -> None:
+        """``privgp verify``: a release drawn with float noise (privgp before 2026-11-26) does not hold its epsilon
+        (red team 21: the low bits of its released statistics tell whether a cell holds a record, delta(5) >= 0.29
+        for a "pure 5-DP" laplace-grid release), so it is NOT VERIFIED, naming why (walk-through 17: a note under
+        "VERIFIED ... epsilon <= 5" and exit 0 told a reader the guarantee held)."""
         if getattr(self, "noise", self.discrete_kind) == self.discrete_kind:
-            return []
-        return [f"noise: this release added {self.noise_words} noise in floating point (privgp before 2026-11-26); "
-                "the low-order bits of its released statistics can tell whether a cell holds a record (Mironov 2012, "
-                "red team 21), so its epsilon holds only for exact arithmetic: release again with this privgp "
-                "(discrete noise)"]
+            return
+        from ...errors import CertificateMismatch  # noqa: PLC0415
+
+        raise CertificateMismatch("public_settings.noise", f"absent: this release added {self.noise_words} noise in "
+                                  "floating point (privgp before 2026-11-26), whose low-order bits can tell whether a "
+                                  "cell holds a record (Mironov 2012; red team 21), so its epsilon does not hold; "
+                                  "withdraw its files (a new release is charged again)")
 
     def check_released_statistics(self, npz: str, sums: np.ndarray, counts: np.ndarray) -> None:
         """A discrete release's statistics as it draws them: each a whole multiple of its lattice (anything else is
@@ -607,10 +611,10 @@ class NoisyGrid(CellGridMechanism):
                     f"grid of {cells} cells, and where it exceeds the threshold {thr}; with the released uncertainty "
                     "of the map at every point.")
         discrete = plan.noise == DISCRETE_GAUSSIAN
-        noise = "whole-number (discrete) Gaussian noise" if discrete else "Gaussian noise"
-        lattice_words = (f" (totals and counts on a lattice of {plan.lattice:.6g}, the noise drawn with whole numbers "
-                         "only, so that no rounding of the computer's arithmetic can give a record away)"
-                         if discrete else "")
+        noise = "discrete Gaussian noise" if discrete else "Gaussian noise"
+        lattice_words = (f" (totals and counts on a lattice of {plan.lattice:.6g} and the noise drawn in whole steps of "
+                         "that size, by integer arithmetic only, so that no rounding of the computer's arithmetic can "
+                         "give a record away)" if discrete else "")
         how = ("The domain was cut into equal cells fixed in advance. For every cell, the total of the clipped "
                f"responses and the number of records in it were computed, and {noise} was added to each total "
                f"and count{lattice_words}, with a standard deviation of {plan.noise_std:.4g} (on the clipped scale) "

@@ -19,7 +19,7 @@ Floating point (red team 21). Laplace noise added in float64 leaks through the l
 is, so one released number told whether a record was in a cell (delta(5) >= 0.29 for a "pure 5-DP" grid). The
 release therefore adds *discrete* Laplace noise in integer arithmetic (:mod:`privgp.mechanisms.discrete_noise`):
 the counts are integers; the sums are rounded to whole multiples of a public lattice g = 2^-k (k from epsilon and
-n: the noise scale is at least 2^24 lattice steps and g <= 2^-20 unless n > 2^32, and n 2^k <= 2^52, so the float sums' own rounding error is at
+n: the noise scale is at least 2^24 lattice steps and g <= 2^-20 for n < 2^32, and n 2^k <= 2^52, so the float sums' own rounding error is at
 most g / 2); each gets discrete Laplace noise of scale b (b / g steps for the sums), and the integer results are
 turned into floats afterwards (post-processing). Rounding a sum changes it by at most g plus its float error, so a
 replacement moves the lattice sums of its (at most two) cells by at most |y| + 2g each in y units: the L1
@@ -234,10 +234,11 @@ class LaplaceGrid(CellGridMechanism):
         released = (f"One map of {resp.label} over the public domain, smoothed from noisy per-cell totals on a public "
                     f"grid of {cells} cells, and where it exceeds the threshold "
                     f"{resp.value(plan.response_map.threshold)}; with its released uncertainty.")
-        noise = ("whole-number (discrete) Laplace noise of scale " if plan.noise == DISCRETE else "Laplace noise of scale ")
-        lattice_words = (f" (the totals first rounded to whole multiples of {plan.lattice:.6g}, and the noise drawn "
-                         "with whole numbers only, so that no rounding of the computer's arithmetic can give a record "
-                         "away)" if plan.noise == DISCRETE else "")
+        noise = ("discrete Laplace noise of scale " if plan.noise == DISCRETE else "Laplace noise of scale ")
+        lattice_words = (f" (the totals first rounded to whole multiples of {plan.lattice:.6g} and their noise drawn in "
+                         "whole steps of that size, the counts' noise in whole numbers, by integer arithmetic only, so "
+                         "that no rounding of the computer's arithmetic can give a record away)"
+                         if plan.noise == DISCRETE else "")
         how = ("The domain was cut into equal cells fixed in advance. For every cell, the total of the clipped "
                f"responses and the number of records in it were computed, and {noise}"
                f"{plan.scale:.4g} was added to each{lattice_words}, enough to hide any one record completely in the "
