@@ -52,3 +52,11 @@ def test_account_names_a_pure_bound_and_a_large_n_delta(capsys):
     assert main(["account", "--mechanism", "laplace-grid", "--n", "1000", "--epsilon", "2", "--delta", "0.01",
                  "--json"]) == 0
     json.loads(capsys.readouterr().out)                                 # --json unchanged: one JSON object
+
+
+def test_account_plans_without_a_memory_limit(capsys):
+    """Walk-through 17: the calculator reads no records, yet n = 3e8 was refused on a memory estimate of them (and
+    named --memory-limit, which account does not have)."""
+    assert main(["account", "--mechanism", "laplace-grid", "--n", "300000000", "--box", "0", "10", "0", "5",
+                 "--epsilon", "1"]) == 0
+    assert "records planned as laplace-grid" in capsys.readouterr().out
