@@ -25,7 +25,7 @@ from privgp.mechanisms.registered.grid import (
 from privgp.mechanisms.release import ResponseMap, default_delta
 from privgp.models.domain import Box
 from privgp.tasks.forecast import forecast
-from tests.mechanisms.registered.neighbours import replaced_neighbour
+from tests.mechanisms.registered.neighbours import released_counts_of_a_moved_record, replaced_neighbour
 
 IDENTITY = ResponseMap(0.0, 1.0)
 BOX = Box((0.0, 0.0), (3.0, 2.0))
@@ -286,16 +286,11 @@ def test_the_gaussian_grids_low_bits_no_longer_tell_a_record_apart_and_float_pla
 
     plan = plan_grid(211, Box.unit(2), IDENTITY, epsilon=5.0, cells=8, grid=5)   # a small map: fast draws
     g = plan.lattice
-    sums, counts = np.zeros(plan.cells), np.zeros(plan.cells)
-    counts[0, 0] = 211
-    moved = counts.copy()
-    moved[0, 0], moved[1, 0] = 210, 1
     rng = np.random.default_rng(5)
-    for c in (counts, moved):
-        out = np.array([plan.draw_from_statistics(sums, c, rng).statistics["counts"][1, 0] for _ in range(400)])
+    for out in released_counts_of_a_moved_record(plan, 400, rng):
         assert np.array_equal(out / g, np.rint(out / g))
     legacy = plan_grid(211, Box.unit(2), IDENTITY, epsilon=5.0, cells=8, grid=5, _noise="float")
-    out = np.array([legacy.draw_from_statistics(sums, counts, rng).statistics["counts"][1, 0] for _ in range(400)])
+    out = released_counts_of_a_moved_record(legacy, 400, rng)[0]
     assert not np.array_equal(out / g, np.rint(out / g))          # what float noise released (the test can fail)
     x = np.random.default_rng(0)
     records = privgp.records(x.random((40, 2)), x.uniform(-1, 1, 40))

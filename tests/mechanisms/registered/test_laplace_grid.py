@@ -19,7 +19,7 @@ from privgp.mechanisms.registered.grid import cell_statistics
 from privgp.mechanisms.registered.laplace_grid import L1_SENSITIVITY, lattice, plan_laplace_grid
 from privgp.mechanisms.release import ResponseMap
 from privgp.models.domain import Box
-from tests.mechanisms.registered.neighbours import replaced_neighbour
+from tests.mechanisms.registered.neighbours import released_counts_of_a_moved_record, replaced_neighbour
 
 IDENTITY = ResponseMap(0.0, 1.0)
 BOX = Box((0.0, 0.0), (3.0, 2.0))
@@ -103,17 +103,12 @@ def test_the_low_bits_no_longer_tell_a_record_apart():
     """Red team 21's attack (Mironov 2012): with float noise, a released count in (-0.5, 0.5) was a multiple of
     2^-53 exactly when the cell held a record; it is now always the integer 0, in both neighbouring datasets."""
     plan = plan_laplace_grid(211, Box.unit(2), IDENTITY, epsilon=5.0, cells=8, grid=5)   # a small map: fast draws
-    sums, counts = np.zeros(plan.cells), np.zeros(plan.cells)
-    counts[0, 0] = 211
-    moved = counts.copy()
-    moved[0, 0], moved[1, 0] = 210, 1
     rng = np.random.default_rng(5)
-    for c in (counts, moved):
-        out = np.array([plan.draw_from_statistics(sums, c, rng).statistics["counts"][1, 0] for _ in range(400)])
+    for out in released_counts_of_a_moved_record(plan, 400, rng):
         near = out[np.abs(out) < 0.5]
         assert near.size > 30 and np.all(near == 0.0)   # about 54% (no record) resp. 15% (one) of the draws
     legacy = plan_laplace_grid(211, Box.unit(2), IDENTITY, epsilon=5.0, cells=8, grid=5, _noise="float")
-    out = np.array([legacy.draw_from_statistics(sums, counts, rng).statistics["counts"][1, 0] for _ in range(200)])
+    out = released_counts_of_a_moved_record(legacy, 200, rng)[0]
     assert np.any((np.abs(out) < 0.5) & (out != 0))    # what the old float noise released (the test can fail)
 
 
