@@ -29,7 +29,7 @@ continuous Gaussian's Renyi curve (Canonne, Kamath & Steinke 2020, Thm 4; indepe
 release is rho-zCDP with rho = (2 + 2g)^2 / (2 s^2) (:class:`~privgp.accounting.events.ZcdpEvent`); its exact GDP
 profile is not proven for the discrete law, so s is calibrated on the zCDP curve (about 4-8% more noise than the
 float release's exact-GDP calibration). Certificates written before 2026-11-26 record no ``noise`` setting; they
-are rebuilt with their float noise and GDP event, and verify notes it.
+are rebuilt with their float noise and GDP event, and verify says NOT VERIFIED (their epsilon does not hold).
 
 Seed 002's eq. (37) mechanism, which shares this module's released field, is
 :mod:`privgp.mechanisms.registered.discretised_gaussian`.
@@ -90,6 +90,8 @@ def release_assumptions(domain: Box, settings: str = "the cells, the smoothing b
 
 #: L2 sensitivity of the per-cell (sums, counts) vector under replace-one with |y| <= 1 (module docstring)
 GRID_SENSITIVITY = 2.0
+#: the noise of the Gaussian grid's releases (module docstring, "Floating point")
+DISCRETE_GAUSSIAN = "discrete-gaussian"
 #: eq. 37's squared per-point sensitivities with C = 1, C_k = 1: Delta_s^2 = 4, Delta_d^2 = 1
 EQ37_PER_POINT = math.sqrt(4.0 + 1.0)
 
@@ -114,6 +116,26 @@ def grid_memory(cells: tuple[int, ...], grid: tuple[int, ...], n: int) -> float:
 #: the most records a discrete noisy grid takes: its lattice needs n 2^k <= 2^52 with k >= 0 (red team 23: at
 #: n >= 2^52 the exponent went negative and the counts were shifted to 0)
 MAX_RECORDS = 2**51
+
+
+#: the noise is at least 2^LATTICE_STEPS_LOG2 lattice steps; the lattice g = 2^-k no coarser than 2^-MIN_LATTICE_EXPONENT
+#: (the lattice's share of the sensitivity, a few g, at most a few 1e-6) unless n caps it
+LATTICE_STEPS_LOG2 = 24
+MIN_LATTICE_EXPONENT = 20
+
+
+def lattice_exponent(scale: Fraction, n: int) -> int:
+    """k of a discrete noisy grid's lattice g = 2^-k for noise of scale ``scale`` (a std or a Laplace scale, exact):
+    the coarsest g <= scale 2^-24 and g <= 2^-20, but no finer than :func:`lattice_cap` allows for n records.
+    Exact rational arithmetic (a float log2 is only the first guess)."""
+    scale, two = Fraction(scale), Fraction(2)
+    bound = scale * two ** (-LATTICE_STEPS_LOG2)
+    k = math.ceil(LATTICE_STEPS_LOG2 - math.log2(float(scale)))
+    while two ** (-k) > bound:
+        k += 1
+    while two ** (-(k - 1)) <= bound:
+        k -= 1
+    return min(max(k, MIN_LATTICE_EXPONENT), lattice_cap(n))
 
 
 def lattice_cap(n: int) -> int:
@@ -363,10 +385,10 @@ class NoisyGridPlan(CellGridRelease):
     mechanism: str = "grid"
     L: int = 1
     #: DISCRETE_GAUSSIAN (privgp's releases) or "float" (certificates before 2026-11-26; forecast simulations)
-    noise: str = "discrete-gaussian"
+    noise: str = DISCRETE_GAUSSIAN
     lattice_exponent: int = 0
     lattice_steps: int = 0
-    discrete_kind: ClassVar[str] = "discrete-gaussian"
+    discrete_kind: ClassVar[str] = DISCRETE_GAUSSIAN
     noise_words: ClassVar[str] = "Gaussian"
 
     def statistic_exponents(self) -> dict[str, int]:
@@ -411,7 +433,7 @@ class NoisyGridPlan(CellGridRelease):
 
 def plan_grid(n: int, domain: Box, response_map: ResponseMap, *, epsilon: float, delta: float | None = None,
               cells: int = 8, bandwidth: float = 1.0, grid: int = 81, hyperparameter_source: str = "given",
-              memory_limit: float = DEFAULT_MEMORY_LIMIT, _noise: str = "discrete-gaussian") -> NoisyGridPlan:
+              memory_limit: float = DEFAULT_MEMORY_LIMIT, _noise: str = DISCRETE_GAUSSIAN) -> NoisyGridPlan:
     """Plan a noisy-grid release at target (epsilon, delta): discrete Gaussian noise of std s = T g, calibrated on its
     zCDP curve at L2 sensitivity 2 + 2g (module docstring, "Floating point"; :func:`discrete_gaussian_noise`).
     Every check runs here, before any charge: the arrays (per-cell statistics, the smoothing on the map grid)
@@ -444,10 +466,6 @@ def plan_grid(n: int, domain: Box, response_map: ResponseMap, *, epsilon: float,
                          lattice_exponent=k, lattice_steps=T)
 
 
-#: the noise of the Gaussian grid's releases (module docstring, "Floating point")
-DISCRETE_GAUSSIAN = "discrete-gaussian"
-#: the noise std is at least 2^GAUSSIAN_STEPS_LOG2 lattice steps, and the lattice no coarser than 2^-20
-GAUSSIAN_STEPS_LOG2 = 24
 
 
 def _rho(T: int, k: int) -> float:
@@ -463,8 +481,7 @@ def discrete_gaussian_noise(epsilon: float, delta: float, n: int) -> tuple[int, 
     steps, g <= 2^-20, n 2^k <= 2^52), the smallest T whose zCDP event rho = (2 + 2g)^2 / (2 (T g)^2) has a certified
     epsilon <= the target (the one calibrator, then whole lattice steps, re-checked)."""
     s0 = float(gaussian_noise_std(GRID_SENSITIVITY, epsilon, delta))   # the float release's std: a lower bound
-    k = max(math.ceil(GAUSSIAN_STEPS_LOG2 - math.log2(s0)), 20)
-    k = min(k, lattice_cap(n))
+    k = lattice_exponent(Fraction(s0), n)
     g = math.ldexp(1.0, -k)
     sens2 = (2.0 + 2.0 * g) ** 2
 

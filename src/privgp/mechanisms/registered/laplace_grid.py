@@ -25,7 +25,7 @@ turned into floats afterwards (post-processing). Rounding a sum changes it by at
 replacement moves the lattice sums of its (at most two) cells by at most |y| + 2g each in y units: the L1
 sensitivity is 4 + 4g, and b = T g with T = ceil((4 + 4g) / (epsilon g)) keeps the release epsilon-DP exactly
 (P(M = m) / P(M' = m) <= e^{(4 + 4g) / b} <= e^epsilon at every output m). Certificates written before this record
-no ``noise`` setting; they are rebuilt with the float noise they were drawn with and verify notes it.
+no ``noise`` setting; they are rebuilt with the float noise they were drawn with and verify says NOT VERIFIED.
 """
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ from .grid import (
     check_bandwidth,
     check_memory,
     grid_memory,
-    lattice_cap,
+    lattice_exponent,
     recorded_grid_arguments,
     release_assumptions,
     settings_chosen_by,
@@ -71,25 +71,15 @@ from .grid import (
 L1_SENSITIVITY = 4.0
 #: the release's noise: discrete Laplace in integer arithmetic on the lattice (module docstring, "Floating point")
 DISCRETE = "discrete-laplace"
-#: epsilon g <= 2^-LATTICE_STEPS_LOG2: the noise scale (4 + 4g) / epsilon is at least 2^24 lattice steps
-LATTICE_STEPS_LOG2 = 22
-#: g <= 2^-MIN_LATTICE_EXPONENT: the lattice's share of the sensitivity, 4 g, is at most 4e-6 (unless n caps it)
-MIN_LATTICE_EXPONENT = 20
-
-
 def lattice(epsilon: float, n: int) -> tuple[int, int]:
     """(k, T) of a discrete release at ``epsilon`` for ``n`` records: the sums' lattice g = 2^-k, the coarsest with
-    epsilon g <= 2^-22 and g <= 2^-20, but no finer than n 2^k <= 2^52 allows (so a float sum's rounding error is at
-    most g / 2), and the noise scale b = T g, T = ceil((4 + 4 g) / (epsilon g)) (the module docstring's sensitivity
-    4 + 4 g). Exact rational arithmetic on the float epsilon; an epsilon so small that T exceeds the sampler's
-    integers (about 6e-11) is refused."""
+    epsilon g <= 2^-22 and g <= 2^-20, no finer than n 2^k <= 2^52 allows (so a float sum's rounding error is at most
+    g / 4; :func:`~privgp.mechanisms.registered.grid.lattice_exponent` with the scale 4 / epsilon), and the noise
+    scale b = T g, T = ceil((4 + 4 g) / (epsilon g)) (the module docstring's sensitivity 4 + 4 g). Exact rational
+    arithmetic on the float epsilon; an epsilon so small that T exceeds the sampler's integers (about 6e-11) is
+    refused."""
     eps, two = Fraction(float(epsilon)), Fraction(2)
-    k = math.ceil(LATTICE_STEPS_LOG2 + math.log2(float(epsilon)))
-    while eps * two ** (-k) > two ** (-LATTICE_STEPS_LOG2):          # log2's rounding, corrected exactly
-        k += 1
-    while eps * two ** (-(k - 1)) <= two ** (-LATTICE_STEPS_LOG2):
-        k -= 1
-    k = min(max(k, MIN_LATTICE_EXPONENT), lattice_cap(n))
+    k = lattice_exponent(4 / eps, n)          # the scale 4 / epsilon: epsilon g <= 2^-22
     g = two ** (-k)
     T = math.ceil((4 + 4 * g) / (eps * g))
     if T > MAX_T:
@@ -124,11 +114,6 @@ class LaplaceGridPlan(CellGridRelease):
     def statistic_exponents(self) -> dict[str, int]:
         """The lattice exponent of each released statistic (counts: whole numbers; sums: multiples of g)."""
         return {"counts": 0, "sums": self.lattice_exponent}
-
-    @property
-    def lattice(self) -> float:
-        """g = 2^-k: the released sums are whole multiples of it (discrete noise)."""
-        return math.ldexp(1.0, -self.lattice_exponent)
 
     @property
     def noise_std(self) -> float:
