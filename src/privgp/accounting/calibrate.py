@@ -28,6 +28,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from .. import portable
 from .. import validation as v
 from ..errors import InfeasibleTargetError, InvalidParameterError, NumericalError
 from ..formatting import format_upper
@@ -71,20 +72,20 @@ class CalibrationResult:
 
 def _grid(lo: float, hi: float, scale: str, integer: bool, points: int) -> np.ndarray:
     if integer:
-        g = np.unique(np.round(np.geomspace(max(lo, 1), hi, points) if scale == "log"
+        g = np.unique(np.round(portable.geomspace(max(lo, 1), hi, points) if scale == "log"
                                else np.linspace(lo, hi, points)).astype(np.int64))
         return g.astype(float)
     if scale == "log":
         if lo == 0.0:
-            return np.concatenate([[0.0], np.geomspace(hi * 1e-9, hi, points - 1)])
-        return np.geomspace(lo, hi, points)
+            return np.concatenate([[0.0], portable.geomspace(hi * 1e-9, hi, points - 1)])
+        return portable.geomspace(lo, hi, points)
     return np.linspace(lo, hi, points)
 
 
 def _inner(lo: float, hi: float, scale: str, integer: bool) -> np.ndarray:
     if integer:
         return np.unique(np.linspace(lo, hi, int(min(hi - lo + 1, REFINE))).round())[1:-1]
-    pts = np.geomspace(lo, hi, REFINE) if (scale == "log" and lo > 0) else np.linspace(lo, hi, REFINE)
+    pts = portable.geomspace(lo, hi, REFINE) if (scale == "log" and lo > 0) else np.linspace(lo, hi, REFINE)
     return pts[1:-1]
 
 

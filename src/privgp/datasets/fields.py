@@ -18,6 +18,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from .. import portable
 from .. import validation as v
 from ..errors import InvalidParameterError
 from ..models.domain import Box
@@ -33,7 +34,7 @@ ROUGH_LENGTHSCALE = 0.25
 
 def _bump(u: np.ndarray) -> np.ndarray:
     d2 = (u[:, 0] - 0.45) ** 2 + (u[:, 1] - 0.55) ** 2
-    return 1.5 * np.exp(-d2 / (2 * 0.22 ** 2)) - 0.6
+    return 1.5 * portable.exp(-d2 / (2 * 0.22 ** 2)) - 0.6
 
 
 _BLOBS = ((0.25, 0.3, 0.12, 1.4), (0.7, 0.7, 0.16, 1.3), (0.75, 0.22, 0.09, 1.5), (0.35, 0.78, 0.1, -0.8))
@@ -42,7 +43,7 @@ _BLOBS = ((0.25, 0.3, 0.12, 1.4), (0.7, 0.7, 0.16, 1.3), (0.75, 0.22, 0.09, 1.5)
 def _blobs(u: np.ndarray) -> np.ndarray:
     f = np.full(u.shape[0], -0.45)
     for cx, cy, w, a in _BLOBS:
-        f += a * np.exp(-((u[:, 0] - cx) ** 2 + (u[:, 1] - cy) ** 2) / (2 * w * w))
+        f += a * portable.exp(-((u[:, 0] - cx) ** 2 + (u[:, 1] - cy) ** 2) / (2 * w * w))
     return np.clip(f, -1.0, 1.0)
 
 

@@ -45,6 +45,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ... import portable
 from ... import validation as v
 from ...accounting import GaussianEvent, PrivacyCertificate, calibrate_gaussian, certify
 from ...accounting.calibrate import calibrate
@@ -182,7 +183,7 @@ def check_bandwidth(bandwidth) -> float:
 
 def _gauss_matrix(targets: np.ndarray, centres: np.ndarray, h: float) -> np.ndarray:
     d = (targets[:, None] - centres[None, :]) / h
-    return np.exp(-0.5 * d * d)
+    return portable.exp(-0.5 * d * d)
 
 
 @dataclass(frozen=True)
@@ -216,7 +217,9 @@ def smooth_ratio(axes, domain: Box, cells: tuple[int, ...], sums: np.ndarray, co
                  bandwidth: float) -> tuple[np.ndarray, np.ndarray]:
     """Post-processing of released per-cell (sums, counts): a separable Gaussian filter of ``bandwidth``
     cells onto the grid ``axes``, the ratio A / max(B, b0) clipped to [-1, 1] with b0 = max(1, 2 sd(B)),
-    and its sd s sqrt(sum w^2) sqrt(1 + m^2) / max(B, b0) (delta method; public)."""
+    and its sd s sqrt(sum w^2) sqrt(1 + m^2) / max(B, b0) (delta method; public). The same bits on every CPU
+    (:mod:`privgp.portable`: the C library's exp, products added in a fixed order), so that ``privgp verify``
+    rebuilds a released map exactly wherever it runs."""
     mats = []
     for lo, w, c, ax in zip(domain.lower, domain.widths, cells, axes):
         centres = lo + (np.arange(c) + 0.5) * w / c
@@ -224,9 +227,9 @@ def smooth_ratio(axes, domain: Box, cells: tuple[int, ...], sums: np.ndarray, co
     A, B = sums, counts
     sq = np.ones(cells)
     for j, W in enumerate(mats):
-        A = np.moveaxis(np.tensordot(W, A, axes=([1], [j])), 0, j)
-        B = np.moveaxis(np.tensordot(W, B, axes=([1], [j])), 0, j)
-        sq = np.moveaxis(np.tensordot(W * W, sq, axes=([1], [j])), 0, j)
+        A = portable.contract(W, A, j)
+        B = portable.contract(W, B, j)
+        sq = portable.contract(W * W, sq, j)
     sd_b = noise_std * np.sqrt(sq)
     denom = np.maximum(B, np.maximum(1.0, 2.0 * sd_b))
     m = np.clip(A / denom, -1.0, 1.0)

@@ -1,0 +1,100 @@
+"""privgp.portable: the same bits on every CPU, checked against plain Python floats (math's C-library functions,
+sums in a fixed order), which do not depend on numpy's SIMD dispatch or on BLAS."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from privgp import portable
+from privgp.mechanisms.registered.grid import smooth_ratio
+from privgp.models.domain import Box
+
+
+def test_exp_is_the_c_librarys_on_both_paths(monkeypatch):
+    x = np.random.default_rng(0).uniform(-745.0, 709.0, (37, 11))
+    want = np.array([[math.exp(v) for v in row] for row in x.tolist()])
+    assert np.array_equal(portable.exp(x), want)
+    portable.numpy_exp_is_the_c_librarys.cache_clear()
+    monkeypatch.setattr(np, "exp", lambda a: np.full_like(a, np.nan))   # a numpy exp that is not the C library's
+    try:
+        assert not portable.numpy_exp_is_the_c_librarys()
+        assert np.array_equal(portable.exp(x), want)                    # the elementwise path
+    finally:
+        portable.numpy_exp_is_the_c_librarys.cache_clear()
+
+
+def test_geomspace_is_numpys_formula_with_the_c_librarys_functions():
+    for lo, hi, num in ((1e-9, 3.0, 129), (0.37, 0.3700000001, 33), (2.0, 5e4, 2)):
+        got = portable.geomspace(lo, hi, num)
+        a, b = math.log10(lo), math.log10(hi)
+        ys = [a + (b - a) * i / (num - 1) for i in range(num)]
+        assert got[0] == lo and got[-1] == hi
+        assert np.allclose(got, np.geomspace(lo, hi, num), rtol=1e-14, atol=0.0)
+        assert np.allclose(got[1:-1], [10.0 ** y for y in ys[1:-1]], rtol=1e-14, atol=0.0)
+        assert np.array_equal(got[1:-1], [math.pow(10.0, y) for y in np.linspace(a, b, num)[1:-1].tolist()])
+
+
+@pytest.mark.skipif(not portable.numpy_exp_is_the_c_librarys(), reason="numpy uses its own SIMD loops here")
+def test_geomspace_equals_numpys_where_numpy_uses_the_c_library():
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        lo = 10.0 ** rng.uniform(-12, 3)
+        hi, num = lo * 10.0 ** rng.uniform(1e-9, 6), int(rng.integers(2, 130))
+        assert np.array_equal(portable.geomspace(lo, hi, num), np.geomspace(lo, hi, num))
+
+
+def test_contract_adds_in_order_each_product_rounded():
+    rng = np.random.default_rng(2)
+    W, A = rng.normal(size=(7, 5)), rng.normal(size=(3, 5, 4))
+    got = portable.contract(W, A, 1)
+    assert got.shape == (3, 7, 4)
+    assert np.allclose(got, np.moveaxis(np.tensordot(W, A, axes=([1], [1])), 0, 1), rtol=1e-13, atol=1e-14)
+    for i in range(3):
+        for p in range(7):
+            for j in range(4):
+                acc = 0.0
+                for k in range(5):
+                    acc += float(W[p, k]) * float(A[i, k, j])
+                assert got[i, p, j] == acc
+
+
+def test_smooth_ratio_equals_plain_python_floats_bit_for_bit():
+    """The released map of a noisy grid, recomputed by verify: every number as plain Python computes it."""
+    rng = np.random.default_rng(3)
+    box = Box(np.array([0.0, 10.0]), np.array([4.0, 13.0]))
+    cells, axes = (4, 3), (np.linspace(0.0, 4.0, 9), np.linspace(10.0, 13.0, 7))
+    sums, counts = rng.normal(size=cells) * 3, rng.integers(0, 9, size=cells).astype(float)
+    m, sd = smooth_ratio(axes, box, cells, sums, counts, 1.7, 0.5)
+
+    def kernel(ax, lo, w, c):
+        centres = [lo + (k + 0.5) * w / c for k in range(c)]
+        h = 0.5 * w / c
+        return [[math.exp(-0.5 * ((t - ce) / h) * ((t - ce) / h)) for ce in centres] for t in ax.tolist()]
+
+    Kx = kernel(axes[0], 0.0, 4.0, 4)
+    Ky = kernel(axes[1], 10.0, 3.0, 3)
+
+    def smooth(S, K1, K2):
+        rows = [[sum_in_order([K1[i][a] * S[a][b] for a in range(len(S))]) for b in range(len(S[0]))]
+                for i in range(len(K1))]
+        return [[sum_in_order([K2[j][b] * rows[i][b] for b in range(len(S[0]))]) for j in range(len(K2))]
+                for i in range(len(K1))]
+
+    A = smooth(sums.tolist(), Kx, Ky)
+    B = smooth(counts.tolist(), Kx, Ky)
+    sq = smooth([[1.0] * 3 for _ in range(4)], [[w * w for w in r] for r in Kx], [[w * w for w in r] for r in Ky])
+    for i in range(9):
+        for j in range(7):
+            sd_b = 1.7 * math.sqrt(sq[i][j])
+            denom = max(B[i][j], max(1.0, 2.0 * sd_b))
+            mm = min(max(A[i][j] / denom, -1.0), 1.0)
+            assert m[i, j] == mm and sd[i, j] == sd_b * math.sqrt(1.0 + mm * mm) / denom
+
+
+def sum_in_order(terms: list[float]) -> float:
+    acc = 0.0
+    for t in terms:
+        acc += t
+    return acc
