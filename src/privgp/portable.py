@@ -53,8 +53,10 @@ def contract(W: np.ndarray, A: np.ndarray, axis: int) -> np.ndarray:
     ``np.moveaxis(np.tensordot(W, A, axes=([1], [axis])), 0, axis)`` computes up to BLAS's rounding)."""
     W = np.asarray(W, dtype=float)
     A = np.moveaxis(np.asarray(A, dtype=float), axis, 0)
-    out = np.zeros((W.shape[0],) + A.shape[1:])
-    column = (-1,) + (1,) * (A.ndim - 1)
+    shape = (W.shape[0],) + A.shape[1:]
+    out, term = np.zeros(shape), np.empty(shape)
+    columns = W.T.reshape((W.shape[1], -1) + (1,) * (A.ndim - 1))
     for k in range(W.shape[1]):
-        out += W[:, k].reshape(column) * A[k]
+        np.multiply(columns[k], A[k], out=term)
+        out += term
     return np.moveaxis(out, 0, axis)
