@@ -224,12 +224,12 @@ def smooth_ratio(axes, domain: Box, cells: tuple[int, ...], sums: np.ndarray, co
     for lo, w, c, ax in zip(domain.lower, domain.widths, cells, axes):
         centres = lo + (np.arange(c) + 0.5) * w / c
         mats.append(_gauss_matrix(ax, centres, max(bandwidth, 1e-9) * w / c))
-    A, B = sums, counts
+    AB = np.stack([np.asarray(sums, dtype=float), np.asarray(counts, dtype=float)])   # filtered together
     sq = np.ones(cells)
     for j, W in enumerate(mats):
-        A = portable.contract(W, A, j)
-        B = portable.contract(W, B, j)
+        AB = portable.contract(W, AB, j + 1)
         sq = portable.contract(W * W, sq, j)
+    A, B = AB[0], AB[1]
     sd_b = noise_std * np.sqrt(sq)
     denom = np.maximum(B, np.maximum(1.0, 2.0 * sd_b))
     m = np.clip(A / denom, -1.0, 1.0)
