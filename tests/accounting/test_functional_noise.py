@@ -98,7 +98,8 @@ def test_gdp_events_compose_exactly(mus):
     ev = ComposedEvent.of([GdpEvent(m) for m in mus])
     assert ev.gdp_mu() == pytest.approx(math.hypot(*mus), rel=1e-12, abs=1e-300)   # hypot: no underflow of m^2
     a = np.array([1.5, 4.0, 32.0])
-    assert np.allclose(ev.rdp(a), a * sum(m * m for m in mus) / 2, rtol=1e-12, atol=0)
+    # atol: below 1e-300 the values are subnormal (mu ~ 4e-162 gives 1e-323), where only absolute precision is left
+    assert np.allclose(ev.rdp(a), a * sum(m * m for m in mus) / 2, rtol=1e-12, atol=1e-300)
 
 
 def test_gdp_event_json_and_rdp():

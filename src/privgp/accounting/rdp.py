@@ -16,23 +16,33 @@ def _nan_check(name, arr):
     return arr
 
 
-#: below this, ``_small_log_gap`` sums the series; above, y - log1p(y) and -log1p(-y) - y lose at most 4 bits
+#: below this, :func:`_small_log_gap` sums a series; above, y - log1p(y) and -log1p(-y) - y lose at most 4 bits
 _SERIES_BELOW = 0.125
-#: terms of the series (k = 2..19): the first left out is below (1/8)^18 / 10 ~ 5.5e-18 of the sum at y = 1/8
-_SERIES_TERMS = 19
+#: terms of the atanh series in w = u^2 <= 1/225 (y < 1/8): the first left out is below 2^-60 of the sum
+_SERIES_TERMS = 7
 
 
 def _small_log_gap(y, sign):
-    """sign = +1: h(y) = -log(1 - y) - y = sum_{k>=2} y^k / k (0 <= y < 1); sign = -1: g(y) = y - log(1 + y) =
-    sum_{k>=2} (-1)^k y^k / k (y >= 0). Both are >= 0 and computed without cancellation: a Horner sum of the
-    series below y = 1/8, the logarithm above (where at most 4 bits cancel)."""
-    y = np.asarray(y, dtype=float)
-    acc = np.full_like(y, 1.0 / _SERIES_TERMS)
-    for k in range(_SERIES_TERMS - 1, 1, -1):
-        acc = 1.0 / k + sign * y * acc
-    series = y * y * acc
-    direct = (-np.log1p(-np.minimum(y, 1.0)) - y) if sign > 0 else (y - np.log1p(y))
-    return np.where(np.abs(y) < _SERIES_BELOW, series, direct)
+    """sign = +1: h(y) = -log(1 - y) - y (0 <= y < 1); sign = -1: g(y) = y - log(1 + y) (y >= 0), elementwise
+    on a 1-D array. Both are >= 0 and computed without cancellation. Below y = 1/8 from
+    log(1 + sign' y) = 2 atanh(u), u = y / (2 + sign' y) (sign' = -sign):
+
+        h(y) = y^2 / (2 - y) + 2 v^3 (1/3 + v^2/5 + v^4/7 + ...),  v = y / (2 - y)
+        g(y) = y^2 / (2 + y) - 2 u^3 (1/3 + u^2/5 + u^4/7 + ...),  u = y / (2 + y)
+
+    (g's second term is below y/6 of its first: no bits lost); above, the logarithm (at most 4 bits lost)."""
+    u = y / (2.0 - sign * y)
+    w = u * u
+    acc = np.full_like(y, 1.0 / (2 * _SERIES_TERMS + 1))
+    for j in range(_SERIES_TERMS - 1, 0, -1):
+        acc *= w
+        acc += 1.0 / (2 * j + 1)
+    out = y * y / (2.0 - sign * y) + sign * 2.0 * (u * w) * acc
+    large = ~(y < _SERIES_BELOW)
+    if np.any(large):
+        z = y[large]
+        out[large] = (-np.log1p(-np.minimum(z, 1.0)) - z) if sign > 0 else (z - np.log1p(z))
+    return out
 
 
 def _psi_raw(am1, tau):
@@ -50,20 +60,18 @@ def _psi_raw(am1, tau):
     (the same numbers as before). tests/accounting/test_psi_rounding.py checks both against mpmath."""
     x = tau * am1
     half_log = 0.5 * np.log1p(tau)
-    log_first = np.log1p(x / (1.0 + tau)) / (2.0 * am1)
-    log_second = np.log1p(-np.minimum(x, 1.0)) / (2.0 * am1)
-    first = half_log - log_first
-    second = -half_log - log_second
-    out = np.maximum(first, second)
-    cancels = (256.0 * out < half_log + np.abs(log_first) + np.abs(log_second)) & (tau > 0.0) & (x < 1.0) \
-        & np.isfinite(tau)
+    log_first = np.log1p(x / (1.0 + tau)) / (2.0 * am1)            # >= 0
+    log_second = np.log1p(-np.minimum(x, 1.0)) / (2.0 * am1)       # <= 0 (-inf where x >= 1)
+    out = np.maximum(half_log - log_first, -half_log - log_second)
+    # more than 8 bits cancel: the result is below 2^-8 of the terms' sizes (false at tau = 0, x >= 1, tau = inf)
+    cancels = 256.0 * out < half_log + log_first - log_second
     if np.any(cancels):
-        t = np.where(cancels, tau, 0.0)
-        a = np.where(cancels, am1, 1.0)
+        out = np.array(out, dtype=float)     # a writable array of the broadcast shape
+        t = np.broadcast_to(tau, out.shape)[cancels]
+        a = np.broadcast_to(am1, out.shape)[cancels]
         s = t / (1.0 + t)
-        stable = 0.5 * np.maximum(_small_log_gap(s, 1) + _small_log_gap(a * s, -1) / a,
-                                  _small_log_gap(t, -1) + _small_log_gap(a * t, 1) / a)
-        out = np.where(cancels, stable, out)
+        out[cancels] = 0.5 * np.maximum(_small_log_gap(s, 1) + _small_log_gap(a * s, -1) / a,
+                                        _small_log_gap(t, -1) + _small_log_gap(a * t, 1) / a)
     out = np.where((x >= 1.0) | (tau == np.inf), np.inf, out)
     out = np.where(tau == 0.0, 0.0, out)
     # psi_alpha >= 0 (lambda = 1 lies in the interval); clears round-off below 0 for tiny tau.
