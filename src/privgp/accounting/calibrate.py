@@ -22,7 +22,8 @@ grid value from the private end, still feasible.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -70,22 +71,43 @@ class CalibrationResult:
                 "event": self.event.to_dict(), "guarantee": self.guarantee.to_dict()}
 
 
+#: the calibrator's geometric grids: privgp.portable's (the same on every CPU), or numpy's inside
+#: :func:`numpy_grids` (privgp before 2026-11-27: the last bits depend on the CPU)
+_NUMPY_GRIDS = False
+
+
+@contextmanager
+def numpy_grids() -> Iterator[None]:
+    """Calibrate with ``numpy.geomspace``'s grids, as privgp before 2026-11-27 did, so that ``privgp verify``
+    rebuilds a value such a privgp calibrated on a CPU where numpy's log10 and power are its own (AVX-512)."""
+    global _NUMPY_GRIDS
+    before, _NUMPY_GRIDS = _NUMPY_GRIDS, True
+    try:
+        yield
+    finally:
+        _NUMPY_GRIDS = before
+
+
+def _geomspace(lo: float, hi: float, num: int) -> np.ndarray:
+    return np.geomspace(lo, hi, num) if _NUMPY_GRIDS else portable.geomspace(lo, hi, num)
+
+
 def _grid(lo: float, hi: float, scale: str, integer: bool, points: int) -> np.ndarray:
     if integer:
-        g = np.unique(np.round(portable.geomspace(max(lo, 1), hi, points) if scale == "log"
+        g = np.unique(np.round(_geomspace(max(lo, 1), hi, points) if scale == "log"
                                else np.linspace(lo, hi, points)).astype(np.int64))
         return g.astype(float)
     if scale == "log":
         if lo == 0.0:
-            return np.concatenate([[0.0], portable.geomspace(hi * 1e-9, hi, points - 1)])
-        return portable.geomspace(lo, hi, points)
+            return np.concatenate([[0.0], _geomspace(hi * 1e-9, hi, points - 1)])
+        return _geomspace(lo, hi, points)
     return np.linspace(lo, hi, points)
 
 
 def _inner(lo: float, hi: float, scale: str, integer: bool) -> np.ndarray:
     if integer:
         return np.unique(np.linspace(lo, hi, int(min(hi - lo + 1, REFINE))).round())[1:-1]
-    pts = portable.geomspace(lo, hi, REFINE) if (scale == "log" and lo > 0) else np.linspace(lo, hi, REFINE)
+    pts = _geomspace(lo, hi, REFINE) if (scale == "log" and lo > 0) else np.linspace(lo, hi, REFINE)
     return pts[1:-1]
 
 

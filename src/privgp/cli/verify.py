@@ -217,8 +217,23 @@ def verify_document(doc: dict) -> tuple[PrivacyCertificate | None, list[str]]:
     CertificateMismatch (a NumericalError) on any disagreement and other privgp errors when the public settings do
     not rebuild a release."""
     kind = kind_of(doc)
-    with _stated_rule(doc, kind):  # recomputed with the composition rule the certificate states
-        return _rebuild(doc, kind)
+    try:
+        with _stated_rule(doc, kind):  # recomputed with the composition rule the certificate states
+            return _rebuild(doc, kind)
+    except publish.CertificateMismatch as first:
+        from ..accounting.calibrate import numpy_grids
+
+        try:   # a value calibrated by privgp before 2026-11-27 on a CPU whose numpy rounds its own way (AVX-512)
+            with _stated_rule(doc, kind), numpy_grids():
+                again, notes = _rebuild(doc, kind)
+        except publish.CertificateMismatch:
+            raise first from None
+        return again, notes + [EARLIER_GRIDS_NOTE]
+
+
+#: the note of a certificate rebuilt only with the calibrator's grids of privgp before 2026-11-27
+EARLIER_GRIDS_NOTE = ("calibrated as privgp before 2026-11-27 calibrated (numpy's geomspace, whose last bits depend "
+                      "on the CPU): rebuilt exactly here; on a CPU of another kind it may not be")
 
 
 def _stated_rule(doc: dict, kind: str | None):
