@@ -100,7 +100,7 @@ def sum_in_order(terms: list[float]) -> float:
     return acc
 
 
-def _last_bit_moved(f):
+def last_bit_moved(f):
     """``f`` as numpy with AVX-512 may compute it: its float64 results one ulp up (numpy's own loops differ from
     the C library's in the last bit on some inputs; here on all, so that any use of them shows)."""
     def moved(*args, **kwargs):
@@ -141,7 +141,7 @@ def test_a_noisy_grid_release_its_calibration_and_forecast_do_not_depend_on_nump
 
     here = everything()
     for fn in ("exp", "log10", "power", "geomspace"):
-        monkeypatch.setattr(np, fn, _last_bit_moved(getattr(np, fn)))
+        monkeypatch.setattr(np, fn, last_bit_moved(getattr(np, fn)))
     portable.numpy_exp_is_the_c_librarys.cache_clear()
     try:
         assert not portable.numpy_exp_is_the_c_librarys()

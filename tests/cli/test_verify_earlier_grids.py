@@ -13,13 +13,7 @@ import pytest
 from privgp.accounting.calibrate import numpy_grids
 from privgp.cli.main import main
 from privgp.cli.verify import EARLIER_GRIDS_NOTE
-
-
-def _one_ulp_up(f):
-    def moved(*args, **kwargs):
-        out = np.asarray(f(*args, **kwargs))
-        return np.where(np.isfinite(out) & (out != 0), np.nextafter(out, np.inf), out)
-    return moved
+from tests.test_portable import last_bit_moved as _one_ulp_up
 
 
 def _verify(path: Path, capsys, *extra) -> tuple[int, dict]:
