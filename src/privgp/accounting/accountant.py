@@ -226,9 +226,16 @@ def epsilon(event: PrivacyEvent | EventBatch, delta: ArrayLike, *, conversion: s
             def objective(al):
                 return epsilon_raw(rdp_fn(al), al, lid2, conversion)
 
+            def of_rows(index):   # the objective of some settings alone (the search drops those it has found)
+                rdp_rows, lid_rows = flat_batch.rdp_of_rows(index), lid2[index]
+                return lambda al: epsilon_raw(rdp_rows(al), al, lid_rows, conversion)
+
+            rows = of_rows if isinstance(event, EventBatch) and flat_batch.by_rows else None
+
             if not np.any(amax > 1.0):
                 raise NumericalError("no admissible Rényi order (alpha_max <= 1)")
-            a_best, v_best = minimize_over_alpha(objective, np.maximum(amax, np.nextafter(1.0, 2.0) * (1 + 1e-12)))
+            a_best, v_best = minimize_over_alpha(objective, np.maximum(amax, np.nextafter(1.0, 2.0) * (1 + 1e-12)),
+                                                 rows=rows)
             if isinstance(event, PrivacyEvent):
                 a_best = _try_candidates(event, objective, a_best, v_best, S)
         else:

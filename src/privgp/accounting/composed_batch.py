@@ -18,6 +18,7 @@ scalar events (the calibrator re-checks its result with it).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -32,6 +33,8 @@ class ComposedBatch(EventBatch):
 
     weights: np.ndarray = field(kw_only=True, repr=False)  # (S, K), >= 0
     components: EventBatch = field(kw_only=True, repr=False)
+    #: searched in one block (a composition's curve sums over its components)
+    by_rows: ClassVar[bool] = False
 
     @classmethod
     def of(cls, components: EventBatch, weights: ArrayLike | None = None) -> ComposedBatch:

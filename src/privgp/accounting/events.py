@@ -53,7 +53,7 @@ import importlib
 import json
 import math
 import pkgutil
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, fields
 from enum import Enum
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
@@ -830,6 +830,8 @@ class EventBatch:
     params: dict[str, np.ndarray] = field(repr=False)
     fields: dict[str, np.ndarray] = field(repr=False)
     extra: dict[str, Any] = field(default_factory=dict, repr=False)
+    #: whether :meth:`rdp_of_rows` evaluates some settings alone (a curve of one setting per row)
+    by_rows: ClassVar[bool] = True
 
     @classmethod
     def from_events(cls, events: Sequence[PrivacyEvent]) -> EventBatch:
@@ -863,6 +865,12 @@ class EventBatch:
         alpha > 1 is the caller's guarantee; call under np.errstate(all="ignore")."""
         p = {k: a[:, None] for k, a in self.flat_params().items()}
         return self.event_type._masked_rdp_arrays(alpha, **p)
+
+    def rdp_of_rows(self, index: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+        """:meth:`rdp_flat` of the settings ``index`` (integer array, flat order) alone, so that the accountant's
+        search can drop settings once they are found (where :attr:`by_rows`)."""
+        p = {k: a[index, None] for k, a in self.flat_params().items()}
+        return lambda alpha: self.event_type._masked_rdp_arrays(alpha, **p)
 
     def rdp(self, alpha: ArrayLike) -> np.ndarray:
         """RDP of every setting at the order(s) alpha (broadcast against ``shape``)."""

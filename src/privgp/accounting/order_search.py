@@ -15,10 +15,22 @@ steps for large batches (one order per setting per call), zoom rounds of many or
 few settings (where the per-call overhead dominates). For a unimodal objective the minimiser stays
 bracketed, so the result is the exact minimum up to the final bracket width (at most 1e-5 of two
 grid cells, i.e. below 1e-4 in t).
+
+Large batches of settings whose objective can be evaluated for any subset of them (the accountant's
+``EventBatch`` of one event type; argument ``rows``) take a cheaper path (2026-11-27, issue 30): a grid of
+BRENT_GRID = 9 points, then Brent's method (parabolic steps where they are trusted, golden-section steps
+elsewhere) until each setting's bracket is below 2 BRENT_TOL = 2e-5 in t, settings dropped from the calls once
+found, blocks of BLOCK settings searched in up to MAX_THREADS threads. About 19 objective evaluations per
+setting instead of 43; against the golden-section search on 2 x 10^5 random settings the result was lower
+(tighter) or within 1e-8 relative of it, and within 2e-6 of a dense grid (tests/accounting/test_order_search.py).
+Each setting's search depends on that setting alone, so the result is the same to the bit however the batch is
+split into blocks and threads. Certificates of one setting use the zoom rounds, as before.
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -35,15 +47,23 @@ _GOLD = (np.sqrt(5.0) - 1.0) / 2.0
 ZOOM_MAX_SETTINGS = 64     # at most this many settings: zoom rounds (few calls), else golden section
 ZOOM_POINTS = 41
 ZOOM_ROUNDS = 4            # final bracket (2/42)^4 = 5e-6 of two grid cells (golden: 0.618^24 = 1e-5)
+BRENT_GRID = 9             # grid of a large batch's search given ``rows`` (then Brent's method)
+BRENT_TOL = 1e-5           # Brent's tolerance in t: each setting stops once its bracket is below 2 BRENT_TOL (+ 2 BRENT_TOL)
+BRENT_ITERATIONS = 60      # at most (golden-section steps alone need about 30 from the grid's bracket)
+BLOCK = 8192               # settings searched together (their arrays stay in the CPU's cache)
+MAX_THREADS = 2
 
 
 def _alphas(t: np.ndarray, alpha_max: np.ndarray, all_finite: bool = False) -> np.ndarray:
     """Map search coordinates t to orders (see the module docstring)."""
     # sigmoid(t), no overflow; below t = -20 as e^t / (1 + e^t) (the tanh form cancels there and is exactly 0
     # below about -37, so orders closer to 1 than 1e-16 (alpha_max - 1) were out of reach)
-    with np.errstate(over="ignore"):
-        e = np.exp(np.minimum(t, -20.0))
-    beta = np.where(t < -20.0, e / (1.0 + e), 0.5 * (1.0 + np.tanh(0.5 * t)))
+    beta = 0.5 * (1.0 + np.tanh(0.5 * t))
+    low = t < -20.0
+    if low.any():
+        with np.errstate(over="ignore"):
+            e = np.exp(np.minimum(t, -20.0))
+        beta = np.where(low, e / (1.0 + e), beta)
     if all_finite:
         return 1.0 + beta * (alpha_max - 1.0)
     finite = np.isfinite(alpha_max)
@@ -65,7 +85,9 @@ def search_range(alpha_max: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def minimize_over_alpha(objective: Callable[[np.ndarray], np.ndarray], alpha_max: ArrayLike,
-                        *, grid: int = GRID, iterations: int = GOLDEN_ITERATIONS) -> tuple[np.ndarray, np.ndarray]:
+                        *, grid: int = GRID, iterations: int = GOLDEN_ITERATIONS,
+                        rows: Callable[[np.ndarray], Callable[[np.ndarray], np.ndarray]] | None = None,
+                        ) -> tuple[np.ndarray, np.ndarray]:
     """Minimise ``objective(alpha)`` over 1 < alpha < alpha_max, elementwise over settings.
 
     ``objective`` receives alpha of shape (S, G) (S settings, G candidate orders per setting) and
@@ -79,48 +101,195 @@ def minimize_over_alpha(objective: Callable[[np.ndarray], np.ndarray], alpha_max
     once; the bracket shrinks by 0.618 per step) or ZOOM_ROUNDS zoom rounds of ZOOM_POINTS orders. For a unimodal
     objective this converges to the exact minimiser; for any objective the result is the best order
     evaluated, so the bound is valid whatever the shape.
+
+    ``rows(index)`` (optional; ``index`` an integer array of settings): the objective of those settings
+    alone. Given it, a batch of more than ZOOM_MAX_SETTINGS settings is searched by :func:`_brent_search`
+    instead of golden section: a grid of BRENT_GRID points, then Brent's method in the bracket, each
+    setting dropped from the calls once its bracket is below 2 BRENT_TOL in t; large batches are split
+    into contiguous parts searched in threads (numpy releases the GIL). Each setting's search depends
+    on that setting alone, so the result is the same to the bit however the batch is split
+    (tests/accounting/test_order_search.py).
     """
     alpha_max = np.atleast_1d(np.asarray(alpha_max, dtype=float))
     if np.any(~(alpha_max > 1.0)):
         raise NumericalError("alpha_max must exceed 1 for every setting")
     S = alpha_max.shape[0]
-    finite = np.isfinite(alpha_max)
-    all_finite = bool(finite.all())
-    lo, hi = search_range(alpha_max)
+    if S <= ZOOM_MAX_SETTINGS or rows is None:
+        return _search(objective, alpha_max, grid, iterations, S <= ZOOM_MAX_SETTINGS)
+    parts = np.array_split(np.arange(S), -(-S // BLOCK))
+    threads = min(search_threads(), len(parts))
+    if threads == 1:
+        done = [_brent_search(rows, alpha_max, idx) for idx in parts]
+    else:
+        with ThreadPoolExecutor(threads) as pool:
+            done = list(pool.map(lambda idx: _brent_search(rows, alpha_max, idx), parts))
+    return np.concatenate([a for a, _ in done]), np.concatenate([v for _, v in done])
+
+
+def search_threads() -> int:
+    """Threads of a large batch's search: the CPUs this process may use, at most MAX_THREADS."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:   # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(MAX_THREADS, cpus))
+
+
+def _evaluator(objective, alpha_max):
+    """evaluate(t) -> (alpha, objective(alpha)) for search coordinates t of shape (S, G), alpha in the open
+    interval (1, alpha_max) (see :func:`_alphas`); NaN raises."""
+    all_finite = bool(np.isfinite(alpha_max).all())
     upper = np.nextafter(alpha_max, 1.0)[:, None]
     lower = np.nextafter(1.0, 2.0)
     amax_col = alpha_max[:, None]
 
-    def alphas(t):
-        return np.minimum(np.maximum(_alphas(t, amax_col, all_finite), lower), upper)
-
     def evaluate(t):
-        a = alphas(t)
+        a = np.minimum(np.maximum(_alphas(t, amax_col, all_finite), lower), upper)
         vals = np.asarray(objective(a), dtype=float)
         if np.isnan(vals).any():
             raise NumericalError("objective returned NaN during the search over alpha")
         return a, vals
+    return evaluate
 
-    rows = np.arange(S)
+
+def _grid_stage(evaluate, alpha_max, grid, by_column=False):
+    """The grid of ``grid`` points over each setting's whole range of t: (t, alpha, values, argmin, lo, hi).
+    ``by_column``: one call per grid point (the same values; smaller arrays, faster for many settings)."""
+    lo, hi = search_range(alpha_max)
     steps = np.linspace(0.0, 1.0, grid)
     t = lo[:, None] + (hi - lo)[:, None] * steps[None, :]
-    alpha, vals = evaluate(t)
-    idx = np.argmin(vals, axis=1)
+    if by_column:
+        cols = [evaluate(t[:, j:j + 1]) for j in range(grid)]
+        alpha, vals = np.hstack([c[0] for c in cols]), np.hstack([c[1] for c in cols])
+    else:
+        alpha, vals = evaluate(t)
+    return t, alpha, vals, np.argmin(vals, axis=1), lo, hi
+
+
+def _no_order_found(best_a, best_v, alpha_max):
+    """Settings where every candidate was +inf keep alpha = a valid order in range with value inf."""
+    none = ~np.isfinite(best_v)
+    if np.any(none):
+        best_a = np.where(none, np.where(np.isfinite(alpha_max), 1.0 + 0.5 * (alpha_max - 1.0), 2.0), best_a)
+    return best_a
+
+
+def _search(objective, alpha_max, grid, iterations, zoom):
+    """:func:`minimize_over_alpha` without ``rows`` (``zoom``: the search for few settings)."""
+    evaluate = _evaluator(objective, alpha_max)
+    t, alpha, vals, idx, lo, hi = _grid_stage(evaluate, alpha_max, grid)
+    rows = np.arange(alpha_max.shape[0])
     best_v = vals[rows, idx]
     best_a = alpha[rows, idx]
     width = (hi - lo) / (grid - 1)
     centre = t[rows, idx]
     a = np.maximum(centre - width, lo)[:, None]
     b = np.minimum(centre + width, hi)[:, None]
-    if S <= ZOOM_MAX_SETTINGS:
+    if zoom:
         best_a, best_v = _zoom(evaluate, a, b, best_a, best_v)
     else:
         best_a, best_v = _golden(evaluate, a, b, best_a, best_v, iterations)
-    # Settings where every candidate was +inf keep alpha = a valid order in range with value inf.
-    none = ~np.isfinite(best_v)
-    if np.any(none):
-        best_a = np.where(none, np.where(finite, 1.0 + 0.5 * (alpha_max - 1.0), 2.0), best_a)
-    return best_a, best_v
+    return _no_order_found(best_a, best_v, alpha_max), best_v
+
+
+_CGOLD = (3.0 - np.sqrt(5.0)) / 2.0    # 1 - 0.618...: Brent's golden-section step
+
+
+def _mask(cond: np.ndarray) -> np.ndarray:
+    """All bits set where ``cond``, none elsewhere (int64), for :func:`_pick`."""
+    return np.negative(cond.view(np.int8), dtype=np.int64)
+
+
+def _pick(mask: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """np.where(cond, a, b) for float arrays of one shape, ``mask = _mask(cond)``: the same bits, without a branch
+    per element (about twice as fast as np.where where ``cond`` is unpredictable, as in Brent's updates)."""
+    bits = b.view(np.int64)
+    return (((a.view(np.int64) ^ bits) & mask) ^ bits).view(np.float64)
+
+
+def _brent_search(rows, alpha_max, index):
+    """The search of the settings ``index`` (integer array) of a large batch: a grid of BRENT_GRID points,
+    then Brent's method (R. P. Brent, *Algorithms for minimization without derivatives*, 1973, ch. 5:
+    parabolic interpolation through the three best points, a golden-section step where the parabola's step
+    is not trusted) in the two grid cells around the best grid point, in lock-step. A setting is done once
+    its bracket is below 2 BRENT_TOL (Brent's test) and from then on evaluated at its best point only, which
+    changes nothing of it; the done settings are dropped from the calls once they are a quarter of them.
+    Brent's x is always the best order evaluated, so (alpha, value) at x is returned, the value as computed."""
+    amax = alpha_max[index]
+    evaluate = _evaluator(rows(index), amax)
+    t, alpha, vals, idx, _, _ = _grid_stage(evaluate, amax, BRENT_GRID, by_column=True)
+    k = np.arange(index.shape[0])
+    il, ir = np.maximum(idx - 1, 0), np.minimum(idx + 1, BRENT_GRID - 1)
+    a, x, b = t[k, il], t[k, idx], t[k, ir]                  # the bracket a <= x <= b, f(x) the smallest seen
+    fx, ax = vals[k, idx], alpha[k, idx]
+    fl, fr = vals[k, il], vals[k, ir]
+    left = fl <= fr                                          # w: the better neighbour, v: the other one
+    w, fw = np.where(left, a, b), np.where(left, fl, fr)
+    v, fv = np.where(left, b, a), np.where(left, fr, fl)
+    state = dict(a=a, b=b, x=x, fx=fx, ax=ax, w=w, fw=fw, v=v, fv=fv, d=np.zeros_like(x),
+                 e=b - a,                                    # lets the first step be parabolic
+                 done=np.zeros(x.shape, dtype=bool), pos=k)  # pos: where each setting's result goes
+    out_a, out_v = np.empty_like(amax), np.empty_like(amax)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for _ in range(BRENT_ITERATIONS):
+            done = state["done"]
+            n_done = int(np.count_nonzero(done))
+            if n_done and 4 * n_done >= done.shape[0]:      # drop the done settings from the calls
+                pos = state["pos"]
+                out_a[pos[done]], out_v[pos[done]] = state["ax"][done], state["fx"][done]
+                keep = ~done
+                if not keep.any():
+                    return _no_order_found(out_a, out_v, amax), out_v
+                state = {name: z[keep] for name, z in state.items()}
+                evaluate = _evaluator(rows(index[state["pos"]]), amax[state["pos"]])
+            _brent_step(evaluate, state)
+    pos = state["pos"]
+    out_a[pos], out_v[pos] = state["ax"], state["fx"]
+    return _no_order_found(out_a, out_v, amax), out_v
+
+
+def _brent_step(evaluate, s):
+    """One lock-step iteration of Brent's method on the state ``s`` (updated in place; see
+    :func:`_brent_search`). Under np.errstate: the parabola may divide by 0 (then it is not trusted)."""
+    a, b, x, fx, w, fw, v, fv, d, e = (s[k] for k in ("a", "b", "x", "fx", "w", "fw", "v", "fv", "d", "e"))
+    tol1, tol2 = BRENT_TOL, 2.0 * BRENT_TOL
+    xm = 0.5 * (a + b)
+    done = s["done"] | (np.abs(x - xm) <= tol2 - 0.5 * (b - a))
+    # the parabola through (v, fv), (w, fw), (x, fx) has its vertex at x + p / q
+    r = (x - w) * (fx - fv)
+    q = (x - v) * (fx - fw)
+    p = (x - v) * q - (x - w) * r
+    q = 2.0 * (q - r)
+    p = _pick(_mask(q > 0.0), -p, p)
+    q = np.abs(q)
+    # trusted: below half the step before last and inside the bracket (false where p or q is NaN or inf)
+    para = (np.abs(e) > tol1) & (np.abs(p) < np.abs(0.5 * q * e)) & (p > q * (a - x)) & (p < q * (b - x))
+    dpar = p / q
+    u = x + dpar
+    near_end = _mask((u - a < tol2) | (b - u < tol2))
+    dpar = _pick(near_end, np.copysign(tol1, xm - x), dpar)  # not closer than tol2 to an end: tol1 towards the middle
+    golden = _pick(_mask(x >= xm), a - x, b - x)              # into the larger part of the bracket
+    m_para = _mask(para)
+    e = _pick(m_para, d, golden)
+    d = _pick(m_para, dpar, _CGOLD * golden)
+    u = x + _pick(_mask(np.abs(d) >= tol1), d, np.copysign(tol1, d))
+    u = np.where(done, x, u)                                  # a done setting stays at its best point
+    au, fu = evaluate(u[:, None])
+    au, fu = au[:, 0], fu[:, 0]
+    better = fu <= fx
+    right = u >= x
+    m_better, m_right = _mask(better), _mask(right)
+    # the bracket: x becomes an end where u is better, u does where it is not
+    s["a"] = _pick(m_better, _pick(m_right, x, a), _pick(m_right, a, u))
+    s["b"] = _pick(m_better, _pick(m_right, b, x), _pick(m_right, u, b))
+    # (x, w, v): the best, second best and previous second best
+    to_w = ~better & ((fu <= fw) | (w == x))
+    to_v = ~better & ~to_w & ((fu <= fv) | (v == x) | (v == w))
+    m_shift, m_to_w, m_to_v = _mask(better | to_w), _mask(to_w), _mask(to_v)
+    s["v"], s["fv"] = _pick(m_shift, w, _pick(m_to_v, u, v)), _pick(m_shift, fw, _pick(m_to_v, fu, fv))
+    s["w"], s["fw"] = _pick(m_better, x, _pick(m_to_w, u, w)), _pick(m_better, fx, _pick(m_to_w, fu, fw))
+    s["x"], s["fx"], s["ax"] = _pick(m_better, u, x), _pick(m_better, fu, fx), _pick(m_better, au, s["ax"])
+    s["d"], s["e"], s["done"] = d, e, done
 
 
 def _keep_better(al: np.ndarray, f: np.ndarray, best_a: np.ndarray, best_v: np.ndarray,

@@ -1,0 +1,107 @@
+"""The search over the Renyi order for large batches (Brent's method, block by block, in threads): the same
+bits however the batch is split, never worse than the one-setting search beyond rounding of the optimum,
+the objective at the order it reports, and the edge cases (no admissible order, NaN) of the other paths."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from privgp.accounting import epsilon_from_rdp, rdp_posterior_sample
+from privgp.accounting import order_search as search
+from privgp.errors import NumericalError
+from privgp.mechanisms.posterior_sample import bounds_for, epsilon_posterior_sampling
+
+S = 3000
+
+
+def _settings(seed=11, size=S):
+    """Wide random settings: sigma = inf (covariance only) for a fifth, r and sigma over six decades."""
+    rng = np.random.default_rng(seed)
+    return dict(n=rng.integers(2, 2000, size), r=np.exp(rng.uniform(np.log(1e-3), np.log(1e3), size)),
+                sigma=np.where(rng.random(size) < 0.2, np.inf, np.exp(rng.uniform(np.log(1e-3), np.log(1e3), size))),
+                eta=np.where(rng.random(size) < 0.5, 0.0, rng.uniform(0, 2, size)), L=rng.integers(1, 100, size),
+                lengthscale=np.exp(rng.uniform(np.log(0.05), np.log(2), size)))
+
+
+def _epsilon(s, sl=slice(None), conversion="improved"):
+    return epsilon_posterior_sampling(s["n"][sl], s["r"][sl], s["sigma"][sl], 1e-5, eta=s["eta"][sl], L=s["L"][sl],
+                                      lengthscale=s["lengthscale"][sl], kernel="matern32", conversion=conversion)
+
+
+@pytest.fixture(scope="module")
+def wide():
+    s = _settings()
+    return s, _epsilon(s)
+
+
+def test_the_same_bits_however_the_batch_is_split(wide, monkeypatch):
+    s, ref = wide
+    for block, threads in ((257, 1), (1000, 2), (10 ** 6, 1)):
+        monkeypatch.setattr(search, "BLOCK", block)
+        monkeypatch.setattr(search, "MAX_THREADS", threads)
+        got = _epsilon(s)
+        assert np.array_equal(got.epsilon, ref.epsilon) and np.array_equal(got.alpha, ref.alpha), (block, threads)
+    # a part of the batch alone: each setting's search depends on that setting only
+    part = _epsilon(s, slice(1000, 1700))
+    assert np.array_equal(part.epsilon, ref.epsilon[1000:1700]) and np.array_equal(part.alpha, ref.alpha[1000:1700])
+
+
+@pytest.mark.parametrize("conversion", ["improved", "mironov"])
+def test_as_tight_as_the_one_setting_search_and_a_dense_grid(conversion):
+    s = _settings(seed=12)
+    big = _epsilon(s, conversion=conversion)                                   # Brent (more than 64 settings)
+    small = np.concatenate([np.atleast_1d(_epsilon(s, slice(i, i + 50), conversion).epsilon)
+                            for i in range(0, S, 50)])                         # zoom rounds (certificates' path)
+    fin = np.isfinite(small)
+    assert np.array_equal(fin, np.isfinite(big.epsilon))
+    assert np.all(big.epsilon[fin] <= small[fin] * (1 + 1e-8) + 1e-12)
+    # the dense grid over the whole admissible range of the first 40 settings (both ends resolved)
+    t = np.linspace(-45.0, 35.0, 20001)
+    for i in range(40):
+        amax = float(big.alpha_max[i])
+        grid = 1 + (amax - 1) / (1 + np.exp(-t)) if np.isfinite(amax) else 1 + np.exp(np.linspace(-23, 23, 20001))
+        grid = grid[(grid > 1) & (grid < amax)]
+        b = bounds_for(int(s["n"][i]), float(s["r"][i]), kernel="matern32", lengthscale=float(s["lengthscale"][i]))
+        rdp = s["L"][i] * rdp_posterior_sample(grid, b.V, b.Delta, s["r"][i], s["sigma"][i], s["eta"][i])
+        dense = float(np.min(epsilon_from_rdp(rdp, grid, 1e-5, conversion)))
+        assert big.epsilon[i] <= dense * (1 + 2e-6) + 1e-12, i
+
+
+def _gaussian_rows(c, log_inv_delta):
+    """rho alpha + log(1/delta) / (alpha - 1) (a Gaussian mechanism's RDP, Mironov's conversion) of settings c."""
+    def rows(index):
+        ci = c[index, None]
+        return lambda alpha: ci * alpha + log_inv_delta / (alpha - 1.0)
+    return rows
+
+
+def test_brent_finds_a_known_minimum_and_reports_the_objective_at_its_order():
+    rng = np.random.default_rng(3)
+    c = np.exp(rng.uniform(np.log(1e-6), np.log(1e2), 5000))
+    rows = _gaussian_rows(c, np.log(1e5))
+    a, v = search.minimize_over_alpha(rows(np.arange(c.size)), np.full(c.size, np.inf), rows=rows)
+    exact = c + 2.0 * np.sqrt(c * np.log(1e5))             # at alpha - 1 = sqrt(log(1/delta) / rho)
+    assert np.all(v >= exact * (1 - 1e-14)) and np.all(v <= exact * (1 + 1e-9))
+    assert np.array_equal(v, c * a + np.log(1e5) / (a - 1.0))
+
+
+def test_no_admissible_order_and_nan_as_the_other_searches():
+    rows = lambda index: (lambda alpha: np.full(alpha.shape, np.inf))  # noqa: E731
+    amax = np.concatenate([np.full(100, 3.0), np.full(100, np.inf)])
+    a, v = search.minimize_over_alpha(rows(np.arange(200)), amax, rows=rows)
+    assert np.all(v == np.inf) and np.all(a[:100] == 2.0) and np.all(a[100:] == 2.0)
+    bad = lambda index: (lambda alpha: np.where(alpha > 1.5, np.nan, alpha))  # noqa: E731
+    with pytest.raises(NumericalError, match="NaN"):
+        search.minimize_over_alpha(bad(np.arange(200)), np.full(200, 10.0), rows=bad)
+
+
+floats = st.floats(allow_nan=True, allow_infinity=True, width=64)
+
+
+@given(arrays(np.float64, 20, elements=floats), arrays(np.float64, 20, elements=floats), arrays(bool, 20))
+def test_pick_is_np_where_to_the_bit(a, b, cond):
+    got = search._pick(search._mask(cond), a, b)
+    assert np.array_equal(got.view(np.int64), np.where(cond, a, b).view(np.int64))
