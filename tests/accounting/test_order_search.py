@@ -39,11 +39,11 @@ def wide():
 
 def test_the_same_bits_however_the_batch_is_split(wide, monkeypatch):
     s, ref = wide
-    for block, threads in ((257, 1), (1000, 2), (10 ** 6, 1)):
-        monkeypatch.setattr(search, "BLOCK", block)
+    monkeypatch.setattr(search, "THREAD_MIN_SETTINGS", 100)
+    for threads in (1, 2, 3):
         monkeypatch.setattr(search, "MAX_THREADS", threads)
         got = _epsilon(s)
-        assert np.array_equal(got.epsilon, ref.epsilon) and np.array_equal(got.alpha, ref.alpha), (block, threads)
+        assert np.array_equal(got.epsilon, ref.epsilon) and np.array_equal(got.alpha, ref.alpha), threads
     # a part of the batch alone: each setting's search depends on that setting only
     part = _epsilon(s, slice(1000, 1700))
     assert np.array_equal(part.epsilon, ref.epsilon[1000:1700]) and np.array_equal(part.alpha, ref.alpha[1000:1700])

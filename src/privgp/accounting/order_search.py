@@ -20,7 +20,7 @@ Large batches of settings whose objective can be evaluated for any subset of the
 ``EventBatch`` of one event type; argument ``rows``) take a cheaper path (2026-11-27, issue 30): a grid of
 BRENT_GRID = 9 points, then Brent's method (parabolic steps where they are trusted, golden-section steps
 elsewhere) until each setting's bracket is below 2 BRENT_TOL = 2e-5 in t, settings dropped from the calls once
-found, blocks of BLOCK settings searched in up to MAX_THREADS threads. About 19 objective evaluations per
+found, the batch split into up to MAX_THREADS parts searched in threads. About 19 objective evaluations per
 setting instead of 43; against the golden-section search on 2 x 10^5 random settings the result was lower
 (tighter) or within 1e-8 relative of it, and within 2e-6 of a dense grid (tests/accounting/test_order_search.py).
 Each setting's search depends on that setting alone, so the result is the same to the bit however the batch is
@@ -50,7 +50,7 @@ ZOOM_ROUNDS = 4            # final bracket (2/42)^4 = 5e-6 of two grid cells (go
 BRENT_GRID = 9             # grid of a large batch's search given ``rows`` (then Brent's method)
 BRENT_TOL = 1e-5           # Brent's tolerance in t: each setting stops once its bracket is below 2 BRENT_TOL (+ 2 BRENT_TOL)
 BRENT_ITERATIONS = 60      # at most (golden-section steps alone need about 30 from the grid's bracket)
-BLOCK = 8192               # settings searched together (their arrays stay in the CPU's cache)
+THREAD_MIN_SETTINGS = 16384  # settings per thread at least (with fewer, the threads' contention for the GIL costs more)
 MAX_THREADS = 2
 
 
@@ -105,8 +105,9 @@ def minimize_over_alpha(objective: Callable[[np.ndarray], np.ndarray], alpha_max
     ``rows(index)`` (optional; ``index`` an integer array of settings): the objective of those settings
     alone. Given it, a batch of more than ZOOM_MAX_SETTINGS settings is searched by :func:`_brent_search`
     instead of golden section: a grid of BRENT_GRID points, then Brent's method in the bracket, each
-    setting dropped from the calls once its bracket is below 2 BRENT_TOL in t; large batches are split
-    into contiguous parts searched in threads (numpy releases the GIL). Each setting's search depends
+    setting dropped from the calls once its bracket is below 2 BRENT_TOL in t; batches of at least
+    2 THREAD_MIN_SETTINGS settings are split into contiguous parts searched in threads (numpy releases the
+    GIL). Each setting's search depends
     on that setting alone, so the result is the same to the bit however the batch is split
     (tests/accounting/test_order_search.py).
     """
@@ -116,13 +117,11 @@ def minimize_over_alpha(objective: Callable[[np.ndarray], np.ndarray], alpha_max
     S = alpha_max.shape[0]
     if S <= ZOOM_MAX_SETTINGS or rows is None:
         return _search(objective, alpha_max, grid, iterations, S <= ZOOM_MAX_SETTINGS)
-    parts = np.array_split(np.arange(S), -(-S // BLOCK))
-    threads = min(search_threads(), len(parts))
+    threads = max(1, min(search_threads(), S // THREAD_MIN_SETTINGS))
     if threads == 1:
-        done = [_brent_search(rows, alpha_max, idx) for idx in parts]
-    else:
-        with ThreadPoolExecutor(threads) as pool:
-            done = list(pool.map(lambda idx: _brent_search(rows, alpha_max, idx), parts))
+        return _brent_search(rows, alpha_max, np.arange(S))
+    with ThreadPoolExecutor(threads) as pool:
+        done = list(pool.map(lambda idx: _brent_search(rows, alpha_max, idx), np.array_split(np.arange(S), threads)))
     return np.concatenate([a for a, _ in done]), np.concatenate([v for _, v in done])
 
 
@@ -226,8 +225,8 @@ def _brent_search(rows, alpha_max, index):
     left = fl <= fr                                          # w: the better neighbour, v: the other one
     w, fw = np.where(left, a, b), np.where(left, fl, fr)
     v, fv = np.where(left, b, a), np.where(left, fr, fl)
-    state = dict(a=a, b=b, x=x, fx=fx, ax=ax, w=w, fw=fw, v=v, fv=fv, d=np.zeros_like(x),
-                 e=b - a,                                    # lets the first step be parabolic
+    state = dict(a=a, b=b, x=x, fx=fx, ax=ax, w=w, fw=fw, v=v, fv=fv,
+                 d=b - a, e=b - a,                           # lets the first two steps be parabolic
                  done=np.zeros(x.shape, dtype=bool), pos=k)  # pos: where each setting's result goes
     out_a, out_v = np.empty_like(amax), np.empty_like(amax)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
