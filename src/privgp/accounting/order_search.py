@@ -20,7 +20,7 @@ Large batches of settings whose objective can be evaluated for any subset of the
 ``EventBatch`` of one event type; argument ``rows``) take a cheaper path (2026-11-27, issue 30): a grid of
 BRENT_GRID = 9 points, then Brent's method (parabolic steps where they are trusted, golden-section steps
 elsewhere) until each setting's bracket is below 2 BRENT_TOL = 2e-5 in t, settings dropped from the calls once
-found, the batch split into up to MAX_THREADS parts searched in threads. About 19 objective evaluations per
+found, the batch split into up to MAX_THREADS parts searched in threads. About 18-19 objective evaluations per
 setting instead of 43; against the golden-section search on 2 x 10^5 random settings the result was lower
 (tighter) or within 1e-8 relative of it, and within 2e-6 of a dense grid (tests/accounting/test_order_search.py).
 Each setting's search depends on that setting alone, so the result is the same to the bit however the batch is
