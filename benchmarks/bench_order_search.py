@@ -90,7 +90,7 @@ def main() -> None:
     for kind, seed in (("bench", 0), ("wide", 1)):
         s = settings(kind, args.settings, seed)
         for conversion in ("improved", "mironov"):
-            run = lambda: epsilon(s, conversion)  # noqa: E731
+            run = lambda s=s, conversion=conversion: epsilon(s, conversion)  # noqa: E731
             run()                                                   # warm-up
             accountant.minimize_over_alpha = golden
             try:
