@@ -42,33 +42,36 @@ MAX_T = 2**56
 _LIMIT = 2**62
 
 
-def _bernoulli_exp_fraction(num: np.ndarray, den: int, rng: np.random.Generator) -> np.ndarray:
-    """Bernoulli(exp(-num / den)) for integers 0 <= num <= den, elementwise (Algorithm 1): K = 1, 2, ... while a
-    Bernoulli(num / (den K)) succeeds; the result is 1 where the final K is odd."""
+def _bernoulli_exp_fraction(num: np.ndarray | int, den: int, rng: np.random.Generator, size: int | None = None) -> np.ndarray:
+    """Bernoulli(exp(-num / den)) for integers 0 <= num <= den, elementwise over a 1-D ``num`` (or ``size`` draws
+    of one integer ``num``) (Algorithm 1): K = 1, 2, ... while a Bernoulli(num / (den K)) succeeds; the result is 1
+    where the final K is odd. Every entry still going has the same K, so each round is one draw of uniform integers
+    below the one bound den K for those entries (numpy's generator gives the same integers for one bound as for an
+    array of it: tests/mechanisms/test_discrete_noise.py pins the stream)."""
     num = np.asarray(num, dtype=np.int64)
-    k = np.ones(num.shape, dtype=np.int64)
-    going = np.ones(num.shape, dtype=bool)
-    while going.any():
-        idx = np.flatnonzero(going)
-        if int(k[idx].max()) > _LIMIT // den:  # pragma: no cover - probability below 1 / 64! per draw
+    n = int(size) if size is not None else num.shape[0]
+    odd = np.zeros(n, dtype=bool)
+    idx = np.arange(n)
+    k = 1
+    while idx.size:
+        if k > _LIMIT // den:  # pragma: no cover - probability below 1 / 64! per draw
             raise ArithmeticError("discrete Laplace sampler: integer range exceeded")
-        success = rng.integers(0, den * k[idx]) < num[idx]   # Bernoulli(num / (den k)), exactly
-        k[idx[success]] += 1
-        going[idx[~success]] = False
-    return (k % 2) == 1
+        success = rng.integers(0, den * k, size=idx.size) < (num if num.ndim == 0 else num[idx])
+        odd[idx[~success]] = k % 2 == 1         # the final K of the entries that stop here is k
+        idx = idx[success]
+        k += 1
+    return odd
 
 
 def _geometric_exp_minus_one(size: int, rng: np.random.Generator) -> np.ndarray:
     """V with P(V >= v) = e^{-v} (v = 0, 1, ...): the number of Bernoulli(exp(-1)) successes before the first
     failure."""
     v_ = np.zeros(size, dtype=np.int64)
-    going = np.ones(size, dtype=bool)
-    ones = np.ones(size, dtype=np.int64)
-    while going.any():
-        idx = np.flatnonzero(going)
-        success = _bernoulli_exp_fraction(ones[idx], 1, rng)
-        v_[idx[success]] += 1
-        going[idx[~success]] = False
+    idx = np.arange(size)
+    while idx.size:
+        success = _bernoulli_exp_fraction(1, 1, rng, size=idx.size)
+        idx = idx[success]
+        v_[idx] += 1
     return v_
 
 
