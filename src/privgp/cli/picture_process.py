@@ -5,7 +5,7 @@ records from CSV. Neither needs the data: the picture is post-processing of the 
 settings (:mod:`privgp.cli.release_figure`). So the command starts this process first thing; it imports
 matplotlib and the figure code on the second core while the command loads, checks, forecasts, charges and
 samples, then receives the released field and the public picture context (pickled, on its standard input),
-draws exactly what :func:`privgp.cli.release_publish.draw_picture` draws in the command's own process, and
+draws exactly what :func:`privgp.cli.release_figure.draw_picture` draws in the command's own process, and
 returns the Picture (pickled, on its standard output) while the command writes the data files.
 
 It receives nothing private: no record, no statistic of the data; only what the picture shows (the released
@@ -174,7 +174,7 @@ def _serve() -> int:
 
     for name in PRELOAD:
         importlib.import_module(name)
-    from .release_publish import draw_picture
+    from .release_figure import draw_picture
 
     request = sys.stdin.buffer.read()
     if not request:     # the command ended without a picture (e.g. a refused release)

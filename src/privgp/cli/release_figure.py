@@ -111,6 +111,16 @@ PICTURE_FORMAT = 3
 PICTURE_FORMATS = (1, 2, 3)
 
 
+def draw_picture(field, ctx: PictureContext, fmt: int = PICTURE_FORMAT) -> Picture:
+    """The picture (PNG bytes, caption, alt text) of :func:`privgp.cli.release_publish.picture_request`'s answer; a
+    release without a map gets a picture that says so. The command's picture process
+    (:mod:`privgp.cli.picture_process`) imports this module, not the rest of the command's, and calls this.
+    ``fmt``: the picture format (an earlier one only to verify an earlier release)."""
+    if field is None:
+        return placeholder("No map was released (see the report).", ctx)
+    return draw(field, ctx, fmt)
+
+
 def draw(field: ReleasedField, ctx: PictureContext, fmt: int = PICTURE_FORMAT) -> Picture:
     """The release's picture as PNG bytes, with its caption (plain words) and alt text; ``fmt``: the picture
     format (:data:`PICTURE_FORMAT`; an earlier one only to verify an earlier release)."""

@@ -24,8 +24,7 @@ from ..datasets import baltimore
 from ..errors import CertificateMismatch
 from ..jsonable import as_written, first_difference
 from ..mechanisms.interface import VERIFY_MEMORY_LIMIT, Mechanism, Recorded
-from . import release_figure
-from .release_figure import Picture, PictureContext, ResponseDisplay
+from .release_figure import Picture, PictureContext, ResponseDisplay, draw_picture  # noqa: F401 (re-exported)
 from .release_map import interactive_map
 from .release_report import LedgerTotals, ReportInput, render
 
@@ -80,15 +79,6 @@ def picture_request(mech: Mechanism, released, plan, data, forecast=None) -> tup
     """What the picture is drawn from: the mechanism's released field(s) on the grid (None when its release
     holds no map, e.g. a private selection that accepted nothing) and the public picture context."""
     return mech.fields(released, plan), picture_context(plan, data, forecast)
-
-
-def draw_picture(field, ctx: PictureContext, fmt: int = release_figure.PICTURE_FORMAT) -> Picture:
-    """The picture (PNG bytes, caption, alt text) of :func:`picture_request`'s answer; a release without a map
-    gets a picture that says so. The command's picture process (:mod:`privgp.cli.picture_process`) calls this.
-    ``fmt``: the picture format (an earlier one only to verify an earlier release)."""
-    if field is None:
-        return release_figure.placeholder("No map was released (see the report).", ctx)
-    return release_figure.draw(field, ctx, fmt)
 
 
 def picture(mech: Mechanism, released, plan, data, forecast=None) -> Picture:
