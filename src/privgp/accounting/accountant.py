@@ -209,7 +209,8 @@ def epsilon(event: PrivacyEvent | EventBatch, delta: ArrayLike, *, conversion: s
         S = int(np.prod(shape))
         flat_batch = event if event.shape == shape else _broadcast_batch(event, shape)
         amax = flat_batch.alpha_max().reshape(-1)
-        rdp_fn = flat_batch.rdp_flat
+        # one setting per row: the parameters gathered once, not at every order the search tries
+        rdp_fn = flat_batch.rdp_of_rows(np.arange(S)) if flat_batch.by_rows else flat_batch.rdp_flat
     else:
         shape = np.broadcast_shapes(d.shape, () if alpha is None else alpha.shape)
         S = int(np.prod(shape))

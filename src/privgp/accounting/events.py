@@ -870,7 +870,11 @@ class EventBatch:
         """:meth:`rdp_flat` of the settings ``index`` (integer array, flat order) alone, so that the accountant's
         search can drop settings once they are found (where :attr:`by_rows`)."""
         p = {k: a[index, None] for k, a in self.flat_params().items()}
-        return lambda alpha: self.event_type._masked_rdp_arrays(alpha, **p)
+        cls = self.event_type
+        with np.errstate(all="ignore"):
+            amax = cls._alpha_max_arrays(**p)
+        # :meth:`PrivacyEvent._masked_rdp_arrays` with the parameters and the order mask's bound computed once
+        return lambda alpha: admissible_only(np.asarray(cls._rdp_arrays(alpha, **p), dtype=float), alpha, amax)
 
     def rdp(self, alpha: ArrayLike) -> np.ndarray:
         """RDP of every setting at the order(s) alpha (broadcast against ``shape``)."""

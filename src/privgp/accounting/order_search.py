@@ -120,8 +120,14 @@ def minimize_over_alpha(objective: Callable[[np.ndarray], np.ndarray], alpha_max
     threads = max(1, min(search_threads(), S // THREAD_MIN_SETTINGS))
     if threads == 1:
         return _brent_search(rows, alpha_max, np.arange(S))
+    err = np.geterr()   # numpy's error handling is per thread: the caller's holds in the search's threads too
+
+    def part(idx):
+        with np.errstate(**err):
+            return _brent_search(rows, alpha_max, idx)
+
     with ThreadPoolExecutor(threads) as pool:
-        done = list(pool.map(lambda idx: _brent_search(rows, alpha_max, idx), np.array_split(np.arange(S), threads)))
+        done = list(pool.map(part, np.array_split(np.arange(S), threads)))
     return np.concatenate([a for a, _ in done]), np.concatenate([v for _, v in done])
 
 
