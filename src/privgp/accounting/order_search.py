@@ -24,7 +24,7 @@ found, the batch split into up to MAX_THREADS parts searched in threads. About 1
 setting instead of 43; against the golden-section search on 2 x 10^5 random settings the result was lower
 (tighter) or within 1e-8 relative of it, and within 2e-6 of a dense grid (tests/accounting/test_order_search.py).
 Each setting's search depends on that setting alone, so the result is the same to the bit however the batch is
-split into blocks and threads. Certificates of one setting use the zoom rounds, as before.
+split between threads. Certificates of one setting use the zoom rounds, as before.
 """
 from __future__ import annotations
 
