@@ -105,3 +105,28 @@ floats = st.floats(allow_nan=True, allow_infinity=True, width=64)
 def test_pick_is_np_where_to_the_bit(a, b, cond):
     got = search._pick(search._mask(cond), a, b)
     assert np.array_equal(got.view(np.int64), np.where(cond, a, b).view(np.int64))
+
+
+def test_the_threads_see_the_callers_context_and_numpy_error_handling(monkeypatch):
+    import contextvars
+    import threading
+
+    monkeypatch.setattr(search, "THREAD_MIN_SETTINGS", 100)
+    monkeypatch.setattr(search, "MAX_THREADS", 2)
+    var = contextvars.ContextVar("privgp_test_var", default="default")
+    seen = set()
+
+    def rows(index):
+        def objective(alpha):
+            seen.add((threading.get_ident(), var.get(), np.geterr()["under"]))   # "under": the search leaves it
+            return alpha + 1.0 / (alpha - 1.0)
+        return objective
+
+    token = var.set("caller's")
+    try:
+        with np.errstate(under="raise"):
+            search.minimize_over_alpha(rows(np.arange(400)), np.full(400, np.inf), rows=rows)
+    finally:
+        var.reset(token)
+    assert len({t for t, _, _ in seen}) == 2                       # two threads searched
+    assert {(v, d) for _, v, d in seen} == {("caller's", "raise")}

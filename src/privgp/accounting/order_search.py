@@ -28,6 +28,7 @@ split between threads. Certificates of one setting use the zoom rounds, as befor
 """
 from __future__ import annotations
 
+import contextvars
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -126,8 +127,10 @@ def minimize_over_alpha(objective: Callable[[np.ndarray], np.ndarray], alpha_max
         with np.errstate(**err):
             return _brent_search(rows, alpha_max, idx)
 
+    # each thread runs in a copy of the caller's context (context variables, e.g. the composition rule in force)
+    jobs = [(contextvars.copy_context(), idx) for idx in np.array_split(np.arange(S), threads)]
     with ThreadPoolExecutor(threads) as pool:
-        done = list(pool.map(part, np.array_split(np.arange(S), threads)))
+        done = list(pool.map(lambda job: job[0].run(part, job[1]), jobs))
     return np.concatenate([a for a, _ in done]), np.concatenate([v for _, v in done])
 
 
