@@ -40,6 +40,7 @@ def wide():
 def test_the_same_bits_however_the_batch_is_split(wide, monkeypatch):
     s, ref = wide
     monkeypatch.setattr(search, "THREAD_MIN_SETTINGS", 100)
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")      # the suite's conftest sets 1
     for threads in (1, 2, 3):
         monkeypatch.setattr(search, "MAX_THREADS", threads)
         got = _epsilon(s)
@@ -113,6 +114,7 @@ def test_the_threads_see_the_callers_context_and_numpy_error_handling(monkeypatc
 
     monkeypatch.setattr(search, "THREAD_MIN_SETTINGS", 100)
     monkeypatch.setattr(search, "MAX_THREADS", 2)
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
     var = contextvars.ContextVar("privgp_test_var", default="default")
     seen = set()
 
@@ -130,3 +132,10 @@ def test_the_threads_see_the_callers_context_and_numpy_error_handling(monkeypatc
         var.reset(token)
     assert len({t for t, _, _ in seen}) == 2                       # two threads searched
     assert {(v, d) for _, v, d in seen} == {("caller's", "raise")}
+
+
+@pytest.mark.parametrize("omp, expected", [("1", 1), ("", 2), ("4", 2), ("0", 2), ("two", 2)])
+def test_the_threads_follow_omp_num_threads(monkeypatch, omp, expected):
+    monkeypatch.setattr(search.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    monkeypatch.setenv("OMP_NUM_THREADS", omp)
+    assert search.search_threads() == expected

@@ -135,12 +135,16 @@ def minimize_over_alpha(objective: Callable[[np.ndarray], np.ndarray], alpha_max
 
 
 def search_threads() -> int:
-    """Threads of a large batch's search: the CPUs this process may use, at most MAX_THREADS."""
+    """Threads of a large batch's search: the CPUs this process may use, at most MAX_THREADS, and at most
+    OMP_NUM_THREADS where that is set to a positive integer (the usual limit on a process's compute threads;
+    privgp's own worker processes set it to 1, so a sweep's workers do not multiply their threads)."""
     try:
         cpus = len(os.sched_getaffinity(0))
     except AttributeError:   # not on Linux
         cpus = os.cpu_count() or 1
-    return max(1, min(MAX_THREADS, cpus))
+    limit = os.environ.get("OMP_NUM_THREADS", "").strip()
+    omp = int(limit) if limit.isdigit() and int(limit) > 0 else MAX_THREADS
+    return max(1, min(MAX_THREADS, cpus, omp))
 
 
 def _evaluator(objective, alpha_max):
