@@ -130,7 +130,7 @@ def test_the_threads_see_the_callers_context_and_numpy_error_handling(monkeypatc
             search.minimize_over_alpha(rows(np.arange(400)), np.full(400, np.inf), rows=rows)
     finally:
         var.reset(token)
-    assert len({t for t, _, _ in seen}) == 2                       # two threads searched
+    assert threading.get_ident() not in {t for t, _, _ in seen}    # searched in the pool's threads
     assert {(v, d) for _, v, d in seen} == {("caller's", "raise")}
 
 
