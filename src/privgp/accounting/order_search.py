@@ -106,10 +106,10 @@ def minimize_over_alpha(objective: Callable[[np.ndarray], np.ndarray], alpha_max
     ``rows(index)`` (optional; ``index`` an integer array of settings): the objective of those settings
     alone. Given it, a batch of more than ZOOM_MAX_SETTINGS settings is searched by :func:`_brent_search`
     instead of golden section: a grid of BRENT_GRID points, then Brent's method in the bracket, each
-    setting dropped from the calls once its bracket is below 2 BRENT_TOL in t; batches of at least
-    2 THREAD_MIN_SETTINGS settings are split into contiguous parts searched in threads (numpy releases the
-    GIL). Each setting's search depends
-    on that setting alone, so the result is the same to the bit however the batch is split
+    setting dropped from the calls once its bracket is below 2 BRENT_TOL in t (``grid`` and ``iterations``
+    apply to the other searches only); batches of at least 2 THREAD_MIN_SETTINGS settings are split into
+    contiguous parts searched in threads (numpy releases the GIL; :func:`search_threads`). Each setting's
+    search depends on that setting alone, so the result is the same to the bit however the batch is split
     (tests/accounting/test_order_search.py).
     """
     alpha_max = np.atleast_1d(np.asarray(alpha_max, dtype=float))
