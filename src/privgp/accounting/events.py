@@ -222,8 +222,14 @@ class PrivacyEvent:
     @classmethod
     def _masked_rdp_arrays(cls, alpha: np.ndarray, **params: Any) -> np.ndarray:
         """:meth:`_rdp_arrays` with +inf at the orders >= :meth:`_alpha_max_arrays` (under np.errstate)."""
-        return admissible_only(np.asarray(cls._rdp_arrays(alpha, **params), dtype=float), alpha,
-                               cls._alpha_max_arrays(**params))
+        return cls._masked_rdp_curve(**params)(alpha)
+
+    @classmethod
+    def _masked_rdp_curve(cls, **params: Any) -> Callable[[np.ndarray], np.ndarray]:
+        """:meth:`_masked_rdp_arrays` as a function of alpha alone, the order bound computed once (for a search
+        that evaluates many orders of the same settings; under np.errstate)."""
+        amax = cls._alpha_max_arrays(**params)
+        return lambda alpha: admissible_only(np.asarray(cls._rdp_arrays(alpha, **params), dtype=float), alpha, amax)
 
     @property
     def alpha_max(self) -> float:
@@ -870,11 +876,8 @@ class EventBatch:
         """:meth:`rdp_flat` of the settings ``index`` (integer array, flat order) alone, so that the accountant's
         search can drop settings once they are found (where :attr:`by_rows`)."""
         p = {k: a[index, None] for k, a in self.flat_params().items()}
-        cls = self.event_type
         with np.errstate(all="ignore"):
-            amax = cls._alpha_max_arrays(**p)
-        # :meth:`PrivacyEvent._masked_rdp_arrays` with the parameters and the order mask's bound computed once
-        return lambda alpha: admissible_only(np.asarray(cls._rdp_arrays(alpha, **p), dtype=float), alpha, amax)
+            return self.event_type._masked_rdp_curve(**p)
 
     def rdp(self, alpha: ArrayLike) -> np.ndarray:
         """RDP of every setting at the order(s) alpha (broadcast against ``shape``)."""
