@@ -5,13 +5,17 @@ Each refusal: exit status 2, one line, no traceback, the ledger's bytes unchange
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import os
+import shutil
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from privgp.cli.main import main
 from privgp.ledger import Ledger
 from tests.cli_scratch import digest, run
 
@@ -37,12 +41,28 @@ def env(tmp_path, monkeypatch):
     return tmp_path, tmp_path / "ledger.sqlite"
 
 
-def seeded_ledger(capsys, ledger: Path, out: Path) -> str:
-    """A ledger with one release in it; returns its digest."""
-    code, _, err = run(capsys, "release", "--mechanism", "posterior-sample", "--grid", "31", *OK, "--ledger", ledger,
-                       "--out", out)
-    assert code == 0, err
-    return digest(ledger)
+@pytest.fixture(scope="module")
+def _one_release_ledger(tmp_path_factory) -> Path:
+    """A ledger file with one release in it, made once for the module (a release costs about a second)."""
+    tmp = tmp_path_factory.mktemp("seeded")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HOME", str(tmp / "home"))
+        mp.setenv("PRIVGP_LEDGER", str(tmp / "default.sqlite"))
+        mp.chdir(tmp)
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
+            code = main(["release", "--mechanism", "posterior-sample", "--grid", "31", *OK, "--ledger",
+                         str(tmp / "ledger.sqlite"), "--out", str(tmp / "first")])
+        assert code == 0, err.getvalue()
+    return tmp / "ledger.sqlite"
+
+
+@pytest.fixture
+def seeded_ledger(_one_release_ledger):
+    """seeded_ledger(ledger): a copy of the module's one-release ledger at ``ledger``; returns its digest."""
+    def copy(ledger: Path) -> str:
+        shutil.copyfile(_one_release_ledger, ledger)
+        return digest(ledger)
+    return copy
 
 
 # -- CSV ----------------------------------------------------------------------------------------------------------
@@ -52,9 +72,9 @@ def seeded_ledger(capsys, ledger: Path, out: Path) -> str:
     ("x,y,v\n0.1,0.2,0.3\n0.2,0.3,0.4,0.9\n0.5,0.5,0.1\n", "line 3 has 4 field(s), the header has 3"),
     ("x,y,v\n0.1,0.2,0.3\n0.2,0.3\n0.5,0.5,0.1\n", "line 3 has 2 field(s), the header has 3"),
 ])
-def test_repeated_columns_and_ragged_rows_are_refused(env, capsys, text, needle):
+def test_repeated_columns_and_ragged_rows_are_refused(env, seeded_ledger, capsys, text, needle):
     tmp, ledger = env
-    before = seeded_ledger(capsys, ledger, tmp / "first")
+    before = seeded_ledger(ledger)
     data = tmp / "d.csv"
     data.write_text(text)
     out = tmp / "rel"
@@ -73,9 +93,9 @@ def test_repeated_columns_and_ragged_rows_are_refused(env, capsys, text, needle)
     (["--mechanism", "sparse-gp", "--noise-ratio", "1e-300"], "--noise-ratio must be between"),
     (["--mechanism", "sparse-gp", "--noise-ratio", "1e-150"], "--noise-ratio must be between"),
 ])
-def test_degenerate_grid_and_scales_are_refused_before_the_charge(env, capsys, args, needle):
+def test_degenerate_grid_and_scales_are_refused_before_the_charge(env, seeded_ledger, capsys, args, needle):
     tmp, ledger = env
-    before = seeded_ledger(capsys, ledger, tmp / "first")
+    before = seeded_ledger(ledger)
     out = tmp / "rel"
     code, _, err = run(capsys, "release", *args, *OK, "--ledger", ledger, "--out", out)
     assert_refused(code, err, needle, ledger, before, out)
@@ -93,9 +113,9 @@ def test_sparse_gp_at_the_ends_of_the_allowed_scales_releases(env, capsys):
 
 # -- optimize ---------------------------------------------------------------------------------------------------------
 
-def test_optimize_save_responses_is_probed_by_writing(env, capsys):
+def test_optimize_save_responses_is_probed_by_writing(env, seeded_ledger, capsys):
     tmp, ledger = env
-    before = seeded_ledger(capsys, ledger, tmp / "first")
+    before = seeded_ledger(ledger)
     (tmp / "a-file").write_text("x")
     for target in ("/proc/privgp-responses.csv", tmp / "a-file" / "r.csv", tmp / "no-such-dir" / "r.csv", tmp):
         out = tmp / "opt"
@@ -104,9 +124,9 @@ def test_optimize_save_responses_is_probed_by_writing(env, capsys):
         assert_refused(code, err, "--save-responses", ledger, before, out)
 
 
-def test_optimize_rounds_are_bounded_before_the_charge(env, capsys):
+def test_optimize_rounds_are_bounded_before_the_charge(env, seeded_ledger, capsys):
     tmp, ledger = env
-    before = seeded_ledger(capsys, ledger, tmp / "first")
+    before = seeded_ledger(ledger)
     out = tmp / "opt"
     code, _, err = run(capsys, "optimize", "--function", "forrester", "--rounds", 2_000_000, "--ledger", ledger,
                        "--out", out)
@@ -250,9 +270,9 @@ def _sensors(path: Path, n: int = 400) -> Path:
     (("-0.25", "0.05", "51.40", "51.60"), "400", "every one of the 400 responses is at or below 380"),
     (("-0.25", "0.05", "51.40", "51.60"), "-400", "every one of the 400 responses is at or above -380"),
 ])
-def test_a_box_far_larger_than_the_records_or_a_threshold_outside_them_is_refused(env, capsys, box, threshold, needle):
+def test_a_box_far_larger_than_the_records_or_a_threshold_outside_them_is_refused(env, seeded_ledger, capsys, box, threshold, needle):
     tmp, ledger = env
-    before = seeded_ledger(capsys, ledger, tmp / "first")
+    before = seeded_ledger(ledger)
     data = _sensors(tmp / "s.csv")
     out = tmp / "rel"
     code, _, err = run(capsys, "release", "--data", data, "--x-col", "lon", "--y-col", "lat", "--response-col", "no2",
@@ -311,13 +331,13 @@ def test_a_semicolon_file_and_a_forgotten_y_col_are_named(env, capsys):
     (("-0.25", "51.40", "0.05", "51.60"), "40", "not GIS's minx miny maxx maxy"),
     (("-0.25", "0.05", "51.40", "51.60"), "400", "every one of the 400 responses is at or below 380"),
 ])
-def test_the_same_refusals_for_records_streamed_from_parquet(env, capsys, mechanism, box, threshold, needle):
+def test_the_same_refusals_for_records_streamed_from_parquet(env, seeded_ledger, capsys, mechanism, box, threshold, needle):
     """Parquet (and DuckDB, folders, globs) are read in one streaming pass that keeps no records: the checks run on
     the pass's extents, before the charge (a fresh-clone walk-through found them skipped there)."""
     import pandas as pd
 
     tmp, ledger = env
-    before = seeded_ledger(capsys, ledger, tmp / "first")
+    before = seeded_ledger(ledger)
     pd.read_csv(_sensors(tmp / "s.csv")).to_parquet(tmp / "s.parquet")
     out = tmp / "rel"
     code, _, err = run(capsys, "release", "--data", tmp / "s.parquet", "--x-col", "lon", "--y-col", "lat",
