@@ -859,7 +859,12 @@ class EventBatch:
         return int(np.prod(self.shape))
 
     def flat_params(self) -> dict[str, np.ndarray]:
-        return {k: np.broadcast_to(np.asarray(p, float), self.shape).reshape(-1) for k, p in self.params.items()}
+        """Each parameter as a flat array of :attr:`size` entries (a view where it already has the batch's shape)."""
+        out = {}
+        for k, p in self.params.items():
+            a = np.asarray(p, float)
+            out[k] = (a if a.shape == self.shape else np.broadcast_to(a, self.shape)).reshape(-1)
+        return out
 
     def alpha_max(self) -> np.ndarray:
         """Per-setting upper end of the admissible orders, shape ``shape``."""

@@ -60,12 +60,13 @@ def _psi_raw(am1, tau):
     (the same numbers as before). tests/accounting/test_psi_rounding.py checks both against mpmath."""
     x = tau * am1
     half_log = 0.5 * np.log1p(tau)
-    log_first = np.log1p(x / (1.0 + tau)) / (2.0 * am1)            # >= 0
-    log_second = np.log1p(-np.minimum(x, 1.0)) / (2.0 * am1)       # <= 0 (-inf where x >= 1)
+    two_am1 = 2.0 * am1
+    log_first = np.log1p(x / (1.0 + tau)) / two_am1                # >= 0
+    log_second = np.log1p(-np.minimum(x, 1.0)) / two_am1           # <= 0 (-inf where x >= 1)
     out = np.maximum(half_log - log_first, -half_log - log_second)
     # more than 8 bits cancel: the result is below 2^-8 of the terms' sizes (false at tau = 0, x >= 1, tau = inf)
     cancels = 256.0 * out < half_log + log_first - log_second
-    if np.any(cancels):
+    if cancels.any():
         out = np.array(out, dtype=float)     # a writable array of the broadcast shape
         t = np.broadcast_to(tau, out.shape)[cancels]
         a = np.broadcast_to(am1, out.shape)[cancels]
