@@ -12,10 +12,12 @@ from __future__ import annotations
 import gc
 import importlib
 import json
+import math
 import pkgutil
 from dataclasses import dataclass
 from typing import ClassVar
 
+import numpy as np
 import pytest
 
 import privgp.accounting
@@ -43,7 +45,7 @@ from privgp.accounting.linear_regression import LinearRegressionPosteriorEvent
 from privgp.accounting.sampler_bounds import SampleThenOptimiseEvent
 from privgp.accounting.selection import liu_talwar_budget
 from privgp.accounting.tabulated import TabulatedRdpEvent
-from privgp.errors import InvalidParameterError
+from privgp.errors import InvalidParameterError, NumericalError
 from privgp.ledger import Ledger
 from privgp.mechanisms.posterior_sample import posterior_sample_event
 
@@ -215,3 +217,46 @@ def test_an_unknown_kind_imports_the_event_modules_then_fails_clearly(monkeypatc
         event_from_dict({"type": "no_such_event_kind", "mu": 1.0})
     with pytest.raises(InvalidParameterError, match="event type"):
         event_from_dict({"type": ["not", "a", "string"]})
+
+
+def _posterior_events():
+    from privgp.mechanisms.posterior_sample import posterior_sample_event
+    from privgp.models.domain import Box
+
+    return [posterior_sample_event(10, 1.0, 5.0, sensitivity="exp1d"),
+            posterior_sample_event(40, 0.3, 2.0, kernel="matern32", lengthscale=0.4, domain=Box.unit(2), eta=0.5, L=3),
+            posterior_sample_event(25, 2.0, float("inf"), kernel="exponential", lengthscale=1.0, domain=None)]
+
+
+@pytest.mark.parametrize("index", range(3))
+def test_a_single_events_search_reads_its_curve_once_and_gets_the_same_bits(index, monkeypatch):
+    """The accountant gathers a single event's parameters and order bound once per search: the same guarantee, to
+    the bit, as evaluating ``event.rdp`` at every order tried."""
+    event = _posterior_events()[index]
+    gathered = accountant.epsilon(event, 1e-5, composition="basic")
+    monkeypatch.setattr(accountant, "_single_rdp_fn", lambda e: e.rdp)
+    each_order = accountant.epsilon(event, 1e-5, composition="basic")
+    assert (gathered.epsilon, gathered.alpha, gathered.rdp) == (each_order.epsilon, each_order.alpha, each_order.rdp)
+    assert gathered.method == "rdp" and math.isfinite(gathered.epsilon)
+
+
+def test_a_curve_that_gives_nan_during_the_search_still_raises(monkeypatch):
+    monkeypatch.setattr(events, "EVENT_TYPES", dict(EVENT_TYPES))   # the session's registry stays as it was
+
+    @dataclass(frozen=True)
+    class NanAboveThree(PrivacyEvent):
+        rho: float
+        kind: ClassVar[str] = "contract_test_nan_above_three"
+        neighbouring: ClassVar[Neighbouring] = Neighbouring.REPLACE_ONE
+
+        def _params(self):
+            return {"rho": self.rho}
+
+        @classmethod
+        def _rdp_arrays(cls, alpha, rho):
+            return np.where(alpha > 3.0, np.nan, alpha * rho)
+
+    with pytest.raises(NumericalError, match="NaN"):
+        accountant.epsilon(NanAboveThree(0.1), 1e-5)
+    del NanAboveThree
+    gc.collect()

@@ -162,18 +162,10 @@ def _orders(alpha: ArrayLike) -> np.ndarray:
 def _single_rdp_fn(event: PrivacyEvent) -> Callable[[np.ndarray], np.ndarray]:
     """The event's Renyi curve at the orders a search tries (all > 1, under the caller's np.errstate). Where the
     event keeps :meth:`PrivacyEvent.rdp`, its parameters and order bound are gathered once, not at every order
-    (the same numbers); NaN still raises at the order that gives it."""
+    (the same numbers; a NaN value raises in the search, :func:`privgp.accounting.order_search._evaluator`)."""
     if type(event).rdp is not PrivacyEvent.rdp:
         return event.rdp
-    curve = type(event)._masked_rdp_curve(**{k: np.asarray(p, float) for k, p in event._params().items()})
-    name = type(event).__name__
-
-    def rdp(alpha: np.ndarray) -> np.ndarray:
-        out = curve(alpha)
-        if np.isnan(out).any():
-            raise NumericalError(f"{name}.rdp: NaN from valid inputs")
-        return out
-    return rdp
+    return type(event)._masked_rdp_curve(**{k: np.asarray(p, float) for k, p in event._params().items()})
 
 
 def epsilon(event: PrivacyEvent | EventBatch, delta: ArrayLike, *, conversion: str = "improved",
