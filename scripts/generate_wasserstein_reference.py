@@ -3,10 +3,11 @@ tests/data/wasserstein_reference.json).
 
 Run:  python scripts/generate_wasserstein_reference.py   (about 20 s on one core; needs mpmath only)
 
-Nothing here imports privgp. W_2^2(F, G) = int_0^1 (F^-1(u) - G^-1(u))^2 du for two 1-D Gaussian mixtures, by
+Nothing here imports privgp. The quantiles of the mixture MIX at z = Phi^-1(u) for a few z (30 digits), and
+W_2^2(F, G) = int_0^1 (F^-1(u) - G^-1(u))^2 du for two 1-D Gaussian mixtures, by
 mpmath's tanh-sinh quadrature in z = Phi^-1(u) over [-9, 9] (split at -3, 0, 3), at 20 digits, with each
 quantile found by 60 bisection halvings of [-5, 5] on the mixture's cdf and 4 Newton steps. The pair is the one
-of tests/audit/samplers/test_wasserstein.py (MIX, GAUSS), which pins privgp's w2 against this number.
+of tests/audit/samplers/test_wasserstein.py (MIX, GAUSS), which pins privgp's quantile and w2 against these numbers.
 """
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ OUT = Path(__file__).resolve().parents[1] / "tests" / "data" / "wasserstein_refe
 #: (means, sds, weights) of each mixture, as decimal strings
 MIX = (["-0.3", "0.1", "0.25"], ["0.2", "0.15", "0.3"], ["0.5", "0.3", "0.2"])
 GAUSS = (["0.05"], ["0.22"], ["1"])
+#: the z of the quantile references
+Z = ["-7", "-2", "-0.3", "0", "0.4", "3", "8"]
 
 
 def _cdf_pdf(mixture):
@@ -49,9 +52,12 @@ def w2(f, g):
 
 
 def main() -> None:
+    mp.mp.dps = 30
+    quantiles = {z: mp.nstr(quantile(MIX, mp.ncdf(mp.mpf(z))), 25) for z in Z}
     mp.mp.dps = 20
     ref = w2(MIX, GAUSS)
-    doc = {"dps": mp.mp.dps, "mix": MIX, "gauss": GAUSS, "w2": mp.nstr(ref, 20)}
+    doc = {"dps": mp.mp.dps, "mix": MIX, "gauss": GAUSS, "w2": mp.nstr(ref, 20), "quantile_dps": 30,
+           "mix_quantiles": quantiles}
     OUT.write_text(json.dumps(doc, indent=1) + "\n")
     print(doc)
 
