@@ -3,7 +3,9 @@ does not exist), a scratch environment (HOME, a default ledger and the working f
 `privgp verify --json` of a folder whose certificate is re-hashed first (a forger's edit)."""
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import json
 from pathlib import Path
 
@@ -17,6 +19,15 @@ def run(capsys, *args):
     code = main([str(a) for a in args])
     out = capsys.readouterr()
     return code, out.out, out.err
+
+
+def run_quiet(*args) -> tuple[int, str]:
+    """``privgp ARGS`` in process with stdout and stderr captured, for module-scoped fixtures (which have no capsys):
+    (exit status, stderr)."""
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main([str(a) for a in args])
+    return code, err.getvalue()
 
 
 def digest(path: Path) -> str | None:

@@ -5,8 +5,6 @@ Each refusal: exit status 2, one line, no traceback, the ledger's bytes unchange
 """
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import shutil
 import sys
@@ -15,9 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from privgp.cli.main import main
 from privgp.ledger import Ledger
-from tests.cli_scratch import digest, run
+from tests.cli_scratch import digest, run, run_quiet
 
 OK = ["--allow-noisy", "--seed", "1", "--json"]
 
@@ -49,10 +46,9 @@ def _one_release_ledger(tmp_path_factory) -> Path:
         mp.setenv("HOME", str(tmp / "home"))
         mp.setenv("PRIVGP_LEDGER", str(tmp / "default.sqlite"))
         mp.chdir(tmp)
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
-            code = main(["release", "--mechanism", "posterior-sample", "--grid", "31", *OK, "--ledger",
-                         str(tmp / "ledger.sqlite"), "--out", str(tmp / "first")])
-        assert code == 0, err.getvalue()
+        code, err = run_quiet("release", "--mechanism", "posterior-sample", "--grid", "31", *OK, "--ledger",
+                              tmp / "ledger.sqlite", "--out", tmp / "first")
+        assert code == 0, err
     return tmp / "ledger.sqlite"
 
 

@@ -4,7 +4,6 @@ outputs are detected, missing ones reported; published constants are NOT COVERED
 JSON exits 2 with one line; every certificate matches the published JSON Schema."""
 from __future__ import annotations
 
-import contextlib
 import copy
 import hashlib
 import io
@@ -17,6 +16,7 @@ import numpy as np
 import pytest
 
 from privgp.cli.main import main
+from tests.cli_scratch import run_quiet
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -38,14 +38,6 @@ RELEASES = {
 }
 
 
-def _main_quiet(argv) -> tuple[int, str]:
-    """main(argv) with stdout and stderr captured (module-scoped fixtures have no capsys)."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(argv)
-    return code, err.getvalue()
-
-
 def _release(tmp: Path, name: str) -> Path:
     data = _csv(tmp / "data.csv")
     out = tmp / name
@@ -53,9 +45,9 @@ def _release(tmp: Path, name: str) -> Path:
             "--threshold", "0", "--clip", "1", "--grid", "21", "--seed", "3", "--out", str(out),
             "--ledger", str(tmp / f"{name}.sqlite"),
             "--budget-epsilon", "1000", "--json", *RELEASES[name]]
-    code, err = _main_quiet(argv)
+    code, err = run_quiet(*argv)
     if code == 2 and "--allow-noisy" in err:  # the utility forecast refuses a noisy map; this test wants one
-        code, err = _main_quiet([*argv, "--allow-noisy"])
+        code, err = run_quiet(*argv, "--allow-noisy")
     assert code == 0, err
     return out / "certificate.json"
 
@@ -76,9 +68,8 @@ class Certificates:
 
     def _optimize(self) -> Path:
         opt = self.tmp / "optimize"
-        code, err = _main_quiet(["optimize", "--function", "forrester", "--rounds", "6", "--grid", "41", "--seed", "1",
-                                 "--objective-seed", "1", "--out", str(opt), "--ledger", str(self.tmp / "opt.sqlite"),
-                                 "--json"])
+        code, err = run_quiet("optimize", "--function", "forrester", "--rounds", "6", "--grid", "41", "--seed", "1",
+                              "--objective-seed", "1", "--out", opt, "--ledger", self.tmp / "opt.sqlite", "--json")
         assert code == 0, err
         return opt / "certificate.json"
 
@@ -805,11 +796,11 @@ def test_unencodable_text_or_a_fifo_is_not_a_certificate(certificates, tmp_path,
 
     for edit in (lambda d: d["sha256"].__setitem__("x\ud800.npz", "0" * 64), lambda d: d.__setitem__("mechanism", "\ud800")):
         t = _tampered(tmp_path, certificates["laplace-grid"], edit)
-        code, err = _main_quiet(["verify", str(t)])
+        code, err = run_quiet("verify", t)
         assert code == 2 and "surrogate" in err and "Traceback" not in err, err
     fifo = tmp_path / "cert.fifo"
     os.mkfifo(fifo)
-    code, err = _main_quiet(["verify", str(fifo)])   # would block if read
+    code, err = run_quiet("verify", fifo)   # would block if read
     assert code == 2 and "not a regular file" in err, err
 
 

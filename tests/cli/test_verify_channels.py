@@ -6,7 +6,6 @@ certificate's words (assumptions, warnings, lemmas of any length, or removed) an
 holds (versions, the ledger block's ids, notes, randomness, an optimize run's status)."""
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 import shutil
@@ -18,17 +17,15 @@ import pytest
 
 from privgp.cli import verify_files
 from privgp.cli.main import main
-from tests.cli_scratch import rehash_and_verify
+from tests.cli_scratch import rehash_and_verify, run_quiet
 
 ROOT = Path(__file__).resolve().parents[2]
 PRIVATE = "".join(f"{a:.6f},{b:.6f},{c:.4f}\n" for a, b, c in np.random.default_rng(7).uniform(0, 10, (1500, 3)))
 
 
 def _quiet(argv) -> None:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main([str(a) for a in argv])
-    assert code == 0, err.getvalue()
+    code, err = run_quiet(*argv)
+    assert code == 0, err
 
 
 def _csv(path: Path, lonlat: bool = False) -> Path:

@@ -8,9 +8,7 @@ H5: optimize's history.csv with digits below a double's precision.
 H7: the certificate's ledger numbers that do not hold together, and a forecast equal only to 1e-9."""
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import io
 import json
 import shutil
 import struct
@@ -22,15 +20,14 @@ import pytest
 
 from privgp.cli import verify_files
 from privgp.cli.main import main
+from tests.cli_scratch import run_quiet
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _quiet(argv) -> None:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main([str(a) for a in argv])
-    assert code == 0, err.getvalue()
+    code, err = run_quiet(*argv)
+    assert code == 0, err
 
 
 @pytest.fixture(scope="module")
