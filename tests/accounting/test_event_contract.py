@@ -234,7 +234,7 @@ def test_a_single_events_search_reads_its_curve_once_and_gets_the_same_bits(inde
     the bit, as evaluating ``event.rdp`` at every order tried."""
     event = _posterior_events()[index]
     gathered = accountant.epsilon(event, 1e-5, composition="basic")
-    monkeypatch.setattr(accountant, "_single_rdp_fn", lambda e: e.rdp)
+    monkeypatch.setattr(PrivacyEvent, "_search_curve", lambda e: e.rdp)
     each_order = accountant.epsilon(event, 1e-5, composition="basic")
     assert (gathered.epsilon, gathered.alpha, gathered.rdp) == (each_order.epsilon, each_order.alpha, each_order.rdp)
     assert gathered.method == "rdp" and math.isfinite(gathered.epsilon)

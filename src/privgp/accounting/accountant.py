@@ -159,15 +159,6 @@ def _orders(alpha: ArrayLike) -> np.ndarray:
     return a
 
 
-def _single_rdp_fn(event: PrivacyEvent) -> Callable[[np.ndarray], np.ndarray]:
-    """The event's Renyi curve at the orders a search tries (all > 1, under the caller's np.errstate). Where the
-    event keeps :meth:`PrivacyEvent.rdp`, its parameters and order bound are gathered once, not at every order
-    (the same numbers; a NaN value raises in the search, :func:`privgp.accounting.order_search._evaluator`)."""
-    if type(event).rdp is not PrivacyEvent.rdp:
-        return event.rdp
-    return type(event)._masked_rdp_curve(**{k: np.asarray(p, float) for k, p in event._params().items()})
-
-
 def epsilon(event: PrivacyEvent | EventBatch, delta: ArrayLike, *, conversion: str = "improved",
             alpha: ArrayLike | None = None, exact: bool = True, composition: str | None = None) -> Guarantee:
     """Certified epsilon of ``event`` at ``delta`` (see the module docstring for the method).
@@ -220,8 +211,7 @@ def epsilon(event: PrivacyEvent | EventBatch, delta: ArrayLike, *, conversion: s
         shape = np.broadcast_shapes(d.shape, () if alpha is None else alpha.shape)
         S = int(np.prod(shape))
         amax = np.full(S, event.alpha_max)
-        one = _single_rdp_fn(event)
-        rdp_fn = one
+        rdp_fn = event._search_curve()   # the parameters gathered once, not at every order
     lid = -np.log(np.broadcast_to(np.where(d_rdp > 0, d_rdp, 0.5), shape).reshape(-1))
     valid = np.broadcast_to(d_rdp > 0, shape).reshape(-1)
 

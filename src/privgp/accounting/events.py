@@ -231,10 +231,22 @@ class PrivacyEvent:
         amax = cls._alpha_max_arrays(**params)
         return lambda alpha: admissible_only(np.asarray(cls._rdp_arrays(alpha, **params), dtype=float), alpha, amax)
 
+    def _param_arrays(self) -> dict[str, np.ndarray]:
+        """:meth:`_params` as float arrays, the form :meth:`_rdp_arrays` and :meth:`_alpha_max_arrays` take."""
+        return {k: np.asarray(p, float) for k, p in self._params().items()}
+
+    def _search_curve(self) -> Callable[[np.ndarray], np.ndarray]:
+        """The curve at the orders a search over alpha tries (all > 1; under the caller's np.errstate; a NaN is the
+        search's to refuse): the parameters and order bound gathered once where the class keeps :meth:`rdp` (the same
+        numbers), else its own :meth:`rdp`."""
+        if type(self).rdp is not PrivacyEvent.rdp:
+            return self.rdp
+        return self._masked_rdp_curve(**self._param_arrays())
+
     @property
     def alpha_max(self) -> float:
         """Orders alpha >= alpha_max give +inf."""
-        return float(self._alpha_max_arrays(**{k: np.asarray(p, float) for k, p in self._params().items()}))
+        return float(self._alpha_max_arrays(**self._param_arrays()))
 
     @property
     def has_rdp(self) -> bool:
@@ -244,9 +256,8 @@ class PrivacyEvent:
     def rdp(self, alpha: ArrayLike) -> np.ndarray:
         """The Renyi-DP curve at the order(s) alpha > 1; +inf where not admissible."""
         alpha = _check_orders(alpha)
-        params = {k: np.asarray(p, float) for k, p in self._params().items()}
         with np.errstate(all="ignore"):
-            out = self._masked_rdp_arrays(alpha, **params)
+            out = self._masked_rdp_arrays(alpha, **self._param_arrays())
         if np.isnan(out).any():
             raise NumericalError(f"{type(self).__name__}.rdp: NaN from valid inputs")
         return out
