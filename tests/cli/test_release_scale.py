@@ -168,7 +168,13 @@ def test_progress_lines_for_logs(env, capsys):
     assert any("charge and sample" in ln for ln in lines) and any("5/5" in ln for ln in lines)
 
 
-def test_experiment_and_demo_refuse_bad_out_and_unreachable_scheduler(tmp_path, capsys):
+def test_experiment_and_demo_refuse_bad_out_and_unreachable_scheduler(tmp_path, capsys, monkeypatch):
+    from privgp.parallel import DaskExecutor
+
+    # the connection refused here is retried until the timeout: 0.5 s instead of the 10 s the command gives a
+    # scheduler that is slow to answer
+    assert DaskExecutor.__init__.__defaults__ == (None, 10.0)
+    monkeypatch.setattr(DaskExecutor.__init__, "__defaults__", (None, 0.5))
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "keep.txt").write_text("x")
     (tmp_path / "file").write_text("x")

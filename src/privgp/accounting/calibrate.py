@@ -88,8 +88,38 @@ def numpy_grids() -> Iterator[None]:
         _NUMPY_GRIDS = before
 
 
+@dataclass
+class GridWatch:
+    """Set by the calibrator while watched (:func:`grids_watched`): ``differed`` once a grid it drew differs in
+    any bit from ``numpy.geomspace``'s on this CPU."""
+    differed: bool = False
+
+
+#: the open watches of :func:`grids_watched`
+_WATCHES: list[GridWatch] = []
+
+
+@contextmanager
+def grids_watched() -> Iterator[GridWatch]:
+    """Watch the calibrator's geometric grids. Where none differed from numpy's, every calibration watched is the
+    one :func:`numpy_grids` would have made on this CPU, to the bit: ``privgp verify`` then need not rebuild a
+    refused certificate a second time with numpy's grids (issue 30: that doubled the cost of every forgery)."""
+    watch = GridWatch()
+    _WATCHES.append(watch)
+    try:
+        yield watch
+    finally:
+        _WATCHES.remove(watch)
+
+
 def _geomspace(lo: float, hi: float, num: int) -> np.ndarray:
-    return np.geomspace(lo, hi, num) if _NUMPY_GRIDS else portable.geomspace(lo, hi, num)
+    if _NUMPY_GRIDS:
+        return np.geomspace(lo, hi, num)
+    grid = portable.geomspace(lo, hi, num)
+    if _WATCHES and grid.tobytes() != np.geomspace(lo, hi, num).tobytes():
+        for watch in _WATCHES:
+            watch.differed = True
+    return grid
 
 
 def _grid(lo: float, hi: float, scale: str, integer: bool, points: int) -> np.ndarray:

@@ -216,19 +216,23 @@ def verify_document(doc: dict) -> tuple[PrivacyCertificate | None, list[str]]:
     data-dependent, and the notes of the rebuild (a 1-D auto release by an earlier privgp's rule). Raises
     CertificateMismatch (a NumericalError) on any disagreement and other privgp errors when the public settings do
     not rebuild a release."""
-    kind = kind_of(doc)
-    try:
-        with _stated_rule(doc, kind):  # recomputed with the composition rule the certificate states
-            return _rebuild(doc, kind)
-    except publish.CertificateMismatch as first:
-        from ..accounting.calibrate import numpy_grids
+    from ..accounting.calibrate import grids_watched, numpy_grids
 
-        try:   # a value calibrated by privgp before 2026-11-27 on a CPU whose numpy rounds its own way (AVX-512)
-            with _stated_rule(doc, kind), numpy_grids():
-                again, notes = _rebuild(doc, kind)
-        except publish.CertificateMismatch:
-            raise first from None
-        return again, notes + [EARLIER_GRIDS_NOTE]
+    kind = kind_of(doc)
+    with grids_watched() as grids:
+        try:
+            with _stated_rule(doc, kind):  # recomputed with the composition rule the certificate states
+                return _rebuild(doc, kind)
+        except publish.CertificateMismatch as exc:
+            first = exc
+    if not grids.differed:   # numpy's grids are these on this CPU: the rebuild below would be this one again
+        raise first
+    try:   # a value calibrated by privgp before 2026-11-27 on a CPU whose numpy rounds its own way (AVX-512)
+        with _stated_rule(doc, kind), numpy_grids():
+            again, notes = _rebuild(doc, kind)
+    except publish.CertificateMismatch:
+        raise first from None
+    return again, notes + [EARLIER_GRIDS_NOTE]
 
 
 #: the note of a certificate rebuilt only with the calibrator's grids of privgp before 2026-11-27
