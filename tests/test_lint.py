@@ -101,3 +101,10 @@ def test_package_root_names_are_in_the_typed_scope():
         if src not in typed:
             outside.append(f"{name} ({src})")
     assert not outside, "root exports defined outside the typed modules of [[tool.mypy.overrides]]: " + ", ".join(outside)
+
+
+def test_the_modules_the_suite_runs_first_exist():
+    """tests/conftest.py's RUN_FIRST names test modules by path: a renamed module would silently run last again."""
+    from tests.conftest import RUN_FIRST
+
+    assert RUN_FIRST and all((ROOT / name).is_file() for name in RUN_FIRST), RUN_FIRST
