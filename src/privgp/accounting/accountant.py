@@ -84,6 +84,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import InvalidParameterError, NumericalError
+from ..validation import all_true, any_true
 from .composed_batch import ComposedBatch
 from .conversion import check_conversion, epsilon_raw, log_delta_raw
 from .events import ComposedEvent, EventBatch, GaussianCurve, PrivacyEvent, PureDpEvent, randomized_response_epsilon
@@ -147,14 +148,14 @@ def rdp(event: PrivacyEvent | EventBatch, alpha: ArrayLike) -> np.ndarray:
 
 def _probability_array(name: str, x: ArrayLike) -> np.ndarray:
     a = np.asarray(x, dtype=float)
-    if np.any(~((a > 0) & (a < 1))):
+    if any_true(~((a > 0) & (a < 1))):
         raise InvalidParameterError(name, "in the open interval (0, 1)", a)
     return a
 
 
 def _orders(alpha: ArrayLike) -> np.ndarray:
     a = np.asarray(alpha, dtype=float)
-    if np.any(~(a > 1.0)):
+    if any_true(~(a > 1.0)):
         raise InvalidParameterError("alpha", "> 1 (Rényi order)", a)
     return a
 
@@ -228,7 +229,7 @@ def epsilon(event: PrivacyEvent | EventBatch, delta: ArrayLike, *, conversion: s
 
             rows = of_rows if isinstance(event, EventBatch) and flat_batch.by_rows else None
 
-            if not np.any(amax > 1.0):
+            if not any_true(amax > 1.0):
                 raise NumericalError("no admissible Rényi order (alpha_max <= 1)")
             a_best, v_best = minimize_over_alpha(objective, np.maximum(amax, np.nextafter(1.0, 2.0) * (1 + 1e-12)),
                                                  rows=rows)
@@ -239,11 +240,11 @@ def epsilon(event: PrivacyEvent | EventBatch, delta: ArrayLike, *, conversion: s
         r = rdp_fn(a_best[:, None])[:, 0] if isinstance(event, EventBatch) else np.asarray(rdp_fn(a_best), float)
         e = epsilon_raw(r, a_best, lid, conversion) + eps0
         e = np.where(valid, e, np.inf)
-    if np.isnan(e).any() or np.isnan(r).any():
+    if any_true(np.isnan(e)) or any_true(np.isnan(r)):
         raise NumericalError("accountant: NaN epsilon from valid inputs")
     out = (lambda a: np.asarray(a, float).reshape(shape)) if shape else (lambda a: float(np.asarray(a).reshape(())))
     pure = event.pure_epsilon() if isinstance(event, PrivacyEvent) and alpha is None else None
-    if pure is not None and np.all(e > pure):
+    if pure is not None and all_true(e > pure):
         # an (epsilon, 0)-DP event is (epsilon, delta)-DP at every delta: at small deltas the RDP conversion
         # lands above its own epsilon (e.g. 1 + 3e-10 for PureDpEvent(1) at delta = 1e-12), so report epsilon
         return Guarantee(out(np.full(S, pure)), out(np.broadcast_to(d, shape)), out(np.full(S, math.nan)),
@@ -316,7 +317,7 @@ def delta(event: PrivacyEvent | EventBatch, epsilon_value: ArrayLike, *, convers
             # below it is a Renyi conversion's rounding at large orders (~1e-9 relative), not a guarantee
             below_exact = np.asarray(best.delta) < dl * (1 - 2e-12) if prof.rest is None else False
             better = (dl < np.asarray(best.delta)) | below_exact
-            if not np.any(better):
+            if not any_true(better):
                 continue
             low = np.where(better, dl, best.delta)
             nan = np.full(np.shape(low), math.nan)
@@ -324,7 +325,7 @@ def delta(event: PrivacyEvent | EventBatch, epsilon_value: ArrayLike, *, convers
                              nan if nan.ndim else math.nan, conversion, "profile")
         return best
     eps = np.asarray(epsilon_value, dtype=float)
-    if np.any(~(eps >= 0)):
+    if any_true(~(eps >= 0)):
         raise InvalidParameterError("epsilon", ">= 0", eps)
     if alpha is not None:
         alpha = _orders(alpha)
@@ -359,7 +360,7 @@ def delta(event: PrivacyEvent | EventBatch, epsilon_value: ArrayLike, *, convers
         # pure DP) but as the smallest positive float, above it
         dl = np.minimum(np.maximum(np.exp(ld), np.nextafter(0.0, 1.0)) + d0, 1.0)
         dl = np.where(ok, dl, 1.0)
-    if np.isnan(dl).any():
+    if any_true(np.isnan(dl)):
         raise NumericalError("accountant: NaN delta from valid inputs")
     out = (lambda a: np.asarray(a, float).reshape(shape)) if shape else (lambda a: float(np.asarray(a).reshape(())))
     return Guarantee(out(np.broadcast_to(eps, shape)), out(dl), out(a_best), out(r), conversion, "rdp")
@@ -550,7 +551,7 @@ def _profile_epsilon(event: PrivacyEvent, basic: Guarantee, conversion: str, exa
                                    for eb, t in zip(np.broadcast_to(e_best, d.shape).reshape(-1), d.reshape(-1))]
                                   ).reshape(d.shape)
         better = (e < e_best) | (infeasible & np.isfinite(e))
-        if not np.any(better):
+        if not any_true(better):
             continue
         low = np.where(better, e, e_best)
         nan = np.full(d.shape, math.nan)

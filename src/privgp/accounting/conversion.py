@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import InvalidParameterError
+from ..validation import any_true
 
 CONVERSIONS = ("improved", "mironov")
 
@@ -42,9 +43,9 @@ def epsilon_from_rdp(rdp: ArrayLike, alpha: ArrayLike, delta: ArrayLike, convers
     """epsilon such that an (alpha, rdp)-RDP mechanism is (epsilon, delta)-DP."""
     check_conversion(conversion)
     rdp, alpha, delta = (np.asarray(a, dtype=float) for a in (rdp, alpha, delta))
-    if np.any(~(alpha > 1.0)):
+    if any_true(~(alpha > 1.0)):
         raise InvalidParameterError("alpha", "> 1 (Rényi order)", alpha)
-    if np.any(~((delta > 0) & (delta < 1))):
+    if any_true(~((delta > 0) & (delta < 1))):
         raise InvalidParameterError("delta", "in the open interval (0, 1)", delta)
     with np.errstate(all="ignore"):
         return epsilon_raw(rdp, alpha, -np.log(delta), conversion)
@@ -64,9 +65,9 @@ def log_delta_from_rdp(rdp: ArrayLike, alpha: ArrayLike, epsilon: ArrayLike, con
     """log delta such that an (alpha, rdp)-RDP mechanism is (epsilon, delta)-DP (capped at log 1 = 0)."""
     check_conversion(conversion)
     rdp, alpha, epsilon = (np.asarray(a, dtype=float) for a in (rdp, alpha, epsilon))
-    if np.any(~(alpha > 1.0)):
+    if any_true(~(alpha > 1.0)):
         raise InvalidParameterError("alpha", "> 1 (Rényi order)", alpha)
-    if np.any(~(epsilon >= 0)):
+    if any_true(~(epsilon >= 0)):
         raise InvalidParameterError("epsilon", ">= 0", epsilon)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         return log_delta_raw(rdp, alpha, epsilon, conversion)

@@ -37,6 +37,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import NumericalError
+from ..validation import all_true, any_true
 
 ALPHA_M1_MIN = 1e-10           # smallest alpha - 1 searched (unless alpha_max - 1 is smaller still)
 T_LO_MIN = 20.0                # at least sigmoid(-20) = 2e-9 of the range at the lower end
@@ -113,7 +114,7 @@ def minimize_over_alpha(objective: Callable[[np.ndarray], np.ndarray], alpha_max
     (tests/accounting/test_order_search.py).
     """
     alpha_max = np.atleast_1d(np.asarray(alpha_max, dtype=float))
-    if np.any(~(alpha_max > 1.0)):
+    if any_true(~(alpha_max > 1.0)):
         raise NumericalError("alpha_max must exceed 1 for every setting")
     S = alpha_max.shape[0]
     if S <= ZOOM_MAX_SETTINGS or rows is None:
@@ -150,7 +151,7 @@ def search_threads() -> int:
 def _evaluator(objective, alpha_max):
     """evaluate(t) -> (alpha, objective(alpha)) for search coordinates t of shape (S, G), alpha in the open
     interval (1, alpha_max) (see :func:`_alphas`); NaN raises."""
-    all_finite = bool(np.isfinite(alpha_max).all())
+    all_finite = all_true(np.isfinite(alpha_max))
     upper = np.nextafter(alpha_max, 1.0)[:, None]
     lower = np.nextafter(1.0, 2.0)
     amax_col = alpha_max[:, None]
@@ -181,7 +182,7 @@ def _grid_stage(evaluate, alpha_max, grid, by_column=False):
 def _no_order_found(best_a, best_v, alpha_max):
     """Settings where every candidate was +inf keep alpha = a valid order in range with value inf."""
     none = ~np.isfinite(best_v)
-    if np.any(none):
+    if any_true(none):
         best_a = np.where(none, np.where(np.isfinite(alpha_max), 1.0 + 0.5 * (alpha_max - 1.0), 2.0), best_a)
     return best_a
 

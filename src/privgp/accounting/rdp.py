@@ -8,10 +8,11 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import InvalidParameterError, NumericalError
+from ..validation import any_true
 
 
 def _nan_check(name, arr):
-    if np.any(np.isnan(arr)):
+    if any_true(np.isnan(arr)):
         raise NumericalError(f"{name}: NaN produced from finite inputs")
     return arr
 
@@ -39,7 +40,7 @@ def _small_log_gap(y, sign):
         acc += 1.0 / (2 * j + 1)
     out = y * y / (2.0 - sign * y) + sign * 2.0 * (u * w) * acc
     large = ~(y < _SERIES_BELOW)
-    if np.any(large):
+    if any_true(large):
         z = y[large]
         out[large] = (-np.log1p(-np.minimum(z, 1.0)) - z) if sign > 0 else (z - np.log1p(z))
     return out
@@ -90,9 +91,9 @@ def psi_alpha(alpha: ArrayLike, tau: ArrayLike) -> np.ndarray:
     alpha = np.asarray(alpha, dtype=float)
     tau = np.asarray(tau, dtype=float)
     am1 = alpha - 1.0
-    if np.any(~(am1 > 0.0)):
+    if any_true(~(am1 > 0.0)):
         raise InvalidParameterError("alpha", "> 1 (Rényi order)", alpha if alpha.ndim == 0 else alpha[~(am1 > 0)])
-    if np.any(~(tau >= 0.0)):
+    if any_true(~(tau >= 0.0)):
         raise InvalidParameterError("tau", ">= 0", tau)
     with np.errstate(all="ignore"):
         out = _psi_raw(am1, tau)
@@ -136,12 +137,12 @@ def bound_coefficients(V: ArrayLike, Delta: ArrayLike, r: ArrayLike, sigma: Arra
     V, Delta, r, sigma, eta = _arrays(V, Delta, r, sigma, eta)
     with np.errstate(over="ignore"):
         r2 = r * r
-    if np.any(np.isinf(r2) & np.isfinite(r)):
+    if any_true(np.isinf(r2) & np.isfinite(r)):
         raise InvalidParameterError("r", "with r^2 in the float range (r < 1.3e154)", r)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
         # Divide through by sigma^2 so that sigma = inf is the limit, not inf/inf.
         inv_s2 = np.where(np.isinf(sigma), 0.0, 1.0 / (sigma * sigma))
-    if np.any(np.isinf(inv_s2)):
+    if any_true(np.isinf(inv_s2)):
         raise InvalidParameterError("sigma", "at least 1e-154 (1/sigma^2 must be in the float range)", sigma)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
         eta2_s2 = np.where(np.isinf(sigma), 0.0, (eta * eta) * inv_s2)  # eta^2 / sigma^2
@@ -152,7 +153,7 @@ def bound_coefficients(V: ArrayLike, Delta: ArrayLike, r: ArrayLike, sigma: Arra
         # rounded up to the smallest normal float when m itself is below the float range
         root = np.sqrt(V + r2) * Delta * np.sqrt(inv_s2)
         m = np.where(zero | (m >= np.finfo(float).tiny), m, np.maximum(0.5 * root * root, np.finfo(float).tiny))
-    if np.isnan(tau).any() or np.isnan(m).any():
+    if any_true(np.isnan(tau)) or any_true(np.isnan(m)):
         raise NumericalError("bound coefficients: NaN produced from finite inputs")
     return tau, V, r2, eta2_s2, m
 
@@ -180,7 +181,7 @@ def rdp_from_coefficients(alpha: np.ndarray, tau: np.ndarray, V: np.ndarray, r2:
 
 
 def _check_alpha(alpha):
-    if np.any(~(alpha > 1.0)):
+    if any_true(~(alpha > 1.0)):
         raise InvalidParameterError("alpha", "> 1 (Rényi order)", alpha)
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import AssumptionError, InvalidParameterError, NumericalError
+from ..validation import all_true, any_true
 
 PUBLISHED_FACTOR = 1.0 / math.sqrt(2.0)
 PUBLISHED_WARNING = ("constants='published': Delta_n divided by sqrt(2) as in the paper's tables and "
@@ -48,7 +49,7 @@ def v_bar(n: ArrayLike, r: ArrayLike, kappa: ArrayLike) -> np.ndarray:
     """V̄_n(r) = 1 - kappa^2 (n-1) / (n-1+r^2)  (Prop. 3; needs kappa >= 0 and sup k(x,x) = 1;
     exact when k(x, x) = 1 everywhere)."""
     n, r, kappa = (np.asarray(a, dtype=float) for a in (n, r, kappa))
-    if np.any(kappa < 0) or np.any(kappa > 1):
+    if any_true(kappa < 0) or any_true(kappa > 1):
         raise InvalidParameterError("kappa", "in [0, 1] (Prop. 3 needs a nonnegative normalised kernel)", kappa)
     with np.errstate(over="ignore", invalid="ignore"):
         direct = 1.0 - kappa**2 * (n - 1.0) / (n - 1.0 + r * r)
@@ -157,13 +158,13 @@ def sensitivity_bounds(n: ArrayLike, r: ArrayLike, *, kernel: str, kappa: ArrayL
     n = np.asarray(n, dtype=float)
     r = np.asarray(r, dtype=float)
     kappa = np.asarray(kappa, dtype=float)
-    if np.any(~np.isfinite(n)) or np.any(n < 1) or np.any(n != np.floor(n)):
+    if any_true(~np.isfinite(n)) or any_true(n < 1) or any_true(n != np.floor(n)):
         raise InvalidParameterError("n", "a finite integer >= 1", n)
-    if np.any(~(r > 0)) or np.any(np.isinf(r)):
+    if any_true(~(r > 0)) or any_true(np.isinf(r)):
         raise InvalidParameterError("r", "finite and > 0", r)
-    if sensitivity != "rkhs" and (np.any(~(np.asarray(M_Y, float) > 0)) or np.any(np.isinf(M_Y))):
+    if sensitivity != "rkhs" and (any_true(~(np.asarray(M_Y, float) > 0)) or any_true(np.isinf(M_Y))):
         raise InvalidParameterError("M_Y", "finite and > 0", M_Y)
-    if np.any(~np.isfinite(kappa)):
+    if any_true(~np.isfinite(kappa)):
         raise InvalidParameterError("kappa", "finite", kappa)
     return checked_sensitivity_bounds(n, r, kernel=kernel, kappa=kappa, dim=dim, unit_diagonal=unit_diagonal,
                                       nonnegative=nonnegative, sensitivity=sensitivity, M_Y=M_Y,
@@ -176,7 +177,7 @@ def checked_sensitivity_bounds(n: np.ndarray, r: np.ndarray, *, kernel: str, kap
     """:func:`sensitivity_bounds` for inputs the caller has already validated (n, r, M_Y, kappa, the
     names); each lemma still checks its own assumptions."""
     notes: list[str] = []
-    if nonnegative and np.all(kappa >= 0):
+    if nonnegative and all_true(kappa >= 0):
         V = v_bar(n, r, kappa)
         lemma_V = "Prop. 3 (V̄_n, exact)" if unit_diagonal else "Prop. 3 (V̄_n, upper bound)"
     else:
@@ -200,13 +201,13 @@ def checked_sensitivity_bounds(n: np.ndarray, r: np.ndarray, *, kernel: str, kap
                 raise AssumptionError(f"Lemma B.5 (sensitivity='diagonal') holds only for the diagonal kernel; got {kernel!r}")
             Delta, lemma = delta_diagonal(r, M_Y), "Lemma B.5 (diagonal kernel, |y| <= M_Y)"
         else:  # rkhs
-            if rkhs_norm is None or np.any(~(np.asarray(rkhs_norm, float) > 0)) or np.any(np.isinf(rkhs_norm)):
+            if rkhs_norm is None or any_true(~(np.asarray(rkhs_norm, float) > 0)) or any_true(np.isinf(rkhs_norm)):
                 raise InvalidParameterError("rkhs_norm", "finite and > 0 for sensitivity='rkhs' (Lemma B.8)", rkhs_norm)
             Delta, lemma = delta_rkhs(r, V, rkhs_norm), "Lemma B.8 (responses y = f*(x), ||f*||_H <= B)"
             notes.append("Lemma B.8 assumes noiseless responses from one fixed RKHS function of norm <= B")
 
     Delta = np.asarray(Delta, float)
-    if not np.all(Delta > 0):  # every lemma's bound is > 0: 0 (or NaN) is an under- or overflow, never a guarantee
+    if not all_true(Delta > 0):  # every lemma's bound is > 0: 0 (or NaN) is an under- or overflow, never a guarantee
         raise NumericalError(f"Delta_n ({lemma}) is not representable for these settings (it evaluates to "
                              f"{float(np.min(Delta))!r}, e.g. r^2 out of the float range or M_Y / r^2 below it): "
                              "no guarantee is computed")
