@@ -4,6 +4,9 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from privgp import validation as v
 from privgp.errors import InvalidParameterError, PrivgpError
@@ -201,3 +204,14 @@ def test_box_check_names_the_points_outside_and_accepts_the_edges():
     with pytest.raises(InvalidParameterError) as e:
         box.check_contains("coordinates", outside)
     check_error(e, "coordinates", "inside the public domain", "2 of 5 points outside, the first at data row 4 (1.5, 15)")
+
+
+@settings(max_examples=200)
+@given(hnp.arrays(dtype=st.sampled_from([np.bool_, np.float64, np.int64]),
+                  shape=hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=3)))
+def test_any_true_and_all_true_are_numpys_any_and_all(a):
+    """The accountant's checks (issue 30: without numpy's dispatch for one value) answer as np.any / np.all for every
+    array: 0-d, empty, one value or many, NaN counting as true; and for Python scalars and lists."""
+    assert v.any_true(a) is bool(np.any(a)) and v.all_true(a) is bool(np.all(a))
+    for x in (True, False, 0.0, float("nan"), [], [0.0, 1.0], a.tolist()):
+        assert v.any_true(x) is bool(np.any(x)) and v.all_true(x) is bool(np.all(x))
