@@ -63,7 +63,6 @@ from numpy.typing import ArrayLike
 
 from .. import validation as v
 from ..errors import InvalidParameterError, MissingExtraError, NumericalError
-from ..validation import any_true
 from . import gaussian as _gauss
 
 #: every registered event class by its ``kind`` (the "type" key of its JSON form)
@@ -164,7 +163,7 @@ def json_number(x: Any) -> Any:
 
 def _check_orders(alpha: ArrayLike) -> np.ndarray:
     alpha = np.asarray(alpha, dtype=float)
-    if any_true(~(alpha > 1.0)):
+    if v.any_true(~(alpha > 1.0)):
         raise InvalidParameterError("alpha", "> 1 (Rényi order)", alpha if alpha.size <= 6 else "some orders <= 1")
     return alpha
 
@@ -420,9 +419,9 @@ def gaussian_batch(sensitivity: ArrayLike, noise_std: ArrayLike) -> EventBatch:
     :class:`GaussianEvent` whose accountant call uses the exact GDP profile, vectorised."""
     sens = np.asarray(sensitivity, dtype=float)
     noise = np.asarray(noise_std, dtype=float)
-    if any_true(~(sens >= 0)) or any_true(np.isinf(sens)):
+    if v.any_true(~(sens >= 0)) or v.any_true(np.isinf(sens)):
         raise InvalidParameterError("sensitivity", "finite and >= 0", sens)
-    if any_true(~(noise > 0)) or any_true(np.isinf(noise)):
+    if v.any_true(~(noise > 0)) or v.any_true(np.isinf(noise)):
         raise InvalidParameterError("noise_std", "finite and > 0", noise)
     shape = np.broadcast_shapes(sens.shape, noise.shape)
     mu = np.broadcast_to(sens / noise, shape)

@@ -28,7 +28,6 @@ from numpy.typing import ArrayLike
 
 from .. import validation as v
 from ..errors import InvalidParameterError
-from ..validation import all_true
 from .events import EventBatch, Neighbouring, PrivacyEvent
 from .rdp import alpha_max_of_tau, bound_coefficients, rdp_raw
 from .sensitivity import CONSTANTS, PUBLISHED_WARNING, SENSITIVITIES, SensitivityBounds, checked_sensitivity_bounds, sensitivity_bounds
@@ -57,7 +56,7 @@ def _array(name: str, value: ArrayLike, ok: Callable[[_Arr], Any], requirement: 
         a = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
         raise InvalidParameterError(name, requirement, value) from None
-    if not all_true(ok(a)):
+    if not v.all_true(ok(a)):
         raise InvalidParameterError(name, requirement, value)
     return a
 

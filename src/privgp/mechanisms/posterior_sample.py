@@ -35,7 +35,6 @@ from ..errors import InfeasibleTargetError, InvalidParameterError, NumericalErro
 from ..formatting import format_upper
 from ..models.domain import Box
 from ..models.kernels import KERNELS, Kernel, make_kernel
-from ..validation import all_true, any_true
 
 MECHANISM = ("release of L independent exact posterior sample paths f_D ~ GP(mu_D, sigma^2 k_D) "
              "(plus independent prior noise g ~ GP(0, eta^2 k) when eta > 0) [seed 000, eq. (1), (5)]")
@@ -61,7 +60,7 @@ def kernel_facts(kernel: str | Kernel, lengthscale: ArrayLike | None,
         own = getattr(kernel, "lengthscale", None)
         if lengthscale is not None:
             ell = np.asarray(lengthscale, dtype=float)
-            if own is None or ell.size == 0 or any_true(ell != own):
+            if own is None or ell.size == 0 or v.any_true(ell != own):
                 raise InvalidParameterError(
                     "lengthscale", f"None or equal to the kernel instance's own ({own}); pass the kernel "
                     "by name to vary the lengthscale", lengthscale)
@@ -75,7 +74,7 @@ def kernel_facts(kernel: str | Kernel, lengthscale: ArrayLike | None,
     if name not in _UNIT_KERNELS:
         make_kernel(name, 1.0)  # raises the standard error for an unknown name
     ell = np.asarray(1.0 if lengthscale is None else lengthscale, dtype=float)
-    if ell.size == 0 or not all_true((ell > 0) & (ell < np.inf)):
+    if ell.size == 0 or not v.all_true((ell > 0) & (ell < np.inf)):
         raise InvalidParameterError("lengthscale", "finite and > 0", lengthscale)
     return name, _UNIT_KERNELS[name].kappa_at(domain.diameter / ell), True, True, domain.dim
 

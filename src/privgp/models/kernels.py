@@ -20,7 +20,6 @@ from numpy.typing import ArrayLike
 
 from .. import validation as v
 from ..errors import InvalidParameterError
-from ..validation import any_true
 from .domain import Box
 
 #: a float kappa within this of 1 is computed from the gap 1 - kappa instead (:meth:`DistanceKernel.kappa`)
@@ -153,7 +152,7 @@ class DistanceKernel(Kernel):
         d = np.asarray(d, dtype=float)
         k = np.asarray(self.profile(d), dtype=float)
         near = k > 1.0 - KAPPA_DIRECT_GAP
-        if any_true(near):
+        if v.any_true(near):
             k = k.copy()
             gaps = np.array([self.profile_gap(float(x)) for x in d[near]]) * (1.0 + 1e-14)
             k[near] = np.where(gaps < 1.0, np.nextafter(1.0 - gaps, 0.0), 0.0)
