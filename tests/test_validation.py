@@ -215,3 +215,24 @@ def test_any_true_and_all_true_are_numpys_any_and_all(a):
     assert v.any_true(a) is bool(np.any(a)) and v.all_true(a) is bool(np.all(a))
     for x in (True, False, 0.0, float("nan"), [], [0.0, 1.0], a.tolist()):
         assert v.any_true(x) is bool(np.any(x)) and v.all_true(x) is bool(np.all(x))
+
+
+@settings(max_examples=200)
+@given(hnp.arrays(dtype=st.sampled_from([np.bool_, np.float64, np.int64]),
+                  shape=hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=3)),
+       st.integers(min_value=1, max_value=3))
+def test_read_only_broadcast_is_numpys_broadcast_to(a, extra):
+    """The accountant's read-only views (issue 30: made directly where the shape already fits) are np.broadcast_to's:
+    the same values, dtype and shape, read-only, and a view of the caller's array (its own stays writable); also for a
+    larger shape, for numpy and Python scalars, and for lists."""
+    for shape in (a.shape, (extra,) + a.shape):
+        ours, numpys = v.read_only_broadcast(a, shape), np.broadcast_to(a, shape)
+        assert ours.shape == numpys.shape and ours.dtype == numpys.dtype
+        assert np.array_equal(ours, numpys, equal_nan=ours.dtype.kind == "f")
+        assert not ours.flags.writeable and np.shares_memory(ours, a) and a.flags.writeable
+        with pytest.raises(ValueError):
+            ours[...] = 0
+    for x in (a.reshape(-1)[0], a.reshape(-1)[0].item(), a.tolist()):
+        ours, numpys = v.read_only_broadcast(x, np.shape(x)), np.broadcast_to(x, np.shape(x))
+        assert ours.shape == numpys.shape and ours.dtype == numpys.dtype and not ours.flags.writeable
+        assert np.array_equal(ours, numpys, equal_nan=ours.dtype.kind == "f")

@@ -29,6 +29,18 @@ def all_true(mask: Any) -> bool:
     return bool(a) if a.size == 1 else bool(a.all())
 
 
+def read_only_broadcast(a: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """``np.broadcast_to(a, shape)``: a read-only view of ``a`` (as an array) with that shape. Where ``a`` already has
+    it, the view is made directly (about 0.7 µs instead of numpy's 3.7 µs: the accountant's one-setting path
+    makes some twenty such views per epsilon, issue 30)."""
+    arr = np.asarray(a)
+    if arr.shape == shape:
+        view = arr.view()
+        view.flags.writeable = False
+        return view
+    return np.broadcast_to(arr, shape)
+
+
 def _as_float(name: str, value: Any) -> float:
     if isinstance(value, (bool, np.bool_)):
         raise InvalidParameterError(name, "a real number (not a boolean)", value)

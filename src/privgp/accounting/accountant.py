@@ -84,7 +84,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import InvalidParameterError, NumericalError
-from ..validation import all_true, any_true
+from ..validation import all_true, any_true, read_only_broadcast
 from .composed_batch import ComposedBatch
 from .conversion import check_conversion, epsilon_raw, log_delta_raw
 from .events import ComposedEvent, EventBatch, GaussianCurve, PrivacyEvent, PureDpEvent, randomized_response_epsilon
@@ -203,18 +203,18 @@ def epsilon(event: PrivacyEvent | EventBatch, delta: ArrayLike, *, conversion: s
     rdp_fn: Callable[[np.ndarray], np.ndarray]
     if isinstance(event, EventBatch):
         shape = np.broadcast_shapes(event.shape, d.shape, () if alpha is None else alpha.shape)
-        S = int(np.prod(shape))
+        S = math.prod(shape)
         flat_batch = event if event.shape == shape else _broadcast_batch(event, shape)
         amax = flat_batch.alpha_max().reshape(-1)
         # one setting per row: the parameters gathered once, not at every order the search tries
         rdp_fn = flat_batch.rdp_of_rows(np.arange(S)) if flat_batch.by_rows else flat_batch.rdp_flat
     else:
         shape = np.broadcast_shapes(d.shape, () if alpha is None else alpha.shape)
-        S = int(np.prod(shape))
+        S = math.prod(shape)
         amax = np.full(S, event.alpha_max)
         rdp_fn = event._search_curve()   # the parameters gathered once, not at every order
-    lid = -np.log(np.broadcast_to(np.where(d_rdp > 0, d_rdp, 0.5), shape).reshape(-1))
-    valid = np.broadcast_to(d_rdp > 0, shape).reshape(-1)
+    lid = -np.log(read_only_broadcast(np.where(d_rdp > 0, d_rdp, 0.5), shape).reshape(-1))
+    valid = read_only_broadcast(d_rdp > 0, shape).reshape(-1)
 
     with np.errstate(all="ignore"):
         if alpha is None:
@@ -251,7 +251,7 @@ def epsilon(event: PrivacyEvent | EventBatch, delta: ArrayLike, *, conversion: s
                          out(np.zeros(S)), conversion, "pure")
     if pure is not None:
         e = np.minimum(e, pure)   # a mixed array of deltas: the smaller bound at each (method stays "rdp")
-    return Guarantee(out(e), out(np.broadcast_to(d, shape)), out(a_best), out(r), conversion, "rdp")
+    return Guarantee(out(e), out(read_only_broadcast(d, shape)), out(a_best), out(r), conversion, "rdp")
 
 
 def _batch_mu(batch: EventBatch) -> np.ndarray | None:
@@ -343,7 +343,7 @@ def delta(event: PrivacyEvent | EventBatch, epsilon_value: ArrayLike, *, convers
         dl = np.where(e_rdp >= 0, d0, 1.0)
         return Guarantee(eps if eps.ndim else float(eps), dl if dl.ndim else float(dl), math.nan, 0.0, conversion, "pure")
     shape = np.broadcast_shapes(eps.shape, () if alpha is None else alpha.shape)
-    S = int(np.prod(shape))
+    S = math.prod(shape)
     e_flat = np.broadcast_to(e_rdp, shape).reshape(-1)
     ok = e_flat >= 0
     e_safe = np.where(ok, e_flat, 0.0)

@@ -880,7 +880,7 @@ class EventBatch:
     def alpha_max(self) -> np.ndarray:
         """Per-setting upper end of the admissible orders, shape ``shape``."""
         with np.errstate(all="ignore"):
-            return np.broadcast_to(self.event_type._alpha_max_arrays(**self.flat_params()), (self.size,)).reshape(self.shape)
+            return v.read_only_broadcast(self.event_type._alpha_max_arrays(**self.flat_params()), (self.size,)).reshape(self.shape)
 
     def rdp_flat(self, alpha: np.ndarray) -> np.ndarray:
         """RDP at alpha of shape (size, G) (one row of orders per setting); +inf outside the range.

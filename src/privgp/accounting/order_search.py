@@ -32,6 +32,7 @@ import contextvars
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -165,11 +166,19 @@ def _evaluator(objective, alpha_max):
     return evaluate
 
 
+@lru_cache(maxsize=8)
+def _grid_steps(grid: int) -> np.ndarray:
+    """``np.linspace(0, 1, grid)``, made once per grid size (read-only)."""
+    steps = np.linspace(0.0, 1.0, grid)
+    steps.flags.writeable = False
+    return steps
+
+
 def _grid_stage(evaluate, alpha_max, grid, by_column=False):
     """The grid of ``grid`` points over each setting's whole range of t: (t, alpha, values, argmin, lo, hi).
     ``by_column``: one call per grid point (the same values; smaller arrays, faster for many settings)."""
     lo, hi = search_range(alpha_max)
-    steps = np.linspace(0.0, 1.0, grid)
+    steps = _grid_steps(grid)
     t = lo[:, None] + (hi - lo)[:, None] * steps[None, :]
     if by_column:
         cols = [evaluate(t[:, j:j + 1]) for j in range(grid)]
@@ -339,14 +348,19 @@ def _golden(evaluate, a, b, best_a, best_v, iterations):
     return best_a, best_v
 
 
+#: the zoom rounds' interior points as fractions of the bracket, a row (made once)
+_ZOOM_FRACTIONS = (np.arange(1, ZOOM_POINTS + 1) / (ZOOM_POINTS + 1))[None, :]
+_ZOOM_FRACTIONS.flags.writeable = False
+
+
 def _zoom(evaluate, a, b, best_a, best_v):
     """Zoom rounds in [a, b]: ZOOM_POINTS evenly spaced interior points per round, the bracket
     shrinks to the two cells around the best (by 2 / (ZOOM_POINTS + 1)). Few objective calls with
     many orders each: for a few settings the per-call overhead dominates, so this is the fast path
     there; ZOOM_ROUNDS rounds shrink the bracket at least as much as the golden-section steps."""
-    frac = np.arange(1, ZOOM_POINTS + 1) / (ZOOM_POINTS + 1)
+    frac = _ZOOM_FRACTIONS
     for _ in range(ZOOM_ROUNDS):
-        t = a + (b - a) * frac[None, :]
+        t = a + (b - a) * frac
         al, f = evaluate(t)
         j = np.argmin(f, axis=1)
         best_a, best_v = _keep_better(al, f, best_a, best_v, j)

@@ -28,8 +28,8 @@ from numpy.typing import ArrayLike
 
 from .. import validation as v
 from ..errors import InvalidParameterError
-from .events import EventBatch, Neighbouring, PrivacyEvent
-from .rdp import alpha_max_of_tau, bound_coefficients, rdp_raw
+from .events import EventBatch, Neighbouring, PrivacyEvent, admissible_only
+from .rdp import alpha_max_of_tau, bound_coefficients, rdp_curve, rdp_raw
 from .sensitivity import CONSTANTS, PUBLISHED_WARNING, SENSITIVITIES, SensitivityBounds, checked_sensitivity_bounds, sensitivity_bounds
 
 #: the kernel families whose facts the lemmas know by name ("other": any normalised kernel)
@@ -166,7 +166,16 @@ class PosteriorSampleEvent(PrivacyEvent):
 
     @classmethod
     def _alpha_max_arrays(cls, tau, V, r2, eta2_s2, m, L):
-        return np.broadcast_to(alpha_max_of_tau(tau), np.broadcast_shapes(np.shape(tau), np.shape(L)))
+        return v.read_only_broadcast(alpha_max_of_tau(tau), np.broadcast_shapes(np.shape(tau), np.shape(L)))
+
+    @classmethod
+    def _masked_rdp_curve(cls, **params: Any) -> Callable[[np.ndarray], np.ndarray]:
+        """The base class's masked curve with the bound's per-setting pieces computed once (:func:`rdp_curve`):
+        the same values as :meth:`_rdp_arrays` at every order, to the bit."""
+        amax = cls._alpha_max_arrays(**params)
+        L = params["L"]
+        curve = rdp_curve(params["tau"], params["V"], params["r2"], params["eta2_s2"], params["m"])
+        return lambda alpha: admissible_only(np.asarray(L * curve(alpha), dtype=float), alpha, amax)
 
     def single_draw(self) -> PosteriorSampleEvent:
         """The same release with L = 1 (the per-draw bound)."""
@@ -262,16 +271,16 @@ class PosteriorSampleEvent(PrivacyEvent):
                     nonnegative=bool(nonnegative), sensitivity=sensitivity, M_Y=M_Y, rkhs_norm=rkhs_norm,
                     constants=constants)
         shape = np.broadcast_shapes(np.shape(b.V), np.shape(b.Delta), r.shape, sigma.shape, eta.shape, L.shape)
-        tau, V, r2, eta2_s2, m = (np.broadcast_to(c, shape) for c in bound_coefficients(b.V, b.Delta, r, sigma, eta))
-        params = {"tau": tau, "V": V, "r2": r2, "eta2_s2": eta2_s2, "m": m, "L": np.broadcast_to(L, shape)}
+        tau, V, r2, eta2_s2, m = (v.read_only_broadcast(c, shape) for c in bound_coefficients(b.V, b.Delta, r, sigma, eta))
+        params = {"tau": tau, "V": V, "r2": r2, "eta2_s2": eta2_s2, "m": m, "L": v.read_only_broadcast(L, shape)}
         fields_ = {"n": n, "r": r, "sigma": sigma, "eta": eta, "L": L, "M_Y": M_Y, "kappa": kappa,
                    "dim": np.asarray(dim), "kernel": np.asarray(kernel, dtype=object),
                    "unit_diagonal": np.asarray(bool(unit_diagonal)), "nonnegative": np.asarray(bool(nonnegative)),
                    "sensitivity": np.asarray(sensitivity, dtype=object),
                    "rkhs_norm": np.asarray(rkhs_norm if rkhs_norm is not None else None, dtype=object),
                    "constants": np.asarray(constants, dtype=object)}
-        extra = {"V": np.broadcast_to(b.V, shape), "Delta": np.broadcast_to(b.Delta, shape),
-                 "kappa": np.broadcast_to(b.kappa, shape), "lemma_V": b.lemma_V, "lemma_Delta": b.lemma_Delta,
+        extra = {"V": v.read_only_broadcast(b.V, shape), "Delta": v.read_only_broadcast(b.Delta, shape),
+                 "kappa": v.read_only_broadcast(b.kappa, shape), "lemma_V": b.lemma_V, "lemma_Delta": b.lemma_Delta,
                  "covered": b.covered, "notes": b.notes}
         return EventBatch(cls, tuple(shape), params, fields_, extra)
 

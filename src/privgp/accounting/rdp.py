@@ -4,6 +4,8 @@ Pure maths on numpy arrays (everything broadcasts). Out-of-range orders give +in
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -48,7 +50,7 @@ def _small_log_gap(y, sign):
 
 def _psi_raw(am1, tau):
     """psi_alpha(tau) with am1 = alpha - 1 > 0 and tau >= 0 already checked; call under
-    np.errstate(all="ignore").
+    np.errstate(all="ignore"). :func:`_psi_prepared` with the per-tau pieces computed here.
 
     Lemma A.3's closed form subtracts logarithms; where they cancel more than 8 bits (small tau or small
     alpha - 1: red team 21, F2, 3e-4 relative low at tau = 1.1e-12, alpha - 1 = 0.0143) each branch is
@@ -59,10 +61,16 @@ def _psi_raw(am1, tau):
 
     (log(1 + tau) = -log(1 - s) and (1 + alpha tau) / (1 + tau) = 1 + a s). Elsewhere the direct form is kept
     (the same numbers as before). tests/accounting/test_psi_rounding.py checks both against mpmath."""
+    return _psi_prepared(am1, tau, 1.0 + tau, 0.5 * np.log1p(tau), tau == np.inf, tau == 0.0)
+
+
+def _psi_prepared(am1, tau, one_tau, half_log, tau_inf, tau_zero):
+    """:func:`_psi_raw` given the pieces that depend on tau alone: 1 + tau, 1/2 log(1 + tau) and the masks
+    tau = inf, tau = 0 (computed once per setting by :func:`rdp_curve`, not at every order a search tries;
+    the same numbers elementwise, so the same bits)."""
     x = tau * am1
-    half_log = 0.5 * np.log1p(tau)
     two_am1 = 2.0 * am1
-    log_first = np.log1p(x / (1.0 + tau)) / two_am1                # >= 0
+    log_first = np.log1p(x / one_tau) / two_am1                    # >= 0
     log_second = np.log1p(-np.minimum(x, 1.0)) / two_am1           # <= 0 (-inf where x >= 1)
     out = np.maximum(half_log - log_first, -half_log - log_second)
     # more than 8 bits cancel: the result is below 2^-8 of the terms' sizes (false at tau = 0, x >= 1, tau = inf)
@@ -74,8 +82,8 @@ def _psi_raw(am1, tau):
         s = t / (1.0 + t)
         out[cancels] = 0.5 * np.maximum(_small_log_gap(s, 1) + _small_log_gap(a * s, -1) / a,
                                         _small_log_gap(t, -1) + _small_log_gap(a * t, 1) / a)
-    out = np.where((x >= 1.0) | (tau == np.inf), np.inf, out)
-    out = np.where(tau == 0.0, 0.0, out)
+    out = np.where((x >= 1.0) | tau_inf, np.inf, out)
+    out = np.where(tau_zero, 0.0, out)
     # psi_alpha >= 0 (lambda = 1 lies in the interval); clears round-off below 0 for tiny tau.
     return np.maximum(out, 0.0)
 
@@ -161,8 +169,13 @@ def bound_coefficients(V: ArrayLike, Delta: ArrayLike, r: ArrayLike, sigma: Arra
 def _mean_raw(alpha, V, r2, eta2_s2, m):
     """alpha m / ((r^2 - (alpha-1) V) + eta^2/sigma^2 (V + r^2)), i.e. the mean term of eq. (4) /
     Prop. 2 divided through by sigma^2; +inf when the denominator is <= 0. Under errstate."""
-    denom = (r2 - (alpha - 1.0) * V) + eta2_s2 * (V + r2)
-    out = np.where(m == 0.0, 0.0, alpha * m / denom)
+    return _mean_prepared(alpha, alpha - 1.0, V, r2, eta2_s2 * (V + r2), m, m == 0.0)
+
+
+def _mean_prepared(alpha, am1, V, r2, noise_part, m, m_zero):
+    """:func:`_mean_raw` given am1 = alpha - 1 and the per-setting pieces eta^2/sigma^2 (V + r^2) and the mask m = 0."""
+    denom = (r2 - am1 * V) + noise_part
+    out = np.where(m_zero, 0.0, alpha * m / denom)
     return np.where(denom <= 0.0, np.inf, out)
 
 
@@ -171,6 +184,23 @@ def rdp_raw(alpha: np.ndarray, tau: np.ndarray, V: np.ndarray, r2: np.ndarray, e
     """The single-draw bound from :func:`bound_coefficients`; alpha > 1 is NOT checked here (the
     caller guarantees it) and the caller sets np.errstate. NaN is left for the caller to detect."""
     return 2.0 * _psi_raw(alpha - 1.0, tau) + _mean_raw(alpha, V, r2, eta2_s2, m)
+
+
+def rdp_curve(tau: np.ndarray, V: np.ndarray, r2: np.ndarray, eta2_s2: np.ndarray,
+              m: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """:func:`rdp_raw` as a function of alpha alone, for a search that evaluates many orders of the same
+    settings: the pieces that do not depend on alpha (1 + tau, log(1 + tau), eta^2/sigma^2 (V + r^2) and the masks)
+    are computed once here. Each piece is the same elementwise operation on the same numbers as in
+    :func:`rdp_raw`, so every value is the same to the bit (tests/accounting/test_rdp_curve.py). Call the curve
+    under np.errstate(all="ignore")."""
+    with np.errstate(all="ignore"):
+        psi_parts = (tau, 1.0 + tau, 0.5 * np.log1p(tau), tau == np.inf, tau == 0.0)
+        mean_parts = (V, r2, eta2_s2 * (V + r2), m, m == 0.0)
+
+    def curve(alpha: np.ndarray) -> np.ndarray:
+        am1 = alpha - 1.0
+        return 2.0 * _psi_prepared(am1, *psi_parts) + _mean_prepared(alpha, am1, *mean_parts)
+    return curve
 
 
 def rdp_from_coefficients(alpha: np.ndarray, tau: np.ndarray, V: np.ndarray, r2: np.ndarray,

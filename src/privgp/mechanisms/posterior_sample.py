@@ -163,7 +163,7 @@ def epsilon_posterior_sampling(n: ArrayLike, r: ArrayLike, sigma: ArrayLike, del
     g = accountant.epsilon(batch, delta, conversion=conversion, alpha=alpha)
     shape = np.shape(g.epsilon)
     ex = batch.extra
-    b = lambda a: np.broadcast_to(np.asarray(a, dtype=float), shape)  # noqa: E731
+    b = lambda a: v.read_only_broadcast(np.asarray(a, dtype=float), shape)  # noqa: E731
     tau = b(batch.params["tau"])
     amax = alpha_max_of_tau(tau)
     return EpsilonResult(epsilon=b(g.epsilon), delta=b(g.delta), alpha=b(g.alpha), rdp=b(g.rdp), V=b(ex["V"]),

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -57,9 +58,9 @@ class Box:
     def widths(self) -> np.ndarray:
         return np.asarray(self.upper) - np.asarray(self.lower)
 
-    @property
+    @cached_property
     def diameter(self) -> float:
-        """Largest Euclidean distance between two points of the box."""
+        """Largest Euclidean distance between two points of the box (computed once per box; the box is frozen)."""
         return float(np.sqrt(np.sum(self.widths**2)))
 
     def contains(self, X: ArrayLike) -> np.ndarray:
