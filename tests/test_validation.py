@@ -215,6 +215,9 @@ def test_any_true_and_all_true_are_numpys_any_and_all(a):
     assert v.any_true(a) is bool(np.any(a)) and v.all_true(a) is bool(np.all(a))
     for x in (True, False, 0.0, float("nan"), [], [0.0, 1.0], a.tolist()):
         assert v.any_true(x) is bool(np.any(x)) and v.all_true(x) is bool(np.all(x))
+    big = np.resize(a, 1500)      # above the size where the helpers count (numpy's any/all there)
+    for x in (big, big[:1024], big[:1025]):
+        assert v.any_true(x) is bool(np.any(x)) and v.all_true(x) is bool(np.all(x))
 
 
 @settings(max_examples=200)

@@ -14,19 +14,29 @@ import numpy as np
 from .errors import InvalidParameterError
 
 
+#: up to this many values, :func:`any_true` and :func:`all_true` count the true ones (``np.count_nonzero``, about 0.5 µs
+#: against 1.4 µs for ``ndarray.any`` on 41 values); above, numpy's any/all, which stop at the first decisive value
+_SMALL = 1024
+
+
 def any_true(mask: Any) -> bool:
     """``bool(np.any(mask))`` without numpy's dispatch for a single value: ``np.any`` of a 0-d array costs about 9 µs
     on a slow core and this about 0.5 µs (issue 30: the accountant's one-setting path makes some 25 such checks per
-    epsilon). The same answer for every input, NaN counting as true and an empty mask as false."""
+    epsilon; small masks are counted, see ``_SMALL``). The same answer for every input, NaN counting as true and an
+    empty mask as false."""
     a = np.asarray(mask)
-    return bool(a) if a.size == 1 else bool(a.any())
+    if a.size == 1:
+        return bool(a)
+    return bool(np.count_nonzero(a)) if a.size <= _SMALL else bool(a.any())
 
 
 def all_true(mask: Any) -> bool:
     """``bool(np.all(mask))`` without numpy's dispatch for a single value (see :func:`any_true`); an empty mask is
     true."""
     a = np.asarray(mask)
-    return bool(a) if a.size == 1 else bool(a.all())
+    if a.size == 1:
+        return bool(a)
+    return bool(np.count_nonzero(a) == a.size) if a.size <= _SMALL else bool(a.all())
 
 
 def read_only_broadcast(a: Any, shape: tuple[int, ...]) -> np.ndarray:

@@ -63,7 +63,7 @@ def _alphas(t: np.ndarray, alpha_max: np.ndarray, all_finite: bool = False) -> n
     # below about -37, so orders closer to 1 than 1e-16 (alpha_max - 1) were out of reach)
     beta = 0.5 * (1.0 + np.tanh(0.5 * t))
     low = t < -20.0
-    if low.any():
+    if any_true(low):
         with np.errstate(over="ignore"):
             e = np.exp(np.minimum(t, -20.0))
         beta = np.where(low, e / (1.0 + e), beta)
@@ -160,7 +160,7 @@ def _evaluator(objective, alpha_max):
     def evaluate(t):
         a = np.minimum(np.maximum(_alphas(t, amax_col, all_finite), lower), upper)
         vals = np.asarray(objective(a), dtype=float)
-        if np.isnan(vals).any():
+        if any_true(np.isnan(vals)):
             raise NumericalError("objective returned NaN during the search over alpha")
         return a, vals
     return evaluate

@@ -19,6 +19,8 @@ def _nan_check(name, arr):
     return arr
 
 
+_TINY = np.finfo(float).tiny   # the smallest normal float
+
 #: below this, :func:`_small_log_gap` sums a series; above, y - log1p(y) and -log1p(-y) - y lose at most 4 bits
 _SERIES_BELOW = 0.125
 #: terms of the atanh series in w = u^2 <= 1/225 (y < 1/8): the first left out is below 2^-60 of the sum
@@ -75,7 +77,7 @@ def _psi_prepared(am1, tau, one_tau, half_log, tau_inf, tau_zero):
     out = np.maximum(half_log - log_first, -half_log - log_second)
     # more than 8 bits cancel: the result is below 2^-8 of the terms' sizes (false at tau = 0, x >= 1, tau = inf)
     cancels = 256.0 * out < half_log + log_first - log_second
-    if cancels.any():
+    if any_true(cancels):
         out = np.array(out, dtype=float)     # a writable array of the broadcast shape
         t = np.broadcast_to(tau, out.shape)[cancels]
         a = np.broadcast_to(am1, out.shape)[cancels]
@@ -160,7 +162,7 @@ def bound_coefficients(V: ArrayLike, Delta: ArrayLike, r: ArrayLike, sigma: Arra
         # Delta^2 underflows (to 0: the mean term vanished) long before m does: there, the same as a square,
         # rounded up to the smallest normal float when m itself is below the float range
         root = np.sqrt(V + r2) * Delta * np.sqrt(inv_s2)
-        m = np.where(zero | (m >= np.finfo(float).tiny), m, np.maximum(0.5 * root * root, np.finfo(float).tiny))
+        m = np.where(zero | (m >= _TINY), m, np.maximum(0.5 * root * root, _TINY))
     if any_true(np.isnan(tau)) or any_true(np.isnan(m)):
         raise NumericalError("bound coefficients: NaN produced from finite inputs")
     return tau, V, r2, eta2_s2, m
