@@ -1218,3 +1218,34 @@ def test_mostly_noise_follows_privgps_own_forecast_when_the_recorded_one_is_anot
                          [f"forecast: made with other settings than privgp release's (seed); {said}"])
     assert _mostly_noise({"forecast": {"mostly_noise": False}}, [f"forecast: made as privgp before 2026-11-26; {said}"])
     assert not _mostly_noise({"forecast": {"mostly_noise": False}}, ["excursion.png: checked in part (MOSTLY NOISE)"])
+
+
+def test_a_release_verified_again_in_one_process_is_not_redrawn_and_still_compared(certificates, tmp_path, capsys,
+                                                                                 monkeypatch):
+    """verify keeps the pictures it drew in this process (``verify_report.redrawn``, by the digest of all the drawing
+    reads): the same release verified again is not drawn again; a picture changed on disk afterwards is still refused
+    (the comparison is byte for byte, only the drawing is kept); other matplotlib rcParams are another drawing."""
+    import matplotlib
+    from collections import OrderedDict
+
+    from privgp.cli import release_figure, verify_report
+
+    monkeypatch.setattr(verify_report, "_REDRAWN", OrderedDict())
+    drawn = []
+    real = release_figure.draw
+    monkeypatch.setattr(release_figure, "draw", lambda *a, **k: (drawn.append(1), real(*a, **k))[1])
+    t = _tampered(tmp_path, certificates["laplace-grid"], lambda d: None)    # a copy of the release
+    assert verify(t, capsys)[0] == 0 and len(drawn) == 1
+    assert verify(t, capsys)[0] == 0 and len(drawn) == 1
+    other = (certificates["posterior-sample"].parent / "excursion.png").read_bytes()
+    (t.parent / "excursion.png").write_bytes(other)
+    _rehashed(t)
+    code, res = verify(t, capsys)
+    assert code == 1 and res["field"] == "excursion.png", res
+    tried = len(drawn)      # the earlier picture formats are drawn too before it is refused
+    code, res = verify(t, capsys)
+    assert code == 1 and res["field"] == "excursion.png" and len(drawn) == tried, res
+    with matplotlib.rc_context({"font.size": matplotlib.rcParams["font.size"] + 3}):
+        before = len(drawn)
+        verify(t, capsys)
+        assert len(drawn) > before

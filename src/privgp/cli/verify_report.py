@@ -17,7 +17,10 @@ and the ledger fields are the data holder's statement: the picture and the repor
 """
 from __future__ import annotations
 
+import hashlib
 import json
+import pickle
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -143,7 +146,7 @@ def check_picture(doc: dict, folder: Path, files: dict[str, str], rebuilt: tuple
 
     mech, plan, field = rebuilt
     ctx = rp.picture_context(plan, public_data(doc), fc)
-    drawn = rp.draw_picture(field, ctx)
+    drawn = redrawn(field, ctx, PICTURE_FORMAT)
     if files.get(mech.picture) != "ok":
         return drawn, []
     png = (folder / mech.picture).read_bytes()
@@ -153,7 +156,7 @@ def check_picture(doc: dict, folder: Path, files: dict[str, str], rebuilt: tuple
         return drawn, same_picture(mech.picture, png, drawn.png, what)
     except publish.CertificateMismatch:
         for fmt in sorted(set(PICTURE_FORMATS) - {PICTURE_FORMAT}, reverse=True):   # an earlier privgp's picture
-            older = rp.draw_picture(field, ctx, fmt)
+            older = redrawn(field, ctx, fmt)
             if field is not None and older.png != drawn.png and _png_chunks(png) is not None:
                 try:
                     notes = same_picture(mech.picture, png, older.png, what)
@@ -162,6 +165,38 @@ def check_picture(doc: dict, folder: Path, files: dict[str, str], rebuilt: tuple
                 return older, notes + [f"{mech.picture}: checked in part: drawn in privgp's earlier picture format "
                                        f"{fmt}, not the installed {PICTURE_FORMAT} (redrawn in format {fmt}, the same)"]
         raise
+
+
+#: the pictures verify drew in this process, by the digest of everything the drawing reads (see :func:`redrawn`)
+_REDRAWN: OrderedDict[bytes, Any] = OrderedDict()
+#: how many it keeps (a picture is its PNG, about 0.1-0.3 MB, and two strings)
+REDRAWN_KEEP = 16
+
+
+def redrawn(field: Any, ctx: Any, fmt: int) -> Any:
+    """``draw_picture(field, ctx, fmt)``, kept in this process by the SHA-256 digest of all the drawing reads: the
+    released map and the public context (pickled), the picture format, and matplotlib's version and rcParams. A
+    caller that verifies the same release again in one process (a test suite, a service; the suite's verify tests
+    redrew the same pictures 85 times, 0.4 s each) gets the bytes drawn the first time; the comparison with the
+    file is still byte for byte. Where the inputs cannot be pickled, the picture is drawn every time."""
+    import matplotlib
+
+    from .release_figure import draw_picture
+
+    try:
+        digest = hashlib.sha256(pickle.dumps((field, ctx, fmt), protocol=pickle.HIGHEST_PROTOCOL))
+    except (pickle.PicklingError, TypeError, AttributeError):
+        return draw_picture(field, ctx, fmt)
+    digest.update(repr((matplotlib.__version__, sorted(matplotlib.rcParams.items()))).encode())
+    key = digest.digest()
+    if key in _REDRAWN:
+        _REDRAWN.move_to_end(key)
+        return _REDRAWN[key]
+    picture = draw_picture(field, ctx, fmt)
+    _REDRAWN[key] = picture
+    while len(_REDRAWN) > REDRAWN_KEEP:
+        _REDRAWN.popitem(last=False)
+    return picture
 
 
 def same_picture(name: str, png: bytes, drawn: bytes, what: str) -> list[str]:
