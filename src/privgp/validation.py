@@ -13,7 +13,6 @@ import numpy as np
 
 from .errors import InvalidParameterError
 
-
 #: up to this many values, :func:`any_true` and :func:`all_true` count the true ones (``np.count_nonzero``, about 0.5 µs
 #: against 1.4 µs for ``ndarray.any`` on 41 values); above, numpy's any/all, which stop at the first decisive value
 _SMALL = 1024

@@ -1225,8 +1225,9 @@ def test_a_release_verified_again_in_one_process_is_not_redrawn_and_still_compar
     """verify keeps the pictures it drew in this process (``verify_report.redrawn``, by the digest of all the drawing
     reads): the same release verified again is not drawn again; a picture changed on disk afterwards is still refused
     (the comparison is byte for byte, only the drawing is kept); other matplotlib rcParams are another drawing."""
-    import matplotlib
     from collections import OrderedDict
+
+    import matplotlib
 
     from privgp.cli import release_figure, verify_report
 
