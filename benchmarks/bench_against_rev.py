@@ -16,6 +16,10 @@ torch use one thread. Workloads:
   ``bench_lood.py``'s last row (the GP posterior is built untimed);
 * ``lira-paper``: ``audit_lira`` of one setting (n = 10, L = 3, r = 0.1, sigma = 0.5, 10^4 + 10^4 datasets,
   ``paper`` attack, seed 0), median of 3 after 1 untimed -- ``bench_audit.py``'s end-to-end row;
+* ``eps-one``: 300 calls of one posterior-sample epsilon (n = 10, r = 1, sigma = 5, delta = 0.05, ``exp1d``),
+  median of 7 after 1 untimed -- ``bench_accounting.py``'s one-setting row (the time is for 300 calls);
+* ``eps-1e5``: epsilon for ``bench_accounting.py``'s 10^5 random settings in one call, the search in one thread,
+  median of 5 after 1 untimed -- its "the same in one thread" row;
 * ``dpconvcnp``: the shipped DPConvCNP, one task (release + predict, N = 512, 512 targets), median of 20
   tasks after 3 untimed ones -- ``bench_dpconvcnp.py``'s first row;
 * ``quick:NAME``: ``privgp experiment NAME --quick --workers 1``, whole process (imports included);
@@ -122,6 +126,34 @@ def work():
     res = audit_lira(game, attacks=("paper",), n_shadow=10_000, n_eval=10_000, seed=0)
     return repr(res["paper"].roc.auc)
 _run(work, 3, warm=1)
+""",
+    "eps-one": """
+from privgp.mechanisms.posterior_sample import epsilon_posterior_sampling
+def work():   # 300 calls: the time per call is this workload's time / 300
+    for _ in range(300):
+        res = epsilon_posterior_sampling(10, 1.0, 5.0, 0.05, sensitivity="exp1d")
+    return repr(float(res.epsilon))
+_run(work, 7, warm=1)
+""",
+    "eps-1e5": """
+import numpy as np
+from privgp.accounting import order_search
+from privgp.mechanisms.posterior_sample import epsilon_posterior_sampling
+from privgp.models.domain import Box
+order_search.__dict__["MAX_THREADS"] = 1     # CPU time of the search in one thread
+rng = np.random.default_rng(0)              # bench_accounting.py's 10^5 settings
+S = 10**5
+n = rng.integers(2, 2000, S)
+r = np.exp(rng.uniform(np.log(0.05), np.log(50), S))
+sigma = np.exp(rng.uniform(np.log(0.01), np.log(10), S))
+ell = np.exp(rng.uniform(np.log(0.05), np.log(2), S))
+L = rng.integers(1, 100, S)
+eta = np.where(rng.random(S) < 0.5, 0.0, rng.uniform(0, 2, S))
+def work():
+    res = epsilon_posterior_sampling(n, r, sigma, 1e-5, lengthscale=ell, L=L, eta=eta, kernel="matern32",
+                                     domain=Box.unit(2))
+    return repr(float(np.sum(res.epsilon)))
+_run(work, 5, warm=1)
 """,
     "dpconvcnp": """
 import torch
