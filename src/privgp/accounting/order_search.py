@@ -324,8 +324,9 @@ def _keep_better(al: np.ndarray, f: np.ndarray, best_a: np.ndarray, best_v: np.n
     if j is None:
         j = np.argmin(f, axis=1)
     rows = np.arange(f.shape[0])
-    better = f[rows, j] < best_v
-    return np.where(better, al[rows, j], best_a), np.where(better, f[rows, j], best_v)
+    f_j = f[rows, j]
+    better = f_j < best_v
+    return np.where(better, al[rows, j], best_a), np.where(better, f_j, best_v)
 
 
 def _golden(evaluate, a, b, best_a, best_v, iterations):
@@ -365,7 +366,8 @@ def _zoom(evaluate, a, b, best_a, best_v):
         j = np.argmin(f, axis=1)
         best_a, best_v = _keep_better(al, f, best_a, best_v, j)
         step = (b - a) / (ZOOM_POINTS + 1)
-        a, b = a + step * j[:, None], a + step * (j[:, None] + 2)
+        cell = j[:, None]
+        a, b = a + step * cell, a + step * (cell + 2)
     return best_a, best_v
 
 
