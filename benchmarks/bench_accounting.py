@@ -19,6 +19,7 @@ import statistics
 import time
 
 import numpy as np
+from _settings import epsilon_of_settings, random_settings
 from threadpoolctl import threadpool_limits
 
 from privgp.accounting import order_search
@@ -50,15 +51,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
     rng = np.random.default_rng(0)
-    S = 10**5
-    n = rng.integers(2, 2000, S)
-    r = np.exp(rng.uniform(np.log(0.05), np.log(50), S))
-    sigma = np.exp(rng.uniform(np.log(0.01), np.log(10), S))
-    ell = np.exp(rng.uniform(np.log(0.05), np.log(2), S))
-    L = rng.integers(1, 100, S)
-    eta = np.where(rng.random(S) < 0.5, 0.0, rng.uniform(0, 2, S))
-    grid = lambda: epsilon_posterior_sampling(n, r, sigma, 1e-5, lengthscale=ell, L=L, eta=eta,  # noqa: E731
-                                              kernel="matern32", domain=Box.unit(2))
+    settings = random_settings(rng)
+    grid = lambda: epsilon_of_settings(epsilon_posterior_sampling, Box, settings)  # noqa: E731
     grid()  # warm-up
     rows = [("epsilon, 10^5 random settings (one call)", *best_of(grid, args.repeat), "<= 2 s")]
     threads = order_search.__dict__.get("MAX_THREADS")   # absent before the threaded search (a baseline)

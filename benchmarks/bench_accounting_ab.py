@@ -27,6 +27,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from _machine import machine_line  # noqa: E402
+from _settings import epsilon_of_settings, random_settings  # noqa: E402
 from _timing import ROOT, baseline_src  # noqa: E402
 
 
@@ -50,20 +51,13 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=20)
     a = ap.parse_args()
     print(machine_line(), flush=True)
-    rng = np.random.default_rng(0)           # bench_accounting.py's 10^5 settings
-    S = 10**5
-    n = rng.integers(2, 2000, S)
-    r = np.exp(rng.uniform(np.log(0.05), np.log(50), S))
-    sigma = np.exp(rng.uniform(np.log(0.01), np.log(10), S))
-    ell = np.exp(rng.uniform(np.log(0.05), np.log(2), S))
-    L = rng.integers(1, 100, S)
-    eta = np.where(rng.random(S) < 0.5, 0.0, rng.uniform(0, 2, S))
+    settings = random_settings(np.random.default_rng(0))     # bench_accounting.py's 10^5 settings
     with tempfile.TemporaryDirectory() as tmp:
         sides = {a.baseline: _load(baseline_src(a.baseline, Path(tmp) / "base")), "this tree": _load(ROOT / "src")}
         results = {}
         for name, (eps, box) in sides.items():
             one = float(eps(10, 1.0, 5.0, 0.05, sensitivity="exp1d").epsilon)
-            many = eps(n, r, sigma, 1e-5, lengthscale=ell, L=L, eta=eta, kernel="matern32", domain=box.unit(2))
+            many = epsilon_of_settings(eps, box, settings)
             results[name] = (one, np.asarray(many.epsilon).tobytes())
         same = results[a.baseline] == results["this tree"]
         print(f"the same epsilon, to the bit, for one setting and all 10^5: {same}")
@@ -76,7 +70,7 @@ def main() -> None:
                     eps(10, 1.0, 5.0, 0.05, sensitivity="exp1d")
                 times[name]["one"].append((time.process_time() - c) / 200)
                 c = time.process_time()
-                eps(n, r, sigma, 1e-5, lengthscale=ell, L=L, eta=eta, kernel="matern32", domain=box.unit(2))
+                epsilon_of_settings(eps, box, settings)
                 times[name]["batch"].append(time.process_time() - c)
     b, t = times[a.baseline], times["this tree"]
     print(f"{a.rounds} rounds, CPU time")

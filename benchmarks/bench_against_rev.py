@@ -135,24 +135,17 @@ def work():   # 300 calls: the time per call is this workload's time / 300
     return repr(float(res.epsilon))
 _run(work, 7, warm=1)
 """,
-    "eps-1e5": """
+    "eps-1e5": f"""
 import numpy as np
+sys.path.insert(0, {str(HERE)!r})
+from _settings import epsilon_of_settings, random_settings
 from privgp.accounting import order_search
 from privgp.mechanisms.posterior_sample import epsilon_posterior_sampling
 from privgp.models.domain import Box
 order_search.__dict__["MAX_THREADS"] = 1     # CPU time of the search in one thread
-rng = np.random.default_rng(0)              # bench_accounting.py's 10^5 settings
-S = 10**5
-n = rng.integers(2, 2000, S)
-r = np.exp(rng.uniform(np.log(0.05), np.log(50), S))
-sigma = np.exp(rng.uniform(np.log(0.01), np.log(10), S))
-ell = np.exp(rng.uniform(np.log(0.05), np.log(2), S))
-L = rng.integers(1, 100, S)
-eta = np.where(rng.random(S) < 0.5, 0.0, rng.uniform(0, 2, S))
+settings = random_settings(np.random.default_rng(0))   # bench_accounting.py's 10^5 settings
 def work():
-    res = epsilon_posterior_sampling(n, r, sigma, 1e-5, lengthscale=ell, L=L, eta=eta, kernel="matern32",
-                                     domain=Box.unit(2))
-    return repr(float(np.sum(res.epsilon)))
+    return repr(float(np.sum(epsilon_of_settings(epsilon_posterior_sampling, Box, settings).epsilon)))
 _run(work, 5, warm=1)
 """,
     "dpconvcnp": """
