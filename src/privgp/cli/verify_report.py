@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import pickle
+import threading
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
@@ -171,6 +172,7 @@ def check_picture(doc: dict, folder: Path, files: dict[str, str], rebuilt: tuple
 _REDRAWN: OrderedDict[bytes, Any] = OrderedDict()
 #: how many it keeps (a picture is its PNG, about 0.1-0.3 MB, and two strings)
 REDRAWN_KEEP = 16
+_REDRAWN_LOCK = threading.Lock()
 
 
 def redrawn(field: Any, ctx: Any, fmt: int) -> Any:
@@ -185,17 +187,20 @@ def redrawn(field: Any, ctx: Any, fmt: int) -> Any:
 
     try:
         digest = hashlib.sha256(pickle.dumps((field, ctx, fmt), protocol=pickle.HIGHEST_PROTOCOL))
-    except (pickle.PicklingError, TypeError, AttributeError):
+    except Exception:   # noqa: BLE001 - whatever cannot be pickled is drawn every time, as before
         return draw_picture(field, ctx, fmt)
     digest.update(repr((matplotlib.__version__, sorted(matplotlib.rcParams.items()))).encode())
     key = digest.digest()
-    if key in _REDRAWN:
-        _REDRAWN.move_to_end(key)
-        return _REDRAWN[key]
+    with _REDRAWN_LOCK:   # verifies in several threads (a service) share the kept pictures
+        kept = _REDRAWN.get(key)
+        if kept is not None:
+            _REDRAWN.move_to_end(key)
+            return kept
     picture = draw_picture(field, ctx, fmt)
-    _REDRAWN[key] = picture
-    while len(_REDRAWN) > REDRAWN_KEEP:
-        _REDRAWN.popitem(last=False)
+    with _REDRAWN_LOCK:
+        _REDRAWN[key] = picture
+        while len(_REDRAWN) > REDRAWN_KEEP:
+            _REDRAWN.popitem(last=False)
     return picture
 
 
