@@ -30,7 +30,7 @@ from .. import validation as v
 from ..errors import InvalidParameterError
 from .events import EventBatch, Neighbouring, PrivacyEvent, admissible_only
 from .rdp import alpha_max_of_tau, bound_coefficients, rdp_curve, rdp_raw
-from .sensitivity import CONSTANTS, PUBLISHED_WARNING, SENSITIVITIES, SensitivityBounds, checked_sensitivity_bounds, sensitivity_bounds
+from .sensitivity import CONSTANTS, PUBLISHED_WARNING, SENSITIVITIES, SensitivityBounds, checked_sensitivity_bounds
 
 #: the kernel families whose facts the lemmas know by name ("other": any normalised kernel)
 KERNEL_FAMILIES = ("exponential", "matern32", "matern52", "squared_exponential", "constant", "diagonal", "other")
@@ -85,12 +85,15 @@ def _check_numbers(n: ArrayLike, r: ArrayLike, sigma: ArrayLike, eta: ArrayLike,
     return n, r, sigma, eta, L, M_Y, kappa, dim
 
 
-def _bounds(n: ArrayLike, r: ArrayLike, kappa: ArrayLike, *, kernel: str, dim: int, unit_diagonal: bool,
+def _bounds(n: np.ndarray, r: np.ndarray, kappa: np.ndarray, *, kernel: str, dim: int, unit_diagonal: bool,
             nonnegative: bool, sensitivity: str, M_Y: ArrayLike, rkhs_norm: ArrayLike | None,
             constants: str) -> SensitivityBounds:
-    return sensitivity_bounds(n, r, kernel=kernel, kappa=kappa, dim=dim, unit_diagonal=unit_diagonal,
-                              nonnegative=nonnegative, sensitivity=sensitivity, M_Y=M_Y, rkhs_norm=rkhs_norm,
-                              constants=constants)
+    """V_n and Delta_n of a batch whose numbers and names :func:`_check_numbers` has validated (as the scalar event's
+    are): its checks include and are at least as strict as :func:`sensitivity_bounds`'s, which are not made twice;
+    each lemma still checks its own assumptions."""
+    return checked_sensitivity_bounds(n, r, kernel=kernel, kappa=kappa, dim=dim, unit_diagonal=unit_diagonal,
+                                      nonnegative=nonnegative, sensitivity=sensitivity, M_Y=M_Y, rkhs_norm=rkhs_norm,
+                                      constants=constants)
 
 
 @dataclass(frozen=True)
