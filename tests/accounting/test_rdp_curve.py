@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from privgp.accounting.events import PrivacyEvent
+from privgp.accounting.events import PrivacyEvent, admissible_only
 from privgp.accounting.posterior_sampling import PosteriorSampleEvent
 from privgp.accounting.rdp import _small_log_gap, bound_coefficients, rdp_curve, rdp_raw
 
@@ -77,13 +77,15 @@ def test_the_curve_is_the_bound_to_the_bit(seed, G):
 @given(hnp.arrays(np.float64, st.integers(1, 6), elements=st.floats(1e-15, 1e6)),
        hnp.arrays(np.float64, st.integers(1, 6), elements=st.floats(1.0 + 1e-12, 1e8)))
 def test_the_events_masked_curve_is_the_generic_one_to_the_bit(tau_values, alpha_values):
-    """PosteriorSampleEvent's own masked curve (the pieces computed once) against the base class's (the bound at
-    every order, then the order mask), for the same parameters; tau = 0 included."""
+    """PosteriorSampleEvent's masked curve (its own ``_rdp_curve``: the pieces computed once) against the base class's
+    (the bound at every order, then the order mask), for the same parameters; tau = 0 included."""
     tau = np.concatenate([tau_values, [0.0]])[:, None]
     params = {"tau": tau, "V": tau * 0.5, "r2": np.full_like(tau, 0.5), "eta2_s2": np.full_like(tau, 0.1),
               "m": np.full_like(tau, 0.3), "L": np.full_like(tau, 3.0)}
     alpha = np.broadcast_to(alpha_values[None, :], (tau.shape[0], alpha_values.size))
     with np.errstate(all="ignore"):
         ours = PosteriorSampleEvent._masked_rdp_curve(**params)(alpha)
-        generic = PrivacyEvent._masked_rdp_curve.__func__(PosteriorSampleEvent, **params)(alpha)
+        # the base class's curve: the whole bound (_rdp_arrays) at each order, then the order mask
+        plain = PrivacyEvent._rdp_curve.__func__(PosteriorSampleEvent, **params)(alpha)
+        generic = admissible_only(np.asarray(plain, dtype=float), alpha, PosteriorSampleEvent._alpha_max_arrays(**params))
     assert ours.tobytes() == generic.tobytes()

@@ -225,11 +225,18 @@ class PrivacyEvent:
         return cls._masked_rdp_curve(**params)(alpha)
 
     @classmethod
+    def _rdp_curve(cls, *args: Any, **params: Any) -> Callable[[np.ndarray], np.ndarray]:
+        """:meth:`_rdp_arrays` as a function of alpha alone. A class whose curve has pieces that depend on the
+        parameters alone may compute them once here (the same values at every order, to the bit)."""
+        return lambda alpha: cls._rdp_arrays(alpha, **params)
+
+    @classmethod
     def _masked_rdp_curve(cls, **params: Any) -> Callable[[np.ndarray], np.ndarray]:
-        """:meth:`_masked_rdp_arrays` as a function of alpha alone, the order bound computed once (for a search
-        that evaluates many orders of the same settings; under np.errstate)."""
+        """:meth:`_masked_rdp_arrays` as a function of alpha alone, the order bound and :meth:`_rdp_curve` made once
+        (for a search that evaluates many orders of the same settings; under np.errstate)."""
         amax = cls._alpha_max_arrays(**params)
-        return lambda alpha: admissible_only(np.asarray(cls._rdp_arrays(alpha, **params), dtype=float), alpha, amax)
+        curve = cls._rdp_curve(**params)
+        return lambda alpha: admissible_only(np.asarray(curve(alpha), dtype=float), alpha, amax)
 
     def _param_arrays(self) -> dict[str, np.ndarray]:
         """:meth:`_params` as float arrays, the form :meth:`_rdp_arrays` and :meth:`_alpha_max_arrays` take."""

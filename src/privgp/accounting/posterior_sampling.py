@@ -28,7 +28,7 @@ from numpy.typing import ArrayLike
 
 from .. import validation as v
 from ..errors import InvalidParameterError
-from .events import EventBatch, Neighbouring, PrivacyEvent, admissible_only
+from .events import EventBatch, Neighbouring, PrivacyEvent
 from .rdp import alpha_max_of_tau, bound_coefficients, rdp_curve, rdp_raw
 from .sensitivity import CONSTANTS, PUBLISHED_WARNING, SENSITIVITIES, SensitivityBounds, checked_sensitivity_bounds
 
@@ -172,13 +172,11 @@ class PosteriorSampleEvent(PrivacyEvent):
         return v.read_only_broadcast(alpha_max_of_tau(tau), np.broadcast_shapes(np.shape(tau), np.shape(L)))
 
     @classmethod
-    def _masked_rdp_curve(cls, **params: Any) -> Callable[[np.ndarray], np.ndarray]:
-        """The base class's masked curve with the bound's per-setting pieces computed once (:func:`rdp_curve`):
-        the same values as :meth:`_rdp_arrays` at every order, to the bit."""
-        amax = cls._alpha_max_arrays(**params)
-        L = params["L"]
-        curve = rdp_curve(params["tau"], params["V"], params["r2"], params["eta2_s2"], params["m"])
-        return lambda alpha: admissible_only(np.asarray(L * curve(alpha), dtype=float), alpha, amax)
+    def _rdp_curve(cls, tau, V, r2, eta2_s2, m, L):
+        """:meth:`_rdp_arrays` with the bound's per-setting pieces computed once (:func:`rdp_curve`): the same values
+        at every order, to the bit."""
+        curve = rdp_curve(tau, V, r2, eta2_s2, m)
+        return lambda alpha: L * curve(alpha)
 
     def single_draw(self) -> PosteriorSampleEvent:
         """The same release with L = 1 (the per-draw bound)."""
