@@ -239,3 +239,22 @@ def test_read_only_broadcast_is_numpys_broadcast_to(a, extra):
         ours, numpys = v.read_only_broadcast(x, np.shape(x)), np.broadcast_to(x, np.shape(x))
         assert ours.shape == numpys.shape and ours.dtype == numpys.dtype and not ours.flags.writeable
         assert np.array_equal(ours, numpys, equal_nan=ours.dtype.kind == "f")
+
+
+shapes = st.lists(st.integers(0, 3), min_size=0, max_size=3).map(tuple)
+
+
+@given(st.lists(shapes, min_size=1, max_size=4), st.booleans())
+def test_broadcast_shape_is_numpys_broadcast_shapes(given_shapes, same):
+    """The accountant's shape of several (issue 30: direct where all are one shape) is np.broadcast_shapes's, and
+    shapes that do not broadcast are refused as numpy refuses them."""
+    if same:
+        given_shapes = [given_shapes[0]] * len(given_shapes)
+    try:
+        expected = np.broadcast_shapes(*given_shapes)
+    except ValueError:
+        with pytest.raises(ValueError):
+            v.broadcast_shape(*given_shapes)
+        return
+    assert v.broadcast_shape(*given_shapes) == expected
+    assert v.broadcast_shape(*(list(s) for s in given_shapes)) == expected   # lists as numpy takes them

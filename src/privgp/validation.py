@@ -38,6 +38,15 @@ def all_true(mask: Any) -> bool:
     return bool(np.count_nonzero(a) == a.size) if a.size <= _SMALL else bool(a.all())
 
 
+def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """``np.broadcast_shapes(*shapes)``, directly where all the shapes are one (about 0.3 µs instead of numpy's 6 µs,
+    which makes an array per shape; the accountant's one-setting path asks this several times per epsilon, issue 30)."""
+    first = tuple(shapes[0]) if shapes else ()
+    if all(tuple(s) == first for s in shapes[1:]):
+        return first
+    return np.broadcast_shapes(*shapes)
+
+
 def read_only_broadcast(a: Any, shape: tuple[int, ...]) -> np.ndarray:
     """``np.broadcast_to(a, shape)``: a read-only view of ``a`` (as an array) with that shape. Where ``a`` already has
     it, the view is made directly (about 0.7 µs instead of numpy's 3.7 µs: the accountant's one-setting path

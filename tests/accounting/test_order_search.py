@@ -3,6 +3,8 @@ bits however the batch is split, never worse than the one-setting search beyond 
 the objective at the order it reports, and the edge cases (no admissible order, NaN) of the other paths."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -11,8 +13,9 @@ from hypothesis.extra.numpy import arrays
 
 from privgp.accounting import epsilon_from_rdp, rdp_posterior_sample
 from privgp.accounting import order_search as search
+from privgp.accounting.conversion import epsilon_raw
 from privgp.errors import NumericalError
-from privgp.mechanisms.posterior_sample import bounds_for, epsilon_posterior_sampling
+from privgp.mechanisms.posterior_sample import bounds_for, epsilon_posterior_sampling, posterior_sample_batch
 
 S = 3000
 
@@ -41,10 +44,11 @@ def test_the_same_bits_however_the_batch_is_split(wide, monkeypatch):
     s, ref = wide
     monkeypatch.setattr(search, "THREAD_MIN_SETTINGS", 100)
     monkeypatch.setenv("OMP_NUM_THREADS", "3")      # the suite's conftest sets 1
-    for threads in (1, 2, 3):
+    for threads, part in ((1, 25000), (2, 25000), (3, 25000), (1, 700), (2, 333)):   # threads, and parts within them
         monkeypatch.setattr(search, "MAX_THREADS", threads)
+        monkeypatch.setattr(search, "BRENT_PART", part)
         got = _epsilon(s)
-        assert np.array_equal(got.epsilon, ref.epsilon) and np.array_equal(got.alpha, ref.alpha), threads
+        assert np.array_equal(got.epsilon, ref.epsilon) and np.array_equal(got.alpha, ref.alpha), (threads, part)
     # a part of the batch alone: each setting's search depends on that setting only
     part = _epsilon(s, slice(1000, 1700))
     assert np.array_equal(part.epsilon, ref.epsilon[1000:1700]) and np.array_equal(part.alpha, ref.alpha[1000:1700])
@@ -69,6 +73,83 @@ def test_as_tight_as_the_one_setting_search_and_a_dense_grid(conversion):
         rdp = s["L"][i] * rdp_posterior_sample(grid, b.V, b.Delta, s["r"][i], s["sigma"][i], s["eta"][i])
         dense = float(np.min(epsilon_from_rdp(rdp, grid, 1e-5, conversion)))
         assert big.epsilon[i] <= dense * (1 + 2e-6) + 1e-12, i
+
+
+def _brent_one_setting(objective, amax):
+    """Brent's method for ONE setting in plain Python floats, written from the book (R. P. Brent 1973, ch. 5; the
+    form of Numerical Recipes' ``brent``) with the lock-step search's choices: the start from the BRENT_GRID grid
+    (x its best point, w the better neighbour, v the other, d = e = b - a), an absolute tolerance BRENT_TOL, and a
+    parabola trusted only where every condition holds (so NaN, from infinite values, is never trusted). The
+    independent reference of the vectorised search: (alpha at x, f(x))."""
+    evaluate = search._evaluator(objective, np.array([amax]))
+    f = lambda t: tuple(float(z[0, 0]) for z in evaluate(np.array([[t]])))  # noqa: E731  (alpha, value)
+    lo, hi = (float(z[0]) for z in search.search_range(np.array([amax])))
+    ts = [lo + (hi - lo) * float(st) for st in search._grid_steps(search.BRENT_GRID)]
+    grid = [f(t) for t in ts]
+    j = min(range(len(ts)), key=lambda i: grid[i][1])               # the first smallest, as np.argmin
+    il, ir = max(j - 1, 0), min(j + 1, len(ts) - 1)
+    a, x, b = ts[il], ts[j], ts[ir]
+    ax, fx = grid[j]
+    (w, fw), (v, fv) = ((a, grid[il][1]), (b, grid[ir][1])) if grid[il][1] <= grid[ir][1] else \
+        ((b, grid[ir][1]), (a, grid[il][1]))
+    d = e = b - a
+    tol1 = search.BRENT_TOL
+    tol2 = 2.0 * tol1
+    for _ in range(search.BRENT_ITERATIONS):
+        xm = 0.5 * (a + b)
+        if abs(x - xm) <= tol2 - 0.5 * (b - a):
+            break
+        r = (x - w) * (fx - fv)
+        q = (x - v) * (fx - fw)
+        p = (x - v) * q - (x - w) * r
+        q = 2.0 * (q - r)
+        if q > 0.0:
+            p = -p
+        q = abs(q)
+        golden = a - x if x >= xm else b - x
+        if abs(e) > tol1 and abs(p) < abs(0.5 * q * e) and p > q * (a - x) and p < q * (b - x):
+            e, d = d, p / q
+            if (x + d) - a < tol2 or b - (x + d) < tol2:
+                d = math.copysign(tol1, xm - x)
+        else:
+            e = golden
+            d = search._CGOLD * golden
+        u = x + (d if abs(d) >= tol1 else math.copysign(tol1, d))
+        au, fu = f(u)
+        if fu <= fx:
+            if u >= x:
+                a = x
+            else:
+                b = x
+            v, fv, w, fw, x, fx, ax = w, fw, x, fx, u, fu, au
+        else:
+            if u < x:
+                a = u
+            else:
+                b = u
+            if fu <= fw or w == x:
+                v, fv, w, fw = w, fw, u, fu
+            elif fu <= fv or v == x or v == w:
+                v, fv = u, fu
+    return ax, fx
+
+
+def test_the_lock_step_search_is_brents_method_setting_by_setting(monkeypatch):
+    """The vectorised search (threads, parts, the done settings dropped) against the scalar method above, to the bit,
+    on random posterior-sample settings (some of them covariance-only, some with alpha_max = inf)."""
+    monkeypatch.setattr(search, "BRENT_PART", 97)
+    s = _settings(seed=5, size=300)
+    got = _epsilon(s)
+    batch = posterior_sample_batch(s["n"], s["r"], s["sigma"], eta=s["eta"], L=s["L"], kernel="matern32",
+                                   lengthscale=s["lengthscale"])
+    amax = np.maximum(batch.alpha_max(), np.nextafter(1.0, 2.0) * (1 + 1e-12))   # as the accountant passes it
+    lid = -np.log(1e-5)
+    for i in range(300):
+        curve = batch.rdp_of_rows(np.array([i]))
+        a, value = _brent_one_setting(lambda al, c=curve: epsilon_raw(c(al), al, lid, "improved"), float(amax[i]))
+        if value == np.inf:     # no admissible order: a valid order in range is reported, with value inf
+            a = 1.0 + 0.5 * (amax[i] - 1.0) if np.isfinite(amax[i]) else 2.0
+        assert (got.alpha[i], got.epsilon[i]) == (a, value), i
 
 
 def _gaussian_rows(c, log_inv_delta):

@@ -84,7 +84,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import InvalidParameterError, NumericalError
-from ..validation import all_true, any_true, read_only_broadcast
+from ..validation import all_true, any_true, broadcast_shape, read_only_broadcast
 from .composed_batch import ComposedBatch
 from .conversion import check_conversion, epsilon_raw, log_delta_raw
 from .events import ComposedEvent, EventBatch, GaussianCurve, PrivacyEvent, PureDpEvent, randomized_response_epsilon
@@ -202,14 +202,14 @@ def epsilon(event: PrivacyEvent | EventBatch, delta: ArrayLike, *, conversion: s
 
     rdp_fn: Callable[[np.ndarray], np.ndarray]
     if isinstance(event, EventBatch):
-        shape = np.broadcast_shapes(event.shape, d.shape, () if alpha is None else alpha.shape)
+        shape = broadcast_shape(event.shape, d.shape, () if alpha is None else alpha.shape)
         S = math.prod(shape)
         flat_batch = event if event.shape == shape else _broadcast_batch(event, shape)
         amax = flat_batch.alpha_max().reshape(-1)
         # one setting per row: the parameters gathered once, not at every order the search tries
-        rdp_fn = flat_batch.rdp_of_rows(np.arange(S)) if flat_batch.by_rows else flat_batch.rdp_flat
+        rdp_fn = flat_batch.rdp_of_rows() if flat_batch.by_rows else flat_batch.rdp_flat
     else:
-        shape = np.broadcast_shapes(d.shape, () if alpha is None else alpha.shape)
+        shape = broadcast_shape(d.shape, () if alpha is None else alpha.shape)
         S = math.prod(shape)
         amax = np.full(S, event.alpha_max)
         rdp_fn = event._search_curve()   # the parameters gathered once, not at every order

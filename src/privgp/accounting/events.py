@@ -895,10 +895,11 @@ class EventBatch:
         p = {k: a[:, None] for k, a in self.flat_params().items()}
         return self.event_type._masked_rdp_arrays(alpha, **p)
 
-    def rdp_of_rows(self, index: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
-        """:meth:`rdp_flat` of the settings ``index`` (integer array, flat order) alone, so that the accountant's
-        search can drop settings once they are found (where :attr:`by_rows`)."""
-        p = {k: a[index, None] for k, a in self.flat_params().items()}
+    def rdp_of_rows(self, index: np.ndarray | None = None) -> Callable[[np.ndarray], np.ndarray]:
+        """:meth:`rdp_flat` of the settings ``index`` (integer array, flat order; None: all of them, in order) alone, so
+        that the accountant's search can drop settings once they are found (where :attr:`by_rows`)."""
+        rows = slice(None) if index is None else index
+        p = {k: a[rows, None] for k, a in self.flat_params().items()}
         with np.errstate(all="ignore"):
             return self.event_type._masked_rdp_curve(**p)
 

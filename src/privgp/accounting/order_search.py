@@ -19,12 +19,15 @@ grid cells, i.e. below 1e-4 in t).
 Large batches of settings whose objective can be evaluated for any subset of them (the accountant's
 ``EventBatch`` of one event type; argument ``rows``) take a cheaper path (2026-11-27, issue 30): a grid of
 BRENT_GRID = 9 points, then Brent's method (parabolic steps where they are trusted, golden-section steps
-elsewhere) until each setting's bracket is below 2 BRENT_TOL = 2e-5 in t, settings dropped from the calls once
-found, the batch split into up to MAX_THREADS parts searched in threads. About 18-19 objective evaluations per
-setting instead of 43; against the golden-section search on 2 x 10^5 random settings the result was lower
-(tighter) or within 1e-8 relative of it, and within 2e-6 of a dense grid (tests/accounting/test_order_search.py).
-Each setting's search depends on that setting alone, so the result is the same to the bit however the batch is
-split between threads. Certificates of one setting use the zoom rounds, as before.
+elsewhere) until each setting's bracket is below 2 BRENT_TOL = 2e-5 in t. Brent's stopping test is made before
+each step, and the settings found are dropped from the calls once they are a quarter of them. The batch is split
+into up to MAX_THREADS parts searched in threads, and each thread's share is searched in parts of at most
+BRENT_PART settings (smaller temporaries, which the allocator reuses instead of faulting them in again). About
+18-19 objective evaluations per setting instead of 43; against the golden-section search on 2 x 10^5 random
+settings the result was lower (tighter) or within 1e-8 relative of it, and within 2e-6 of a dense grid. Each
+setting's search depends on that setting alone, so the result is the same to the bit however the batch is split,
+and the same as Brent's method run for that setting alone in plain floats (tests/accounting/test_order_search.py).
+Certificates of one setting use the zoom rounds, as before.
 """
 from __future__ import annotations
 
@@ -54,21 +57,29 @@ BRENT_GRID = 9             # grid of a large batch's search given ``rows`` (then
 BRENT_TOL = 1e-5           # Brent's tolerance in t: each setting stops once its bracket is below 2 BRENT_TOL (+ 2 BRENT_TOL)
 BRENT_ITERATIONS = 60      # at most (golden-section steps alone need about 30 from the grid's bracket)
 THREAD_MIN_SETTINGS = 16384  # settings per thread at least (with fewer, the threads' contention for the GIL costs more)
+BRENT_PART = 25000         # settings searched together at most (a thread's share is searched in parts of this size)
 MAX_THREADS = 2
 
 
-def _alphas(t: np.ndarray, alpha_max: np.ndarray, all_finite: bool = False) -> np.ndarray:
-    """Map search coordinates t to orders (see the module docstring)."""
+def _alphas(t: np.ndarray, alpha_max: np.ndarray, width: np.ndarray | None = None) -> np.ndarray:
+    """Map search coordinates t to orders (see the module docstring). ``width``: alpha_max - 1 where the caller has it
+    and every alpha_max is finite."""
     # sigmoid(t), no overflow; below t = -20 as e^t / (1 + e^t) (the tanh form cancels there and is exactly 0
     # below about -37, so orders closer to 1 than 1e-16 (alpha_max - 1) were out of reach)
-    beta = 0.5 * (1.0 + np.tanh(0.5 * t))
     low = t < -20.0
-    if any_true(low):
-        with np.errstate(over="ignore"):
-            e = np.exp(np.minimum(t, -20.0))
-        beta = np.where(low, e / (1.0 + e), beta)
-    if all_finite:
-        return 1.0 + beta * (alpha_max - 1.0)
+    n_low = int(np.count_nonzero(low))
+    if n_low == t.size:                     # all in the low form (a grid's first points): no tanh
+        e = np.exp(t)
+        beta = e / (1.0 + e)
+    else:
+        beta = 0.5 * (1.0 + np.tanh(0.5 * t))
+        if n_low:                           # by index: the low orders are few and scattered
+            beta = np.ascontiguousarray(beta)
+            at = np.flatnonzero(low)
+            e = np.exp(np.ravel(t)[at])
+            beta.reshape(-1)[at] = e / (1.0 + e)
+    if width is not None:
+        return 1.0 + beta * width
     finite = np.isfinite(alpha_max)
     with np.errstate(over="ignore", invalid="ignore"):
         a_fin = 1.0 + beta * np.where(finite, alpha_max - 1.0, 1.0)
@@ -79,9 +90,8 @@ def _alphas(t: np.ndarray, alpha_max: np.ndarray, all_finite: bool = False) -> n
 def search_range(alpha_max: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per-setting range [lo, hi] of the search coordinate t."""
     finite = np.isfinite(alpha_max)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        width = np.where(finite, alpha_max - 1.0, 1.0)
-        lo_fin = -np.maximum(T_LO_MIN, np.log(width / ALPHA_M1_MIN))
+    width = np.where(finite, alpha_max - 1.0, 1.0)     # > 0 (alpha_max > 1 is checked first): no floating-point error
+    lo_fin = -np.maximum(T_LO_MIN, np.log(width / ALPHA_M1_MIN))
     lo = np.where(finite, lo_fin, LOG_AM1_RANGE[0])
     hi = np.where(finite, T_HI, LOG_AM1_RANGE[1])
     return lo, hi
@@ -110,7 +120,8 @@ def minimize_over_alpha(objective: Callable[[np.ndarray], np.ndarray], alpha_max
     instead of golden section: a grid of BRENT_GRID points, then Brent's method in the bracket, each
     setting dropped from the calls once its bracket is below 2 BRENT_TOL in t (``grid`` and ``iterations``
     apply to the other searches only); batches of at least 2 THREAD_MIN_SETTINGS settings are split into
-    contiguous parts searched in threads (numpy releases the GIL; :func:`search_threads`). Each setting's
+    contiguous parts searched in threads (numpy releases the GIL; :func:`search_threads`), each in parts of at most
+    BRENT_PART settings (:func:`_brent_in_parts`). Each setting's
     search depends on that setting alone, so the result is the same to the bit however the batch is split
     (tests/accounting/test_order_search.py).
     """
@@ -122,12 +133,12 @@ def minimize_over_alpha(objective: Callable[[np.ndarray], np.ndarray], alpha_max
         return _search(objective, alpha_max, grid, iterations, S <= ZOOM_MAX_SETTINGS)
     threads = max(1, min(search_threads(), S // THREAD_MIN_SETTINGS))
     if threads == 1:
-        return _brent_search(rows, alpha_max, np.arange(S))
+        return _brent_in_parts(rows, alpha_max, np.arange(S))
     err = np.geterr()   # numpy's error handling is per thread: the caller's holds in the search's threads too
 
     def part(idx):
         with np.errstate(**err):
-            return _brent_search(rows, alpha_max, idx)
+            return _brent_in_parts(rows, alpha_max, idx)
 
     # each thread runs in a copy of the caller's context (context variables, e.g. the composition rule in force)
     jobs = [(contextvars.copy_context(), idx) for idx in np.array_split(np.arange(S), threads)]
@@ -149,16 +160,19 @@ def search_threads() -> int:
     return max(1, min(MAX_THREADS, cpus, omp))
 
 
+_ABOVE_ONE = np.nextafter(1.0, 2.0)   # the smallest order a search evaluates
+
+
 def _evaluator(objective, alpha_max):
     """evaluate(t) -> (alpha, objective(alpha)) for search coordinates t of shape (S, G), alpha in the open
     interval (1, alpha_max) (see :func:`_alphas`); NaN raises."""
-    all_finite = all_true(np.isfinite(alpha_max))
     upper = np.nextafter(alpha_max, 1.0)[:, None]
-    lower = np.nextafter(1.0, 2.0)
+    lower = _ABOVE_ONE
     amax_col = alpha_max[:, None]
+    width = amax_col - 1.0 if all_true(np.isfinite(alpha_max)) else None   # made once, not at every call
 
     def evaluate(t):
-        a = np.minimum(np.maximum(_alphas(t, amax_col, all_finite), lower), upper)
+        a = np.minimum(np.maximum(_alphas(t, amax_col, width), lower), upper)
         vals = np.asarray(objective(a), dtype=float)
         if any_true(np.isnan(vals)):
             raise NumericalError("objective returned NaN during the search over alpha")
@@ -174,18 +188,26 @@ def _grid_steps(grid: int) -> np.ndarray:
     return steps
 
 
-def _grid_stage(evaluate, alpha_max, grid, by_column=False):
-    """The grid of ``grid`` points over each setting's whole range of t: (t, alpha, values, argmin, lo, hi).
-    ``by_column``: one call per grid point (the same values; smaller arrays, faster for many settings)."""
+def _grid_stage(evaluate, alpha_max, grid):
+    """The grid of ``grid`` points over each setting's whole range of t: (t, alpha, values, argmin, lo, hi), the
+    arrays of shape (settings, grid)."""
     lo, hi = search_range(alpha_max)
-    steps = _grid_steps(grid)
-    t = lo[:, None] + (hi - lo)[:, None] * steps[None, :]
-    if by_column:
-        cols = [evaluate(t[:, j:j + 1]) for j in range(grid)]
-        alpha, vals = np.hstack([c[0] for c in cols]), np.hstack([c[1] for c in cols])
-    else:
-        alpha, vals = evaluate(t)
+    t = lo[:, None] + (hi - lo)[:, None] * _grid_steps(grid)[None, :]
+    alpha, vals = evaluate(t)
     return t, alpha, vals, np.argmin(vals, axis=1), lo, hi
+
+
+def _grid_by_rows(evaluate, alpha_max, grid):
+    """:func:`_grid_stage` one grid point per call (contiguous arrays of one order per setting: faster for many
+    settings), the arrays of shape (grid, settings), the same numbers."""
+    lo, hi = search_range(alpha_max)
+    width, steps = hi - lo, _grid_steps(grid)
+    t, alpha, vals = (np.empty((grid, alpha_max.shape[0])) for _ in range(3))
+    for j in range(grid):
+        t[j] = lo + width * steps[j]
+        a_j, v_j = evaluate(t[j][:, None])
+        alpha[j], vals[j] = a_j[:, 0], v_j[:, 0]
+    return t, alpha, vals, np.argmin(vals, axis=0)
 
 
 def _no_order_found(best_a, best_v, alpha_max):
@@ -229,6 +251,21 @@ def _pick(mask: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return (((a.view(np.int64) ^ bits) & mask) ^ bits).view(np.float64)
 
 
+def _brent_in_parts(rows, alpha_max, index):
+    """:func:`_brent_search` of the settings ``index`` in equal contiguous parts of at most BRENT_PART settings, one
+    after the other (the same bits: each setting's search depends on that setting alone). Why: the search's
+    temporaries are then at most 200 kB each, which the allocator keeps and reuses; those of 10^5 settings (800 kB)
+    go back to the operating system when freed and are faulted in again (7 000-14 000 page faults per 10^5 settings,
+    against 0-5 000 in parts). Measured on this machine class: 0.91-0.96 of the time of one part (three runs of
+    ``benchmarks/bench_brent_parts.py``, ``benchmarks/logs/issue30_brent_parts.txt``; 0.98 and 1.03 in two runs before,
+    in a noisier phase). Smaller parts cost more in numpy's per-call overhead than they save."""
+    parts = -(-index.shape[0] // BRENT_PART)
+    if parts <= 1:
+        return _brent_search(rows, alpha_max, index)
+    done = [_brent_search(rows, alpha_max, idx) for idx in np.array_split(index, parts)]
+    return np.concatenate([a for a, _ in done]), np.concatenate([v for _, v in done])
+
+
 def _brent_search(rows, alpha_max, index):
     """The search of the settings ``index`` (integer array) of a large batch: a grid of BRENT_GRID points,
     then Brent's method (R. P. Brent, *Algorithms for minimization without derivatives*, 1973, ch. 5:
@@ -239,12 +276,12 @@ def _brent_search(rows, alpha_max, index):
     Brent's x is always the best order evaluated, so (alpha, value) at x is returned, the value as computed."""
     amax = alpha_max[index]
     evaluate = _evaluator(rows(index), amax)
-    t, alpha, vals, idx, _, _ = _grid_stage(evaluate, amax, BRENT_GRID, by_column=True)
+    t, alpha, vals, idx = _grid_by_rows(evaluate, amax, BRENT_GRID)
     k = np.arange(index.shape[0])
     il, ir = np.maximum(idx - 1, 0), np.minimum(idx + 1, BRENT_GRID - 1)
-    a, x, b = t[k, il], t[k, idx], t[k, ir]                  # the bracket a <= x <= b, f(x) the smallest seen
-    fx, ax = vals[k, idx], alpha[k, idx]
-    fl, fr = vals[k, il], vals[k, ir]
+    a, x, b = t[il, k], t[idx, k], t[ir, k]                  # the bracket a <= x <= b, f(x) the smallest seen
+    fx, ax = vals[idx, k], alpha[idx, k]
+    fl, fr = vals[il, k], vals[ir, k]
     left = fl <= fr                                          # w: the better neighbour, v: the other one
     w, fw = np.where(left, a, b), np.where(left, fl, fr)
     v, fv = np.where(left, b, a), np.where(left, fr, fl)
@@ -254,13 +291,15 @@ def _brent_search(rows, alpha_max, index):
     out_a, out_v = np.empty_like(amax), np.empty_like(amax)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for _ in range(BRENT_ITERATIONS):
-            done = state["done"]
+            done = state["done"] = _brent_done(state)     # tested before the step, so that the newly done are not evaluated
             n_done = int(np.count_nonzero(done))
             if n_done and 4 * n_done >= done.shape[0]:      # drop the done settings from the calls
                 pos = state["pos"]
-                out_a[pos[done]], out_v[pos[done]] = state["ax"][done], state["fx"][done]
-                keep = ~done
-                if not keep.any():
+                # indices, not masks: done settings are scattered, and indexing by an irregular mask costs about
+                # 6 ns per value against about 1 ns per index
+                found, keep = np.flatnonzero(done), np.flatnonzero(~done)
+                out_a[pos[found]], out_v[pos[found]] = state["ax"][found], state["fx"][found]
+                if not keep.size:
                     return _no_order_found(out_a, out_v, amax), out_v
                 state = {name: z[keep] for name, z in state.items()}
                 evaluate = _evaluator(rows(index[state["pos"]]), amax[state["pos"]])
@@ -270,13 +309,21 @@ def _brent_search(rows, alpha_max, index):
     return _no_order_found(out_a, out_v, amax), out_v
 
 
+def _brent_done(s):
+    """Brent's stopping test on the state ``s``: the settings done before, and those whose best point is within
+    2 BRENT_TOL of their bracket's middle less half the bracket."""
+    a, b, x = s["a"], s["b"], s["x"]
+    return s["done"] | (np.abs(x - 0.5 * (a + b)) <= 2.0 * BRENT_TOL - 0.5 * (b - a))
+
+
 def _brent_step(evaluate, s):
     """One lock-step iteration of Brent's method on the state ``s`` (updated in place; see
-    :func:`_brent_search`). Under np.errstate: the parabola may divide by 0 (then it is not trusted)."""
+    :func:`_brent_search`; ``s["done"]``: :func:`_brent_done` of this state). Under np.errstate: the parabola may
+    divide by 0 (then it is not trusted)."""
     a, b, x, fx, w, fw, v, fv, d, e = (s[k] for k in ("a", "b", "x", "fx", "w", "fw", "v", "fv", "d", "e"))
     tol1, tol2 = BRENT_TOL, 2.0 * BRENT_TOL
     xm = 0.5 * (a + b)
-    done = s["done"] | (np.abs(x - xm) <= tol2 - 0.5 * (b - a))
+    done = s["done"]
     # the parabola through (v, fv), (w, fw), (x, fx) has its vertex at x + p / q
     r = (x - w) * (fx - fv)
     q = (x - v) * (fx - fw)
@@ -295,15 +342,16 @@ def _brent_step(evaluate, s):
     e = _pick(m_para, d, golden)
     d = _pick(m_para, dpar, _CGOLD * golden)
     u = x + _pick(_mask(np.abs(d) >= tol1), d, np.copysign(tol1, d))
-    u = np.where(done, x, u)                                  # a done setting stays at its best point
+    u = _pick(_mask(done), x, u)                              # a done setting stays at its best point
     au, fu = evaluate(u[:, None])
     au, fu = au[:, 0], fu[:, 0]
     better = fu <= fx
-    right = u >= x
-    m_better, m_right = _mask(better), _mask(right)
-    # the bracket: x becomes an end where u is better, u does where it is not
-    s["a"] = _pick(m_better, _pick(m_right, x, a), _pick(m_right, a, u))
-    s["b"] = _pick(m_better, _pick(m_right, b, x), _pick(m_right, u, b))
+    m_better = _mask(better)
+    # the bracket: the worse of x and u becomes its lower end a where u is better and u >= x or u is worse and u < x,
+    # its upper end b otherwise
+    worse = _pick(m_better, x, u)
+    m_lower = _mask(better == (u >= x))
+    s["a"], s["b"] = _pick(m_lower, worse, a), _pick(m_lower, b, worse)
     # (x, w, v): the best, second best and previous second best
     to_w = ~better & ((fu <= fw) | (w == x))
     to_v = ~better & ~to_w & ((fu <= fv) | (v == x) | (v == w))
@@ -311,7 +359,7 @@ def _brent_step(evaluate, s):
     s["v"], s["fv"] = _pick(m_shift, w, _pick(m_to_v, u, v)), _pick(m_shift, fw, _pick(m_to_v, fu, fv))
     s["w"], s["fw"] = _pick(m_better, x, _pick(m_to_w, u, w)), _pick(m_better, fx, _pick(m_to_w, fu, fw))
     s["x"], s["fx"], s["ax"] = _pick(m_better, u, x), _pick(m_better, fu, fx), _pick(m_better, au, s["ax"])
-    s["d"], s["e"], s["done"] = d, e, done
+    s["d"], s["e"] = d, e
 
 
 def _keep_better(al: np.ndarray, f: np.ndarray, best_a: np.ndarray, best_v: np.ndarray,
@@ -361,11 +409,12 @@ def _zoom(evaluate, a, b, best_a, best_v):
     there; ZOOM_ROUNDS rounds shrink the bracket at least as much as the golden-section steps."""
     frac = _ZOOM_FRACTIONS
     for _ in range(ZOOM_ROUNDS):
-        t = a + (b - a) * frac
+        span = b - a
+        t = a + span * frac
         al, f = evaluate(t)
         j = np.argmin(f, axis=1)
         best_a, best_v = _keep_better(al, f, best_a, best_v, j)
-        step = (b - a) / (ZOOM_POINTS + 1)
+        step = span / (ZOOM_POINTS + 1)
         cell = j[:, None]
         a, b = a + step * cell, a + step * (cell + 2)
     return best_a, best_v

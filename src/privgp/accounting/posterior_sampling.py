@@ -169,7 +169,7 @@ class PosteriorSampleEvent(PrivacyEvent):
 
     @classmethod
     def _alpha_max_arrays(cls, tau, V, r2, eta2_s2, m, L):
-        return v.read_only_broadcast(alpha_max_of_tau(tau), np.broadcast_shapes(np.shape(tau), np.shape(L)))
+        return v.read_only_broadcast(alpha_max_of_tau(tau), v.broadcast_shape(np.shape(tau), np.shape(L)))
 
     @classmethod
     def _rdp_curve(cls, tau, V, r2, eta2_s2, m, L):
@@ -271,7 +271,7 @@ class PosteriorSampleEvent(PrivacyEvent):
         b = _bounds(n, r, kappa, kernel=kernel, dim=dim, unit_diagonal=bool(unit_diagonal),
                     nonnegative=bool(nonnegative), sensitivity=sensitivity, M_Y=M_Y, rkhs_norm=rkhs_norm,
                     constants=constants)
-        shape = np.broadcast_shapes(np.shape(b.V), np.shape(b.Delta), r.shape, sigma.shape, eta.shape, L.shape)
+        shape = v.broadcast_shape(np.shape(b.V), np.shape(b.Delta), r.shape, sigma.shape, eta.shape, L.shape)
         tau, V, r2, eta2_s2, m = (v.read_only_broadcast(c, shape) for c in bound_coefficients(b.V, b.Delta, r, sigma, eta))
         params = {"tau": tau, "V": V, "r2": r2, "eta2_s2": eta2_s2, "m": m, "L": v.read_only_broadcast(L, shape)}
         fields_ = {"n": n, "r": r, "sigma": sigma, "eta": eta, "L": L, "M_Y": M_Y, "kappa": kappa,
