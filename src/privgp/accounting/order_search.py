@@ -61,6 +61,9 @@ BRENT_PART = 25000         # settings searched together at most (a thread's shar
 MAX_THREADS = 2
 
 
+_INDEX_ABOVE = 1024   # arrays of more values than this select scattered entries by index, not by mask
+
+
 def _alphas(t: np.ndarray, alpha_max: np.ndarray, width: np.ndarray | None = None) -> np.ndarray:
     """Map search coordinates t to orders (see the module docstring). ``width``: alpha_max - 1 where the caller has it
     and every alpha_max is finite."""
@@ -73,7 +76,10 @@ def _alphas(t: np.ndarray, alpha_max: np.ndarray, width: np.ndarray | None = Non
         beta = e / (1.0 + e)
     else:
         beta = 0.5 * (1.0 + np.tanh(0.5 * t))
-        if n_low:                           # by index: the low orders are few and scattered
+        if n_low and t.size <= _INDEX_ABOVE:   # few orders: the mask (fewer numpy calls)
+            e = np.exp(np.minimum(t, -20.0))
+            beta = np.where(low, e / (1.0 + e), beta)
+        elif n_low:                           # many: by index (the low orders are few and scattered)
             beta = np.ascontiguousarray(beta)
             at = np.flatnonzero(low)
             e = np.exp(np.ravel(t)[at])

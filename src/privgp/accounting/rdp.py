@@ -5,6 +5,7 @@ Pure maths on numpy arrays (everything broadcasts). Out-of-range orders give +in
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -152,8 +153,10 @@ def tau_tilde(V: ArrayLike, r: ArrayLike, sigma: ArrayLike, eta: ArrayLike = 0.0
 def alpha_max_of_tau(tau: ArrayLike) -> np.ndarray:
     """Upper end 1 + 1/tau~ of the admissible orders of the single-draw bound (Thm 3.1, Prop. 2; the
     range of Lemma A.3's psi_alpha); +inf when tau~ = 0. The one home of this formula."""
-    with np.errstate(divide="ignore"):
-        return 1.0 + 1.0 / np.asarray(tau, dtype=float)
+    tau = np.asarray(tau, dtype=float)
+    # np.errstate only where a tau is 0 (entering one costs a few microseconds; issue 30)
+    with np.errstate(divide="ignore") if any_true(tau == 0.0) else nullcontext():
+        return 1.0 + 1.0 / tau
 
 
 def alpha_max(V: ArrayLike, r: ArrayLike, sigma: ArrayLike, eta: ArrayLike = 0.0) -> np.ndarray:
@@ -171,16 +174,16 @@ def bound_coefficients(V: ArrayLike, Delta: ArrayLike, r: ArrayLike, sigma: Arra
     (tau~, V, r^2, eta^2/sigma^2, m) with m = 1/2 (V + r^2) Delta^2 / sigma^2 (0 when sigma = inf,
     the covariance-only limit, or Delta = 0). See :func:`rdp_from_coefficients`."""
     V, Delta, r, sigma, eta = _arrays(V, Delta, r, sigma, eta)
-    with np.errstate(over="ignore"):
-        r2 = r * r
-    if any_true(np.isinf(r2) & np.isfinite(r)):
-        raise InvalidParameterError("r", "with r^2 in the float range (r < 1.3e154)", r)
+    # one np.errstate for all (entering one costs a few microseconds, issue 30): overflow and underflow are checked
+    # or handled below, and divide / invalid cannot arise from the validated inputs but through inf / 0 = inf
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+        r2 = r * r
+        if any_true(np.isinf(r2) & np.isfinite(r)):
+            raise InvalidParameterError("r", "with r^2 in the float range (r < 1.3e154)", r)
         # Divide through by sigma^2 so that sigma = inf is the limit, not inf/inf.
         inv_s2 = np.where(np.isinf(sigma), 0.0, 1.0 / (sigma * sigma))
-    if any_true(np.isinf(inv_s2)):
-        raise InvalidParameterError("sigma", "at least 1e-154 (1/sigma^2 must be in the float range)", sigma)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+        if any_true(np.isinf(inv_s2)):
+            raise InvalidParameterError("sigma", "at least 1e-154 (1/sigma^2 must be in the float range)", sigma)
         eta2_s2 = np.where(np.isinf(sigma), 0.0, (eta * eta) * inv_s2)  # eta^2 / sigma^2
         tau = V / (r2 + eta2_s2 * (V + r2))                              # tau~ of Prop. 2 (= tau_tilde)
         zero = (Delta == 0.0) | (inv_s2 == 0.0)
