@@ -207,7 +207,7 @@ def epsilon(event: PrivacyEvent | EventBatch, delta: ArrayLike, *, conversion: s
         flat_batch = event if event.shape == shape else _broadcast_batch(event, shape)
         amax = flat_batch.alpha_max().reshape(-1)
         # one setting per row: the parameters gathered once, not at every order the search tries
-        rdp_fn = flat_batch.rdp_of_rows() if flat_batch.by_rows else flat_batch.rdp_flat
+        rdp_fn = flat_batch.rdp_of_rows(None, amax) if flat_batch.by_rows else flat_batch.rdp_flat
     else:
         shape = broadcast_shape(d.shape, () if alpha is None else alpha.shape)
         S = math.prod(shape)
@@ -224,7 +224,7 @@ def epsilon(event: PrivacyEvent | EventBatch, delta: ArrayLike, *, conversion: s
                 return epsilon_raw(rdp_fn(al), al, lid2, conversion)
 
             def of_rows(index):   # the objective of some settings alone (the search drops those it has found)
-                rdp_rows, lid_rows = flat_batch.rdp_of_rows(index), lid2[index]
+                rdp_rows, lid_rows = flat_batch.rdp_of_rows(index, amax), lid2[index]
                 return lambda al: epsilon_raw(rdp_rows(al), al, lid_rows, conversion)
 
             rows = of_rows if isinstance(event, EventBatch) and flat_batch.by_rows else None

@@ -231,10 +231,12 @@ class PrivacyEvent:
         return lambda alpha: cls._rdp_arrays(alpha, **params)
 
     @classmethod
-    def _masked_rdp_curve(cls, **params: Any) -> Callable[[np.ndarray], np.ndarray]:
+    def _masked_rdp_curve(cls, order_bound: np.ndarray | None = None, /,
+                          **params: Any) -> Callable[[np.ndarray], np.ndarray]:
         """:meth:`_masked_rdp_arrays` as a function of alpha alone, the order bound and :meth:`_rdp_curve` made once
-        (for a search that evaluates many orders of the same settings; under np.errstate)."""
-        amax = cls._alpha_max_arrays(**params)
+        (for a search that evaluates many orders of the same settings; under np.errstate). ``order_bound``:
+        :meth:`_alpha_max_arrays` of ``params`` where the caller has it already."""
+        amax = cls._alpha_max_arrays(**params) if order_bound is None else order_bound
         curve = cls._rdp_curve(**params)
         return lambda alpha: admissible_only(np.asarray(curve(alpha), dtype=float), alpha, amax)
 
@@ -895,13 +897,16 @@ class EventBatch:
         p = {k: a[:, None] for k, a in self.flat_params().items()}
         return self.event_type._masked_rdp_arrays(alpha, **p)
 
-    def rdp_of_rows(self, index: np.ndarray | None = None) -> Callable[[np.ndarray], np.ndarray]:
+    def rdp_of_rows(self, index: np.ndarray | None = None,
+                    alpha_max: np.ndarray | None = None) -> Callable[[np.ndarray], np.ndarray]:
         """:meth:`rdp_flat` of the settings ``index`` (integer array, flat order; None: all of them, in order) alone, so
-        that the accountant's search can drop settings once they are found (where :attr:`by_rows`)."""
+        that the accountant's search can drop settings once they are found (where :attr:`by_rows`). ``alpha_max``:
+        :meth:`alpha_max` flattened, where the caller has it already."""
         rows = slice(None) if index is None else index
         p = {k: a[rows, None] for k, a in self.flat_params().items()}
+        bound = None if alpha_max is None else alpha_max[rows, None]
         with np.errstate(all="ignore"):
-            return self.event_type._masked_rdp_curve(**p)
+            return self.event_type._masked_rdp_curve(bound, **p)
 
     def rdp(self, alpha: ArrayLike) -> np.ndarray:
         """RDP of every setting at the order(s) alpha (broadcast against ``shape``)."""

@@ -369,15 +369,16 @@ def _brent_step(evaluate, s):
 
 
 def _keep_better(al: np.ndarray, f: np.ndarray, best_a: np.ndarray, best_v: np.ndarray,
-                 j: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                 j: np.ndarray | None = None, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The best (order, value) per setting among the old best and the new candidates (S, G);
-    ``j``: the per-setting argmin of f when the caller has it."""
+    ``j``: the per-setting argmin of f when the caller has it; ``rows``: np.arange(S) when the caller has it."""
     if f.shape[1] == 1:                        # one candidate per setting (golden steps): no argmin
         better = f[:, 0] < best_v
         return np.where(better, al[:, 0], best_a), np.where(better, f[:, 0], best_v)
     if j is None:
         j = np.argmin(f, axis=1)
-    rows = np.arange(f.shape[0])
+    if rows is None:
+        rows = np.arange(f.shape[0])
     f_j = f[rows, j]
     better = f_j < best_v
     return np.where(better, al[rows, j], best_a), np.where(better, f_j, best_v)
@@ -413,13 +414,13 @@ def _zoom(evaluate, a, b, best_a, best_v):
     shrinks to the two cells around the best (by 2 / (ZOOM_POINTS + 1)). Few objective calls with
     many orders each: for a few settings the per-call overhead dominates, so this is the fast path
     there; ZOOM_ROUNDS rounds shrink the bracket at least as much as the golden-section steps."""
-    frac = _ZOOM_FRACTIONS
+    frac, rows = _ZOOM_FRACTIONS, np.arange(a.shape[0])
     for _ in range(ZOOM_ROUNDS):
         span = b - a
         t = a + span * frac
         al, f = evaluate(t)
         j = np.argmin(f, axis=1)
-        best_a, best_v = _keep_better(al, f, best_a, best_v, j)
+        best_a, best_v = _keep_better(al, f, best_a, best_v, j, rows)
         step = span / (ZOOM_POINTS + 1)
         cell = j[:, None]
         a, b = a + step * cell, a + step * (cell + 2)
