@@ -1,8 +1,9 @@
 """Benchmark: the large-batch order search in parts of BRENT_PART settings against one part, in one process (issue 30).
 
-    python benchmarks/bench_brent_parts.py --rounds 12
+    python benchmarks/bench_brent_parts.py --rounds 12 [--threads 2]
 
-Times epsilon for the 10^5 random settings of ``bench_accounting.py`` (the search in one thread) with
+Times epsilon for the 10^5 random settings of ``bench_accounting.py`` (the search in one thread, or in
+``--threads`` threads, where the shipped search does not use parts, ``PARTS_IN_THREADS``: this shows why) with
 ``order_search.BRENT_PART`` as shipped and with one part for the whole batch, alternating in each round, and counts
 the process's minor page faults during each call (``resource.getrusage``). The two give the same epsilon to the bit
 (checked first). Prints the CPU times, the per-round ratios and the faults per call.
@@ -29,42 +30,48 @@ from privgp.mechanisms.posterior_sample import epsilon_posterior_sampling  # noq
 from privgp.models.domain import Box  # noqa: E402
 
 
-def _call(part: int, settings: dict) -> tuple[float, int, bytes]:
+def _call(part: int, settings: dict) -> tuple[float, float, int, bytes]:
     order_search.BRENT_PART = part
     faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-    c = time.process_time()
+    c, w = time.process_time(), time.perf_counter()
     eps = epsilon_of_settings(epsilon_posterior_sampling, Box, settings).epsilon
-    cpu = time.process_time() - c
-    return cpu, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults, np.asarray(eps).tobytes()
+    cpu, wall = time.process_time() - c, time.perf_counter() - w
+    return cpu, wall, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults, np.asarray(eps).tobytes()
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=12)
+    ap.add_argument("--threads", type=int, default=1)
     a = ap.parse_args()
     print(machine_line(), flush=True)
-    order_search.MAX_THREADS = 1
+    order_search.MAX_THREADS = a.threads
+    order_search.PARTS_IN_THREADS = True    # "one part" below is then each thread's share whole, as shipped
     settings = random_settings(np.random.default_rng(0))
     shipped = order_search.BRENT_PART
     sides = {f"parts of {shipped}": shipped, "one part": 10**9}
-    bits = {name: _call(part, settings)[2] for name, part in sides.items()}
+    bits = {name: _call(part, settings)[3] for name, part in sides.items()}
     print(f"the same epsilon, to the bit: {len(set(bits.values())) == 1}")
     cpu: dict[str, list[float]] = {name: [] for name in sides}
+    wall: dict[str, list[float]] = {name: [] for name in sides}
     faults: dict[str, list[int]] = {name: [] for name in sides}
     for rnd in range(a.rounds):
         for name in (list(sides) if rnd % 2 == 0 else list(sides)[::-1]):
-            t, f, _ = _call(sides[name], settings)
+            t, w, f, _ = _call(sides[name], settings)
             cpu[name].append(t)
+            wall[name].append(w)
             faults[name].append(f)
     order_search.BRENT_PART = shipped
     ours, one = cpu[f"parts of {shipped}"], cpu["one part"]
-    print(f"{a.rounds} rounds, epsilon of 10^5 settings, the search in one thread, CPU time")
+    print(f"{a.rounds} rounds, epsilon of 10^5 settings, the search in {a.threads} thread(s), CPU time")
     for name in sides:
         print(f"  {name:16s} median {statistics.median(cpu[name]):.4f} s (best {min(cpu[name]):.4f} s), "
+              f"wall median {statistics.median(wall[name]):.4f} s, "
               f"minor page faults per call: median {statistics.median(faults[name]):.0f}")
-    ratios = [x / y for x, y in zip(ours, one)]
-    print(f"  ratio per round (parts / one part): median {statistics.median(ratios):.3f}, quartiles "
-          f"{np.percentile(ratios, 25):.3f}-{np.percentile(ratios, 75):.3f}")
+    for label, x, y in (("CPU", ours, one), ("wall", wall[f"parts of {shipped}"], wall["one part"])):
+        ratios = [p / q for p, q in zip(x, y)]
+        print(f"  {label} ratio per round (parts / one part): median {statistics.median(ratios):.3f}, quartiles "
+              f"{np.percentile(ratios, 25):.3f}-{np.percentile(ratios, 75):.3f}")
     print(machine_line(), flush=True)
 
 

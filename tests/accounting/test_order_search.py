@@ -44,7 +44,7 @@ def test_the_same_bits_however_the_batch_is_split(wide, monkeypatch):
     s, ref = wide
     monkeypatch.setattr(search, "THREAD_MIN_SETTINGS", 100)
     monkeypatch.setenv("OMP_NUM_THREADS", "3")      # the suite's conftest sets 1
-    for threads, part in ((1, 25000), (2, 25000), (3, 25000), (1, 700), (2, 333)):   # threads, and parts within them
+    for threads, part in ((1, 25000), (2, 25000), (3, 25000), (1, 700), (1, 333)):   # threads; parts (one thread)
         monkeypatch.setattr(search, "MAX_THREADS", threads)
         monkeypatch.setattr(search, "BRENT_PART", part)
         got = _epsilon(s)

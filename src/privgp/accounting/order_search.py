@@ -21,8 +21,8 @@ Large batches of settings whose objective can be evaluated for any subset of the
 BRENT_GRID = 9 points, then Brent's method (parabolic steps where they are trusted, golden-section steps
 elsewhere) until each setting's bracket is below 2 BRENT_TOL = 2e-5 in t. Brent's stopping test is made before
 each step, and the settings found are dropped from the calls once they are a quarter of them. The batch is split
-into up to MAX_THREADS parts searched in threads, and each thread's share is searched in parts of at most
-BRENT_PART settings (smaller temporaries, which the allocator reuses instead of faulting them in again). About
+into up to MAX_THREADS parts searched in threads; in one thread, it is searched in parts of at most BRENT_PART
+settings (smaller temporaries, which the allocator reuses instead of faulting them in again). About
 18-19 objective evaluations per setting instead of 43; against the golden-section search on 2 x 10^5 random
 settings the result was lower (tighter) or within 1e-8 relative of it, and within 2e-6 of a dense grid. Each
 setting's search depends on that setting alone, so the result is the same to the bit however the batch is split,
@@ -57,7 +57,8 @@ BRENT_GRID = 9             # grid of a large batch's search given ``rows`` (then
 BRENT_TOL = 1e-5           # Brent's tolerance in t: each setting stops once its bracket is below 2 BRENT_TOL (+ 2 BRENT_TOL)
 BRENT_ITERATIONS = 60      # at most (golden-section steps alone need about 30 from the grid's bracket)
 THREAD_MIN_SETTINGS = 16384  # settings per thread at least (with fewer, the threads' contention for the GIL costs more)
-BRENT_PART = 25000         # settings searched together at most (a thread's share is searched in parts of this size)
+BRENT_PART = 25000         # settings searched together at most, where the search runs in one thread
+PARTS_IN_THREADS = False   # whether each thread's share is searched in parts too (measured slower: _brent_in_parts)
 MAX_THREADS = 2
 
 
@@ -126,8 +127,8 @@ def minimize_over_alpha(objective: Callable[[np.ndarray], np.ndarray], alpha_max
     instead of golden section: a grid of BRENT_GRID points, then Brent's method in the bracket, each
     setting dropped from the calls once its bracket is below 2 BRENT_TOL in t (``grid`` and ``iterations``
     apply to the other searches only); batches of at least 2 THREAD_MIN_SETTINGS settings are split into
-    contiguous parts searched in threads (numpy releases the GIL; :func:`search_threads`), each in parts of at most
-    BRENT_PART settings (:func:`_brent_in_parts`). Each setting's
+    contiguous parts searched in threads (numpy releases the GIL; :func:`search_threads`); a batch searched in one
+    thread is searched in parts of at most BRENT_PART settings (:func:`_brent_in_parts`). Each setting's
     search depends on that setting alone, so the result is the same to the bit however the batch is split
     (tests/accounting/test_order_search.py).
     """
@@ -142,9 +143,11 @@ def minimize_over_alpha(objective: Callable[[np.ndarray], np.ndarray], alpha_max
         return _brent_in_parts(rows, alpha_max, np.arange(S))
     err = np.geterr()   # numpy's error handling is per thread: the caller's holds in the search's threads too
 
+    search = _brent_in_parts if PARTS_IN_THREADS else _brent_search
+
     def part(idx):
         with np.errstate(**err):
-            return _brent_in_parts(rows, alpha_max, idx)
+            return search(rows, alpha_max, idx)
 
     # each thread runs in a copy of the caller's context (context variables, e.g. the composition rule in force)
     jobs = [(contextvars.copy_context(), idx) for idx in np.array_split(np.arange(S), threads)]
@@ -262,9 +265,11 @@ def _brent_in_parts(rows, alpha_max, index):
     after the other (the same bits: each setting's search depends on that setting alone). Why: the search's
     temporaries are then at most 200 kB each, which the allocator keeps and reuses; those of 10^5 settings (800 kB)
     go back to the operating system when freed and are faulted in again (7 000-14 000 page faults per 10^5 settings,
-    against 0-5 000 in parts). Measured on this machine class: 0.91-0.96 of the time of one part (three runs of
+    against 0-5 000 in parts). Measured on this machine class: 0.91-0.96 of the time of one part (five runs of
     ``benchmarks/bench_brent_parts.py``, ``benchmarks/logs/issue30_brent_parts.txt``; 0.98 and 1.03 in two runs before,
-    in a noisier phase). Smaller parts cost more in numpy's per-call overhead than they save."""
+    in a noisier phase). Smaller parts cost more in numpy's per-call overhead than they save; in two threads (each
+    thread's share 5 x 10^4 settings) parts were 1.02x the CPU and 1.04x the wall time of whole shares
+    (``--threads 2``, ``issue30_brent_parts_threads.txt``), so threads search their share whole (PARTS_IN_THREADS)."""
     parts = -(-index.shape[0] // BRENT_PART)
     if parts <= 1:
         return _brent_search(rows, alpha_max, index)
