@@ -44,9 +44,11 @@ def test_the_same_bits_however_the_batch_is_split(wide, monkeypatch):
     s, ref = wide
     monkeypatch.setattr(search, "THREAD_MIN_SETTINGS", 100)
     monkeypatch.setenv("OMP_NUM_THREADS", "3")      # the suite's conftest sets 1
-    for threads, part in ((1, 25000), (2, 25000), (3, 25000), (1, 700), (1, 333)):   # threads; parts (one thread)
+    for threads, part, in_threads in ((1, 25000, False), (2, 25000, False), (3, 25000, False), (1, 700, False),
+                                      (1, 333, False), (2, 333, True)):        # threads; parts (in threads too)
         monkeypatch.setattr(search, "MAX_THREADS", threads)
         monkeypatch.setattr(search, "BRENT_PART", part)
+        monkeypatch.setattr(search, "PARTS_IN_THREADS", in_threads)
         got = _epsilon(s)
         assert np.array_equal(got.epsilon, ref.epsilon) and np.array_equal(got.alpha, ref.alpha), (threads, part)
     # a part of the batch alone: each setting's search depends on that setting only
