@@ -197,11 +197,16 @@ def _grid_steps(grid: int) -> np.ndarray:
     return steps
 
 
+def _grid_points(lo: np.ndarray, hi: np.ndarray, grid: int) -> np.ndarray:
+    """``grid`` evenly spaced search coordinates from lo to hi per setting, shape (settings, grid)."""
+    return lo[:, None] + (hi - lo)[:, None] * _grid_steps(grid)[None, :]
+
+
 def _grid_stage(evaluate, alpha_max, grid):
     """The grid of ``grid`` points over each setting's whole range of t: (t, alpha, values, argmin, lo, hi), the
     arrays of shape (settings, grid)."""
     lo, hi = search_range(alpha_max)
-    t = lo[:, None] + (hi - lo)[:, None] * _grid_steps(grid)[None, :]
+    t = _grid_points(lo, hi, grid)
     alpha, vals = evaluate(t)
     return t, alpha, vals, np.argmin(vals, axis=1), lo, hi
 
@@ -209,11 +214,9 @@ def _grid_stage(evaluate, alpha_max, grid):
 def _grid_by_rows(evaluate, alpha_max, grid):
     """:func:`_grid_stage` one grid point per call (contiguous arrays of one order per setting: faster for many
     settings), the arrays of shape (grid, settings), the same numbers."""
-    lo, hi = search_range(alpha_max)
-    width, steps = hi - lo, _grid_steps(grid)
-    t, alpha, vals = (np.empty((grid, alpha_max.shape[0])) for _ in range(3))
+    t = np.ascontiguousarray(_grid_points(*search_range(alpha_max), grid).T)
+    alpha, vals = np.empty_like(t), np.empty_like(t)
     for j in range(grid):
-        t[j] = lo + width * steps[j]
         a_j, v_j = evaluate(t[j][:, None])
         alpha[j], vals[j] = a_j[:, 0], v_j[:, 0]
     return t, alpha, vals, np.argmin(vals, axis=0)
