@@ -70,17 +70,13 @@ def _alphas(t: np.ndarray, alpha_max: np.ndarray, width: np.ndarray | None = Non
     and every alpha_max is finite."""
     # sigmoid(t), no overflow; below t = -20 as e^t / (1 + e^t) (the tanh form cancels there and is exactly 0
     # below about -37, so orders closer to 1 than 1e-16 (alpha_max - 1) were out of reach)
+    beta = 0.5 * (1.0 + np.tanh(0.5 * t))
     low = t < -20.0
-    n_low = int(np.count_nonzero(low))
-    if n_low == t.size:                     # all in the low form (a grid's first points): no tanh
-        e = np.exp(t)
-        beta = e / (1.0 + e)
-    else:
-        beta = 0.5 * (1.0 + np.tanh(0.5 * t))
-        if n_low and t.size <= _INDEX_ABOVE:   # few orders: the mask (fewer numpy calls)
+    if any_true(low):
+        if t.size <= _INDEX_ABOVE:          # few orders: the mask (fewer numpy calls)
             e = np.exp(np.minimum(t, -20.0))
             beta = np.where(low, e / (1.0 + e), beta)
-        elif n_low:                           # many: by index (the low orders are few and scattered)
+        else:                               # many: by index (the low orders are few and scattered)
             beta = np.ascontiguousarray(beta)
             at = np.flatnonzero(low)
             e = np.exp(np.ravel(t)[at])
