@@ -209,13 +209,16 @@ def _grid_stage(evaluate, alpha_max, grid):
 
 def _grid_by_rows(evaluate, alpha_max, grid):
     """:func:`_grid_stage` one grid point per call (contiguous arrays of one order per setting: faster for many
-    settings), the arrays of shape (grid, settings), the same numbers."""
-    t = np.ascontiguousarray(_grid_points(*search_range(alpha_max), grid).T)
-    alpha, vals = np.empty_like(t), np.empty_like(t)
+    settings): (lo, hi - lo, alpha, values, argmin), alpha and values of shape (grid, settings), the same numbers.
+    Grid point j of a setting is lo + (hi - lo) steps[j] (:func:`_grid_points`; steps: :func:`_grid_steps`), made
+    one row at a time, not kept."""
+    lo, hi = search_range(alpha_max)
+    span, steps = hi - lo, _grid_steps(grid)
+    alpha, vals = np.empty((grid, lo.shape[0])), np.empty((grid, lo.shape[0]))
     for j in range(grid):
-        a_j, v_j = evaluate(t[j][:, None])
+        a_j, v_j = evaluate((lo + span * steps[j])[:, None])
         alpha[j], vals[j] = a_j[:, 0], v_j[:, 0]
-    return t, alpha, vals, np.argmin(vals, axis=0)
+    return lo, span, alpha, vals, np.argmin(vals, axis=0)
 
 
 def _no_order_found(best_a, best_v, alpha_max):
@@ -249,14 +252,30 @@ _CGOLD = (3.0 - np.sqrt(5.0)) / 2.0    # 1 - 0.618...: Brent's golden-section st
 
 def _mask(cond: np.ndarray) -> np.ndarray:
     """All bits set where ``cond``, none elsewhere (int64), for :func:`_pick`."""
-    return np.negative(cond.view(np.int8), dtype=np.int64)
+    out = np.empty(cond.shape, dtype=np.int64)
+    np.negative(cond.view(np.int8), out=out, casting="unsafe")   # -1 where true (faster than dtype=np.int64)
+    return out
 
 
 def _pick(mask: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """np.where(cond, a, b) for float arrays of one shape, ``mask = _mask(cond)``: the same bits, without a branch
-    per element (about twice as fast as np.where where ``cond`` is unpredictable, as in Brent's updates)."""
+    per element (about twice as fast as np.where where ``cond`` is unpredictable, as in Brent's updates); one array
+    allocated (the result), the steps in place."""
     bits = b.view(np.int64)
-    return (((a.view(np.int64) ^ bits) & mask) ^ bits).view(np.float64)
+    t = np.bitwise_xor(a.view(np.int64), bits)
+    np.bitwise_and(t, mask, out=t)
+    return np.bitwise_xor(t, bits, out=t).view(np.float64)
+
+
+_SIGN_BIT = np.int64(-2 ** 63)
+_TOL1_BITS = np.array(BRENT_TOL).view(np.int64)[()]
+
+
+def _tol1_signed(y: np.ndarray) -> np.ndarray:
+    """np.copysign(BRENT_TOL, y) from the bits (y's sign bit on BRENT_TOL's): the same bits, NaN included, by two
+    vectorised integer operations instead of numpy's scalar copysign loop."""
+    out = np.bitwise_and(y.view(np.int64), _SIGN_BIT)
+    return np.bitwise_or(out, _TOL1_BITS, out=out).view(np.float64)
 
 
 def _brent_in_parts(rows, alpha_max, index):
@@ -286,15 +305,18 @@ def _brent_search(rows, alpha_max, index):
     Brent's x is always the best order evaluated, so (alpha, value) at x is returned, the value as computed."""
     amax = alpha_max[index]
     evaluate = _evaluator(rows(index), amax)
-    t, alpha, vals, idx = _grid_by_rows(evaluate, amax, BRENT_GRID)
+    lo, span, alpha, vals, idx = _grid_by_rows(evaluate, amax, BRENT_GRID)
     k = np.arange(index.shape[0])
     il, ir = np.maximum(idx - 1, 0), np.minimum(idx + 1, BRENT_GRID - 1)
-    a, x, b = t[il, k], t[idx, k], t[ir, k]                  # the bracket a <= x <= b, f(x) the smallest seen
-    fx, ax = vals[idx, k], alpha[idx, k]
-    fl, fr = vals[il, k], vals[ir, k]
-    left = fl <= fr                                          # w: the better neighbour, v: the other one
-    w, fw = np.where(left, a, b), np.where(left, fl, fr)
-    v, fv = np.where(left, b, a), np.where(left, fr, fl)
+    steps = _grid_steps(BRENT_GRID)
+    a, x, b = (lo + span * steps[j] for j in (il, idx, ir))  # the bracket a <= x <= b, f(x) the smallest seen
+    # the grid's entries by flat index into the (grid, settings) arrays (faster than indexing by two arrays)
+    flat_vals, at_x = vals.reshape(-1), idx * k.shape[0] + k
+    fx, ax = flat_vals[at_x], alpha.reshape(-1)[at_x]
+    fl, fr = flat_vals[il * k.shape[0] + k], flat_vals[ir * k.shape[0] + k]
+    left = _mask(fl <= fr)                                   # w: the better neighbour, v: the other one
+    w, fw = _pick(left, a, b), _pick(left, fl, fr)
+    v, fv = _pick(left, b, a), _pick(left, fr, fl)
     state = dict(a=a, b=b, x=x, fx=fx, ax=ax, w=w, fw=fw, v=v, fv=fv,
                  d=b - a, e=b - a,                           # lets the first two steps be parabolic
                  done=np.zeros(x.shape, dtype=bool), pos=k)  # pos: where each setting's result goes
@@ -346,12 +368,12 @@ def _brent_step(evaluate, s):
     dpar = p / q
     u = x + dpar
     near_end = _mask((u - a < tol2) | (b - u < tol2))
-    dpar = _pick(near_end, np.copysign(tol1, xm - x), dpar)  # not closer than tol2 to an end: tol1 towards the middle
+    dpar = _pick(near_end, _tol1_signed(xm - x), dpar)        # not closer than tol2 to an end: tol1 towards the middle
     golden = _pick(_mask(x >= xm), a - x, b - x)              # into the larger part of the bracket
     m_para = _mask(para)
     e = _pick(m_para, d, golden)
     d = _pick(m_para, dpar, _CGOLD * golden)
-    u = x + _pick(_mask(np.abs(d) >= tol1), d, np.copysign(tol1, d))
+    u = x + _pick(_mask(np.abs(d) >= tol1), d, _tol1_signed(d))
     u = _pick(_mask(done), x, u)                              # a done setting stays at its best point
     au, fu = evaluate(u[:, None])
     au, fu = au[:, 0], fu[:, 0]
