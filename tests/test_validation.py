@@ -258,3 +258,16 @@ def test_broadcast_shape_is_numpys_broadcast_shapes(given_shapes, same):
         return
     assert v.broadcast_shape(*given_shapes) == expected
     assert v.broadcast_shape(*(list(s) for s in given_shapes)) == expected   # lists as numpy takes them
+
+
+@given(st.integers(0, 3000), st.sampled_from([0.0, 0.001, 0.5, 1.0]), st.booleans(), st.integers(0, 2**32 - 1))
+def test_where_any_is_np_where(size, density, row_mask, seed):
+    """where_any (issue 30) gives np.where's values, for few and many values, masks false everywhere or not, and a
+    mask that broadcasts to the values; where many values and a mask false everywhere, the values themselves."""
+    rng = np.random.default_rng(seed)
+    out = rng.normal(size=(size, 2))
+    cond = rng.random((size, 1) if row_mask else (size, 2)) < density
+    got, expected = v.where_any(cond, np.inf, out), np.where(cond, np.inf, out)
+    assert got.shape == expected.shape and np.array_equal(got.view(np.int64), expected.view(np.int64))
+    if out.size > v.SMALL and not cond.any():
+        assert got is out

@@ -15,18 +15,18 @@ from .errors import InvalidParameterError
 
 #: up to this many values, :func:`any_true` and :func:`all_true` count the true ones (``np.count_nonzero``, about 0.5 µs
 #: against 1.4 µs for ``ndarray.any`` on 41 values); above, numpy's any/all, which stop at the first decisive value
-_SMALL = 1024
+SMALL = 1024
 
 
 def any_true(mask: Any) -> bool:
     """``bool(np.any(mask))`` without numpy's dispatch for a single value: ``np.any`` of a 0-d array costs about 9 µs
     on a slow core and this about 0.5 µs (issue 30: the accountant's one-setting path makes some 25 such checks per
-    epsilon; small masks are counted, see ``_SMALL``). The same answer for every input, NaN counting as true and an
+    epsilon; small masks are counted, see ``SMALL``). The same answer for every input, NaN counting as true and an
     empty mask as false."""
     a = np.asarray(mask)
     if a.size == 1:
         return bool(a)
-    return bool(np.count_nonzero(a)) if a.size <= _SMALL else bool(a.any())
+    return bool(np.count_nonzero(a)) if a.size <= SMALL else bool(a.any())
 
 
 def all_true(mask: Any) -> bool:
@@ -35,7 +35,7 @@ def all_true(mask: Any) -> bool:
     a = np.asarray(mask)
     if a.size == 1:
         return bool(a)
-    return bool(np.count_nonzero(a) == a.size) if a.size <= _SMALL else bool(a.all())
+    return bool(np.count_nonzero(a) == a.size) if a.size <= SMALL else bool(a.all())
 
 
 def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
@@ -45,6 +45,16 @@ def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     if all(tuple(s) == first for s in shapes[1:]):
         return first
     return np.broadcast_shapes(*shapes)
+
+
+def where_any(cond: np.ndarray, value: float, out: np.ndarray) -> np.ndarray:
+    """``np.where(cond, value, out)`` for an ``out`` that already has the shape of the result (``cond`` broadcasts to
+    it): ``out`` itself where ``cond`` is false everywhere. For many values, testing a mask costs about a third of the
+    selection, and the accountant's masks of inadmissible orders are false almost everywhere in its search (issue
+    30); for few (up to ``SMALL``), the selection is made directly. The same values either way."""
+    if out.size > SMALL and not any_true(cond):
+        return out
+    return np.where(cond, value, out)
 
 
 def read_only_broadcast(a: Any, shape: tuple[int, ...]) -> np.ndarray:

@@ -118,3 +118,16 @@ def test_the_small_log_gap_is_as_before_to_the_bit(seed, size):
         with np.errstate(all="ignore"):      # as the accountant calls it (large y overflow in the unused series)
             ours, before = _small_log_gap(ys.copy(), sign), reference_small_log_gap(ys.copy(), sign)
         assert np.array_equal(ours.view(np.int64), before.view(np.int64)), sign
+
+
+@given(st.integers(1, 1500), st.integers(1, 3), st.sampled_from([0.0, 0.01, 1.0]), st.integers(0, 2**32 - 1))
+def test_the_order_mask_is_np_where(settings_count, orders, outside, seed):
+    """admissible_only (the one home of the order mask) gives np.where's values, for few and many values, orders all
+    admissible (then, for many, the values themselves: issue 30) or not, and an order bound per setting."""
+    rng = np.random.default_rng(seed)
+    amax = 1.0 + rng.exponential(size=(settings_count, 1))
+    alpha = 1.0 + (amax - 1.0) * rng.uniform(0.01, 0.99, (settings_count, orders))
+    alpha = np.where(rng.random(alpha.shape) < outside, amax + rng.exponential(size=alpha.shape), alpha)
+    values = rng.normal(size=alpha.shape)
+    got, expected = admissible_only(values, alpha, amax), np.where(alpha < amax, values, np.inf)
+    assert got.shape == expected.shape and got.tobytes() == expected.tobytes()

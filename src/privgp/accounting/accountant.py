@@ -224,7 +224,7 @@ def epsilon(event: PrivacyEvent | EventBatch, delta: ArrayLike, *, conversion: s
                 return epsilon_raw(rdp_fn(al), al, lid2, conversion)
 
             def of_rows(index):   # the objective of some settings alone (the search drops those it has found)
-                rdp_rows, lid_rows = flat_batch.rdp_of_rows(index, amax), lid2[index]
+                rdp_rows, lid_rows = flat_batch.rdp_of_rows(index, amax), lid[index][:, None]
                 return lambda al: epsilon_raw(rdp_rows(al), al, lid_rows, conversion)
 
             rows = of_rows if isinstance(event, EventBatch) and flat_batch.by_rows else None

@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import InvalidParameterError
-from ..validation import any_true
+from ..validation import any_true, where_any
 
 CONVERSIONS = ("improved", "mironov")
 
@@ -36,7 +36,7 @@ def epsilon_raw(rdp: np.ndarray, alpha: np.ndarray, log_inv_delta: np.ndarray | 
     else:
         eps = rdp + np.log(am1 / alpha) + (log_inv_delta - np.log(alpha)) / am1
         eps = np.maximum(eps, 0.0)
-    return np.where(rdp == np.inf, np.inf, eps)
+    return where_any(rdp == np.inf, np.inf, eps)
 
 
 def epsilon_from_rdp(rdp: ArrayLike, alpha: ArrayLike, delta: ArrayLike, conversion: str = "improved") -> np.ndarray:

@@ -171,7 +171,13 @@ def _check_orders(alpha: ArrayLike) -> np.ndarray:
 def admissible_only(values: np.ndarray, alpha: np.ndarray, alpha_max: np.ndarray | float) -> np.ndarray:
     """``values`` at the admissible orders alpha < alpha_max, +inf at the others (never 0 or NaN there):
     the one home of the order mask."""
-    return np.where(alpha < alpha_max, values, np.inf)
+    inside = alpha < alpha_max
+    # the values themselves where there are many, every order is admissible (as in the accountant's search) and they
+    # have the shape of the result (see v.where_any)
+    if (isinstance(values, np.ndarray) and values.size > v.SMALL and v.all_true(inside)
+            and v.broadcast_shape(values.shape, inside.shape) == values.shape):
+        return values
+    return np.where(inside, values, np.inf)
 
 
 @dataclass(frozen=True)
@@ -902,9 +908,10 @@ class EventBatch:
         """:meth:`rdp_flat` of the settings ``index`` (integer array, flat order; None: all of them, in order) alone, so
         that the accountant's search can drop settings once they are found (where :attr:`by_rows`). ``alpha_max``:
         :meth:`alpha_max` flattened, where the caller has it already."""
-        rows = slice(None) if index is None else index
-        p = {k: a[rows, None] for k, a in self.flat_params().items()}
-        bound = None if alpha_max is None else alpha_max[rows, None]
+        # a[index][:, None], not a[index, None]: the same values, gathered by numpy's fast path for one index array
+        rows = (lambda a: a[:, None]) if index is None else (lambda a: a[index][:, None])
+        p = {k: rows(a) for k, a in self.flat_params().items()}
+        bound = None if alpha_max is None else rows(alpha_max)
         with np.errstate(all="ignore"):
             return self.event_type._masked_rdp_curve(bound, **p)
 

@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import InvalidParameterError, NumericalError
-from ..validation import any_true
+from ..validation import any_true, where_any
 
 
 def _nan_check(name, arr):
@@ -110,7 +110,7 @@ def _psi_prepared(am1, tau, one_tau, half_log, minus_half_log, tau_zero):
         s = t / (1.0 + t)
         out.reshape(-1)[at] = 0.5 * np.maximum(_small_log_gap(s, 1) + _small_log_gap(a * s, -1) / a,
                                                _small_log_gap(t, -1) + _small_log_gap(a * t, 1) / a)
-    out = np.where(x >= 1.0, np.inf, out)                          # out of range, tau = inf included
+    out = where_any(x >= 1.0, np.inf, out)                         # out of range, tau = inf included
     if tau_zero is not None:
         out = np.where(tau_zero, 0.0, out)
     # psi_alpha >= 0 (lambda = 1 lies in the interval); clears round-off below 0 for tiny tau.
@@ -210,7 +210,7 @@ def _mean_prepared(alpha, am1, V, r2, noise_part, m, m_zero):
     out = alpha * m / denom
     if m_zero is not None:
         out = np.where(m_zero, 0.0, out)
-    return np.where(denom <= 0.0, np.inf, out)
+    return where_any(denom <= 0.0, np.inf, out)
 
 
 def rdp_raw(alpha: np.ndarray, tau: np.ndarray, V: np.ndarray, r2: np.ndarray, eta2_s2: np.ndarray,
