@@ -343,33 +343,37 @@ def _brent_search(rows, alpha_max, index):
 
 def _brent_done(s):
     """Brent's stopping test on the state ``s``: the settings done before, and those whose best point is within
-    2 BRENT_TOL of their bracket's middle less half the bracket."""
+    2 BRENT_TOL of their bracket's middle xm less half the bracket (xm is kept in ``s`` for the step)."""
     a, b, x = s["a"], s["b"], s["x"]
-    return s["done"] | (np.abs(x - 0.5 * (a + b)) <= 2.0 * BRENT_TOL - 0.5 * (b - a))
+    xm = s["xm"] = 0.5 * (a + b)
+    return s["done"] | (np.abs(x - xm) <= 2.0 * BRENT_TOL - 0.5 * (b - a))
 
 
 def _brent_step(evaluate, s):
     """One lock-step iteration of Brent's method on the state ``s`` (updated in place; see
-    :func:`_brent_search`; ``s["done"]``: :func:`_brent_done` of this state). Under np.errstate: the parabola may
-    divide by 0 (then it is not trusted)."""
+    :func:`_brent_search`; ``s["done"]`` and ``s["xm"]``: :func:`_brent_done` of this state). Under np.errstate: the
+    parabola may divide by 0 (then it is not trusted)."""
     a, b, x, fx, w, fw, v, fv, d, e = (s[k] for k in ("a", "b", "x", "fx", "w", "fw", "v", "fv", "d", "e"))
     tol1, tol2 = BRENT_TOL, 2.0 * BRENT_TOL
-    xm = 0.5 * (a + b)
-    done = s["done"]
+    xm, done = s["xm"], s["done"]
     # the parabola through (v, fv), (w, fw), (x, fx) has its vertex at x + p / q
     r = (x - w) * (fx - fv)
     q = (x - v) * (fx - fw)
     p = (x - v) * q - (x - w) * r
     q = 2.0 * (q - r)
-    p = _pick(_mask(q > 0.0), -p, p)
+    # p = -p where q > 0 (Brent), here by q's sign bit: that also flips p where q is +0 or NaN, where the parabola is
+    # not trusted (|p| < q |e| / 2 fails), so the step taken is the same
+    p = np.bitwise_xor(p.view(np.int64), np.bitwise_and(np.invert(q.view(np.int64)), _SIGN_BIT)).view(np.float64)
     q = np.abs(q)
-    # trusted: below half the step before last and inside the bracket (false where p or q is NaN or inf)
-    para = (np.abs(e) > tol1) & (np.abs(p) < np.abs(0.5 * q * e)) & (p > q * (a - x)) & (p < q * (b - x))
+    abs_e, a_x, b_x = np.abs(e), a - x, b - x
+    # trusted: below half the step before last and inside the bracket (false where p or q is NaN or inf);
+    # q |e| / 2 is |q e / 2| to the bit (q >= 0)
+    para = (abs_e > tol1) & (np.abs(p) < 0.5 * q * abs_e) & (p > q * a_x) & (p < q * b_x)
     dpar = p / q
     u = x + dpar
     near_end = _mask((u - a < tol2) | (b - u < tol2))
     dpar = _pick(near_end, _tol1_signed(xm - x), dpar)        # not closer than tol2 to an end: tol1 towards the middle
-    golden = _pick(_mask(x >= xm), a - x, b - x)              # into the larger part of the bracket
+    golden = _pick(_mask(x >= xm), a_x, b_x)                  # into the larger part of the bracket
     m_para = _mask(para)
     e = _pick(m_para, d, golden)
     d = _pick(m_para, dpar, _CGOLD * golden)
