@@ -101,7 +101,8 @@ def _psi_prepared(am1, tau, one_tau, half_log, minus_half_log, tau_zero):
     # more than 8 bits cancel: the result is below 2^-8 of the terms' sizes (false at tau = 0, x >= 1, tau = inf)
     cancels = 256.0 * out < half_log + log_first - log_second
     if any_true(cancels):
-        out = np.array(out, dtype=float, order="C")   # a writable array of the broadcast shape
+        if not (isinstance(out, np.ndarray) and out.flags.c_contiguous and out.flags.writeable):
+            out = np.array(out, dtype=float, order="C")   # a writable C-ordered array of the broadcast shape
         # indices rather than the mask: indexing by an irregular mask costs about 6 ns per value, by indices
         # about 1 ns per index (issue 30; a quarter of the 10^5 settings' orders cancel)
         at = np.flatnonzero(cancels)
