@@ -64,3 +64,18 @@ def test_where_little_cancels_the_direct_form_is_kept_bit_for_bit(log_tau, log_a
 def test_psi_alpha_is_exactly_zero_at_tau_zero_and_inf_past_the_pole():
     assert float(psi_alpha(1.5, 0.0)) == 0.0
     assert float(psi_alpha(1.5, 2.0)) == np.inf and float(psi_alpha(3.0, np.inf)) == np.inf
+
+
+def test_the_cancelling_branch_fills_arrays_of_any_memory_order():
+    """The branch writes into the array of the direct form where it can (a C-ordered array, issue 30) and into a copy
+    otherwise: the same values for Fortran-ordered and strided inputs as for C-ordered ones, cancelling points
+    included, and 0-d inputs."""
+    rng = np.random.default_rng(3)
+    alpha = 1.0 + np.exp(rng.uniform(-12, 1, (40, 30)))
+    tau = np.exp(rng.uniform(-30, -2, (40, 30)))
+    expected = psi_alpha(alpha, tau)
+    assert np.any(expected < 1e-6)                                                   # some points cancel
+    for a, t in ((np.asfortranarray(alpha), np.asfortranarray(tau)), (alpha.T.copy().T, tau.T.copy().T),
+                 (np.repeat(alpha, 2, axis=1)[:, ::2], np.repeat(tau, 2, axis=1)[:, ::2])):
+        assert np.array_equal(psi_alpha(a, t), expected)
+    assert float(psi_alpha(alpha[3, 4], tau[3, 4])) == expected[3, 4]
