@@ -271,3 +271,4 @@ def test_where_any_is_np_where(size, density, row_mask, seed):
     assert got.shape == expected.shape and np.array_equal(got.view(np.int64), expected.view(np.int64))
     if out.size > v.SMALL and not cond.any():
         assert got is out
+    assert v.where_any(False, np.inf, 2.0) == 2.0 and v.where_any(np.True_, np.inf, 2.0) == np.inf   # Python floats

@@ -52,7 +52,7 @@ def where_any(cond: np.ndarray, value: float, out: np.ndarray) -> np.ndarray:
     it): ``out`` itself where ``cond`` is false everywhere. For many values, testing a mask costs about a third of the
     selection, and the accountant's masks of inadmissible orders are false almost everywhere in its search (issue
     30); for few (up to ``SMALL``), the selection is made directly. The same values either way."""
-    if out.size > SMALL and not any_true(cond):
+    if isinstance(out, np.ndarray) and out.size > SMALL and not any_true(cond):
         return out
     return np.where(cond, value, out)
 
