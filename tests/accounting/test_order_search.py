@@ -196,7 +196,9 @@ def test_tol1_signed_is_copysign_to_the_bit(bits):
     """Brent's steps of length tol1 signed by the bits (issue 30) are np.copysign's, for every float: zeros, subnormals,
     infinities and NaNs of either sign included."""
     y = np.concatenate([bits.view(np.float64), [0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 5e-324, -5e-324]])
-    assert np.array_equal(search._tol1_signed(y).view(np.int64), np.copysign(search.BRENT_TOL, y).view(np.int64))
+    expected = np.copysign(search.BRENT_TOL, y).view(np.int64)
+    assert np.array_equal(search._tol1_signed(y, np.empty_like(y)).view(np.int64), expected)
+    assert np.array_equal(search._tol1_signed(y, y).view(np.int64), expected)             # in place
 
 
 def test_the_threads_see_the_callers_context_and_numpy_error_handling(monkeypatch):

@@ -250,32 +250,61 @@ def _search(objective, alpha_max, grid, iterations, zoom):
 _CGOLD = (3.0 - np.sqrt(5.0)) / 2.0    # 1 - 0.618...: Brent's golden-section step
 
 
+def _mask_into(cond: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """All bits set where ``cond``, none elsewhere, written into the int64 array ``out`` (for :func:`_pick_into`)."""
+    return np.negative(cond.view(np.int8), out=out, casting="unsafe")   # -1 where true: every bit set
+
+
 def _mask(cond: np.ndarray) -> np.ndarray:
-    """All bits set where ``cond``, none elsewhere (int64), for :func:`_pick`."""
-    out = np.empty(cond.shape, dtype=np.int64)
-    np.negative(cond.view(np.int8), out=out, casting="unsafe")   # -1 where true (faster than dtype=np.int64)
+    """:func:`_mask_into` a new array (faster than ``np.negative(..., dtype=np.int64)``)."""
+    return _mask_into(cond, np.empty(cond.shape, dtype=np.int64))
+
+
+def _pick_into(mask: np.ndarray, a: np.ndarray, b: np.ndarray, out: np.ndarray, work: np.ndarray) -> np.ndarray:
+    """np.where(cond, a, b) for float arrays of one shape, ``mask = _mask(cond)``: the same bits, without a branch
+    per element (about twice as fast as np.where where ``cond`` is unpredictable, as in Brent's updates), written into
+    ``out`` (``a`` or ``b`` themselves allowed) with the int64 array ``work``, which must not share memory with ``a``, ``b``
+    or ``mask`` (it may be ``out``'s where ``out`` is neither ``a`` nor ``b``)."""
+    bits = b.view(np.int64)
+    np.bitwise_xor(a.view(np.int64), bits, out=work)
+    np.bitwise_and(work, mask, out=work)
+    np.bitwise_xor(work, bits, out=out.view(np.int64))
     return out
 
 
 def _pick(mask: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """np.where(cond, a, b) for float arrays of one shape, ``mask = _mask(cond)``: the same bits, without a branch
-    per element (about twice as fast as np.where where ``cond`` is unpredictable, as in Brent's updates); one array
-    allocated (the result), the steps in place."""
-    bits = b.view(np.int64)
-    t = np.bitwise_xor(a.view(np.int64), bits)
-    np.bitwise_and(t, mask, out=t)
-    return np.bitwise_xor(t, bits, out=t).view(np.float64)
+    """:func:`_pick_into` a new array."""
+    out = np.empty_like(b)
+    return _pick_into(mask, a, b, out, out.view(np.int64))
 
 
 _SIGN_BIT = np.int64(-2 ** 63)
 _TOL1_BITS = np.array(BRENT_TOL).view(np.int64)[()]
 
 
-def _tol1_signed(y: np.ndarray) -> np.ndarray:
-    """np.copysign(BRENT_TOL, y) from the bits (y's sign bit on BRENT_TOL's): the same bits, NaN included, by two
-    vectorised integer operations instead of numpy's scalar copysign loop."""
-    out = np.bitwise_and(y.view(np.int64), _SIGN_BIT)
-    return np.bitwise_or(out, _TOL1_BITS, out=out).view(np.float64)
+def _tol1_signed(y: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """np.copysign(BRENT_TOL, y) from the bits (y's sign bit on BRENT_TOL's), written into the float array ``out`` (``y``
+    itself allowed): the same bits, NaN included, by two vectorised integer operations instead of numpy's scalar
+    copysign loop."""
+    bits = out.view(np.int64)
+    np.bitwise_and(y.view(np.int64), _SIGN_BIT, out=bits)
+    np.bitwise_or(bits, _TOL1_BITS, out=bits)
+    return out
+
+
+class _Work:
+    """The arrays one lock-step Brent iteration of n settings works in (:func:`_brent_done`, :func:`_brent_step`): every
+    temporary of the settings' size is written into one of them, so that an iteration allocates nothing of that size
+    but what the objective does. Why (issue 30): a step that allocated its some forty temporaries (200 kB each for
+    25 000 settings) freed them again at the top of the heap, which glibc handed back to the system and the next step
+    faulted in again; reused, the arrays also stay in the cache. Same operations on the same numbers, so the same
+    bits; the times and page faults are in BENCHMARKS.md ("Brent's step in place")."""
+
+    def __init__(self, n: int):
+        self.xm = np.empty(n)                                     # the bracket's middle (kept for the step)
+        self.f = [np.empty(n) for _ in range(7)]
+        self.i = [np.empty(n, dtype=np.int64) for _ in range(5)]
+        self.c = [np.empty(n, dtype=bool) for _ in range(5)]
 
 
 def _brent_in_parts(rows, alpha_max, index):
@@ -321,9 +350,10 @@ def _brent_search(rows, alpha_max, index):
                  d=b - a, e=b - a,                           # lets the first two steps be parabolic
                  done=np.zeros(x.shape, dtype=bool), pos=k)  # pos: where each setting's result goes
     out_a, out_v = np.empty_like(amax), np.empty_like(amax)
+    work = _Work(k.shape[0])
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for _ in range(BRENT_ITERATIONS):
-            done = state["done"] = _brent_done(state)     # tested before the step, so that the newly done are not evaluated
+            done = _brent_done(state, work)     # tested before the step, so that the newly done are not evaluated
             n_done = int(np.count_nonzero(done))
             if n_done and 4 * n_done >= done.shape[0]:      # drop the done settings from the calls
                 pos = state["pos"]
@@ -335,67 +365,96 @@ def _brent_search(rows, alpha_max, index):
                     return _no_order_found(out_a, out_v, amax), out_v
                 state = {name: z[keep] for name, z in state.items()}
                 evaluate = _evaluator(rows(index[state["pos"]]), amax[state["pos"]])
-            _brent_step(evaluate, state)
+                work = _Work(keep.size)
+                _brent_done(state, work)        # the middle of the kept settings' brackets (none of them is done)
+            _brent_step(evaluate, state, work)
     pos = state["pos"]
     out_a[pos], out_v[pos] = state["ax"], state["fx"]
     return _no_order_found(out_a, out_v, amax), out_v
 
 
-def _brent_done(s):
-    """Brent's stopping test on the state ``s``: the settings done before, and those whose best point is within
-    2 BRENT_TOL of their bracket's middle xm less half the bracket (xm is kept in ``s`` for the step)."""
+def _brent_done(s, work):
+    """Brent's stopping test on the state ``s``, in place in ``s["done"]`` (returned): the settings done before, and those
+    whose best point is within 2 BRENT_TOL of their bracket's middle xm less half the bracket (xm is kept in
+    ``work.xm`` for the step)."""
     a, b, x = s["a"], s["b"], s["x"]
-    xm = s["xm"] = 0.5 * (a + b)
-    return s["done"] | (np.abs(x - xm) <= 2.0 * BRENT_TOL - 0.5 * (b - a))
+    f0, f1 = work.f[0], work.f[1]
+    xm = np.multiply(0.5, np.add(a, b, out=work.xm), out=work.xm)                  # 0.5 (a + b)
+    bound = np.subtract(2.0 * BRENT_TOL, np.multiply(0.5, np.subtract(b, a, out=f0), out=f0), out=f0)
+    near = np.less_equal(np.abs(np.subtract(x, xm, out=f1), out=f1), bound, out=work.c[0])
+    return np.logical_or(s["done"], near, out=s["done"])
 
 
-def _brent_step(evaluate, s):
-    """One lock-step iteration of Brent's method on the state ``s`` (updated in place; see
-    :func:`_brent_search`; ``s["done"]`` and ``s["xm"]``: :func:`_brent_done` of this state). Under np.errstate: the
-    parabola may divide by 0 (then it is not trusted)."""
-    a, b, x, fx, w, fw, v, fv, d, e = (s[k] for k in ("a", "b", "x", "fx", "w", "fw", "v", "fv", "d", "e"))
+def _brent_step(evaluate, s, work):
+    """One lock-step iteration of Brent's method on the state ``s``, its arrays updated in place (see
+    :func:`_brent_search`; ``s["done"]`` and ``work.xm``: :func:`_brent_done` of this state; the temporaries in
+    ``work``). Under np.errstate: the parabola may divide by 0 (then it is not trusted)."""
+    a, b, x, fx, ax, w, fw, v, fv, d, e = (s[k] for k in ("a", "b", "x", "fx", "ax", "w", "fw", "v", "fv", "d", "e"))
     tol1, tol2 = BRENT_TOL, 2.0 * BRENT_TOL
-    xm, done = s["xm"], s["done"]
+    xm, done = work.xm, s["done"]
+    f0, f1, f2, f3, f4, f5, f6 = work.f
+    m0, m1, m2, m3, tmp = work.i
+    c0, c1, c2, c3, c4 = work.c
     # the parabola through (v, fv), (w, fw), (x, fx) has its vertex at x + p / q
-    r = (x - w) * (fx - fv)
-    q = (x - v) * (fx - fw)
-    p = (x - v) * q - (x - w) * r
-    q = 2.0 * (q - r)
+    x_w = np.subtract(x, w, out=f0)
+    r = np.multiply(x_w, np.subtract(fx, fv, out=f1), out=f1)                      # (x - w)(fx - fv)
+    x_v = np.subtract(x, v, out=f2)
+    q = np.multiply(x_v, np.subtract(fx, fw, out=f3), out=f3)                      # (x - v)(fx - fw)
+    p = np.multiply(x_v, q, out=f2)
+    np.subtract(p, np.multiply(x_w, r, out=f0), out=p)                             # (x - v) q - (x - w) r
+    np.multiply(2.0, np.subtract(q, r, out=q), out=q)                              # 2 (q - r)
     # p = -p where q > 0 (Brent), here by q's sign bit: that also flips p where q is +0 or NaN, where the parabola is
     # not trusted (|p| < q |e| / 2 fails), so the step taken is the same
-    p = np.bitwise_xor(p.view(np.int64), np.bitwise_and(np.invert(q.view(np.int64)), _SIGN_BIT)).view(np.float64)
-    q = np.abs(q)
-    abs_e, a_x, b_x = np.abs(e), a - x, b - x
+    flip = np.bitwise_and(np.invert(q.view(np.int64), out=tmp), _SIGN_BIT, out=tmp)
+    np.bitwise_xor(p.view(np.int64), flip, out=p.view(np.int64))
+    np.abs(q, out=q)
+    abs_e, a_x, b_x = np.abs(e, out=f0), np.subtract(a, x, out=f1), np.subtract(b, x, out=f4)
     # trusted: below half the step before last and inside the bracket (false where p or q is NaN or inf);
     # q |e| / 2 is |q e / 2| to the bit (q >= 0)
-    para = (abs_e > tol1) & (np.abs(p) < 0.5 * q * abs_e) & (p > q * a_x) & (p < q * b_x)
-    dpar = p / q
-    u = x + dpar
-    near_end = _mask((u - a < tol2) | (b - u < tol2))
-    dpar = _pick(near_end, _tol1_signed(xm - x), dpar)        # not closer than tol2 to an end: tol1 towards the middle
-    golden = _pick(_mask(x >= xm), a_x, b_x)                  # into the larger part of the bracket
-    m_para = _mask(para)
-    e = _pick(m_para, d, golden)
-    d = _pick(m_para, dpar, _CGOLD * golden)
-    u = x + _pick(_mask(np.abs(d) >= tol1), d, _tol1_signed(d))
-    u = _pick(_mask(done), x, u)                              # a done setting stays at its best point
+    para = np.greater(abs_e, tol1, out=c0)
+    half_qe = np.multiply(np.multiply(0.5, q, out=f5), abs_e, out=f5)
+    np.logical_and(para, np.less(np.abs(p, out=f6), half_qe, out=c1), out=para)
+    np.logical_and(para, np.greater(p, np.multiply(q, a_x, out=f5), out=c1), out=para)
+    np.logical_and(para, np.less(p, np.multiply(q, b_x, out=f5), out=c1), out=para)
+    dpar = np.divide(p, q, out=f6)
+    u = np.add(x, dpar, out=f2)
+    near_end = np.less(np.subtract(u, a, out=f3), tol2, out=c1)
+    np.logical_or(near_end, np.less(np.subtract(b, u, out=f3), tol2, out=c2), out=near_end)
+    # not closer than tol2 to an end: tol1 towards the middle
+    _pick_into(_mask_into(near_end, m0), _tol1_signed(np.subtract(xm, x, out=f3), f3), dpar, dpar, tmp)
+    golden = _pick_into(_mask_into(np.greater_equal(x, xm, out=c1), m0), a_x, b_x, f4, tmp)   # the larger part
+    m_para = _mask_into(para, m0)
+    _pick_into(m_para, d, golden, e, tmp)                                          # e: the step before last
+    _pick_into(m_para, dpar, np.multiply(_CGOLD, golden, out=f4), d, tmp)
+    big = _mask_into(np.greater_equal(np.abs(d, out=f3), tol1, out=c1), m0)
+    u = np.add(x, _pick_into(big, d, _tol1_signed(d, f4), f4, tmp), out=f2)
+    _pick_into(_mask_into(done, m0), x, u, u, tmp)                                 # a done setting stays at its best point
     au, fu = evaluate(u[:, None])
     au, fu = au[:, 0], fu[:, 0]
-    better = fu <= fx
-    m_better = _mask(better)
+    better = np.less_equal(fu, fx, out=c0)
+    m_better = _mask_into(better, m0)
     # the bracket: the worse of x and u becomes its lower end a where u is better and u >= x or u is worse and u < x,
     # its upper end b otherwise
-    worse = _pick(m_better, x, u)
-    m_lower = _mask(better == (u >= x))
-    s["a"], s["b"] = _pick(m_lower, worse, a), _pick(m_lower, b, worse)
-    # (x, w, v): the best, second best and previous second best
-    to_w = ~better & ((fu <= fw) | (w == x))
-    to_v = ~better & ~to_w & ((fu <= fv) | (v == x) | (v == w))
-    m_shift, m_to_w, m_to_v = _mask(better | to_w), _mask(to_w), _mask(to_v)
-    s["v"], s["fv"] = _pick(m_shift, w, _pick(m_to_v, u, v)), _pick(m_shift, fw, _pick(m_to_v, fu, fv))
-    s["w"], s["fw"] = _pick(m_better, x, _pick(m_to_w, u, w)), _pick(m_better, fx, _pick(m_to_w, fu, fw))
-    s["x"], s["fx"], s["ax"] = _pick(m_better, u, x), _pick(m_better, fu, fx), _pick(m_better, au, s["ax"])
-    s["d"], s["e"] = d, e
+    worse = _pick_into(m_better, x, u, f3, tmp)
+    m_lower = _mask_into(np.equal(better, np.greater_equal(u, x, out=c1), out=c1), m1)
+    _pick_into(m_lower, worse, a, a, tmp)
+    _pick_into(m_lower, b, worse, b, tmp)
+    # (x, w, v): the best, second best and previous second best, each updated before the one it is taken from
+    worse_u = np.logical_not(better, out=c1)                                       # u is not better than x
+    to_w = np.logical_or(np.less_equal(fu, fw, out=c2), np.equal(w, x, out=c3), out=c2)
+    np.logical_and(to_w, worse_u, out=to_w)
+    to_v = np.logical_or(np.less_equal(fu, fv, out=c3), np.equal(v, x, out=c4), out=c3)
+    np.logical_or(to_v, np.equal(v, w, out=c4), out=to_v)
+    np.logical_and(np.logical_and(to_v, worse_u, out=to_v), np.logical_not(to_w, out=c4), out=to_v)
+    m_shift = _mask_into(np.logical_or(better, to_w, out=c4), m1)
+    m_to_w, m_to_v = _mask_into(to_w, m2), _mask_into(to_v, m3)
+    _pick_into(m_shift, w, _pick_into(m_to_v, u, v, v, tmp), v, tmp)
+    _pick_into(m_shift, fw, _pick_into(m_to_v, fu, fv, fv, tmp), fv, tmp)
+    _pick_into(m_better, x, _pick_into(m_to_w, u, w, w, tmp), w, tmp)
+    _pick_into(m_better, fx, _pick_into(m_to_w, fu, fw, fw, tmp), fw, tmp)
+    _pick_into(m_better, u, x, x, tmp)
+    _pick_into(m_better, fu, fx, fx, tmp)
+    _pick_into(m_better, au, ax, ax, tmp)
 
 
 def _keep_better(al: np.ndarray, f: np.ndarray, best_a: np.ndarray, best_v: np.ndarray,
