@@ -1231,14 +1231,15 @@ def test_a_release_verified_again_in_one_process_is_not_redrawn_and_still_compar
 
     from privgp.cli import release_figure, verify_report
 
+    # the releases first (the fixture releases on first use, which draws): only verify's drawings are counted
+    t = _tampered(tmp_path, certificates["laplace-grid"], lambda d: None)    # a copy of the release
+    other = (certificates["posterior-sample"].parent / "excursion.png").read_bytes()
     monkeypatch.setattr(verify_report, "_REDRAWN", OrderedDict())
     drawn = []
     real = release_figure.draw
     monkeypatch.setattr(release_figure, "draw", lambda *a, **k: (drawn.append(1), real(*a, **k))[1])
-    t = _tampered(tmp_path, certificates["laplace-grid"], lambda d: None)    # a copy of the release
     assert verify(t, capsys)[0] == 0 and len(drawn) == 1
     assert verify(t, capsys)[0] == 0 and len(drawn) == 1
-    other = (certificates["posterior-sample"].parent / "excursion.png").read_bytes()
     (t.parent / "excursion.png").write_bytes(other)
     _rehashed(t)
     code, res = verify(t, capsys)
