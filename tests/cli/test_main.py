@@ -8,6 +8,7 @@ import argparse
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -99,3 +100,13 @@ def test_the_full_parser_builds_the_lazy_audit_subcommands():
     lazy = build_parser()
     _commands(lazy).load("audit")
     assert "--candidates" not in audit_lood(lazy) and "--candidates" in audit_lood(build_parser(full=True))
+
+
+def test_verifying_a_picture_draws_it_without_pyplot():
+    """verify redraws the picture on the Agg canvas by name and keys its drawings by matplotlib's rcParams; reading
+    ``rcParams["backend"]`` by key would resolve the caller's backend, importing pyplot and switching to the first
+    interactive backend that loads. Checked on the README's committed release, in a fresh interpreter."""
+    cert = Path(__file__).resolve().parents[2] / "docs" / "runs" / "release-default" / "certificate.json"
+    mods = _modules_after(f"import privgp.cli.main as m\nassert m.main(['verify', {str(cert)!r}, '--json']) == 0")
+    assert "matplotlib.figure" in mods and "matplotlib.backends.backend_agg" in mods   # the picture was redrawn
+    assert "matplotlib.pyplot" not in mods

@@ -189,7 +189,7 @@ def redrawn(field: Any, ctx: Any, fmt: int) -> Any:
         digest = hashlib.sha256(pickle.dumps((field, ctx, fmt), protocol=pickle.HIGHEST_PROTOCOL))
     except Exception:   # noqa: BLE001 - whatever cannot be pickled is drawn every time, as before
         return draw_picture(field, ctx, fmt)
-    digest.update(repr((matplotlib.__version__, sorted(matplotlib.rcParams.items()))).encode())
+    digest.update(repr((matplotlib.__version__, _drawing_params(matplotlib.rcParams))).encode())
     key = digest.digest()
     with _REDRAWN_LOCK:   # verifies in several threads (a service) share the kept pictures
         kept = _REDRAWN.get(key)
@@ -202,6 +202,14 @@ def redrawn(field: Any, ctx: Any, fmt: int) -> Any:
         while len(_REDRAWN) > REDRAWN_KEEP:
             _REDRAWN.popitem(last=False)
     return picture
+
+
+def _drawing_params(rc) -> list:
+    """matplotlib's rcParams as they are stored, sorted, except the backend, which the pictures do not use (they draw on
+    the Agg canvas by name). Read by key, ``rcParams["backend"]`` resolves an unresolved backend: it imports pyplot and
+    switches the caller's process to the first interactive backend that loads, a side effect of verifying a map that
+    this read does not have (the time of a whole verify did not change measurably)."""
+    return sorted((key, value) for key, value in dict.items(rc) if key != "backend")
 
 
 def same_picture(name: str, png: bytes, drawn: bytes, what: str) -> list[str]:
