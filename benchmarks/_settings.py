@@ -3,6 +3,9 @@
 generator given (numpy only, so that any privgp tree can be timed on them)."""
 from __future__ import annotations
 
+import resource
+import time
+
 import numpy as np
 
 
@@ -22,3 +25,14 @@ def epsilon_of_settings(epsilon_posterior_sampling, box, s: dict[str, np.ndarray
     """The one vectorised call the benchmarks time: Matérn-3/2 on the unit square, delta = 1e-5."""
     return epsilon_posterior_sampling(s["n"], s["r"], s["sigma"], 1e-5, lengthscale=s["lengthscale"], L=s["L"],
                                       eta=s["eta"], kernel="matern32", domain=box.unit(2))
+
+
+def timed_epsilon(epsilon_posterior_sampling, box, s: dict[str, np.ndarray],
+                  counter: str = "ru_minflt") -> tuple[float, float, int, bytes]:
+    """One :func:`epsilon_of_settings` call: its CPU seconds (``time.process_time``, all threads), wall seconds, the
+    change of ``resource.getrusage``'s ``counter`` (minor page faults by default) and epsilon's bytes."""
+    before = getattr(resource.getrusage(resource.RUSAGE_SELF), counter)
+    c, w = time.process_time(), time.perf_counter()
+    eps = epsilon_of_settings(epsilon_posterior_sampling, box, s).epsilon
+    cpu, wall = time.process_time() - c, time.perf_counter() - w
+    return cpu, wall, getattr(resource.getrusage(resource.RUSAGE_SELF), counter) - before, np.asarray(eps).tobytes()

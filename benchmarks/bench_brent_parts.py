@@ -12,10 +12,8 @@ ratios and the faults per call.
 from __future__ import annotations
 
 import argparse
-import resource
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +22,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from _machine import machine_line  # noqa: E402
-from _settings import epsilon_of_settings, random_settings  # noqa: E402
+from _settings import random_settings, timed_epsilon  # noqa: E402
 
 from privgp.accounting import order_search  # noqa: E402
 from privgp.mechanisms.posterior_sample import epsilon_posterior_sampling  # noqa: E402
@@ -33,11 +31,7 @@ from privgp.models.domain import Box  # noqa: E402
 
 def _call(part: int, settings: dict) -> tuple[float, float, int, bytes]:
     order_search.BRENT_PART = part
-    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-    c, w = time.process_time(), time.perf_counter()
-    eps = epsilon_of_settings(epsilon_posterior_sampling, Box, settings).epsilon
-    cpu, wall = time.process_time() - c, time.perf_counter() - w
-    return cpu, wall, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults, np.asarray(eps).tobytes()
+    return timed_epsilon(epsilon_posterior_sampling, Box, settings)      # CPU, wall, page faults, epsilon's bytes
 
 
 def main() -> None:

@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import argparse
-import resource
 import statistics
 import subprocess
 import sys
@@ -28,7 +27,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from _machine import machine_line  # noqa: E402
-from _settings import epsilon_of_settings, random_settings  # noqa: E402
+from _settings import epsilon_of_settings, random_settings, timed_epsilon  # noqa: E402
 
 from privgp.accounting import order_search  # noqa: E402
 from privgp.mechanisms.posterior_sample import epsilon_posterior_sampling  # noqa: E402
@@ -37,11 +36,7 @@ from privgp.models.domain import Box  # noqa: E402
 
 def _call(threads: int, settings: dict) -> tuple[float, float, int, bytes]:
     order_search.MAX_THREADS = threads
-    switches = resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw
-    c, w = time.process_time(), time.perf_counter()
-    eps = epsilon_of_settings(epsilon_posterior_sampling, Box, settings).epsilon
-    cpu, wall = time.process_time() - c, time.perf_counter() - w
-    return cpu, wall, resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw - switches, np.asarray(eps).tobytes()
+    return timed_epsilon(epsilon_posterior_sampling, Box, settings, "ru_nvcsw")   # CPU, wall, switches, epsilon's bytes
 
 
 def _quartiles(x: list[float]) -> str:
