@@ -92,17 +92,16 @@ def verify(path: Path, capsys, *extra) -> tuple[int, dict]:
 @pytest.mark.parametrize("name", KINDS)
 def test_every_certificate_kind_verifies(certificates, name, capsys):
     path = certificates[name]
-    if True:
-        code, res = verify(path, capsys)
-        assert code == 0 and res["verified"] and res["covered"] is True, (name, res)
-        assert res["files_missing"] == [] and all(s == "ok" for s in res["files"].values()), (name, res)
-        assert len(res["files"]) >= 2 and "not verifiable by a third party" in res["ledger"]
-        # a genuine release is checked in full: its files are the very bytes privgp writes (a sparse GP's prediction
-        # was 1e-16 off the recomputed one, and so "checked in part" under --strict)
-        data_notes = [n for n in res["notes"] if n.split(":")[0].endswith((".npz", ".csv", ".tif", ".geojson"))]
-        assert data_notes == [], (name, res["notes"])
-        assert main(["verify", str(path)]) == 0
-        assert "VERIFIED" in capsys.readouterr().out
+    code, res = verify(path, capsys)
+    assert code == 0 and res["verified"] and res["covered"] is True, (name, res)
+    assert res["files_missing"] == [] and all(s == "ok" for s in res["files"].values()), (name, res)
+    assert len(res["files"]) >= 2 and "not verifiable by a third party" in res["ledger"]
+    # a genuine release is checked in full: its files are the very bytes privgp writes (a sparse GP's prediction
+    # was 1e-16 off the recomputed one, and so "checked in part" under --strict)
+    data_notes = [n for n in res["notes"] if n.split(":")[0].endswith((".npz", ".csv", ".tif", ".geojson"))]
+    assert data_notes == [], (name, res["notes"])
+    assert main(["verify", str(path)]) == 0
+    assert "VERIFIED" in capsys.readouterr().out
 
 
 def _leaves(obj, path=()):
