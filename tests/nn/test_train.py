@@ -55,3 +55,67 @@ def test_task_generators_follow_their_specs():
     e = sample_batch(TaskSpec("eq", lengthscale=(0.5, 0.5)), 256, 1, 1, g)
     var = float(torch.cat([e.yc, e.yt], 1).var())
     assert abs(var - 1.04) < 0.2  # marginal variance s_v^2 + s_n^2 = 1.04 (SE about 0.07)
+
+
+def _weights_equal(a, b):
+    for k, t in a.model.state_dict().items():
+        torch.testing.assert_close(b.model.state_dict()[k].cpu(), t.cpu(), rtol=0, atol=0)
+
+
+def test_indexed_stream_is_the_same_with_any_number_of_workers_and_after_a_resume():
+    """Batches drawn ahead by two spawned worker processes are the in-process batches of the same
+    steps, so the weights after 5 steps agree bit for bit; a run resumed at step 2 continues exactly."""
+    from privgp.nn.train import BatchPrefetcher, indexed_batch
+
+    torch.set_num_threads(1)
+    cfg = tiny_cfg(5, stream="indexed")
+    a = Trainer(TINY, cfg)
+    for _ in range(5):
+        a.train_step()
+    b = Trainer(TINY, cfg)
+    with BatchPrefetcher(cfg, 0, workers=2) as pre:
+        for _ in range(2):
+            b.train_step(next(pre))
+    c = Trainer.from_state(b.state())
+    with BatchPrefetcher(cfg, c.step, workers=2, depth=3) as pre:
+        for _ in range(3):
+            c.train_step(next(pre))
+    _weights_equal(a, c)
+    # the stream's batches depend on the step and the seed, not on the order they are drawn in
+    s = cfg.sampler()
+    b4 = indexed_batch(s, cfg.seed, 4)
+    indexed_batch(s, cfg.seed, 2)
+    assert torch.equal(indexed_batch(s, cfg.seed, 4).yc, b4.yc)
+    # and it is another stream than the sequential one
+    d = Trainer(TINY, tiny_cfg(5))
+    for _ in range(5):
+        d.train_step()
+    assert any(not torch.equal(d.model.state_dict()[k], t) for k, t in a.model.state_dict().items())
+
+
+def test_prefetching_and_batches_need_the_indexed_stream():
+    from privgp.errors import InvalidParameterError
+    from privgp.nn.train import BatchPrefetcher
+
+    with pytest.raises(InvalidParameterError, match="stream"):
+        BatchPrefetcher(tiny_cfg(5), 0, workers=1)
+    tr = Trainer(TINY, tiny_cfg(5))
+    with pytest.raises(InvalidParameterError, match="batch"):
+        tr.train_step(tr.next_batch())
+    with pytest.raises(InvalidParameterError, match="stream"):
+        tiny_cfg(5, stream="shuffled")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (run on the device machine)")
+def test_a_step_on_the_gpu_matches_the_cpu():
+    """The same batch and noise draws give the same loss and, after one Adam step, the same weights on
+    a GPU as on the CPU, to float32 rounding (tasks and noise are drawn on the CPU either way)."""
+    torch.set_num_threads(1)
+    cpu, gpu = Trainer(TINY, tiny_cfg(2)), Trainer(TINY, tiny_cfg(2), device="cuda")
+    torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = False
+    for _ in range(2):
+        assert cpu.train_step() == pytest.approx(gpu.train_step(), rel=1e-4)
+    for k, t in cpu.model.state_dict().items():
+        torch.testing.assert_close(gpu.model.state_dict()[k].cpu(), t, rtol=1e-3, atol=1e-3)  # lr 3e-4
+    assert cpu.validate()[0] == pytest.approx(gpu.validate()[0], rel=1e-4)
+    assert torch.equal(cpu.generator.get_state(), gpu.generator.get_state())

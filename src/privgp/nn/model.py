@@ -178,22 +178,24 @@ class DPSetConv(nn.Module):
             return cache[1]
         g = self.grid.double()
         K = rbf_weights(g, g, self.lengthscale.double())
-        K = K + self.cfg.jitter * torch.eye(len(g), dtype=torch.float64)
+        K = K + self.cfg.jitter * torch.eye(len(g), dtype=torch.float64, device=g.device)
         L = torch.linalg.cholesky(K)
         if not torch.is_grad_enabled():
             self._factor_cache = (lam, L)
         return L
 
     def sample_noise(self, batch: int, generator: torch.Generator | None) -> torch.Tensor:
-        """Two independent unit-amplitude GP draws per task on the grid: shape (batch, 2, G), float64."""
+        """Two independent unit-amplitude GP draws per task on the grid: shape (batch, 2, G), float64.
+        The standard normals come from ``generator`` on the CPU (the same stream on any device), then
+        move to the model's device."""
         L = self.noise_factor()
         z = torch.randn(batch, 2, L.shape[0], dtype=torch.float64, generator=generator)
-        return z @ L.T
+        return z.to(L.device) @ L.T
 
     def forward(self, xc: torch.Tensor, yc: torch.Tensor, mu: torch.Tensor,
                 generator: torch.Generator | None = None) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         B, N = xc.shape
-        n = torch.full((B,), float(N), dtype=xc.dtype)
+        n = torch.full((B,), float(N), dtype=xc.dtype, device=xc.device)
         clip, split = self.clip_and_split(mu.to(xc.dtype), n)
         # noise scales in float64 from the float32 C actually used for clipping (mu lowered by 1e-12
         # relative, so that rounding can only add noise; release() re-derives and checks mu)
@@ -298,7 +300,7 @@ class DPConvCNP(nn.Module):
     def decode(self, channels: torch.Tensor, xt: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Post-processing of released channels (B, 5, G): a fixed rescaling of the first four (they
         reach O(100) at N = 512; the paper feeds them raw), the UNet, the SetConv decoder."""
-        scale = torch.tensor([self.cfg.input_scale] * 4 + [1.0], dtype=channels.dtype)[None, :, None]
+        scale = torch.tensor([self.cfg.input_scale] * 4 + [1.0], dtype=channels.dtype, device=channels.device)[None, :, None]
         return self.decoder(self.unet(channels * scale), self.encoder.grid, xt)
 
     def loss(self, xc, yc, xt, yt, mu, generator=None) -> torch.Tensor:

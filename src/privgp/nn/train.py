@@ -4,12 +4,21 @@ tasks with the DP mechanism inside the forward pass, a fixed validation set, the
 :class:`Trainer` holds the whole resumable state (model, optimiser, step, the training
 ``torch.Generator``'s state, best validation loss and weights, history); it writes no files -- the
 ``seed002-train`` experiment saves :meth:`Trainer.state` as checkpoints and resumes from them.
+
+Two data streams (``TrainConfig.stream``): ``"sequential"`` (the default; the shipped model's) draws
+every training batch and every mechanism noise from one ``torch.Generator`` in turn;
+``"indexed"`` draws the batch of step ``i`` from its own generator seeded by ``(seed, i)``
+(:func:`batch_seed`), so batches can be drawn ahead in worker processes (:class:`BatchPrefetcher`)
+with results that do not depend on the number of workers; the noise still comes from the one
+generator. Tasks and noise are always drawn on the CPU in float64; ``device`` only says where the
+network runs (a GPU for the paper-width model).
 """
 from __future__ import annotations
 
-import copy
 import math
 import time
+from collections import deque
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -22,6 +31,7 @@ from .model import DPConvCNP, ModelConfig, gaussian_nll
 from .tasks import TaskBatch, TaskSampler, TaskSpec, default_specs
 
 DEFAULT_WEIGHTS = {"eq": 0.4, "matern32": 0.2, "sawtooth": 0.4}
+STREAMS = ("sequential", "indexed")
 
 
 @dataclass(frozen=True)
@@ -39,6 +49,7 @@ class TrainConfig:
     val_tasks: int = 512
     val_every: int = 1000
     seed: int = 0
+    stream: str = "sequential"
 
     def __post_init__(self):
         v.integer("steps", self.steps, minimum=0)
@@ -49,6 +60,8 @@ class TrainConfig:
         v.integer("val_every", self.val_every, minimum=1)
         object.__setattr__(self, "n_context", tuple(int(a) for a in self.n_context))
         object.__setattr__(self, "target_range", tuple(float(a) for a in self.target_range))
+        if self.stream not in STREAMS:
+            raise InvalidParameterError("stream", f"one of {STREAMS}", self.stream)
         if set(self.weights) - set(DEFAULT_WEIGHTS):
             raise InvalidParameterError("weights", f"keys among {sorted(DEFAULT_WEIGHTS)}", self.weights)
 
@@ -64,20 +77,76 @@ class TrainConfig:
     def from_dict(cls, d: dict[str, Any]) -> TrainConfig:
         return cls(**{**d, "n_context": tuple(d["n_context"]), "target_range": tuple(d["target_range"])})
 
+    def sampler(self) -> TaskSampler:
+        return TaskSampler(self.specs(), self.weights, batch_size=self.batch_size, n_context=self.n_context,
+                           n_target=self.n_target)
+
+
+def batch_seed(seed: int, step: int) -> int:
+    """The seed of the training batch drawn before step ``step + 1`` in the ``"indexed"`` stream."""
+    return int(np.random.SeedSequence([int(seed), 3, int(step)]).generate_state(1, np.uint64)[0])
+
+
+def indexed_batch(sampler: TaskSampler, seed: int, step: int) -> TaskBatch:
+    """Batch ``step`` of the ``"indexed"`` stream (the same in any process)."""
+    return sampler.sample(torch.Generator().manual_seed(batch_seed(seed, step)))
+
+
+def _draw_in_worker(sampler: TaskSampler, seed: int, step: int) -> TaskBatch:
+    torch.set_num_threads(1)   # a worker is one core; the pool is the parallelism
+    return indexed_batch(sampler, seed, step)
+
+
+class BatchPrefetcher:
+    """The ``"indexed"`` stream's batches for steps ``start, start + 1, ...`` drawn ahead by ``workers``
+    processes (spawned, so a parent that holds a GPU is never forked), ``depth`` batches in flight.
+    The batches equal :func:`indexed_batch`'s, whatever the number of workers."""
+
+    def __init__(self, cfg: TrainConfig, start: int, workers: int, depth: int | None = None):
+        if cfg.stream != "indexed":
+            raise InvalidParameterError("stream", "'indexed' to draw batches in worker processes", cfg.stream)
+        import multiprocessing
+
+        self.cfg, self.next_step = cfg, int(start)
+        self.sampler = cfg.sampler()
+        self.depth = v.integer("depth", depth if depth is not None else 4 * workers, minimum=1)
+        self.pool = ProcessPoolExecutor(v.integer("workers", workers, minimum=1),
+                                        mp_context=multiprocessing.get_context("spawn"))
+        self.pending: deque = deque()
+
+    def __next__(self) -> TaskBatch:
+        while len(self.pending) < self.depth:
+            self.pending.append(self.pool.submit(_draw_in_worker, self.sampler, self.cfg.seed,
+                                                 self.next_step + len(self.pending)))
+        self.next_step += 1
+        return self.pending.popleft().result()
+
+    def close(self) -> None:
+        for f in self.pending:
+            f.cancel()
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def __enter__(self) -> BatchPrefetcher:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
 
 class Trainer:
     """Resumable meta-training state. Seeds: training tasks and noise from ``seed``; the validation
     tasks from ``seed + 1`` (fixed); validation noise from ``seed + 2``, re-seeded at every validation
-    (common random numbers, so validation losses are comparable across steps)."""
+    (common random numbers, so validation losses are comparable across steps). ``device``: where the
+    network runs (parameters initialised on the CPU, then moved); the generators stay on the CPU."""
 
-    def __init__(self, model_cfg: ModelConfig, cfg: TrainConfig):
+    def __init__(self, model_cfg: ModelConfig, cfg: TrainConfig, *, device: str | torch.device = "cpu"):
         self.model_cfg, self.cfg = model_cfg, cfg
+        self.device = torch.device(device)
         torch.manual_seed(cfg.seed)  # parameter initialisation
-        self.model = DPConvCNP(model_cfg)
+        self.model = DPConvCNP(model_cfg).to(self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=cfg.lr)
         self.generator = torch.Generator().manual_seed(cfg.seed)
-        self.sampler = TaskSampler(cfg.specs(), cfg.weights, batch_size=cfg.batch_size, n_context=cfg.n_context,
-                                   n_target=cfg.n_target)
+        self.sampler = cfg.sampler()
         self.step = 0
         self.skipped = 0
         self.seconds = 0.0
@@ -95,13 +164,26 @@ class Trainer:
             self._val = [self.sampler.sample(g) for _ in range(n_batches)]
         return self._val
 
+    def next_batch(self) -> TaskBatch:
+        """The batch of the next step: drawn from the one generator (``"sequential"``) or from step's own
+        (``"indexed"``, :func:`indexed_batch`)."""
+        if self.cfg.stream == "indexed":
+            return indexed_batch(self.sampler, self.cfg.seed, self.step)
+        return self.sampler.sample(self.generator)
+
+    def _on_device(self, b: TaskBatch) -> tuple[torch.Tensor, ...]:
+        return tuple(t.to(self.device) for t in (b.xc, b.yc, b.xt, b.yt, b.mu))
+
     # -- optimisation -----------------------------------------------------------------------------
-    def train_step(self) -> float:
-        """One Adam step on a fresh batch; a non-finite loss skips the step (counted in ``skipped``)."""
+    def train_step(self, batch: TaskBatch | None = None) -> float:
+        """One Adam step on the next batch (``batch``: that batch, drawn ahead by a
+        :class:`BatchPrefetcher`); a non-finite loss skips the step (counted in ``skipped``)."""
         t0 = time.perf_counter()
         self.model.train()
-        b = self.sampler.sample(self.generator)
-        loss = self.model.loss(b.xc, b.yc, b.xt, b.yt, b.mu, self.generator)
+        if batch is not None and self.cfg.stream != "indexed":
+            raise InvalidParameterError("batch", "given only in the 'indexed' stream", self.cfg.stream)
+        xc, yc, xt, yt, mu = self._on_device(batch if batch is not None else self.next_batch())
+        loss = self.model.loss(xc, yc, xt, yt, mu, self.generator)
         value = float(loss.detach())
         self.optimizer.zero_grad(set_to_none=True)
         if math.isfinite(value):
@@ -125,17 +207,19 @@ class Trainer:
         per_task = []
         with torch.no_grad():
             for b in self.validation_batches():
-                mean, std = self.model(b.xc, b.yc, b.xt, b.mu, g)
-                per_task.append(gaussian_nll(b.yt, mean, std).mean(dim=1))
-        nll = torch.cat(per_task).double().numpy()
+                xc, yc, xt, yt, mu = self._on_device(b)
+                mean, std = self.model(xc, yc, xt, mu, g)
+                per_task.append(gaussian_nll(yt, mean, std).mean(dim=1))
+        nll = torch.cat(per_task).double().cpu().numpy()
         m, se = float(nll.mean()), float(nll.std(ddof=1) / np.sqrt(len(nll))) if len(nll) > 1 else 0.0
         if m < self.best_val:
             self.best_val, self.best_step = m, self.step
-            self.best_state = copy.deepcopy(self.model.state_dict())
+            self.best_state = {k: t.detach().to("cpu", copy=True) for k, t in self.model.state_dict().items()}
         self.seconds += time.perf_counter() - t0
         return m, se
 
     def best_model(self) -> DPConvCNP:
+        """The best weights in a model on the CPU, in eval mode."""
         model = DPConvCNP(self.model_cfg)
         model.load_state_dict(self.best_state if self.best_state is not None else self.model.state_dict())
         model.eval()
@@ -150,12 +234,13 @@ class Trainer:
                 "best_state": self.best_state, "history": list(self.history)}
 
     @classmethod
-    def from_state(cls, state: dict[str, Any], **overrides) -> Trainer:
-        """Rebuild a trainer where it stopped; ``overrides`` may change only ``steps`` of the schedule."""
+    def from_state(cls, state: dict[str, Any], *, device: str | torch.device = "cpu", **overrides) -> Trainer:
+        """Rebuild a trainer where it stopped (on ``device``); ``overrides`` may change only ``steps``
+        of the schedule."""
         if set(overrides) - {"steps"}:
             raise InvalidParameterError("overrides", "only 'steps' (the schedule is fixed once started)", sorted(overrides))
         cfg = TrainConfig.from_dict({**state["train_config"], **overrides})
-        tr = cls(ModelConfig.from_dict(state["model_config"]), cfg)
+        tr = cls(ModelConfig.from_dict(state["model_config"]), cfg, device=device)
         tr.model.load_state_dict(state["model"])
         tr.optimizer.load_state_dict(state["optimizer"])
         tr.generator.set_state(state["generator"])

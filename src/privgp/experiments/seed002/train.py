@@ -7,6 +7,10 @@ fixed validation set, in the format of :func:`privgp.nn.pretrained.load`), ``his
 ``loss.png`` and ``run.json``. Running the same command again continues where it stopped, until
 ``steps`` are done; ``max_minutes`` bounds one chunk's wall time.
 
+``device`` runs the network elsewhere (``cuda`` for the paper-width model); ``stream=indexed`` with
+``data_workers`` > 0 draws the training batches ahead in that many worker processes (the batches do
+not depend on the number of workers; the default ``sequential`` stream is the shipped model's).
+
 The reduced CPU model shipped in the package was trained with this experiment (see docs/results.md).
 """
 from __future__ import annotations
@@ -19,17 +23,20 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ... import validation as v
 from ..common import new_figure, save_figure, write_run_record, write_table
 
 
-def _configs(quick: bool, seed: int, steps, val_every, val_tasks, batch_size, n_target, channels, first_channels):
+def _configs(quick: bool, seed: int, steps, val_every, val_tasks, batch_size, n_target, channels, first_channels,
+             stream):
     from ...nn.model import ModelConfig
     from ...nn.train import TrainConfig
 
     if quick:  # a tiny model on a small grid: the CI check that the loss decreases
         mcfg = ModelConfig(window=(-3.0, 3.0), points_per_unit=16, first_channels=8, channels=(16, 16), kernel_size=5)
         tcfg = TrainConfig(steps=steps or 300, batch_size=batch_size or 8, n_context=(16, 64), n_target=n_target or 64,
-                           target_range=(-2.0, 2.0), val_tasks=val_tasks or 32, val_every=val_every or 100, seed=seed)
+                           target_range=(-2.0, 2.0), val_tasks=val_tasks or 32, val_every=val_every or 100, seed=seed,
+                           stream=stream)
     else:
         kw: dict[str, Any] = {}
         if channels is not None:
@@ -38,31 +45,40 @@ def _configs(quick: bool, seed: int, steps, val_every, val_tasks, batch_size, n_
             kw["first_channels"] = int(first_channels)
         mcfg = ModelConfig(**kw)
         tcfg = TrainConfig(steps=steps or 20000, batch_size=batch_size or 16, n_target=n_target or 256,
-                           val_tasks=val_tasks or 512, val_every=val_every or 1000, seed=seed)
+                           val_tasks=val_tasks or 512, val_every=val_every or 1000, seed=seed, stream=stream)
     return mcfg, tcfg
 
 
 def train(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, steps: int | None = None,
           max_minutes: float | None = None, val_every: int | None = None, val_tasks: int | None = None,
           batch_size: int | None = None, n_target: int | None = None, channels=None, first_channels=None,
-          threads: int = 1, progress: bool = True) -> dict:
+          threads: int = 1, progress: bool = True, device: str = "cpu", stream: str = "sequential",
+          data_workers: int = 0) -> dict:
     """Train (or continue training) a DPConvCNP; see the module docstring. ``threads`` is torch's
     intra-op thread count (1 keeps the run to about one core)."""
     import torch
     from tqdm.auto import tqdm
 
+    from ...errors import InvalidParameterError
     from ...nn.pretrained import load_checkpoint
-    from ...nn.train import Trainer
+    from ...nn.train import BatchPrefetcher, Trainer
 
+    workers = v.integer("data_workers", data_workers, minimum=0)
+    dev = _device(device)
     torch.set_num_threads(int(threads))
     out_dir = Path(out_dir)
     last = out_dir / "last.pt"
-    mcfg, tcfg = _configs(quick, seed, steps, val_every, val_tasks, batch_size, n_target, channels, first_channels)
+    mcfg, tcfg = _configs(quick, seed, steps, val_every, val_tasks, batch_size, n_target, channels, first_channels,
+                          stream)
     if last.exists():
-        trainer = Trainer.from_state(load_checkpoint(last), steps=tcfg.steps)   # weights only
+        trainer = Trainer.from_state(load_checkpoint(last), steps=tcfg.steps, device=dev)   # weights only
     else:
-        trainer = Trainer(mcfg, tcfg)
+        trainer = Trainer(mcfg, tcfg, device=dev)
     cfg = trainer.cfg
+    if workers and cfg.stream != "indexed":
+        raise InvalidParameterError("data_workers", f"0 unless the run's stream is 'indexed' (it is {cfg.stream!r})",
+                                    workers)
+    prefetch = BatchPrefetcher(cfg, trainer.step, workers) if workers else None
     deadline = time.monotonic() + 60.0 * max_minutes if max_minutes else math.inf
     t_chunk = time.perf_counter()
     start_step = trainer.step
@@ -70,7 +86,7 @@ def train(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, steps: in
     bar = tqdm(total=cfg.steps, initial=trainer.step, desc="seed002-train", disable=not progress, dynamic_ncols=True)
     try:
         while trainer.step < cfg.steps and time.monotonic() < deadline:
-            recent.append(trainer.train_step())
+            recent.append(trainer.train_step(next(prefetch) if prefetch is not None else None))
             recent = recent[-100:]
             bar.update(1)
             bar.set_postfix(loss=f"{np.mean(recent):.3f}", best_val=f"{trainer.best_val:.3f}")
@@ -81,6 +97,8 @@ def train(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, steps: in
                 _save(trainer, out_dir)
     finally:
         bar.close()
+        if prefetch is not None:
+            prefetch.close()
     if trainer.step != start_step and (not trainer.history or trainer.history[-1]["step"] != trainer.step):
         _save(trainer, out_dir)  # a chunk that stopped between validations still resumes exactly here
     hist = pd.DataFrame(trainer.history)
@@ -102,9 +120,27 @@ def train(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, steps: in
                "first_val_nll": trainer.history[0]["val_nll"] if trainer.history else None,
                "last_val_nll": trainer.history[-1]["val_nll"] if trainer.history else None}
     config = {"model": trainer.model_cfg.to_dict(), "train": cfg.to_dict(), "quick": quick, "threads": threads,
-              "torch": torch.__version__}
+              "torch": torch.__version__, "device": str(dev), "data_workers": workers,
+              "device_name": torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu"}
     write_run_record(out_dir, "seed002-train", config, summary, seconds=trainer.seconds)
     return summary
+
+
+def _device(device: str):
+    """The torch device named by ``device``, checked before anything is written."""
+    import torch
+
+    from ...errors import InvalidParameterError
+
+    try:
+        dev = torch.device(str(device))
+    except (RuntimeError, TypeError):
+        raise InvalidParameterError("device", "a torch device name such as 'cpu' or 'cuda'", device) from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise InvalidParameterError("device", "a device this machine has (torch sees no CUDA GPU)", device)
+    if dev.type not in ("cpu", "cuda"):
+        raise InvalidParameterError("device", "'cpu' or 'cuda[:k]'", device)
+    return dev
 
 
 def _save(trainer, out_dir: Path) -> None:
