@@ -84,3 +84,28 @@ def test_environment_variable_names_the_file_or_its_folder(no_weights, monkeypat
     monkeypatch.setenv(pretrained.ENV, str(no_weights / "nowhere"))
     with pytest.raises(DataError, match="does not name"):
         pretrained.locate()
+
+
+def test_the_paper_width_checkpoint_is_the_one_its_comparison_scored():
+    """docs/runs/seed002-train-gpu holds the GPU-trained paper-width model in float16 (its parameters;
+    the grid buffer stays float32); it loads into a float32 model unchanged, and it is the file
+    (sha256) that docs/runs/seed002-gpu-compare scored."""
+    import json
+    from pathlib import Path
+
+    import torch
+
+    root = Path(__file__).resolve().parents[2]
+    path = root / "docs" / "runs" / "seed002-train-gpu" / "dpconvcnp_paper_width_fp16.pt"
+    if not path.is_file():
+        pytest.skip("docs/runs is not in the sdist")
+    rec = json.loads((root / "docs" / "runs" / "seed002-gpu-compare" / "run.json").read_text())
+    assert pretrained._sha256(path) == rec["config"]["checkpoint_sha256"]
+    raw = pretrained.load_checkpoint(path)
+    model = pretrained.load(path)
+    assert model.cfg.channels == (256,) * 7 and model.n_parameters() == 6_276_550
+    assert raw["training"]["best_step"] == 26000 and raw["training"]["train_config"]["stream"] == "indexed"
+    for k, t in model.state_dict().items():
+        assert t.dtype == torch.float32
+        assert torch.equal(t, raw["state_dict"][k].float()), k
+        assert raw["state_dict"][k].dtype == (torch.float32 if k.endswith("grid") else torch.float16), k

@@ -133,6 +133,21 @@ class BatchPrefetcher:
         self.close()
 
 
+def validation_nll(model: DPConvCNP, batches: list[TaskBatch], seed: int) -> np.ndarray:
+    """Per-task NLL per target point of ``model`` (in eval mode, on its own device) on fixed validation
+    batches, the mechanism's noise from a generator seeded ``seed + 2`` (common random numbers)."""
+    device = next(model.parameters()).device
+    g = torch.Generator().manual_seed(seed + 2)
+    model.eval()
+    per_task = []
+    with torch.no_grad():
+        for b in batches:
+            xc, yc, xt, yt, mu = (t.to(device) for t in (b.xc, b.yc, b.xt, b.yt, b.mu))
+            mean, std = model(xc, yc, xt, mu, g)
+            per_task.append(gaussian_nll(yt, mean, std).mean(dim=1))
+    return torch.cat(per_task).double().cpu().numpy()
+
+
 class Trainer:
     """Resumable meta-training state. Seeds: training tasks and noise from ``seed``; the validation
     tasks from ``seed + 1`` (fixed); validation noise from ``seed + 2``, re-seeded at every validation
@@ -202,15 +217,7 @@ class Trainer:
     def validate(self) -> tuple[float, float]:
         """Mean validation NLL per target point and its standard error over the fixed tasks."""
         t0 = time.perf_counter()
-        g = torch.Generator().manual_seed(self.cfg.seed + 2)
-        self.model.eval()
-        per_task = []
-        with torch.no_grad():
-            for b in self.validation_batches():
-                xc, yc, xt, yt, mu = self._on_device(b)
-                mean, std = self.model(xc, yc, xt, mu, g)
-                per_task.append(gaussian_nll(yt, mean, std).mean(dim=1))
-        nll = torch.cat(per_task).double().cpu().numpy()
+        nll = validation_nll(self.model, self.validation_batches(), self.cfg.seed)
         m, se = float(nll.mean()), float(nll.std(ddof=1) / np.sqrt(len(nll))) if len(nll) > 1 else 0.0
         if m < self.best_val:
             self.best_val, self.best_step = m, self.step
