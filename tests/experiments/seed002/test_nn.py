@@ -98,3 +98,18 @@ def test_sim2real_y_scale(tmp_path):
     scaled = dpconvcnp_nll(load(), b, torch.Generator().manual_seed(1)).mean()
     row = next(r for r in rec["summary"]["nll"] if r["task"] == "progression_from_bmi" and r["method"] == "DPConvCNP")
     assert row["nll"] == pytest.approx(scaled + np.log(2.0), abs=1e-9)
+
+
+@pytest.mark.parametrize("settings, name", [({"device": "cuda:99"}, "device"), ({"device": "tpu"}, "device"),
+                                            ({"device": "nonsense"}, "device"),
+                                            ({"data_workers": 2}, "data_workers"),
+                                            ({"data_workers": -1}, "data_workers"),
+                                            ({"stream": "shuffled"}, "stream")])
+def test_seed002_train_refuses_bad_settings_before_writing(tmp_path, settings, name):
+    """A GPU that is not there (or any unknown device), workers without the indexed stream, or an unknown
+    stream: a clear error naming the setting, and no run directory."""
+    from privgp.errors import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError, match=name):
+        run_experiment("seed002-train", tmp_path / "bad", quick=True, progress=False, steps=2, **settings)
+    assert not any((tmp_path / "bad").glob("*"))

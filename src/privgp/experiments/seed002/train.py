@@ -138,6 +138,8 @@ def _device(device: str):
         raise InvalidParameterError("device", "a torch device name such as 'cpu' or 'cuda'", device) from None
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise InvalidParameterError("device", "a device this machine has (torch sees no CUDA GPU)", device)
+    if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
+        raise InvalidParameterError("device", f"a GPU index below {torch.cuda.device_count()}", device)
     if dev.type not in ("cpu", "cuda"):
         raise InvalidParameterError("device", "'cpu' or 'cuda[:k]'", device)
     return dev
