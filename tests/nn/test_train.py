@@ -107,12 +107,13 @@ def test_prefetching_and_batches_need_the_indexed_stream():
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (run on the device machine)")
-def test_a_step_on_the_gpu_matches_the_cpu():
+def test_a_step_on_the_gpu_matches_the_cpu(monkeypatch):
     """The same batch and noise draws give the same loss and, after one Adam step, the same weights on
     a GPU as on the CPU, to float32 rounding (tasks and noise are drawn on the CPU either way)."""
     torch.set_num_threads(1)
     cpu, gpu = Trainer(TINY, tiny_cfg(2)), Trainer(TINY, tiny_cfg(2), device="cuda")
-    torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = False
+    monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", False)   # float32 arithmetic on both sides
+    monkeypatch.setattr(torch.backends.cuda.matmul, "allow_tf32", False)
     for _ in range(2):
         assert cpu.train_step() == pytest.approx(gpu.train_step(), rel=1e-4)
     for k, t in cpu.model.state_dict().items():
