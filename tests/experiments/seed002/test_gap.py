@@ -52,3 +52,30 @@ def test_seed002_s1_quick_on_the_tasks_of_an_nll_run(tmp_path):
     assert (tmp_path / "s1" / "s1.png").exists() and (tmp_path / "s1" / "page_s1.md").exists()
     with pytest.raises(InvalidParameterError, match="nll_run"):
         run_experiment("seed002-s1", tmp_path / "bad", quick=True, nll_run=str(tmp_path / "nll"), seed=1)
+
+
+def test_seed002_s1_scores_another_checkpoint_on_the_tasks_of_an_nll_run(tmp_path):
+    """With a checkpoint other than the one the nll run scored, the tasks are still checked (the oracle's
+    NLL equals the run's) but the DPConvCNP's NLL is this checkpoint's own; other tasks are refused."""
+    torch.set_num_threads(1)
+    run_experiment("seed002-nll", tmp_path / "nll", quick=True, dpsvgp=0)
+    model = load()
+    with torch.no_grad():
+        model.unet.last.bias.add_(0.3)      # another model: a shifted predictive mean
+    torch.save(model.export(), tmp_path / "other.pt")
+    run_experiment("seed002-s1", tmp_path / "s1", quick=True, nll_run=str(tmp_path / "nll"),
+                   checkpoint=str(tmp_path / "other.pt"))
+    s1 = pd.read_csv(tmp_path / "s1" / "s1.csv")
+    nll = pd.read_csv(tmp_path / "nll" / "nll.csv")
+    def pick(df, n, method):
+        keep = (df.N == n) & (df.method == method)
+        if "family" in df:                       # the nll run: its EQ N sweep
+            keep &= (df.family == "eq") & (df.sweep == "N")
+        return df[keep]["nll"].item()
+
+    for n in (8, 16):
+        assert pick(s1, n, "oracle") == pytest.approx(pick(nll, n, "oracle"), abs=1e-12)
+        assert abs(pick(s1, n, "DPConvCNP") - pick(nll, n, "DPConvCNP")) > 1e-6
+    with pytest.raises(InvalidParameterError, match="nll_run"):
+        run_experiment("seed002-s1", tmp_path / "bad", quick=True, nll_run=str(tmp_path / "nll"), seed=1,
+                       checkpoint=str(tmp_path / "other.pt"))
