@@ -30,7 +30,6 @@ The model was trained with ``privgp experiment seed002-train --set device=cuda .
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import math
 import time
@@ -39,21 +38,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from privgp.experiments.common import markdown_table
+
 TOL = 1e-9
 NLL_RUN = Path("docs/runs/seed002-nll")
 PAIRED_RUN = Path("docs/runs/seed002-paired")
 SHIPPED_RUN = Path("docs/runs/seed002-train")   # the shipped model's training record (history.csv)
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
 def half(src: Path, dest: Path) -> None:
     import torch
 
     from privgp.nn.model import DPConvCNP, ModelConfig
-    from privgp.nn.pretrained import load_checkpoint
+    from privgp.nn.pretrained import _sha256, load_checkpoint
 
     d = load_checkpoint(src)
     params = {k for k, _ in DPConvCNP(ModelConfig.from_dict(d["config"])).named_parameters()}  # not the grid buffer
@@ -78,9 +75,7 @@ def _read(reading: str, first: str, second: str) -> str:
 
 
 def _md(df: pd.DataFrame) -> str:
-    lines = ["| " + " | ".join(df.columns) + " |", "|" + "---|" * len(df.columns)]
-    lines += ["| " + " | ".join(str(v) for v in r) + " |" for r in df.itertuples(index=False)]
-    return "\n".join(lines) + "\n"
+    return markdown_table(df) + "\n"
 
 
 def compare(checkpoint: Path, out: Path, fp32: Path | None) -> None:
@@ -89,7 +84,7 @@ def compare(checkpoint: Path, out: Path, fp32: Path | None) -> None:
     from privgp.experiments.common import write_run_record
     from privgp.experiments.seed002.nn import _spec, nll_points, nll_task_generator
     from privgp.nn.evaluate import dpconvcnp_nll
-    from privgp.nn.pretrained import load, training_record
+    from privgp.nn.pretrained import _sha256, load, training_record
     from privgp.nn.tasks import sample_batch
     from privgp.nn.train import TrainConfig, validation_nll
 

@@ -133,6 +133,11 @@ class BatchPrefetcher:
         self.close()
 
 
+def _on(device: torch.device, b: TaskBatch) -> tuple[torch.Tensor, ...]:
+    """A batch's (xc, yc, xt, yt, mu) on ``device``."""
+    return tuple(t.to(device) for t in (b.xc, b.yc, b.xt, b.yt, b.mu))
+
+
 def validation_nll(model: DPConvCNP, batches: list[TaskBatch], seed: int) -> np.ndarray:
     """Per-task NLL per target point of ``model`` (in eval mode, on its own device) on fixed validation
     batches, the mechanism's noise from a generator seeded ``seed + 2`` (common random numbers)."""
@@ -142,7 +147,7 @@ def validation_nll(model: DPConvCNP, batches: list[TaskBatch], seed: int) -> np.
     per_task = []
     with torch.no_grad():
         for b in batches:
-            xc, yc, xt, yt, mu = (t.to(device) for t in (b.xc, b.yc, b.xt, b.yt, b.mu))
+            xc, yc, xt, yt, mu = _on(device, b)
             mean, std = model(xc, yc, xt, mu, g)
             per_task.append(gaussian_nll(yt, mean, std).mean(dim=1))
     return torch.cat(per_task).double().cpu().numpy()
@@ -186,9 +191,6 @@ class Trainer:
             return indexed_batch(self.sampler, self.cfg.seed, self.step)
         return self.sampler.sample(self.generator)
 
-    def _on_device(self, b: TaskBatch) -> tuple[torch.Tensor, ...]:
-        return tuple(t.to(self.device) for t in (b.xc, b.yc, b.xt, b.yt, b.mu))
-
     # -- optimisation -----------------------------------------------------------------------------
     def train_step(self, batch: TaskBatch | None = None) -> float:
         """One Adam step on the next batch (``batch``: that batch, drawn ahead by a
@@ -197,7 +199,7 @@ class Trainer:
         self.model.train()
         if batch is not None and self.cfg.stream != "indexed":
             raise InvalidParameterError("batch", "given only in the 'indexed' stream", self.cfg.stream)
-        xc, yc, xt, yt, mu = self._on_device(batch if batch is not None else self.next_batch())
+        xc, yc, xt, yt, mu = _on(self.device, batch if batch is not None else self.next_batch())
         loss = self.model.loss(xc, yc, xt, yt, mu, self.generator)
         value = float(loss.detach())
         self.optimizer.zero_grad(set_to_none=True)
