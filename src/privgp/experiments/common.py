@@ -110,6 +110,20 @@ def new_figure(*args, **kwargs):
     return plt.subplots(*args, **kwargs)
 
 
+def import_torch(feature: str, threads: int | None = None):
+    """torch, for an experiment that needs the ``nn`` extra (``feature`` names it in the one-line error a
+    missing torch gives: :class:`~privgp.errors.MissingExtraError`); ``threads``: torch's intra-op threads."""
+    try:
+        import torch
+    except ImportError:
+        from ..errors import MissingExtraError
+
+        raise MissingExtraError(feature, "torch", "nn") from None
+    if threads is not None:
+        torch.set_num_threads(int(threads))
+    return torch
+
+
 def as_tuple(values) -> tuple:
     """A scalar or a sequence of column values as a tuple (a single CLI value is one column)."""
     return tuple(np.atleast_1d(np.asarray(values)).tolist())

@@ -22,17 +22,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..common import as_tuple, new_figure, save_figure, write_run_record, write_table
+from ..common import as_tuple, import_torch, new_figure, save_figure, write_run_record, write_table
 
 FAMILY_KERNEL = {"eq": "eq", "sawtooth": "periodic", "matern32": "matern32"}
 COLORS = {"DPConvCNP": "tab:green", "DP-SVGP": "tab:purple", "oracle": "tab:blue"}
 
 
 def _torch(threads: int):
-    import torch
-
-    torch.set_num_threads(int(threads))
-    return torch
+    return import_torch("this seed-002 experiment", threads)
 
 
 def _spec(family: str, eq_lengthscale: float, sawtooth_frequency: float):

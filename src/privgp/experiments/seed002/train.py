@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ... import validation as v
-from ..common import new_figure, save_figure, write_run_record, write_table
+from ..common import import_torch, new_figure, save_figure, write_run_record, write_table
 
 
 def _configs(quick: bool, seed: int, steps, val_every, val_tasks, batch_size, n_target, channels, first_channels,
@@ -56,16 +56,15 @@ def train(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, steps: in
           data_workers: int = 0) -> dict:
     """Train (or continue training) a DPConvCNP; see the module docstring. ``threads`` is torch's
     intra-op thread count (1 keeps the run to about one core)."""
-    import torch
     from tqdm.auto import tqdm
 
     from ...errors import InvalidParameterError
     from ...nn.pretrained import load_checkpoint
     from ...nn.train import BatchPrefetcher, Trainer
 
+    torch = import_torch("privgp experiment seed002-train", threads)
     workers = v.integer("data_workers", data_workers, minimum=0)
     dev = _device(device)
-    torch.set_num_threads(int(threads))
     out_dir = Path(out_dir)
     last = out_dir / "last.pt"
     mcfg, tcfg = _configs(quick, seed, steps, val_every, val_tasks, batch_size, n_target, channels, first_channels,

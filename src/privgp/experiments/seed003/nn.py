@@ -27,20 +27,15 @@ import pandas as pd
 
 from ...audit.lood.mia import correlation, half_split_gaussian_lr_auc, lr_auc_single
 from ...audit.lood.models import GPPosterior, centred_one_hot
-from ...errors import MissingExtraError
 from ...models.nngp import NNGP
-from ..common import as_tuple, new_figure, save_figure, write_run_record, write_table
+from ..common import as_tuple, import_torch, new_figure, save_figure, write_run_record, write_table
 from .data import load_images, normaliser
 
 ACTS = ("relu", "gelu")
 
 
 def _torch():
-    try:
-        import torch
-    except ImportError:
-        raise MissingExtraError("the seed-003 NN experiment", "torch", "nn") from None
-    return torch
+    return import_torch("the seed-003 NN experiment")
 
 
 def train_ensemble(X, labels, masks, *, depth: int, width: int, activation: str, epochs: int, lr: float, seed: int):
