@@ -1,4 +1,5 @@
 """Meta-training of a tiny DPConvCNP: the loss decreases, and a resumed run continues exactly."""
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -55,6 +56,24 @@ def test_task_generators_follow_their_specs():
     e = sample_batch(TaskSpec("eq", lengthscale=(0.5, 0.5)), 256, 1, 1, g)
     var = float(torch.cat([e.yc, e.yt], 1).var())
     assert abs(var - 1.04) < 0.2  # marginal variance s_v^2 + s_n^2 = 1.04 (SE about 0.07)
+
+
+def test_the_matern32_noise_range_reaches_the_tasks_and_the_records():
+    """TrainConfig's ``matern32_noise`` sets the simulator's s_n range (drawn per task inside it); a schedule with
+    the default range is recorded as before the option existed (no key), another one round-trips."""
+    from privgp.errors import InvalidParameterError
+    from privgp.nn.tasks import MATERN32_NOISE_STD, MATERN32_NOISE_STD_E2
+
+    default = TrainConfig(weights={"matern32": 1.0})
+    assert "matern32_noise" not in default.to_dict() and default.matern32_noise == MATERN32_NOISE_STD == (0.2, 0.6)
+    e2 = TrainConfig(weights={"matern32": 1.0}, n_context=(8, 8), n_target=8, matern32_noise=MATERN32_NOISE_STD_E2)
+    assert TrainConfig.from_dict(e2.to_dict()) == e2 and e2.to_dict()["matern32_noise"] == [0.3, 0.8]
+    g = torch.Generator().manual_seed(0)
+    noise = np.concatenate([e2.sampler().sample(g).params["noise_std"] for _ in range(8)])
+    assert 0.3 <= noise.min() < 0.35 and 0.75 < noise.max() <= 0.8
+    for bad in [(0.6, 0.2), (0.0, 0.5), (0.2,), (0.2, np.inf)]:
+        with pytest.raises(InvalidParameterError, match="matern32_noise"):
+            TrainConfig(matern32_noise=bad)
 
 
 def _weights_equal(a, b):

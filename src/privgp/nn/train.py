@@ -28,7 +28,7 @@ import torch
 from .. import validation as v
 from ..errors import InvalidParameterError
 from .model import DPConvCNP, ModelConfig, gaussian_nll
-from .tasks import TaskBatch, TaskSampler, TaskSpec, default_specs
+from .tasks import MATERN32_NOISE_STD, TaskBatch, TaskSampler, TaskSpec, default_specs
 
 DEFAULT_WEIGHTS = {"eq": 0.4, "matern32": 0.2, "sawtooth": 0.4}
 STREAMS = ("sequential", "indexed")
@@ -37,7 +37,8 @@ STREAMS = ("sequential", "indexed")
 @dataclass(frozen=True)
 class TrainConfig:
     """Training schedule (paper: 409,600 steps of batch 16, 512 targets in [-6, 6], 2,048 validation
-    tasks; the defaults are the reduced CPU schedule)."""
+    tasks; the defaults are the reduced CPU schedule). ``weights``: the families trained on and their
+    shares of the batches; ``matern32_noise``: the Matérn-3/2 simulator's noise range (§5.2's by default)."""
 
     steps: int = 20000
     batch_size: int = 16
@@ -50,6 +51,7 @@ class TrainConfig:
     val_every: int = 1000
     seed: int = 0
     stream: str = "sequential"
+    matern32_noise: tuple[float, float] = MATERN32_NOISE_STD
 
     def __post_init__(self):
         v.integer("steps", self.steps, minimum=0)
@@ -60,22 +62,33 @@ class TrainConfig:
         v.integer("val_every", self.val_every, minimum=1)
         object.__setattr__(self, "n_context", tuple(int(a) for a in self.n_context))
         object.__setattr__(self, "target_range", tuple(float(a) for a in self.target_range))
+        noise = tuple(float(a) for a in np.atleast_1d(self.matern32_noise))
+        if len(noise) != 2 or not 0 < noise[0] <= noise[1] or not np.isfinite(noise[1]):
+            raise InvalidParameterError("matern32_noise", "a range (lo, hi) with 0 < lo <= hi", self.matern32_noise)
+        object.__setattr__(self, "matern32_noise", noise)
         if self.stream not in STREAMS:
             raise InvalidParameterError("stream", f"one of {STREAMS}", self.stream)
         if set(self.weights) - set(DEFAULT_WEIGHTS):
             raise InvalidParameterError("weights", f"keys among {sorted(DEFAULT_WEIGHTS)}", self.weights)
 
     def specs(self) -> dict[str, TaskSpec]:
-        return default_specs(self.target_range)
+        return default_specs(self.target_range, self.matern32_noise)
 
     def to_dict(self) -> dict[str, Any]:
+        """The schedule as JSON types; ``matern32_noise`` only where it is not the default (the records of
+        runs made before it existed stay the same)."""
         d = asdict(self)
         d["n_context"], d["target_range"] = list(self.n_context), list(self.target_range)
+        if self.matern32_noise == MATERN32_NOISE_STD:
+            del d["matern32_noise"]
+        else:
+            d["matern32_noise"] = list(self.matern32_noise)
         return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> TrainConfig:
-        return cls(**{**d, "n_context": tuple(d["n_context"]), "target_range": tuple(d["target_range"])})
+        return cls(**{**d, "n_context": tuple(d["n_context"]), "target_range": tuple(d["target_range"]),
+                      "matern32_noise": tuple(d.get("matern32_noise", MATERN32_NOISE_STD))})
 
     def sampler(self) -> TaskSampler:
         return TaskSampler(self.specs(), self.weights, batch_size=self.batch_size, n_context=self.n_context,

@@ -104,7 +104,12 @@ def test_sim2real_y_scale(tmp_path):
                                             ({"device": "nonsense"}, "device"),
                                             ({"data_workers": 2}, "data_workers"),
                                             ({"data_workers": -1}, "data_workers"),
-                                            ({"stream": "shuffled"}, "stream")])
+                                            ({"stream": "shuffled"}, "stream"),
+                                            ({"families": "gauss"}, "families"),
+                                            ({"families": ("eq", "eq")}, "families"),
+                                            ({"matern32_noise": (0.8, 0.3)}, "matern32_noise"),
+                                            ({"matern32_noise": 0.5}, "matern32_noise"),
+                                            ({"matern32_noise": (0.0, 0.5)}, "matern32_noise")])
 def test_seed002_train_refuses_bad_settings_before_writing(tmp_path, settings, name):
     """A GPU that is not there (or any unknown device), workers without the indexed stream, or an unknown
     stream: a clear error naming the setting, and no run directory."""
@@ -113,3 +118,29 @@ def test_seed002_train_refuses_bad_settings_before_writing(tmp_path, settings, n
     with pytest.raises(InvalidParameterError, match=name):
         run_experiment("seed002-train", tmp_path / "bad", quick=True, progress=False, steps=2, **settings)
     assert not any((tmp_path / "bad").glob("*"))
+
+
+def test_seed002_train_on_one_family_with_the_appendix_noise_range_and_resume_only_with_it(tmp_path):
+    """``families=matern32`` with ``matern32_noise=0.3,0.8`` (App. E.2's range): the run's record says so, the
+    model's checkpoint carries the schedule, and resuming with another simulator is refused, nothing written."""
+    from privgp.errors import InvalidParameterError
+    from privgp.nn.pretrained import load_checkpoint
+    from privgp.nn.train import TrainConfig
+
+    out = tmp_path / "m32"
+    run_experiment("seed002-train", out, quick=True, progress=False, steps=4, val_every=2, val_tasks=8,
+                   families="matern32", matern32_noise=(0.3, 0.8))
+    train = json.loads((out / "run.json").read_text())["config"]["train"]
+    assert train["weights"] == {"matern32": 0.2} and train["matern32_noise"] == [0.3, 0.8]
+    cfg = TrainConfig.from_dict(load_checkpoint(out / "last.pt")["train_config"])
+    assert cfg.matern32_noise == (0.3, 0.8) and cfg.specs()["matern32"].noise_std == (0.3, 0.8)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    for bad in ({"families": ("eq", "matern32")}, {"matern32_noise": (0.2, 0.6)}):
+        with pytest.raises(InvalidParameterError, match=next(iter(bad))):
+            run_experiment("seed002-train", out, quick=True, progress=False, steps=6, val_every=2, val_tasks=8,
+                           **bad)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    run_experiment("seed002-train", out, quick=True, progress=False, steps=6, val_every=2, val_tasks=8,
+                   families="matern32", matern32_noise=(0.3, 0.8))
+    assert json.loads((out / "run.json").read_text())["summary"]["step"] == 6
+

@@ -287,7 +287,9 @@ def sim2real(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, n_valu
     baseline from BMI, and from s5 = log serum triglycerides): x min-max scaled to [-1, 1], y
     standardised (statistics assumed public, as in App. E.2); for each N, N random patients form the
     private context and the rest are targets; ``repeats`` random splits; mean NLL +- 95 % interval.
-    The DPConvCNP was trained with the Matérn-3/2 simulator (contexts in [-1, 1]); the DP-SVGP uses a
+    The DPConvCNP is the shipped model (trained on three families, the Matérn-3/2 simulator with contexts in
+    [-1, 1] among them) unless ``checkpoint`` names another, e.g. a dedicated sim-to-real model
+    (``seed002-train --set families=matern32 --set matern32_noise=0.3,0.8``); the DP-SVGP uses a
     Matérn-3/2 kernel with the settings tuned for the EQ task (no separate sim-to-real tuning) and
     runs on the first ``dpsvgp_repeats`` splits (default: all); ``dpsvgp_from`` reuses the DP-SVGP rows
     of an earlier run with the same splits and settings (checked).

@@ -7,6 +7,12 @@ fixed validation set, in the format of :func:`privgp.nn.pretrained.load`), ``his
 ``loss.png`` and ``run.json``. Running the same command again continues where it stopped, until
 ``steps`` are done; ``max_minutes`` bounds one chunk's wall time.
 
+``families`` trains on some of the simulated families only (their default shares renormalised), e.g.
+``families=matern32`` for a dedicated sim-to-real model as the paper trains one (App. E.2);
+``matern32_noise=0.3,0.8`` sets that simulator's noise range (§5.2 prints U[0.2, 0.6], the default;
+App. E.2 prints U[0.3, 0.8]). Both are part of the run's schedule: a resumed run keeps the ones it started with
+and refuses others.
+
 ``device`` runs the network elsewhere (``cuda`` for the paper-width model); ``stream=indexed`` with
 ``data_workers`` > 0 draws the training batches ahead in that many worker processes (the batches do
 not depend on the number of workers; the default ``sequential`` stream is the shipped model's).
@@ -27,8 +33,29 @@ from ... import validation as v
 from ..common import import_torch, new_figure, save_figure, write_run_record, write_table
 
 
+def _simulator(families, matern32_noise) -> dict[str, Any]:
+    """The TrainConfig fields that ``families`` and ``matern32_noise`` set (none when not given)."""
+    from ...errors import InvalidParameterError
+    from ...nn.tasks import FAMILIES
+    from ...nn.train import DEFAULT_WEIGHTS
+
+    out: dict[str, Any] = {}
+    if families is not None:
+        names = [str(f) for f in np.atleast_1d(families)]
+        if not names or any(f not in FAMILIES for f in names) or len(set(names)) != len(names):
+            raise InvalidParameterError("families", f"distinct names among {', '.join(FAMILIES)}", families)
+        out["weights"] = {f: DEFAULT_WEIGHTS[f] for f in names}
+    if matern32_noise is not None:
+        noise = np.atleast_1d(matern32_noise)
+        if noise.shape != (2,) or not np.issubdtype(noise.dtype, np.number) or not 0 < noise[0] <= noise[1] \
+                or not np.isfinite(noise[1]):
+            raise InvalidParameterError("matern32_noise", "two numbers lo,hi with 0 < lo <= hi", matern32_noise)
+        out["matern32_noise"] = (float(noise[0]), float(noise[1]))
+    return out
+
+
 def _configs(quick: bool, seed: int, steps, val_every, val_tasks, batch_size, n_target, channels, first_channels,
-             stream):
+             stream, simulator: dict[str, Any]):
     from ...nn.model import ModelConfig
     from ...nn.train import TrainConfig
 
@@ -36,7 +63,7 @@ def _configs(quick: bool, seed: int, steps, val_every, val_tasks, batch_size, n_
         mcfg = ModelConfig(window=(-3.0, 3.0), points_per_unit=16, first_channels=8, channels=(16, 16), kernel_size=5)
         tcfg = TrainConfig(steps=steps or 300, batch_size=batch_size or 8, n_context=(16, 64), n_target=n_target or 64,
                            target_range=(-2.0, 2.0), val_tasks=val_tasks or 32, val_every=val_every or 100, seed=seed,
-                           stream=stream)
+                           stream=stream, **simulator)
     else:
         kw: dict[str, Any] = {}
         if channels is not None:
@@ -45,7 +72,8 @@ def _configs(quick: bool, seed: int, steps, val_every, val_tasks, batch_size, n_
             kw["first_channels"] = int(first_channels)
         mcfg = ModelConfig(**kw)
         tcfg = TrainConfig(steps=steps or 20000, batch_size=batch_size or 16, n_target=n_target or 256,
-                           val_tasks=val_tasks or 512, val_every=val_every or 1000, seed=seed, stream=stream)
+                           val_tasks=val_tasks or 512, val_every=val_every or 1000, seed=seed, stream=stream,
+                           **simulator)
     return mcfg, tcfg
 
 
@@ -53,7 +81,7 @@ def train(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, steps: in
           max_minutes: float | None = None, val_every: int | None = None, val_tasks: int | None = None,
           batch_size: int | None = None, n_target: int | None = None, channels=None, first_channels=None,
           threads: int = 1, progress: bool = True, device: str = "cpu", stream: str = "sequential",
-          data_workers: int = 0) -> dict:
+          data_workers: int = 0, families=None, matern32_noise=None) -> dict:
     """Train (or continue training) a DPConvCNP; see the module docstring. ``threads`` is torch's
     intra-op thread count (1 keeps the run to about one core)."""
     from tqdm.auto import tqdm
@@ -67,10 +95,16 @@ def train(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, steps: in
     dev = _device(device)
     out_dir = Path(out_dir)
     last = out_dir / "last.pt"
+    simulator = _simulator(families, matern32_noise)
     mcfg, tcfg = _configs(quick, seed, steps, val_every, val_tasks, batch_size, n_target, channels, first_channels,
-                          stream)
+                          stream, simulator)
     if last.exists():
         trainer = Trainer.from_state(load_checkpoint(last), steps=tcfg.steps, device=dev)   # weights only
+        for key, value in simulator.items():
+            if getattr(trainer.cfg, key) != value:
+                name = "families" if key == "weights" else key
+                raise InvalidParameterError(name, f"the run's own value to resume {last} "
+                                            f"({getattr(trainer.cfg, key)})", value)
     else:
         trainer = Trainer(mcfg, tcfg, device=dev)
     cfg = trainer.cfg
