@@ -135,6 +135,18 @@ def seed002() -> None:
                      pm(m.loc["DP-SVGP", "nll"], m.loc["DP-SVGP", "ci95"])])
     write("seed002-sim2real", "page_nll.md", md(["task", "N", "DPConvCNP (256 splits)", "DP-SVGP (64 splits)"], rows))
 
+    # the same protocol with the dedicated sim-to-real models (Matérn-3/2 simulator only)
+    runs = {"shipped model (3 families, §5.2 noise)": "seed002-sim2real",
+            "Matérn-3/2 only, §5.2 noise": "seed002-sim2real-m32",
+            "Matérn-3/2 only, App. E.2 noise": "seed002-sim2real-m32-e2"}
+    dfs = {k: pd.read_csv(RUNS / r / "nll.csv").set_index(["task", "N", "method"]) for k, r in runs.items()}
+    rows = []
+    for (task, n), _ in d.groupby(["task", "N"], sort=False):
+        rows.append([label[task], int(n)] + [pm(*dfs[k].loc[(task, n, "DPConvCNP"), ["nll", "ci95"]]) for k in runs]
+                    + [pm(*dfs[next(iter(runs))].loc[(task, n, "DP-SVGP"), ["nll", "ci95"]])])
+    write("seed002-sim2real-m32-e2", "page_models.md",
+          md(["task", "N"] + [f"DPConvCNP: {k}" for k in runs] + ["DP-SVGP (64 splits)"], rows))
+
     h = pd.read_csv(RUNS / "seed002-train" / "history.csv")
     h = h[h.step % 1000 == 0]
     tables = []

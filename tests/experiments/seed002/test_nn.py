@@ -144,3 +144,40 @@ def test_seed002_train_on_one_family_with_the_appendix_noise_range_and_resume_on
                    families="matern32", matern32_noise=(0.3, 0.8))
     assert json.loads((out / "run.json").read_text())["summary"]["step"] == 6
 
+
+@pytest.mark.parametrize("train_run, sim2real_run, noise", [("seed002-train-m32-e2", "seed002-sim2real-m32-e2", [0.3, 0.8]),
+                                                            ("seed002-train-m32", "seed002-sim2real-m32", None)])
+def test_the_committed_sim_to_real_rows_are_those_of_the_committed_dedicated_models(train_run, sim2real_run, noise):
+    """docs/results.md's dedicated sim-to-real models: each committed checkpoint was trained on the Matérn-3/2
+    simulator alone with the noise range its run says (App. E.2's, or §5.2's default, recorded as no key),
+    and gives the committed DPConvCNP row of the real-data run that names it (BMI, N = 30: the run's 256 splits
+    and release noise redrawn here)."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    from privgp.accounting.gaussian import gdp_mu
+    from privgp.experiments.seed002.nn import _diabetes
+    from privgp.nn.tasks import TaskBatch
+
+    runs = Path(__file__).resolve().parents[3] / "docs" / "runs"
+    ckpt = runs / train_run / "best.pt"
+    train = training_record(ckpt)["train_config"]
+    assert train["weights"] == {"matern32": 0.2} and train.get("matern32_noise") == noise
+    rec = json.loads((runs / sim2real_run / "run.json").read_text())
+    assert rec["config"]["checkpoint"] == f"docs/runs/{train_run}/best.pt" and rec["config"]["seed"] == 0
+    torch.set_num_threads(1)
+    _, tasks = _diabetes()
+    x, y = tasks["progression_from_bmi"]
+    rng = np.random.default_rng(0)
+    idx = np.stack([rng.permutation(len(x)) for _ in range(256)])
+    ci, ti = idx[:, :30], idx[:, 30:]
+    f32 = torch.float32
+    b = TaskBatch(xc=torch.as_tensor(x[ci], dtype=f32), yc=torch.as_tensor(y[ci], dtype=f32),
+                  xt=torch.as_tensor(x[ti], dtype=f32), yt=torch.as_tensor(y[ti], dtype=f32),
+                  epsilon=torch.full((256,), 1.0), delta=1e-3,
+                  mu=torch.full((256,), float(gdp_mu(1.0, 1e-3)), dtype=f32), family="real")
+    got = dpconvcnp_nll(load(ckpt), b, torch.Generator().manual_seed(1)).mean()
+    d = pd.read_csv(runs / sim2real_run / "nll.csv")
+    row = d[(d.task == "progression_from_bmi") & (d.N == 30) & (d.method == "DPConvCNP")]
+    assert len(row) == 1 and float(row.nll.iloc[0]) == pytest.approx(got, abs=1e-9)
