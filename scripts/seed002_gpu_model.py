@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from privgp.experiments.common import markdown_table
+from privgp.nn.evaluate import paired_mean_se
 
 TOL = 1e-9
 NLL_RUN = Path("docs/runs/seed002-nll")
@@ -64,8 +65,7 @@ def half(src: Path, dest: Path) -> None:
 def _paired(a: np.ndarray, b: np.ndarray) -> tuple[float, float, str, str]:
     """Mean of a - b over paired tasks, its standard error, the reading ("first better": a lower by more
     than 1.96 SE) and the text "+d ± se"."""
-    d = np.asarray(a, float) - np.asarray(b, float)
-    md, se = float(d.mean()), float(d.std(ddof=1) / math.sqrt(len(d)))
+    md, se = paired_mean_se(a, b)
     reading = "first better" if md + 1.96 * se < 0 else "second better" if md - 1.96 * se > 0 else "not resolved"
     return md, se, reading, f"{md:+.3f} ± {se:.3f}"
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import time
 from pathlib import Path
 
@@ -42,7 +41,7 @@ def main() -> None:
 
     from privgp.experiments.common import write_run_record
     from privgp.experiments.seed002.nn import _model, _settings, _spec, nll_points, nll_task_generator
-    from privgp.nn.evaluate import dpconvcnp_nll, dpsvgp_nll, mean_ci
+    from privgp.nn.evaluate import dpconvcnp_nll, dpsvgp_nll, mean_ci, paired_mean_se
     from privgp.nn.tasks import TaskBatch, sample_batch
 
     torch.set_num_threads(1)
@@ -76,8 +75,7 @@ def main() -> None:
                 if len(vals) != int(sel.loc[method, "tasks"]) or abs(got - want) > TOL:
                     raise SystemExit(f"{fam} {sweep} N={n} eps={eps} {method}: re-evaluated mean {got} over "
                                      f"{len(vals)} tasks != committed {want} over {sel.loc[method, 'tasks']}")
-            d = cnp[:k_sv] - svgp
-            md, se = float(d.mean()), float(d.std(ddof=1) / math.sqrt(len(d)))
+            md, se = paired_mean_se(cnp[:k_sv], svgp)
             reading = ("DPConvCNP better" if md + 1.96 * se < 0 else "DP-SVGP better" if md - 1.96 * se > 0
                        else "not resolved")
             per_task += [{"family": fam, "sweep": sweep, "N": n, "epsilon": eps, "task": i,

@@ -89,6 +89,12 @@ def mean_ci(values) -> tuple[float, float]:
     return float(a.mean()), float(1.96 * a.std(ddof=1) / np.sqrt(len(a))) if len(a) > 1 else float("nan")
 
 
+def paired_mean_se(a, b) -> tuple[float, float]:
+    """Mean of a - b over paired tasks (the same task at each index) and its standard error."""
+    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    return float(d.mean()), float(d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else float("nan")
+
+
 def tuned_settings(family: str) -> DpsvgpSettings:
     """The DP-SVGP settings tuned by ``privgp experiment seed002-tune`` and shipped with the package."""
     ref = resources.files("privgp.nn").joinpath("weights", TUNED)

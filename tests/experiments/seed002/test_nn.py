@@ -66,6 +66,23 @@ def test_seed002_quick_experiments(tmp_path):
     run_experiment("seed002-sim2real", tmp_path / "s2r", quick=True, tuned=tuned)
     rows = json.loads((tmp_path / "s2r" / "run.json").read_text())["summary"]["nll"]
     assert {r["task"] for r in rows} == {"progression_from_bmi", "progression_from_s5"}
+    # every split's NLL is kept: their means are the table's, and the paired table is their difference
+    import pandas as pd
+
+    splits = pd.read_csv(tmp_path / "s2r" / "splits.csv")
+    for r in rows:
+        s = splits[(splits.task == r["task"]) & (splits.N == r["N"]) & (splits.method == r["method"])]
+        assert len(s) == r["repeats"] and s.nll.mean() == pytest.approx(r["nll"], abs=1e-12)
+    paired = pd.read_csv(tmp_path / "s2r" / "paired.csv")
+    assert len(paired) == 2
+    for _, p in paired.iterrows():
+        s = splits[(splits.task == p.task) & (splits.N == p.N)]
+        d = s[s.method == "DPConvCNP"].nll.to_numpy()[:p.splits] - s[s.method == "DP-SVGP"].nll.to_numpy()
+        assert p["DPConvCNP - DP-SVGP"] == pytest.approx(d.mean(), abs=1e-12)
+        assert p["se"] == pytest.approx(d.std(ddof=1) / np.sqrt(len(d)), abs=1e-12)
+    # reusing the DP-SVGP rows (with their splits) gives the same paired table
+    run_experiment("seed002-sim2real", tmp_path / "s2r2", quick=True, tuned=tuned, dpsvgp_from=str(tmp_path / "s2r"))
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "s2r2" / "paired.csv"), paired)
 
 
 def test_sim2real_y_scale(tmp_path):

@@ -292,7 +292,9 @@ def sim2real(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, n_valu
     (``seed002-train --set families=matern32 --set matern32_noise=0.3,0.8``); the DP-SVGP uses a
     Matérn-3/2 kernel with the settings tuned for the EQ task (no separate sim-to-real tuning) and
     runs on the first ``dpsvgp_repeats`` splits (default: all); ``dpsvgp_from`` reuses the DP-SVGP rows
-    of an earlier run with the same splits and settings (checked).
+    of an earlier run with the same splits and settings (checked). ``splits.csv`` holds every split's NLL
+    of every method the run fitted; ``paired.csv`` the DPConvCNP minus the DP-SVGP on the splits both were
+    scored on, mean and standard error (also for reused DP-SVGP rows, where the earlier run wrote ``splits.csv``).
 
     ``y_scale`` (a public choice, default 1; the authors' Howell script uses 1.5) multiplies the
     standardised responses before the methods see them; every NLL is still reported on the
@@ -300,7 +302,7 @@ def sim2real(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, n_valu
     with different scales are comparable."""
     torch = _torch(threads)
     from ...accounting.gaussian import gdp_mu
-    from ...nn.evaluate import dpconvcnp_nll, dpsvgp_nll, mean_ci
+    from ...nn.evaluate import dpconvcnp_nll, dpsvgp_nll, mean_ci, paired_mean_se
     from ...nn.tasks import TaskBatch
     from ...validation import positive
 
@@ -322,6 +324,7 @@ def sim2real(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, n_valu
         same["y_scale"] = float(y_scale)
     log_scale = float(np.log(y_scale))
     reused = None
+    reused_splits = None
     if settings is not None and dpsvgp_from:
         from ...errors import InvalidParameterError
         from ...jsonable import to_jsonable
@@ -332,8 +335,13 @@ def sim2real(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, n_valu
         if bad:
             raise InvalidParameterError("dpsvgp_from", f"a seed002-sim2real run with the same {bad}", dpsvgp_from)
         reused = [r for r in rec["summary"]["nll"] if r["method"] == "DP-SVGP"]
+        if (Path(dpsvgp_from) / "splits.csv").is_file():
+            prev = pd.read_csv(Path(dpsvgp_from) / "splits.csv")
+            reused_splits = prev[prev.method == "DP-SVGP"]
     rng = np.random.default_rng(seed)
     examples = {}
+    split_rows: list[dict] = []
+    paired: list[dict] = []
     for name, (x, y) in tasks_xy.items():
         for n in as_tuple(n_values):
             idx = np.stack([rng.permutation(len(x)) for _ in range(repeats)])
@@ -351,20 +359,34 @@ def sim2real(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, n_valu
                 k = min(dpsvgp_repeats or repeats, repeats)
                 sub = TaskBatch(b.xc[:k], b.yc[:k], b.xt[:k], b.yt[:k], b.epsilon[:k], delta, b.mu[:k], "real")
                 res["DP-SVGP"] = dpsvgp_nll(settings, sub, torch.Generator().manual_seed(seed + 2))
-            for method, vals in res.items():
-                m, c = mean_ci(np.asarray(vals) - log_scale)
+            per_split = {method: np.asarray(vals, dtype=float) - log_scale for method, vals in res.items()}
+            for method, vals in per_split.items():
+                m, c = mean_ci(vals)
                 rows.append({"task": name, "N": int(n), "epsilon": epsilon, "method": method, "nll": m, "ci95": c,
                              "repeats": len(vals)})
+                split_rows += [{"task": name, "N": int(n), "split": i, "method": method, "nll": float(x)}
+                               for i, x in enumerate(vals)]
+            if "DP-SVGP" not in per_split and reused_splits is not None:
+                r = reused_splits[(reused_splits.task == name) & (reused_splits.N == int(n))].sort_values("split")
+                per_split["DP-SVGP"] = r.nll.to_numpy()
+            if "DP-SVGP" in per_split:
+                k = len(per_split["DP-SVGP"])
+                d, se = paired_mean_se(per_split["DPConvCNP"][:k], per_split["DP-SVGP"])
+                paired.append({"task": name, "N": int(n), "splits": k, "DPConvCNP - DP-SVGP": d, "se": se})
             examples[(name, int(n))] = (x[ci[0]], y[ci[0]])
     df = pd.DataFrame(rows)
     write_table(df, out_dir, "nll")
+    pd.DataFrame(split_rows).to_csv(out_dir / "splits.csv", index=False)
+    if paired:
+        write_table(pd.DataFrame(paired), out_dir, "paired")
     _plot_sim2real(df, model, examples, x_all, tasks_xy, epsilon, delta, seed, out_dir / "sim2real.png", y_scale)
     config = {**same, "y_scale": float(y_scale), "data": "sklearn.datasets.load_diabetes (scaled=False), BSD-3-Clause (scikit-learn)",
               "tasks": {"progression_from_bmi": "target ~ bmi", "progression_from_s5": "target ~ s5"},
               "preprocessing": "x min-max to [-1, 1]; y standardised, times y_scale; NLL on the standardised scale",
               "dpsvgp": bool(dpsvgp),
               "checkpoint": checkpoint or "shipped", "dpsvgp_from": dpsvgp_from}
-    write_run_record(out_dir, "seed002-sim2real", config, {"nll": rows}, seconds=time.perf_counter() - t0)
+    write_run_record(out_dir, "seed002-sim2real", config, {"nll": rows, "paired": paired},
+                     seconds=time.perf_counter() - t0)
     return {"rows": len(rows)}
 
 
