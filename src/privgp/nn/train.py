@@ -62,7 +62,10 @@ class TrainConfig:
         v.integer("val_every", self.val_every, minimum=1)
         object.__setattr__(self, "n_context", tuple(int(a) for a in self.n_context))
         object.__setattr__(self, "target_range", tuple(float(a) for a in self.target_range))
-        noise = tuple(float(a) for a in np.atleast_1d(self.matern32_noise))
+        try:
+            noise = tuple(float(a) for a in np.atleast_1d(self.matern32_noise))
+        except (TypeError, ValueError):
+            noise = ()
         if len(noise) != 2 or not 0 < noise[0] <= noise[1] or not np.isfinite(noise[1]):
             raise InvalidParameterError("matern32_noise", "a range (lo, hi) with 0 < lo <= hi", self.matern32_noise)
         object.__setattr__(self, "matern32_noise", noise)

@@ -34,7 +34,7 @@ from ..common import import_torch, new_figure, save_figure, write_run_record, wr
 
 
 def _simulator(families, matern32_noise) -> dict[str, Any]:
-    """The TrainConfig fields that ``families`` and ``matern32_noise`` set (none when not given)."""
+    """The TrainConfig fields that ``families`` and ``matern32_noise`` set (those given)."""
     from ...errors import InvalidParameterError
     from ...nn.tasks import FAMILIES
     from ...nn.train import DEFAULT_WEIGHTS
@@ -46,11 +46,7 @@ def _simulator(families, matern32_noise) -> dict[str, Any]:
             raise InvalidParameterError("families", f"distinct names among {', '.join(FAMILIES)}", families)
         out["weights"] = {f: DEFAULT_WEIGHTS[f] for f in names}
     if matern32_noise is not None:
-        noise = np.atleast_1d(matern32_noise)
-        if noise.shape != (2,) or not np.issubdtype(noise.dtype, np.number) or not 0 < noise[0] <= noise[1] \
-                or not np.isfinite(noise[1]):
-            raise InvalidParameterError("matern32_noise", "two numbers lo,hi with 0 < lo <= hi", matern32_noise)
-        out["matern32_noise"] = (float(noise[0]), float(noise[1]))
+        out["matern32_noise"] = matern32_noise   # checked by TrainConfig
     return out
 
 
@@ -100,11 +96,11 @@ def train(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, steps: in
                           stream, simulator)
     if last.exists():
         trainer = Trainer.from_state(load_checkpoint(last), steps=tcfg.steps, device=dev)   # weights only
-        for key, value in simulator.items():
-            if getattr(trainer.cfg, key) != value:
+        for key in simulator:
+            if getattr(trainer.cfg, key) != getattr(tcfg, key):
                 name = "families" if key == "weights" else key
                 raise InvalidParameterError(name, f"the run's own value to resume {last} "
-                                            f"({getattr(trainer.cfg, key)})", value)
+                                            f"({getattr(trainer.cfg, key)})", getattr(tcfg, key))
     else:
         trainer = Trainer(mcfg, tcfg, device=dev)
     cfg = trainer.cfg
