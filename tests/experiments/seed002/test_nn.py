@@ -85,6 +85,25 @@ def test_seed002_quick_experiments(tmp_path):
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "s2r2" / "paired.csv"), paired)
 
 
+def _first_bmi_cell(splits: int, y_scale: float = 1.0):
+    """The tasks of seed002-sim2real's first cell at seed 0 (progression from BMI, N = 30, eps = 1): its first
+    ``splits`` random splits, responses times ``y_scale``."""
+    from privgp.accounting.gaussian import gdp_mu
+    from privgp.experiments.seed002.nn import _diabetes
+    from privgp.nn.tasks import TaskBatch
+
+    _, tasks = _diabetes()
+    x, y = tasks["progression_from_bmi"]
+    rng = np.random.default_rng(0)
+    idx = np.stack([rng.permutation(len(x)) for _ in range(splits)])
+    ci, ti = idx[:, :30], idx[:, 30:]
+    f32 = torch.float32
+    return TaskBatch(xc=torch.as_tensor(x[ci], dtype=f32), yc=torch.as_tensor(y_scale * y[ci], dtype=f32),
+                     xt=torch.as_tensor(x[ti], dtype=f32), yt=torch.as_tensor(y_scale * y[ti], dtype=f32),
+                     epsilon=torch.full((splits,), 1.0), delta=1e-3,
+                     mu=torch.full((splits,), float(gdp_mu(1.0, 1e-3)), dtype=f32), family="real")
+
+
 def test_sim2real_y_scale(tmp_path):
     """A rescaled response is reported on the standardised scale: the change of variables shifts the
     NLL of the scaled data by -log(y_scale); a non-positive scale is refused before anything is written."""
@@ -98,21 +117,7 @@ def test_sim2real_y_scale(tmp_path):
     rec = json.loads((tmp_path / "s" / "run.json").read_text())
     assert rec["config"]["y_scale"] == 0.5
     # the same splits and release noise, evaluated by hand on the scaled data
-    from privgp.accounting.gaussian import gdp_mu
-    from privgp.experiments.seed002.nn import _diabetes
-    from privgp.nn.tasks import TaskBatch
-
-    _, tasks = _diabetes()
-    x, y = tasks["progression_from_bmi"]
-    rng = np.random.default_rng(0)
-    idx = np.stack([rng.permutation(len(x)) for _ in range(4)])
-    ci, ti = idx[:, :30], idx[:, 30:]
-    f32 = torch.float32
-    b = TaskBatch(xc=torch.as_tensor(x[ci], dtype=f32), yc=torch.as_tensor(0.5 * y[ci], dtype=f32),
-                  xt=torch.as_tensor(x[ti], dtype=f32), yt=torch.as_tensor(0.5 * y[ti], dtype=f32),
-                  epsilon=torch.full((4,), 1.0), delta=1e-3, mu=torch.full((4,), float(gdp_mu(1.0, 1e-3)), dtype=f32),
-                  family="real")
-    scaled = dpconvcnp_nll(load(), b, torch.Generator().manual_seed(1)).mean()
+    scaled = dpconvcnp_nll(load(), _first_bmi_cell(4, 0.5), torch.Generator().manual_seed(1)).mean()
     row = next(r for r in rec["summary"]["nll"] if r["task"] == "progression_from_bmi" and r["method"] == "DPConvCNP")
     assert row["nll"] == pytest.approx(scaled + np.log(2.0), abs=1e-9)
 
@@ -174,10 +179,6 @@ def test_the_committed_sim_to_real_rows_are_those_of_the_committed_dedicated_mod
 
     import pandas as pd
 
-    from privgp.accounting.gaussian import gdp_mu
-    from privgp.experiments.seed002.nn import _diabetes
-    from privgp.nn.tasks import TaskBatch
-
     runs = Path(__file__).resolve().parents[3] / "docs" / "runs"
     ckpt = runs / train_run / "best.pt"
     train = training_record(ckpt)["train_config"]
@@ -185,17 +186,7 @@ def test_the_committed_sim_to_real_rows_are_those_of_the_committed_dedicated_mod
     rec = json.loads((runs / sim2real_run / "run.json").read_text())
     assert rec["config"]["checkpoint"] == f"docs/runs/{train_run}/best.pt" and rec["config"]["seed"] == 0
     torch.set_num_threads(1)
-    _, tasks = _diabetes()
-    x, y = tasks["progression_from_bmi"]
-    rng = np.random.default_rng(0)
-    idx = np.stack([rng.permutation(len(x)) for _ in range(256)])
-    ci, ti = idx[:, :30], idx[:, 30:]
-    f32 = torch.float32
-    b = TaskBatch(xc=torch.as_tensor(x[ci], dtype=f32), yc=torch.as_tensor(y[ci], dtype=f32),
-                  xt=torch.as_tensor(x[ti], dtype=f32), yt=torch.as_tensor(y[ti], dtype=f32),
-                  epsilon=torch.full((256,), 1.0), delta=1e-3,
-                  mu=torch.full((256,), float(gdp_mu(1.0, 1e-3)), dtype=f32), family="real")
-    got = dpconvcnp_nll(load(ckpt), b, torch.Generator().manual_seed(1)).mean()
+    got = dpconvcnp_nll(load(ckpt), _first_bmi_cell(256), torch.Generator().manual_seed(1)).mean()
     d = pd.read_csv(runs / sim2real_run / "nll.csv")
     row = d[(d.task == "progression_from_bmi") & (d.N == 30) & (d.method == "DPConvCNP")]
     assert len(row) == 1 and float(row.nll.iloc[0]) == pytest.approx(got, abs=1e-9)
