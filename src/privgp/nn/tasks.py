@@ -32,6 +32,8 @@ FAMILIES = ("eq", "matern32", "sawtooth")
 SIGNAL_STD = 1.0
 EQ_NOISE_STD = 0.2
 SAWTOOTH_NOISE_STD = 0.2
+EPSILON_RANGE = (0.9, 4.0)             # eps ~ U[0.9, 4] per task, §5.1
+DELTA = 1e-3                           # §5.1
 MATERN32_NOISE_STD = (0.2, 0.6)       # the sim-to-real simulator's s_n range, §5.2
 MATERN32_NOISE_STD_E2 = (0.3, 0.8)    # the same range as App. E.2 prints it
 SAMPLE_JITTER = 1e-8  # added to the (noise-free part of the) data-generating Gram matrix; float64
@@ -47,8 +49,8 @@ class TaskSpec:
     frequency: tuple[float, float] = (0.2, 1.25)       # sawtooth 1 / tau
     context_range: tuple[float, float] = (-2.0, 2.0)
     target_range: tuple[float, float] = (-2.0, 2.0)
-    epsilon: tuple[float, float] = (0.9, 4.0)
-    delta: float = 1e-3
+    epsilon: tuple[float, float] = EPSILON_RANGE
+    delta: float = DELTA
 
     def __post_init__(self):
         if self.family not in FAMILIES:

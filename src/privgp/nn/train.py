@@ -19,7 +19,8 @@ import math
 import time
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -28,7 +29,7 @@ import torch
 from .. import validation as v
 from ..errors import InvalidParameterError
 from .model import DPConvCNP, ModelConfig, gaussian_nll
-from .tasks import MATERN32_NOISE_STD, TaskBatch, TaskSampler, TaskSpec, default_specs
+from .tasks import DELTA, EPSILON_RANGE, MATERN32_NOISE_STD, TaskBatch, TaskSampler, TaskSpec, default_specs
 
 DEFAULT_WEIGHTS = {"eq": 0.4, "matern32": 0.2, "sawtooth": 0.4}
 STREAMS = ("sequential", "indexed")
@@ -38,7 +39,9 @@ STREAMS = ("sequential", "indexed")
 class TrainConfig:
     """Training schedule (paper: 409,600 steps of batch 16, 512 targets in [-6, 6], 2,048 validation
     tasks; the defaults are the reduced CPU schedule). ``weights``: the families trained on and their
-    shares of the batches; ``matern32_noise``: the Matérn-3/2 simulator's noise range (§5.2's by default)."""
+    shares of the batches; ``matern32_noise``: the Matérn-3/2 simulator's noise range (§5.2's by default);
+    ``epsilon``, ``delta``: the privacy budgets of every simulated task (eps ~ U[epsilon], §5.1's
+    U[0.9, 4] and delta = 1e-3 by default; the paper's Figs. S6-S7 models use U[1/3, 1] and 1e-5)."""
 
     steps: int = 20000
     batch_size: int = 16
@@ -52,6 +55,8 @@ class TrainConfig:
     seed: int = 0
     stream: str = "sequential"
     matern32_noise: tuple[float, float] = MATERN32_NOISE_STD
+    epsilon: tuple[float, float] = EPSILON_RANGE
+    delta: float = DELTA
 
     def __post_init__(self):
         v.integer("steps", self.steps, minimum=0)
@@ -62,40 +67,56 @@ class TrainConfig:
         v.integer("val_every", self.val_every, minimum=1)
         object.__setattr__(self, "n_context", tuple(int(a) for a in self.n_context))
         object.__setattr__(self, "target_range", tuple(float(a) for a in self.target_range))
-        try:
-            noise = tuple(float(a) for a in np.atleast_1d(self.matern32_noise))
-        except (TypeError, ValueError):
-            noise = ()
-        if len(noise) != 2 or not 0 < noise[0] <= noise[1] or not np.isfinite(noise[1]):
-            raise InvalidParameterError("matern32_noise", "a range (lo, hi) with 0 < lo <= hi", self.matern32_noise)
-        object.__setattr__(self, "matern32_noise", noise)
+        for name in ("matern32_noise", "epsilon"):
+            object.__setattr__(self, name, _positive_range(name, getattr(self, name)))
+        v.probability("delta", self.delta)
+        object.__setattr__(self, "delta", float(self.delta))
         if self.stream not in STREAMS:
             raise InvalidParameterError("stream", f"one of {STREAMS}", self.stream)
         if set(self.weights) - set(DEFAULT_WEIGHTS):
             raise InvalidParameterError("weights", f"keys among {sorted(DEFAULT_WEIGHTS)}", self.weights)
 
     def specs(self) -> dict[str, TaskSpec]:
-        return default_specs(self.target_range, self.matern32_noise)
+        return {k: replace(spec, epsilon=self.epsilon, delta=self.delta)
+                for k, spec in default_specs(self.target_range, self.matern32_noise).items()}
 
     def to_dict(self) -> dict[str, Any]:
-        """The schedule as JSON types; ``matern32_noise`` only where it is not the default (the records of
-        runs made before it existed stay the same)."""
+        """The schedule as JSON types; the simulator settings added later (``matern32_noise``, ``epsilon``,
+        ``delta``) only where they are not the default, so the records of earlier runs stay the same."""
         d = asdict(self)
         d["n_context"], d["target_range"] = list(self.n_context), list(self.target_range)
-        if self.matern32_noise == MATERN32_NOISE_STD:
-            del d["matern32_noise"]
-        else:
-            d["matern32_noise"] = list(self.matern32_noise)
+        for name, default in LATER_DEFAULTS.items():
+            if getattr(self, name) == default:
+                del d[name]
+            elif isinstance(default, tuple):
+                d[name] = list(getattr(self, name))
         return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> TrainConfig:
-        return cls(**{**d, "n_context": tuple(d["n_context"]), "target_range": tuple(d["target_range"]),
-                      "matern32_noise": tuple(d.get("matern32_noise", MATERN32_NOISE_STD))})
+        later = {name: tuple(d[name]) if isinstance(default, tuple) else d[name]
+                 for name, default in LATER_DEFAULTS.items() if name in d}
+        return cls(**{**d, "n_context": tuple(d["n_context"]), "target_range": tuple(d["target_range"]), **later})
 
     def sampler(self) -> TaskSampler:
         return TaskSampler(self.specs(), self.weights, batch_size=self.batch_size, n_context=self.n_context,
                            n_target=self.n_target)
+
+
+#: the schedule's simulator settings added after the shipped model was trained, with their defaults
+LATER_DEFAULTS: dict[str, Any] = {"matern32_noise": MATERN32_NOISE_STD, "epsilon": EPSILON_RANGE, "delta": DELTA}
+
+
+def _positive_range(name: str, value) -> tuple[float, float]:
+    """``value`` as a range (lo, hi) with 0 < lo <= hi < inf (a bound may be a fraction such as "1/3"), or a
+    clear error naming ``name``."""
+    try:
+        r = tuple(float(Fraction(a)) if isinstance(a, str) else float(a) for a in np.atleast_1d(value))
+    except (TypeError, ValueError, ZeroDivisionError):
+        r = ()
+    if len(r) != 2 or not 0 < r[0] <= r[1] or not np.isfinite(r[1]):
+        raise InvalidParameterError(name, "a range (lo, hi) with 0 < lo <= hi", value)
+    return r
 
 
 def batch_seed(seed: int, step: int) -> int:

@@ -132,7 +132,10 @@ def test_sim2real_y_scale(tmp_path):
                                             ({"matern32_noise": (0.8, 0.3)}, "matern32_noise"),
                                             ({"matern32_noise": 0.5}, "matern32_noise"),
                                             ({"matern32_noise": (0.0, 0.5)}, "matern32_noise"),
-                                            ({"matern32_noise": ("low", "high")}, "matern32_noise")])
+                                            ({"matern32_noise": ("low", "high")}, "matern32_noise"),
+                                            ({"epsilon": (1.0, 1 / 3)}, "epsilon"),
+                                            ({"epsilon": ("1/0", 1)}, "epsilon"),
+                                            ({"delta": 1.0}, "delta")])
 def test_seed002_train_refuses_bad_settings_before_writing(tmp_path, settings, name):
     """A GPU that is not there (or any unknown device), workers without the indexed stream, or an unknown
     stream: a clear error naming the setting, and no run directory."""

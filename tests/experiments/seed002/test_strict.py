@@ -21,3 +21,26 @@ def test_seed002_s6_quick(tmp_path):
     lo, hi = rec["config"]["training_mu_range"]
     assert lo == pytest.approx(0.3555, abs=1e-4) and hi == pytest.approx(1.2150, abs=1e-4)
     assert (tmp_path / "fits.png").exists() and (tmp_path / "s6.png").exists() and (tmp_path / "page_s6.md").exists()
+
+
+def test_seed002_s6_reads_the_training_budget_of_another_checkpoint(tmp_path):
+    """A model trained on eps ~ U[1/3, 1] at delta = 1e-5 (``seed002-train --set epsilon=1/3,1 --set delta=1e-5``):
+    its tasks draw eps in that range, and seed002-s6 takes the training mu range from its checkpoint, so
+    eps = 1/3, delta = 1e-5 is inside it; the lower bound is labelled as that model's."""
+    from privgp.accounting.gaussian import gdp_mu
+    from privgp.nn.train import TrainConfig
+
+    torch.set_num_threads(1)
+    cfg = TrainConfig(weights={"eq": 1.0}, n_context=(4, 4), n_target=4, epsilon="1/3,1".split(","), delta=1e-5)
+    eps = cfg.sampler().sample(torch.Generator().manual_seed(0)).epsilon.double().numpy()
+    assert cfg.epsilon == (1 / 3, 1.0) and 1 / 3 - 1e-7 <= eps.min() and eps.max() <= 1.0 + 1e-7
+    run_experiment("seed002-train", tmp_path / "m", quick=True, progress=False, steps=2, val_every=1, val_tasks=8,
+                   families=("eq", "sawtooth"), epsilon=("1/3", 1), delta=1e-5)
+    run_experiment("seed002-s6", tmp_path / "s6", quick=True, checkpoint=str(tmp_path / "m" / "best.pt"))
+    rec = json.loads((tmp_path / "s6" / "run.json").read_text())
+    assert rec["config"]["training_budget"] == {"epsilon": [1 / 3, 1.0], "delta": 1e-5}
+    lo, hi = rec["config"]["training_mu_range"]
+    assert lo == pytest.approx(gdp_mu(1 / 3, 1e-5), rel=1e-12) and hi == pytest.approx(gdp_mu(1.0, 1e-5), rel=1e-12)
+    df = pd.read_csv(tmp_path / "s6" / "s6.csv")
+    assert df.in_training_range.all() and "lower bound, model's C, t" in set(df.method)
+    assert "lower bound, model's C, t" in (tmp_path / "s6" / "page_s6.md").read_text()

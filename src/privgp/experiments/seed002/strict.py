@@ -29,7 +29,19 @@ from .nn import COLORS, _model, _spec, _torch, draw_fit
 
 #: marginal variance of y: EQ s_v^2 + s_n^2; sawtooth (2/pi)^2 (1 + 1/4) / 2 + s_n^2 (two harmonics)
 MARGINAL_VAR = {"eq": 1.0 + 0.2**2, "sawtooth": (2 / math.pi) ** 2 * (1 + 0.25) / 2 + 0.2**2}
-TRAINING_MU = (0.9, 4.0, 1e-3)   # the shipped model's eps range and delta
+BOUND = "lower bound, shipped C, t"          # the Fig. S1 lower bound at the model's own C, t (shipped model)
+BOUND_OTHER = "lower bound, model's C, t"   # ... at another checkpoint's
+
+
+def _training_budget(checkpoint: str | None) -> tuple[float, float, float]:
+    """The eps range and delta the model was trained on (its checkpoint's schedule; §5.1's defaults where the
+    schedule does not name them, as for the shipped model)."""
+    from ...nn.pretrained import training_record
+    from ...nn.tasks import DELTA, EPSILON_RANGE
+
+    train = training_record(checkpoint).get("train_config", {})
+    lo, hi = train.get("epsilon", EPSILON_RANGE)
+    return float(lo), float(hi), float(train.get("delta", DELTA))
 
 
 def s6(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, families=("eq", "sawtooth"),
@@ -47,7 +59,9 @@ def s6(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, families=("e
     if quick:
         eps_values, deltas, n_values, tasks, n_target, fit_n_values = (1 / 3,), (1e-5,), (16,), 4, 16, (16,)
     model = _model(checkpoint)
-    mu_lo, mu_hi = (float(gdp_mu(e, TRAINING_MU[2])) for e in TRAINING_MU[:2])
+    eps_lo, eps_hi, delta_t = _training_budget(checkpoint)
+    mu_lo, mu_hi = float(gdp_mu(eps_lo, delta_t)), float(gdp_mu(eps_hi, delta_t))
+    bound = BOUND if checkpoint is None else BOUND_OTHER
     lam = float(model.encoder.lengthscale.detach())
     grid = model.encoder.grid.double().numpy()
     with torch.no_grad():
@@ -73,7 +87,7 @@ def s6(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, families=("e
                             noise = model.encoder.sample_noise(tasks, torch.Generator().manual_seed(seed + 1))[:, 0].numpy()
                             c, t = model.encoder.clip_and_split(b.mu, torch.full((tasks,), float(n)))
                             s_sig, _ = noise_scales(b.mu.double() * (1 - 1e-12), c.double(), t.double())
-                        vals.update(_bound_nll(b, grid, lam, {"lower bound, shipped C, t": s_sig.numpy()}, noise, factor))
+                        vals.update(_bound_nll(b, grid, lam, {bound: s_sig.numpy()}, noise, factor))
                     mu = float(gdp_mu(float(eps), float(delta)))
                     for method, arr in vals.items():
                         m, ci = mean_ci(arr)
@@ -90,7 +104,8 @@ def s6(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, families=("e
               "n_values": as_tuple(n_values), "tasks": tasks, "n_target": n_target, "fit_n_values": as_tuple(fit_n_values),
               "eq_lengthscale": eq_lengthscale, "sawtooth_frequency": sawtooth_frequency,
               "context_range": [-2, 2], "target_range": [-2, 2], "marginal_var": MARGINAL_VAR,
-              "training_mu_range": [mu_lo, mu_hi], "checkpoint": checkpoint or "shipped", "seed": seed, "quick": quick,
+              "training_mu_range": [mu_lo, mu_hi], "training_budget": {"epsilon": [eps_lo, eps_hi], "delta": delta_t},
+              "checkpoint": checkpoint or "shipped", "seed": seed, "quick": quick,
               "threads": threads}
     write_run_record(out_dir, "seed002-s6", config, {"nll": rows}, seconds=time.perf_counter() - t0)
     return {"rows": len(rows)}
@@ -101,7 +116,7 @@ def _pm(mean: float, half: float) -> str:
 
 
 def _page(df: pd.DataFrame) -> str:
-    methods = ["DPConvCNP", "context-free", "lower bound, shipped C, t", "oracle"]
+    methods = ["DPConvCNP", "context-free", BOUND if BOUND in set(df.method) else BOUND_OTHER, "oracle"]
     head = ["family", "ε", "δ", "N", "μ", "μ in training range", *methods]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for (fam, eps, delta, n), g in df.groupby(["family", "epsilon", "delta", "N"], sort=False):
@@ -121,7 +136,7 @@ def _plot(df: pd.DataFrame, path: Path) -> None:
     settings = list(dict.fromkeys(zip(df.epsilon, df.delta)))
     fig, axes = new_figure(len(fams), len(settings), figsize=(3.4 * len(settings), 3.0 * len(fams)), squeeze=False,
                            sharey="row")
-    colors = {**COLORS, "context-free": "tab:red", "lower bound, shipped C, t": "tab:gray"}
+    colors = {**COLORS, "context-free": "tab:red", BOUND: "tab:gray", BOUND_OTHER: "tab:gray"}
     for i, fam in enumerate(fams):
         for j, (eps, delta) in enumerate(settings):
             ax = axes[i][j]

@@ -10,8 +10,10 @@ fixed validation set, in the format of :func:`privgp.nn.pretrained.load`), ``his
 ``families`` trains on some of the simulated families only (their default shares renormalised), e.g.
 ``families=matern32`` for a dedicated sim-to-real model as the paper trains one (App. E.2);
 ``matern32_noise=0.3,0.8`` sets that simulator's noise range (§5.2 prints U[0.2, 0.6], the default;
-App. E.2 prints U[0.3, 0.8]). Both are part of the run's schedule: a resumed run keeps the ones it started with
-and refuses others.
+App. E.2 prints U[0.3, 0.8]); ``epsilon=1/3,1`` and ``delta=1e-5`` set every task's privacy budget (eps ~
+U[epsilon]; §5.1's U[0.9, 4] and 1e-3 by default; the paper's stricter models of Figs. S6-S7 use U[1/3, 1] with
+delta = 1e-5 or 1e-3). All are part of the run's schedule: a resumed run keeps the ones it started with and
+refuses others.
 
 ``device`` runs the network elsewhere (``cuda`` for the paper-width model); ``stream=indexed`` with
 ``data_workers`` > 0 draws the training batches ahead in that many worker processes (the batches do
@@ -33,8 +35,9 @@ from ... import validation as v
 from ..common import import_torch, new_figure, save_figure, write_run_record, write_table
 
 
-def _simulator(families, matern32_noise) -> dict[str, Any]:
-    """The TrainConfig fields that ``families`` and ``matern32_noise`` set (those given)."""
+def _simulator(families, matern32_noise, epsilon, delta) -> dict[str, Any]:
+    """The TrainConfig fields that ``families``, ``matern32_noise``, ``epsilon`` and ``delta`` set (those given;
+    TrainConfig checks the values)."""
     from ...errors import InvalidParameterError
     from ...nn.tasks import FAMILIES
     from ...nn.train import DEFAULT_WEIGHTS
@@ -45,8 +48,9 @@ def _simulator(families, matern32_noise) -> dict[str, Any]:
         if not names or any(f not in FAMILIES for f in names) or len(set(names)) != len(names):
             raise InvalidParameterError("families", f"distinct names among {', '.join(FAMILIES)}", families)
         out["weights"] = {f: DEFAULT_WEIGHTS[f] for f in names}
-    if matern32_noise is not None:
-        out["matern32_noise"] = matern32_noise   # checked by TrainConfig
+    for name, value in (("matern32_noise", matern32_noise), ("epsilon", epsilon), ("delta", delta)):
+        if value is not None:
+            out[name] = value
     return out
 
 
@@ -77,7 +81,7 @@ def train(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, steps: in
           max_minutes: float | None = None, val_every: int | None = None, val_tasks: int | None = None,
           batch_size: int | None = None, n_target: int | None = None, channels=None, first_channels=None,
           threads: int = 1, progress: bool = True, device: str = "cpu", stream: str = "sequential",
-          data_workers: int = 0, families=None, matern32_noise=None) -> dict:
+          data_workers: int = 0, families=None, matern32_noise=None, epsilon=None, delta=None) -> dict:
     """Train (or continue training) a DPConvCNP; see the module docstring. ``threads`` is torch's
     intra-op thread count (1 keeps the run to about one core)."""
     from tqdm.auto import tqdm
@@ -91,7 +95,7 @@ def train(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, steps: in
     dev = _device(device)
     out_dir = Path(out_dir)
     last = out_dir / "last.pt"
-    simulator = _simulator(families, matern32_noise)
+    simulator = _simulator(families, matern32_noise, epsilon, delta)
     mcfg, tcfg = _configs(quick, seed, steps, val_every, val_tasks, batch_size, n_target, channels, first_channels,
                           stream, simulator)
     if last.exists():
