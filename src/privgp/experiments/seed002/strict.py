@@ -1,5 +1,7 @@
 """Seed 002, Figures S6-S7 (stricter privacy: eps in {1/3, 1}, delta in {1e-5, 1e-3}) with the
-shipped DPConvCNP, i.e. without the paper's retraining.
+shipped DPConvCNP, i.e. without the paper's retraining, or with a model retrained on the stricter budgets
+(``checkpoint``; ``seed002-train --set epsilon=1/3,1 --set delta=1e-5``): the training mu range is read from
+the checkpoint's schedule.
 
 The paper trains new amortised models on eps ~ U[1/3, 1] at fixed delta = 1e-5 or 1e-3 for these
 figures. The shipped model was trained on eps ~ U[0.9, 4] at delta = 1e-3 (mu = gdp_mu(eps, delta) in
