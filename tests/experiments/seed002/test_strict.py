@@ -44,3 +44,13 @@ def test_seed002_s6_reads_the_training_budget_of_another_checkpoint(tmp_path):
     df = pd.read_csv(tmp_path / "s6" / "s6.csv")
     assert df.in_training_range.all() and "lower bound, model's C, t" in set(df.method)
     assert "lower bound, model's C, t" in (tmp_path / "s6" / "page_s6.md").read_text()
+    # the shipped model on the same tasks and noise seeds: its means are those of a run with the shipped model
+    run_experiment("seed002-s6", tmp_path / "shipped", quick=True)
+    ship = pd.read_csv(tmp_path / "shipped" / "s6.csv").set_index(["family", "N", "method"])
+    paired = pd.read_csv(tmp_path / "s6" / "paired.csv")
+    assert len(paired) == 2
+    for _, p in paired.iterrows():
+        assert p["shipped"] == pytest.approx(ship.loc[(p.family, p.N, "DPConvCNP"), "nll"], abs=1e-12)
+        mine = df[(df.family == p.family) & (df.N == p.N) & (df.method == "DPConvCNP")].nll.iloc[0]
+        assert p["this model"] == pytest.approx(mine, abs=1e-12)
+        assert p["this model - shipped"] == pytest.approx(mine - p["shipped"], abs=1e-12) and p["se"] > 0

@@ -1,7 +1,8 @@
 """Seed 002, Figures S6-S7 (stricter privacy: eps in {1/3, 1}, delta in {1e-5, 1e-3}) with the
 shipped DPConvCNP, i.e. without the paper's retraining, or with a model retrained on the stricter budgets
 (``checkpoint``; ``seed002-train --set epsilon=1/3,1 --set delta=1e-5``): the training mu range is read from
-the checkpoint's schedule.
+the checkpoint's schedule, and ``paired.csv`` sets that model against the shipped one on the same tasks and
+release-noise seeds (mean difference and standard error).
 
 The paper trains new amortised models on eps ~ U[1/3, 1] at fixed delta = 1e-5 or 1e-3 for these
 figures. The shipped model was trained on eps ~ U[0.9, 4] at delta = 1e-3 (mu = gdp_mu(eps, delta) in
@@ -53,7 +54,7 @@ def s6(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, families=("e
     """NLL per target point at the stricter (eps, delta) of Figs. S6 and example fits (Fig. S7)."""
     torch = _torch(threads)
     from ...accounting.gaussian import gdp_mu
-    from ...nn.evaluate import dpconvcnp_nll, mean_ci, oracle_nll
+    from ...nn.evaluate import dpconvcnp_nll, mean_ci, oracle_nll, paired_mean_se
     from ...nn.model import gaussian_nll, noise_scales
     from ...nn.tasks import sample_batch
     from .gap import _bound_nll
@@ -61,6 +62,8 @@ def s6(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, families=("e
     if quick:
         eps_values, deltas, n_values, tasks, n_target, fit_n_values = (1 / 3,), (1e-5,), (16,), 4, 16, (16,)
     model = _model(checkpoint)
+    shipped = _model(None) if checkpoint is not None else None   # scored on the same tasks, for the paired table
+    paired: list[dict] = []
     eps_lo, eps_hi, delta_t = _training_budget(checkpoint)
     mu_lo, mu_hi = float(gdp_mu(eps_lo, delta_t)), float(gdp_mu(eps_hi, delta_t))
     bound = BOUND if checkpoint is None else BOUND_OTHER
@@ -91,6 +94,13 @@ def s6(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, families=("e
                             s_sig, _ = noise_scales(b.mu.double() * (1 - 1e-12), c.double(), t.double())
                         vals.update(_bound_nll(b, grid, lam, {bound: s_sig.numpy()}, noise, factor))
                     mu = float(gdp_mu(float(eps), float(delta)))
+                    if shipped is not None:
+                        ship = dpconvcnp_nll(shipped, b, torch.Generator().manual_seed(seed + 1))
+                        d, se = paired_mean_se(vals["DPConvCNP"], ship)
+                        paired.append({"family": fam, "epsilon": float(eps), "delta": float(delta), "N": int(n),
+                                       "tasks": len(ship), "shipped": float(np.mean(ship)),
+                                       "this model": float(np.mean(vals["DPConvCNP"])),
+                                       "this model - shipped": d, "se": se})
                     for method, arr in vals.items():
                         m, ci = mean_ci(arr)
                         rows.append({"family": fam, "epsilon": float(eps), "delta": float(delta), "N": int(n), "mu": mu,
@@ -98,6 +108,8 @@ def s6(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, families=("e
                                      "ci95": ci, "tasks": len(arr)})
     df = pd.DataFrame(rows)
     write_table(df, out_dir, "s6")
+    if paired:
+        write_table(pd.DataFrame(paired), out_dir, "paired")
     (Path(out_dir) / "page_s6.md").write_text(_page(df))
     _plot(df, Path(out_dir) / "s6.png")
     _fits(model, Path(out_dir) / "fits.png", as_tuple(families), as_tuple(eps_values), as_tuple(fit_n_values),
@@ -109,7 +121,7 @@ def s6(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, families=("e
               "training_mu_range": [mu_lo, mu_hi], "training_budget": {"epsilon": [eps_lo, eps_hi], "delta": delta_t},
               "checkpoint": checkpoint or "shipped", "seed": seed, "quick": quick,
               "threads": threads}
-    write_run_record(out_dir, "seed002-s6", config, {"nll": rows}, seconds=time.perf_counter() - t0)
+    write_run_record(out_dir, "seed002-s6", config, {"nll": rows, "paired": paired}, seconds=time.perf_counter() - t0)
     return {"rows": len(rows)}
 
 
