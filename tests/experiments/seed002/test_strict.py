@@ -54,3 +54,25 @@ def test_seed002_s6_reads_the_training_budget_of_another_checkpoint(tmp_path):
         mine = df[(df.family == p.family) & (df.N == p.N) & (df.method == "DPConvCNP")].nll.iloc[0]
         assert p["this model"] == pytest.approx(mine, abs=1e-12)
         assert p["this model - shipped"] == pytest.approx(mine - p["shipped"], abs=1e-12) and p["se"] > 0
+
+
+def test_the_committed_retrained_run_names_its_checkpoint_and_pairs_with_the_committed_shipped_run():
+    """docs/results.md's Figs. S6-S7 with a retrained model: the committed checkpoint was trained on eps ~ U[1/3, 1]
+    at delta = 1e-5 on EQ and sawtooth tasks, the run that scored it names it, and the shipped model's means in
+    its paired table are those of the committed shipped-model run, exactly (same tasks and noise seeds)."""
+    from pathlib import Path
+
+    from privgp.nn.pretrained import training_record
+
+    runs = Path(__file__).resolve().parents[3] / "docs" / "runs"
+    train = training_record(runs / "seed002-train-strict" / "best.pt")["train_config"]
+    assert train["epsilon"] == [1 / 3, 1.0] and train["delta"] == 1e-5
+    assert train["weights"] == {"eq": 0.4, "sawtooth": 0.4}
+    rec = json.loads((runs / "seed002-s6-retrained" / "run.json").read_text())
+    assert rec["config"]["checkpoint"] == "docs/runs/seed002-train-strict/best.pt"
+    paired = pd.read_csv(runs / "seed002-s6-retrained" / "paired.csv")
+    ship = pd.read_csv(runs / "seed002-s6" / "s6.csv")
+    ship = ship[ship.method == "DPConvCNP"].set_index(["family", "epsilon", "delta", "N"])
+    assert len(paired) == len(ship) == 32
+    for r in paired.itertuples():
+        assert r.shipped == ship.loc[(r.family, r.epsilon, r.delta, r.N), "nll"]
