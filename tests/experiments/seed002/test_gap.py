@@ -50,6 +50,7 @@ def test_seed002_s1_quick_on_the_tasks_of_an_nll_run(tmp_path):
     for p in rec["summary"]["gaps"]:     # the paper's C = 2, t = 0.5 adds more noise than the shipped C, t
         assert p["sigma_signal_paper"] > p["sigma_signal_shipped"]
     assert (tmp_path / "s1" / "s1.png").exists() and (tmp_path / "s1" / "page_s1.md").exists()
+    assert "lower bound, shipped C, t" in set(s1.method) and "bound, shipped C, t" in (tmp_path / "s1" / "page_s1.md").read_text()
     with pytest.raises(InvalidParameterError, match="nll_run"):
         run_experiment("seed002-s1", tmp_path / "bad", quick=True, nll_run=str(tmp_path / "nll"), seed=1)
 
@@ -76,6 +77,12 @@ def test_seed002_s1_scores_another_checkpoint_on_the_tasks_of_an_nll_run(tmp_pat
     for n in (8, 16):
         assert pick(s1, n, "oracle") == pytest.approx(pick(nll, n, "oracle"), abs=1e-12)
         assert abs(pick(s1, n, "DPConvCNP") - pick(nll, n, "DPConvCNP")) > 1e-6
+    # the bound at the model's own C, t is this checkpoint's, and is named so (not the shipped model's)
+    assert set(s1.method) == {"oracle", "lower bound, C = 2, t = 0.5", "lower bound, model's C, t", "DPConvCNP"}
+    page = (tmp_path / "s1" / "page_s1.md").read_text()
+    assert "bound, model's C, t" in page and "shipped" not in page
+    gaps = json.loads((tmp_path / "s1" / "run.json").read_text())["summary"]["gaps"]
+    assert all("clip_model" in g and not any("shipped" in k for k in g) for g in gaps)
     with pytest.raises(InvalidParameterError, match="nll_run"):
         run_experiment("seed002-s1", tmp_path / "bad", quick=True, nll_run=str(tmp_path / "nll"), seed=1,
                        checkpoint=str(tmp_path / "other.pt"))

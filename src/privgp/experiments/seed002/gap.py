@@ -9,9 +9,10 @@ delta = 1e-3) and, for the bounds, the same release-noise draws as the DPConvCNP
   the signal channel released without clipping, r_s = Phi y + s_s g_s
   (:func:`privgp.nn.oracle.signal_channel_predictive`), at the paper's fixed C = 2, t = 0.5
   (s_s = 2 C / (mu sqrt(t)), Eq. 12);
-* the same bound at the **shipped model's** own amortised C(mu, N), t(mu, N): what an ideal model
-  could make of that model's signal channel if it were not clipped and the density channel were exact;
-* the shipped DPConvCNP (its NLL is the one ``seed002-nll`` reports where the tasks coincide).
+* the same bound at the **scored model's** own amortised C(mu, N), t(mu, N): what an ideal model
+  could make of that model's signal channel if it were not clipped and the density channel were exact
+  (labelled "shipped C, t" for the shipped model, "model's C, t" for another ``checkpoint``);
+* the DPConvCNP (the shipped one: its NLL is the one ``seed002-nll`` reports where the tasks coincide).
 
 Both bounds use the shipped encoder's lengthscale lambda and grid, and the signal-noise draw
 (L z, z from the generator seeded ``seed + 1``) that the DPConvCNP's release used on each task, so
@@ -34,9 +35,16 @@ import pandas as pd
 from ..common import as_tuple, new_figure, save_figure, write_run_record, write_table
 from .nn import _model, _spec, _torch, nll_points, nll_task_generator
 
-METHODS = ("oracle", "lower bound, C = 2, t = 0.5", "lower bound, shipped C, t", "DPConvCNP")
-COLORS = {"oracle": "tab:blue", "lower bound, C = 2, t = 0.5": "black", "lower bound, shipped C, t": "tab:gray",
+PAPER_BOUND = "lower bound, C = 2, t = 0.5"
+BOUND = "lower bound, shipped C, t"          # the Fig. S1 lower bound at the model's own C, t (shipped model)
+BOUND_OTHER = "lower bound, model's C, t"   # ... at another checkpoint's
+COLORS = {"oracle": "tab:blue", PAPER_BOUND: "black", BOUND: "tab:gray", BOUND_OTHER: "tab:gray",
           "DPConvCNP": "tab:green"}
+
+
+def methods(checkpoint: str | None) -> tuple[str, str, str, str]:
+    """The scored methods; the model's own bound is named for the shipped model or for another checkpoint."""
+    return ("oracle", PAPER_BOUND, BOUND if checkpoint is None else BOUND_OTHER, "DPConvCNP")
 
 
 def s1(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, lengthscales=(0.25, 0.71, 2.0),
@@ -56,6 +64,8 @@ def s1(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, lengthscales
     if quick:
         lengthscales, eps_values, n_values, tasks, n_target = (0.71,), (1.0,), (8, 16), 4, 16
     model = _model(checkpoint)
+    names = methods(checkpoint)
+    own, short_own = names[2], "shipped" if checkpoint is None else "model"
     t0 = time.perf_counter()
     # the points: (lengthscale, eps, N, source, generator seed)
     points: list[tuple[float, float, int, str, Any]] = []
@@ -102,17 +112,16 @@ def s1(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, lengthscales
             s_ship, _ = noise_scales(mu.double() * (1 - 1e-12), c_ship.double(), t_ship.double())
             s_paper, _ = noise_scales(mu.double(), torch.full((tasks,), float(clip), dtype=torch.float64),
                                       torch.full((tasks,), float(split), dtype=torch.float64))
-        vals.update(_bound_nll(b, grid, lam, {"lower bound, C = 2, t = 0.5": s_paper.numpy(),
-                                              "lower bound, shipped C, t": s_ship.numpy()}, noise, factor))
+        vals.update(_bound_nll(b, grid, lam, {PAPER_BOUND: s_paper.numpy(), own: s_ship.numpy()}, noise, factor))
         rec = {"lengthscale": ls, "epsilon": eps, "N": n, "tasks_from": source, "tasks": tasks,
-               "clip_shipped": float(c_ship.mean()), "split_shipped": float(t_ship.mean()),
-               "sigma_signal_shipped": float(s_ship.mean()), "sigma_signal_paper": float(s_paper.mean())}
-        for method in METHODS:
+               f"clip_{short_own}": float(c_ship.mean()), f"split_{short_own}": float(t_ship.mean()),
+               f"sigma_signal_{short_own}": float(s_ship.mean()), "sigma_signal_paper": float(s_paper.mean())}
+        for method in names:
             m, ci = mean_ci(vals[method])
             rows.append({**{k: rec[k] for k in ("lengthscale", "epsilon", "N", "tasks_from", "tasks")},
                          "method": method, "nll": m, "ci95": ci})
         gap = vals["DPConvCNP"] - vals["oracle"]
-        for name, short in (("lower bound, C = 2, t = 0.5", "paper"), ("lower bound, shipped C, t", "shipped")):
+        for name, short in ((PAPER_BOUND, "paper"), (own, short_own)):
             rec[f"bound_{short}_minus_oracle"], rec[f"bound_{short}_minus_oracle_ci95"] = mean_ci(vals[name] - vals["oracle"])
             rec[f"dpconvcnp_minus_bound_{short}"], rec[f"dpconvcnp_minus_bound_{short}_ci95"] = mean_ci(
                 vals["DPConvCNP"] - vals[name])
@@ -129,8 +138,8 @@ def s1(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, lengthscales
     df, pdf = pd.DataFrame(rows), pd.DataFrame(pairs)
     write_table(df, out_dir, "s1")
     write_table(pdf, out_dir, "gaps")
-    (Path(out_dir) / "page_s1.md").write_text(_page_table(df, pdf))
-    _plot(df, Path(out_dir) / "s1.png", [float(x) for x in as_tuple(lengthscales)],
+    (Path(out_dir) / "page_s1.md").write_text(_page_table(df, pdf, names, short_own))
+    _plot(df, Path(out_dir) / "s1.png", names, [float(x) for x in as_tuple(lengthscales)],
           [float(x) for x in as_tuple(eps_values)], [int(x) for x in as_tuple(n_values)])
     config = {"lengthscales": as_tuple(lengthscales), "eps_values": as_tuple(eps_values),
               "n_values": as_tuple(n_values), "tasks": tasks, "n_target": n_target, "clip": clip, "split": split,
@@ -163,28 +172,31 @@ def _bound_nll(b, grid: np.ndarray, lam: float, sigmas: dict[str, np.ndarray], n
     return out
 
 
-def _page_table(df: pd.DataFrame, pdf: pd.DataFrame) -> str:
-    """One row per point: each method's mean ± 95 % interval and the paired differences."""
-    head = ["ℓ", "ε", "N", "tasks from", "oracle", "bound C = 2, t = 0.5", "bound, shipped C, t", "DPConvCNP",
-            "DPConvCNP − bound (shipped)", "shipped C, t", "gap share: paper bound", "gap share: shipped bound"]
+def _page_table(df: pd.DataFrame, pdf: pd.DataFrame, names, short: str) -> str:
+    """One row per point: each method's mean ± 95 % interval and the paired differences (``short``: "shipped"
+    for the shipped model's own bound, "model" for another checkpoint's)."""
+    whose = "shipped" if short == "shipped" else "model's"
+    head = ["ℓ", "ε", "N", "tasks from", "oracle", "bound C = 2, t = 0.5", f"bound, {whose} C, t", "DPConvCNP",
+            f"DPConvCNP − bound ({whose})", f"{whose} C, t", "gap share: paper bound", f"gap share: {whose} bound"]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in pdf.itertuples(index=False):
         sub = df[(df.lengthscale == r.lengthscale) & (df.epsilon == r.epsilon) & (df.N == r.N)].set_index("method")
 
         cells = [f"{r.lengthscale:g}", f"{r.epsilon:g}", str(r.N), "seed002-nll" if r.tasks_from == "seed002-nll" else "own",
-                 *(_pm(sub.loc[m, 'nll'], sub.loc[m, 'ci95']) for m in METHODS),
-                 f"{r.dpconvcnp_minus_bound_shipped:+.3f} ± {r.dpconvcnp_minus_bound_shipped_ci95:.3f}".replace("-", "−"),
-                 f"{r.clip_shipped:.2f}, {r.split_shipped:.2f}", f"{100 * r.share_paper:.0f} %",
-                 f"{100 * r.share_shipped:.0f} %"]
+                 *(_pm(sub.loc[m, 'nll'], sub.loc[m, 'ci95']) for m in names),
+                 _pm(getattr(r, f"dpconvcnp_minus_bound_{short}"), getattr(r, f"dpconvcnp_minus_bound_{short}_ci95"),
+                     sign=True),
+                 f"{getattr(r, f'clip_{short}'):.2f}, {getattr(r, f'split_{short}'):.2f}",
+                 f"{100 * r.share_paper:.0f} %", f"{100 * getattr(r, f'share_{short}'):.0f} %"]
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out) + "\n"
 
 
-def _pm(mean: float, half: float) -> str:
-    return f"{mean:.3f} ± {half:.3f}".replace("-", "−")
+def _pm(mean: float, half: float, sign: bool = False) -> str:
+    return (f"{mean:+.3f}" if sign else f"{mean:.3f}").replace("-", "−") + f" ± {half:.3f}"
 
 
-def _plot(df: pd.DataFrame, path: Path, ls_values, eps_values, n_values) -> None:
+def _plot(df: pd.DataFrame, path: Path, names, ls_values, eps_values, n_values) -> None:
     """The grid's panels (rows eps, columns l); the extra points of ``nll_run`` are in the tables only."""
     from matplotlib.ticker import NullFormatter
 
@@ -194,7 +206,7 @@ def _plot(df: pd.DataFrame, path: Path, ls_values, eps_values, n_values) -> None
         for j, ls in enumerate(ls_values):
             ax = axes[i][j]
             sub = df[(df.lengthscale == ls) & (df.epsilon == eps) & df.N.isin(n_values)]
-            for method in METHODS:
+            for method in names:
                 g = sub[sub.method == method].sort_values("N")
                 ax.errorbar(g["N"], g["nll"], yerr=g["ci95"], marker="o", ms=3, capsize=2, label=method,
                             color=COLORS[method])

@@ -28,12 +28,11 @@ import pandas as pd
 
 from ...formatting import format_upper
 from ..common import as_tuple, new_figure, save_figure, write_run_record, write_table
+from .gap import BOUND, BOUND_OTHER
 from .nn import COLORS, _model, _spec, _torch, draw_fit
 
 #: marginal variance of y: EQ s_v^2 + s_n^2; sawtooth (2/pi)^2 (1 + 1/4) / 2 + s_n^2 (two harmonics)
 MARGINAL_VAR = {"eq": 1.0 + 0.2**2, "sawtooth": (2 / math.pi) ** 2 * (1 + 0.25) / 2 + 0.2**2}
-BOUND = "lower bound, shipped C, t"          # the Fig. S1 lower bound at the model's own C, t (shipped model)
-BOUND_OTHER = "lower bound, model's C, t"   # ... at another checkpoint's
 
 
 def _training_budget(checkpoint: str | None) -> tuple[float, float, float]:
