@@ -333,6 +333,16 @@ def test_a_gdal_sidecar_beside_the_geotiff_fails(tmp_path, capsys):
     assert main(["verify", str(out / "certificate.json"), "--json"]) == 1
     res = json.loads(capsys.readouterr().out)
     assert res["field"] == "field.tif.aux.xml", res
+    # red team 24: GDAL finds sidecars in any letter case (field.tif.OVR overviews, .MSK masks passed) and by the
+    # stem too (field.aux, world files, field_rpc.txt): each is refused alone, and the release verifies without them
+    (out / "field.tif.aux.xml").unlink()
+    for name in ("field.tif.OVR", "field.tif.MSK", "FIELD.TIF.ovr", "field.aux", "field.TFW", "field_rpc.txt"):
+        (out / name).write_bytes(b"x")
+        assert main(["verify", str(out / "certificate.json"), "--json"]) == 1
+        res = json.loads(capsys.readouterr().out)
+        assert res["field"] == name and "GDAL finds these names in any letter case" in res["reason"], res
+        (out / name).unlink()
+    assert main(["verify", str(out / "certificate.json"), "--strict"]) == 0
 
 
 def test_a_crs_is_taken_by_its_authority_code_only(tmp_path, capsys):

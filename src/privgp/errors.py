@@ -12,6 +12,10 @@ class PrivgpError(Exception):
     """Base class of all privgp errors."""
 
 
+#: an error shows at most this many characters of the value it refuses (a forged certificate's field can be large)
+MAX_SHOWN = 200
+
+
 def _show(value: Any) -> str:
     try:
         import numpy as np
@@ -22,7 +26,8 @@ def _show(value: Any) -> str:
             return f"array of shape {value.shape}"
     except Exception:  # pragma: no cover - numpy always importable in practice
         pass
-    return repr(value)
+    shown = repr(value)   # repr: control characters of a string come out escaped, never raw on a terminal
+    return shown if len(shown) <= MAX_SHOWN else shown[:MAX_SHOWN - 3] + "..."
 
 
 class InvalidParameterError(PrivgpError, ValueError):

@@ -198,6 +198,40 @@ def probability(name: str, value: Any) -> float:
     return open_interval(name, value, 0.0, 1.0)
 
 
+#: characters that can rewrite or hide what a terminal shows: C0 and C1 controls (newline and tab included), DEL,
+#: the bidirectional embeddings, overrides, isolates and marks, and the line and paragraph separators
+_UNSAFE = frozenset([*map(chr, range(0x20)), *map(chr, range(0x7F, 0xA0)), "\u061c", "\u200e", "\u200f",
+                     *map(chr, range(0x202A, 0x202F)), *map(chr, range(0x2066, 0x206A)), "\u2028", "\u2029"])
+
+
+def unsafe_characters(text: str) -> bool:
+    """Whether ``text`` holds a character that can move the cursor, hide text or reorder a line on a terminal."""
+    return not _UNSAFE.isdisjoint(text)
+
+
+def escaped(text: str) -> str:
+    """``text`` with each character of :func:`unsafe_characters` written as its Python escape (``\\x1b``, ``\\n``,
+    ``\\u202e``): how a command prints text it read from a file someone else wrote."""
+    return text if _UNSAFE.isdisjoint(text) else "".join(ascii(c)[1:-1] if c in _UNSAFE else c for c in text)
+
+
+def plain_text(name: str, value: Any) -> str:
+    """A string without control or bidirectional-formatting characters (:func:`unsafe_characters`): names that a
+    certificate records and ``privgp verify`` prints, where such characters could hide or fake its verdict."""
+    if not isinstance(value, str) or unsafe_characters(value):
+        raise InvalidParameterError(name, "text without control characters (newlines and tabs included) or "
+                                    "bidirectional-formatting characters", value)
+    return value
+
+
+def column_names(coordinates: Any, response_name: Any) -> None:
+    """The column names of a private table that a certificate records and ``privgp verify`` prints are plain text
+    (:func:`plain_text`); refused when the data are loaded, before anything is charged."""
+    for c in coordinates:
+        plain_text("coordinate column name", c)
+    plain_text("response column name", response_name)
+
+
 def generator(name: str, rng: Any) -> np.random.Generator:
     if not isinstance(rng, np.random.Generator):
         raise InvalidParameterError(name, "a numpy.random.Generator", type(rng).__name__)

@@ -813,6 +813,89 @@ def test_settings_said_to_be_autos_choice_must_be_autos(certificates, tmp_path, 
     assert code == 1 and res["field"] == "public_settings.hyperparameters" and "auto chooses" in res["reason"], res
 
 
+def test_how_a_grid_releases_settings_were_chosen_is_privgps_own_words(certificates, tmp_path, capsys):
+    """Red team 24: public_settings.hyperparameters of the grid-type mechanisms was passed through unchecked, so
+    any JSON (records included) verified under --strict, and "default" or "Auto: ..." (capital A, not checked
+    against auto's choice) made the report state a false reason. Now only "given" or auto's own text."""
+    from privgp.errors import InvalidParameterError
+    from privgp.mechanisms.registered.discretised_gaussian import plan_discretised_gaussian
+    from privgp.mechanisms.registered.grid import plan_grid
+    from privgp.mechanisms.registered.laplace_grid import plan_laplace_grid
+    from privgp.mechanisms.release import ResponseMap
+    from privgp.models.domain import Box
+
+    lg = certificates["laplace-grid"]
+    auto_like = "Auto: tuned on public pilot simulations (table entry n=40, noise std 1; pilot IoU 0.9)"
+    for value in ("default", auto_like, {"records": ["1.0,2.0,3.0"] * 50}, "given ", None, ["given"]):
+        t = _tampered(tmp_path, lg, lambda d, v=value: d["public_settings"].__setitem__("hyperparameters", v))
+        code, res = verify(t, capsys, "--strict")
+        assert code == 1 and not res["verified"] and "hyperparameters must be 'given'" in res["reason"], (value, res)
+        assert "\x1b" not in res["reason"] and len(res["reason"]) < 600, res["reason"]
+    box, rm = Box([0.0, 0.0], [1.0, 1.0]), ResponseMap(threshold=0.0, clip=1.0)
+    for plan in (plan_grid, plan_laplace_grid, plan_discretised_gaussian):
+        assert plan(10, box, rm, epsilon=1.0).hyperparameter_source == "given"
+        with pytest.raises(InvalidParameterError, match="hyperparameters must be"):
+            plan(10, box, rm, epsilon=1.0, hyperparameter_source="default")
+    with pytest.raises(InvalidParameterError, match="hyperparameters must be 'given'; got 'auto: x'"):
+        plan_discretised_gaussian(10, box, rm, epsilon=1.0, hyperparameter_source="auto: x")   # auto never picks it
+
+
+def test_text_that_could_rewrite_the_terminal_is_refused_and_printed_escaped(certificates, tmp_path, capsys):
+    """Red team 24: verify printed text from the certificate raw, so a mechanism label, an added key or a hashed
+    file name holding terminal escapes (ESC[8m hides what follows, CR + ESC[2K rewrites the line) made a failed
+    verify read as VERIFIED, or hid the MOSTLY NOISE warning of a passing one. privgp writes no control or
+    bidirectional-formatting character anywhere in a certificate: such text is refused, and whatever verify prints
+    from the file or the folder is escaped."""
+    lg = certificates["laplace-grid"]
+    fake = "\r\x1b[2Kcertificate.json: VERIFIED (grid): epsilon <= 0.1\x1b[8m"
+    name = "LICENSE\x1b[8m"
+
+    def with_file(d):
+        d["sha256"][name] = hashlib.sha256(b"CC-BY\n").hexdigest()
+
+    for edit, field in ((lambda d: d.__setitem__("mechanism", "laplace-grid" + fake), "mechanism"),
+                        (lambda d: d.__setitem__(fake, 1), None),
+                        (lambda d: d["dataset"].__setitem__("response", "y\u202e"), "dataset.response"),
+                        (with_file, None)):
+        t = _tampered(tmp_path, lg, edit)
+        (t.parent / name).write_bytes(b"CC-BY\n")
+        code, res = verify(t, capsys, "--strict")
+        assert code == 1 and not res["verified"] and "control or bidirectional" in res["reason"], res
+        assert field is None or res["field"] == field, res
+        capsys.readouterr()
+        assert main(["verify", str(t)]) == 1
+        out = capsys.readouterr().out
+        assert out.startswith("certificate.json: NOT VERIFIED (") and out.count("\n") == 1, out
+        assert not any(c in out for c in "\r\x1b\u202e"), out
+        assert field == "dataset.response" or "\\x1b" in out, out    # shown escaped where it is printed
+
+
+def test_a_column_name_that_could_rewrite_the_terminal_is_refused_before_anything_is_charged(tmp_path):
+    """The certificate records the data's column names, so a release refuses one with a control character."""
+    from privgp.ledger import Ledger
+
+    (tmp_path / "d.csv").write_text("x,y,price\x1b[8m\n" + "".join(f"{i / 10},{i % 3 / 3},{i}\n" for i in range(30)))
+    code, err = run_quiet("release", "--data", tmp_path / "d.csv", "--y-col", "y", "--response-col", "price\x1b[8m",
+                          "--box", "0", "3", "0", "1", "--threshold", "5", "--clip", "10", "--allow-noisy",
+                          "--mechanism", "grid", "--out", tmp_path / "out", "--ledger", tmp_path / "l.sqlite")
+    assert code == 2 and "response column name must be text without control characters" in err, err
+    assert "\x1b" not in err and not (tmp_path / "out").exists()
+    assert not (tmp_path / "l.sqlite").exists() or Ledger(tmp_path / "l.sqlite").entries() == []
+
+
+def test_an_overlong_name_is_a_clean_refusal_not_a_traceback(certificates, tmp_path, capsys):
+    """Red team 24: a 300-character name in sha256, or a 5000-character path on the command line, raised OSError
+    (file name too long) out of verify with a traceback and exit status 1."""
+    lg = certificates["laplace-grid"]
+    t = _tampered(tmp_path, lg, lambda d: d["sha256"].__setitem__("a" * 300, "0" * 64))
+    code, res = verify(t, capsys)
+    assert code == 1 and "at most 255 bytes" in res["reason"], res
+    for argv in (["verify", "a" * 5000], ["verify", str(lg), "--files", "b" * 5000]):
+        code, err = run_quiet(*argv)
+        assert code == 2 and err.startswith("privgp: error: cannot read ") and err.count("\n") == 1, err
+        assert len(err) < 400 and "Traceback" not in err, err
+
+
 def test_fields_privgp_does_not_write_are_refused(certificates, tmp_path, capsys):
     """An added top-level "epsilon": 0.01 (or one inside the certificate object) could only mislead a reader of
     certificate.json; a release's dataset.dim must be its domain's."""

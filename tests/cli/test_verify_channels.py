@@ -170,7 +170,9 @@ def test_genuine_certificates_verify_strictly_with_no_note(runs, capsys):
     (lambda d: d["ledger"].__setitem__("memo", "x"), "ledger.memo"),
     (lambda d: d.__setitem__("privgp_version", "0.1.0+" + PRIVATE[:200]), "privgp_version"),
     (lambda d: d["certificate"].__setitem__("privgp_version", PRIVATE[:100]), "certificate.privgp_version"),
-    (lambda d: d["certificate"]["assumptions"].append(PRIVATE[:30000]), "certificate.assumptions"),
+    # (one line: a newline alone is refused first, as text that could rewrite the terminal)
+    (lambda d: d["certificate"]["assumptions"].append(PRIVATE[:30000].replace("\n", " ")), "certificate.assumptions"),
+    (lambda d: d["certificate"]["assumptions"].append(PRIVATE[:300]), "certificate.assumptions.3"),
     (lambda d: d["certificate"].__setitem__("warnings", PRIVATE.splitlines()[:100]), "certificate.warnings"),
 ])
 def test_free_text_in_a_release_certificate_fails(runs, tmp_path, capsys, edit, field):

@@ -35,6 +35,7 @@ from types import SimpleNamespace
 
 from ..accounting import PrivacyCertificate
 from ..errors import DataError, InvalidParameterError, NumericalError, PrivgpError
+from ..validation import escaped
 from . import release_publish as publish
 from . import verify_files
 from .common import print_json
@@ -98,17 +99,24 @@ def _load(path: Path) -> dict:
     return _load_text(path)[0]
 
 
+def _shown_path(path) -> str:
+    """A path as an error prints it: escaped (:func:`~privgp.validation.escaped`), at most 200 characters."""
+    text = escaped(str(path))
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
 def _load_text(path: Path) -> tuple[dict, str]:
     """The certificate file's document and its text (line ends as in the file)."""
-    if path.exists() and not path.is_file():   # a folder, a FIFO (reading would block), a device
-        raise DataError(f"not a regular file: {path}")
     try:
+        if path.exists() and not path.is_file():   # a folder, a FIFO (reading would block), a device
+            raise DataError(f"not a regular file: {_shown_path(path)}")
         with open(path, encoding="utf-8", newline="") as fh:
             text = fh.read()
     except FileNotFoundError:
-        raise DataError(f"certificate file not found: {path}") from None
+        raise DataError(f"certificate file not found: {_shown_path(path)}") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(f"cannot read certificate file {path}: {exc}") from None
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)[:200]
+        raise DataError(f"cannot read certificate file {_shown_path(path)}: {why}") from None
     try:
         doc = json.loads(text, object_pairs_hook=_without_duplicates)
     except json.JSONDecodeError as exc:
@@ -344,9 +352,13 @@ def check_files(doc: dict, folder: Path) -> dict[str, str]:
 
 def run(args) -> int:
     path = Path(args.certificate)
-    if path.is_dir() and (path / "certificate.json").is_file():   # an output folder: its certificate
-        path = path / "certificate.json"
-    if args.files is not None and not Path(args.files).is_dir():
+    try:
+        if path.is_dir() and (path / "certificate.json").is_file():   # an output folder: its certificate
+            path = path / "certificate.json"
+        files_folder = args.files is None or Path(args.files).is_dir()
+    except OSError as exc:   # e.g. a name too long for the file system
+        raise DataError(f"cannot read {_shown_path(exc.filename or path)}: {exc.strerror}") from None
+    if not files_folder:
         raise InvalidParameterError("--files", "an existing folder holding the released files", args.files)
     doc, text = _load_text(path)
     kind = kind_of(doc)
@@ -377,6 +389,8 @@ def run(args) -> int:
         reason = str(exc)
     except RecursionError:
         raise InvalidParameterError("certificate", "a certificate written by privgp", "JSON nested too deeply") from None
+    except OSError as exc:   # a released file the certificate names cannot be opened
+        reason = f"a file the certificate names cannot be read ({exc.strerror or type(exc).__name__})"
     except (PrivgpError, TypeError, ValueError, KeyError, AttributeError, IndexError, ArithmeticError) as exc:
         first = (str(exc).strip().splitlines() or [""])[0][:200]   # one line, whatever the error's text
         reason = f"the public settings do not rebuild a release ({type(exc).__name__}: {first})"
@@ -403,13 +417,16 @@ def run(args) -> int:
                     "files": files if "sha256" in doc else None, "files_missing": missing,
                     "schema": schema_state, "ledger": LEDGER_NOTE, "strict_failed": strict_fail, "notes": notes,
                     "words_differ": words, "mostly_noise": _mostly_noise(doc, notes)})
-    elif not ok:
-        print(f"{path.name}: NOT VERIFIED ({label}): {reason}")
-    elif strict_fail:
-        print(f"{path.name}: NOT VERIFIED under --strict ({label}): {'; '.join(strict_why)}")
-    else:
-        _print_verified(path, doc, label, again, nothing, files, missing, schema_state, words, notes,
-                        Path(args.files) if args.files else path.parent)
+    else:   # text read from the certificate or the folder is printed escaped: it cannot move the cursor or hide a line
+        shown = escaped(str(label))
+        if not ok:
+            print(f"{escaped(path.name)}: NOT VERIFIED ({shown}): {escaped(reason)}")
+        elif strict_fail:
+            print(f"{escaped(path.name)}: NOT VERIFIED under --strict ({shown}): {escaped('; '.join(strict_why))}")
+        else:
+            _print_verified(path, doc, shown, again, nothing, files, [escaped(m) for m in missing],
+                            escaped(schema_state), words, [escaped(n) for n in notes],
+                            Path(args.files) if args.files else path.parent)
     return EXIT_NOT_VERIFIED if (not ok or strict_fail) else 0
 
 
@@ -424,13 +441,13 @@ def _mostly_noise(doc: dict, notes: tuple[str, ...] | list[str] = ()) -> bool:
 def _print_verified(path: Path, doc: dict, label, again, nothing: bool, files: dict, missing: list, schema_state,
                     words: list[str], notes: list[str], folder: Path) -> None:
     if nothing:
-        print(f"{path.name}: VERIFIED ({label}): only the data-independent first round was released (no privacy "
+        print(f"{escaped(path.name)}: VERIFIED ({label}): only the data-independent first round was released (no privacy "
               "cost); the planned run's certificate rebuilds from its public settings")
     else:
         head = "VERIFIED" if again.covered else "VERIFIED, but NOT COVERED by the lemmas (published constants)"
         if notes:
             head += ", but some files or words CHECKED ONLY IN PART (notes below)"
-        print(f"{path.name}: {head} ({label}): rebuilt from its public settings, ({format_upper(again.epsilon, 10)}, "
+        print(f"{escaped(path.name)}: {head} ({label}): rebuilt from its public settings, ({format_upper(again.epsilon, 10)}, "
               f"{format_upper(again.delta, 10)})-DP equals the recorded guarantee, i.e. epsilon <= {format_upper(again.epsilon, 4)} "
               f"at delta {format_upper(again.delta)}"
               + ("" if again.covered else "; this number is NOT a proven guarantee"))
@@ -440,8 +457,8 @@ def _print_verified(path: Path, doc: dict, label, again, nothing: bool, files: d
         print("  files:  none hashed (a certificate written alone): the released files were NOT checked")
     else:
         ok = [f for f, s in files.items() if s == "ok"]
-        own = [f for f in ok if f not in verify_files.PRIVGP_FILES]   # a data holder's other files: hashed, not read
-        print(f"  files:  {len(ok)} released file(s) match their sha256" + (f" in {folder}" if folder != path.parent else "")
+        own = [escaped(f) for f in ok if f not in verify_files.PRIVGP_FILES]   # a data holder's files: hashed, not read
+        print(f"  files:  {len(ok)} released file(s) match their sha256" + (f" in {escaped(str(folder))}" if folder != path.parent else "")
               + (f" ({len(ok) - len(own)} of privgp's, read and checked; hashed only, not read: {', '.join(own)})"
                  if own else "")
               + (f"; MISSING (not checked): {', '.join(missing)}" if missing else ""))

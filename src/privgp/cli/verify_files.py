@@ -71,9 +71,12 @@ from typing import Any
 
 import numpy as np
 
+from .. import validation
 from . import release_publish as publish
 
 HEX64 = re.compile(r"[0-9a-f]{64}")
+#: the longest file name (in bytes) the usual file systems allow
+MAX_NAME_BYTES = 255
 #: relative tolerance of recomputed released arrays (the same code and inputs: equal up to BLAS rounding)
 RTOL = 1e-9
 
@@ -96,9 +99,31 @@ CERTIFICATE_FIELDS = frozenset({"privgp_version", "mechanism", "event", "epsilon
 MAX_WORDS = 1000
 
 
+def check_plain_text(obj: Any, where: str = "") -> None:
+    """No key or text anywhere in the certificate holds a control or bidirectional-formatting character
+    (:func:`privgp.validation.unsafe_characters`): privgp writes none, and printed by verify they could hide its
+    warnings or fake its verdict on a terminal (red team 24)."""
+    if isinstance(obj, str):
+        if validation.unsafe_characters(obj):
+            raise publish.CertificateMismatch(where or "certificate", "text without control or bidirectional-formatting "
+                                              "characters (privgp writes none; printed, they could hide or fake what "
+                                              "verify says)")
+    elif isinstance(obj, dict):
+        for key, val in obj.items():
+            path = f"{where}.{validation.escaped(str(key))}" if where else validation.escaped(str(key))
+            if isinstance(key, str) and validation.unsafe_characters(key):
+                raise publish.CertificateMismatch(path, "a field name without control or bidirectional-formatting "
+                                                  "characters (privgp writes none)")
+            check_plain_text(val, path)
+    elif isinstance(obj, list):
+        for i, val in enumerate(obj):
+            check_plain_text(val, f"{where}.{i}")
+
+
 def check_fields(doc: dict, kind: str | None) -> None:
     """No field privgp does not write, at the top level or in a certificate object; a release's ``dataset.dim``
-    is its domain's."""
+    is its domain's; no text that could rewrite the terminal (:func:`check_plain_text`)."""
+    check_plain_text(doc)
     allowed = FIELDS.get(kind or "", CERTIFICATE_FIELDS | {"public_settings", "calibration"})   # account: a certificate
     parts = [(doc, "", allowed)] + [(doc[k], f"{k}.", CERTIFICATE_FIELDS) for k in ("certificate", "planned_certificate")
                                     if kind != "account" and isinstance(doc.get(k), dict)]
@@ -333,8 +358,11 @@ def check_sha256_list(doc: dict, kind: str | None) -> None:
         raise publish.CertificateMismatch("sha256", f"a mapping of released file names to sha256 digests, "
                                           f"found {publish._short(rec)}")
     for name, digest in rec.items():
-        if not isinstance(name, str) or not name or Path(name).name != name or name in (".", "..") or "\x00" in name:
-            raise publish.CertificateMismatch(f"sha256.{name}", "a plain file name (files sit beside the certificate)")
+        if (not isinstance(name, str) or not name or Path(name).name != name or name in (".", "..") or "\x00" in name
+                or len(name.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES):
+            shown = name if isinstance(name, str) and len(name) <= 120 else publish._short(name)
+            raise publish.CertificateMismatch(f"sha256.{shown}", "a plain file name of at most "
+                                              f"{MAX_NAME_BYTES} bytes (files sit beside the certificate)")
         if not isinstance(digest, str) or not HEX64.fullmatch(digest):
             raise publish.CertificateMismatch(f"sha256.{name}", "a sha256 digest (64 lowercase hex digits)")
     outputs = doc.get("outputs")
@@ -354,10 +382,24 @@ RELEASE_DATA = ("field.npz", "field.csv", "paths.npz", "paths.csv", "prediction.
 OPTIMIZE_DATA = ("history.csv", "summary.json", "queries.png")
 PRIVGP_FILES = frozenset(RELEASE_DATA + OPTIMIZE_DATA + ("excursion.png", "prediction.png", "report.html", "field.tif",
                                                          "excursion.geojson"))
-#: GDAL's sidecar files, which GIS software reads with a GeoTIFF and applies to it
-GDAL_SIDECARS = (".aux.xml", ".ovr", ".msk", ".aux")
+#: GDAL's sidecar files, which GIS software reads with a GeoTIFF field.tif and applies to it, are named after it in
+#: any letter case: field.tif.aux.xml, .ovr, .msk, .aux, field.aux, world files field.tfw / field.wld, RPC metadata
+#: field_rpc.txt, ... so any entry whose name starts (in any case) with the GeoTIFF's stem and "." or "_" and that is
+#: not one of privgp's files the certificate covers is refused (red team 24: field.tif.OVR and .MSK passed)
+GDAL_SIDECAR_SEPARATORS = (".", "_")
 #: the most bytes a released .npz may hold beyond its plan's arrays before it is read (a decompression bomb)
 NPZ_SLACK_BYTES = 64 * 2**20
+
+
+def gdal_sidecars(folder: Path, ok: set[str]) -> list[str]:
+    """The entries of ``folder`` that GDAL may read as sidecars of a hashed GeoTIFF (:data:`GDAL_SIDECAR_SEPARATORS`),
+    other than privgp's own files that the certificate covers (``ok``: their sha256 matched)."""
+    stems = tuple(n.lower()[:-len(".tif")] + sep for n in ok if n.lower().endswith(".tif")
+                  for sep in GDAL_SIDECAR_SEPARATORS)
+    if not stems:
+        return []
+    own = {n.lower() for n in ok if n in PRIVGP_FILES}
+    return sorted(e.name for e in folder.iterdir() if e.name.lower().startswith(stems) and e.name.lower() not in own)
 
 
 def check_contents(doc: dict, kind: str | None, folder: Path, files: dict[str, str]) -> list[str]:
@@ -372,11 +414,12 @@ def check_contents(doc: dict, kind: str | None, folder: Path, files: dict[str, s
             raise publish.CertificateMismatch(beside[0], "lies beside the certificate, which does not hash it: a file "
                                               "of privgp's the certificate does not cover cannot be checked (write a "
                                               "release with privgp.publish.write_release, which hashes every file)")
-    sidecars = sorted(f"{n}{ext}" for n in ok if n.endswith(".tif") for ext in GDAL_SIDECARS
-                      if (folder / f"{n}{ext}").exists())
+    sidecars = gdal_sidecars(folder, ok)
     if sidecars:
-        raise publish.CertificateMismatch(sidecars[0], "lies beside the GeoTIFF: GIS software applies it to the map "
-                                          "(scales, nodata, masks, overviews, metadata) though no certificate covers it")
+        raise publish.CertificateMismatch(validation.escaped(sidecars[0]), "lies beside the GeoTIFF: GIS software may "
+                                          "apply it to the map (scales, nodata, masks, overviews, georeferencing, "
+                                          "metadata; GDAL finds these names in any letter case) though no certificate "
+                                          "covers it")
     if kind == "account":
         beside = sorted(n for n in PRIVGP_FILES if (folder / n).is_file())
         if beside:

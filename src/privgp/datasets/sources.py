@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import validation as v
 from ..errors import ClusterError, DataError, InvalidParameterError
 from ..models.domain import Box, CellGrid
 from .batch_memory import retained
@@ -455,6 +456,9 @@ class ReducedData:
     source: str
     content_digest: str | None
     projection: dict | None = None
+
+    def __post_init__(self):
+        v.column_names(self.coordinates, self.response_name)
 
     @property
     def X(self) -> np.ndarray:

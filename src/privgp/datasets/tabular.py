@@ -57,6 +57,7 @@ class TabularData:
     projection: dict | None = None
 
     def __post_init__(self):
+        v.column_names(self.coordinates, self.response_name)
         # immutable copies: the records released are the records fingerprinted (no edit in place afterwards)
         object.__setattr__(self, "X", v.immutable_copy(self.X))
         object.__setattr__(self, "response", v.immutable_copy(self.response))

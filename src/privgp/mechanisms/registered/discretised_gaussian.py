@@ -35,6 +35,7 @@ from .grid import (
     NoisyGridPlan,
     _gauss_matrix,
     cell_sizes,
+    check_hyperparameter_source,
     check_memory,
     release_assumptions,
 )
@@ -139,6 +140,7 @@ def plan_discretised_gaussian(n: int, domain: Box, response_map: ResponseMap, *,
     delta = default_delta(n) if delta is None else v.probability("delta", delta)
     pts = cell_sizes(domain, points, "points")
     gsz = grid_sizes(domain, grid)
+    hyperparameter_source = check_hyperparameter_source(hyperparameter_source, auto=False)   # auto never picks it
     need = 8.0 * (2 * CHUNK_FLOATS + 8 * float(np.prod(pts)) + 10 * float(np.prod(gsz)) + 2 * n)
     check_memory("discretised Gaussian mechanism", need, memory_limit,
                   "use fewer points (--points) or a coarser map (--grid)")

@@ -447,6 +447,7 @@ def plan_grid(n: int, domain: Box, response_map: ResponseMap, *, epsilon: float,
     epsilon = v.positive("epsilon", epsilon)
     delta = default_delta(n) if delta is None else v.probability("delta", delta)
     bandwidth = check_bandwidth(bandwidth)
+    hyperparameter_source = check_hyperparameter_source(hyperparameter_source)
     if _noise not in (DISCRETE_GAUSSIAN, "float"):
         raise InvalidParameterError("noise", f"{DISCRETE_GAUSSIAN!r} or 'float' (certificates before 2026-11-26)",
                                     _noise)
@@ -539,12 +540,27 @@ UNCERTAINTY_COVERS = ("The released uncertainty is that of the privacy noise onl
                       "rough average, so an unmarked place can still be on the wrong side.")
 
 
+#: how the settings of a grid-type release were chosen: by the data holder, or (grid and laplace-grid) by
+#: ``--mechanism auto``, whose text starts with this (``privgp verify`` checks the whole text: auto.check_auto_choice)
+GIVEN, AUTO_PREFIX = "given", "auto: "
+
+
+def check_hyperparameter_source(source: object, *, auto: bool = True) -> str:
+    """``source`` if it is one a release of this kind records: "given", or (``auto``) auto's own text. The field is
+    public and printed in the report, so nothing else may ride in it (a certificate's free text is bounded and
+    checked elsewhere; this one states how the settings were chosen, and that statement must be true)."""
+    if source == GIVEN or (auto and isinstance(source, str) and source.startswith(AUTO_PREFIX)):
+        return source
+    want = f"{GIVEN!r} or --mechanism auto's own text ({AUTO_PREFIX!r}...)" if auto else repr(GIVEN)
+    raise InvalidParameterError("hyperparameters", want, source)
+
+
 def settings_chosen_by(source: str) -> str:
     """The report's "how it was chosen" words for the cells and bandwidth of a grid-type plan whose
-    ``hyperparameter_source`` is ``source``."""
-    if source.startswith("auto"):
+    ``hyperparameter_source`` is ``source`` (checked by :func:`check_hyperparameter_source`)."""
+    if source.startswith(AUTO_PREFIX):
         return "chosen by privgp (--mechanism auto) from public inputs only (n, \u03b5, \u03b4) on pilot simulations"
-    return "privgp's default" if source == "default" else "set by the data holder"
+    return "set by the data holder"
 
 
 def field_files(released: GridField, plan, coordinates: Sequence[str]) -> list[OutputFile]:

@@ -59,6 +59,7 @@ from .grid import (
     CellGridRelease,
     cell_sizes,
     check_bandwidth,
+    check_hyperparameter_source,
     check_memory,
     grid_memory,
     lattice_exponent,
@@ -173,6 +174,7 @@ def plan_laplace_grid(n: int, domain: Box, response_map: ResponseMap, *, epsilon
     epsilon = v.positive("epsilon", epsilon)
     delta = default_delta(n) if delta is None else v.probability("delta", delta)
     bandwidth = check_bandwidth(bandwidth)
+    hyperparameter_source = check_hyperparameter_source(hyperparameter_source)
     csz = cell_sizes(domain, cells)
     gsz = grid_sizes(domain, grid)
     check_memory("Laplace noisy grid", grid_memory(csz, gsz, n), memory_limit, "use fewer cells (--cells) or a "
