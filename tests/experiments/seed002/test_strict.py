@@ -56,21 +56,27 @@ def test_seed002_s6_reads_the_training_budget_of_another_checkpoint(tmp_path):
         assert p["this model - shipped"] == pytest.approx(mine - p["shipped"], abs=1e-12) and p["se"] > 0
 
 
-def test_the_committed_retrained_run_names_its_checkpoint_and_pairs_with_the_committed_shipped_run():
-    """docs/results.md's Figs. S6-S7 with a retrained model: the committed checkpoint was trained on eps ~ U[1/3, 1]
-    at delta = 1e-5 on EQ and sawtooth tasks, the run that scored it names it, and the shipped model's means in
-    its paired table are those of the committed shipped-model run, exactly (same tasks and noise seeds)."""
+@pytest.mark.parametrize("trained,scored,delta", [("seed002-train-strict", "seed002-s6-retrained", 1e-5),
+                                                  ("seed002-train-strict-d3", "seed002-s6-retrained-d3", 1e-3)])
+def test_the_committed_retrained_run_names_its_checkpoint_and_pairs_with_the_committed_shipped_run(trained, scored,
+                                                                                                  delta):
+    """docs/results.md's Figs. S6-S7 with retrained models: each committed checkpoint was trained on eps ~ U[1/3, 1]
+    at its delta (1e-5; 1e-3, the default, recorded by its absence) on EQ and sawtooth tasks, the run that scored it
+    names it and that budget, and the shipped model's means in its paired table are those of the committed
+    shipped-model run, exactly (same tasks and noise seeds)."""
     from pathlib import Path
 
     from privgp.nn.pretrained import training_record
+    from privgp.nn.tasks import DELTA
 
     runs = Path(__file__).resolve().parents[3] / "docs" / "runs"
-    train = training_record(runs / "seed002-train-strict" / "best.pt")["train_config"]
-    assert train["epsilon"] == [1 / 3, 1.0] and train["delta"] == 1e-5
+    train = training_record(runs / trained / "best.pt")["train_config"]
+    assert train["epsilon"] == [1 / 3, 1.0] and train.get("delta", DELTA) == delta
     assert train["weights"] == {"eq": 0.4, "sawtooth": 0.4}
-    rec = json.loads((runs / "seed002-s6-retrained" / "run.json").read_text())
-    assert rec["config"]["checkpoint"] == "docs/runs/seed002-train-strict/best.pt"
-    paired = pd.read_csv(runs / "seed002-s6-retrained" / "paired.csv")
+    rec = json.loads((runs / scored / "run.json").read_text())
+    assert rec["config"]["checkpoint"] == f"docs/runs/{trained}/best.pt"
+    assert rec["config"]["training_budget"]["delta"] == delta
+    paired = pd.read_csv(runs / scored / "paired.csv")
     ship = pd.read_csv(runs / "seed002-s6" / "s6.csv")
     ship = ship[ship.method == "DPConvCNP"].set_index(["family", "epsilon", "delta", "N"])
     assert len(paired) == len(ship) == 32
