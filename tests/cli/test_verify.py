@@ -493,7 +493,14 @@ def test_an_optimize_certificate_claiming_fewer_rounds_fails(certificates, tmp_p
         d["certificate"] = as_written(released_certificate(plan, 2)[1].to_dict())
 
     code, res = verify(_tampered(tmp_path, certificates["optimize"], fewer), capsys)
-    assert code == 1 and res["field"] == "history.csv", res
+    assert code == 1 and res["field"] == "status", res      # 'completed' with fewer rounds (red team 24)
+
+    def fewer_stopped(d):   # consistent as a stopped run: the released files still tell
+        fewer(d)
+        d["status"], d["stop_reason"] = "stopped", "objective failed"
+
+    code, res = verify(_tampered(tmp_path, certificates["optimize"], fewer_stopped), capsys)
+    assert code == 1 and res["field"] in ("history.csv", "summary.json.status"), res
 
 
 def test_the_sha256_list_must_cover_the_outputs(certificates, tmp_path, capsys, monkeypatch):
@@ -894,6 +901,45 @@ def test_an_overlong_name_is_a_clean_refusal_not_a_traceback(certificates, tmp_p
         code, err = run_quiet(*argv)
         assert code == 2 and err.startswith("privgp: error: cannot read ") and err.count("\n") == 1, err
         assert len(err) < 400 and "Traceback" not in err, err
+
+
+def test_second_round_of_red_team_24(certificates, tmp_path, capsys):
+    """Red team 24, round 2: a tuned release's dataset.dim was unchecked (its settings record the domain, no dim);
+    ``outputs`` could repeat names without bound (a hidden channel under --strict); a hashed Report.html passed as
+    the data holder's own file beside privgp's names; a stopped optimize run could be relabelled completed; a
+    nested value echoed by --json crashed with a traceback."""
+    import hashlib
+
+    tuned = certificates["posterior-sample-tuned"]
+    code, res = verify(_tampered(tmp_path, tuned, lambda d: d["dataset"].__setitem__("dim", 3)), capsys)
+    assert code == 1 and res["field"] == "dataset.dim" and "state 2" in res["reason"], res
+    lg = certificates["laplace-grid"]
+    for outputs in (lambda o: o + o[:1], lambda o: o + ["certificate.json"] * 50):
+        code, res = verify(_tampered(tmp_path, lg, lambda d, f=outputs: d.__setitem__("outputs", f(d["outputs"]))),
+                           capsys)
+        assert code == 1 and res["field"] == "outputs", res
+    text = b"<p>epsilon = 0.1</p>"
+
+    def twin(d):
+        d["sha256"]["Report.html"] = hashlib.sha256(text).hexdigest()
+
+    t = _tampered(tmp_path, lg, twin)
+    (t.parent / "Report.html").write_bytes(text)
+    code, res = verify(t, capsys)
+    assert code == 1 and res["field"] == "sha256.Report.html" and "'report.html' spelled otherwise" in res["reason"]
+    opt = certificates["optimize"]
+
+    def relabelled(d):
+        d["released_rounds"] = d["planned_rounds"] - 2
+    code, res = verify(_tampered(tmp_path, opt, relabelled), capsys)
+    assert code == 1 and res["field"] == "status", res
+    code, res = verify(_tampered(tmp_path, opt, lambda d: d.__setitem__("stop_reason", "objective failed")), capsys)
+    assert code == 1 and res["field"] == "status", res
+    nested = tmp_path / "nested.json"
+    nested.write_text('{"mechanism": ' + "[" * 600 + "]" * 600 + ', "certificate": {"epsilon": ' + "[" * 600
+                      + "]" * 600 + "}}")
+    code, err = run_quiet("verify", nested, "--json")
+    assert code in (1, 2) and "Traceback" not in err, err
 
 
 def test_fields_privgp_does_not_write_are_refused(certificates, tmp_path, capsys):

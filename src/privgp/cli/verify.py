@@ -408,9 +408,12 @@ def run(args) -> int:
         if failed]
     strict_fail = ok and args.strict and bool(strict_why)
     if args.json:
-        eps = None if not isinstance(recorded, dict) else recorded.get("epsilon")
-        dlt = None if not isinstance(recorded, dict) else recorded.get("delta")
-        print_json({"file": path.name, "kind": kind, "mechanism": label, "verified": ok, "covered": covered,
+        def echoed(x):   # what the certificate states, echoed only as a number or words (a nested value crashed
+            return x if isinstance(x, (str, int, float)) else None   # the JSON writer: red team 24)
+
+        eps = None if not isinstance(recorded, dict) else echoed(recorded.get("epsilon"))
+        dlt = None if not isinstance(recorded, dict) else echoed(recorded.get("delta"))
+        print_json({"file": path.name, "kind": kind, "mechanism": echoed(label), "verified": ok, "covered": covered,
                     "reason": reason or None, "field": field, "epsilon": eps, "delta": dlt,
                     "recomputed_epsilon": None if again is None else again.epsilon,
                     "recomputed_delta": None if again is None else again.delta,

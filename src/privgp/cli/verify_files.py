@@ -66,6 +66,7 @@ import io
 import json
 import math
 import re
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -145,6 +146,11 @@ def check_fields(doc: dict, kind: str | None) -> None:
         reason = doc.get("stop_reason")
         if not (reason is None or isinstance(reason, str) and len(reason) <= MAX_WORDS):
             raise publish.CertificateMismatch("stop_reason", f"text of at most {MAX_WORDS} characters, or null")
+        if doc["status"] == "completed" and (doc.get("stop_reason") is not None
+                                             or doc.get("released_rounds") != doc.get("planned_rounds")):
+            raise publish.CertificateMismatch("status", "'stopped' for a run that released fewer rounds than planned "
+                                              "or states a stop reason ('completed' only when every round was "
+                                              "released; red team 24)")
     if kind == "release":
         check_dataset(doc)
         dataset, settings = doc.get("dataset"), doc.get("public_settings")
@@ -153,10 +159,10 @@ def check_fields(doc: dict, kind: str | None) -> None:
         if any(isinstance(w, str) and len(w) > MAX_WORDS for w in words):
             raise publish.CertificateMismatch("dataset", f"a name longer than {MAX_WORDS} characters (the records' "
                                               "words are drawn into the picture and the report)")
-        if isinstance(dataset, dict) and isinstance(settings, dict) and "dim" in dataset and "dim" in settings \
-                and dataset["dim"] != settings["dim"]:
+        stated = _stated_dim(settings)
+        if isinstance(dataset, dict) and "dim" in dataset and stated is not None and dataset["dim"] != stated:
             raise publish.CertificateMismatch("dataset.dim", f"{publish._short(dataset['dim'])} where the public "
-                                              f"settings state {publish._short(settings['dim'])}")
+                                              f"settings state {publish._short(stated)}")
 
 
 #: a version privgp states (``privgp.__version__``: PEP 440, a local part such as a commit at most)
@@ -175,6 +181,18 @@ DATASET_FIELDS = ("fingerprint", "n", "dim", "coordinates", "response", "source"
 PROJECTION_FIELDS = ("input_crs", "metric_crs", "rule", "public")
 #: the metric CRS privgp records for records in a geographic CRS (:meth:`privgp.geo.LocalProjection.for_box`)
 AEQD = re.compile(r"\+proj=aeqd \+lat_0=(\S+) \+lon_0=(\S+) \+x_0=0 \+y_0=0 \+datum=WGS84 \+units=m \+no_defs")
+
+
+def _stated_dim(settings: Any) -> Any:
+    """The dimension a release's public settings state: their ``dim``, else their domain's (a tuned release
+    records no ``dim``: red team 24, its dataset.dim was unchecked); None where they state neither."""
+    if not isinstance(settings, dict):
+        return None
+    if "dim" in settings:
+        return settings["dim"]
+    domain = settings.get("domain")
+    lower = domain.get("lower") if isinstance(domain, dict) else None
+    return len(lower) if isinstance(lower, list) else None
 
 
 def check_dataset(doc: dict) -> None:
@@ -365,6 +383,11 @@ def check_sha256_list(doc: dict, kind: str | None) -> None:
                                               f"{MAX_NAME_BYTES} bytes (files sit beside the certificate)")
         if not isinstance(digest, str) or not HEX64.fullmatch(digest):
             raise publish.CertificateMismatch(f"sha256.{name}", "a sha256 digest (64 lowercase hex digits)")
+    for name in rec:   # Report.html is not report.html on Linux, but a reader takes it for privgp's (red team 24)
+        twin = _PRIVGP_FOLDED.get(unicodedata.normalize("NFKC", name).casefold())
+        if twin is not None and twin != name:
+            raise publish.CertificateMismatch(f"sha256.{name}", f"not {twin!r} spelled otherwise: a file named like "
+                                              "privgp's would be read as privgp's, though verify reads it as another's")
     outputs = doc.get("outputs")
     if outputs is not None:
         if not isinstance(outputs, list) or not all(isinstance(o, str) for o in outputs):
@@ -373,6 +396,9 @@ def check_sha256_list(doc: dict, kind: str | None) -> None:
         if unhashed:
             raise publish.CertificateMismatch(f"sha256.{unhashed[0]}", "missing: every released file the certificate "
                                               "lists in outputs has its sha256 recorded")
+        if len(set(outputs)) != len(outputs) or len(outputs) > len(rec) + 1:
+            raise publish.CertificateMismatch("outputs", "each released file once, as privgp writes it (a repeated "
+                                              "or extra entry could only carry something else; red team 24)")
 
 
 #: the files privgp's commands write beside a certificate (data, picture, report, GIS); a certificate may hash only
@@ -382,6 +408,8 @@ RELEASE_DATA = ("field.npz", "field.csv", "paths.npz", "paths.csv", "prediction.
 OPTIMIZE_DATA = ("history.csv", "summary.json", "queries.png")
 PRIVGP_FILES = frozenset(RELEASE_DATA + OPTIMIZE_DATA + ("excursion.png", "prediction.png", "report.html", "field.tif",
                                                          "excursion.geojson"))
+#: privgp's file names, keyed by their case-folded NFKC form
+_PRIVGP_FOLDED = {unicodedata.normalize("NFKC", n).casefold(): n for n in PRIVGP_FILES}
 #: GDAL's sidecar files, which GIS software reads with a GeoTIFF field.tif and applies to it, are named after it in
 #: any letter case: field.tif.aux.xml, .ovr, .msk, .aux, field.aux, world files field.tfw / field.wld, RPC metadata
 #: field_rpc.txt, ... so any entry whose name starts (in any case) with the GeoTIFF's stem and "." or "_" and that is
