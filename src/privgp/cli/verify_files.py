@@ -381,13 +381,13 @@ def check_sha256_list(doc: dict, kind: str | None) -> None:
             shown = name if isinstance(name, str) and len(name) <= 120 else publish._short(name)
             raise publish.CertificateMismatch(f"sha256.{shown}", "a plain file name of at most "
                                               f"{MAX_NAME_BYTES} bytes (files sit beside the certificate)")
-        if not isinstance(digest, str) or not HEX64.fullmatch(digest):
-            raise publish.CertificateMismatch(f"sha256.{name}", "a sha256 digest (64 lowercase hex digits)")
-    for name in rec:   # Report.html is not report.html on Linux, but a reader takes it for privgp's (red team 24)
+        # Report.html is not report.html on Linux, but a reader takes it for privgp's (red team 24)
         twin = _PRIVGP_FOLDED.get(unicodedata.normalize("NFKC", name).casefold())
         if twin is not None and twin != name:
             raise publish.CertificateMismatch(f"sha256.{name}", f"not {twin!r} spelled otherwise: a file named like "
                                               "privgp's would be read as privgp's, though verify reads it as another's")
+        if not isinstance(digest, str) or not HEX64.fullmatch(digest):
+            raise publish.CertificateMismatch(f"sha256.{name}", "a sha256 digest (64 lowercase hex digits)")
     outputs = doc.get("outputs")
     if outputs is not None:
         if not isinstance(outputs, list) or not all(isinstance(o, str) for o in outputs):
@@ -426,8 +426,8 @@ def gdal_sidecars(folder: Path, ok: set[str]) -> list[str]:
                   for sep in GDAL_SIDECAR_SEPARATORS)
     if not stems:
         return []
-    own = {n.lower() for n in ok if n in PRIVGP_FILES}
-    return sorted(e.name for e in folder.iterdir() if e.name.lower().startswith(stems) and e.name.lower() not in own)
+    own = {n for n in ok if n in PRIVGP_FILES}
+    return sorted(e.name for e in folder.iterdir() if e.name.lower().startswith(stems) and e.name not in own)
 
 
 def check_contents(doc: dict, kind: str | None, folder: Path, files: dict[str, str]) -> list[str]:
