@@ -1379,3 +1379,50 @@ def test_a_release_verified_again_in_one_process_is_not_redrawn_and_still_compar
         before = len(drawn)
         verify(t, capsys)
         assert len(drawn) > before
+
+
+def test_an_order_called_optimised_must_be_the_optimisers(certificates, tmp_path, capsys):
+    """Red team 25: any Renyi order gives a valid bound, so verify re-evaluates a certificate at its recorded order;
+    an order chosen by hand and labelled "optimised" (epsilon and RDP recomputed there, no report.html to state the
+    optimiser's epsilon) verified under --strict and printed "(optimised)": about 45 free bits in a field privgp
+    computes. Now it is VERIFIED with a note (the bound holds), printed as recorded, and --strict fails; an order
+    within the optimiser's cross-CPU rounding still verifies strictly."""
+    from dataclasses import replace
+
+    from privgp.accounting import PrivacyCertificate
+    from privgp.cli import verify_files
+    from privgp.cli.release_publish import ORDER_NOTE
+
+    cert = certificates["posterior-sample"]
+    c = json.loads(cert.read_text())["certificate"]
+    assert c["method"] == "rdp" and c["alpha_optimised"] is True
+
+    def at_order(alpha, *, report=False):
+        again = replace(PrivacyCertificate.from_dict(c), alpha=alpha, alpha_optimised=False).recompute()
+
+        def edit(d):
+            d["certificate"].update(alpha=alpha, epsilon=again.epsilon, rdp=again.rdp)
+            d["ledger"]["spent_epsilon_after"] = again.epsilon
+            if not report:   # the forger leaves out the page that states the optimiser's epsilon
+                del d["sha256"]["report.html"]
+                d["outputs"].remove("report.html")
+        path = _tampered(tmp_path, cert, edit)
+        path.write_text(verify_files.json_text(json.loads(path.read_text())))   # privgp's own text of it
+        if not report:
+            (path.parent / "report.html").unlink()
+        return path
+
+    shifted = at_order(c["alpha"] * (1 + 1e-5))
+    code, res = verify(shifted, capsys)
+    assert code == 0 and res["verified"], res
+    assert [n for n in res["notes"] if n.startswith(ORDER_NOTE)] and res["strict_failed"] is False, res["notes"]
+    code, res = verify(shifted, capsys, "--strict")
+    assert code == 1 and res["strict_failed"] is True, res
+    capsys.readouterr()
+    assert main(["verify", str(shifted)]) == 0
+    out = capsys.readouterr().out
+    assert "(recorded, not the installed optimiser's" in out and "(optimised)" not in out, out
+    # the genuine order, and one a few ulps away (another CPU's tanh), pass strictly, with and without the page
+    for alpha, report in ((c["alpha"], False), (c["alpha"] * (1 + 4e-16), True)):
+        code, res = verify(at_order(alpha, report=report), capsys, "--strict")
+        assert code == 0 and not [n for n in res["notes"] if n.startswith(ORDER_NOTE)], (alpha, res["notes"], res["reason"])

@@ -135,8 +135,10 @@ class PrivacyCertificate:
         own = set(self.event.assumptions())
         return tuple(a for a in self.assumptions if a not in own)
 
-    def summary(self) -> str:
-        """A readable multi-line summary (for the CLI)."""
+    def summary(self, order: str | None = None) -> str:
+        """A readable multi-line summary (for the CLI). ``order``: how the Renyi order came about, in words, where
+        the caller knows better than ``alpha_optimised`` (``privgp verify`` of an order that is not the optimiser's);
+        default "optimised" or "given"."""
         head = f"({format_upper(self.epsilon, 6)}, {format_upper(self.delta, 6)})-DP: {self.mechanism}"
         if self.epsilon == 0 and self.delta > 0:
             head += (f"   [epsilon = 0 is NOT perfect privacy: the whole guarantee is in delta = "
@@ -149,7 +151,7 @@ class PrivacyCertificate:
         for k, val in self.details.items():
             lines.append(f"  {k + ':':<12} {_detail_text(k, val)}" if isinstance(val, float) else f"  {k + ':':<12} {val}")
         if self.method == "rdp":
-            lines.append(f"  order:       alpha = {self.alpha:.6g} ({'optimised' if self.alpha_optimised else 'given'}); "
+            lines.append(f"  order:       alpha = {self.alpha:.6g} ({order or ('optimised' if self.alpha_optimised else 'given')}); "
                          f"RDP {format_upper(self.rdp, 6)}")
             lines.append(f"  conversion:  {self.conversion} ({_CONVERSION_NAMES[self.conversion]})")
         elif self.method == "exact-gdp":

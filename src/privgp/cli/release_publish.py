@@ -234,6 +234,35 @@ def _at_recorded_order(cert_doc: dict, cert: PrivacyCertificate) -> PrivacyCerti
     return again
 
 
+#: how far (relative) a recorded "optimised" order may lie from the order the installed search finds and still be
+#: called the optimiser's. A certificate's search (:mod:`privgp.accounting.order_search`, zoom rounds) evaluates the
+#: same orders on every CPU up to the last bits of ``tanh``/``exp``, and the best of its final round's points (1.8e-5
+#: apart in its coordinate t) is another one only when two of them tie to rounding (about 1e-5 of certificates); so
+#: the optimiser's order moves a few ulps between CPUs. An order this close passes: a channel of about 13 bits,
+#: like the tolerances of the other rebuilt values (CHANGELOG, red team 25)
+ORDER_TOLERANCE = 1e-12
+#: the start of the note of a certificate whose "optimised" order is not the installed optimiser's
+ORDER_NOTE = "certificate.alpha: "
+
+
+def recorded_order_note(cert: PrivacyCertificate) -> str | None:
+    """A note when ``cert`` (rebuilt at its recorded order, :func:`_at_recorded_order`) says its Renyi order was
+    optimised but the installed optimiser finds another one (beyond :data:`ORDER_TOLERANCE`): an earlier privgp's
+    search, or an order chosen by hand and labelled "optimised" -- a free number in a field privgp computes, i.e. a
+    channel. The bound stays valid (any order gives one, and its epsilon is the value at the recorded order); the
+    note makes ``--strict`` fail and the printed order say "recorded". None otherwise."""
+    if cert.method != "rdp" or not cert.alpha_optimised:
+        return None
+    best = cert.recompute()   # alpha optimised again
+    if best.method != "rdp" or best.alpha == cert.alpha:
+        return None
+    if abs(cert.alpha - best.alpha) <= ORDER_TOLERANCE * best.alpha:
+        return None   # the same optimum, as another CPU's rounding finds it
+    return (f"{ORDER_NOTE}the certificate calls its Renyi order {cert.alpha!r} optimised, but the installed privgp's search "
+            f"finds {best.alpha!r} (epsilon {best.epsilon!r} there): an earlier privgp's search or an order chosen by hand. Its "
+            f"epsilon is the value at the recorded order, which is a valid bound (any order gives one)")
+
+
 def composition_of(cert_doc: Any, where: str) -> str:
     """The composition rule a recorded certificate states ("basic" when it states none: privgp 0.1's
     rule); CertificateMismatch naming ``where`` when it names no rule of this privgp."""

@@ -230,7 +230,8 @@ def verify_document(doc: dict) -> tuple[PrivacyCertificate | None, list[str]]:
     with grids_watched() as grids:
         try:
             with _stated_rule(doc, kind):  # recomputed with the composition rule the certificate states
-                return _rebuild(doc, kind)
+                again, notes = _rebuild(doc, kind)
+                return again, notes + _order_notes(again)
         except publish.CertificateMismatch as exc:
             first = exc
     if not grids.differed:   # numpy's grids are these on this CPU: the rebuild below would be this one again
@@ -238,9 +239,15 @@ def verify_document(doc: dict) -> tuple[PrivacyCertificate | None, list[str]]:
     try:   # a value calibrated by privgp before 2026-11-27 on a CPU whose numpy rounds its own way (AVX-512)
         with _stated_rule(doc, kind), numpy_grids():
             again, notes = _rebuild(doc, kind)
+            notes += _order_notes(again)
     except publish.CertificateMismatch:
         raise first from None
     return again, notes + [EARLIER_GRIDS_NOTE]
+
+
+def _order_notes(again: PrivacyCertificate | None) -> list[str]:
+    note = None if again is None else publish.recorded_order_note(again)
+    return [] if note is None else [note]
 
 
 #: the note of a certificate rebuilt only with the calibrator's grids of privgp before 2026-11-27
@@ -483,5 +490,7 @@ def _print_verified(path: Path, doc: dict, label, again, nothing: bool, files: d
         print(f"  words:  the certificate's {', '.join(words)} differ from what this privgp states for it (printed "
               "below; an older privgp words them differently, or the file was edited): read them here, not in the file")
     print(f"  ledger: {LEDGER_NOTE}\n")
-    if not nothing:
-        print(again.summary())
+    if not nothing:   # an "optimised" order that is not the optimiser's is printed as recorded (red team 25)
+        not_optimisers = any(n.startswith(publish.ORDER_NOTE) for n in notes)
+        print(again.summary(order="recorded, not the installed optimiser's: see the note above" if not_optimisers
+                            else None))
