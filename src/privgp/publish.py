@@ -98,10 +98,13 @@ def _with_input_coordinates(f: Any, proj: Any, coordinates: list[str]) -> Any:
 def csv_text(f: Any) -> str:
     """The text privgp writes for a :class:`~privgp.mechanisms.interface.CsvFile`: its header, then its numbers to 10
     significant digits (``privgp verify`` compares a released CSV with it character for character)."""
+    import csv
     import io
 
+    head = io.StringIO()   # RFC 4180: a name holding a comma or a quote is quoted (it shifted every column's label)
+    csv.writer(head, lineterminator="").writerow(f.header)
     out = io.StringIO()
-    np.savetxt(out, np.asarray(f.columns, dtype=float), delimiter=",", header=",".join(f.header), comments="",
+    np.savetxt(out, np.asarray(f.columns, dtype=float), delimiter=",", header=head.getvalue(), comments="",
                fmt="%.10g")
     return out.getvalue()
 

@@ -224,12 +224,27 @@ def plain_text(name: str, value: Any) -> str:
     return value
 
 
+#: the first characters that make a spreadsheet read a cell as a formula (a released CSV's header holds the column
+#: names: "=HYPERLINK(...)" became a live link; OWASP's CSV-injection list, tab and CR being control characters)
+FORMULA_STARTS = ("=", "+", "-", "@")
+
+
+def column_name(name: str, value: Any) -> str:
+    """A column name a certificate records, ``privgp verify`` prints and a released CSV's header holds: plain text
+    (:func:`plain_text`) not starting like a spreadsheet formula (:data:`FORMULA_STARTS`)."""
+    plain_text(name, value)
+    if value.lstrip().startswith(FORMULA_STARTS):
+        raise InvalidParameterError(name, "a name that does not start with = + - or @ (a spreadsheet opening the "
+                                    "released CSV would run it as a formula): rename the column", value)
+    return value
+
+
 def column_names(coordinates: Any, response_name: Any) -> None:
-    """The column names of a private table that a certificate records and ``privgp verify`` prints are plain text
-    (:func:`plain_text`); refused when the data are loaded, before anything is charged."""
+    """The column names of a private table (:func:`column_name`); refused when the data are loaded, before anything is
+    charged."""
     for c in coordinates:
-        plain_text("coordinate column name", c)
-    plain_text("response column name", response_name)
+        column_name("coordinate column name", c)
+    column_name("response column name", response_name)
 
 
 def generator(name: str, rng: Any) -> np.random.Generator:

@@ -27,6 +27,7 @@ from .. import __version__
 from ..datasets import baltimore
 from ..datasets.sources import ReducedData
 from ..errors import BudgetExceededError, InvalidParameterError, NoisyReleaseError, NumericalError
+from ..formatting import exact_number
 from ..ledger import DEFAULT_BUDGET_EPSILON, Ledger, check_budget, ledger_path, remaining_epsilon
 from ..mechanisms.interface import DEFAULT_MEMORY_LIMIT, Mechanism, Request, all_options, get, registry
 from ..mechanisms.release import ResponseMap, check_extents, check_map_is_possible, check_records, default_delta, release
@@ -489,13 +490,6 @@ def _cluster_statistics(args, plan, data):
 
 # -- outputs -----------------------------------------------------------------------------------
 
-def _source_words(data) -> str:
-    """What the certificate says about user data: its kind, never its path."""
-    if isinstance(data, ReducedData) or not data.source.lower().endswith(".csv"):
-        return "user data (Parquet, CSV files or a database)"
-    return "user CSV file"
-
-
 def certificate_doc(mechanism: str, plan, data, fingerprint, charge, randomness, files, folder: Path | None = None,
                     forecast_: Forecast | None = None) -> dict:
     """certificate.json: public quantities only (no local paths, no statistics of the data). With ``folder``
@@ -511,7 +505,7 @@ def certificate_doc(mechanism: str, plan, data, fingerprint, charge, randomness,
         "public_settings": plan.public_settings(),
         "dataset": {"fingerprint": fingerprint, "n": data.n, "dim": data.dim,
                     "coordinates": list(data.coordinates), "response": data.response_name,
-                    "source": data.source if data.source.startswith("embedded:") else _source_words(data)},
+                    "source": data.source if data.source.startswith("embedded:") else publish.source_words(data)},
         "ledger": {"entry_id": charge.entry_id, **charge.to_dict()},
         "randomness": randomness,
         "outputs": list(files),
@@ -549,8 +543,8 @@ def _print_summary(s: dict, mech: Mechanism, plan, data) -> None:
         + (f"; pure {format_upper(s['target_epsilon'], 4)}-DP (it holds with delta = 0 too)" if s.get("pure_epsilon")
            else ""),
         *mech.summary_lines(plan),
-        f"  task        where {data.response_name} > {rm.threshold:g} (centred on the {rm.transform} scale, "
-        f"clipped at +-{rm.clip:g}); domain {plan.domain.describe()}",
+        f"  task        where {data.response_name} > {exact_number(rm.threshold)} (centred on the {rm.transform} "
+        f"scale, clipped at +-{exact_number(rm.clip)}); domain {plan.domain.exact_text()}",
         f"  ledger      {s['ledger']}",
         f"              entry {s['entry_id']}; dataset {s['fingerprint'][:16]}: spent epsilon "
         f"{format_upper(s['spent_epsilon'], 4)} of {s['budget_epsilon']:g} (at delta {format_upper(s['budget_delta'])})",
@@ -622,6 +616,19 @@ def _dry_run(args, plan, data, fc: Forecast, ledger: Ledger, fingerprint: str) -
     return 0
 
 
+def _check_map_size(plan) -> None:
+    """--map draws the released map's values into report.html, at most MAX_VALUES of them: a larger grid is refused
+    before the charge (the page was written without its map, silently: red team 25)."""
+    from .release_map import MAX_VALUES
+
+    sizes = tuple(getattr(plan.grid, "sizes", plan.grid))
+    points = math.prod(int(m) for m in sizes)
+    if points > MAX_VALUES:
+        raise InvalidParameterError("--map", f"a released map of at most {MAX_VALUES} grid points (the page holds "
+                                    "its values; a coarser --grid), or left out", f"{points} points "
+                                    f"({' x '.join(str(int(m)) for m in sizes)})")
+
+
 def run(args) -> int:
     mech = get(args.mechanism)
     options = mechanism_options(args)
@@ -644,6 +651,8 @@ def run(args) -> int:
         plan = mech.build(Request(n=data.n, domain=domain, response_map=rmap, epsilon=args.epsilon, delta=args.delta,
                                   grid=args.grid, memory_limit=_memory_limit(args.memory_limit), options=options))
         mech = mech.resolve(plan)   # auto: the chosen mechanism releases, writes, reports and verifies
+        if args.map:
+            _check_map_size(plan)
         progress.update(1)
         progress.stage(STAGES[2])
         out = None if args.dry_run else check_output_dir(args.out, args.overwrite, protect=(

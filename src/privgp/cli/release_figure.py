@@ -28,13 +28,12 @@ from __future__ import annotations
 import io
 import math
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..formatting import format_upper
+from ..formatting import format_upper, short_number
 from ..mechanisms.interface import RELIABLE_SD, PictureContext, ReleasedField, ResponseDisplay, reliable_mask  # noqa: F401 (re-exported)
-from ..mechanisms.release import ResponseMap
 from ..models.domain import Box
 
 #: at most this many 1-D lines are drawn (all of them enter the shading)
@@ -101,14 +100,17 @@ class _Figures:
         """Nothing to close: the figure is not registered with pyplot."""
 
 
-#: the picture's format: 3 (2026-11-26, walk-through 15) draws a 2-D map's excursion boundary everywhere (solid
-#: where the map is reliable, dashed through the hatching), on a colour map with no grey near the threshold
-#: (viridis), unreliable areas faded and hatched darker, and wraps text that would not fit the figure; 2
-#: (2026-11-26) says in the legend that the hatching covers the privacy noise only, and draws a 1-D grid map's 2-sd
-#: band and hatching; 1 is what earlier privgp drew (``privgp verify`` redraws an older release's picture in its
-#: format and says so)
-PICTURE_FORMAT = 3
-PICTURE_FORMATS = (1, 2, 3)
+#: the picture's format: 4 (2026-11-28, red team 25) states the threshold and the domain exactly (format 3 kept 6
+#: significant digits: a UTM box and its threshold read 4.31234e+06 and 1.23457e+06), labels the colour bar's ticks
+#: with the digits that tell them apart, draws a data holder's text literally (a "$" in a column name was read as
+#: matplotlib's math text: drawing failed after the charge) and breaks a word longer than a line; 3 (2026-11-26,
+#: walk-through 15) draws a 2-D map's excursion boundary everywhere (solid where the map is reliable, dashed
+#: through the hatching), on a colour map with no grey near the threshold (viridis), unreliable areas faded and
+#: hatched darker, and wraps text that would not fit the figure; 2 (2026-11-26) says in the legend that the
+#: hatching covers the privacy noise only, and draws a 1-D grid map's 2-sd band and hatching; 1 is what earlier
+#: privgp drew (``privgp verify`` redraws an older release's picture in its format and says so)
+PICTURE_FORMAT = 4
+PICTURE_FORMATS = (1, 2, 3, 4)
 
 
 def draw_picture(field, ctx: PictureContext, fmt: int = PICTURE_FORMAT) -> Picture:
@@ -124,19 +126,25 @@ def draw_picture(field, ctx: PictureContext, fmt: int = PICTURE_FORMAT) -> Pictu
 def draw(field: ReleasedField, ctx: PictureContext, fmt: int = PICTURE_FORMAT) -> Picture:
     """The release's picture as PNG bytes, with its caption (plain words) and alt text; ``fmt``: the picture
     format (:data:`PICTURE_FORMAT`; an earlier one only to verify an earlier release)."""
+    import matplotlib
+
     plt = _Figures
 
     if fmt not in PICTURE_FORMATS:
         raise ValueError(f"picture format {fmt} is none of {PICTURE_FORMATS}")
-    if field.dim == 2:
-        fig, caption = _draw_2d(plt, field, ctx, fmt)
-    elif field.dim == 1:
-        fig, caption = _draw_1d(plt, field, ctx, fmt)
-    else:  # pragma: no cover - releases are 1-D or 2-D
-        raise ValueError(f"no picture for {field.dim}-D releases")
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=DPI)
-    plt.close(fig)
+    if fmt < 4:   # 6 significant digits, as earlier pictures stated the domain and the threshold
+        ctx = replace(ctx, exact=False)
+    # format 4: every text literally ("$" is matplotlib's math-text delimiter)
+    with matplotlib.rc_context({"text.parse_math": fmt < 4}):
+        if field.dim == 2:
+            fig, caption = _draw_2d(plt, field, ctx, fmt)
+        elif field.dim == 1:
+            fig, caption = _draw_1d(plt, field, ctx, fmt)
+        else:  # pragma: no cover - releases are 1-D or 2-D
+            raise ValueError(f"no picture for {field.dim}-D releases")
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=DPI)
+        plt.close(fig)
     w, h = struct.unpack(">II", buf.getvalue()[16:24])  # the PNG's own size (IHDR)
     alt = (f"Map of the private release ({field.what()}, {epsilon_delta_text(ctx.epsilon, ctx.delta)}): "
            + caption)
@@ -185,7 +193,7 @@ def _draw_2d(plt, field: ReleasedField, ctx: PictureContext, fmt: int = PICTURE_
     fig_w = 8.0
     fig, ax = plt.subplots(figsize=(fig_w, min(max(3.4, 0.69 * fig_w * aspect + 1.7), 11.0)))
     X0, X1 = np.meshgrid(*field.axes, indexing="ij")
-    thr = resp.value(rm.threshold)
+    thr = ctx.value(rm.threshold)
     handles: list = []   # legend entries: patches and lines
     if field.count == 1:
         span = colour_span(field.values[0])
@@ -198,7 +206,7 @@ def _draw_2d(plt, field: ReleasedField, ctx: PictureContext, fmt: int = PICTURE_
         saturates = span >= 1.0 and np.abs(field.values[0]).max() > 1.0
         cb = fig.colorbar(mesh, cax=_colorbar_axes(ax), extend="both" if saturates else "neither")
         cb.set_label(f"released {field.noun}: {resp.axis_label()}")
-        _value_ticks(cb.ax, "y", lo, hi, rm, resp)
+        _value_ticks(cb.ax, "y", lo, hi, ctx)
         cb.ax.axhline(rm.threshold, color="white", lw=3.0)
         cb.ax.axhline(rm.threshold, color="black", lw=1.2)
         unreliable = None if field.sd is None else ~reliable_mask(field.values[0], field.sd)
@@ -246,7 +254,7 @@ def _boundary_2(ax, X0, X1, field: ReleasedField, ctx: PictureContext, unreliabl
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    resp, thr = ctx.response, ctx.response.value(ctx.response_map.threshold)
+    resp, thr = ctx.response, ctx.value(ctx.response_map.threshold)
     if unreliable is not None and unreliable.any():
         # where the released map is within 2 released sd of the threshold it cannot tell the sides apart:
         # grey it out and draw no boundary there
@@ -304,7 +312,7 @@ def _boundary_3(ax, X0, X1, field: ReleasedField, ctx: PictureContext, unreliabl
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    resp, thr = ctx.response, ctx.response.value(ctx.response_map.threshold)
+    resp, thr = ctx.response, ctx.value(ctx.response_map.threshold)
     values = field.values[0]
     marked = unreliable is not None and bool(unreliable.any())
     crosses = bool(values.min() < 0.0 < values.max())
@@ -401,7 +409,7 @@ def _layout(fig, ax, handles, fmt: int, beside=()) -> None:
                 h.set_label(h.get_label().replace(DOMAIN_LABEL, DOMAIN_LABEL.rstrip() + "\n", 1))
         elif attempt == "wrap every label":
             for h in handles:
-                h.set_label("\n".join(_wrap_words(line, LEGEND_CHARS) for line in h.get_label().split("\n")))
+                h.set_label("\n".join(_wrap_words(line, LEGEND_CHARS, fmt >= 4) for line in h.get_label().split("\n")))
         legend = _legend(fig, handles, ncols=2 if attempt == "wrap the domain" else 1)
     across = [ax.xaxis.label, ax.title]
     along = [ax.yaxis.label] + [b.yaxis.label for b in beside]   # the colour bar: as tall as the map, beside it
@@ -415,7 +423,8 @@ def _layout(fig, ax, handles, fmt: int, beside=()) -> None:
         wide = 2 * min(cx - pad, W - pad - cx)
         tall = min(max(box.height, WRAP_SHARE * (H - 2 * pad)), 2 * min(cy - pad, H - pad - cy))
         lengths = [wide] * len(across) + [tall] * len(along)
-        if not any([_wrap_to(t, o, n, renderer) for t, o, n in zip(across + along, originals, lengths)]) and rounds:
+        if not any([_wrap_to(t, o, n, renderer, fmt >= 4) for t, o, n in zip(across + along, originals, lengths)]) \
+                and rounds:
             break
         _fit(fig, ax, legend, beside)
 
@@ -436,25 +445,26 @@ WRAP_SHARE = 0.6
 LEGEND_CHARS = 60
 
 
-def _wrap_words(text: str, width: int) -> str:
-    """``text`` wrapped at spaces into lines of at most ``width`` characters (longer words stay whole)."""
+def _wrap_words(text: str, width: int, breaking: bool = False) -> str:
+    """``text`` wrapped at spaces into lines of at most ``width`` characters; longer words stay whole, or are broken
+    where ``breaking`` (format 4: a 250-character column name left no room for the map)."""
     import textwrap
 
-    return "\n".join(textwrap.wrap(" ".join(text.split()), width, break_long_words=False, break_on_hyphens=False))
+    return "\n".join(textwrap.wrap(" ".join(text.split()), width, break_long_words=breaking, break_on_hyphens=False))
 
 
-def _balanced(line: str, width: int) -> str:
+def _balanced(line: str, width: int, breaking: bool = False) -> str:
     """``line`` on the fewest lines of at most ``width`` characters, of about equal length."""
     if len(line) <= width:
         return line
-    lines = len(_wrap_words(line, width).split("\n"))
+    lines = len(_wrap_words(line, width, breaking).split("\n"))
     even = -(-len(line) // lines)
-    while len(_wrap_words(line, even).split("\n")) > lines:
+    while len(_wrap_words(line, even, breaking).split("\n")) > lines:
         even += 1
-    return _wrap_words(line, even)
+    return _wrap_words(line, even, breaking)
 
 
-def _wrap_to(text, original: str, length: float, renderer) -> bool:
+def _wrap_to(text, original: str, length: float, renderer, breaking: bool = False) -> bool:
     """Set a Text artist to its ``original`` text with each line longer than ``length`` pixels (along the text's
     direction) wrapped onto the fewest lines of about equal length that fit; whether its text changed."""
     def along() -> float:
@@ -467,7 +477,7 @@ def _wrap_to(text, original: str, length: float, renderer) -> bool:
     if original and along() > length:
         width = max(int(chars * length / along()), 8)
         for _ in range(10):
-            text.set_text("\n".join(_balanced(line, width) for line in original.split("\n")))
+            text.set_text("\n".join(_balanced(line, width, breaking) for line in original.split("\n")))
             if along() <= length or width <= 8:
                 break
             width = max(int(width * 0.9), 8)
@@ -485,8 +495,11 @@ def colour_span(values) -> float:
     return 1.0
 
 
-def _value_ticks(axis, which: str, lo: float, hi: float, rm: ResponseMap, resp: ResponseDisplay) -> None:
-    """Ticks in response units with the threshold labelled as such (log axes: round values)."""
+def _value_ticks(axis, which: str, lo: float, hi: float, ctx: PictureContext) -> None:
+    """Ticks in response units with the threshold labelled as such (log axes: round values); where the picture
+    states numbers exactly (format 4) the threshold as given and the other ticks in the digits that tell them apart
+    (format 3 wrote 6 significant digits: four ticks near 1234567 all read 1.23457e+06)."""
+    rm, resp = ctx.response_map, ctx.response
     from matplotlib.ticker import MaxNLocator, NullLocator
 
     ax = axis.yaxis if which == "y" else axis.xaxis
@@ -497,7 +510,8 @@ def _value_ticks(axis, which: str, lo: float, hi: float, rm: ResponseMap, resp: 
         width = (hi - lo) or 1.0
         ticks = [t for t in ticks if abs(t - rm.threshold) > 0.08 * width]
     ticks = sorted(ticks + [rm.threshold])
-    ax.set_ticks(ticks, labels=[resp.value(t) + (" (threshold)" if t == rm.threshold else "") for t in ticks])
+    ax.set_ticks(ticks, labels=[(ctx.value(t) + " (threshold)") if t == rm.threshold else
+                                resp.value(t, short_number if ctx.exact else None) for t in ticks])
     ax.set_minor_locator(NullLocator())
 
 
@@ -517,13 +531,28 @@ def _sig(x: float) -> float:
     return float(f"{x:.3g}")
 
 
+def _clip_texts(ctx: PictureContext, lo: float, hi: float) -> tuple[str, str]:
+    """The clipping range's ends as the caption states them: 3 significant digits, or (where the picture states
+    numbers exactly) the fewest digits from 3 that tell the ends and the threshold apart."""
+    resp = ctx.response
+    if not ctx.exact:
+        return resp.value(_sig(lo)), resp.value(_sig(hi))
+    values = (lo, ctx.response_map.threshold, hi)
+    for digits in range(3, 18):
+        texts = [f"{v:.{digits}g}" for v in values]
+        if len(set(texts)) == len(set(values)):
+            break
+    return resp.value(float(texts[0]), short_number), resp.value(float(texts[2]), short_number)
+
+
 def _caption_head(field: ReleasedField, ctx: PictureContext, lo: float, hi: float, saturates: bool) -> str:
     """The caption's first sentences of a 2-D map (every picture format): the colours and the white line."""
     resp = ctx.response
-    thr = resp.value(ctx.response_map.threshold)
+    thr = ctx.value(ctx.response_map.threshold)
+    low, high = _clip_texts(ctx, lo, hi)
     return (f"Colour: the released {field.noun}, in {resp.axis_label()}"
-            + (f"; colours saturate outside the public clipping range {resp.value(_sig(lo))} to "
-               f"{resp.value(_sig(hi))} (the arrows on the colour bar)" if saturates else
+            + (f"; colours saturate outside the public clipping range {low} to "
+               f"{high} (the arrows on the colour bar)" if saturates else
                ", on a scale centred on the threshold") + ". "
             f"White line: the boundary of the released excursion set, where the released {field.noun} crosses "
             f"the threshold {thr} (marked on the colour bar); the side with colours above the mark is where "
@@ -547,7 +576,7 @@ def _draw_1d(plt, field: ReleasedField, ctx: PictureContext, fmt: int = PICTURE_
     lo, hi = (float(v) for v in rm.to_response_units([-span, span]))
     x = field.axes[0]
     fig, ax = plt.subplots(figsize=(8.0, 4.6))
-    thr = resp.value(rm.threshold)
+    thr = ctx.value(rm.threshold)
     above = field.values >= 0.0
     frac = above.mean(axis=0)
     shade = "#e8a33d"
@@ -575,7 +604,7 @@ def _draw_1d(plt, field: ReleasedField, ctx: PictureContext, fmt: int = PICTURE_
     d0, d1 = float(ctx.domain.lower[0]), float(ctx.domain.upper[0])
     ax.set_xlim(d0 - pad, d1 + pad)
     ax.set_ylim(lo, hi)
-    _value_ticks(ax, "y", lo, hi, rm, resp)
+    _value_ticks(ax, "y", lo, hi, ctx)
     for d in (d0, d1):
         ax.axvline(d, color="0.3", lw=1.2, ls=DOMAIN_1D)
     ax.set_xlabel(ctx.axis_labels[0])
@@ -597,8 +626,9 @@ def _draw_1d(plt, field: ReleasedField, ctx: PictureContext, fmt: int = PICTURE_
     _layout(fig, ax, handles, fmt)
     what = f"the released {field.noun}" if K == 1 else f"the {K} released {field.plural}"
     saturates = span >= 1.0 and np.abs(field.values).max() > 1.0
+    low, high = _clip_texts(ctx, lo, hi)
     caption = (f"Line{'s' if K > 1 else ''}: {what}, in {resp.axis_label()}"
-               + (f", drawn inside the public clipping range {resp.value(_sig(lo))} to {resp.value(_sig(hi))} "
+               + (f", drawn inside the public clipping range {low} to {high} "
                   "(values beyond it are drawn at its edge)" if saturates else "") + ". Dashed "
                f"line: the threshold {thr}. Shaded: the released excursion set, where {ctx.threshold_text()}"
                + ("" if K == 1 else f" in at least one of the {K} {field.plural}, darker where more of them agree")

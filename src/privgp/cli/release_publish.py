@@ -51,12 +51,30 @@ def axis_labels(data) -> tuple[str, ...]:
     return picture_labels(names, projection)
 
 
+#: what a certificate says about user data (its kind, never its path): one CSV file, or anything else
+CSV_WORDS, OTHER_SOURCE_WORDS = "user CSV file", "user data (Parquet, CSV files or a database)"
+
+
+def source_words(data) -> str:
+    """What the certificate says about user data: its kind, never its path (``data.source`` is a path or a
+    query in a release, the certificate's words when verify rebuilds the report)."""
+    from ..datasets.sources import ReducedData  # known through a pass: Parquet, DuckDB or Dask
+
+    source = str(getattr(data, "source", ""))
+    if source in (CSV_WORDS, OTHER_SOURCE_WORDS):
+        return source
+    return OTHER_SOURCE_WORDS if isinstance(data, ReducedData) or not source.lower().endswith(".csv") else CSV_WORDS
+
+
 def data_description(data) -> str:
-    """The data set in words: public facts only (n, what the records are; never a file path)."""
+    """The data set in words: public facts only (n, what the records are; never a file path). Reports of format 4
+    and earlier called every user source "a CSV file" (red team 25: Parquet and DuckDB too)."""
     if data.source == EMBEDDED:
         return (f"{data.n} house sales in Baltimore, Maryland, in 1978 (Dubin 1992), whose locations and prices "
                 "are treated as private")
-    return f"{data.n} private records of a CSV file supplied by the data holder"
+    if source_words(data) == CSV_WORDS:
+        return f"{data.n} private records of a CSV file supplied by the data holder"
+    return f"{data.n} private records of Parquet files, CSV files or a database supplied by the data holder"
 
 
 def picture_context(plan, data, forecast=None) -> PictureContext:

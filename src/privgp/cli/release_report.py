@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from string import Template
 
 from ..accounting import PrivacyCertificate
-from ..formatting import format_lower
+from ..formatting import exact_number, format_lower, format_short_of
 from ..ledger import remaining_epsilon
 from ..mechanisms.interface import MechanismReport, chosen_by  # noqa: F401 (re-exported: the vocabulary of report_text)
 from ..mechanisms.release import default_delta
@@ -57,9 +57,12 @@ class LedgerTotals:
 
 #: the layout of report.html, stated in it: ``privgp verify`` redoes a report word for word only in the layout the
 #: installed privgp writes (raise it whenever the page's words or markup change)
-REPORT_FORMAT = 4   # 3: the calculator's line quoted rounded up, as it prints it; 4: the mechanisms' exact
+REPORT_FORMAT = 5   # 3: the calculator's line quoted rounded up, as it prints it; 4: the mechanisms' exact
 #                     statements give their bounds rounded up (the Laplace grid's pure epsilon, the grid's GDP mu, the
-#                     sensitivity bounds, the tuned mechanism's per-run (epsilon, delta), the calibration's target)
+#                     sensitivity bounds, the tuned mechanism's per-run (epsilon, delta), the calibration's target);
+#                     5 (red team 25): the domain, the threshold and the public settings' numbers exactly as given
+#                     (not in 6 or 10 significant digits), the forecast's IoU never rounded up to the refusal line,
+#                     Parquet and database sources not called a CSV file, long words in headings and captions broken
 
 
 @dataclass(frozen=True)
@@ -103,7 +106,7 @@ html { -webkit-text-size-adjust: 100%; text-size-adjust: 100%; }
 body { margin: 0; color: var(--ink); background: #fff; line-height: 1.55;
        font: 16px/1.55 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
 main { max-width: 52rem; margin: 0 auto; padding: 1rem 1rem 3rem; }
-h1 { font-size: 1.55rem; line-height: 1.25; margin: 0.6rem 0 0.4rem; }
+h1 { font-size: 1.55rem; line-height: 1.25; margin: 0.6rem 0 0.4rem; overflow-wrap: anywhere; }
 h2 { font-size: 1.2rem; margin: 2rem 0 0.5rem; padding-top: 0.6rem; border-top: 1px solid var(--line); }
 h3 { font-size: 1rem; margin: 1.2rem 0 0.3rem; }
 p, li { overflow-wrap: anywhere; }
@@ -114,7 +117,7 @@ p, li { overflow-wrap: anywhere; }
 .note { color: var(--muted); font-size: 0.93rem; }
 figure { margin: 1rem 0; }
 figure img { display: block; width: 100%; height: auto; border: 1px solid var(--line); }
-figcaption { color: var(--muted); font-size: 0.93rem; margin-top: 0.4rem; }
+figcaption { color: var(--muted); font-size: 0.93rem; margin-top: 0.4rem; overflow-wrap: anywhere; }
 .table-wrap { overflow-x: auto; -webkit-overflow-scrolling: touch; }
 table { border-collapse: collapse; width: 100%; font-size: 0.93rem; }
 th, td { text-align: left; vertical-align: top; padding: 0.35rem 0.5rem; border-bottom: 1px solid var(--line); }
@@ -175,22 +178,30 @@ def setting_rows(settings: dict) -> list[tuple[str, str]]:
     return [(SETTING_NAMES.get(key, key), value) for key, value in _setting_values(settings)]
 
 
+def exact(x) -> str:
+    """A public setting exactly as it is (the fewest digits that read back as it; :func:`num` for other values):
+    the settings table states the settings, and 10 digits wrote 4 + 4 * 2^-25 as 4.000000119, below it."""
+    if isinstance(x, float) and math.isfinite(x):
+        return exact_number(x)
+    return num(x)
+
+
 def _setting_values(settings: dict) -> list[tuple[str, str]]:
     rows = []
     for key, val in settings.items():
         if key == "domain" and isinstance(val, dict) and "lower" in val:
-            rows.append((key, Box(tuple(val["lower"]), tuple(val["upper"])).describe()))
+            rows.append((key, Box(tuple(val["lower"]), tuple(val["upper"])).exact_text()))
         elif key == "response_map" and isinstance(val, dict):
-            rows.append((key, f"{val.get('formula', '')} (threshold T = {num(val.get('threshold'))}, "
-                                         f"clipping bound B = {num(val.get('clip'))})"))
+            rows.append((key, f"{val.get('formula', '')} (threshold T = {exact(val.get('threshold'))}, "
+                                         f"clipping bound B = {exact(val.get('clip'))})"))
         elif key == "grid" and isinstance(val, (list, tuple)):
             rows.append((key, " \u00d7 ".join(str(int(m)) for m in val) + " points"))
         elif isinstance(val, dict):
-            rows.append((key, ", ".join(f"{k} = {num(v)}" for k, v in val.items())))
+            rows.append((key, ", ".join(f"{k} = {exact(v)}" for k, v in val.items())))
         elif isinstance(val, (list, tuple)):
-            rows.append((key, ", ".join(num(v) for v in val)))
+            rows.append((key, ", ".join(exact(v) for v in val)))
         else:
-            rows.append((key, num(val)))
+            rows.append((key, exact(val)))
     return rows
 
 
@@ -286,6 +297,12 @@ def _units(files) -> str:
     return text + "."
 
 
+def _iou_text(f: dict) -> str:
+    """The expected IoU as the command prints it: 2 decimals, never rounded up to the refusal line it is below
+    (:meth:`privgp.tasks.forecast.Forecast.iou_text`; the report wrote 0.499 as 0.50 under "Mostly noise")."""
+    return format_short_of(f["expected_iou"], f["noisy_below_iou"])
+
+
 def _forecast(r: ReportInput) -> str:
     """How good the map is expected to be (the forecast made before the charge; public simulation)."""
     f = r.forecast
@@ -299,7 +316,7 @@ def _forecast(r: ReportInput) -> str:
     return (f"<section id=\"forecast\">\n<h2>How good is this map?</h2>\n{noisy}"
             f"<p>Forecast made before the release, by simulation on public synthetic data (no private data, no "
             f"privacy cost): {e(f['words'])}.</p>"
-            f"<p>Expected IoU {f['expected_iou']:.2f} \u00b1 {f['expected_iou_se']:.2f} (standard error), expected RMSE "
+            f"<p>Expected IoU {_iou_text(f)} \u00b1 {f['expected_iou_se']:.2f} (standard error), expected RMSE "
             f"{f['expected_rmse']:.2f} on the clipped scale [\u22121, 1]. By kind of field:</p>"
             + _table(("synthetic field", "expected IoU", "expected RMSE"), per, ("", "num", "num"))
             + "<p class=\"note\">The forecast describes fields like the simulated ones with the same number of records "
@@ -429,7 +446,7 @@ def render(r: ReportInput) -> str:
 <section id="what">
 <h2>What was released</h2>
 <p>The release was computed from {e(r.data_description)}; coordinates
-{e(", ".join(r.coordinates))}, response {e(r.response.axis_label())}, over the public domain {e(r.domain.describe())}.</p>
+{e(", ".join(r.coordinates))}, response {e(r.response.axis_label())}, over the public domain {e(r.domain.exact_text())}.</p>
 <p>{e(r.text.how)}</p>
 <p>Files published with this report: {e(", ".join(r.files))}. No data point, and no statistic of the data other
 than n, is published.{e(_units(r.files))}</p>

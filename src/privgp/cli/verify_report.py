@@ -370,11 +370,15 @@ def _report_again(doc: dict, mech: Any, plan: Any, field: Any, png: bytes, text:
         charge = SimpleNamespace(budget_epsilon=ledger.get("budget_epsilon"), budget_delta=ledger.get("budget_delta"),
                                  spent_after=spent)
         again = ""
+        # source words other than privgp's (the data holder's statement, noted elsewhere): the page says either kind
+        sources = [data] if data.source == rp.EMBEDDED or data.source in (rp.CSV_WORDS, rp.OTHER_SOURCE_WORDS) else \
+            [SimpleNamespace(**{**vars(data), "source": words}) for words in (rp.CSV_WORDS, rp.OTHER_SOURCE_WORDS)]
         for map_field in ((None, field) if '<section id="map">' in text else (None,)):   # --map: the page holds a map
-            again = rp.report(mech, plan, data, pic, charge, str(ledger.get("fingerprint")), doc.get("randomness") or {},
-                              list(doc.get("outputs") or []), fc, map_field=map_field)
-            if again == text:
-                break
+            for said in sources:
+                again = rp.report(mech, plan, said, pic, charge, str(ledger.get("fingerprint")),
+                                  doc.get("randomness") or {}, list(doc.get("outputs") or []), fc, map_field=map_field)
+                if again == text:
+                    return again
         return again
     except (TypeError, ValueError, KeyError, AttributeError, IndexError, ArithmeticError, struct.error) as exc:
         # fields a report cannot be made of

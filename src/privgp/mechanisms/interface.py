@@ -35,6 +35,7 @@ from typing import Any, ClassVar, Protocol
 import numpy as np
 
 from ..errors import CertificateMismatch, InvalidParameterError
+from ..formatting import exact_number
 from ..models.domain import Box
 from .release import ResponseMap
 
@@ -272,8 +273,12 @@ class ResponseDisplay:
     unit: str = ""
     value_format: str = "{:g}"
 
-    def value(self, x: float) -> str:
-        return self.value_format.format(x)
+    def value(self, x: float, number: Callable[[float], str] | None = None) -> str:
+        """One value in the response's format; ``number``: how the number itself is written (e.g.
+        :func:`privgp.formatting.exact_number`) instead of ``{:g}``'s 6 significant digits."""
+        if number is None:
+            return self.value_format.format(x)
+        return self.value_format.replace("{:g}", "{}").format(number(x))
 
     def axis_label(self) -> str:
         return f"{self.label} ({self.unit})" if self.unit else self.label
@@ -294,13 +299,22 @@ class PictureContext:
     note: str = ""
     #: the unit of the domain's coordinates where privgp knows it ("m": records projected from a CRS), else ""
     domain_unit: str = ""
+    #: whether the public domain and the threshold are stated exactly (picture format 4, the report); False: in
+    #: ``{:g}``'s 6 significant digits, as pictures of format 3 and earlier state them (red team 25: a UTM box
+    #: [4312345, 4312678] read [4.31234e+06, 4.31268e+06])
+    exact: bool = True
 
     def domain_text(self) -> str:
         """The public domain in words, with its unit where known."""
-        return self.domain.describe() + (f" {self.domain_unit}" if self.domain_unit else "")
+        return (self.domain.exact_text() if self.exact else self.domain.describe()) + \
+            (f" {self.domain_unit}" if self.domain_unit else "")
+
+    def value(self, x: float) -> str:
+        """A public value in response units (the threshold), exactly where :attr:`exact`."""
+        return self.response.value(x, exact_number if self.exact else None)
 
     def threshold_text(self) -> str:
-        return f"{self.response.label} > {self.response.value(self.response_map.threshold)}"
+        return f"{self.response.label} > {self.value(self.response_map.threshold)}"
 
     def clip_range(self) -> tuple[float, float]:
         """The public clipping range in response units: responses outside it count as its ends."""

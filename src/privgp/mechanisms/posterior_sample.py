@@ -204,7 +204,7 @@ def certify_posterior_sample(n: int, r: float, sigma: float, delta: float | None
     public = _public(kernel, lengthscale, domain)
     box = Box(public["domain"]["lower"], public["domain"]["upper"])
     return certify(event, delta, epsilon=epsilon, conversion=conversion, alpha=alpha, mechanism=MECHANISM,
-                   public=public, extra_assumptions=(f"the public domain is {box.describe()}",))
+                   public=public, extra_assumptions=(f"the public domain is {box.exact_text()}",))
 
 
 def check_certificate(cert: PrivacyCertificate) -> PrivacyCertificate:

@@ -95,7 +95,15 @@ class Box:
         return np.stack([m.ravel() for m in mesh], axis=-1), axes
 
     def describe(self) -> str:
+        """The box in 6 significant digits (the words of certificates and mechanism labels, which verify compares:
+        kept as earlier privgp wrote them; :meth:`exact_text` states it exactly)."""
         return " x ".join(f"[{a:g}, {b:g}]" for a, b in zip(self.lower, self.upper))
+
+    def exact_text(self) -> str:
+        """The box with every bound exactly as given ("[500000.5, 500999.5] x [4312345, 4312678]")."""
+        from ..formatting import exact_number
+
+        return " x ".join(f"[{exact_number(a)}, {exact_number(b)}]" for a, b in zip(self.lower, self.upper))
 
     def to_dict(self) -> dict:
         return {"lower": list(self.lower), "upper": list(self.upper)}

@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import validation as v
 from ..datasets.fields import DEFAULT_NOISE, FAMILIES, SyntheticField
+from ..formatting import format_short_of
 from ..mechanisms.registered.grid import cell_statistics
 from ..mechanisms.release import ResponseMap
 from ..models.domain import CellGrid, trapezoid_weights
@@ -156,10 +157,7 @@ class Forecast:
     def iou_text(self) -> str:
         """The expected IoU to 2 decimals, never rounded up to the refusal threshold it is below (0.497 is
         "0.49", not "0.50 < 0.5")."""
-        text = f"{self.iou:.2f}"
-        if self.noisy and float(text) >= NOISY_IOU:
-            text = f"{math.floor(self.iou * 100) / 100:.2f}"
-        return text
+        return format_short_of(self.iou, NOISY_IOU)
 
     def noisy_note(self, short: bool = False) -> str:
         """What a release made although this forecast says mostly noise states on its outputs ("" otherwise);

@@ -1,7 +1,8 @@
 """Writes format_reference.json: the pixels (sha256 of the decoded RGBA) of tests/cli/picture_cases.py's pictures in
 picture formats 1 and 2, drawn by release_figure.py as committed at COMMIT (the last privgp whose current format was
-2), so that tests/cli/test_release_figure_format3.py can check that this privgp still draws them the same (``privgp
-verify`` redraws an earlier release's picture in its format). Run from the repository root:
+2), and in format 3, drawn as committed at COMMITS[3] (the last privgp whose current format was 3), so that
+tests/cli/test_release_figure_format3.py can check that this privgp still draws them the same (``privgp verify``
+redraws an earlier release's picture in its format). Run from the repository root:
 
     python tests/data/pictures/make_reference.py
 """
@@ -17,7 +18,8 @@ from pathlib import Path
 import matplotlib
 
 COMMIT = "bf2c029109aabd771c862646746435fa3e5e0386"
-FORMATS = (1, 2)
+#: picture format -> the commit that draws it (its last privgp of that format or of a later one that keeps it)
+COMMITS = {1: COMMIT, 2: COMMIT, 3: "c33f890378e63f588b9a4b26a80b9c947f250f76"}
 ROOT = Path(__file__).resolve().parents[3]
 
 
@@ -38,14 +40,15 @@ def main() -> None:
     sys.path.insert(0, str(ROOT / "tests" / "cli"))
     import picture_cases
 
-    then = module_at(COMMIT)
+    modules = {commit: module_at(commit) for commit in set(COMMITS.values())}
     pictures = {}
     for name, (field, ctx) in picture_cases.cases().items():
-        for fmt in FORMATS:
-            pic = then.draw(field, ctx, fmt)
+        for fmt, commit in COMMITS.items():
+            pic = modules[commit].draw(field, ctx, fmt)
             pictures[f"{name}-{fmt}"] = {"size": [pic.width, pic.height],
                                          "pixels_sha256": picture_cases.pixels_sha256(pic.png)}
-    out = {"commit": COMMIT, "matplotlib": matplotlib.__version__, "pictures": pictures}
+    out = {"commit": COMMIT, "commits": {str(f): c for f, c in COMMITS.items()}, "matplotlib": matplotlib.__version__,
+           "pictures": pictures}
     (Path(__file__).parent / "format_reference.json").write_text(json.dumps(out, indent=1) + "\n")
     print(f"written: {len(pictures)} pictures")
 

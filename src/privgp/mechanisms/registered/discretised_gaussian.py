@@ -192,7 +192,7 @@ class DiscretisedGaussian(GridFieldMechanism):
         m = int(plan.event.sensitivity ** 2 / 5 + 0.5)
         released = (f"One map of {resp.label}: the ratio of two smoothed totals (signal and density) released with "
                     f"Gaussian noise at {m} public points and interpolated, and where it exceeds the threshold "
-                    f"{resp.value(plan.response_map.threshold)}.")
+                    f"{ctx.value(plan.response_map.threshold)}.")
         how = ("At each of the public points the kernel-weighted total of the clipped responses and the kernel-weighted "
                "number of records were computed and released with Gaussian noise; each value is protected on its own "
                "and the protections add up over the points (seed 002, App. A.5), so the noise grows with the number "

@@ -137,7 +137,7 @@ class Functional(Mechanism):
 
     def report_text(self, plan: fm.FunctionalPlan, ctx: PictureContext) -> MechanismReport:
         resp = ctx.response
-        thr = resp.value(ctx.response_map.threshold)
+        thr = ctx.value(ctx.response_map.threshold)
         released = (f"One map of {resp.label} over the public domain: a smooth estimate fitted to the private records "
                     f"(a Gaussian-process posterior mean) plus random smooth noise, and where it exceeds the threshold "
                     f"{thr}.")

@@ -84,7 +84,7 @@ def release_assumptions(domain: Box, settings: str = "the cells, the smoothing b
                         ) -> tuple[str, ...]:
     """The assumptions of a grid-type release, in words, for its certificate."""
     return ("neighbouring datasets differ by replacing one record; n is public",
-            f"every record lies in the public domain {domain.describe()}, and the public response map clips its "
+            f"every record lies in the public domain {domain.exact_text()}, and the public response map clips its "
             "response to |y| <= 1",
             f"the domain, {settings} are chosen independently of the private data")
 
@@ -641,7 +641,7 @@ class NoisyGrid(CellGridMechanism):
 
     def report_text(self, plan: NoisyGridPlan, ctx: PictureContext) -> MechanismReport:
         resp = ctx.response
-        thr = resp.value(plan.response_map.threshold)
+        thr = ctx.value(plan.response_map.threshold)
         cells = grid_text(plan.cells, " \u00d7 ")
         released = (f"One map of {resp.label} over the public domain, smoothed from noisy per-cell totals on a public "
                     f"grid of {cells} cells, and where it exceeds the threshold {thr}; with the released uncertainty "

@@ -220,7 +220,7 @@ class LaplaceGrid(CellGridMechanism):
         cells = grid_text(plan.cells, " \u00d7 ")
         released = (f"One map of {resp.label} over the public domain, smoothed from noisy per-cell totals on a public "
                     f"grid of {cells} cells, and where it exceeds the threshold "
-                    f"{resp.value(plan.response_map.threshold)}; with its released uncertainty.")
+                    f"{ctx.value(plan.response_map.threshold)}; with its released uncertainty.")
         noise = ("discrete Laplace noise of scale " if plan.noise == DISCRETE else "Laplace noise of scale ")
         lattice_words = (f" (the totals first rounded to whole multiples of {plan.lattice:.6g} and their noise drawn in "
                          "whole steps of that size, the counts' noise in whole numbers, by integer arithmetic only, so "

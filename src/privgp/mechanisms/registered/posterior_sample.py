@@ -211,7 +211,7 @@ class PosteriorSample(Mechanism):
 
     def report_text(self, plan: PosteriorSamplePlan, ctx: PictureContext) -> MechanismReport:
         resp, rm = ctx.response, plan.response_map
-        thr = resp.value(rm.threshold)
+        thr = ctx.value(rm.threshold)
         maps = "One random map" if plan.L == 1 else f"{plan.L} random maps"
         each = "an exact random draw" if plan.L == 1 else "each an exact, independent random draw"
         scale = (f"log({resp.label}) \u2212 log({thr})" if rm.transform == "log" else f"{resp.label} \u2212 {thr}")

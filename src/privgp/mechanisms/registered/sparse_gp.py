@@ -169,7 +169,7 @@ class SparseGp(Mechanism):
 
     def report_text(self, plan: SparseGpPlan, ctx: PictureContext) -> MechanismReport:
         resp = ctx.response
-        thr = resp.value(plan.response_map.threshold)
+        thr = ctx.value(plan.response_map.threshold)
         k = plan.spec.kernel.describe()
         released = (f"The predictive mean (and standard deviation) of {resp.label} over the public domain from a "
                     f"sparse Gaussian-process model fitted to noisy summaries of the private records, and where the "
