@@ -22,11 +22,16 @@ def _show(value: Any) -> str:
 
         if isinstance(value, np.ndarray):
             if value.size <= 6:
-                return np.array2string(value, separator=", ")
+                return " ".join(np.array2string(value, separator=", ").split())   # one line
             return f"array of shape {value.shape}"
+        if isinstance(value, tuple) and any(isinstance(x, np.ndarray) for x in value):   # e.g. (s1, s2)
+            shown = "(" + ", ".join(_show(x) for x in value) + ")"
+            return shown if len(shown) <= MAX_SHOWN else shown[:MAX_SHOWN - 3] + "..."
     except Exception:  # pragma: no cover - numpy always importable in practice
         pass
     shown = repr(value)   # repr: control characters of a string come out escaped, never raw on a terminal
+    if not isinstance(value, str):   # a container's repr may break lines (a 16-line error: red team 25)
+        shown = " ".join(shown.split())
     return shown if len(shown) <= MAX_SHOWN else shown[:MAX_SHOWN - 3] + "..."
 
 

@@ -4,7 +4,6 @@ iterative samplers' iterates (``privgp audit sampler``, :mod:`.audit_sampler`)."
 from __future__ import annotations
 
 import argparse
-import math
 import time
 from typing import cast
 
@@ -107,6 +106,7 @@ def register(sub) -> None:
                        help="extra test inputs searched over (default 2)")
     tight.add_argument("--lood-datasets", dest="lood_datasets", type=int, default=6,
                        help="datasets of the game for the LOOD column (seed 003; 0 = skip; default 6)")
+    memory_flag(tight)
     tight.set_defaults(func=_run_tightness)
     asub.add_placeholder("lood", LOOD_HELP, register_lood)   # its parser imports the release command's options
     from .audit_sampler import register_sampler
@@ -144,9 +144,13 @@ def _run_lira(args) -> int:
     for a, t in out["tpr_at_fpr"].items():
         print(f"  TPR @ FPR = {a:<6}            {t:.4f}   (excess {out['excess_tpr_at_fpr'][a]:+.4f})")
     lb = res.lower
-    print(f"  epsilon LOWER bound         {_lo(lb.epsilon)}   ({lb.confidence:.0%} confidence, delta = {lb.delta:g}"
+    # the confidence as stated, never rounded up (0.996 read "100% confidence": red team 25)
+    print(f"  epsilon LOWER bound         {_lo(lb.epsilon)}   ({_lo(100 * lb.confidence)}% confidence, "
+          f"delta = {lb.delta:g}"
           f"{'' if lb.significant else '; no significant leakage detected'})")
-    cert = "n/a (non-private benchmark)" if not math.isfinite(res.epsilon_certified) else \
+    # the benchmark attack's setting is not private; any other attack's infinite bound is printed as inf (a private
+    # attack at r = 1e-8 was labelled a "non-private benchmark": red team 25)
+    cert = "n/a (non-private benchmark)" if args.attack == "benchmark" else \
         f"{_up(res.epsilon_certified)}   (constants = {res.certified_constants})"
     print(f"  epsilon certified (upper)   {cert}")
     print(f"  time                        {out['seconds']:.2f} s")
@@ -157,11 +161,12 @@ def _run_tightness(args) -> int:
     import numpy as np
 
     from ..audit.tightness.settings import audit_tightness
+    from .common import memory_limit
 
     t0 = time.perf_counter()
     res = audit_tightness(_game(args), alpha=args.alpha, delta=args.delta, rng=np.random.default_rng(args.seed),
                           restarts=args.restarts, test_points=args.test_points, constants=args.constants,
-                          lood_datasets=args.lood_datasets)
+                          lood_datasets=args.lood_datasets, memory_limit=memory_limit(args.memory_limit))
     out = res.to_dict()
     out["seconds"] = round(time.perf_counter() - t0, 3)
     if args.json:
@@ -177,8 +182,14 @@ def _run_tightness(args) -> int:
     print(f"  certified RDP bound (one path)     {_up(res.certified, 6)}  (mean {_up(res.certified_mean)}, "
           f"cov {_up(res.certified_cov)})")
     print(f"  found / certified                  {_lo(res.ratio)}")
-    print(f"  L-path values                      found {_lo(res.game.L * res.found, 6)} <= certified "
-          f"{_up(res.game.L * res.certified, 6)}")
+    # the relation as it is (the line said "<=" whatever the numbers: red team 25)
+    holds = out["found_le_certified"]
+    print(f"  L-path values                      found {_lo(res.game.L * res.found, 6)} "
+          f"{'<=' if holds else '>'} certified {_up(res.game.L * res.certified, 6)}"
+          + ("" if holds else ": ABOVE the certified bound, which the certificate excludes; please report this"))
+    print("  found values                       " + (
+        "the worst pair's divergence recomputed in 60-digit arithmetic" if res.found_exact else
+        f"float64 (the search's; {len(res.worst.XT)} test points, too many to recompute exactly)"))
     if res.lood is not None:
         lo = res.lood
         print(f"  Renyi LOOD found (one path)        D -> D+S {_lo(lo.forward, 6)}, D+S -> D {_lo(lo.reverse, 6)}  "

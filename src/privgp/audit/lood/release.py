@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ... import validation as v
-from ...accounting.divergences import renyi_divergence_gaussians, renyi_gaussian_1d, renyi_gaussians_batched
+from ...accounting.divergences import renyi_divergence_gaussians, renyi_gaussian_1d, renyi_gaussians_batched, renyi_parts_exact
 from ...errors import InvalidParameterError
 from ...models.domain import Box
 from ...models.kernels import make_kernel
@@ -105,11 +105,22 @@ def _model(plan, X, z):
     return make_kernel(plan.kernel, plan.lengthscale), X, y * scale, plan.r ** 2, snapped
 
 
+#: the largest noise variance r^2 (kernel scale 1) the audit computes with (see :func:`audit_release_lood`)
+MAX_NOISE = 1e12
+
+
 def _prior_noise(plan, kernel, Xq) -> np.ndarray:
     """Variance of the added prior GP noise g ~ GP(0, eta^2 k) in units of sigma^2 (0 for eta = 0)."""
     if plan.eta == 0:
         return np.zeros(len(Xq))
-    ratio = 1.0 if math.isinf(plan.sigma) else (plan.eta / plan.sigma) ** 2
+    if math.isinf(plan.sigma):
+        ratio = 1.0
+    else:
+        scale = plan.eta / plan.sigma
+        if not scale <= 1e150:   # its square overflowed with a traceback (red team 25: --eta 1e300)
+            raise InvalidParameterError("eta", "at most 1e150 times sigma (the prior noise's variance a float64 "
+                                        "number)", plan.eta)
+        ratio = scale * scale
     return ratio * kernel.diag(Xq)
 
 
@@ -148,16 +159,25 @@ def _replace_one(P: GPPosterior, A: np.ndarray, i: int, C: np.ndarray, alpha: fl
     S_t = _stack(np.full(m, s_ii) - s_ci ** 2 / bt + add_i, s_ci - s_ci * s_cc / bt, s_cc - s_cc ** 2 / bt + add_c)
     det = np.linalg.det(S_D), np.linalg.det(S_t)
     regular = (det[0] > 1e-10 * S_D[:, 0, 0] * S_D[:, 1, 1]) & (det[1] > 1e-10 * S_t[:, 0, 0] * S_t[:, 1, 1])
-    best = 0.0
+    best, laws = 0.0, None
     for y_new in (-1.0, 1.0):
         e = y_new * y_scale - m_c
         m_t = np.stack([m_i + s_ci * e / bt, m_c + s_cc * e / bt], -1)
         for a_, b_ in (((m_D, S_D), (m_t, S_t)), ((m_t, S_t), (m_D, S_D))):
             if regular.any():
-                r = regular
-                best = max(best, float(np.max(renyi_gaussians_batched(alpha, a_[0][r], a_[1][r], b_[0][r], b_[1][r]))))
+                r = np.flatnonzero(regular)
+                vals = renyi_gaussians_batched(alpha, a_[0][r], a_[1][r], b_[0][r], b_[1][r])
+                j = r[int(np.argmax(vals))]
+                if float(np.max(vals)) > best:
+                    best, laws = float(np.max(vals)), (a_[0][j], a_[1][j], b_[0][j], b_[1][j])
             for j in np.flatnonzero(~regular):  # x' at (or numerically at) x_i: degenerate 2 x 2 laws
-                best = max(best, renyi_divergence_gaussians(alpha, a_[0][j], a_[1][j], b_[0][j], b_[1][j]))
+                val = renyi_divergence_gaussians(alpha, a_[0][j], a_[1][j], b_[0][j], b_[1][j])
+                if val > best:
+                    best, laws = val, None
+    if laws is not None:
+        # the largest pair's divergence exactly (float64 loses about log10(alpha) digits in S_alpha: a round-off
+        # excess read as a contradicted certificate, red team 25); any pair's exact value is a found value
+        best = renyi_parts_exact(alpha, *laws)[0]
     return float(best)
 
 
@@ -196,6 +216,10 @@ def audit_release_lood(plan, X, z, *, alpha: float | None = None, top: int = 10,
     if memory_limit is not None:
         check_lood_memory(len(X), plan.domain.dim, per_axis, v.positive("memory_limit", memory_limit))
     kernel, Xm, y, noise, snapped = _model(plan, X, z)
+    if not noise <= MAX_NOISE:   # r = 1e8 ended in a 16-line error on zero variances (red team 25)
+        raise InvalidParameterError("r", f"at most {math.sqrt(MAX_NOISE):g}: each record's leave-one-out variance "
+                                    "is 1/A_ii - r^2, which float64 resolves only for r^2 well below 1e16",
+                                    plan.r if hasattr(plan, "r") else math.sqrt(noise))
     P = GPPosterior(kernel, Xm, y, noise)
     A = P._inverse()
     dA = np.diag(A)

@@ -29,6 +29,7 @@ from scipy.special import betaincinv
 
 from ... import validation as v
 from ...errors import InvalidParameterError
+from ...formatting import exact_number
 
 DEFAULT_FPR_TARGETS = (0.01, 0.05, 0.1)
 
@@ -49,6 +50,8 @@ def check_fpr_targets(fpr_targets) -> tuple[float, ...]:
     for a in targets:
         if not (0.0 < a < 1.0):
             raise InvalidParameterError("fpr_targets", "values in the open interval (0, 1)", a)
+    if len(set(targets)) != len(targets):   # each is a key of the results: a repeated one collapsed silently
+        raise InvalidParameterError("fpr_targets", "distinct values", targets)
     return targets
 
 
@@ -68,7 +71,7 @@ class RocMetrics:
         return tuple(t - a for t, a in zip(self.tpr_at_fpr, self.fpr_targets))
 
     def to_dict(self) -> dict:
-        key = lambda a: format(a, "g")  # noqa: E731  "0.01", "0.05", "0.1"
+        key = exact_number   # "0.01", "0.05", "0.1"; 0.0500000001 stays itself (format "g" made it "0.05")
         return {"auc": self.auc, "tpr_at_fpr": {key(a): t for a, t in zip(self.fpr_targets, self.tpr_at_fpr)},
                 "excess_tpr_at_fpr": {key(a): e for a, e in zip(self.fpr_targets, self.excess_tpr)}}
 

@@ -222,6 +222,57 @@ def neighbour_posteriors(kernel: Kernel, X_core, y_core, x, y, x_prime, y_prime,
     return post_D.mean(XT), sigma * sigma * K1 + noise, post_Dp.mean(XT), sigma * sigma * K2 + noise
 
 
+#: the largest test set whose divergence :func:`exact_neighbour_parts` re-evaluates (60-digit m x m products)
+EXACT_MAX_POINTS = 64
+
+
+def exact_neighbour_parts(kernel: Kernel, pair: NeighbourPair, XT, *, r: float, sigma: float, eta: float = 0.0,
+                          alpha: float) -> tuple[float, float, float] | None:
+    """(total, mean part, covariance part) of eq. (12) between the two posteriors of ``pair`` on XT, with the
+    posteriors (seed 000, sec. 2) and the divergence computed in 60-digit arithmetic (mpmath;
+    :func:`privgp.accounting.divergences.renyi_parts_exact`) from the float64 kernel matrices: float64 loses the
+    difference of nearly equal posteriors (r = 1e8 gave 4.3e-27 for an exact 9.0e-31, "above" a certified
+    1.3e-29: red team 25). None where XT has more than EXACT_MAX_POINTS points or a posterior covariance is singular
+    there (e.g. a test input repeated)."""
+    import mpmath
+
+    from ...accounting.divergences import EXACT_DPS, renyi_parts_exact
+
+    XT = v.points("XT", XT)
+    if XT.shape[0] > EXACT_MAX_POINTS:
+        return None
+    dim = XT.shape[1]
+    Xc = np.asarray(pair.X_core, dtype=float).reshape(-1, dim)
+    yc = np.asarray(pair.y_core, dtype=float).reshape(-1)
+    with mpmath.workdps(EXACT_DPS):
+        def M(a):
+            return mpmath.matrix(np.asarray(a, dtype=float).tolist())
+
+        def posterior(x, y):
+            X = np.vstack([Xc, np.asarray(x, dtype=float).reshape(1, dim)])
+            K = M(kernel(X)) + mpmath.mpf(r) ** 2 * mpmath.eye(X.shape[0])
+            Kx, Kt = M(kernel(X, XT)), M(kernel(XT))
+            W = mpmath.inverse(K) * Kx                        # (K_XX + r^2 I)^{-1} k_X(XT)
+            y_ = M(np.append(yc, float(y)).reshape(-1, 1))
+            mean = W.T * y_
+            cov = Kt - Kx.T * W
+            cov = (cov + cov.T) / 2
+            return mean, cov
+
+        (m1, K1), (m2, K2) = posterior(pair.x, pair.y), posterior(pair.x_prime, pair.y_prime)
+        if math.isinf(sigma):
+            zero = mpmath.zeros(XT.shape[0], 1)
+            m1, m2, S1, S2 = zero, zero, K1, K2
+        else:
+            s2 = mpmath.mpf(sigma) ** 2
+            noise = mpmath.mpf(eta) ** 2 * M(kernel(XT)) if eta > 0 else mpmath.zeros(XT.shape[0], XT.shape[0])
+            S1, S2 = s2 * K1 + noise, s2 * K2 + noise
+        try:
+            return renyi_parts_exact(alpha, m1, S1, m2, S2)
+        except InvalidParameterError:   # a singular posterior covariance on XT
+            return None
+
+
 def neighbour_divergence(kernel: Kernel, X_core, y_core, x, y, x_prime, y_prime, XT, *, r, sigma,
                          eta=0.0, alpha, include_differing: bool = True) -> tuple[float, float, float]:
     """Exact D_alpha(Pi_D(XT) || Pi_D'(XT)) for replace-one neighbours D = core + (x, y) and

@@ -30,7 +30,7 @@ from ... import validation as v
 from ...models.domain import Box
 from ..lood.release import GameLood, game_lood
 from ..membership.game import MembershipGame
-from .neighbours import WorstCaseNeighbours, WorstMeanShift, worst_case_neighbours
+from .neighbours import WorstCaseNeighbours, WorstMeanShift, exact_neighbour_parts, worst_case_neighbours
 from .pair_attack import PairAttackResult
 
 
@@ -51,6 +51,10 @@ class TightnessResult:
     evaluations: int
     worst: WorstCaseNeighbours
     lood: GameLood | None = None   # seed-003 LOOD column (one path); None when not computed
+    #: whether found* are the worst pair's divergence recomputed in 60-digit arithmetic
+    #: (:func:`~privgp.audit.tightness.neighbours.exact_neighbour_parts`); False: the search's float64 values
+    found_exact: bool = False
+    found_float: float = float("nan")   # the search's float64 value at the worst pair
 
     @property
     def ratio(self) -> float:
@@ -69,6 +73,7 @@ class TightnessResult:
                 "mean_ratio": self.found_mean / self.certified_mean if self.certified_mean > 0 else None,
                 "cov_ratio": self.found_cov / self.certified_cov if self.certified_cov > 0 else None,
                 "found_le_certified": bool(self.found <= self.certified * (1 + 1e-9)),
+                "found_recomputed_exactly": self.found_exact, "rdp_found_one_path_float64": self.found_float,
                 "epsilon_certified": self.epsilon_certified, "delta": self.delta, "constants": self.constants,
                 "evaluations": self.evaluations,
                 "worst_pair": {"X_core": w.pair.X_core.ravel(), "y_core": w.pair.y_core, "x": w.pair.x.ravel(),
@@ -86,15 +91,30 @@ class TightnessResult:
                 "lood_renyi_reverse_over_certified": ratio(self.lood.reverse)}
 
 
+def tightness_bytes(n: int, test_points: int) -> int:
+    """Estimated peak bytes of the neighbour search: about sixteen (m x m) float64 matrices (Gram matrices, both
+    posteriors' covariances, their eigendecompositions, the optimiser's copies) for m = n + test_points + 2."""
+    m = int(n) + int(test_points) + 2
+    return 8 * 16 * m * m
+
+
 def audit_tightness(game: MembershipGame, *, alpha: float | None = None, delta: float = 0.05,
                     rng: np.random.Generator, restarts: int = 6, test_points: int = 2,
-                    constants: str = "proven", lood_datasets: int = 6) -> TightnessResult:
+                    constants: str = "proven", lood_datasets: int = 6,
+                    memory_limit: float | None = None) -> TightnessResult:
     """Largest exact divergence over neighbouring datasets found at ``alpha`` (default: the order of
     the certified epsilon at ``delta``), beside the certified bound at the same alpha; with
-    ``lood_datasets`` > 0 also the LOOD column (seed 003) from that many datasets of the game."""
+    ``lood_datasets`` > 0 also the LOOD column (seed 003) from that many datasets of the game.
+    ``memory_limit`` (bytes; None: unchecked): refuse, before the search, one estimated to need more."""
     rng = v.generator("rng", rng)
     delta = v.open_interval("delta", delta, 0.0, 1.0)
     lood_datasets = v.integer("lood_datasets", lood_datasets, minimum=0)
+    test_points = v.integer("test_points", test_points, minimum=0)
+    if memory_limit is not None:   # n = 1e5 ended in numpy's memory error (74.5 GiB; red team 25)
+        v.check_memory(f"neighbour search over {game.n} records and {test_points} test points",
+                       tightness_bytes(game.n, test_points), v.positive("memory_limit", memory_limit),
+                       "use a smaller n or fewer test points", **({"param": "n", "value": game.n} if game.n >= test_points
+                                                                   else {"param": "test_points", "value": test_points}))
     cert = game.certified_epsilon(delta, constants=constants)
     if alpha is None:
         alpha, source = float(cert.alpha), "certificate"
@@ -104,10 +124,14 @@ def audit_tightness(game: MembershipGame, *, alpha: float | None = None, delta: 
                               eta=0.0, M_Y=1.0, rng=rng, restarts=restarts, test_points=test_points,
                               sensitivity="exp1d", constants=constants)
     lood = game_lood(game, alpha, rng=rng, datasets=lood_datasets) if lood_datasets else None
-    return TightnessResult(game=game, alpha=alpha, alpha_source=source, found=w.divergence, found_mean=w.mean_part,
-                           found_cov=w.cov_part, certified=w.bound, certified_mean=w.mean_bound,
+    # the worst pair's divergence again, exactly: float64 loses the difference of nearly equal posteriors (large r)
+    exact = exact_neighbour_parts(game.kernel, w.pair, w.XT, r=game.r, sigma=game.sigma, alpha=alpha)
+    found = (w.divergence, w.mean_part, w.cov_part) if exact is None else exact
+    return TightnessResult(game=game, alpha=alpha, alpha_source=source, found=found[0], found_mean=found[1],
+                           found_cov=found[2], certified=w.bound, certified_mean=w.mean_bound,
                            certified_cov=w.cov_bound, epsilon_certified=float(cert.epsilon), delta=delta,
-                           constants=constants, evaluations=w.evaluations, worst=w, lood=lood)
+                           constants=constants, evaluations=w.evaluations, worst=w, lood=lood,
+                           found_exact=exact is not None, found_float=w.divergence)
 
 
 # ---------------------------------------------------------------------------------------------------------

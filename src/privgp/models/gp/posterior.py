@@ -142,7 +142,12 @@ class ExactPosterior:
         A = self.kernel(self.X) if gram is None else np.array(gram, dtype=float)
         noise = self.r**2 if self.counts is None else self.r**2 / self.counts
         A[np.diag_indices(n)] += noise
-        self._chol = cho_factor(A, lower=True, overwrite_a=True)
+        try:
+            self._chol = cho_factor(A, lower=True, overwrite_a=True)
+        except np.linalg.LinAlgError:   # a traceback before (red team 25: r = 1e-8)
+            raise NumericalError(f"K + r^2 I is not positive definite in float64 (r = {self.r:g} is too small for "
+                                 f"these {n} inputs, whose kernel matrix is numerically singular): use a larger r") \
+                from None
         self._w = cho_solve(self._chol, self.y)
 
     @property
