@@ -36,9 +36,29 @@ from .sensitivity import CONSTANTS, PUBLISHED_WARNING, SENSITIVITIES, Sensitivit
 KERNEL_FAMILIES = ("exponential", "matern32", "matern52", "squared_exponential", "constant", "diagonal", "other")
 
 
+#: the largest n and L: the bounds count in float64, where the integers above 2^53 are not all exact (n = L =
+#: 2^53 + 1 were recorded, and L composed, as 2^53: L rounded down, the unsafe direction; red team 25)
+MAX_COUNT = 2**53
+
+
+def _check_counts(n: ArrayLike, L: ArrayLike) -> None:
+    """Refuse n or L above :data:`MAX_COUNT`, compared before any conversion to float (which would round 2^53 + 1
+    down to 2^53); values that are not numbers are left to the other checks."""
+    for name, x in (("n", n), ("L", L)):
+        try:
+            big = v.any_true(np.asarray(x) > MAX_COUNT)
+        except (TypeError, ValueError):
+            continue
+        if big:
+            raise InvalidParameterError(name, f"at most 2^53 = {MAX_COUNT} (the bounds count in float64, where larger "
+                                        "integers are not all exact)", x)
+
+
 def _scalar_ok(n: Any, r: Any, sigma: Any, eta: Any, L: Any, M_Y: Any, kappa: Any) -> bool:
     """Fast path for scalar fields (what a ledger parses a thousand times): all plainly valid."""
     try:
+        if not (n <= MAX_COUNT and L <= MAX_COUNT):   # exact comparisons, before float() rounds 2^53 + 1 to 2^53
+            return False
         n, r, sigma, eta, L, M_Y, kappa = (float(x) for x in (n, r, sigma, eta, L, M_Y, kappa))
     except (TypeError, ValueError):
         return False
@@ -65,6 +85,7 @@ def _check_numbers(n: ArrayLike, r: ArrayLike, sigma: ArrayLike, eta: ArrayLike,
                    kappa: ArrayLike, dim: int, sensitivity: str, constants: str, rkhs_norm: ArrayLike | None,
                    kernel: str) -> tuple[_Arr, _Arr, _Arr, _Arr, _Arr, _Arr, _Arr, int]:
     """Validate (possibly array-valued) numeric fields; returns float arrays."""
+    _check_counts(n, L)
     n = _array("n", n, lambda a: np.isfinite(a) & (a >= 1) & (a == np.floor(a)), "a finite integer >= 1")
     r = _array("r", r, lambda a: (a > 0) & np.isfinite(a), "finite and > 0")
     sigma = _array("sigma", sigma, lambda a: a > 0, "> 0 (inf allowed: covariance-only limit)")

@@ -126,11 +126,18 @@ def _domain(args) -> Box:
 
 def _run_mechanism(args) -> int:
     """The certificate of a planned release of a registered mechanism (public settings only)."""
-    from ..mechanisms.interface import Request, get
+    from ..mechanisms.interface import DEFAULT_GRID, Request, get
     from ..mechanisms.release import ResponseMap
     from .release import mechanism_options
 
     mech = get(args.mechanism)
+    domain = _domain(args)
+    if domain.dim not in DEFAULT_GRID:   # as privgp.plan and privgp release (--dim 3 was a KeyError: red team 25)
+        why = "with --mechanism (privgp maps responses along a line or over a plane; more coordinates are not supported)"
+        if args.box is None and args.lower is None:
+            raise InvalidParameterError("--dim", f"1 or 2 {why}", domain.dim)
+        raise InvalidParameterError("--box" if args.box is not None else "--lower/--upper",
+                                    f"a box of 1 or 2 coordinates {why}", f"{domain.dim} coordinates")
     for flag in ("M_Y", "rkhs_norm", "alpha"):
         if getattr(args, flag) not in (None, 1.0 if flag == "M_Y" else None):
             raise InvalidParameterError("--" + flag.replace("_", "-"), "left out with --mechanism (the release's own "
@@ -144,7 +151,7 @@ def _run_mechanism(args) -> int:
     # through 17: n = 3e8 was refused on an estimate of records it never holds, naming a --memory-limit option it
     # does not have); other mechanisms keep the default (their plans may choose a sampler by it)
     limit = {"memory_limit": math.inf} if getattr(mech, "reads_cell_statistics", False) else {}
-    plan = mech.build(Request(n=args.n, domain=_domain(args), response_map=ResponseMap(0.0, 1.0),
+    plan = mech.build(Request(n=args.n, domain=domain, response_map=ResponseMap(0.0, 1.0),
                               epsilon=args.epsilon, delta=args.delta, grid=args.grid, options=options, **limit))
     cert = plan.certificate
     if args.json:
@@ -182,6 +189,9 @@ def _reading_notes(cert, n: int, event) -> list[str]:
 def _run(args) -> int:
     from ..mechanisms.posterior_sample import certify_posterior_sample
 
+    for flag in ("epsilon", "eta"):   # -0 is 0 (printed "(-0, ...)-DP" and recorded -0.0: red team 25)
+        if getattr(args, flag) is not None:
+            setattr(args, flag, getattr(args, flag) + 0.0)
     if args.mechanism is not None:
         return _run_mechanism(args)
     for flag in ("kernel", "r", "sigma"):

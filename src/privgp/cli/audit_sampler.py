@@ -39,6 +39,8 @@ DEFAULT_STEPS = "0,1,3,10,30,100,300,1000,inf"
 
 
 def register_sampler(asub) -> None:
+    from .audit import memory_flag
+
     p = asub.add_parser("sampler", help="privacy of an iterative GP sampler's iterate vs the exact posterior",
                         description="Exact iterate laws of sample-then-optimise / ULA samplers for the GP posterior: "
                                     "the iterate's epsilon against the certified exact-posterior epsilon, by step count.",
@@ -65,6 +67,7 @@ def register_sampler(asub) -> None:
                    help="where to write the plot, a .png file (default audit_sampler.png); an existing file is "
                         "replaced only when it is a PNG picture")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    memory_flag(p)
     p.set_defaults(func=_run)
 
 
@@ -95,16 +98,19 @@ def _is_png(path) -> bool:
 
 
 def _run(args) -> int:
-    from ..audit.samplers.langevin_gp import audit_sampler
+    from ..audit.samplers.langevin_gp import audit_sampler, check_sampler_memory
     from ..experiments.studies.sampler_audit import describe_factor, plot_sampler_audit
     from ..models.kernels import make_kernel
     from ..progress import Progress
     from ..validation import integer
+    from .common import memory_limit
 
     steps = _parse_steps(args.steps)
     n = integer("--n", args.n, minimum=2)
     m = integer("--release-points", args.m, minimum=1)
     integer("--restarts", args.restarts, minimum=1)
+    limit = memory_limit(args.memory_limit)
+    check_sampler_memory(n, m, limit, names=("--n", "--release-points"))   # before anything is laid out or written
     if not 0 < args.delta < 1:
         raise InvalidParameterError("--delta", "in the open interval (0, 1)", args.delta)
     if args.alpha is not None and not args.alpha > 1:
@@ -126,7 +132,7 @@ def _run(args) -> int:
         audit = audit_sampler(args.sampler, kernel=kernel, n=n, r=args.r, sigma=args.sigma,
                               XT=np.linspace(0.0, 1.0, m)[:, None], M_Y=args.M_Y, delta=args.delta, steps=steps,
                               step=args.step, init=args.init, alpha=args.alpha, rng=np.random.default_rng(args.seed),
-                              restarts=args.restarts, progress=progress)
+                              restarts=args.restarts, progress=progress, memory_limit=limit)
     try:
         png = plot_sampler_audit(audit, png_path)
     except OSError as exc:  # e.g. the disk filled up meanwhile

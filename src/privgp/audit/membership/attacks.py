@@ -105,12 +105,18 @@ class ExactAttack:
     @staticmethod
     def coefficients(game: MembershipGame, mu0, v0) -> np.ndarray:
         L = game.L
-        scale2 = 1.0 if game.covariance_only else game.sigma**2
+        scale2 = 1.0 if game.covariance_only else game.sigma * game.sigma   # inf beyond 1.3e154 (** raised OverflowError)
         mu = np.zeros_like(mu0) if game.covariance_only else np.asarray(mu0, float)
         v0 = np.asarray(v0, float)
         if np.any(v0 <= 0):
             raise InvalidParameterError("v0", "> 0 (a non-degenerate posterior at x0)", float(np.min(v0)))
         sv = scale2 * v0
+        with np.errstate(over="ignore", divide="ignore"):
+            finite = bool(np.all(np.isfinite(sv) & np.isfinite(1.0 / sv)))
+        if not finite:   # the release's variance sigma^2 v_D(x0) (v_D(x0) <= 1 shrinks with r) or its inverse overflows
+            raise InvalidParameterError("sigma", "small enough for the exact attack that sigma^2 v_D(x0), the release's "
+                                        "variance at x0, and its inverse are in the float range (sigma < 1.3e154, and "
+                                        "r not so small that v_D(x0) underflows)", game.sigma)
         return np.stack([-0.5 * L * np.log(v0) - 0.5 * L * mu * mu / sv, L * mu / sv,
                          -0.5 * L / sv * np.ones_like(mu), -0.5 * L / v0])
 

@@ -69,14 +69,15 @@ class MembershipGame:
 
     def __post_init__(self):
         object.__setattr__(self, "n", v.integer("n", self.n, minimum=2))
-        x0 = v.nonnegative("x0", self.x0)
+        x0 = v.nonnegative("x0", self.x0) + 0.0   # -0.0 recorded as 0.0 (as M_xi below)
         if x0 > 1:
             raise InvalidParameterError("x0", "in the domain [0, 1]", self.x0)
         object.__setattr__(self, "x0", x0)
         object.__setattr__(self, "lengthscale", v.positive("lengthscale", self.lengthscale))
         object.__setattr__(self, "r", v.positive("r", self.r))
         object.__setattr__(self, "sigma", v.positive("sigma", self.sigma, allow_inf=True))
-        m = v.nonnegative("M_xi", self.M_xi)
+        # -0.0 passes the check, and rng.uniform(-M_xi, M_xi) then refused "high - low < 0" (red team 25): + 0.0 is +0.0
+        m = v.nonnegative("M_xi", self.M_xi) + 0.0
         if m >= 1:
             raise InvalidParameterError("M_xi", "in [0, 1)", self.M_xi)
         object.__setattr__(self, "M_xi", m)

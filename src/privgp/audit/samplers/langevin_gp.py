@@ -21,7 +21,7 @@ h = 1/(1 + n/r^2) (ula) contract for every dataset because the spectrum of K_XX 
 
 Privacy of the iterate.
 * :func:`privgp.audit.tightness.neighbours.pair_rdp` / :func:`~privgp.audit.tightness.neighbours.pair_epsilon` (``symmetric=True``,
-  on :data:`ORDER_GRID`): the exact Renyi divergence (both directions) between the iterates on two
+  a continuous search over the order): the exact Renyi divergence (both directions) between the iterates on two
   neighbouring datasets (:class:`~privgp.audit.tightness.neighbours.NeighbourPair`), and the epsilon its RDP curve
   converts to;
 * :func:`pair_epsilon_lower`: the exact epsilon(delta) of the best linear statistic of the released
@@ -224,7 +224,10 @@ def iterate_laws(sampler: str, kernel: Kernel, X, y, XT, *, r, sigma, step=None,
 # divergences of a pair of laws
 # ------------------------------------------------------------------------------------------------
 
-#: the orders of the sampler audit's pair epsilon (:func:`privgp.audit.tightness.neighbours.pair_epsilon`)
+#: a coarse fixed grid of orders for a quick :func:`privgp.audit.tightness.neighbours.pair_epsilon`. Its minimum is an
+#: UPPER estimate of the pair's epsilon (it jumps from 1.63 to 2: with n = 2, r = 1, sigma = 10, lengthscale 0.1 it gave
+#: 9.808 for a pair whose curve converts to 7.286 at alpha = 1.93, above the certified 8.658; red team 25), so the audit
+#: searches the order continuously (``orders=None``) for the values it reports as lower estimates of the worst case
 ORDER_GRID = np.concatenate([1.0 + np.geomspace(1e-3, 1.0, 16)[:-1], np.geomspace(2.0, 1e4, 30)])
 
 
@@ -351,25 +354,59 @@ class SamplerAudit:
         return max(row.epsilon_iterate_lower for row in self.rows) / self.epsilon_posterior_certified
 
 
+def sampler_bytes(n: int, release_points: int) -> int:
+    """Estimated peak bytes of the sampler audit: about eighteen (m x m) float64 matrices for m = n +
+    release_points (the Gram matrices and their eigendecompositions, the iterate's and the posterior's laws on
+    both datasets, the divergences' temporaries; measured at most 14.5 while one pair of laws is held)."""
+    m = int(n) + int(release_points)
+    return 8 * 18 * m * m
+
+
+def check_sampler_memory(n: int, release_points: int, memory_limit: float, *,
+                         names: tuple[str, str] = ("n", "release_points")) -> None:
+    """Refuse, before any work, a sampler audit estimated to need more than ``memory_limit`` bytes
+    (``--n 100000`` ended in numpy's memory error: red team 25), naming the larger of n and release_points (by
+    ``names``: the command's options)."""
+    param, value = (names[0], n) if n >= release_points else (names[1], release_points)
+    v.check_memory(f"sampler audit (n = {n} records, {release_points} release points)",
+                   sampler_bytes(n, release_points), memory_limit, "use a smaller n or fewer release points",
+                   param=param, value=value)
+
+
+#: the largest n M_Y / (sigma r^2) the audit accepts (mu_0 of :func:`privgp.accounting.sampler_bounds.convergence_rates`:
+#: the largest mean shift over sigma). The epsilons grow like its square (about 1e80 here); --M-Y 1e300 overflowed the
+#: sto bound's square (OverflowError) and from about 1e50 the exact statistic's hockey-stick search gave NaN (red team 25)
+MAX_MEAN_SHIFT = 1e40
+
+
 def audit_sampler(sampler: str, *, kernel: Kernel, n: int, r: float, sigma: float, XT, domain: Box | None = None,
                   M_Y: float = 1.0, delta: float = 1e-3, steps, step: float | None = None, init: str = "prior",
                   alpha: float | None = None, rng: np.random.Generator, restarts: int = 3,
-                  conversion: str = "improved", progress=None) -> SamplerAudit:
+                  conversion: str = "improved", progress=None, memory_limit: float | None = None) -> SamplerAudit:
     """For each step count: the worst neighbouring pair found for the iterate (warm-started from the
     previous step count), the iterate's exact pair RDP / epsilon and lower bound, the exact posterior's
     values for the same pair, and (sto) the certified iterate epsilon; plus the certified exact-posterior
-    epsilon (seed 000). ``alpha`` (the search order) defaults to the order of the posterior certificate."""
+    epsilon (seed 000). ``alpha`` (the search order) defaults to the order of the posterior certificate.
+    ``memory_limit`` (bytes; None: unchecked): refuse, before any work, an audit estimated to need more
+    (:func:`sampler_bytes`)."""
     if sampler not in SAMPLERS:
         raise InvalidParameterError("sampler", f"one of {SAMPLERS}", sampler)
     domain = Box.unit(1) if domain is None else domain
     n = v.integer("n", n, minimum=2)
-    r, sigma, M_Y = v.positive("r", r), v.positive("sigma", sigma), v.positive("M_Y", M_Y)
+    r, sigma, M_Y = v.positive("r", r), v.scale("sigma", sigma), v.positive("M_Y", M_Y)   # the laws hold sigma^2
+    if not n * M_Y <= MAX_MEAN_SHIFT * sigma * r * r:   # products: inf or 0 at the float range's ends, never an error
+        raise InvalidParameterError("M_Y", f"at most {MAX_MEAN_SHIFT:g} sigma r^2 / n = "
+                                    f"{MAX_MEAN_SHIFT * sigma * r * r / n:.3g} with sigma = {sigma:g}, r = {r:g}, n = {n} "
+                                    "(the mean shift n M_Y / (sigma r^2) is squared by the bounds and divergences; beyond "
+                                    "this the epsilons leave the float range): lower M_Y or raise sigma or r", M_Y)
     d = v.probability("delta", delta)
     check_conversion(conversion)
     rng = v.generator("rng", rng)
     grid = _steps(steps)
     h = default_step(sampler, n, r) if step is None else v.positive("step", step)
     XT = v.points("XT", XT, dim=domain.dim)
+    if memory_limit is not None:
+        check_sampler_memory(n, XT.shape[0], v.positive("memory_limit", memory_limit))
     post_event = posterior_sample_event(n, r, sigma, kernel=kernel, domain=domain, M_Y=M_Y)
     cert = accountant.epsilon(post_event, d, conversion=conversion)
     alpha = float(cert.alpha) if alpha is None else v.greater_than("alpha", alpha, 1.0)
@@ -391,9 +428,9 @@ def audit_sampler(sampler: str, *, kernel: Kernel, n: int, r: float, sigma: floa
         rows.append(SamplerAuditRow(
             steps=float(t), rdp_iterate=pair_rdp(alpha, *_laws(P[0], Q[0])),
             rdp_posterior_pair=pair_rdp(alpha, *_laws(PP[0], QQ[0])),
-            epsilon_iterate_pair=pair_epsilon(*_laws(P[0], Q[0]), d, conversion=conversion, orders=ORDER_GRID)[0],
+            epsilon_iterate_pair=pair_epsilon(*_laws(P[0], Q[0]), d, conversion=conversion)[0],
             epsilon_iterate_lower=pair_epsilon_lower(P[0], Q[0], d),
-            epsilon_posterior_pair=pair_epsilon(*_laws(PP[0], QQ[0]), d, conversion=conversion, orders=ORDER_GRID)[0],
+            epsilon_posterior_pair=pair_epsilon(*_laws(PP[0], QQ[0]), d, conversion=conversion)[0],
             epsilon_iterate_certified=certified, pair=pair))
     return SamplerAudit(sampler=sampler, n=n, r=r, sigma=sigma, step=h, delta=d, alpha=alpha,
                         epsilon_posterior_certified=float(cert.epsilon), rows=tuple(rows),
