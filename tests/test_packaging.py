@@ -249,7 +249,9 @@ def test_build_install_release_verify_in_a_fresh_venv(tmp_path):
     # the wheel carries its hash (privgp.nn.pretrained) and the note saying how to install it
     assert "src/privgp/nn/weights/dpconvcnp_small.pt" in s and "src/privgp/nn/weights/README.md" in s
     assert not [n for n in w if n.endswith(".pt")] and "privgp/nn/weights/README.md" in w
-    assert wheel.stat().st_size < 1_000_000, wheel.stat().st_size
+    # the package alone is about 1.0 MB (1 001 523 bytes on 2026-11-28: the code grew past the first limit of 1 MB);
+    # with the checkpoint (1.1 MiB) it would be over 2 MB
+    assert wheel.stat().st_size < 1_500_000, wheel.stat().st_size
     with zipfile.ZipFile(wheel) as zf:
         meta = zf.read(f"{info}/METADATA").decode()
     assert "License-Expression: BSD-3-Clause" in meta and f"Version: {version}" in meta

@@ -111,10 +111,10 @@ def audit_tightness(game: MembershipGame, *, alpha: float | None = None, delta: 
     lood_datasets = v.integer("lood_datasets", lood_datasets, minimum=0)
     test_points = v.integer("test_points", test_points, minimum=0)
     if memory_limit is not None:   # n = 1e5 ended in numpy's memory error (74.5 GiB; red team 25)
+        param, value = ("n", game.n) if game.n >= test_points else ("test_points", test_points)
         v.check_memory(f"neighbour search over {game.n} records and {test_points} test points",
                        tightness_bytes(game.n, test_points), v.positive("memory_limit", memory_limit),
-                       "use a smaller n or fewer test points", **({"param": "n", "value": game.n} if game.n >= test_points
-                                                                   else {"param": "test_points", "value": test_points}))
+                       "use a smaller n or fewer test points", param=param, value=value)
     cert = game.certified_epsilon(delta, constants=constants)
     if alpha is None:
         alpha, source = float(cert.alpha), "certificate"
