@@ -370,6 +370,12 @@ class Ledger:
                 # a file written before composition rules were recorded keeps the rule it was kept with
                 con.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('composition', ?)", (LEGACY_COMPOSITION,))
             had_datasets = "datasets" in tables and con.execute("SELECT 1 FROM datasets LIMIT 1").fetchone()
+            had_entries = "entries" in tables and con.execute("SELECT 1 FROM entries LIMIT 1").fetchone()
+            if (had_datasets or had_entries) and "secret" not in meta:
+                # a fresh secret would give every dataset of the file a new fingerprint, hence a fresh budget (red
+                # team 25: one --dataset-id spent 12 of a budget of 10)
+                raise DataError(f"{self.path}: corrupt ledger (its fingerprint key is missing, though it holds "
+                                "releases): restore the file from a copy")
             for stmt in _SCHEMA.strip().split(";"):
                 if stmt.strip():
                     con.execute(stmt)
@@ -650,6 +656,9 @@ class Ledger:
             con.close()
         out = []
         for r in rows:
+            # text columns hold text (a hand-edited BLOB crashed `ledger show` with a traceback: red team 25)
+            if not all(isinstance(r[k], str) for k in (0, 1, 2, 4, 7, 8, 9)) or not isinstance(r[3], (str, type(None))):
+                raise DataError(f"{self.path}: corrupt ledger entry (a text column holds another type)")
             try:
                 out.append(LedgerEntry(r[0], r[1], r[2], r[3], r[4], _finite(r[5]), _finite(r[6]), r[7],
                                        json.loads(r[8]), json.loads(r[9])))
@@ -665,6 +674,8 @@ class Ledger:
                              "ORDER BY created, rowid").fetchall()
             out = []
             for fp, b_eps, b_del, created, label in ds:
+                if not all(isinstance(x, str) for x in (fp, created, label)):
+                    raise DataError(f"{self.path}: corrupt ledger (a dataset's text column holds another type)")
                 b_eps, b_del = _budget((b_eps, b_del), self.path)
                 out.append(DatasetBudget(fp, b_eps, b_del, created, label, self._compose(self._entries_of(con, fp), b_del)))
         finally:
@@ -803,6 +814,7 @@ class Budget:
         self.delta = None if delta is None else v.probability("delta", delta)
         if not isinstance(label, str):
             raise InvalidParameterError("label", "a string", type(label).__name__)
+        v.plain_text("label", label)   # `ledger show` prints it: a CR could fake a row (red team 25)
         if dataset_id is not None and not (isinstance(dataset_id, str) and 0 < len(dataset_id.strip()) <= 200
                                            and dataset_id.strip().isprintable()):
             raise InvalidParameterError("dataset_id", "a printable name of 1 to 200 characters", dataset_id)

@@ -6,8 +6,9 @@ import textwrap
 from pathlib import Path
 
 from ..errors import InvalidParameterError
-from ..formatting import format_lower, format_upper
-from ..ledger import Ledger, default_path
+from ..formatting import exact_number, format_lower, format_upper
+from ..ledger import Ledger, dataset_name_key, default_path
+from ..validation import escaped
 from .common import print_json
 
 DESCRIPTION = textwrap.dedent("""\
@@ -53,7 +54,8 @@ def show(args) -> int:
     datasets = led.datasets()
     entries = led.entries()
     if args.dataset:
-        wanted = [d for d in datasets if d.fingerprint.startswith(args.dataset) or d.label == args.dataset]
+        key = dataset_name_key(args.dataset)   # folded as --dataset-id folds names (red team 25)
+        wanted = [d for d in datasets if d.fingerprint.startswith(args.dataset) or dataset_name_key(d.label) == key]
         if not wanted:   # a typo must not read as "nothing spent"
             raise InvalidParameterError("--dataset", f"a fingerprint (or its prefix) or the label of one of the "
                                         f"{len(datasets)} dataset(s) in {led.path}", args.dataset)
@@ -71,13 +73,15 @@ def show(args) -> int:
         print(f"\n  {'dataset':<16}  {'budget eps':>10}  {'budget delta':>12}  {'spent eps':>10}  "
               f"{'remaining':>10}  {'releases':>8}  label")
         for d in datasets:
-            print(f"  {d.fingerprint[:16]:<16}  {d.budget_epsilon:>10.4g}  {d.budget_delta:>12.3g}  "
+            # the budget as given; spent and each entry rounded up, what remains down (red team 25: entries were
+            # printed rounded to nearest, below their certified values)
+            print(f"  {d.fingerprint[:16]:<16}  {exact_number(d.budget_epsilon):>10}  {exact_number(d.budget_delta):>12}  "
                   f"{format_upper(d.spent.epsilon, 4):>10}  {format_lower(d.remaining_epsilon, 4):>10}  "
-                  f"{d.spent.entries:>8}  {d.label}")
+                  f"{d.spent.entries:>8}  {escaped(d.label)}")
     if entries:
         print(f"\n  {'entry':<32}  {'dataset':<16}  {'created (UTC)':<25}  {'status':<9}  {'epsilon':>8}  "
               f"{'delta':>9}  description")
         for e in entries:
-            print(f"  {e.id:<32}  {e.fingerprint[:16]:<16}  {e.created:<25}  {e.status:<9}  {e.epsilon:>8.4g}  "
-                  f"{e.delta:>9.3g}  {e.description}")
+            print(f"  {escaped(e.id):<32}  {e.fingerprint[:16]:<16}  {escaped(e.created):<25}  {escaped(e.status):<9}  "
+                  f"{format_upper(e.epsilon, 4):>8}  {format_upper(e.delta):>9}  {escaped(e.description)}")
     return 0

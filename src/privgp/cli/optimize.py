@@ -159,7 +159,9 @@ def register(sub) -> None:
     x.add_argument("--dataset-id", metavar="NAME", help="name of the record source in the ledger")
     x.add_argument("--budget-epsilon", type=float, metavar="EPSILON", help=f"total epsilon of a dataset new to the ledger "
                    f"(default {DEFAULT_BUDGET_EPSILON:g})")
-    x.add_argument("--budget-delta", type=float, metavar="DELTA", help="total delta of a dataset new to the ledger (default: --delta)")
+    x.add_argument("--budget-delta", type=float, metavar="DELTA",   # the help said "default: --delta" (red team 25)
+                   help="total delta of a dataset new to the ledger (default: min(1e-6, 1/(10 T)) for a run of T "
+                        "rounds, whatever --delta is)")
     x.add_argument("--progress", choices=["bar", "lines", "off"], default=None,
                    help="progress on stderr (default: a bar on a terminal, nothing otherwise)")
     x.add_argument("--json", action="store_true", help="print the summary as JSON")

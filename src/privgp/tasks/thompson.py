@@ -626,12 +626,14 @@ def _response(objective: Callable[[np.ndarray], Any], x: np.ndarray) -> tuple[fl
         return None, f"the objective called sys.exit({exc.code!r})"
     except KeyboardInterrupt:  # interrupted inside the objective: the rounds released so far are kept
         return None, "the objective was interrupted (KeyboardInterrupt)"
-    except Exception as exc:  # the objective is user code: any failure stops the run cleanly
+    except (Exception, GeneratorExit) as exc:  # the objective is user code: any failure stops the run cleanly
         return None, f"the objective raised {type(exc).__name__}: {exc}"
-    try:
-        arr = np.asarray(val, dtype=float)
-    except (TypeError, ValueError):
+    if isinstance(val, (bool, np.bool_, str, bytes)):   # True read as 1.0, "0.5" as 0.5 (red team 25)
         return None, f"the objective returned {type(val).__name__}, not a number"
+    try:   # any failure of the conversion too (10**400 raised OverflowError after the charge: red team 25)
+        arr = np.asarray(val, dtype=float)
+    except Exception as exc:
+        return None, f"the objective returned {type(val).__name__}, not a number ({type(exc).__name__})"
     if arr.size != 1:
         return None, f"the objective returned {arr.size} values, not one number"
     y = float(arr.reshape(()))

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ...accounting.conversion import check_conversion
 from ...mechanisms.posterior_sample import epsilon_posterior_sampling
 from ..common import new_figure, save_figure, write_run_record, write_table
 
@@ -70,6 +71,7 @@ def plot_epsilon_vs_r(ax, df: pd.DataFrame, conversion: str, title: str) -> None
 def run(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, constants: str = "proven",
         conversion: str = "mironov") -> dict:
     """Write fig1.png, fig1.csv (+ .md) and run.json; ``quick`` uses a coarser r grid."""
+    check_conversion(conversion)   # any other word drew an empty figure and exited 0 (red team 25)
     t0 = time.perf_counter()
     out_dir = Path(out_dir)
     r_grid = np.geomspace(0.1, 100.0, 25 if quick else 121)
