@@ -82,3 +82,31 @@ def test_ledger_show_rounds_up_escapes_and_folds(tmp_path, capsys):
 def test_an_experiment_refuses_an_unknown_conversion(tmp_path):
     code, err = run_quiet("experiment", "fig1", "--quick", "--out", tmp_path / "e", "--set", "conversion=weird")
     assert code == 2 and "conversion" in err and not (tmp_path / "e" / "fig1.png").exists(), err
+
+
+def test_an_out_folder_filled_meanwhile_keeps_the_paid_for_outputs_aside(tmp_path):
+    """Two runs with one --out: the second, already charged, deleted its outputs under an error that read like a
+    check before the charge. Now they are kept in a visible sibling folder, and the error says so."""
+    from privgp.cli.outputs import AtomicOutput
+
+    out = tmp_path / "race"
+    with pytest.raises(InvalidParameterError) as info:
+        with AtomicOutput(out) as tmp:
+            (tmp / "certificate.json").write_text("{}")
+            out.mkdir()
+            (out / "other.txt").write_text("the other run")   # the other run finished first
+    kept = [p for p in tmp_path.iterdir() if p.name.startswith("race.privgp-unplaced-")]
+    assert len(kept) == 1 and (kept[0] / "certificate.json").read_text() == "{}"
+    assert (out / "other.txt").read_text() == "the other run"
+    assert str(kept[0]) in str(info.value) and "any charge made stands" in str(info.value)
+
+
+def test_what_the_objective_prints_does_not_break_json(tmp_path, capsys):
+    objective = tmp_path / "talky.py"
+    objective.write_text("print('hello at import')\ndef f(x):\n    print('hello from objective')\n    return 0.1\n")
+    capsys.readouterr()
+    assert main(["optimize", "--box", "0", "1", "--grid", "50", "--rounds", "3", "--callable", f"{objective}:f",
+                 "--progress", "off", "--out", str(tmp_path / "o"), "--ledger", str(tmp_path / "l.sqlite"),
+                 "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out) and "hello from objective" in captured.err and "hello" not in captured.out

@@ -10,6 +10,7 @@ stands, and the command exits with status 2 and one line saying what happened.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import importlib.util
 import json
@@ -316,7 +317,13 @@ def _objective(args):
     for flag in ("x_cols", "response_col"):
         if getattr(args, flag) is not None:
             raise InvalidParameterError("--" + flag.replace("_", "-"), "used only with --lookup", getattr(args, flag))
-    fn, key = _load_callable(args.callable)
+    with contextlib.redirect_stdout(sys.stderr):   # what user code prints must not break --json (red team 25)
+        user_fn, key = _load_callable(args.callable)
+
+    def fn(x):
+        with contextlib.redirect_stdout(sys.stderr):
+            return user_fn(x)
+
     if args.candidates is not None:
         P = _read_points(args.candidates)
         box = None if args.box is None else _box(args.box, P.shape[1] if P.ndim == 2 else 1)

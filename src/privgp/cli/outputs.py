@@ -384,16 +384,30 @@ class AtomicOutput:
         finally:
             self._release()
 
+    def _keep_aside(self, what: str) -> None:
+        """``--out`` changed after it was checked: the outputs, already paid for when a charge came first, are kept
+        in a visible sibling folder and the error says so (they were deleted, under an error that read like a check
+        before the charge: red team 25)."""
+        assert self.tmp is not None
+        keep = self.out.parent / f"{self.out.name}.privgp-unplaced-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+        try:
+            os.replace(self.tmp, keep)
+            os.chmod(keep, 0o777 & ~_umask())
+            where = f"this run's outputs are in {keep}"
+        except OSError:   # pragma: no cover
+            where = f"this run's outputs are in {self.tmp}"
+        raise InvalidParameterError("--out", f"a folder nothing else writes while privgp runs: it {what} after it "
+                                    f"was checked, so it was left alone; {where} (any charge made stands)",
+                                    str(self.out))
+
     def _swap(self) -> None:
         assert self.tmp is not None
         old, old_fd = None, None
         if self.out.is_symlink():  # appeared meanwhile (it was resolved when checked): never follow or replace
-            shutil.rmtree(self.tmp, ignore_errors=True)
-            raise InvalidParameterError("--out", "a folder, not a symbolic link", str(self.out))
+            self._keep_aside("became a symbolic link")
         if self.out.exists():
             if any(self.out.iterdir()) and not self.overwrite:  # appeared meanwhile: never clobber
-                shutil.rmtree(self.tmp, ignore_errors=True)
-                raise InvalidParameterError("--out", "a new or empty folder (or pass --overwrite)", str(self.out))
+                self._keep_aside("was filled by something else (another run with the same --out?)")
             old = self.out.parent / (OLD_PREFIX + self.out.name)
             if old.is_symlink() or old.is_file():
                 old.unlink()
