@@ -272,3 +272,26 @@ def test_where_any_is_np_where(size, density, row_mask, seed):
     if out.size > v.SMALL and not cond.any():
         assert got is out
     assert v.where_any(False, np.inf, 2.0) == 2.0 and v.where_any(np.True_, np.inf, 2.0) == np.inf   # Python floats
+
+
+def test_odd_python_inputs_are_clear_errors_before_anything_is_charged(tmp_path):
+    """Red team 25: complex responses lost their imaginary part with only a warning, 10**400 raised OverflowError,
+    Budget(5) a TypeError and release(None, ...) an AttributeError."""
+    import numpy as np
+
+    import privgp
+    from privgp.errors import DataError, InvalidParameterError
+
+    X = np.random.default_rng(0).uniform(0, 1, (300, 2))
+    with pytest.raises(DataError, match="complex"):
+        privgp.records(X, np.ones(300, complex))
+    for make in (lambda: privgp.Budget(tmp_path / "l.sqlite", epsilon=10**400),
+                 lambda: privgp.plan("laplace-grid", 300, privgp.Box((0, 0), (1, 1)), privgp.ResponseMap(0.0, 1.0),
+                                     epsilon=10**400)):
+        with pytest.raises(InvalidParameterError, match="float range"):
+            make()
+    with pytest.raises(InvalidParameterError, match="ledger_path"):
+        privgp.Budget(5)
+    with pytest.raises(InvalidParameterError, match="plan must be a release plan"):
+        privgp.release(None, (X, np.zeros(300)), privgp.Budget(tmp_path / "l.sqlite", epsilon=50))
+    assert not (tmp_path / "l.sqlite").exists()

@@ -809,6 +809,9 @@ class Budget:
 
     def __init__(self, ledger_path: str | os.PathLike[str] | None = None, *, epsilon: float | None = None,
                  delta: float | None = None, label: str = "", dataset_id: str | None = None) -> None:
+        if ledger_path is not None and not isinstance(ledger_path, (str, os.PathLike)):   # Budget(5): a TypeError
+            raise InvalidParameterError("ledger_path", "the ledger file's path (a str or os.PathLike) or None; "
+                                        "the budget itself is epsilon=...", ledger_path)
         self.ledger_path = None if ledger_path is None else os.fspath(ledger_path)
         self.epsilon = None if epsilon is None else v.positive("epsilon", epsilon)
         self.delta = None if delta is None else v.probability("delta", delta)

@@ -82,7 +82,11 @@ def _as_float(name: str, value: Any) -> float:
         if arr.ndim != 0:
             raise InvalidParameterError(name, "a scalar real number", value)
         value = float(arr)
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:   # an int beyond the float range (10**400 raised OverflowError: red team 25)
+        raise InvalidParameterError(name, "a real number within the float range (|x| < 1.8e308)",
+                                    f"an integer of {len(str(abs(int(value))))} digits") from None
     if math.isnan(value):
         raise InvalidParameterError(name, "a number (not NaN)", value)
     return value
@@ -148,12 +152,23 @@ def integer(name: str, value: Any, *, minimum: int | None = None) -> int:
     return v
 
 
+def is_complex(value: Any) -> bool:
+    """Whether ``value`` holds complex numbers (float conversion would drop their imaginary parts with only a
+    warning); False for what numpy cannot read as one array (the conversion refuses that itself)."""
+    try:
+        return bool(np.iscomplexobj(value))
+    except (TypeError, ValueError):
+        return False
+
+
 def finite_array(name: str, value: Any, *, ndim: int | tuple[int, ...] | None = None,
                  allow_empty: bool = False) -> np.ndarray:
     """A float array with no NaN or inf entries (optionally of a given number of dimensions)."""
+    if is_complex(value):   # converting would drop the imaginary part with only a warning (red team 25)
+        raise InvalidParameterError(name, "an array of real numbers (not complex)", value)
     try:
         arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise InvalidParameterError(name, "an array of real numbers", value) from None
     if ndim is not None:
         allowed = (ndim,) if isinstance(ndim, int) else ndim

@@ -257,9 +257,11 @@ def load_embedded_baltimore() -> TabularData:
 
 
 def _column(name: str, values: Any, n: int | None = None) -> np.ndarray:
+    if v.is_complex(values):   # converting would drop the imaginary part with only a warning (red team 25)
+        raise DataError(f"{name} must be real numbers; got complex values")
     try:
         arr = np.asarray(values, dtype=float)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise DataError(f"{name} must be numbers; got values of type {np.asarray(values).dtype}") from None
     if n is not None and (arr.ndim != 1 or arr.shape[0] != n):
         raise DataError(f"{name} must have one value per record ({n}); got shape {arr.shape}")

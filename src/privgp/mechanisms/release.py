@@ -471,6 +471,10 @@ def release(plan: ReleasePlan, data: Any, ledger: Any, rng: np.random.Generator 
     """
     from ..ledger import Budget, Ledger
 
+    inner = plan.plan if isinstance(plan, StatisticsRelease) else plan
+    if not all(hasattr(inner, a) for a in ("event", "check", "draw")):   # None was an AttributeError (red team 25)
+        raise InvalidParameterError("plan", "a release plan (privgp.plan(...): its event, check and draw; nothing "
+                                    "was charged)", type(inner).__name__)
     if isinstance(plan, StatisticsRelease) and (type(plan) is not StatisticsRelease
                                                 or isinstance(plan.plan, StatisticsRelease)):
         raise InvalidParameterError("plan", "a plan, or one StatisticsRelease of a plan (not nested, not a subclass; "
