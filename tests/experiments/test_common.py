@@ -14,3 +14,16 @@ def test_a_pipe_inside_a_cell_is_escaped_so_the_columns_stay_aligned():
     unescaped = [line.replace("\\|", "") for line in lines]
     assert len({line.count("|") for line in unescaped}) == 1
     assert lines[2] == "| Lemma B.7 (1-D exponential kernel, \\|y\\| <= M_Y) | 0.5 | 0.001 |"
+
+
+def test_markdown_tables_round_bounds_to_their_safe_side():
+    """Red team 25: fig1.md printed certified epsilons rounded to nearest, below the CSV's (4.575e+10 for
+    45753879214.45). Bounds round up, lower bounds down, exact and measured values and other columns to nearest."""
+    import pandas as pd
+
+    from privgp.experiments.common import markdown_table
+
+    df = pd.DataFrame({"epsilon": [45753879214.45], "rdp": [0.10004], "eps_lower": [2.37199],
+                       "eps_exact_pair": [7.28666], "r": [0.123456]})
+    row = markdown_table(df).splitlines()[2].strip("| ").split(" | ")
+    assert row == ["4.576e+10", "0.1001", "2.371", "7.287", "0.1235"], row

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 import shlex
@@ -74,18 +75,44 @@ def write_table(df, out_dir: Path, stem: str, *, floatfmt: str = ".4g") -> tuple
     return csv, md
 
 
+#: the words of a column name that make its numbers an epsilon bound (printed rounded up), and those that make them
+#: a lower bound or a measured value (rounded down, or to nearest)
+_EPS_WORDS = {"epsilon", "eps", "rdp"}
+_LOWER_WORDS = {"lower", "lb"}
+_MEASURED_WORDS = {"exact", "found", "empirical", "ratio", "over", "reduction"}
+
+
+def _rounding(column: object) -> str:
+    """How a table column's floats are rounded: "up" for an epsilon or RDP bound (red team 25: fig1.md printed 133
+    of 250 certified epsilons below the CSV's, e.g. 4.575e+10 for 45753879214.45), "down" for a lower bound,
+    "nearest" otherwise (and for exact or measured values)."""
+    words = set(str(column).lower().replace("-", "_").replace(" ", "_").split("_"))
+    if not words & _EPS_WORDS or words & _MEASURED_WORDS:
+        return "nearest"
+    return "down" if words & _LOWER_WORDS else "up"
+
+
 def markdown_table(df, floatfmt: str = ".4g") -> str:
-    """``df`` as a Markdown table; a "|" inside a cell (e.g. "|y| <= M_Y") is escaped, so columns stay aligned."""
+    """``df`` as a Markdown table; a "|" inside a cell (e.g. "|y| <= M_Y") is escaped, so columns stay aligned. Floats
+    in ``floatfmt``'s significant digits, bounds rounded to their safe side (:func:`_rounding`)."""
+    from ..formatting import format_lower, format_upper
+
     def cell(text: str) -> str:
         return text.replace("|", "\\|")
 
+    digits = int(floatfmt.strip(".g")) if floatfmt.endswith("g") and floatfmt.strip(".g").isdigit() else None
+    rounding = [_rounding(c) if digits is not None else "nearest" for c in df.columns]
     cols = [cell(str(c)) for c in df.columns]
     lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     for _, row in df.iterrows():
         cells = []
-        for val in row:
+        for val, how in zip(row, rounding):
             if isinstance(val, (float, np.floating)):
-                cells.append(format(float(val), floatfmt))
+                x = float(val)
+                if how != "nearest" and math.isfinite(x) and x != 0:
+                    cells.append((format_upper if how == "up" else format_lower)(x, digits))
+                else:
+                    cells.append(format(x, floatfmt))
             else:
                 cells.append(cell(str(val)))
         lines.append("| " + " | ".join(cells) + " |")
