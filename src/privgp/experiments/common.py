@@ -109,7 +109,7 @@ def markdown_table(df, floatfmt: str = ".4g") -> str:
         for val, how in zip(row, rounding):
             if isinstance(val, (float, np.floating)):
                 x = float(val)
-                if how != "nearest" and math.isfinite(x) and x != 0:
+                if how != "nearest" and digits is not None and math.isfinite(x) and x != 0:
                     cells.append((format_upper if how == "up" else format_lower)(x, digits))
                 else:
                     cells.append(format(x, floatfmt))
