@@ -110,3 +110,11 @@ def test_what_the_objective_prints_does_not_break_json(tmp_path, capsys):
                  "--json"]) == 0
     captured = capsys.readouterr()
     assert json.loads(captured.out) and "hello from objective" in captured.err and "hello" not in captured.out
+
+
+def test_a_lookup_tables_points_are_named_by_lookup(tmp_path):
+    table = tmp_path / "one.csv"
+    table.write_text("x,resp\n0.5,1\n0.5,2\n")
+    code, err = run_quiet("optimize", "--lookup", table, "--x-cols", "x", "--response-col", "resp", "--out",
+                          tmp_path / "o", "--ledger", tmp_path / "l.sqlite")
+    assert code == 2 and err.startswith("privgp: error: --lookup must be") and "--candidates" not in err, err

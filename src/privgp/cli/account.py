@@ -211,6 +211,9 @@ def _run(args) -> int:
     if args.rkhs_norm is not None and args.sensitivity != "rkhs":
         raise InvalidParameterError("--rkhs-norm", "used with --sensitivity rkhs (the only lemma that reads it)",
                                     args.rkhs_norm)
+    if args.rkhs_norm is None and args.sensitivity == "rkhs":   # the lemma's own error named rkhs_norm (red team 25)
+        raise InvalidParameterError("--rkhs-norm", "given with --sensitivity rkhs (Lemma B.8 bounds the responses "
+                                    "by an RKHS function of this norm)", None)
     cert = certify_posterior_sample(args.n, args.r, args.sigma, args.delta, kernel=args.kernel,
                    lengthscale=None if args.kernel in ("constant", "diagonal") else args.lengthscale,
                    domain=_domain(args), eta=args.eta, L=args.L, M_Y=args.M_Y, sensitivity=args.sensitivity,

@@ -13,7 +13,7 @@ import importlib
 import re
 import sys
 from collections.abc import Callable
-from typing import Any, cast
+from typing import cast
 
 from .. import __version__
 from ..errors import BudgetExceededError, InvalidParameterError, PrivgpError
@@ -138,16 +138,15 @@ FLAG_ALIASES = {"fpr_targets": ("--fpr",), "lengthscale": ("--ell", "--lengthsca
                 "candidates_per_axis": ("--candidates",)}
 
 
-def _as_flag(exc: Exception, argv: list[str], args: Any = None) -> Exception:
+def _as_flag(exc: Exception, argv: list[str]) -> Exception:
     """An InvalidParameterError that names a library parameter (``n_shadow``, ``M_Y``, ``fpr_targets``) the
-    user set by its flag (``--n-shadow``, ``--M-Y``, ``--fpr``): the same error, naming the flag as typed; one the
-    user left at its default but the command has as an option (``rkhs_norm`` of ``--rkhs-norm``): its flag."""
+    user set by its flag (``--n-shadow``, ``--M-Y``, ``--fpr``): the same error, naming the flag as typed. (A
+    parameter the user did not type keeps its name: mapping it to a flag of the same name named ``--candidates``
+    for a ``--lookup`` table's points; red team 25.)"""
     if not isinstance(exc, InvalidParameterError) or exc.name.startswith("-"):
         return exc
     flags = {"--" + exc.name.replace("_", "-").lower(), *FLAG_ALIASES.get(exc.name, ())}
     typed = [tok.split("=", 1)[0] for tok in argv if tok.split("=", 1)[0].lower() in flags]
-    if not typed and exc.name.isidentifier() and hasattr(args, exc.name):
-        typed = ["--" + exc.name.replace("_", "-")]
     return InvalidParameterError(typed[0], exc.requirement, exc.value) if typed else exc
 
 
@@ -163,7 +162,7 @@ def _main(argv: list[str]) -> int:
         print(f"privgp: refused: {exc}", file=sys.stderr)
         return EXIT_BUDGET
     except PrivgpError as exc:
-        print(f"privgp: error: {_as_flag(exc, argv, args)}", file=sys.stderr)
+        print(f"privgp: error: {_as_flag(exc, argv)}", file=sys.stderr)
         return EXIT_USER_ERROR
     except BrokenPipeError:  # output piped into e.g. `head`: stop quietly
         import os

@@ -310,7 +310,10 @@ def _objective(args):
 
         data = load_table(args.lookup, cols, args.response_col or "response")
         box = None if args.box is None else _box(args.box, data.dim)
-        cand = Candidates.finite(np.unique(data.X, axis=0), box)
+        try:   # the table's points are the candidates: an error about them names --lookup (red team 25)
+            cand = Candidates.finite(np.unique(data.X, axis=0), box)
+        except InvalidParameterError as exc:
+            raise InvalidParameterError("--lookup", f"a table whose points are {exc.requirement}", exc.value) from None
         # published in summary.json: the file's name, not where it lies on the data holder's machine
         return _Lookup(data.X, data.response), cand, f"lookup table {Path(args.lookup).name} ({data.n} records)", \
             (data.content_digest, data.legacy_digests), None
