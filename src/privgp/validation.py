@@ -244,11 +244,16 @@ def plain_text(name: str, value: Any) -> str:
 FORMULA_STARTS = ("=", "+", "-", "@")
 
 
+def starts_like_formula(text: str) -> bool:
+    """Whether a spreadsheet would read ``text`` in a CSV cell as a formula (:data:`FORMULA_STARTS`)."""
+    return text.lstrip().startswith(FORMULA_STARTS)
+
+
 def column_name(name: str, value: Any) -> str:
     """A column name a certificate records, ``privgp verify`` prints and a released CSV's header holds: plain text
-    (:func:`plain_text`) not starting like a spreadsheet formula (:data:`FORMULA_STARTS`)."""
+    (:func:`plain_text`) not starting like a spreadsheet formula (:func:`starts_like_formula`)."""
     plain_text(name, value)
-    if value.lstrip().startswith(FORMULA_STARTS):
+    if starts_like_formula(value):
         raise InvalidParameterError(name, "a name that does not start with = + - or @ (a spreadsheet opening the "
                                     "released CSV would run it as a formula): rename the column", value)
     return value

@@ -117,6 +117,16 @@ def _parts_on(alpha: float, A: np.ndarray, B: np.ndarray, d: np.ndarray,
 EXACT_DPS = 60
 
 
+def mp_matrix(x: Any) -> Any:
+    """``x`` as an mpmath matrix (a vector as a column; an mpmath matrix as it is), exactly: each float64 entry is a
+    binary fraction mpmath holds without rounding."""
+    import mpmath
+
+    if isinstance(x, mpmath.matrix):
+        return x
+    return mpmath.matrix(np.atleast_1d(np.asarray(x, dtype=float)).tolist())
+
+
 def renyi_parts_exact(alpha: float, mean1: Any, cov1: Any, mean2: Any, cov2: Any) -> tuple[float, float, float]:
     """(total, mean part, covariance part) of eq. (12) for positive definite covariances, evaluated in
     :data:`EXACT_DPS`-digit arithmetic (mpmath) on the inputs as given (floats, or mpmath matrices computed in that
@@ -133,12 +143,7 @@ def renyi_parts_exact(alpha: float, mean1: Any, cov1: Any, mean2: Any, cov2: Any
 
     alpha = _check_alpha(alpha)
     with mpmath.workdps(EXACT_DPS):
-        def matrix(x):
-            return x if isinstance(x, mpmath.matrix) else mpmath.matrix(np.asarray(x, dtype=float).tolist())
-
-        S1, S2 = matrix(cov1), matrix(cov2)
-        m1, m2 = matrix(np.atleast_1d(mean1) if not isinstance(mean1, mpmath.matrix) else mean1), \
-            matrix(np.atleast_1d(mean2) if not isinstance(mean2, mpmath.matrix) else mean2)
+        S1, S2, m1, m2 = (mp_matrix(x) for x in (cov1, cov2, mean1, mean2))
         a = mpmath.mpf(alpha)
         Sa = a * S2 + (1 - a) * S1
         try:

@@ -225,7 +225,7 @@ def check_dataset(doc: dict) -> None:
         if not isinstance(dataset[key], str):
             raise publish.CertificateMismatch(f"dataset.{key}", f"words, found {publish._short(dataset[key])}")
     for key, name in [*((f"coordinates.{i}", c) for i, c in enumerate(coords)), ("response", dataset["response"])]:
-        if name.lstrip().startswith(validation.FORMULA_STARTS):   # privgp refuses such a column before the charge
+        if validation.starts_like_formula(name):   # privgp refuses such a column before the charge
             raise publish.CertificateMismatch(f"dataset.{key}", "a column name privgp releases (one that starts "
                                               "like a spreadsheet formula is refused before the charge)")
     if "projection" in dataset and dataset["projection"] is not None:

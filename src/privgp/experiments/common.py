@@ -5,6 +5,7 @@ import json
 import math
 import os
 import platform
+import re
 import shlex
 import subprocess
 import sys
@@ -100,7 +101,8 @@ def markdown_table(df, floatfmt: str = ".4g") -> str:
     def cell(text: str) -> str:
         return text.replace("|", "\\|")
 
-    digits = int(floatfmt.strip(".g")) if floatfmt.endswith("g") and floatfmt.strip(".g").isdigit() else None
+    spec = re.fullmatch(r"\.(\d+)g", floatfmt)   # significant digits: bounds can be rounded to their side
+    digits = int(spec.group(1)) if spec else None
     rounding = [_rounding(c) if digits is not None else "nearest" for c in df.columns]
     cols = [cell(str(c)) for c in df.columns]
     lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]

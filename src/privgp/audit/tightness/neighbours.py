@@ -237,6 +237,7 @@ def exact_neighbour_parts(kernel: Kernel, pair: NeighbourPair, XT, *, r: float, 
     import mpmath
 
     from ...accounting.divergences import EXACT_DPS, renyi_parts_exact
+    from ...accounting.divergences import mp_matrix as M
 
     XT = v.points("XT", XT)
     if XT.shape[0] > EXACT_MAX_POINTS:
@@ -245,9 +246,6 @@ def exact_neighbour_parts(kernel: Kernel, pair: NeighbourPair, XT, *, r: float, 
     Xc = np.asarray(pair.X_core, dtype=float).reshape(-1, dim)
     yc = np.asarray(pair.y_core, dtype=float).reshape(-1)
     with mpmath.workdps(EXACT_DPS):
-        def M(a):
-            return mpmath.matrix(np.asarray(a, dtype=float).tolist())
-
         def posterior(x, y):
             X = np.vstack([Xc, np.asarray(x, dtype=float).reshape(1, dim)])
             K = M(kernel(X)) + mpmath.mpf(r) ** 2 * mpmath.eye(X.shape[0])
