@@ -141,6 +141,23 @@ def test_box_validation():
         Box((0.0, 0.0), (1.0,))
 
 
+@pytest.mark.parametrize("lower, upper, message", [
+    ((True,), (2.0,), r"^domain lower corner 0 must be a real number \(not a boolean\); got True"),
+    ((0.0, np.bool_(False)), (1.0, 1.0), r"^domain lower corner 1 must be a real number \(not a boolean\)"),
+    (("0",), ("1",), r"^domain lower corner 0 must be a real number \(not a string\); got '0'"),
+    ((0.0,), (1 + 0j,), r"^domain upper corner 0 must be a real number \(not complex\)"),
+    ([[0.0, 0.0]], [[1.0, 1.0]], r"^domain must be corners given as flat sequences of numbers; got 'ndim 2'"),
+])
+def test_box_corners_must_be_real_numbers_not_converted(lower, upper, message):
+    # red team 26: Box((True,), (2,)) was the box [1, 2] and Box(("0",), ("1",)) the unit interval, silently
+    with pytest.raises(InvalidParameterError, match=message):
+        Box(lower, upper)
+    # what numpy and Python give as real numbers is still taken, as floats
+    box = Box(np.array([0, np.float32(0.5)]), [np.int64(1), 2])
+    assert box.lower == (0.0, 0.5) and box.upper == (1.0, 2.0)
+    assert all(type(c) is float for c in box.lower + box.upper)
+
+
 class TestCheckers:
     def test_positive(self):
         assert v.positive("a", 2) == 2.0

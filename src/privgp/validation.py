@@ -92,6 +92,13 @@ def _as_float(name: str, value: Any) -> float:
     return value
 
 
+def real(name: str, value: Any) -> float:
+    """A real number as a float (inf allowed, NaN not): booleans, strings and complex numbers are refused."""
+    if is_complex(value):
+        raise InvalidParameterError(name, "a real number (not complex)", value)
+    return _as_float(name, value)
+
+
 def positive(name: str, value: Any, *, allow_inf: bool = False) -> float:
     """A finite (or, with ``allow_inf``, possibly infinite) number > 0."""
     v = _as_float(name, value)

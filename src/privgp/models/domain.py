@@ -9,6 +9,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -22,6 +23,21 @@ COORDINATE_MAX = 1e100
 WIDTH_MIN = 1e-100
 
 
+def _floats(which: str, corner: Any) -> tuple[float, ...]:
+    """A corner's coordinates as floats (a scalar is a 1-D corner), each checked to be a real number."""
+    if type(corner) is tuple and all(type(a) is float for a in corner):
+        return corner   # the common case (plain floats, as a Box's own corners are), checked by the types alone
+    return tuple(v.real(f"domain {which} corner {i}", a) for i, a in enumerate(_corner(corner)))
+
+
+def _corner(corner: Any) -> list[Any]:
+    """A corner's coordinates as a list of scalars (a scalar is a 1-D corner), without converting them."""
+    arr = np.atleast_1d(np.asarray(corner, dtype=object))
+    if arr.ndim != 1:
+        raise InvalidParameterError("domain", "corners given as flat sequences of numbers", f"ndim {arr.ndim}")
+    return list(arr)
+
+
 @dataclass(frozen=True)
 class Box:
     """The box [lower_1, upper_1] x ... x [lower_d, upper_d]."""
@@ -30,8 +46,9 @@ class Box:
     upper: tuple[float, ...]
 
     def __post_init__(self):
-        lo = tuple(float(a) for a in np.atleast_1d(self.lower))
-        hi = tuple(float(b) for b in np.atleast_1d(self.upper))
+        # each corner coordinate is a real number: booleans, strings and complex numbers are refused, not converted
+        # (True became 1.0 and "0" became 0.0 silently: red team 26)
+        lo, hi = _floats("lower", self.lower), _floats("upper", self.upper)
         if len(lo) != len(hi) or len(lo) == 0:
             raise InvalidParameterError("domain", "lower and upper corners of equal, positive length",
                                         f"{len(lo)} and {len(hi)}")
