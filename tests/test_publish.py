@@ -600,3 +600,38 @@ def test_records_that_answer_differently_when_converted_again_are_read_once(tmp_
     assert keys == {budget.fingerprint(privgp.records(XB, zB))}
     with pytest.raises(BudgetExceededError):
         privgp.release(plan, Rec(), budget)
+
+
+def test_write_release_refuses_odd_arguments_and_a_moved_ledger_before_writing(tmp_path):
+    """Red team 26: overwrite="no" (truthy) overwrote, report="yes" and a forecast of the wrong type failed late or
+    not at all, out=3 was a TypeError, and a ledger moved after the charge was re-created empty at its old path
+    (with a raw SQLite error) after the outputs were written."""
+    from privgp.errors import DataError
+    from privgp.publish import check_out
+
+    rng = np.random.default_rng(1)
+    X, z = rng.uniform(0, 1, (300, 2)), rng.normal(size=300)
+    plan = privgp.plan("laplace-grid", 300, privgp.Box((0, 0), (1, 1)), privgp.ResponseMap(0.0, 1.0), epsilon=5.0)
+    ledger_file = tmp_path / "l.sqlite"
+    result = privgp.release(plan, (X, z), privgp.Budget(ledger_file, epsilon=50.0))
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "keep.txt").write_text("mine")
+    for kwargs, message in [
+        (dict(out=tmp_path / "full", overwrite="no"), r"^overwrite must be True or False; got 'no'"),
+        (dict(out=tmp_path / "a", report="yes"), r"^report must be True or False; got 'yes'"),
+        (dict(out=tmp_path / "a", interactive_map=1), r"^interactive_map must be True or False; got 1"),
+        (dict(out=tmp_path / "a", forecast="x"), r"^forecast must be None or what privgp.tasks.forecast.forecast"),
+        (dict(out=3), r"^out must be a folder path \(a str or os.PathLike\); got 'int'"),
+    ]:
+        with pytest.raises(InvalidParameterError, match=message):
+            write_release(result, **kwargs)
+    with pytest.raises(InvalidParameterError, match="^overwrite must be True or False"):
+        check_out(tmp_path / "a", overwrite="yes")
+    assert (tmp_path / "full" / "keep.txt").read_text() == "mine" and not (tmp_path / "a").exists()
+    ledger_file.rename(tmp_path / "moved.sqlite")
+    with pytest.raises(DataError, match=r"l.sqlite no longer exists \(moved or deleted after it was opened\)"):
+        write_release(result, tmp_path / "a")
+    assert not ledger_file.exists() and not (tmp_path / "a").exists()   # no empty ledger, no outputs
+    (tmp_path / "moved.sqlite").rename(ledger_file)
+    write_release(result, tmp_path / "a")
+    assert [e.status for e in result.ledger.entries()] == ["completed"]

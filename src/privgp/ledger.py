@@ -288,7 +288,7 @@ class Ledger:
         made = [p for p in (self.path.parent, *self.path.parent.parents) if not p.exists()]
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            con = self._connect_file()
+            con = self._connect_file(create=True)
         except (OSError, sqlite3.Error) as exc:
             for folder in made:   # the folders this call made (innermost first): a failed opening leaves none
                 try:
@@ -344,8 +344,22 @@ class Ledger:
             return mem
         return self._connect_file()
 
-    def _connect_file(self) -> sqlite3.Connection:
-        con = sqlite3.connect(str(self.path), timeout=self.timeout, isolation_level=None)
+    def _connect_file(self, create: bool = False) -> sqlite3.Connection:
+        """A connection to the file; only ``create`` (:meth:`_open_file`) may create it. A ledger moved or deleted
+        after this object opened it is an error, not a new empty file at the old path (red team 26: marking a
+        release completed after the file was moved created an empty ledger there and failed with a raw SQLite
+        error)."""
+        if create:
+            con = sqlite3.connect(str(self.path), timeout=self.timeout, isolation_level=None)
+        else:
+            try:
+                con = sqlite3.connect(self.path.absolute().as_uri() + "?mode=rw", uri=True, timeout=self.timeout,
+                                      isolation_level=None)
+            except sqlite3.Error as exc:
+                gone = not self.path.exists()
+                raise DataError(f"the privacy ledger {self.path} " + (
+                    "no longer exists (moved or deleted after it was opened); put it back, or open the moved file"
+                    if gone else f"cannot be opened: {exc}")) from None
         con.execute("PRAGMA foreign_keys = ON")
         con.execute("PRAGMA synchronous = FULL")
         return con

@@ -486,6 +486,12 @@ def write_outputs(folder: Path, result: Any, *, report: bool = True, forecast: A
     return files
 
 
+def _flag(name: str, value: Any) -> None:
+    """A yes/no keyword is a bool: "no" is truthy, so overwrite="no" overwrote (red team 26)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise InvalidParameterError(name, "True or False", value)
+
+
 def check_out(out: str | os.PathLike[str], *, overwrite: bool = False, ledger: Any = None) -> Path:
     """Refuse, before anything is charged, an ``out`` that :func:`write_release` would refuse (not a new or empty
     folder, unless ``overwrite`` and an earlier privgp output; not creatable; the ``ledger`` file inside it), as
@@ -494,6 +500,9 @@ def check_out(out: str | os.PathLike[str], *, overwrite: bool = False, ledger: A
     from .cli.outputs import check_output_dir
     from .ledger import Budget, Ledger
 
+    if not isinstance(out, (str, os.PathLike)):
+        raise InvalidParameterError("out", "a folder path (a str or os.PathLike)", type(out).__name__)
+    _flag("overwrite", overwrite)
     path = ledger.path if isinstance(ledger, Ledger) else ledger.ledger_path if isinstance(ledger, Budget) else ledger
     protect = [] if path is None else [("ledger", Path(path))]
     return check_output_dir(out, overwrite, flag="out", protect=protect)
@@ -505,16 +514,23 @@ def write_release(result: Any, out: str | os.PathLike[str], *, report: bool = Tr
     atomically (a temporary folder renamed into place); then the ledger entry is marked completed.
     Returns the names of the files written."""
     from .cli.outputs import AtomicOutput
+    from .tasks.forecast import Forecast
 
     _parts(result, mechanism)
+    _flag("report", report)
+    _flag("interactive_map", interactive_map)
+    if forecast is not None and not isinstance(forecast, Forecast):
+        raise InvalidParameterError("forecast", "None or what privgp.tasks.forecast.forecast returned (a Forecast)",
+                                    type(forecast).__name__)
     folder = check_out(out, overwrite=overwrite, ledger=result.ledger)   # the check check_out makes before a charge
-    with AtomicOutput(folder, overwrite) as tmp:
-        files = write_outputs(tmp, result, report=report, forecast=forecast, mechanism=mechanism,
-                              interactive_map=interactive_map)
-    if result.ledger is not None:
-        entry = result.charge.entry_id
-        if not any(e.id == entry and e.status == "completed" for e in result.ledger.entries(result.fingerprint)):
-            result.ledger.complete(entry)
+    # the ledger entry is read before anything is written: a ledger moved or deleted since the charge stops here
+    done = result.ledger is not None and any(e.id == result.charge.entry_id and e.status == "completed"
+                                             for e in result.ledger.entries(result.fingerprint))
+    with AtomicOutput(folder, bool(overwrite)) as tmp:
+        files = write_outputs(tmp, result, report=bool(report), forecast=forecast, mechanism=mechanism,
+                              interactive_map=bool(interactive_map))
+    if result.ledger is not None and not done:
+        result.ledger.complete(result.charge.entry_id)
     return files
 
 
