@@ -232,3 +232,34 @@ def test_a_long_lengthscale_no_longer_certifies_a_small_epsilon():
                                    domain=Box((0.0, 0.0), (1.0, 1.0)))
     assert event.kappa < 1.0
     assert float(accountant.epsilon(event, 1e-6).epsilon) > 1e9
+
+
+@pytest.mark.parametrize("name", ["exponential", "matern32", "matern52", "squared_exponential"])
+def test_far_points_give_zero_not_nan_and_no_warning(name):
+    """Red team 26: Matern-5/2 gave k = NaN for points 1e154 lengthscales apart (s * s = inf, times exp(-s) = 0),
+    and the calculator then refused with "kappa must be finite ... got nan"; the squared exponential warned of an
+    overflow. Profiles are capped where exp already underflows: the same values below, exactly 0 beyond."""
+    import warnings
+
+    k = make_kernel(name, 1e-150)
+    X = np.array([[0.0], [1e100]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        G = k.gram(X, X)
+        kappa = k.kappa(Box((0.0,), (1e100,)))
+    assert G.tolist() == [[1.0, 0.0], [0.0, 1.0]] and kappa == 0.0
+    d = np.linspace(0.0, 1200.0, 100_001)
+    s = math.sqrt(5.0) * d
+    plain = {"exponential": np.exp(-d), "matern32": (1 + math.sqrt(3.0) * d) * np.exp(-math.sqrt(3.0) * d),
+             "matern52": (1.0 + s + s * s / 3.0) * np.exp(-s), "squared_exponential": np.exp(-0.5 * d * d)}[name]
+    assert np.array_equal(k.profile(d), plain)   # bit for bit where the plain formula is finite
+
+
+@pytest.mark.parametrize("ell", [1e-300, 1e-151, 1e151, 1e300])
+def test_a_lengthscale_outside_the_scale_range_is_refused_by_name_and_by_the_calculator(ell):
+    from privgp.mechanisms.posterior_sample import kernel_facts
+
+    with pytest.raises(InvalidParameterError, match=r"^lengthscale must be between 1e-150 and 1e\+150"):
+        make_kernel("matern32", ell)
+    with pytest.raises(InvalidParameterError, match=r"^lengthscale must be between 1e-150 and 1e\+150"):
+        kernel_facts("matern32", np.array([0.5, ell]), Box((0.0,), (1.0,)))

@@ -74,8 +74,10 @@ def kernel_facts(kernel: str | Kernel, lengthscale: ArrayLike | None,
     if name not in _UNIT_KERNELS:
         make_kernel(name, 1.0)  # raises the standard error for an unknown name
     ell = np.asarray(1.0 if lengthscale is None else lengthscale, dtype=float)
-    if ell.size == 0 or not v.all_true((ell > 0) & (ell < np.inf)):
-        raise InvalidParameterError("lengthscale", "finite and > 0", lengthscale)
+    lo, hi = v.SCALE_RANGE   # as a kernel instance's lengthscale: diameter / ell stays finite (red team 26)
+    if ell.size == 0 or not v.all_true((ell >= lo) & (ell <= hi)):
+        raise InvalidParameterError("lengthscale", f"between {lo:g} and {hi:g} (finite and > 0, its square and "
+                                    "inverse square finite and > 0 in float64)", lengthscale)
     return name, _UNIT_KERNELS[name].kappa_at(domain.diameter / ell), True, True, domain.dim
 
 

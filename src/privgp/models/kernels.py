@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -114,6 +114,19 @@ class Kernel:
         return {"kernel": self.name}
 
 
+#: a scaled distance beyond which every distance kernel's profile is exactly 0 in float64 (exp(-s) underflows to 0
+#: beyond s = 745.2); profiles cap their argument here so that no polynomial factor overflows to inf (inf * 0 = NaN)
+PROFILE_CUTOFF = 1e3
+
+
+def _capped(s: Any) -> Any:
+    """``s`` with its entries above :data:`PROFILE_CUTOFF` lowered to it (in place for an array of one or more
+    dimensions, which the callers own)."""
+    if isinstance(s, np.ndarray) and s.ndim:
+        return np.minimum(s, PROFILE_CUTOFF, out=s)
+    return np.minimum(s, PROFILE_CUTOFF)
+
+
 @dataclass(frozen=True)
 class DistanceKernel(Kernel):
     """k(x, x') = profile(|x - x'| / lengthscale), decreasing in distance, profile(0) = 1."""
@@ -121,7 +134,9 @@ class DistanceKernel(Kernel):
     lengthscale: float = 1.0
 
     def __post_init__(self):
-        object.__setattr__(self, "lengthscale", v.positive("lengthscale", self.lengthscale))
+        # within v.SCALE_RANGE: with the box's corners within +-1e100, distances in lengthscales stay finite (a
+        # lengthscale of 1e-300 made them inf, and the Matern kernels' values NaN: red team 26)
+        object.__setattr__(self, "lengthscale", v.scale("lengthscale", self.lengthscale))
 
     def profile(self, d: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -209,7 +224,9 @@ class Matern52(DistanceKernel):
     name: ClassVar[str] = "matern52"
 
     def profile(self, d: np.ndarray) -> np.ndarray:
-        s = math.sqrt(5.0) * d
+        # s capped at PROFILE_CUTOFF, where exp(-s) is already exactly 0: the same values, and no s * s = inf
+        # times 0 = NaN for distances beyond 1e154 lengthscales (red team 26)
+        s = _capped(math.sqrt(5.0) * d)
         return (1.0 + s + s * s / 3.0) * np.exp(-s)
 
     def profile_gap(self, d: float) -> float:
@@ -225,7 +242,8 @@ class SquaredExponential(DistanceKernel):
     name: ClassVar[str] = "squared_exponential"
 
     def profile(self, d: np.ndarray) -> np.ndarray:
-        return np.exp(-0.5 * d * d)
+        with np.errstate(over="ignore"):   # d * d = inf beyond 1.3e154 lengthscales gives exp(-inf) = 0, correctly
+            return np.exp(-0.5 * d * d)
 
     def profile_gap(self, d: float) -> float:
         return -math.expm1(-0.5 * d * d)
