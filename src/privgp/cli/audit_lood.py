@@ -62,6 +62,11 @@ def _fmt(x) -> str:
     return "inf" if x is None or (isinstance(x, float) and math.isinf(x)) else format_lower(x, 4, nan="nan")
 
 
+def _ratio(x) -> str:
+    """A found value over the certified one, rounded down; "n/a" where undefined (inf over inf, a bound of 0)."""
+    return "n/a" if x is None else format_lower(x, 3, nan="nan")
+
+
 def _cert(x) -> str:
     """A certified bound as printed: rounded up."""
     return format_upper(x, 4, nan="nan")
@@ -101,13 +106,13 @@ def _run(args) -> int:
     print(f"  LOOD over records  KL median {_fmt(out['kl_median'])}, max {_fmt(out['kl_max'])}; Renyi (alpha "
           f"{res.alpha:.4g}, larger direction) max {_fmt(out['renyi_max'])}"
           + ("" if out["renyi_max_over_certified"] is None else
-             f" = {format_lower(out['renyi_max_over_certified'], 3, nan='nan')} x certified"))
+             f" = {_ratio(out['renyi_max_over_certified'])} x certified"))
     print(f"  most exposed       {'record':>6} {'KL':>10} {'Renyi':>10} {'/cert':>8} {'replace-one':>12} {'/cert':>8}")
     for r in out["most_exposed"]:
         ren = max(r["renyi"], r["renyi_reverse"])
         print(f"                     {r['record']:>6} {_fmt(r['kl']):>10} {_fmt(ren):>10} "
-              f"{_fmt(r['renyi_max_over_certified']):>8} {_fmt(r['replace_one_found']):>12} "
-              f"{_fmt(r['replace_one_over_certified']):>8}")
+              f"{_ratio(r['renyi_max_over_certified']):>8} {_fmt(r['replace_one_found']):>12} "
+              f"{_ratio(r['replace_one_over_certified']):>8}")
     verdict = "<= certified (as it must be)" if out["replace_one_le_certified"] else \
         "ABOVE the certified RDP: the certificate is contradicted; please report this"
     print(f"  replace-one found  max {_fmt(out['replace_one_max_found'])} {verdict}")

@@ -74,12 +74,18 @@ class ReleaseLoodAudit:
     def to_dict(self, top: int = 10) -> dict:
         order = self.ranking()[:top]
         rdp = self.certified_rdp
+
+        def over(x: float | None) -> float | None:
+            """x / the certified RDP; None where undefined (no bound of 0, and inf over inf was NaN: red team 26)."""
+            if x is None or not rdp > 0 or (math.isinf(rdp) and math.isinf(x)):
+                return None
+            return float(x / rdp)
+
         rows = [{"record": int(i), "kl": float(self.kl[i]), "kl_reverse": float(self.kl_reverse[i]),
                  "renyi": float(self.renyi[i]), "renyi_reverse": float(self.renyi_reverse[i]),
-                 "renyi_max_over_certified": float(self.renyi_max[i] / rdp) if rdp > 0 else None,
+                 "renyi_max_over_certified": over(float(self.renyi_max[i])),
                  "replace_one_found": self.replace_one.get(int(i)),
-                 "replace_one_over_certified": (self.replace_one[int(i)] / rdp
-                                                if int(i) in self.replace_one and rdp > 0 else None)}
+                 "replace_one_over_certified": over(self.replace_one.get(int(i)))}
                 for i in order]
         rep = list(self.replace_one.values())
         return {"notice": NOTICE, "n": self.n, "L": self.L, "alpha": self.alpha, "alpha_source": self.alpha_source,
@@ -87,7 +93,7 @@ class ReleaseLoodAudit:
                 "whole_path": self.whole_path, "inputs_snapped": self.snapped,
                 "kl_median": float(np.median(self.kl)), "kl_max": float(np.max(self.kl)),
                 "renyi_max": float(np.max(self.renyi_max)),
-                "renyi_max_over_certified": float(np.max(self.renyi_max) / rdp) if rdp > 0 else None,
+                "renyi_max_over_certified": over(float(np.max(self.renyi_max))),
                 "replace_one_max_found": max(rep) if rep else None,
                 "replace_one_le_certified": all(x <= rdp * (1 + 1e-9) for x in rep),
                 "most_exposed": rows, "notes": list(self.notes)}

@@ -32,7 +32,7 @@ import numpy as np
 from scipy.special import expit, log_ndtr, logsumexp, ndtr
 
 from ... import validation as v
-from ...errors import InvalidParameterError
+from ...errors import InvalidParameterError, NumericalError
 
 _TAU_FLOOR = 1e-3      # latent component scales (phi units)
 _S_FLOOR = 1e-4        # observation noise of the latent model
@@ -444,8 +444,11 @@ def fit_latent_tanh_mixture(samples, rng: np.random.Generator, *, bins: int = 12
         nit = best.nit
         best = minimize(objective, best.x, jac=True, method="BFGS", options={"maxiter": maxiter, "gtol": 1e-5})
         best.nit += nit
-    if best is None:  # pragma: no cover - every start infeasible cannot happen for finite data
-        raise InvalidParameterError("samples", "data a latent mixture can be fitted to", "all starts infeasible")
+    if best is None:   # statistics far beyond the tanh model's scale (LiRA at sigma = 1e16: red team 26)
+        raise NumericalError(f"the paper's LiRA density (seed 000, App. C: a latent tanh mixture) has no finite "
+                             f"likelihood at any start for these statistics (|values| up to {np.max(np.abs(x)):.3g}); "
+                             "at this setting use the exact attack (privgp audit lira --attack exact) or a smaller "
+                             "sigma")
     # refine the cells to the fitted noise scale and polish on the refined model (<= 2 rounds)
     nit = int(best.nit)
     for _ in range(2):

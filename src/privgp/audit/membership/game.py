@@ -73,9 +73,12 @@ class MembershipGame:
         if x0 > 1:
             raise InvalidParameterError("x0", "in the domain [0, 1]", self.x0)
         object.__setattr__(self, "x0", x0)
-        object.__setattr__(self, "lengthscale", v.positive("lengthscale", self.lengthscale))
-        object.__setattr__(self, "r", v.positive("r", self.r))
-        object.__setattr__(self, "sigma", v.positive("sigma", self.sigma, allow_inf=True))
+        # scales within v.SCALE_RANGE, as a release's (sigma = 1e300 squared to inf, and the audits failed later on
+        # NaN covariances or a mixture fit, naming internals: red team 26); sigma = inf is the covariance-only game
+        object.__setattr__(self, "lengthscale", v.scale("lengthscale", self.lengthscale))
+        object.__setattr__(self, "r", v.scale("r", self.r))
+        sigma = v.positive("sigma", self.sigma, allow_inf=True)
+        object.__setattr__(self, "sigma", sigma if math.isinf(sigma) else v.scale("sigma", sigma))
         # -0.0 passes the check, and rng.uniform(-M_xi, M_xi) then refused "high - low < 0" (red team 25): + 0.0 is +0.0
         m = v.nonnegative("M_xi", self.M_xi) + 0.0
         if m >= 1:
