@@ -64,7 +64,18 @@ class LocalProjection:
         except pyproj.exceptions.CRSError:
             raise InvalidParameterError("crs", "a CRS pyproj knows (e.g. 'EPSG:4326')", crs) from None
         if not isinstance(box, Box) or box.dim != 2:
-            raise InvalidParameterError("box", "a 2-D privgp.Box in the input CRS (x/longitude, y/latitude)", box)
+            raise InvalidParameterError("box", "a 2-D privgp.Box in the input CRS (x/longitude, y/latitude; with "
+                                        "privgp release: --x-col and --y-col)",
+                                        box.describe() if isinstance(box, Box) else box)
+        if not (src.is_geographic or src.is_projected):   # red team: a geocentric or vertical CRS was taken as a
+            # projected one (GeoJSON polygons at latitude 90, a GeoTIFF without a CRS)
+            raise InvalidParameterError("crs", "a geographic or projected CRS (longitude/latitude, or planar x/y)",
+                                        f"{crs} (a {src.type_name})")
+        try:   # the GeoJSON is written in WGS84 longitude/latitude: a CRS of another body failed after the charge
+            pyproj.Transformer.from_crs(src, pyproj.CRS.from_epsg(4326), always_xy=True)
+        except pyproj.exceptions.ProjError:
+            raise InvalidParameterError("crs", "a CRS of the Earth, which pyproj can map to longitude/latitude "
+                                        "(WGS84)", crs) from None
         if not src.is_geographic:
             return cls(crs, src.to_string())
         lon0, lat0 = (0.5 * (a + b) for a, b in zip(box.lower, box.upper))
@@ -186,9 +197,48 @@ def project_records(data: Any, box: Box, crs: str) -> tuple[Any, Box, LocalProje
     records and a public box given in ``crs``. Records outside the box (input CRS) are refused. The
     records keep their content digest (the ledger still recognises the same records)."""
     proj = LocalProjection.for_box(crs, box)
+    require_gis_writers()
     box.check_contains("coordinates", data.X)
-    return data.projected(proj.forward(data.X), proj.to_dict()), proj.project_box(box), proj
+    box_m = proj.project_box(box)
+    _check_lonlat_continuous(proj, box, box_m)
+    return data.projected(proj.forward(data.X), proj.to_dict()), box_m, proj
 
 
-__all__ = ["LocalProjection", "project_records", "METRIC_COORDINATES", "coordinate_unit", "file_coordinates", "input_coordinate_names",
-           "picture_labels"]
+def require_gis_writers() -> None:
+    """MissingExtraError unless the packages of the GIS files (field.tif, excursion.geojson) that a release of
+    projected records writes are installed: checked when the records are projected, before anything is charged (red
+    team: with pyproj alone a --crs release was charged, then failed writing field.tif, and nothing was written)."""
+    import importlib
+
+    for package, feature in (("rasterio", "a GeoTIFF"), ("shapely", "excursion polygons"),
+                             ("contourpy", "excursion polygons")):
+        try:
+            importlib.import_module(package)
+        except ImportError:
+            raise MissingExtraError(f"{feature} (written by a release of records projected from a CRS)", package,
+                                    "gis") from None
+
+
+def _check_lonlat_continuous(proj: LocalProjection, box: Box, box_m: Box) -> None:
+    """Refuse (before anything is charged) a box whose release grid, the metric box ``box_m``, reaches a pole or
+    the antimeridian or leaves the projection's domain: the GeoJSON's polygons are written in longitude/latitude
+    point by point, and a polygon around a pole or across longitude 180 came out invalid, spanning the globe."""
+    pyproj = _pyproj()
+    to_lonlat = pyproj.Transformer.from_crs(pyproj.CRS.from_user_input(proj.target), pyproj.CRS.from_epsg(4326),
+                                            always_xy=True)
+    (x0, y0), (x1, y1) = box_m.lower, box_m.upper
+    xs, ys = np.meshgrid(np.linspace(x0, x1, 129), np.linspace(y0, y1, 129))
+    lon, lat = (np.asarray(a) for a in to_lonlat.transform(xs, ys))
+    poles = np.column_stack(to_lonlat.transform([0.0, 0.0], [90.0, -90.0], direction="INVERSE"))
+    at_pole = np.any(np.all(np.isfinite(poles), axis=1) & (poles[:, 0] >= x0) & (poles[:, 0] <= x1)
+                     & (poles[:, 1] >= y0) & (poles[:, 1] <= y1))
+    if not (np.all(np.isfinite(lon)) and np.all(np.isfinite(lat))) or at_pole or \
+            np.any(np.abs(np.diff(lon, axis=0)) > 180.0) or np.any(np.abs(np.diff(lon, axis=1)) > 180.0):
+        raise InvalidParameterError("box", "a box whose map (the smallest box of the metric CRS around it, the "
+                                    "release's grid) stays clear of the poles and of longitude +-180, within the "
+                                    "projection's domain: the excursion polygons are written in longitude/latitude",
+                                    box.describe())
+
+
+__all__ = ["LocalProjection", "project_records", "require_gis_writers", "METRIC_COORDINATES", "coordinate_unit",
+           "file_coordinates", "input_coordinate_names", "picture_labels"]
