@@ -49,7 +49,7 @@ def test_flags_read_true_and_false():
     (["table2", "--set", "shared_target=maybe"], "--set shared_target must be true or false"),
     (["table4", "--set", "n_pairs=1e3"], "--set n_pairs must be an integer"),
     (["table2", "--set", "n_mc=abc"], "--set n_mc must be an integer"),
-    (["seed003-reconstruction", "--set", "runs=@@"], "values experiment 'seed003-reconstruction' can use"),
+    (["seed003-reconstruction", "--set", "runs=@@"], "--set runs must be a value experiment 'seed003-reconstruction' can use"),
     (["seed002-nll", "--set", "eps_values=2,4"], "--set eps_values must be left out with --quick"),
     (["seed004-thm2", "--set", "epochs=5"], "--set epochs must be left out with --quick"),
     (["seed004-fig1", "--set", "divergences=maybe"], "--set divergences must be true or false"),

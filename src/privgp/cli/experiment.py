@@ -3,13 +3,23 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import time
 from pathlib import Path
 
 from ..errors import InvalidParameterError
 from ..experiments import EXPERIMENTS, QUICK_FIXED, run_experiment
-from .common import nonnegative_int, print_json
+from .common import _parsed, print_json
 from .outputs import check_output_dir
+
+#: the largest --seed: the experiments derive their torch seeds from it (seed * 1000 + k must fit torch's 64 bits;
+#: --seed 10**23 ended seed002-train with a traceback)
+MAX_SEED = 2**32 - 1
+
+
+def experiment_seed(text: str) -> int:
+    """argparse type of --seed: an integer from 0 to :data:`MAX_SEED`."""
+    return _parsed(text, int, lambda x: 0 <= x <= MAX_SEED, f"an integer >= 0 and <= {MAX_SEED}")
 
 
 def register(sub) -> None:
@@ -21,7 +31,7 @@ def register(sub) -> None:
                    help="allow writing into a non-empty --out (an earlier run's files that this run does not write "
                         "are kept beside its own: use a new folder to keep runs apart)")
     p.add_argument("--quick", action="store_true", help="a small version (about a minute or less)")
-    p.add_argument("--seed", type=nonnegative_int, default=0, help="base seed of the experiment (default 0)")
+    p.add_argument("--seed", type=experiment_seed, default=0, help="base seed of the experiment (default 0)")
     p.add_argument("--scheduler", default=None, metavar="ADDR", help="Dask scheduler address (default: local processes)")
     p.add_argument("--workers", type=int, default=None, help="local worker processes (default: all cores)")
     p.add_argument("--constants", choices=["proven", "published"], default=None,
@@ -99,6 +109,8 @@ def _check_option_names(name: str, opts: dict) -> None:
                                         f"{', '.join(sorted(taken - RESERVED)) or 'none'})", opts[key])
 
 
+#: the most local worker processes --workers may ask for, per core (the sweeps are CPU-bound)
+WORKERS_PER_CORE = 4
 #: the experiment's arguments set by their own flags, never by --set
 RESERVED = frozenset({"out_dir", "out", "quick", "executor", "seed", "progress"})
 #: integer options for which 0 means something (a switch, no timing runs): every other integer option is a count
@@ -126,14 +138,33 @@ def _as_set_option(exc: InvalidParameterError, opts: dict) -> InvalidParameterEr
     """An experiment's error about a value the user set with --set KEY=VALUE (the library names ``M_xi`` for
     ``--set M_xi_values=abc``): the same error naming the option as typed."""
     keys = [k for k in opts if k == exc.name or k.startswith(exc.name + "_")]
-    return InvalidParameterError(f"--set {keys[0]}", exc.requirement, exc.value) if len(keys) == 1 else exc
+    if len(keys) == 1:
+        return InvalidParameterError(_flag(keys[0]), exc.requirement, exc.value)
+    if not keys and len(opts) == 1 and exc.name not in _OWN_FLAGS:
+        # the one option given, checked under another name (--set eps_min=-1 failed as "epsilon", --set sigmas=-1
+        # as "noise_std"): the user's option and value, and the library's name for it
+        (key, value), = opts.items()
+        return InvalidParameterError(_flag(key), f"{exc.requirement} (checked as {exc.name})", value)
+    return exc
+
+
+#: what an experiment's error names when it is about a value given by the command's own flags, not by --set
+_OWN_FLAGS = frozenset({"seed", "workers", "scheduler", "executor", "progress", "out_dir", "out", "experiment"})
+
+
+def _flag(key: str) -> str:
+    """The flag that set experiment option ``key``."""
+    return "--constants" if key == "constants" else f"--set {key}"
 
 
 def _run(args) -> int:
     if args.name not in EXPERIMENTS:
         raise InvalidParameterError("experiment", f"one of {sorted(EXPERIMENTS)}", args.name)
-    if args.workers is not None and args.workers < 1:
-        raise InvalidParameterError("--workers", "an integer >= 1", args.workers)
+    most = WORKERS_PER_CORE * (os.cpu_count() or 1)
+    if args.workers is not None and not 1 <= args.workers <= most:
+        # the local pool forks all its workers at its first task: --workers 100000 started 100000 processes
+        raise InvalidParameterError("--workers", f"an integer from 1 to {most} ({WORKERS_PER_CORE} per core of this "
+                                    "machine: each worker is a process, all started at once)", args.workers)
     opts = parse_options(args.options)
     if args.constants is not None:
         opts["constants"] = args.constants
@@ -162,9 +193,11 @@ def _run(args) -> int:
         # a value given with --set that the experiment could not use (the only input these errors can come from
         # in a run that validated its other arguments): one line, not a traceback
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
-        raise InvalidParameterError("--set", f"values experiment {args.name!r} can use (it failed on them: "
-                                    f"{type(exc).__name__}: {first})",
-                                    ", ".join(f"{k}={v}" for k, v in opts.items())) from None
+        one = next(iter(opts)) if len(opts) == 1 else None   # the option that failed, when only one was given
+        raise InvalidParameterError(_flag(one) if one else "--set",
+                                    f"{'a value' if one else 'values'} experiment {args.name!r} can use (it failed "
+                                    f"on {'it' if one else 'them'}: {type(exc).__name__}: {first})",
+                                    opts[one] if one else ", ".join(f"{k}={v}" for k, v in opts.items())) from None
     except BaseException:
         if not existed:
             _remove_created(out)

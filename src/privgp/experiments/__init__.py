@@ -45,6 +45,7 @@ EXPERIMENTS: dict[str, str] = {
 #: options an experiment's ``--quick`` mode sets itself (its small version), whatever is given: ``privgp experiment
 #: NAME --quick --set KEY=...`` refuses them rather than silently running another configuration
 QUICK_FIXED: dict[str, tuple[str, ...]] = {
+    "seed002-train": ("channels", "first_channels"),   # the quick model's widths (they were silently ignored)
     "seed002-tune": ("n_trials", "n_datasets", "n_context", "epochs"),
     "seed002-nll": ("n_values", "eps_values", "n_for_eps", "tasks", "n_target", "timing_repeats",
                     "dpsvgp_timing_repeats"),

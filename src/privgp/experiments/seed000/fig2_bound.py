@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ...accounting.conversion import check_conversion
 from ...errors import InfeasibleTargetError
 from ...mechanisms.posterior_sample import calibrate_r
 from ..common import new_figure, save_figure, write_run_record, write_table
@@ -45,6 +46,7 @@ def run(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, constants: 
     """Write fig2_bound.png, fig2_bound.csv, fig2_bound_crossings.csv (+ .md) and run.json."""
     t0 = time.perf_counter()
     out_dir = Path(out_dir)
+    check_conversion(conversion)   # any other word drew an empty figure and exited 0 (red team, experiment CLI)
     r_grid = np.geomspace(0.01, 100.0, 41 if quick else 161)
     df = epsilon_vs_r(r_grid, SIGMAS, n=N, delta=DELTA, constants=constants, **BOUND_OPTS)
     cross = pd.concat([crossings(SIGMAS, constants=constants, conversion=c) for c in ("mironov", "improved")],

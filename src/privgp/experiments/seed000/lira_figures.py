@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ...accounting.conversion import check_conversion
 from ...errors import InvalidParameterError
 from ..common import new_figure, save_figure, write_table
 from . import lira_sweep as sw
@@ -85,6 +86,7 @@ def fig2(out_dir: Path, *, quick: bool, executor, seed: int = 0, constants: str 
     t0 = time.perf_counter()
     out_dir = Path(out_dir)
     sw.check_constants(constants)
+    check_conversion(conversion)   # checked after the sweep had written its tables (red team, experiment CLI)
     df, summ, checked = sw.l1_sweep(out_dir, quick, executor, seed, "fig2")
     fig, (axl, axr) = new_figure(1, 2, figsize=(13, 4.8))
     plot_vs_epsilon(axl, summ, "0.1", sw.eps_column(constants))

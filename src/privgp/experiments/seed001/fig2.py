@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
+from ... import validation as v
 from ...datasets.sparse_gp_synthetic import gp_draw_data
 from ...mechanisms.sparse_gp import calibrate_noise, privatise, sparse_gp_spec, sufficient_statistics
 from ...models.gp.sparse_posterior import noise_aware_posterior, regulariser
@@ -94,7 +95,11 @@ def run(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, repeats: in
     out_dir = Path(out_dir)
     repeats = (4 if quick else 40) if repeats is None else int(repeats)
     n_total = (256 if quick else N_TOTAL) if n_total is None else int(n_total)
-    sigmas, epsilons, alphas = (tuple(float(x) for x in as_tuple(a)) for a in (sigmas, epsilons, alphas))
+    # checked here, by the names the user sets, before any repeat runs: alphas=1.5 ran to exit 0 (an interval of
+    # "150%" predictive mass), sigmas=-1 failed in the workers naming noise_std (red team, experiment CLI)
+    sigmas = tuple(v.nonnegative("sigmas", x) for x in as_tuple(sigmas))
+    epsilons = tuple(v.positive("epsilons", x) for x in as_tuple(epsilons))
+    alphas = tuple(v.open_interval("alphas", x, 0.0, 1.0) for x in as_tuple(alphas))
     tasks = [(seed, r, n_total, sigmas, epsilons, alphas, response_bound, kernel_bound) for r in range(repeats)]
     mapper = executor.map if executor is not None else (lambda fn, it, desc=None: [fn(t) for t in it])
     rows = [row for part in mapper(calibration_repeat, tasks, desc="seed001-fig2: repeats") for row in part]

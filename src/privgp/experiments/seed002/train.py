@@ -80,15 +80,17 @@ def _configs(quick: bool, seed: int, steps, val_every, val_tasks, batch_size, n_
 def train(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, steps: int | None = None,
           max_minutes: float | None = None, val_every: int | None = None, val_tasks: int | None = None,
           batch_size: int | None = None, n_target: int | None = None, channels=None, first_channels=None,
-          threads: int = 1, progress: bool = True, device: str = "cpu", stream: str = "sequential",
+          threads: int = 1, progress: bool | str | None = None, device: str = "cpu", stream: str = "sequential",
           data_workers: int = 0, families=None, matern32_noise=None, epsilon=None, delta=None) -> dict:
     """Train (or continue training) a DPConvCNP; see the module docstring. ``threads`` is torch's
-    intra-op thread count (1 keeps the run to about one core)."""
+    intra-op thread count (1 keeps the run to about one core). ``progress``: as :mod:`privgp.progress` (default: the
+    executor's, i.e. ``privgp experiment``'s --progress: a bar on a terminal, lines with --progress, else nothing)."""
     from tqdm.auto import tqdm
 
     from ...errors import InvalidParameterError
     from ...nn.pretrained import load_checkpoint
     from ...nn.train import BatchPrefetcher, Trainer
+    from ...progress import Progress, resolve_mode
 
     torch = import_torch("privgp experiment seed002-train", threads)
     workers = v.integer("data_workers", data_workers, minimum=0)
@@ -116,12 +118,17 @@ def train(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, steps: in
     t_chunk = time.perf_counter()
     start_step = trainer.step
     recent: list[float] = []
-    bar = tqdm(total=cfg.steps, initial=trainer.step, desc="seed002-train", disable=not progress, dynamic_ncols=True)
+    # the bar was always on, ignoring --progress: a log (stderr not a terminal) got every step's bar redrawn
+    mode = resolve_mode(getattr(executor, "progress", None) if progress is None else progress)
+    bar = tqdm(total=cfg.steps, initial=trainer.step, desc="seed002-train", disable=mode != "bar", dynamic_ncols=True)
+    lines = Progress(cfg.steps - trainer.step, "seed002-train: steps", "lines") if mode == "lines" else None
     try:
         while trainer.step < cfg.steps and time.monotonic() < deadline:
             recent.append(trainer.train_step(next(prefetch) if prefetch is not None else None))
             recent = recent[-100:]
             bar.update(1)
+            if lines is not None:
+                lines.update(1)
             bar.set_postfix(loss=f"{np.mean(recent):.3f}", best_val=f"{trainer.best_val:.3f}")
             if trainer.step % cfg.val_every == 0 or trainer.step == cfg.steps:
                 m, se = trainer.validate()
