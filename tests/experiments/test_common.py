@@ -27,3 +27,27 @@ def test_markdown_tables_round_bounds_to_their_safe_side():
                        "eps_exact_pair": [7.28666], "r": [0.123456]})
     row = markdown_table(df).splitlines()[2].strip("| ").split(" | ")
     assert row == ["4.576e+10", "0.1001", "2.371", "7.287", "0.1235"], row
+
+
+def test_named_upper_bound_columns_are_rounded_up_and_unknown_names_refused():
+    """Red team 26: seed002-audit's dpsetconv_profile.md printed the certified GDP mu 0.388401248 as 0.388401 (below
+    the bound: its name says "mu", not "epsilon"); a table names such columns, and a name it does not have is an
+    error rather than a silent fall back to nearest."""
+    import pytest
+
+    df = pd.DataFrame({"mu_exact": [0.3473971], "mu_bound": [0.388401248], "bound": [19.99999999]})
+    assert markdown_table(df, ".6g").splitlines()[2] == "| 0.347397 | 0.388401 | 20 |"
+    assert markdown_table(df, ".6g", upper=("mu_bound", "bound")).splitlines()[2] == "| 0.347397 | 0.388402 | 20 |"
+    with pytest.raises(ValueError, match="mu_bnd"):
+        markdown_table(df, ".6g", upper=("mu_bnd",))
+
+
+def test_the_committed_audit_tables_print_their_bounds_rounded_up():
+    from pathlib import Path
+
+    from privgp.experiments.seed002.figures import MEAN_SENSITIVITY_UPPER, PROFILE_UPPER
+
+    run = Path(__file__).resolve().parents[2] / "docs" / "runs" / "seed002-audit"
+    for stem, fmt, upper in [("dpsetconv_profile", ".6g", PROFILE_UPPER), ("mean_sensitivity", ".5g",
+                                                                          MEAN_SENSITIVITY_UPPER)]:
+        assert (run / f"{stem}.md").read_text() == markdown_table(pd.read_csv(run / f"{stem}.csv"), fmt, upper) + "\n"

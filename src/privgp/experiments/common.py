@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .. import __version__
+from .. import validation as v
 from ..jsonable import to_jsonable
 
 
@@ -66,13 +67,13 @@ def write_run_record(out_dir: Path, name: str, config: dict[str, Any], summary: 
     return path
 
 
-def write_table(df, out_dir: Path, stem: str, *, floatfmt: str = ".4g") -> tuple[Path, Path]:
-    """Write a pandas DataFrame as ``stem.csv`` and ``stem.md``."""
+def write_table(df, out_dir: Path, stem: str, *, floatfmt: str = ".4g", upper: tuple[str, ...] = ()) -> tuple[Path, Path]:
+    """Write a pandas DataFrame as ``stem.csv`` and ``stem.md``; ``upper``: as :func:`markdown_table`."""
     out_dir = Path(out_dir)
     csv = out_dir / f"{stem}.csv"
     md = out_dir / f"{stem}.md"
     df.to_csv(csv, index=False)
-    md.write_text(markdown_table(df, floatfmt=floatfmt) + "\n")
+    md.write_text(markdown_table(df, floatfmt=floatfmt, upper=upper) + "\n")
     return csv, md
 
 
@@ -93,9 +94,11 @@ def _rounding(column: object) -> str:
     return "down" if words & _LOWER_WORDS else "up"
 
 
-def markdown_table(df, floatfmt: str = ".4g") -> str:
+def markdown_table(df, floatfmt: str = ".4g", upper: tuple[str, ...] = ()) -> str:
     """``df`` as a Markdown table; a "|" inside a cell (e.g. "|y| <= M_Y") is escaped, so columns stay aligned. Floats
-    in ``floatfmt``'s significant digits, bounds rounded to their safe side (:func:`_rounding`)."""
+    in ``floatfmt``'s significant digits, bounds rounded to their safe side (:func:`_rounding`; ``upper`` names the
+    other certified upper bounds, a GDP mu or a sensitivity bound, which the column's words do not tell: red team 26,
+    dpsetconv_profile.md printed mu_bound 0.388401248 as 0.388401)."""
     from ..formatting import format_lower, format_upper
 
     def cell(text: str) -> str:
@@ -103,7 +106,10 @@ def markdown_table(df, floatfmt: str = ".4g") -> str:
 
     spec = re.fullmatch(r"\.(\d+)g", floatfmt)   # significant digits: bounds can be rounded to their side
     digits = int(spec.group(1)) if spec else None
-    rounding = [_rounding(c) if digits is not None else "nearest" for c in df.columns]
+    unknown = set(upper) - set(map(str, df.columns))
+    if unknown:   # a renamed column would silently fall back to rounding to nearest
+        raise ValueError(f"markdown_table: upper names columns the table does not have: {sorted(unknown)}")
+    rounding = ["nearest" if digits is None else "up" if str(c) in upper else _rounding(c) for c in df.columns]
     cols = [cell(str(c)) for c in df.columns]
     lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     for _, row in df.iterrows():
@@ -149,7 +155,15 @@ def import_torch(feature: str, threads: int | None = None):
 
         raise MissingExtraError(feature, "torch", "nn") from None
     if threads is not None:
-        torch.set_num_threads(int(threads))
+        # more threads than cores is refused before torch starts them: threads=100000 broke the next BLAS load
+        # (scipy's import failed with a traceback)
+        most = 4 * (os.cpu_count() or 1)
+        n = v.integer("threads", threads, minimum=1)
+        if n > most:
+            from ..errors import InvalidParameterError
+
+            raise InvalidParameterError("threads", f"an integer from 1 to {most} (4 per core of this machine)", threads)
+        torch.set_num_threads(n)
     return torch
 
 

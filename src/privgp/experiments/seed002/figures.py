@@ -26,10 +26,15 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import brentq
 
+from ... import validation as v
 from ...accounting.functional_noise import HALL_MAX_EPSILON, gdp_multiplier, hall_multiplier, rdp_multiplier
+from ...errors import InvalidParameterError
 from ..common import new_figure, save_figure, write_run_record, write_table
 
 DELTA2, DELTA = 10.0, 1e-3
+#: the certified upper bounds of the audit's tables, printed rounded up (their names do not say "epsilon")
+PROFILE_UPPER = ("mu_bound", "mu_density_bound", "mu_signal_bound", "delta_certified_at_target_eps")
+MEAN_SENSITIVITY_UPPER = ("bound",)
 PAPER_EPS_RANGE = (0.9, 4.0)   # the privacy budgets of the paper's experiments (epsilon ~ U[0.9, 4])
 
 
@@ -57,6 +62,11 @@ def fig4(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, eps_min: f
     t0 = time.perf_counter()
     out_dir = Path(out_dir)
     D = math.sqrt(DELTA2)
+    # checked here, by the names the user sets: eps_min > eps_max drew an empty figure with NaN claims (exit 0), and a
+    # non-positive one failed inside numpy (red team, experiment CLI)
+    eps_min, eps_max = v.positive("eps_min", eps_min), v.positive("eps_max", eps_max)
+    if eps_min >= eps_max:
+        raise InvalidParameterError("eps_min", f"< eps_max ({eps_max:g})", eps_min)
     eps = np.geomspace(eps_min, eps_max, 60 if quick else 400)
     marks = np.array([0.1, 0.5, 0.9, 1.0, 2.0, 3.0, 4.0])
     eps = np.unique(np.concatenate([eps, marks[(marks >= eps_min) & (marks <= eps_max)]]))
@@ -147,7 +157,7 @@ def audit(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, epsilon: 
             if t == 0.5:
                 curves[p.name] = (p.delta_exact(eps_axis), p.delta_bound(eps_axis))
     prof = pd.DataFrame(rows)
-    write_table(prof, out_dir, "dpsetconv_profile", floatfmt=".6g")
+    write_table(prof, out_dir, "dpsetconv_profile", floatfmt=".6g", upper=PROFILE_UPPER)
 
     rng = np.random.default_rng(np.random.SeedSequence([seed, 2002]))
     configs = [("exponential", 0.3, "exp1d"), ("exponential", 0.3, "generic"), ("squared_exponential", 0.2, "generic"),
@@ -161,7 +171,7 @@ def audit(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, epsilon: 
                                             maxiter=300 if quick else 2000, sensitivity=lemma)
                 searches.append(res.to_dict())
     ms = pd.DataFrame(searches)
-    write_table(ms, out_dir, "mean_sensitivity", floatfmt=".5g")
+    write_table(ms, out_dir, "mean_sensitivity", floatfmt=".5g", upper=MEAN_SENSITIVITY_UPPER)
 
     fig, axes = new_figure(1, 2, figsize=(11, 4.2))
     for name, (ex, _bd) in curves.items():
