@@ -192,7 +192,10 @@ def test_the_committed_sim_to_real_rows_are_those_of_the_committed_dedicated_mod
     got = dpconvcnp_nll(load(ckpt), _first_bmi_cell(256), torch.Generator().manual_seed(1)).mean()
     d = pd.read_csv(runs / sim2real_run / "nll.csv")
     row = d[(d.task == "progression_from_bmi") & (d.N == 30) & (d.method == "DPConvCNP")]
-    assert len(row) == 1 and float(row.nll.iloc[0]) == pytest.approx(got, abs=1e-9)
+    # the network computes in float32, and the CPU's vector width sets its summation order: an AVX-512 Xeon gives
+    # 1.4844068970 where the committing machine gave 1.4844068825 (1e-8 relative); another checkpoint, noise range
+    # or split differs from the committed row by 1e-3 or more
+    assert len(row) == 1 and float(row.nll.iloc[0]) == pytest.approx(got, rel=1e-6)
 
 
 def test_the_refitted_dp_svgp_rows_of_the_sim_to_real_rerun_equal_the_committed_ones():
