@@ -69,6 +69,15 @@ def read_only_broadcast(a: Any, shape: tuple[int, ...]) -> np.ndarray:
     return np.broadcast_to(arr, shape)
 
 
+def _digits(n: int) -> int:
+    """The number of decimal digits of ``n`` (an int of more than 4300 digits cannot be made a str: Python's
+    limit on int-to-str conversion raised a raw ValueError)."""
+    n = abs(n)
+    if n.bit_length() <= 14_000:
+        return len(str(n))
+    return int(n.bit_length() * math.log10(2)) + 1   # at most one digit over (for so large an int, immaterial)
+
+
 def _as_float(name: str, value: Any) -> float:
     if isinstance(value, (bool, np.bool_)):
         raise InvalidParameterError(name, "a real number (not a boolean)", value)
@@ -86,10 +95,42 @@ def _as_float(name: str, value: Any) -> float:
         value = float(value)
     except OverflowError:   # an int beyond the float range (10**400 raised OverflowError: red team 25)
         raise InvalidParameterError(name, "a real number within the float range (|x| < 1.8e308)",
-                                    f"an integer of {len(str(abs(int(value))))} digits") from None
+                                    f"an integer of {_digits(int(value))} digits") from None
     if math.isnan(value):
         raise InvalidParameterError(name, "a number (not NaN)", value)
     return value
+
+
+def real_array(name: str, x: Any) -> np.ndarray:
+    """``x`` (a number or an array of them, any shape) as a float array, NaN and inf kept for the caller to judge;
+    booleans, strings, complex numbers and what is not numbers (an int beyond the float range included) are an
+    InvalidParameterError naming ``name``, never a raw TypeError, OverflowError or a silent cast
+    (``privgp.delta(event, True)`` was the delta at epsilon 1). A float array passes through untouched, so the
+    accountant's vectorised path pays nothing."""
+    if isinstance(x, np.ndarray) and x.dtype == np.float64:
+        return x   # (float32 and other widths are converted below: a bound must not be computed in single precision)
+    if isinstance(x, float):
+        return np.asarray(x)
+    raw = x if isinstance(x, np.ndarray) else None
+    if raw is None:
+        try:
+            raw = np.asarray(x)
+        except (TypeError, ValueError, OverflowError):   # ragged lists
+            raise InvalidParameterError(name, "a real number or an array of real numbers", x) from None
+    kind = raw.dtype.kind
+    if kind in "fiu":
+        return raw.astype(float, copy=False)
+    what = {"b": "real numbers (not booleans)", "c": "real numbers (not complex)", "U": "real numbers (not strings)",
+            "S": "real numbers (not strings)"}.get(kind)
+    if what is None and kind == "O":   # Python objects: e.g. an int beyond the float range, None, Fractions
+        if all(isinstance(e, (Real, np.floating, np.integer)) and not isinstance(e, (bool, np.bool_))
+               for e in raw.reshape(-1)):
+            try:
+                return raw.astype(float)
+            except OverflowError:
+                raise InvalidParameterError(name, "real numbers within the float range (|x| < 1.8e308)",
+                                            "an integer beyond it") from None
+    raise InvalidParameterError(name, what or "a real number or an array of real numbers", x)
 
 
 def real(name: str, value: Any) -> float:

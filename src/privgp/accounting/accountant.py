@@ -84,7 +84,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import InvalidParameterError, NumericalError
-from ..validation import all_true, any_true, broadcast_shape, read_only_broadcast
+from ..validation import all_true, any_true, broadcast_shape, read_only_broadcast, real_array
 from .composed_batch import ComposedBatch
 from .conversion import check_conversion, epsilon_raw, log_delta_raw
 from .events import ComposedEvent, EventBatch, GaussianCurve, PrivacyEvent, PureDpEvent, randomized_response_epsilon
@@ -147,14 +147,14 @@ def rdp(event: PrivacyEvent | EventBatch, alpha: ArrayLike) -> np.ndarray:
 
 
 def _probability_array(name: str, x: ArrayLike) -> np.ndarray:
-    a = np.asarray(x, dtype=float)
+    a = real_array(name, x)
     if any_true(~((a > 0) & (a < 1))):
         raise InvalidParameterError(name, "in the open interval (0, 1)", a)
     return a
 
 
 def _orders(alpha: ArrayLike) -> np.ndarray:
-    a = np.asarray(alpha, dtype=float)
+    a = real_array("alpha", alpha)
     if any_true(~(a > 1.0)):
         raise InvalidParameterError("alpha", "> 1 (Rényi order)", a)
     return a
@@ -324,7 +324,7 @@ def delta(event: PrivacyEvent | EventBatch, epsilon_value: ArrayLike, *, convers
             best = Guarantee(best.epsilon, low if low.ndim else float(low), nan if nan.ndim else math.nan,
                              nan if nan.ndim else math.nan, conversion, "profile")
         return best
-    eps = np.asarray(epsilon_value, dtype=float)
+    eps = real_array("epsilon", epsilon_value)
     if any_true(~(eps >= 0)):
         raise InvalidParameterError("epsilon", ">= 0", eps)
     if alpha is not None:

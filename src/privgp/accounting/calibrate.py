@@ -160,9 +160,9 @@ def calibrate(make_event: Callable[[float], PrivacyEvent], parameter: str, bound
     if scale not in SCALES:
         raise InvalidParameterError("scale", f"one of {SCALES}", scale)
     try:
-        lo, hi = (float(b) for b in bounds)
-    except (TypeError, ValueError):
-        raise InvalidParameterError(f"{parameter} bounds", "a pair (lower, upper)", bounds) from None
+        lo, hi = (v.real(f"{parameter} bounds", b) for b in bounds)   # 10**400 was a raw OverflowError
+    except (TypeError, ValueError):   # InvalidParameterError is a ValueError: one message for every bad pair
+        raise InvalidParameterError(f"{parameter} bounds", "a pair (lower, upper) of real numbers", bounds) from None
     if not (0 <= lo < hi < np.inf) or (scale == "log" and not integer and lo < 0):
         raise InvalidParameterError(f"{parameter} bounds", "0 <= lower < upper < inf", bounds)
 

@@ -474,6 +474,9 @@ class GaussianEvent(GaussianCurve):
     def __post_init__(self):
         object.__setattr__(self, "sensitivity", v.nonnegative("sensitivity", self.sensitivity))
         object.__setattr__(self, "noise_std", v.positive("noise_std", self.noise_std))
+        if not math.isfinite(self.sensitivity / self.noise_std):   # mu = inf: the accountant refused "mu", unnamed here
+            raise InvalidParameterError("noise_std", f"large enough that sensitivity / noise_std (mu) is finite, for "
+                                        f"sensitivity {self.sensitivity:g}", self.noise_std)
 
     @property
     def mu(self) -> float:
@@ -645,6 +648,11 @@ class ApproxDpEvent(ApproxOnlyEvent):
 # Composition
 # ------------------------------------------------------------------------------------------------
 
+#: the largest count of a composed event (the accountant multiplies in float64; the merged count of nested
+#: compositions is checked again)
+MAX_COUNT = int(np.finfo(float).max)
+
+
 def _merge(pairs: Iterable[tuple[PrivacyEvent, int]]) -> tuple[tuple[PrivacyEvent, int], ...]:
     """Flatten nested compositions and add the counts of equal events (order of first appearance)."""
     counts: dict[PrivacyEvent, int] = {}
@@ -686,6 +694,11 @@ class ComposedEvent(PrivacyEvent):
         if not pairs:
             raise InvalidParameterError("events", "at least one event", [])
         merged = _merge(pairs)
+        for _, count in merged:
+            if count > MAX_COUNT:   # 10**400 raised a raw OverflowError in the accountant
+                raise InvalidParameterError("count", f"an integer <= {MAX_COUNT:.4g} (the float range; counts of "
+                                            "nested compositions multiply)",
+                                            f"an integer of {count.bit_length()} bits")
         relations = {ev.neighbouring for ev, _ in merged}
         if len(relations) > 1:
             raise InvalidParameterError(

@@ -131,7 +131,11 @@ def gdp_delta_upper(mu: ArrayLike, epsilon: ArrayLike) -> np.ndarray:
 def _epsilon_upper(mu, delta):
     """An epsilon with delta(epsilon) <= delta: Phi(-eps/mu + mu/2) <= exp(-(eps/mu - mu/2)^2 / 2)
     for eps >= mu^2/2, so eps = mu^2/2 + mu sqrt(2 log(1/delta)) suffices (doubled for margin)."""
-    return 2.0 * (0.5 * mu * mu + mu * np.sqrt(2.0 * np.log(1.0 / delta))) + 1.0
+    with np.errstate(over="ignore", divide="ignore"):
+        inv = 1.0 / delta
+        # log(1 / delta), or -log(delta) where 1 / delta overflows (delta below ~5.6e-309: inf made epsilon +inf)
+        log_inv = np.where(np.isfinite(inv), np.log(np.where(np.isfinite(inv), inv, 1.0)), -np.log(delta))
+        return 2.0 * (0.5 * mu * mu + mu * np.sqrt(2.0 * log_inv)) + 1.0
 
 
 def _bisect(feasible: Callable[[np.ndarray], np.ndarray], good: np.ndarray, bad: np.ndarray,

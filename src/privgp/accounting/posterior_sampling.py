@@ -56,6 +56,8 @@ def _check_counts(n: ArrayLike, L: ArrayLike) -> None:
 
 def _scalar_ok(n: Any, r: Any, sigma: Any, eta: Any, L: Any, M_Y: Any, kappa: Any) -> bool:
     """Fast path for scalar fields (what a ledger parses a thousand times): all plainly valid."""
+    if any(isinstance(x, (bool, np.bool_, str, bytes)) for x in (n, r, sigma, eta, L, M_Y, kappa)):
+        return False   # float() takes them; the full checks refuse them by name
     try:
         if not (n <= MAX_COUNT and L <= MAX_COUNT):   # exact comparisons, before float() rounds 2^53 + 1 to 2^53
             return False
@@ -72,9 +74,11 @@ _Arr = np.ndarray
 
 def _array(name: str, value: ArrayLike, ok: Callable[[_Arr], Any], requirement: str) -> _Arr:
     """``value`` as a float array whose every entry satisfies ``ok`` (NaN never does), else an error naming it."""
+    if isinstance(value, str) and value in ("inf", "-inf"):   # JSON's infinity (json_number): sigma = inf
+        value = float(value)
     try:
-        a = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
+        a = v.real_array(name, value)   # booleans, other strings and complex numbers refused (n=True was n = 1)
+    except InvalidParameterError:
         raise InvalidParameterError(name, requirement, value) from None
     if not v.all_true(ok(a)):
         raise InvalidParameterError(name, requirement, value)

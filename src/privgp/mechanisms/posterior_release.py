@@ -170,6 +170,15 @@ class PosteriorSamplePlan:
                 f"eta={self.eta:.4g}, domain {self.domain.describe()}")
 
 
+def _eta(eta: Any) -> float:
+    """A given prior-noise level eta: >= 0 and at most :data:`privgp.validation.SCALE_RANGE`'s upper end (the
+    samplers square it)."""
+    eta = v.nonnegative("eta", eta)
+    if eta > v.SCALE_RANGE[1]:
+        raise InvalidParameterError("eta", f"at most {v.SCALE_RANGE[1]:g} (its square must be finite in float64)", eta)
+    return eta
+
+
 def plan_posterior_sample(n: int, domain: Box, response_map: ResponseMap, *, kernel: str = DEFAULT_KERNEL,
                  lengthscale: float | None = None, sigma: float | None = None, r: float | None = None,
                  eta: float | None = None, L: int = 1, delta: float | None = None,
@@ -197,7 +206,8 @@ def plan_posterior_sample(n: int, domain: Box, response_map: ResponseMap, *, ker
     k = make_kernel(kernel, 1.0)  # validates the name
     kernel = k.name
     lengthscale = default_lengthscale(domain) if lengthscale is None else v.positive("lengthscale", lengthscale)
-    sigma = DEFAULT_SIGMA if sigma is None else v.positive("sigma", sigma)
+    # the samplers square sigma and eta (a value near 1e154 or above overflowed only in sample_y, after the charge)
+    sigma = DEFAULT_SIGMA if sigma is None else v.scale("sigma", sigma)
     if grid is None:
         grid = DEFAULT_GRID.get(domain.dim, DEFAULT_GRID[2])
     if isinstance(snap, str):
@@ -223,12 +233,12 @@ def plan_posterior_sample(n: int, domain: Box, response_map: ResponseMap, *, ker
         if r is None:
             raise InvalidParameterError("r", "given when no target epsilon is given", None)
         r = v.positive("r", r)
-        eta = 0.0 if eta is None else v.nonnegative("eta", eta)
+        eta = 0.0 if eta is None else _eta(eta)
         source = "given"
     else:
         target_epsilon = v.positive("target_epsilon", target_epsilon)
         if r is None:
-            eta = 0.0 if eta is None else v.nonnegative("eta", eta)
+            eta = 0.0 if eta is None else _eta(eta)
             kw: dict[str, Any] = dict(n=n, sigma=sigma, eta=eta, L=L, conversion=conversion, **common)
             if r_bounds is not None:
                 kw["r_bounds"] = r_bounds

@@ -82,6 +82,37 @@ def check_random_state(random_state: Any) -> np.random.Generator:
     raise InvalidParameterError("random_state", "None, an int >= 0 or a numpy Generator", type(random_state).__name__)
 
 
+def independent_stream(random_state: Any) -> Any:
+    """What a clone of an estimator gets in place of a ``random_state`` that each fit consumes (a Generator, a
+    BitGenerator or a legacy RandomState): a stream independent of it -- a spawned child, or, for a generator that
+    cannot spawn, one seeded from it. scikit-learn's ``clone`` deep-copies such a parameter, so every clone
+    (each fold of ``cross_val_score``, each candidate of ``GridSearchCV``) would draw exactly the same noise, and
+    the difference of two releases on overlapping records would be noiseless. Other values (None, an int, a
+    SeedSequence) are returned as they are: None is fresh entropy at each fit, and a fixed seed is documented as
+    the same noise at every fit (experiments and tests only)."""
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(0, 2**63 - 1, size=4, dtype=np.int64))
+    if isinstance(random_state, (np.random.Generator, np.random.BitGenerator)):
+        try:
+            return random_state.spawn(1)[0]
+        except TypeError:   # seeded without a SeedSequence (legacy seeding): seed the child from the stream
+            gen = random_state if isinstance(random_state, np.random.Generator) else np.random.Generator(random_state)
+            return np.random.default_rng(gen.integers(0, 2**63 - 1, size=4, dtype=np.int64))
+    return random_state
+
+
+class _IndependentClones:
+    """``clone`` gives each copy a random stream of its own (:func:`independent_stream`), never a copy of the
+    original's: two fits never draw the same privacy noise unless a fixed seed says so."""
+
+    def __sklearn_clone__(self) -> Any:
+        new = super().__sklearn_clone__()  # type: ignore[misc]
+        stream = independent_stream(self.random_state)  # type: ignore[attr-defined]
+        if stream is not self.random_state:  # type: ignore[attr-defined]
+            new.random_state = stream
+        return new
+
+
 def box_bounds(box: Any, n_features: int, name: str = "box") -> tuple[np.ndarray, np.ndarray]:
     """(lower, upper) per feature from a public ``box``: a pair (lo, hi) used on every feature, a
     pair of sequences ((lo_1, ..., lo_d), (hi_1, ..., hi_d)), or a :class:`privgp.Box`."""
@@ -94,6 +125,9 @@ def box_bounds(box: Any, n_features: int, name: str = "box") -> tuple[np.ndarray
             lo, hi = (np.asarray(b, dtype=float) for b in box)
         except (TypeError, ValueError):
             raise InvalidParameterError(name, "a pair (lower, upper) or a privgp.Box", box) from None
+        if lo.ndim > 1 or hi.ndim > 1 or lo.size not in (1, n_features) or hi.size not in (1, n_features):
+            raise InvalidParameterError(name, f"a pair (lower, upper) of numbers or of {n_features} bound(s), one "
+                                        "per feature of X", box)
         lo, hi = np.broadcast_to(lo, (n_features,)), np.broadcast_to(hi, (n_features,))
     if lo.shape != (n_features,) or hi.shape != (n_features,):
         raise InvalidParameterError(name, f"bounds for the {n_features} feature(s) of X", f"{lo.shape[0]} bound(s)")
@@ -102,13 +136,19 @@ def box_bounds(box: Any, n_features: int, name: str = "box") -> tuple[np.ndarray
     return lo.astype(float), hi.astype(float)
 
 
+#: the start of scikit-learn's refusal of complex X or y, whose message goes on with the whole array
+COMPLEX_REFUSED = "Complex data not supported"
+
+
 def _validated(estimator: Any, *args: Any, **kwargs: Any) -> Any:
-    """scikit-learn's ``validate_data``, whose shape errors quote the whole array (the private records) in the
-    message: those values are cut out (the error is the same ValueError, its advice kept)."""
+    """scikit-learn's ``validate_data``, whose shape errors and refusal of complex data quote the whole array (the
+    private records) in the message: those values are cut out (the error is the same ValueError, its advice kept)."""
     try:
         return validate_data(estimator, *args, **kwargs)
     except ValueError as exc:
         message = str(exc)
+        if message.startswith(COMPLEX_REFUSED):   # sklearn: "Complex data not supported\n<the array>\n"
+            raise ValueError(f"{COMPLEX_REFUSED} (its values are not shown: private records)") from None
         if "array=" not in message:
             raise
         import re
@@ -132,7 +172,7 @@ def inducing_design(box: Any, n_inducing: int, n_features: int) -> np.ndarray:
     return lo + u * (hi - lo)
 
 
-class _SparseGpBase(BaseEstimator):
+class _SparseGpBase(_IndependentClones, BaseEstimator):
     """What the sparse-GP estimators share: public inducing inputs, the spec, the charge."""
 
     def _inducing(self, n_features: int) -> np.ndarray:
@@ -242,7 +282,7 @@ class DPSparseGPRegressor(RegressorMixin, _SparseGpBase):
         X, y = _validated(self, X, y, dtype=np.float64, y_numeric=True)
         rng = check_random_state(self.random_state)
         spec = self._spec(X.shape[1], self.response_bound)
-        sigma = v.positive("noise_std", self.noise_std)
+        sigma = v.scale("noise_std", self.noise_std)   # squared by the release: checked before the charge
         delta = self._delta(X.shape[0])
         sens = spec.sensitivity()
         noise = calibrate_noise(sens, self.epsilon, delta, spec.noise_ratio)
@@ -409,7 +449,7 @@ class DPDirichletGPClassifier(ClassifierMixin, _SparseGpBase):
         return tags
 
 
-class DPPosteriorSampler(BaseEstimator):
+class DPPosteriorSampler(_IndependentClones, BaseEstimator):
     """One differentially private posterior sample path of a GP fitted to private data (seed 000).
 
     ``fit(X, y)`` checks the records, certifies (and charges ``budget``) the release of ONE exact

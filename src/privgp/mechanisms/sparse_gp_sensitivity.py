@@ -155,7 +155,12 @@ def statistics_sensitivity(response_bound: float, kernel_bound: float, noise_rat
     Ry = v.positive("response_bound", response_bound)
     Rk = v.positive("kernel_bound", kernel_bound)
     c = _ratio(noise_ratio) ** 2
-    return math.sqrt(Ry**4 / (2.0 * c) + 2.0 * Ry * Ry * Rk * Rk + 2.0 * c * Rk**4)
+    try:
+        return math.sqrt(Ry**4 / (2.0 * c) + 2.0 * Ry * Ry * Rk * Rk + 2.0 * c * Rk**4)
+    except OverflowError:   # R_y or R_k near 1e77 or above: a raw OverflowError before (red team: Python API)
+        raise InvalidParameterError("response_bound / kernel_bound", "small enough that the sensitivity "
+                                    "(R_y^4 and R_k^4 terms) is within the float range",
+                                    f"R_y = {Ry:g}, R_k = {Rk:g}") from None
 
 
 def weighted_sensitivity(response_bound: float, kernel_bound: float, noise_ratio: float, weight_max: float, *,
@@ -179,6 +184,11 @@ def weighted_sensitivity(response_bound: float, kernel_bound: float, noise_ratio
     RA = wmax * Ry if weighted_response_bound is None else v.positive("weighted_response_bound", weighted_response_bound)
     if RA > wmax * Ry * (1 + 1e-12):
         raise InvalidParameterError("weighted_response_bound", f"<= weight_max * response_bound = {wmax * Ry:g}", RA)
-    cross = min(RA**4 / (2.0 * c * wmin * wmin) if wmin > 0 else math.inf,
-                wmax * wmax * Ry**4 / (2.0 * c), 2.0 * RA * RA * Rk * Rk)
-    return math.sqrt(2.0 * RA * RA * Rk * Rk + 2.0 * c * wmax * wmax * Rk**4 + cross)
+    try:
+        cross = min(RA**4 / (2.0 * c * wmin * wmin) if wmin > 0 else math.inf,
+                    wmax * wmax * Ry**4 / (2.0 * c), 2.0 * RA * RA * Rk * Rk)
+        return math.sqrt(2.0 * RA * RA * Rk * Rk + 2.0 * c * wmax * wmax * Rk**4 + cross)
+    except OverflowError:
+        raise InvalidParameterError("response_bound / kernel_bound", "small enough that the sensitivity "
+                                    "(fourth-power terms) is within the float range",
+                                    f"R_y = {Ry:g}, R_A = {RA:g}, R_k = {Rk:g}") from None
