@@ -209,3 +209,16 @@ def test_calibration_bounds_must_be_real_numbers(bounds):
         calibrate(lambda s: privgp.GaussianEvent(1.0, s), "noise_std", bounds, 1.0, 1e-6)
     result = calibrate(lambda s: privgp.GaussianEvent(1.0, s), "noise_std", (0.01, 100), 1.0, 1e-6)
     assert privgp.epsilon(privgp.GaussianEvent(1.0, result.value), 1e-6).epsilon <= 1.0
+
+
+@pytest.mark.parametrize("kwargs, param", [(dict(n_inducing=10**6), "n_inducing"),
+                                           (dict(inducing_points=np.zeros((200_000, 2))), "inducing_points")])
+def test_inducing_inputs_beyond_the_memory_limit_are_refused_by_name_before_anything_is_built(kwargs, param):
+    """Red team 26: n_inducing=10**6 was a raw MemoryError (14.6 TiB for the kernel bound's pairwise differences)."""
+    from privgp import DPSparseGPRegressor
+
+    rng = np.random.default_rng(0)
+    X, y = rng.uniform(0, 1, (50, 2)), rng.normal(size=50)
+    with pytest.raises(InvalidParameterError, match=rf"^{param} must be at most the limit of 4 GiB for the sparse GP's "
+                       r"inducing inputs \(m x m matrices\); use fewer inducing inputs; got"):
+        DPSparseGPRegressor(box=((0, 0), (1, 1)), **kwargs).fit(X, y)

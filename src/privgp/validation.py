@@ -330,12 +330,13 @@ def immutable_copy(a: np.ndarray) -> np.ndarray:
 
 
 def check_memory(name: str, need: float, memory_limit: float, advice: str, *, param: str = "memory",
-                 value: Any = None) -> None:
+                 value: Any = None, raisable: bool = True) -> None:
     """Refuse (before any charge or allocation) work whose arrays would need more than ``memory_limit`` bytes:
     InvalidParameterError naming ``param`` (the setting that drives the estimate; its ``value`` shown beside the
     estimate), one home for every memory refusal of the package."""
     if not need <= memory_limit:
         estimate = f"an estimated {need / 2**30:.3g} GiB"
         raise InvalidParameterError(param, f"at most the limit of {memory_limit / 2**30:.3g} GiB for the {name}; "
-                                    f"{advice}, or raise the limit (memory_limit / --memory-limit)",
+                                    + advice + (", or raise the limit (memory_limit / --memory-limit)" if raisable
+                                                else ""),
                                     estimate if value is None else f"{value} ({estimate})")

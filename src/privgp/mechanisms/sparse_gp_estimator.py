@@ -172,18 +172,31 @@ def inducing_design(box: Any, n_inducing: int, n_features: int) -> np.ndarray:
     return lo + u * (hi - lo)
 
 
+def _check_inducing_memory(param: str, m: int, n_features: int) -> None:
+    """Refuse, before anything is built or charged, m inducing inputs whose m x m matrices (the kernel bound's
+    pairwise differences, m x m x d, the largest) exceed the default memory limit: n_inducing=10**6 was a raw
+    MemoryError for 14.6 TiB (red team 26)."""
+    from .interface import DEFAULT_MEMORY_LIMIT
+
+    v.check_memory("sparse GP's inducing inputs (m x m matrices)", 8.0 * m * m * (n_features + 4),
+                   DEFAULT_MEMORY_LIMIT, "use fewer inducing inputs", param=param, value=m, raisable=False)
+
+
 class _SparseGpBase(_IndependentClones, BaseEstimator):
     """What the sparse-GP estimators share: public inducing inputs, the spec, the charge."""
 
     def _inducing(self, n_features: int) -> np.ndarray:
         ip = self.inducing_points
         if ip is None:
-            return inducing_design(self.box, self.n_inducing, n_features)
+            m = v.integer("n_inducing", self.n_inducing, minimum=1)
+            _check_inducing_memory("n_inducing", m, n_features)
+            return inducing_design(self.box, m, n_features)
         Z = ip(n_features) if callable(ip) else ip
         Z = v.points("inducing_points", Z)
         if Z.shape[1] != n_features:
             raise InvalidParameterError("inducing_points", f"points with the {n_features} feature(s) of X",
                                         f"{Z.shape[1]} feature(s)")
+        _check_inducing_memory("inducing_points", Z.shape[0], n_features)
         return Z
 
     def _spec(self, n_features: int, response_bound: float) -> SparseGpSpec:
