@@ -93,7 +93,7 @@ def _check_option_names(name: str, opts: dict) -> None:
                                                         inspect.Parameter.POSITIONAL_OR_KEYWORD)}
     for key, value in opts.items():   # the experiment's own defaults say which values are flags and integers
         default = params[key].default if key in params else None
-        if isinstance(default, bool) and not isinstance(value, bool) and value not in (0, 1):
+        if (isinstance(default, bool) or key in SWITCHES) and not isinstance(value, bool) and value not in (0, 1):
             raise InvalidParameterError(f"--set {key}", "true or false", value)
         if type(default) is int and not (isinstance(value, int) and not isinstance(value, bool)):
             raise InvalidParameterError(f"--set {key}", "an integer", value)
@@ -115,6 +115,8 @@ WORKERS_PER_CORE = 4
 RESERVED = frozenset({"out_dir", "out", "quick", "executor", "seed", "progress"})
 #: integer options for which 0 means something (a switch, no timing runs): every other integer option is a count
 ZERO_ALLOWED = frozenset({"dpsvgp", "timing_repeats", "dpsvgp_timing_repeats", "seed"})
+#: integer options that are on/off switches (0 or 1; true/false): --set dpsvgp=2 was taken as on (red team 26)
+SWITCHES = frozenset({"dpsvgp"})
 
 
 def _is_count(param) -> bool:
@@ -165,6 +167,9 @@ def _run(args) -> int:
         # the local pool forks all its workers at its first task: --workers 100000 started 100000 processes
         raise InvalidParameterError("--workers", f"an integer from 1 to {most} ({WORKERS_PER_CORE} per core of this "
                                     "machine: each worker is a process, all started at once)", args.workers)
+    if args.workers is not None and args.scheduler is not None:   # the cluster's workers run it: --workers was ignored
+        raise InvalidParameterError("--workers", "left out with --scheduler (the Dask cluster's own workers run the "
+                                    "experiment; --workers sets the local processes)", args.workers)
     opts = parse_options(args.options)
     if args.constants is not None:
         opts["constants"] = args.constants

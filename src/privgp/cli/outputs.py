@@ -170,6 +170,16 @@ def check_output_dir(out, overwrite: bool = False, *, flag: str = "--out",
         if _within(rp, out):
             raise InvalidParameterError(flag, f"a folder that does not hold the {what} (writing the outputs "
                                         "there would replace it)", f"{given} (holds {rp})")
+    if replace:
+        try:
+            cwd = Path.cwd().resolve()
+        except OSError:   # the current directory was deleted: nothing here can be replaced under the user
+            cwd = None
+        if cwd is not None and _within(cwd, out):
+            # the folder is replaced whole (a temporary folder renamed into place): the user's shell was left in
+            # a deleted directory (`cd empty && privgp demo --out .`, red team 26)
+            raise InvalidParameterError(flag, "a folder other than the current directory or one holding it (the "
+                                        "outputs replace the folder whole)", str(given))
     if out.exists() and not out.is_dir():
         raise InvalidParameterError(flag, "a folder (new or empty), not an existing file", str(out))
     if out.is_dir():

@@ -190,6 +190,19 @@ def validation_nll(model: DPConvCNP, batches: list[TaskBatch], seed: int) -> np.
     return torch.cat(per_task).double().cpu().numpy()
 
 
+def training_bytes(model_cfg: Any, cfg: TrainConfig) -> float:
+    """A generous estimate of a training step's peak memory beyond the process's own (torch, the data): per task,
+    the encoder's and decoder's RBF weights (grid x (largest context + targets), float64, forward and backward) and
+    the UNet's activations (grid x channels, float32, with their gradients), doubled (measured at the defaults:
+    12.5 MB per task against this estimate's 27.6 MB); and the UNet's weights with their gradients and Adam's two
+    moments. Public settings only: checked before a model is built."""
+    G = int(model_cfg.grid_size)
+    widths = (int(model_cfg.first_channels), *map(int, model_cfg.channels))
+    per_task = 2.0 * (8.0 * G * (cfg.n_context[1] + cfg.n_target) * 6 + 4.0 * G * sum(widths) * 12)
+    weights = 16.0 * int(model_cfg.kernel_size) * sum(a * b for a, b in zip(widths, widths[1:])) * 2
+    return cfg.batch_size * per_task + weights
+
+
 class Trainer:
     """Resumable meta-training state. Seeds: training tasks and noise from ``seed``; the validation
     tasks from ``seed + 1`` (fixed); validation noise from ``seed + 2``, re-seeded at every validation

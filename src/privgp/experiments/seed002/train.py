@@ -88,8 +88,9 @@ def train(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, steps: in
     from tqdm.auto import tqdm
 
     from ...errors import InvalidParameterError
+    from ...mechanisms.interface import DEFAULT_MEMORY_LIMIT
     from ...nn.pretrained import load_checkpoint
-    from ...nn.train import BatchPrefetcher, Trainer
+    from ...nn.train import BatchPrefetcher, Trainer, training_bytes
     from ...progress import Progress, resolve_mode
 
     torch = import_torch("privgp experiment seed002-train", threads)
@@ -100,6 +101,13 @@ def train(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, steps: in
     simulator = _simulator(families, matern32_noise, epsilon, delta)
     mcfg, tcfg = _configs(quick, seed, steps, val_every, val_tasks, batch_size, n_target, channels, first_channels,
                           stream, simulator)
+    # before any model or batch is built: batch_size=10**9 tried to allocate 464 GB and ended in a traceback
+    # (red team 26)
+    v.check_memory("training step (batch_size tasks of the grid, n_target and context points, and the model's "
+                   "channels)", training_bytes(mcfg, tcfg), DEFAULT_MEMORY_LIMIT,
+                   "use a smaller batch_size, n_target or channels", raisable=False,
+                   value=f"batch_size {tcfg.batch_size}, n_target {tcfg.n_target}, channels "
+                         f"{[mcfg.first_channels, *mcfg.channels]}")
     if last.exists():
         trainer = Trainer.from_state(load_checkpoint(last), steps=tcfg.steps, device=dev)   # weights only
         for key in simulator:
