@@ -222,3 +222,11 @@ def test_inducing_inputs_beyond_the_memory_limit_are_refused_by_name_before_anyt
     with pytest.raises(InvalidParameterError, match=rf"^{param} must be at most the limit of 4 GiB for the sparse GP's "
                        r"inducing inputs \(m x m matrices\); use fewer inducing inputs; got"):
         DPSparseGPRegressor(box=((0, 0), (1, 1)), **kwargs).fit(X, y)
+
+
+def test_no_admissible_order_says_no_finite_epsilon_and_what_drives_it():
+    """Red team 26: r = 1e-12 gave "no admissible Rényi order (alpha_max <= 1)", naming nothing a user sets."""
+    from privgp.errors import NumericalError
+
+    with pytest.raises(NumericalError, match=r"^no finite epsilon can be certified: .* r too small for n and the kernel"):
+        privgp.epsilon(privgp.posterior_sample_event(100, 1e-12, 0.3), 1e-6)

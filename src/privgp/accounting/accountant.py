@@ -230,7 +230,9 @@ def epsilon(event: PrivacyEvent | EventBatch, delta: ArrayLike, *, conversion: s
             rows = of_rows if isinstance(event, EventBatch) and flat_batch.by_rows else None
 
             if not any_true(amax > 1.0):
-                raise NumericalError("no admissible Rényi order (alpha_max <= 1)")
+                raise NumericalError("no finite epsilon can be certified: the event's Rényi bound holds at no order "
+                                     "alpha > 1 in float64 (alpha_max <= 1; for a posterior sample: r too small for n "
+                                     "and the kernel, where epsilon would exceed 1e30)")
             a_best, v_best = minimize_over_alpha(objective, np.maximum(amax, np.nextafter(1.0, 2.0) * (1 + 1e-12)),
                                                  rows=rows)
             if isinstance(event, PrivacyEvent):
