@@ -230,3 +230,15 @@ def test_no_admissible_order_says_no_finite_epsilon_and_what_drives_it():
 
     with pytest.raises(NumericalError, match=r"^no finite epsilon can be certified: .* r too small for n and the kernel"):
         privgp.epsilon(privgp.posterior_sample_event(100, 1e-12, 0.3), 1e-6)
+
+
+def test_a_dirichlet_alpha_whose_target_variance_is_zero_is_refused_by_name():
+    """Red team 26: alpha_epsilon=1e300 warned of a 0/0 and failed naming min_noise_var."""
+    import warnings
+
+    X = np.random.default_rng(0).uniform(0, 1, (60, 2))
+    y = (X[:, 0] > 0.5).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(InvalidParameterError, match=r"^alpha_epsilon must be small enough that the target variances"):
+            privgp.DPDirichletGPClassifier(alpha_epsilon=1e300, box=((0, 0), (1, 1))).fit(X, y)

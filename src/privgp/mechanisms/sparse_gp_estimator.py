@@ -337,6 +337,9 @@ def dirichlet_targets(onehot: ArrayLike, alpha_epsilon: float = 0.01) -> tuple[n
     sigma~^2 = log(1/alpha + 1), y~ = log(alpha) - sigma~^2 / 2. Returns (y~, sigma~^2)."""
     a = np.asarray(onehot, dtype=float) + v.positive("alpha_epsilon", alpha_epsilon)
     s2 = np.log(1.0 / a + 1.0)
+    if v.any_true(~(s2 > 0)):   # 1/a + 1 rounds to 1: a zero variance failed later, naming min_noise_var (red team 26)
+        raise InvalidParameterError("alpha_epsilon", "small enough that the target variances log(1/alpha + 1) are > 0 "
+                                    "in float64 (below about 1e15)", alpha_epsilon)
     return np.log(a) - 0.5 * s2, s2
 
 
