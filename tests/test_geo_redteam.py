@@ -112,3 +112,14 @@ def test_a_missing_gis_writer_fails_before_the_charge(tmp_path, capsys, monkeypa
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and f"needs the optional package '{package}'" in err, err
     assert not (tmp_path / "o").exists() and not (tmp_path / "l.sqlite").exists()
+
+
+@pytest.mark.parametrize("crs, words", [("EPSG:4807", "grads from Paris"), ("EPSG:4901", "grads from Paris RGS")])
+def test_a_geographic_crs_not_in_degrees_from_greenwich_is_refused(crs, words):
+    """Red team 26: NTF (Paris), in grads from Paris, was read as degrees from Greenwich: the local projection's
+    centre landed about 600 km from the box."""
+    from privgp.geo import LocalProjection
+
+    with pytest.raises(InvalidParameterError, match=rf"^crs must be a geographic CRS in degrees from Greenwich .*{words}"):
+        LocalProjection.for_box(crs, Box((2.0, 54.0), (3.0, 55.0)))
+    assert LocalProjection.for_box("EPSG:4275", Box((2.0, 48.0), (3.0, 49.0))).target.startswith("+proj=aeqd")

@@ -78,6 +78,12 @@ class LocalProjection:
                                         "(WGS84)", crs) from None
         if not src.is_geographic:
             return cls(crs, src.to_string())
+        if src.prime_meridian.longitude != 0.0 or any(a.unit_name != "degree" for a in src.axis_info[:2]):
+            # the box is read as degrees from Greenwich (its centre, its ranges): NTF (Paris), in grads from Paris,
+            # put the projection's centre 600 km from the box (red team 26)
+            raise InvalidParameterError("crs", "a geographic CRS in degrees from Greenwich (e.g. EPSG:4326, or its "
+                                        "own datum's: EPSG:4275 for NTF), or a projected one",
+                                        f"{crs} ({src.axis_info[0].unit_name}s from {src.prime_meridian.name})")
         lon0, lat0 = (0.5 * (a + b) for a, b in zip(box.lower, box.upper))
         if not (-180.0 <= box.lower[0] and box.upper[0] <= 180.0 and -90.0 <= box.lower[1] and box.upper[1] <= 90.0):
             raise InvalidParameterError("box", "longitudes in [-180, 180] and latitudes in [-90, 90] (x is the "
