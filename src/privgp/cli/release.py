@@ -26,7 +26,7 @@ from pathlib import Path
 from .. import __version__
 from ..datasets import baltimore
 from ..datasets.sources import ReducedData
-from ..errors import BudgetExceededError, InvalidParameterError, NoisyReleaseError, NumericalError
+from ..errors import BudgetExceededError, ClusterError, InvalidParameterError, NoisyReleaseError, NumericalError
 from ..formatting import exact_number
 from ..ledger import DEFAULT_BUDGET_EPSILON, Ledger, check_budget, ledger_path, remaining_epsilon
 from ..mechanisms.interface import DEFAULT_MEMORY_LIMIT, Mechanism, Request, all_options, get, registry
@@ -402,7 +402,12 @@ class _client:
             raise InvalidParameterError("--dask/--scheduler", "Dask installed (pip install 'privgp[dask]')",
                                         "no distributed module") from None
         if self.args.scheduler is not None:
-            self.client = Client(self.args.scheduler, timeout="20s")
+            try:
+                self.client = Client(self.args.scheduler, timeout="20s")
+            except (OSError, ValueError, TypeError) as exc:   # unreachable, refused, not an address; TimeoutError too
+                raise ClusterError(f"cannot connect to the Dask scheduler at {self.args.scheduler} ("
+                                   f"{type(exc).__name__}: {(str(exc).splitlines() or ['no message'])[0]}); "
+                                   "nothing was charged") from None
         else:
             import tempfile
 

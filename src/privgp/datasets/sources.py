@@ -11,7 +11,9 @@
 One streaming pass (:func:`scan_part` per file or query, merged by :func:`merge`) checks every record
 (types, missing and non-finite values, points outside the public box, responses the public transform
 cannot take) -- the first offending row and its file are named in a one-line
-:class:`~privgp.errors.DataError` -- and computes in the same pass the ORDER-INDEPENDENT fingerprint of :mod:`privgp.datasets.fingerprint` (version 3:
+:class:`~privgp.errors.DataError`; points outside the box are counted over the whole pass and refused with their
+number, and two parts holding the same records (a copied file) are refused -- and computes in the same pass
+the ORDER-INDEPENDENT fingerprint of :mod:`privgp.datasets.fingerprint` (version 3:
 SHA-256 of d, n and two sums mod 2^64 of per-record 64-bit hashes), merged over parts by adding the sums, so
 the same records in 1 or 100 files, or in one CSV file, get the same ledger key. It is private and never
 written: the ledger stores only its keyed hash (HMAC with the ledger's secret key,
@@ -133,7 +135,8 @@ def _numbers(batch: Any, name: str, where: str, row0: int) -> np.ndarray:
     if col.null_count:
         raise DataError(f"column {name!r} of {where} has a missing value at row "
                         f"{row0 + _first(np.asarray(pc.is_null(col))) + 1}")
-    values = np.asarray(pc.cast(col, pa.float64()), dtype=float)
+    # integers round to the nearest float64 (as a CSV file's digits are parsed): beyond 2^53 a safe cast refuses
+    values = np.asarray(pc.cast(col, pa.float64(), safe=not pa.types.is_integer(t)), dtype=float)
     bad = ~np.isfinite(values)
     if bad.any():
         raise DataError(f"column {name!r} of {where} has a NaN or infinite value at row {row0 + _first(bad) + 1}")
@@ -159,6 +162,11 @@ def _batches(part: Part, columns: Sequence[str], batch_rows: int) -> Iterator[An
             try:
                 rel = con.sql(part.query)
                 have = list(rel.columns)
+                folded = [h.lower() for h in have]   # DuckDB resolves names case-insensitively: the first would win
+                twice = [c for c in columns if folded.count(c.lower()) > 1]
+                if twice:
+                    raise DataError(f"column {twice[0]!r} appears more than once in {where} (its columns are: "
+                                    + ", ".join(map(repr, have[:20])) + "); name each column of the query once")
                 missing = [c for c in columns if c not in have]
                 if missing:
                     raise DataError(f"column(s) {', '.join(map(repr, missing))} not in {where}; its columns are: "
@@ -236,6 +244,11 @@ class ScanResult:
     lo: Any = None
     hi: Any = None
     z_range: tuple[float, float] | None = None
+    #: records outside the public box (not hashed nor reduced) and where the first is, in words
+    outside: int = 0
+    first_outside: str | None = None
+    #: (label, n, s1, s2) of each hashed part read: two parts holding the same records are refused (:func:`merge`)
+    part_sums: list = field(default_factory=list)
 
     def extend(self, lo: np.ndarray, hi: np.ndarray, z_lo: float, z_hi: float) -> None:
         """Widen the extents to cover more records."""
@@ -251,9 +264,14 @@ class ScanResult:
 
 
 def merge(results: Sequence[ScanResult]) -> ScanResult:
+    """The results of disjoint parts as one; a DataError where records lie outside the public box (how many,
+    and the first) or two parts hold the same records (a copy of a file: its records would count twice)."""
     out = ScanResult(dim=results[0].dim)
     for r in results:
         out.n += r.n
+        out.outside += r.outside
+        out.first_outside = out.first_outside or r.first_outside
+        out.part_sums.extend(r.part_sums)
         out.hashed = out.hashed and r.hashed
         out.s1, out.s2 = add_sums((out.s1, out.s2), (r.s1, r.s2))
         out.X.extend(r.X)
@@ -262,6 +280,14 @@ def merge(results: Sequence[ScanResult]) -> ScanResult:
             out.cells = r.cells if out.cells is None else out.cells.merge(r.cells)
         if r.z_range is not None:
             out.extend(r.lo, r.hi, *r.z_range)
+    if out.outside:
+        raise DataError(f"{out.first_outside}; {out.outside} of the {out.n} records read lie outside it")
+    seen: dict[tuple[int, int, int], str] = {}
+    for label, n, s1, s2 in out.part_sums:
+        if n and (n, s1, s2) in seen:
+            raise DataError(f"{seen[(n, s1, s2)]} and {label} hold the same {n} records (a copy of one file?): they "
+                            "would count twice; remove the copy or give the files once")
+        seen.setdefault((n, s1, s2), label)
     return out
 
 
@@ -335,10 +361,16 @@ def _scan_batches(part: Part, coordinates: tuple[str, ...], response: str, domai
         # the box per column (contiguous): min/max over axis 0 of the n x d array cost 40x more
         c_lo, c_hi = np.array([c.min() for c in cx]), np.array([c.max() for c in cx])
         res.extend(c_lo, c_hi, float(z.min()), float(z.max()))
-        if np.any(c_lo < lo) or np.any(c_hi > hi):
-            i = _first(~np.all((X >= lo) & (X <= hi), axis=1))
-            raise DataError(f"row {row0 + i + 1} of {where} lies outside the public box {domain.describe()} "
-                            f"({', '.join(coordinates)} = {', '.join(f'{x:g}' for x in X[i])})")
+        if np.any(c_lo < lo) or np.any(c_hi > hi):   # counted over the whole pass, refused by merge()
+            out = ~np.all((X >= lo) & (X <= hi), axis=1)
+            if res.first_outside is None:
+                i = _first(out)
+                res.first_outside = (f"row {row0 + i + 1} of {where} lies outside the public box {domain.describe()} "
+                                     f"({', '.join(coordinates)} = {', '.join(f'{x:g}' for x in X[i])})")
+            res.outside += int(out.sum())
+            res.n += k
+            row0 += k
+            continue
         y = None
         if transform is not None:
             try:
@@ -361,6 +393,8 @@ def _scan_batches(part: Part, coordinates: tuple[str, ...], response: str, domai
         if res.cells is not None and y is not None:
             res.cells.add(X, y)
         row0 += k
+    if res.hashed:
+        res.part_sums.append((where, res.n, res.s1, res.s2))
     return res
 
 
@@ -415,6 +449,8 @@ def cluster_scan(client: Any, parts: Sequence[Part], coordinates: Sequence[str],
     records) come back, merged here. A DataError raised on a worker is raised here; any other failure of the
     cluster (a worker killed mid-aggregation, the scheduler lost) is a :class:`~privgp.errors.ClusterError`,
     raised before the release charges anything."""
+    # absolute paths: a worker started elsewhere would read a relative path from its own working directory
+    parts = [Part(p.kind, os.path.abspath(p.path), p.query) for p in parts]
     futures = client.map(count_part if count_only else scan_part, list(parts), coordinates=tuple(coordinates),
                          response=response, domain=domain, transform=transform, keep=False, cells=cells,
                          batch_rows=batch_rows, pure=False)
