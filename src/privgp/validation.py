@@ -200,6 +200,16 @@ def integer(name: str, value: Any, *, minimum: int | None = None) -> int:
     return v
 
 
+def switch(name: str, value: Any) -> bool:
+    """An on/off setting as a bool: True or False (numpy's too), or the integers 1 and 0 (``dpsvgp=0``); anything
+    else is refused, not read by its truth (``dpsvgp=2`` or "no" was taken as on)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (Integral, np.integer)) and int(value) in (0, 1):
+        return bool(value)
+    raise InvalidParameterError(name, "true or false", value)
+
+
 def is_complex(value: Any) -> bool:
     """Whether ``value`` holds complex numbers (float conversion would drop their imaginary parts with only a
     warning); False for what numpy cannot read as one array (the conversion refuses that itself)."""

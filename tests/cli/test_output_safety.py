@@ -101,10 +101,14 @@ def test_release_overwrite_of_a_folder_that_is_no_earlier_release_deletes_nothin
     work = env / "work"
     work.mkdir()
     (work / "precious.txt").write_text("mine")
-    os.chdir(work)
-    code, _, err = run(capsys, "release", *REL, "--ledger", led, "--out", ".", "--overwrite")
+    code, _, err = run(capsys, "release", *REL, "--ledger", led, "--out", work, "--overwrite")
     refused(code, err, "--out", "no earlier privgp output")
     assert (work / "precious.txt").read_text() == "mine" and not led.exists()
+    os.chdir(work)   # the current directory itself is never replaced, whatever it holds (red team 26)
+    code, _, err = run(capsys, "release", *REL, "--ledger", led, "--out", ".", "--overwrite")
+    refused(code, err, "--out must be a folder other than the current directory or one holding it", "got '.'")
+    assert (work / "precious.txt").read_text() == "mine" and not led.exists()
+    os.chdir(env)
     # a genuine earlier release is replaced; a file added to it is not deleted (refused before the charge)
     assert run(capsys, "release", *REL, "--ledger", led, "--out", env / "rel")[0] == 0
     assert run(capsys, "release", *REL, "--ledger", led, "--out", env / "rel", "--overwrite")[0] == 0

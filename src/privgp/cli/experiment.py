@@ -93,7 +93,7 @@ def _check_option_names(name: str, opts: dict) -> None:
                                                         inspect.Parameter.POSITIONAL_OR_KEYWORD)}
     for key, value in opts.items():   # the experiment's own defaults say which values are flags and integers
         default = params[key].default if key in params else None
-        if (isinstance(default, bool) or key in SWITCHES) and not isinstance(value, bool) and value not in (0, 1):
+        if isinstance(default, bool) and not isinstance(value, bool):   # an on/off switch: --set dpsvgp=2 was on
             raise InvalidParameterError(f"--set {key}", "true or false", value)
         if type(default) is int and not (isinstance(value, int) and not isinstance(value, bool)):
             raise InvalidParameterError(f"--set {key}", "an integer", value)
@@ -113,10 +113,8 @@ def _check_option_names(name: str, opts: dict) -> None:
 WORKERS_PER_CORE = 4
 #: the experiment's arguments set by their own flags, never by --set
 RESERVED = frozenset({"out_dir", "out", "quick", "executor", "seed", "progress"})
-#: integer options for which 0 means something (a switch, no timing runs): every other integer option is a count
-ZERO_ALLOWED = frozenset({"dpsvgp", "timing_repeats", "dpsvgp_timing_repeats", "seed"})
-#: integer options that are on/off switches (0 or 1; true/false): --set dpsvgp=2 was taken as on (red team 26)
-SWITCHES = frozenset({"dpsvgp"})
+#: integer options for which 0 means something (no timing runs): every other integer option is a count
+ZERO_ALLOWED = frozenset({"timing_repeats", "dpsvgp_timing_repeats", "seed"})
 
 
 def _is_count(param) -> bool:

@@ -30,7 +30,10 @@ def versions() -> dict[str, str]:
 
 
 def command_line() -> str:
-    """The command that is running, as a user would type it (``privgp ...`` for the CLI)."""
+    """The command that is running, as a user would type it (``privgp ...`` for the CLI). Its relative paths
+    (``--out``, ``--set checkpoint=...``) are kept as typed, relative to the folder it ran in (the repository root
+    for the committed runs, as docs/results.md says): making them absolute would record the machine's own folders
+    in a file meant to be published."""
     argv = list(sys.argv)
     if argv and (Path(argv[0]).name == "privgp" or argv[0].endswith(("privgp/cli/main.py", "privgp.cli.main"))):
         argv[0] = "privgp"

@@ -29,7 +29,7 @@ import torch
 from .. import validation as v
 from ..errors import InvalidParameterError
 from .model import DPConvCNP, ModelConfig, gaussian_nll
-from .tasks import DELTA, EPSILON_RANGE, MATERN32_NOISE_STD, TaskBatch, TaskSampler, TaskSpec, default_specs
+from .tasks import DELTA, EPSILON_RANGE, MATERN32_NOISE_STD, TaskBatch, TaskSampler, TaskSpec, default_specs, sample_batch_bytes
 
 DEFAULT_WEIGHTS = {"eq": 0.4, "matern32": 0.2, "sawtooth": 0.4}
 STREAMS = ("sequential", "indexed")
@@ -191,16 +191,22 @@ def validation_nll(model: DPConvCNP, batches: list[TaskBatch], seed: int) -> np.
 
 
 def training_bytes(model_cfg: Any, cfg: TrainConfig) -> float:
-    """A generous estimate of a training step's peak memory beyond the process's own (torch, the data): per task,
-    the encoder's and decoder's RBF weights (grid x (largest context + targets), float64, forward and backward) and
-    the UNet's activations (grid x channels, float32, with their gradients), doubled (measured at the defaults:
-    12.5 MB per task against this estimate's 27.6 MB); and the UNet's weights with their gradients and Adam's two
-    moments. Public settings only: checked before a model is built."""
+    """A generous estimate of a training run's peak memory beyond the process's own (torch, the code): per task of a
+    step, the encoder's and decoder's RBF weights (grid x (largest context + targets), float64, forward and backward)
+    and the UNet's activations (grid x channels, float32, with their gradients), doubled (measured at the defaults:
+    about 4-10 MB per task against this estimate's 27.6 MB; 30 MB against 111 MB with 4,000 targets); the UNet's
+    weights with their gradients and Adam's two moments; drawing a batch (:func:`~privgp.nn.tasks.sample_batch_bytes`,
+    whose (B, M, M) Gram matrices dominate for many targets); and the validation tasks, kept all the run. Counted
+    together though they do not all live at once. Public settings only: checked before a model is built (a
+    :class:`BatchPrefetcher`'s worker processes each draw batches of their own, not counted here)."""
     G = int(model_cfg.grid_size)
     widths = (int(model_cfg.first_channels), *map(int, model_cfg.channels))
-    per_task = 2.0 * (8.0 * G * (cfg.n_context[1] + cfg.n_target) * 6 + 4.0 * G * sum(widths) * 12)
+    points = int(cfg.n_context[1]) + int(cfg.n_target)
+    per_task = 2.0 * (8.0 * G * points * 6 + 4.0 * G * sum(widths) * 12)
     weights = 16.0 * int(model_cfg.kernel_size) * sum(a * b for a, b in zip(widths, widths[1:])) * 2
-    return cfg.batch_size * per_task + weights
+    val_tasks = math.ceil(int(cfg.val_tasks) / int(cfg.batch_size)) * int(cfg.batch_size)
+    validation = 2.0 * 4.0 * points * 2 * val_tasks   # (xc, yc, xt, yt) in float32, with room for their copies
+    return cfg.batch_size * per_task + weights + sample_batch_bytes(cfg.batch_size, points) + validation
 
 
 class Trainer:

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ... import validation as v
 from ..common import as_tuple, import_torch, new_figure, save_figure, write_run_record, write_table
 
 FAMILY_KERNEL = {"eq": "eq", "sawtooth": "periodic", "matern32": "matern32"}
@@ -97,7 +98,7 @@ def tune(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, families=(
 # ------------------------------------------------------------------------------------------------
 def nll(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, families=("eq", "sawtooth"),
         n_values=(50, 100, 200, 400), eps_for_n: float = 1.0, eps_values=(1.0, 2.0, 3.0, 4.0), n_for_eps: int = 100,
-        tasks: int = 256, n_target: int = 512, dpsvgp: int = 1, dpsvgp_tasks: int | None = None,
+        tasks: int = 256, n_target: int = 512, dpsvgp: bool = True, dpsvgp_tasks: int | None = None,
         eq_lengthscale: float = 0.71,
         sawtooth_frequency: float = 0.5, timing_repeats: int = 32, dpsvgp_timing_repeats: int = 3,
         checkpoint: str | None = None, tuned: str | None = None, dpsvgp_from: str | None = None,
@@ -112,6 +113,7 @@ def nll(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, families=("
     from ...nn.evaluate import dpconvcnp_nll, dpsvgp_nll, mean_ci, oracle_nll, time_dpconvcnp, time_dpsvgp
     from ...nn.tasks import TaskBatch, sample_batch
 
+    dpsvgp = v.switch("dpsvgp", dpsvgp)
     if quick:
         n_values, eps_values, n_for_eps, tasks, n_target, timing_repeats, dpsvgp_timing_repeats = (8, 16), (1.0,), 8, 4, 16, 2, 1
     model = _model(checkpoint)
@@ -280,7 +282,7 @@ def fits(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, families=(
 
 # ------------------------------------------------------------------------------------------------
 def sim2real(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, n_values=(30, 60, 100, 200, 300),
-             epsilon: float = 1.0, delta: float = 1e-3, repeats: int = 256, dpsvgp: int = 1,
+             epsilon: float = 1.0, delta: float = 1e-3, repeats: int = 256, dpsvgp: bool = True,
              dpsvgp_repeats: int | None = None, checkpoint: str | None = None, tuned: str | None = None,
              dpsvgp_from: str | None = None, y_scale: float = 1.0, threads: int = 1) -> dict:
     """Fig. 7 protocol on sklearn's diabetes data (442 patients; disease progression one year after
@@ -307,6 +309,7 @@ def sim2real(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, n_valu
     from ...validation import positive
 
     positive("y_scale", y_scale)
+    dpsvgp = v.switch("dpsvgp", dpsvgp)
     x_all, tasks_xy = _diabetes()
     if quick:
         n_values, repeats = (30,), 4

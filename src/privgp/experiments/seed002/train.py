@@ -19,6 +19,10 @@ refuses others.
 ``data_workers`` > 0 draws the training batches ahead in that many worker processes (the batches do
 not depend on the number of workers; the default ``sequential`` stream is the shipped model's).
 
+A run whose training step (``batch_size``, ``n_target``, ``val_tasks``, ``channels``, ``first_channels``) is estimated
+to need more than the package's memory limit (:func:`privgp.nn.train.training_bytes`, 4 GiB) is refused before a
+model is built, naming the option that adds most to the estimate.
+
 The reduced CPU model shipped in the package was trained with this experiment (see docs/results.md).
 """
 from __future__ import annotations
@@ -77,6 +81,33 @@ def _configs(quick: bool, seed: int, steps, val_every, val_tasks, batch_size, n_
     return mcfg, tcfg
 
 
+#: the options that size a training step (:func:`~privgp.nn.train.training_bytes`)
+SIZES = ("batch_size", "n_target", "val_tasks", "channels", "first_channels")
+
+
+def _check_memory(quick: bool, seed: int, stream: str, simulator: dict[str, Any], **options) -> None:
+    """Refuse, before any model or batch is built, a run whose training step is estimated to need more than the
+    package's memory limit (:data:`~privgp.mechanisms.interface.DEFAULT_MEMORY_LIMIT`), naming the option given
+    (:data:`SIZES`) whose value adds most to the estimate, with its value."""
+    from ...mechanisms.interface import DEFAULT_MEMORY_LIMIT
+    from ...nn.train import training_bytes
+
+    def need(**changed) -> float:
+        return training_bytes(*_configs(quick, seed, **{**options, **changed}, stream=stream, simulator=simulator))
+
+    total = need()
+    if total <= DEFAULT_MEMORY_LIMIT:
+        return
+    given = [k for k in SIZES if options.get(k) is not None]
+    driver = max(given, key=lambda k: total - need(**{k: None}), default=None)   # the defaults are admitted
+    shown = options[driver] if driver is not None else None
+    v.check_memory("training step (batch_size tasks of n_target and context points on the model's grid and "
+                   "channels, and the val_tasks validation tasks)", total, DEFAULT_MEMORY_LIMIT,
+                   "use a smaller batch_size, n_target, val_tasks or channels", raisable=False,
+                   param=driver or "memory",
+                   value=None if shown is None else ",".join(map(str, np.atleast_1d(shown).tolist())))
+
+
 def train(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, steps: int | None = None,
           max_minutes: float | None = None, val_every: int | None = None, val_tasks: int | None = None,
           batch_size: int | None = None, n_target: int | None = None, channels=None, first_channels=None,
@@ -88,9 +119,8 @@ def train(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, steps: in
     from tqdm.auto import tqdm
 
     from ...errors import InvalidParameterError
-    from ...mechanisms.interface import DEFAULT_MEMORY_LIMIT
     from ...nn.pretrained import load_checkpoint
-    from ...nn.train import BatchPrefetcher, Trainer, training_bytes
+    from ...nn.train import BatchPrefetcher, Trainer
     from ...progress import Progress, resolve_mode
 
     torch = import_torch("privgp experiment seed002-train", threads)
@@ -103,11 +133,8 @@ def train(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, steps: in
                           stream, simulator)
     # before any model or batch is built: batch_size=10**9 tried to allocate 464 GB and ended in a traceback
     # (red team 26)
-    v.check_memory("training step (batch_size tasks of the grid, n_target and context points, and the model's "
-                   "channels)", training_bytes(mcfg, tcfg), DEFAULT_MEMORY_LIMIT,
-                   "use a smaller batch_size, n_target or channels", raisable=False,
-                   value=f"batch_size {tcfg.batch_size}, n_target {tcfg.n_target}, channels "
-                         f"{[mcfg.first_channels, *mcfg.channels]}")
+    _check_memory(quick, seed, stream, simulator, steps=steps, val_every=val_every, val_tasks=val_tasks,
+                  batch_size=batch_size, n_target=n_target, channels=channels, first_channels=first_channels)
     if last.exists():
         trainer = Trainer.from_state(load_checkpoint(last), steps=tcfg.steps, device=dev)   # weights only
         for key in simulator:
