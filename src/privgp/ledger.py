@@ -48,7 +48,10 @@ Fingerprints
     datasets keyed by the version-2 digest of a CSV file or of ``privgp.records`` (meta ``digests`` =
     "v2", set when such a file is first opened by this version and has datasets):
     :meth:`Ledger.fingerprint_of` then uses the old key of records that have one, so they keep their
-    budget; a file created since (``digests`` = "v3") never computes the old digest.
+    budget; a file created since (``digests`` = "v3") never computes the old digest. Records read from
+    a DECIMAL, float32 or float16 column (Parquet, DuckDB) were read otherwise before 2026-11-29 (their
+    key then differed from that of the same values in a CSV file); the key they had then is kept in any
+    file that charged them under it (``aliases`` of :meth:`Ledger.fingerprint_of`).
 
 What it can and cannot do
     It protects an honest data holder from overspending by mistake (the same records released
@@ -110,6 +113,10 @@ CREATE TABLE IF NOT EXISTS entries (
     settings TEXT NOT NULL DEFAULT '{}'
 );
 CREATE INDEX IF NOT EXISTS entries_by_dataset ON entries(fingerprint);
+CREATE TABLE IF NOT EXISTS links (
+    fingerprint TEXT PRIMARY KEY,
+    dataset TEXT NOT NULL REFERENCES datasets(fingerprint)
+);
 """
 
 
@@ -261,7 +268,8 @@ class Ledger:
         self.readonly = bool(readonly)
         self._pending = False
         self._provisional: bytes | None = None   # the key fingerprints were computed with before the file existed
-        self._keyed: dict[str, tuple[str, Any]] = {}   # provisional fingerprint -> (content digest, legacy)
+        self._keyed: dict[str, tuple[str, Any, tuple[str, ...]]] = {}   # provisional fingerprint -> fingerprint_of args
+        self._links: dict[str, str] = {}   # a dataset's key found by an alias -> the records' own key (fingerprint_of)
         if self.readonly:
             if not self.path.is_file():
                 raise DataError(f"no privacy ledger at {self.path}")
@@ -418,7 +426,7 @@ class Ledger:
         """Keyed fingerprint of a table's content digest (safe to print; see module docstring)."""
         fp = hmac.new(self._secret, content_digest.encode("utf-8"), hashlib.sha256).hexdigest()
         if self._pending:
-            self._keyed.setdefault(fp, (content_digest, None))
+            self._keyed.setdefault(fp, (content_digest, None, ()))
         return fp
 
     def named_fingerprint(self, name: str) -> str:
@@ -453,26 +461,37 @@ class Ledger:
         finally:
             con.close()
 
-    def fingerprint_of(self, content_digest: str, legacy: Callable[[], Sequence[str]] | None = None) -> str:
-        """The ledger key of records with this content digest. In a file written by an earlier privgp (meta
-        ``digests`` = "v2") whose datasets do not include this key, ``legacy()`` -- the records' digests
-        under earlier versions, computed only then -- is tried, and a key of them that the file knows is
-        returned: the same records keep their budget and their entries."""
+    def fingerprint_of(self, content_digest: str, legacy: Callable[[], Sequence[str]] | None = None,
+                       aliases: Sequence[str] = ()) -> str:
+        """The ledger key of records with this content digest. Where the file's datasets do not include this key,
+        a key the file knows is returned instead, so that the same records keep their budget and their entries:
+        that of one of ``aliases`` (the digests an earlier privgp gave these records when it read their source
+        otherwise, e.g. a DECIMAL or float32 column before 2026-11-29; tried in any file), or, in a file written
+        by a privgp before digest version 3 (meta ``digests`` = "v2"), one of ``legacy()`` (the records' digests
+        under earlier versions, computed only then). A charge under a key found by an alias links the records' own
+        key to it (table ``links``), so that the same values read from a source that has no alias (a CSV file)
+        are that data set too."""
         fp = self.fingerprint(content_digest)
-        if self._pending and legacy is not None:
-            self._keyed[fp] = (content_digest, legacy)
-        if legacy is None:
-            return fp
+        aliases = tuple(aliases)
+        if self._pending and (legacy is not None or aliases):
+            self._keyed[fp] = (content_digest, legacy, aliases)
         con = self._connect()
         try:
-            row = con.execute("SELECT value FROM meta WHERE key = 'digests'").fetchone()
-            if row is None or row[0] != "v2":
-                return fp
-
             def known(key: str) -> bool:
                 return con.execute("SELECT 1 FROM datasets WHERE fingerprint = ?", (key,)).fetchone() is not None
 
             if known(fp):
+                return fp
+            linked = con.execute("SELECT l.dataset FROM links l JOIN datasets d ON d.fingerprint = l.dataset "
+                                 "WHERE l.fingerprint = ?", (fp,)).fetchone()
+            if linked is not None:
+                return _text(linked[0])
+            for old in aliases:
+                if known(self.fingerprint(old)):
+                    self._links[self.fingerprint(old)] = fp
+                    return self.fingerprint(old)
+            row = con.execute("SELECT value FROM meta WHERE key = 'digests'").fetchone()
+            if legacy is None or row is None or row[0] != "v2":
                 return fp
             for old in legacy():
                 if known(self.fingerprint(old)):
@@ -623,6 +642,9 @@ class Ledger:
                             "description, settings) VALUES (?, ?, ?, 'charged', ?, ?, ?, ?, ?)",
                             (entry_id, fingerprint, _now(), epsilon, delta, event_json, description,
                              settings_json))
+                if fingerprint in self._links:   # records known by an alias: their own key names this data set too
+                    con.execute("INSERT OR IGNORE INTO links(fingerprint, dataset) VALUES (?, ?)",
+                                (self._links[fingerprint], fingerprint))
                 con.execute("ROLLBACK" if dry_run else "COMMIT")
             except BaseException:
                 con.execute("ROLLBACK")

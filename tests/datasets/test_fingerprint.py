@@ -160,6 +160,41 @@ def test_a_new_ledger_never_computes_the_old_digest(tmp_path):
     assert Ledger(path).fingerprint_of("abc", boom) == Ledger(path).fingerprint("abc")
 
 
+def test_aliases_are_tried_in_any_ledger_and_only_where_the_key_is_unknown(tmp_path):
+    """The key an earlier privgp gave records it read otherwise (a DECIMAL or float32 column before 2026-11-29) is
+    kept by any ledger that charged it -- a v3 file too -- and never replaces a key the ledger knows already; a
+    charge under it links the records' own key to that data set (the same values from a CSV file, which has no
+    alias), and a dry run links nothing."""
+    from privgp.accounting import GaussianEvent
+
+    def boom():
+        raise AssertionError("the v2 digest was computed for a ledger created with v3 digests")
+
+    def charge(led, key, **kw):
+        return led.charge(key, GaussianEvent(sensitivity=1.0, noise_std=5.0), budget_epsilon=10.0,
+                          budget_delta=1e-6, **kw)
+
+    path = tmp_path / "l.sqlite"
+    led = Ledger(path, create_on_charge=True)
+    assert led.fingerprint_of("new", boom, ("old",)) == led.fingerprint("new")   # nothing charged yet
+    for old in ("old", "a", "b", "old3"):
+        charge(led, led.fingerprint(old))
+    led = Ledger(path)
+    assert led.fingerprint_of("new2", None, ("other",)) == led.fingerprint("new2")
+    assert led.fingerprint_of("b", None, ("a",)) == led.fingerprint("b")          # its own key, known: kept
+    key = led.fingerprint_of("new3", None, ("old3",))
+    assert key == led.fingerprint("old3")
+    charge(led, key, dry_run=True)
+    assert Ledger(path).fingerprint_of("new3") == led.fingerprint("new3")         # a dry run links nothing
+    key = led.fingerprint_of("new", boom, ("other", "old"))
+    assert key == led.fingerprint("old")
+    charge(led, key)
+    again = Ledger(path)
+    assert again.fingerprint_of("new") == again.fingerprint("old")                # linked, without the alias
+    assert len(again.entries(key)) == 2 and len(again.datasets()) == 4
+    assert Ledger(path, readonly=True).fingerprint_of("new") == again.fingerprint("old")
+
+
 @pytest.mark.parametrize("text", ["x,v\n1,2\n3,4\n", "v,x\n4,3\n2,1\n", "x,v\n3.0,4e0\n1,2.000\n"])
 def test_csv_python_and_formats_share_the_digest(tmp_path, text):
     p = tmp_path / "t.csv"

@@ -450,3 +450,73 @@ def test_a_folder_or_glob_that_reaches_one_file_twice_is_refused(tmp_path):
     os.link(root / "part0.parquet", root / "latest.parquet")
     with pytest.raises(DataError, match="reaches one file twice"):
         sources.resolve(str(root))
+
+
+def test_decimal_float32_and_float16_columns_get_the_key_of_the_same_values_in_csv(tmp_path):
+    """Red team 26 (privacy): pyarrow's DECIMAL-to-float cast misrounds about a third of values by one ulp, and a
+    float32 column widened is not what its digits say, so the same records from DuckDB DECIMAL or float32 Parquet
+    and from a CSV file got two ledger keys (a budget each). Each column is now read as its digits are: one key.
+    The key an earlier privgp gave them is kept as an alias (a ledger that charged it keeps charging it)."""
+    from privgp.datasets.fingerprint import records_digest
+    from privgp.datasets.tabular import load_table
+
+    rng = np.random.default_rng(11)
+    n = 400
+    X = np.round(rng.uniform([0, 0], [10, 5], (n, 2)), 4)
+    z = np.round(rng.normal(0, 1, n), 4)
+    csv = tmp_path / "dec.csv"
+    csv.write_text("lon,lat,price\n" + "".join(f"{a:.4f},{b:.4f},{c:.4f}\n" for (a, b), c in zip(X, z)))
+    want = load_table(csv, COORDS, RESP).content_digest
+    assert scan(csv).digest() == want                       # the streaming CSV pass agrees
+    con = duckdb.connect(str(tmp_path / "dec.duckdb"))
+    frame = pa.table({"lon": X[:, 0], "lat": X[:, 1], "price": z})  # noqa: F841 (read by DuckDB)
+    con.execute("CREATE TABLE sales AS SELECT CAST(lon AS DECIMAL(12, 4)) AS lon, CAST(lat AS DECIMAL(12, 4)) AS "
+                "lat, CAST(price AS DECIMAL(12, 4)) AS price FROM frame")
+    con.close()
+    res = scan(tmp_path / "dec.duckdb", table="sales")
+    assert res.digest() == want
+    import pyarrow.compute as pc
+    old = [np.asarray(pc.cast(pa.array(c, type=pa.float64()).cast(pa.decimal128(12, 4)), pa.float64()))
+           for c in (X[:, 0], X[:, 1], z)]
+    assert any(np.any(o != c) for o, c in zip(old, (X[:, 0], X[:, 1], z)))   # the old reading differed
+    assert res.aliases() == (records_digest(np.column_stack(old[:2]), old[2]),)
+    # float32 coordinates and a float16 response in Parquet; the CSV holds their shortest digits
+    X32, z16 = X.astype(np.float32), z.astype(np.float16)
+    small = pa.table({"lon": X32[:, 0], "lat": X32[:, 1], "price": z16})
+    pq.write_table(small, tmp_path / "f32.parquet")
+    csv32 = tmp_path / "f32.csv"
+    small.to_pandas().to_csv(csv32, index=False)     # pandas prints a float32 or float16 by its shortest digits
+    res32 = scan(tmp_path / "f32.parquet")
+    assert res32.digest() == load_table(csv32, COORDS, RESP).content_digest == scan(csv32).digest()
+    assert res32.aliases() == (records_digest(X32.astype(float), z16.astype(float)),)
+    assert scan(csv32).aliases() == () and scan(csv).aliases() == ()   # float64 sources: no alias
+
+
+def test_a_ledger_that_charged_a_float32_file_under_its_earlier_key_keeps_it(tmp_path, capsys):
+    """The same float32 Parquet records released before and after the reading changed: one data set in the ledger,
+    its budget spent by both (not a fresh budget under a new key); and the same values as CSV share it."""
+    import json
+
+    from privgp.accounting import GaussianEvent
+    from privgp.datasets.fingerprint import records_digest
+    from privgp.ledger import Ledger
+
+    X, z = records(600, seed=4)
+    X32, z32 = X.astype(np.float32), z.astype(np.float32)
+    path = tmp_path / "f32.parquet"
+    small = pa.table({"lon": X32[:, 0], "lat": X32[:, 1], "price": z32})
+    pq.write_table(small, path)
+    ledger = tmp_path / "ledger.sqlite"
+    led = Ledger(ledger, create_on_charge=True)
+    earlier = led.fingerprint(records_digest(X32.astype(float), z32.astype(float)))   # the key until 2026-11-29
+    led.charge(earlier, GaussianEvent(sensitivity=1.0, noise_std=5.0), budget_epsilon=100.0, budget_delta=1e-6)
+    base = ["release", *ARGS, "--ledger", str(ledger), "--budget-epsilon", "100", "--json"]
+    assert main([*base, "--data", str(path), "--out", str(tmp_path / "a")]) == 0
+    csv = tmp_path / "f32.csv"
+    small.to_pandas().to_csv(csv, index=False)
+    assert main([*base, "--data", str(csv), "--out", str(tmp_path / "b")]) == 0
+    capsys.readouterr()
+    for d in ("a", "b"):
+        assert json.loads((tmp_path / d / "certificate.json").read_text())["dataset"]["fingerprint"] == earlier
+    (only,) = Ledger(ledger).datasets()
+    assert only.fingerprint == earlier and len(Ledger(ledger).entries(earlier)) == 3

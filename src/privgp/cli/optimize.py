@@ -316,7 +316,7 @@ def _objective(args):
             raise InvalidParameterError("--lookup", f"a table whose points are {exc.requirement}", exc.value) from None
         # published in summary.json: the file's name, not where it lies on the data holder's machine
         return _Lookup(data.X, data.response), cand, f"lookup table {Path(args.lookup).name} ({data.n} records)", \
-            (data.content_digest, data.legacy_digests), None
+            (data.content_digest, data.legacy_digests, data.aliases), None
     for flag in ("x_cols", "response_col"):
         if getattr(args, flag) is not None:
             raise InvalidParameterError("--" + flag.replace("_", "-"), "used only with --lookup", getattr(args, flag))

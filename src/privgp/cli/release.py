@@ -379,7 +379,8 @@ def _load_source(args, coords, domain, rmap):
     if res.n == 0:
         raise InvalidParameterError("--data", "at least one record", 0)
     return sources.ReducedData(n=res.n, dim=len(coords), coordinates=tuple(coords), response_name=response,
-                               source=source, content_digest=res.digest() if res.hashed else None)
+                               source=source, content_digest=res.digest() if res.hashed else None,
+                               aliases=res.aliases() if res.hashed else ())
 
 
 class _client:
@@ -474,7 +475,7 @@ def _cluster_statistics(args, plan, data):
     if res.n != data.n or data.content_digest not in (None, res.digest()):
         raise InvalidParameterError("--data", "the same records as counted before the plan (did the data "
                                     "change?)", f"{res.n} records, {data.n} before")
-    data = dataclasses.replace(data, content_digest=res.digest())
+    data = dataclasses.replace(data, content_digest=res.digest(), aliases=res.aliases())
     if res.z_range is not None:   # the checks of an in-memory release, from the pass's extents (before the charge)
         check_extents(res.lo, res.hi, res.z_range, res.n, plan.domain, plan.response_map,
                       allow_noisy=bool(getattr(args, "allow_noisy", False)))
@@ -677,7 +678,8 @@ def run(args) -> int:
         check_budget(args.budget_epsilon, args.budget_delta)  # a refused budget creates no ledger file
         ledger = Ledger(args.ledger, create_on_charge=True)   # a refused charge writes no file
         fingerprint = (ledger.named_fingerprint(name) if name is not None   # old keys: privgp.ledger
-                       else ledger.fingerprint_of(data.content_digest, getattr(data, "legacy_digests", None)))
+                       else ledger.fingerprint_of(data.content_digest, getattr(data, "legacy_digests", None),
+                                                  data.aliases))
         if out is None:   # --dry-run
             return _dry_run(args, plan, data, fc, ledger, fingerprint)
         progress.update(1)

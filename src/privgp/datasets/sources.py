@@ -123,8 +123,14 @@ def _first(mask: np.ndarray) -> int:
     return int(np.flatnonzero(mask)[0])
 
 
-def _numbers(batch: Any, name: str, where: str, row0: int) -> np.ndarray:
-    """A record batch's column as float64, or a DataError naming the first bad row (1-based)."""
+def _numbers(batch: Any, name: str, where: str, row0: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """A record batch's column as float64, as the same numbers written in a CSV file are read, and the float64
+    values privgp before 2026-11-29 read from it where they differ (else None), or a DataError naming the
+    first bad row (1-based). A DECIMAL column is read through its exact digits (pyarrow's decimal-to-float
+    cast misrounds about a third of values by one ulp) and a float32 or float16 column through its shortest
+    decimal text (what such a column printed as CSV says; widening it would give other float64 values), so
+    that the same records read from Parquet, DuckDB or CSV get the same fingerprint: the ledger knows them
+    as one data set (:meth:`ScanResult.aliases` keeps the earlier key for a ledger that charged it)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -140,7 +146,16 @@ def _numbers(batch: Any, name: str, where: str, row0: int) -> np.ndarray:
     bad = ~np.isfinite(values)
     if bad.any():
         raise DataError(f"column {name!r} of {where} has a NaN or infinite value at row {row0 + _first(bad) + 1}")
-    return values
+    if pa.types.is_decimal(t) or t in (pa.float32(), pa.float16()):
+        if t == pa.float16():   # pyarrow prints a half float's exact binary value, numpy its shortest text
+            text = np.asarray(col.to_numpy(zero_copy_only=False)).astype(str)
+            read = text.astype(float)
+        else:
+            read = np.asarray(pc.cast(pc.cast(col, pa.string()), pa.float64()), dtype=float)
+        changed = read != values
+        if changed.any():
+            return read, values
+    return values, None
 
 
 def _batches(part: Part, columns: Sequence[str], batch_rows: int) -> Iterator[Any]:
@@ -236,6 +251,10 @@ class ScanResult:
     n: int = 0
     s1: int = 0
     s2: int = 0
+    #: the hash sums of the records as read before 2026-11-29, and whether any differed (:meth:`aliases`)
+    e1: int = 0
+    e2: int = 0
+    changed: bool = False
     X: list = field(default_factory=list)
     z: list = field(default_factory=list)
     cells: Any = None   # the accumulator of the reduction (per-site sums and counts, or a plan's own)
@@ -262,6 +281,14 @@ class ScanResult:
             raise ValueError("no fingerprint: some records were counted, not read (count_part)")
         return digest_of_sums(self.dim, self.n, self.s1, self.s2)
 
+    def aliases(self) -> tuple[str, ...]:
+        """The digest privgp gave these records before 2026-11-29, where it differs (a DECIMAL, float32 or float16
+        column was read otherwise then: :func:`_numbers`): a ledger that charged them under that key keeps it
+        (:meth:`privgp.ledger.Ledger.fingerprint_of`). Private like :meth:`digest`."""
+        if not self.hashed:
+            raise ValueError("no fingerprint: some records were counted, not read (count_part)")
+        return (digest_of_sums(self.dim, self.n, self.e1, self.e2),) if self.changed else ()
+
 
 def merge(results: Sequence[ScanResult]) -> ScanResult:
     """The results of disjoint parts as one; a DataError where records lie outside the public box (how many,
@@ -274,6 +301,8 @@ def merge(results: Sequence[ScanResult]) -> ScanResult:
         out.part_sums.extend(r.part_sums)
         out.hashed = out.hashed and r.hashed
         out.s1, out.s2 = add_sums((out.s1, out.s2), (r.s1, r.s2))
+        out.e1, out.e2 = add_sums((out.e1, out.e2), (r.e1, r.e2))
+        out.changed = out.changed or r.changed
         out.X.extend(r.X)
         out.z.extend(r.z)
         if r.cells is not None:
@@ -355,8 +384,9 @@ def _scan_batches(part: Part, coordinates: tuple[str, ...], response: str, domai
         k = batch.num_rows
         if k == 0:
             continue
-        cx = [_numbers(batch, c, where, row0) for c in coordinates]
-        z = _numbers(batch, response, where, row0)
+        read = [_numbers(batch, c, where, row0) for c in cols]
+        cx, z = [r[0] for r in read[:-1]], read[-1][0]
+        earlier = None if all(r[1] is None for r in read) else [r[0] if r[1] is None else r[1] for r in read]
         X = np.column_stack(cx)
         # the box per column (contiguous): min/max over axis 0 of the n x d array cost 40x more
         c_lo, c_hi = np.array([c.min() for c in cx]), np.array([c.max() for c in cx])
@@ -384,8 +414,11 @@ def _scan_batches(part: Part, coordinates: tuple[str, ...], response: str, domai
                                         f"be used ({str(exc).splitlines()[0]})") from None
                 raise
         s1, s2 = record_hashes([*cx, z])
-        res.s1 = (res.s1 + s1) & ((1 << 64) - 1)
-        res.s2 = (res.s2 + s2) & ((1 << 64) - 1)
+        res.s1, res.s2 = add_sums((res.s1, res.s2), (s1, s2))
+        if earlier is not None:   # the records as privgp read them before 2026-11-29 (ScanResult.aliases)
+            res.changed = True
+            s1, s2 = record_hashes(earlier)
+        res.e1, res.e2 = add_sums((res.e1, res.e2), (s1, s2))
         res.n += k
         if keep:
             res.X.append(X)
@@ -476,7 +509,7 @@ def as_table(result: ScanResult, coordinates: Sequence[str], response: str, sour
     X = np.concatenate(result.X) if result.X else np.zeros((0, d))
     z = np.concatenate(result.z) if result.z else np.zeros(0)
     return issued(TabularData(X=X, response=z, coordinates=tuple(coordinates), response_name=response,
-                              source=source, content_digest=result.digest()))
+                              source=source, content_digest=result.digest(), aliases=result.aliases()))
 
 
 @dataclass(frozen=True)
@@ -492,6 +525,8 @@ class ReducedData:
     source: str
     content_digest: str | None
     projection: dict | None = None
+    #: the digests earlier privgp versions gave these records, where they differ (:meth:`ScanResult.aliases`)
+    aliases: tuple[str, ...] = ()
 
     def __post_init__(self):
         v.column_names(self.coordinates, self.response_name)

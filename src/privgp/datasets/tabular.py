@@ -55,6 +55,9 @@ class TabularData:
     content_digest: str           # SHA-256 hex of the canonical table: private, never written
     #: the public projection applied to the coordinates (privgp.geo.LocalProjection.to_dict()), or None
     projection: dict | None = None
+    #: other digests earlier privgp versions gave these very records, read from their source otherwise
+    #: (:meth:`privgp.datasets.sources.ScanResult.aliases`): tried in any ledger (private like the digest)
+    aliases: tuple[str, ...] = ()
 
     def __post_init__(self):
         v.column_names(self.coordinates, self.response_name)
@@ -75,7 +78,8 @@ class TabularData:
         the ledger still knows them by the digest of the records projected (:func:`verified_digest`)."""
         from dataclasses import replace
 
-        return issued(replace(self, X=X, projection=projection, content_digest=verified_digest(self)[0]))
+        digest, _, aliases = verified_digest(self)
+        return issued(replace(self, X=X, projection=projection, content_digest=digest, aliases=aliases))
 
     def legacy_digests(self) -> tuple[str, ...]:
         """The digests earlier privgp versions gave these records (version 2, sorted), for a ledger written by
@@ -334,31 +338,32 @@ def records(X: Any, y: Any, *, coordinates: Sequence[str] | None = None, source:
 
 #: id -> (the records, their arrays, the digest privgp gave them): the records whose ``content_digest`` privgp
 #: computed itself (an entry goes with its records)
-_ISSUED: dict[int, tuple[weakref.ref[TabularData], np.ndarray, np.ndarray, str]] = {}
+_ISSUED: dict[int, tuple[weakref.ref[TabularData], np.ndarray, np.ndarray, str, tuple[str, ...]]] = {}
 
 
 def issued(data: TabularData) -> TabularData:
     """``data``, registered as records whose ``content_digest`` privgp computed (of these records, or of the records
     they were made from by a public map, e.g. a projection of their coordinates); returns ``data``."""
     key = id(data)
-    _ISSUED[key] = (weakref.ref(data), data.X, data.response, data.content_digest)
+    _ISSUED[key] = (weakref.ref(data), data.X, data.response, data.content_digest, tuple(data.aliases))
     weakref.finalize(data, _ISSUED.pop, key, None)
     return data
 
 
-def read_records(data: Any) -> tuple[Any, Any, Callable[[], tuple[str, Any]]]:
+def read_records(data: Any) -> tuple[Any, Any, Callable[[], tuple[str, Any, tuple[str, ...]]]]:
     """(X, response, key) of private records, each attribute read ONCE: what is checked and drawn is what ``key()``
-    keys in the ledger -- (the content digest, the legacy digests or None). The digest privgp gave records it made
+    keys in the ledger -- (the content digest, the legacy digests or None, the aliases), the arguments of
+    :meth:`privgp.ledger.Ledger.fingerprint_of`. The digest (and aliases) privgp gave records it made
     (:func:`issued`) while they still hold those very arrays; for anything else (a ``content_digest`` set by hand, a
     copy by dataclasses.replace, an object whose attributes change between reads), immutable copies of what was read
-    and a digest computed from them when ``key()`` is called (after the arrays are checked)."""
+    and a digest computed from them when ``key()`` is called (after the arrays are checked), with no aliases."""
     X, z = data.X, data.response
     entry = _ISSUED.get(id(data))
     if entry is not None and entry[0]() is data and entry[1] is X and entry[2] is z:
-        digest = entry[3]
-        return X, z, lambda: (digest, lambda: (legacy_digest_v2(X, z),))
+        digest, aliases = entry[3], entry[4]
+        return X, z, lambda: (digest, lambda: (legacy_digest_v2(X, z),), aliases)
     X, z = _converted_once(X), _converted_once(z)
-    return X, z, lambda: (records_digest(X, z), None)
+    return X, z, lambda: (records_digest(X, z), None, ())
 
 
 def _converted_once(a: Any) -> Any:
@@ -372,6 +377,7 @@ def _converted_once(a: Any) -> Any:
     return v.immutable_copy(arr)
 
 
-def verified_digest(data: Any) -> tuple[str, Any]:
-    """(the content digest of private records, their legacy digests or None), as :func:`read_records` keys them."""
+def verified_digest(data: Any) -> tuple[str, Any, tuple[str, ...]]:
+    """(the content digest of private records, their legacy digests or None, their aliases), as
+    :func:`read_records` keys them."""
     return read_records(data)[2]()
