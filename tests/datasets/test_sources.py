@@ -457,6 +457,8 @@ def test_decimal_float32_and_float16_columns_get_the_key_of_the_same_values_in_c
     float32 column widened is not what its digits say, so the same records from DuckDB DECIMAL or float32 Parquet
     and from a CSV file got two ledger keys (a budget each). Each column is now read as its digits are: one key.
     The key an earlier privgp gave them is kept as an alias (a ledger that charged it keeps charging it)."""
+    import pandas as pd
+
     from privgp.datasets.fingerprint import records_digest
     from privgp.datasets.tabular import load_table
 
@@ -490,6 +492,15 @@ def test_decimal_float32_and_float16_columns_get_the_key_of_the_same_values_in_c
     assert res32.digest() == load_table(csv32, COORDS, RESP).content_digest == scan(csv32).digest()
     assert res32.aliases() == (records_digest(X32.astype(float), z16.astype(float)),)
     assert scan(csv32).aliases() == () and scan(csv).aliases() == ()   # float64 sources: no alias
+    # Python: float32/float16 arrays or DataFrame columns are read the same way, with the same alias
+    import privgp
+
+    for rec in (privgp.records(X32, z16), privgp.records(small.to_pandas(), "price", coordinates=list(COORDS)),
+                privgp.records(small.to_pandas(types_mapper=lambda t: {pa.float32(): pd.Float32Dtype()}.get(t)),
+                               "price", coordinates=list(COORDS))):
+        assert rec.content_digest == res32.digest() and rec.aliases == res32.aliases()
+    plain = privgp.records(X32.astype(float), z16.astype(float))     # widened by the caller: other values
+    assert plain.content_digest == res32.aliases()[0] and plain.aliases == ()
 
 
 def test_a_ledger_that_charged_a_float32_file_under_its_earlier_key_keeps_it(tmp_path, capsys):

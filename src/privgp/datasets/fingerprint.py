@@ -105,6 +105,25 @@ def repeated_records(X: np.ndarray, response: np.ndarray) -> tuple[int, int]:
     return int(n - starts.size), int(np.max(np.diff(np.append(starts, n))))
 
 
+#: float types whose values privgp reads through their shortest decimal digits (:func:`shortest_digits`)
+NARROW_FLOATS = (np.dtype(np.float32), np.dtype(np.float16))
+
+
+def shortest_digits(a: np.ndarray) -> np.ndarray:
+    """The float64 values of a float32 or float16 array's shortest decimal text (``str`` of each element): what
+    a CSV file of those values says, read as every source reads digits. Widening (``astype(float)``) would
+    give other float64 values (float32(0.1) is 0.100000001490116...), hence another fingerprint for the same
+    records written as text. Finite inputs only."""
+    a = np.asarray(a)
+    if a.dtype == np.float16:   # pyarrow prints a half float's exact binary value, numpy its shortest text
+        return a.astype(str).astype(float)
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    text = pc.cast(pa.array(np.ascontiguousarray(a).reshape(-1)), pa.string())
+    return np.asarray(pc.cast(text, pa.float64()), dtype=float).reshape(a.shape)
+
+
 def add_sums(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
     """The sums of two disjoint parts of the records (mod 2^64)."""
     return (a[0] + b[0]) & _MASK, (a[1] + b[1]) & _MASK

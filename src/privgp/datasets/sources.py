@@ -39,7 +39,7 @@ from ..errors import ClusterError, DataError, InvalidParameterError
 from ..models.domain import Box, CellGrid
 from .batch_memory import retained
 from .cellstats import CellSums
-from .fingerprint import add_sums, digest_of_sums, record_hashes
+from .fingerprint import add_sums, digest_of_sums, record_hashes, shortest_digits
 
 #: records per batch read from a file or a query
 BATCH_ROWS = 1 << 18
@@ -147,13 +147,9 @@ def _numbers(batch: Any, name: str, where: str, row0: int) -> tuple[np.ndarray, 
     if bad.any():
         raise DataError(f"column {name!r} of {where} has a NaN or infinite value at row {row0 + _first(bad) + 1}")
     if pa.types.is_decimal(t) or t in (pa.float32(), pa.float16()):
-        if t == pa.float16():   # pyarrow prints a half float's exact binary value, numpy its shortest text
-            text = np.asarray(col.to_numpy(zero_copy_only=False)).astype(str)
-            read = text.astype(float)
-        else:
-            read = np.asarray(pc.cast(pc.cast(col, pa.string()), pa.float64()), dtype=float)
-        changed = read != values
-        if changed.any():
+        read = (np.asarray(pc.cast(pc.cast(col, pa.string()), pa.float64()), dtype=float) if pa.types.is_decimal(t)
+                else shortest_digits(col.to_numpy(zero_copy_only=False)))
+        if np.any(read != values):
             return read, values
     return values, None
 

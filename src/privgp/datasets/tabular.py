@@ -35,7 +35,7 @@ import numpy as np
 
 from .. import validation as v
 from ..errors import DataError
-from .fingerprint import legacy_digest_v2, records_digest
+from .fingerprint import NARROW_FLOATS, legacy_digest_v2, records_digest, shortest_digits
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -260,7 +260,10 @@ def load_embedded_baltimore() -> TabularData:
     return table_from_frame(df, baltimore.COORDINATES, baltimore.RESPONSE, source="embedded:baltimore")
 
 
-def _column(name: str, values: Any, n: int | None = None) -> np.ndarray:
+def _column(name: str, values: Any, n: int | None = None, earlier: list | None = None) -> np.ndarray:
+    """A column of numbers as float64, a float32 or float16 one through its shortest digits (as a data source reads
+    it: :func:`~privgp.datasets.fingerprint.shortest_digits`); ``earlier`` gets the values as privgp read them before
+    2026-11-29 (widened), for the alias key of :func:`records`."""
     if v.is_complex(values):   # converting would drop the imaginary part with only a warning (red team 25)
         raise DataError(f"{name} must be real numbers; got complex values")
     try:
@@ -273,7 +276,14 @@ def _column(name: str, values: Any, n: int | None = None) -> np.ndarray:
     if bad.size:
         raise DataError(f"{name} has {bad.size} missing, NaN or infinite value(s) (first at data row {bad[0] + 1}, "
                         "counting from 1 as privgp release does)")
-    return arr
+    try:
+        narrow = np.dtype(getattr(values, "dtype", float)) in NARROW_FLOATS
+    except TypeError:   # a pandas extension dtype (Float32Dtype: its values as numpy float32 below)
+        narrow = str(getattr(values, "dtype", "")).lower() in ("float32", "float16")
+    read = shortest_digits(np.asarray(values, dtype=str(values.dtype).lower())) if narrow else arr
+    if earlier is not None:
+        earlier.append((arr, read is not arr and bool(np.any(read != arr))))
+    return read
 
 
 def records(X: Any, y: Any, *, coordinates: Sequence[str] | None = None, source: str = "python") -> TabularData:
@@ -289,6 +299,7 @@ def records(X: Any, y: Any, *, coordinates: Sequence[str] | None = None, source:
     :class:`~privgp.errors.DataError` (a ValueError) naming the problem."""
     import pandas as pd
 
+    earlier: list = []   # (each column as read before 2026-11-29 -- float32 widened --, whether it differs): the alias
     if isinstance(X, pd.DataFrame):
         df = X
         if isinstance(y, str):
@@ -305,14 +316,14 @@ def records(X: Any, y: Any, *, coordinates: Sequence[str] | None = None, source:
             raise DataError(f"coordinate column(s) {', '.join(map(repr, missing))} not found")
         if not cols:
             raise DataError("give at least one coordinate column")
-        Xv = np.column_stack([_column(f"coordinate column {c!r}", df[c]) for c in cols])
+        Xv = np.column_stack([_column(f"coordinate column {c!r}", df[c], earlier=earlier) for c in cols])
         names = tuple(str(c) for c in cols)
     else:
         if X is None or isinstance(X, (str, bytes)) or np.ndim(X) == 0:
             raise DataError(f"X must be an array of coordinates of shape (n,) or (n, d); got {type(X).__name__}")
         if isinstance(y, str):
             raise DataError("a response column name needs X to be a pandas DataFrame")
-        Xv = _column("X", X)
+        Xv = _column("X", X, earlier=earlier)
         if Xv.ndim == 1:
             Xv = Xv[:, None]
         if Xv.ndim != 2:
@@ -329,11 +340,13 @@ def records(X: Any, y: Any, *, coordinates: Sequence[str] | None = None, source:
     if np.ndim(yv) == 2 and np.shape(yv)[1] == 1:
         yv = np.asarray(yv)[:, 0]
     yarr = _column("y" if response_name == "response" or not isinstance(X, pd.DataFrame)
-                   else f"response column {response_name!r}", yv, n)
+                   else f"response column {response_name!r}", yv, n, earlier=earlier)
     # the digest is of these values: the records keep immutable copies (never the caller's arrays), so
     # that a later change to the caller's arrays cannot draw from other records than the ledger was charged for
+    aliases = () if not any(changed for _, changed in earlier) else (records_digest(
+        np.column_stack([c.reshape(n, -1) for c, _ in earlier[:-1]]), earlier[-1][0]),)
     return issued(TabularData(X=Xv, response=yarr, coordinates=names, response_name=response_name, source=source,
-                              content_digest=records_digest(Xv, yarr)))
+                              content_digest=records_digest(Xv, yarr), aliases=aliases))
 
 
 #: id -> (the records, their arrays, the digest privgp gave them): the records whose ``content_digest`` privgp
