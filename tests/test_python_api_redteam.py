@@ -62,6 +62,28 @@ def test_clones_of_the_classifier_and_the_sampler_draw_independent_noise():
     assert not np.allclose(s1, s2)
 
 
+def test_a_deep_copy_draws_its_own_noise_and_a_copied_sampler_keeps_its_one_path():
+    """copy.deepcopy copied the Generator, so the copy's fit drew the original's noise (red team 26, left open then);
+    a fitted sampler's copy must still be the same one released path (another stream would publish a second path
+    for the price of one)."""
+    import copy
+
+    X, y = _data()
+    est = privgp.DPSparseGPRegressor(random_state=np.random.default_rng(3))
+    twin = copy.deepcopy(est)
+    a, b = est.fit(X[:30], y[:30]), twin.fit(X[10:], y[10:])
+    noise_a = a.release_.a_released - sufficient_statistics(X[:30], y[:30], a.release_.spec).A
+    noise_b = b.release_.a_released - sufficient_statistics(X[10:], y[10:], b.release_.spec).A
+    assert not np.allclose(noise_a, noise_b)
+    assert copy.deepcopy(privgp.DPSparseGPRegressor(random_state=7)).random_state == 7
+    sampler = privgp.DPPosteriorSampler(box=(-3, 3), random_state=np.random.default_rng(2)).fit(X, y)
+    copied = copy.deepcopy(sampler)
+    grid = np.linspace(-2.5, 2.5, 7)[:, None]
+    np.testing.assert_array_equal(copied.sample_y(grid), sampler.sample_y(grid))
+    assert copied.random_state is not sampler.random_state
+    assert not np.allclose(copy.deepcopy(sampler).fit(X, y).sample_y(grid), sampler.sample_y(grid))
+
+
 # -- estimators: private records never in an error; settings refused before the charge --------------------------
 
 @pytest.mark.parametrize("which", ["X", "y"])

@@ -112,6 +112,22 @@ class _IndependentClones:
             new.random_state = stream
         return new
 
+    def __deepcopy__(self, memo: dict) -> Any:
+        """``copy.deepcopy``: everything copied -- a fitted release too, so a copied sampler goes on drawing the
+        same one path -- but ``random_state``, which becomes a stream of its own as in :meth:`__sklearn_clone__`:
+        a fit of the copy and one of the original never draw the same privacy noise. (A pickle keeps the
+        stream: loading one file twice and fitting both copies is a fixed seed used twice.)"""
+        import copy
+
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        for key, value in self.__dict__.items():
+            new.__dict__[key] = copy.deepcopy(value, memo)
+        stream = independent_stream(self.random_state)  # type: ignore[attr-defined]
+        if stream is not self.random_state:  # type: ignore[attr-defined]
+            new.random_state = stream
+        return new
+
 
 def box_bounds(box: Any, n_features: int, name: str = "box") -> tuple[np.ndarray, np.ndarray]:
     """(lower, upper) per feature from a public ``box``: a pair (lo, hi) used on every feature, a
