@@ -119,7 +119,7 @@ class _IndependentClones:
         stream: loading one file twice and fitting both copies is a fixed seed used twice.)"""
         import copy
 
-        new = type(self).__new__(type(self))
+        new: Any = type(self).__new__(type(self))
         memo[id(self)] = new
         for key, value in self.__dict__.items():
             new.__dict__[key] = copy.deepcopy(value, memo)
