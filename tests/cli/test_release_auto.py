@@ -90,6 +90,10 @@ def test_a_map_released_as_mostly_noise_says_so_in_its_title(tmp_path):
 
     assert "expected IoU 0.49 < 0.5" in dataclasses.replace(fc, iou=0.497).noisy_note()
     assert dataclasses.replace(fc, iou=0.503).iou_text() == "0.50" and dataclasses.replace(fc, iou=0.29).iou_text() == "0.29"
+    # nor "overlap it by 50%" in the words of a forecast that calls it mostly noise
+    assert "overlap it by 49% " in dataclasses.replace(fc, iou=0.499).words()
+    assert "overlap it by 50% " in dataclasses.replace(fc, iou=0.501).words()
+    assert "overlap it by 29% " in dataclasses.replace(fc, iou=0.291).words()
 
 
 @pytest.mark.parametrize("mechanism, extra", [("grid", ["--cells", "4"]), ("discretised-gaussian", ["--points", "3"])])

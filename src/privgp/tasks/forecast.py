@@ -145,7 +145,8 @@ class Forecast:
         """The forecast for a non-expert."""
         k = int(round(10 * self.agreement))
         return (f"about {k} in 10 places on the map will agree with the non-private map (the same records without "
-                f"privacy noise), and the area above the threshold will overlap it by {self.iou:.0%} (IoU; 100% = "
+                f"privacy noise), and the area above the threshold will overlap it by "
+                f"{format_short_of(100 * self.iou, 100 * NOISY_IOU, 0)}% (IoU; 100% = "
                 f"identical); against the true field the overlap is {self.iou_truth:.0%} (a non-private map: "
                 f"{self.iou_nonprivate_vs_truth:.0%}) -- judged on {self.reps_per_family * len(self.families)} simulated "
                 f"releases of {self.simulated_n} synthetic records (bump, blobs and rough fields"
