@@ -84,6 +84,36 @@ def test_a_deep_copy_draws_its_own_noise_and_a_copied_sampler_keeps_its_one_path
     assert not np.allclose(copy.deepcopy(sampler).fit(X, y).sample_y(grid), sampler.sample_y(grid))
 
 
+def test_float32_records_fitted_by_an_estimator_share_the_key_of_the_same_values_anywhere(tmp_path):
+    """The estimators widened float32 inputs, so the same records fitted by DPSparseGPRegressor and released from a
+    CSV file (or a float32 Parquet file) had two ledger keys; they are now read through their shortest digits as
+    every other entry point reads them, and a ledger that charged the widened key keeps charging it."""
+    import pandas as pd
+
+    from privgp.accounting import GaussianEvent
+    from privgp.datasets.fingerprint import records_digest
+
+    X, y = _data(60, seed=3)
+    X32, y32 = X.astype(np.float32), y.astype(np.float32)
+    csv = tmp_path / "r.csv"
+    pd.DataFrame({"x": X32[:, 0], "v": y32}).to_csv(csv, index=False)      # shortest digits, as pandas prints them
+    from_csv = privgp.records(pd.read_csv(csv), "v")
+    budget = privgp.Budget(tmp_path / "fresh.sqlite", epsilon=100.0)
+    privgp.DPSparseGPRegressor(budget=budget, random_state=1).fit(X32, y32)
+    privgp.DPPosteriorSampler(box=(-3, 3), budget=budget, random_state=1).fit(pd.DataFrame({"x": X32[:, 0]}),
+                                                                            pd.Series(y32))
+    spent = budget.spent(from_csv)
+    assert spent is not None and spent.spent.entries == 2 and len(budget.ledger.datasets()) == 1
+    # a ledger that charged the widened values (privgp before 2026-11-29) keeps that key for the float32 fit
+    old = tmp_path / "old.sqlite"
+    led = Ledger(old, create_on_charge=True)
+    earlier = led.fingerprint(records_digest(X32.astype(float), y32.astype(float)))
+    led.charge(earlier, GaussianEvent(sensitivity=1.0, noise_std=5.0), budget_epsilon=100.0, budget_delta=1e-6)
+    fitted = privgp.DPSparseGPRegressor(budget=privgp.Budget(old), random_state=1).fit(X32, y32)
+    assert fitted.charge_.fingerprint == earlier and len(Ledger(old).datasets()) == 1
+    assert privgp.Budget(old).spent(from_csv).fingerprint == earlier          # linked: the CSV's values too
+
+
 # -- estimators: private records never in an error; settings refused before the charge --------------------------
 
 @pytest.mark.parametrize("which", ["X", "y"])

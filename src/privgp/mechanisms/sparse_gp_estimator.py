@@ -173,6 +173,34 @@ def _validated(estimator: Any, *args: Any, **kwargs: Any) -> Any:
                                 message, flags=re.S)) from None
 
 
+def _as_read(raw: Any, checked: np.ndarray) -> tuple[np.ndarray, Any]:
+    """(the values a fit uses, the array the ledger keys) of a private input ``raw`` that scikit-learn checked into
+    float64 ``checked``. A float32 or float16 array, Series or DataFrame column is read through its shortest digits,
+    as :func:`privgp.records` and the data sources (Parquet, DuckDB) read it -- the same records then get the same
+    ledger key from every entry point -- and keyed in its own type, so that :func:`privgp.records` keeps the key
+    privgp gave it before 2026-11-29 (widened) as an alias. Any other input: ``checked`` for both."""
+    from ..datasets.fingerprint import shortest_digits
+
+    width = 1 if checked.ndim == 1 else checked.shape[1]
+    dtypes = getattr(raw, "dtypes", None)   # a DataFrame: one dtype per column
+    kinds = ([str(d).lower() for d in dtypes] if dtypes is not None and not isinstance(dtypes, np.dtype)
+             else [str(getattr(raw, "dtype", "")).lower()] * width)
+    narrow = [k if k in ("float32", "float16") else None for k in kinds]
+    if len(narrow) != width or not any(narrow):
+        return checked, checked
+    cols = checked.reshape(checked.shape[0], width)
+    read, keyed = cols.copy(), {}
+    for j, dt in enumerate(narrow):
+        keyed[j] = cols[:, j] if dt is None else cols[:, j].astype(dt)   # exact: checked widened it
+        if dt is not None:
+            read[:, j] = shortest_digits(keyed[j])
+    if checked.ndim == 1:
+        return read[:, 0], keyed[0]
+    import pandas as pd
+
+    return read, pd.DataFrame(keyed)
+
+
 def inducing_design(box: Any, n_inducing: int, n_features: int) -> np.ndarray:
     """Public inducing inputs filling ``box``: ``n_inducing`` evenly spaced points on one feature, the
     first ``n_inducing`` points of the (unscrambled, deterministic) Halton sequence after the origin
@@ -224,8 +252,9 @@ class _SparseGpBase(_IndependentClones, BaseEstimator):
     def _delta(self, n: int) -> float:
         return default_delta(max(n, 2)) if self.delta is None else v.probability("delta", self.delta)
 
-    def _charge(self, X: np.ndarray, y: np.ndarray, event: Any, delta: float, settings: dict) -> None:
-        """Charge ``budget`` (if any) for this fit: after every check, before any noise."""
+    def _charge(self, X: Any, y: Any, event: Any, delta: float, settings: dict) -> None:
+        """Charge ``budget`` (if any) for this fit: after every check, before any noise; ``(X, y)`` as keyed
+        (:func:`_as_read`)."""
         if self.budget is None:
             self.charge_ = None
             return
@@ -237,9 +266,10 @@ class _SparseGpBase(_IndependentClones, BaseEstimator):
 
         eps = float(accountant.epsilon(event, delta).epsilon)
         # a new dataset's budget delta is privgp's default for n (as privgp.release), never this fit's own delta
+        n = len(y)
         self.charge_ = self.budget.charge((X, y), event, epsilon=eps, delta=delta,
-                                          default_delta=default_delta(max(X.shape[0], 2)),
-                                          description=f"{type(self).__name__}.fit: {MECHANISM}, n={X.shape[0]}",
+                                          default_delta=default_delta(max(n, 2)),
+                                          description=f"{type(self).__name__}.fit: {MECHANISM}, n={n}",
                                           settings=settings)
         self.budget.complete(self.charge_)
 
@@ -308,7 +338,9 @@ class DPSparseGPRegressor(RegressorMixin, _SparseGpBase):
         the model's sufficient statistics get calibrated Gaussian noise, and ``budget`` (if given) is
         charged first; ``certificate_`` then holds the (epsilon, delta) guarantee of everything the
         fitted model reveals (seed 001, Alg. 1). Returns self."""
+        X_raw, y_raw = X, y
         X, y = _validated(self, X, y, dtype=np.float64, y_numeric=True)
+        (X, X_key), (y, y_key) = _as_read(X_raw, X), _as_read(y_raw, y)
         rng = check_random_state(self.random_state)
         spec = self._spec(X.shape[1], self.response_bound)
         sigma = v.scale("noise_std", self.noise_std)   # squared by the release: checked before the charge
@@ -318,7 +350,7 @@ class DPSparseGPRegressor(RegressorMixin, _SparseGpBase):
         stats = sufficient_statistics(X, y, spec)
         settings = {**spec.to_dict(), "noise_std": sigma, "n": int(X.shape[0]), "epsilon": noise.epsilon,
                     "delta": delta}
-        self._charge(X, y, noise.event, delta, settings)
+        self._charge(X_key, y_key, noise.event, delta, settings)
         rel = release_from_statistics(stats, spec, noise, sens, rng, noise_std=sigma)
         self.release_ = rel
         self.inducing_points_ = spec.inducing_points
@@ -410,7 +442,9 @@ class DPDirichletGPClassifier(ClassifierMixin, _SparseGpBase):
         class on transformed one-hot targets, sharing the budget, and ``budget`` (if given) is charged
         first; ``certificate_`` then holds the (epsilon, delta) guarantee of the whole fitted model
         (seed 001, sec. 5). Returns self."""
+        X_raw = X
         X, y = _validated(self, X, y, dtype=np.float64)
+        X, X_key = _as_read(X_raw, X)
         check_classification_targets(y)
         if self.classes is None:
             classes = np.unique(y)
@@ -441,7 +475,7 @@ class DPDirichletGPClassifier(ClassifierMixin, _SparseGpBase):
         # the ledger keys the records by each label's rank among the labels present, whatever the order (or the
         # superset) of the public classes given: the same records keep one budget
         labels = np.searchsorted(np.unique(y), y)
-        self._charge(X, labels.astype(float), noise.total_event, delta, settings)
+        self._charge(X_key, labels.astype(float), noise.total_event, delta, settings)
         self.releases_ = tuple(release_from_statistics(s, spec, noise, sens, rng, noise_std=None) for s in stats)
         self.classes_ = classes
         self.inducing_points_ = spec.inducing_points
@@ -533,7 +567,9 @@ class DPPosteriorSampler(_IndependentClones, BaseEstimator):
         from .posterior_release import DEFAULT_KERNEL, DEFAULT_SIGMA, plan_posterior_sample
         from .release import ResponseMap
 
+        X_raw, y_raw = X, y
         X, y = _validated(self, X, y, dtype=np.float64, y_numeric=True)
+        (X, X_key), (y, y_key) = _as_read(X_raw, X), _as_read(y_raw, y)
         rng = check_random_state(self.random_state)
         lo, hi = box_bounds(self.box, X.shape[1])
         domain = Box(tuple(lo), tuple(hi))
@@ -552,7 +588,7 @@ class DPPosteriorSampler(_IndependentClones, BaseEstimator):
             if not isinstance(self.budget, Budget):
                 raise InvalidParameterError("budget", "None or a privgp.Budget", type(self.budget).__name__)
             cert = plan.certificate
-            self.charge_ = self.budget.charge((X, y), plan.event, epsilon=float(cert.epsilon),
+            self.charge_ = self.budget.charge((X_key, y_key), plan.event, epsilon=float(cert.epsilon),
                                               delta=float(cert.delta), default_delta=default_delta(plan.n),
                                               description=plan.describe(), settings=plan.public_settings())
             self.budget.complete(self.charge_)
