@@ -160,6 +160,44 @@ def test_a_new_ledger_never_computes_the_old_digest(tmp_path):
     assert Ledger(path).fingerprint_of("abc", boom) == Ledger(path).fingerprint("abc")
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(width=32, allow_nan=False, allow_infinity=False), min_size=1, max_size=40),
+       st.sampled_from(["float32", "float16"]))
+def test_a_narrow_float_is_read_as_its_shortest_digits_say(values, width):
+    """Law: each float32 or float16 value is read as the float64 its shortest decimal text (numpy's ``str``, what
+    pandas writes to CSV) parses to -- from a Parquet/DuckDB column, privgp.records or an estimator alike."""
+    import pyarrow as pa
+
+    from privgp.datasets.fingerprint import shortest_digits
+    from privgp.datasets.sources import _numbers
+
+    with np.errstate(over="ignore"):   # float32 values beyond float16's range become inf: dropped
+        a = np.asarray(values, dtype=np.float32).astype(width)
+    a = a[np.isfinite(a)]
+    if a.size == 0:
+        return
+    want = np.array([float(str(x)) for x in a])
+    np.testing.assert_array_equal(shortest_digits(a), want)
+    read, earlier = _numbers(pa.record_batch({"v": pa.array(a)}), "v", "t", 0)
+    np.testing.assert_array_equal(read, want)
+    assert earlier is None or np.array_equal(earlier, a.astype(float))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.decimals(allow_nan=False, allow_infinity=False, places=6, min_value=-10**12, max_value=10**12),
+                min_size=1, max_size=40))
+def test_a_decimal_is_read_as_its_digits_say(values):
+    """Law: a DECIMAL value is read as the correctly rounded float64 of its digits (Python's ``float(str(d))``), as
+    the same digits in a CSV file are; pyarrow's own decimal-to-float cast is not (about a third are one ulp off)."""
+    import pyarrow as pa
+
+    from privgp.datasets.sources import _numbers
+
+    col = pa.array(values, type=pa.decimal128(19, 6))
+    read, _ = _numbers(pa.record_batch({"v": col}), "v", "t", 0)
+    np.testing.assert_array_equal(read, np.array([float(str(d)) for d in col.to_pylist()]))
+
+
 def test_aliases_are_tried_in_any_ledger_and_only_where_the_key_is_unknown(tmp_path):
     """The key an earlier privgp gave records it read otherwise (a DECIMAL or float32 column before 2026-11-29) is
     kept by any ledger that charged it -- a v3 file too -- and never replaces a key the ledger knows already; a
