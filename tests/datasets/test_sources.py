@@ -495,7 +495,8 @@ def test_decimal_float32_and_float16_columns_get_the_key_of_the_same_values_in_c
     # Python: float32/float16 arrays or DataFrame columns are read the same way, with the same alias
     import privgp
 
-    for rec in (privgp.records(X32, z16), privgp.records(small.to_pandas(), "price", coordinates=list(COORDS)),
+    for rec in (privgp.records(X32, z16), privgp.records(X32.astype(">f4"), z16.astype(">f2")),   # big-endian too
+                privgp.records(small.to_pandas(), "price", coordinates=list(COORDS)),
                 privgp.records(small.to_pandas(types_mapper=lambda t: {pa.float32(): pd.Float32Dtype()}.get(t)),
                                "price", coordinates=list(COORDS))):
         assert rec.content_digest == res32.digest() and rec.aliases == res32.aliases()

@@ -105,8 +105,16 @@ def repeated_records(X: np.ndarray, response: np.ndarray) -> tuple[int, int]:
     return int(n - starts.size), int(np.max(np.diff(np.append(starts, n))))
 
 
-#: float types whose values privgp reads through their shortest decimal digits (:func:`shortest_digits`)
-NARROW_FLOATS = (np.dtype(np.float32), np.dtype(np.float16))
+def narrow_float(dtype: object) -> str | None:
+    """"float32" or "float16" where ``dtype`` (a numpy dtype of either byte order, or a pandas dtype such as
+    ``Float32Dtype``) is such a float, whose values privgp reads through their shortest decimal digits
+    (:func:`shortest_digits`); None otherwise."""
+    try:
+        d = np.dtype(dtype)  # type: ignore[call-overload]
+    except TypeError:   # a pandas extension dtype: "Float32", "Float16"
+        name = str(dtype).lower()
+        return name if name in ("float32", "float16") else None
+    return f"float{8 * d.itemsize}" if d.kind == "f" and d.itemsize in (2, 4) else None
 
 
 def shortest_digits(a: np.ndarray) -> np.ndarray:

@@ -35,7 +35,7 @@ import numpy as np
 
 from .. import validation as v
 from ..errors import DataError
-from .fingerprint import NARROW_FLOATS, legacy_digest_v2, records_digest, shortest_digits
+from .fingerprint import legacy_digest_v2, narrow_float, records_digest, shortest_digits
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -276,11 +276,8 @@ def _column(name: str, values: Any, n: int | None = None, earlier: list | None =
     if bad.size:
         raise DataError(f"{name} has {bad.size} missing, NaN or infinite value(s) (first at data row {bad[0] + 1}, "
                         "counting from 1 as privgp release does)")
-    try:
-        narrow = np.dtype(getattr(values, "dtype", float)) in NARROW_FLOATS
-    except TypeError:   # a pandas extension dtype (Float32Dtype: its values as numpy float32 below)
-        narrow = str(getattr(values, "dtype", "")).lower() in ("float32", "float16")
-    read = shortest_digits(np.asarray(values, dtype=str(values.dtype).lower())) if narrow else arr
+    narrow = narrow_float(getattr(values, "dtype", float))
+    read = shortest_digits(np.asarray(values, dtype=narrow)) if narrow else arr
     if earlier is not None:
         earlier.append((arr, read is not arr and bool(np.any(read != arr))))
     return read

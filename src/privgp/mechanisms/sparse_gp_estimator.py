@@ -179,13 +179,12 @@ def _as_read(raw: Any, checked: np.ndarray) -> tuple[np.ndarray, Any]:
     as :func:`privgp.records` and the data sources (Parquet, DuckDB) read it -- the same records then get the same
     ledger key from every entry point -- and keyed in its own type, so that :func:`privgp.records` keeps the key
     privgp gave it before 2026-11-29 (widened) as an alias. Any other input: ``checked`` for both."""
-    from ..datasets.fingerprint import shortest_digits
+    from ..datasets.fingerprint import narrow_float, shortest_digits
 
     width = 1 if checked.ndim == 1 else checked.shape[1]
     dtypes = getattr(raw, "dtypes", None)   # a DataFrame: one dtype per column
-    kinds = ([str(d).lower() for d in dtypes] if dtypes is not None and not isinstance(dtypes, np.dtype)
-             else [str(getattr(raw, "dtype", "")).lower()] * width)
-    narrow = [k if k in ("float32", "float16") else None for k in kinds]
+    narrow = ([narrow_float(d) for d in dtypes] if dtypes is not None and not isinstance(dtypes, np.dtype)
+              else [narrow_float(getattr(raw, "dtype", float))] * width)
     if len(narrow) != width or not any(narrow):
         return checked, checked
     cols = checked.reshape(checked.shape[0], width)
