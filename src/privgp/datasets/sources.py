@@ -361,7 +361,10 @@ def scan_part(part: Part, coordinates: Sequence[str], response: str, domain: Box
     """One streaming pass over a part: check every record, hash it, keep the used columns (``keep``) and/or
     reduce the transformed responses ``transform(z)`` to exact per-cell statistics (``cells``: cells per axis
     of :func:`privgp.models.domain.cell_index`, or any public rule with ``size`` and ``index(X)``, such as
-    the lattice sites of a snapped posterior-sample release). A DataError names the first bad row and file."""
+    the lattice sites of a snapped posterior-sample release). A DataError names the first bad row and file;
+    records outside the public box are only counted here (``outside``, ``first_outside``: neither hashed nor
+    reduced) and refused by :func:`merge`, which every caller applies, so that the refusal says how many there are
+    over all parts: a result of this function alone is not checked data."""
     coordinates = tuple(coordinates)
     res = ScanResult(dim=len(coordinates))
     res.cells = None if cells is None else reduction_of(domain, cells).start()
