@@ -86,6 +86,22 @@ def test_candidates_validation():
         Candidates.finite([[0.2], [1.5]], Box.unit(1))
     g = Candidates.grid(Box.unit(2), (4, 3))
     assert g.m == 12 and g.axes[1].shape == (3,)
+    head = g.head(5)                                      # the first points, without the mesh
+    np.testing.assert_array_equal(head, Box.unit(2).grid((4, 3))[0][:5])
+    np.testing.assert_array_equal(g.points, Box.unit(2).grid((4, 3))[0])
+    np.testing.assert_array_equal(g.head(5), head)
+
+
+def test_a_grid_too_large_for_its_sampler_is_refused_before_its_points_are_built():
+    """`optimize --grid 400` in 3-D built the 64e6 x 3 points (3 GB, 4.5 s) before the plan's sampler estimate
+    (3e7 GiB) refused it: a grid's points are built on first use, after the plan's checks."""
+    from privgp.tasks import thompson
+
+    big = Candidates.grid(Box.unit(3), 400)
+    assert big.m == 400**3 and big.dim == 3 and big not in thompson._MESHES
+    with pytest.raises(InvalidParameterError, match="matheron sampler on grid 400 x 400 x 400"):
+        plan_thompson(big, rounds=10, epsilon=1.0, lengthscale=0.2)
+    assert big not in thompson._MESHES
 
 
 # -- the loop --------------------------------------------------------------------------------------------------------

@@ -235,7 +235,7 @@ def test_only_an_unchanged_plan_is_charged_and_run(tmp_path):
         object.__setattr__(p, field, value)
         changed.append(p)
     p = plan_1d(rounds=6, epsilon=2.0, delta=1e-3)
-    object.__setattr__(p.candidates, "points", other_points)
+    object.__setattr__(p.candidates, "given", other_points)
     changed.append(p)
     for p in changed:
         obj, calls = counting(lambda x: 0.0)
@@ -245,7 +245,7 @@ def test_only_an_unchanged_plan_is_charged_and_run(tmp_path):
 
     def meddling(x):
         object.__setattr__(plan, "M_Y", 100.0)
-        object.__setattr__(plan.candidates, "points", other_points)
+        object.__setattr__(plan.candidates, "given", other_points)
         return 50.0
 
     res = optimize(plan, meddling, led, np.random.default_rng(0), fingerprint="fp", budget_epsilon=50.0)

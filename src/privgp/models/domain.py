@@ -103,13 +103,17 @@ class Box:
 
     def grid(self, size: int | Sequence[int]) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
         """A regular grid including the corners: (points of shape (m, d), per-axis coordinates)."""
+        axes = self.grid_axes(size)
+        return mesh_points(axes), axes
+
+    def grid_axes(self, size: int | Sequence[int]) -> tuple[np.ndarray, ...]:
+        """The per-axis coordinates of :meth:`grid` (``size`` points per axis, corners included), without its
+        points."""
         sizes = tuple(size) if isinstance(size, (Sequence, np.ndarray)) else (size,) * self.dim
         if len(sizes) != self.dim:
             raise InvalidParameterError("size", f"{self.dim} grid sizes", sizes)
-        axes = tuple(np.linspace(a, b, v.integer("grid size", s, minimum=2))
+        return tuple(np.linspace(a, b, v.integer("grid size", s, minimum=2))
                      for a, b, s in zip(self.lower, self.upper, sizes))
-        mesh = np.meshgrid(*axes, indexing="ij")
-        return np.stack([m.ravel() for m in mesh], axis=-1), axes
 
     def describe(self) -> str:
         """The box in 6 significant digits (the words of certificates and mechanism labels, which verify compares:
@@ -124,6 +128,13 @@ class Box:
 
     def to_dict(self) -> dict:
         return {"lower": list(self.lower), "upper": list(self.upper)}
+
+
+def mesh_points(axes: Sequence[np.ndarray]) -> np.ndarray:
+    """The points (m, d) of the regular grid with these per-axis coordinates, in 'ij' order (the last axis
+    fastest)."""
+    mesh = np.meshgrid(*axes, indexing="ij")
+    return np.stack([m.ravel() for m in mesh], axis=-1)
 
 
 def trapezoid_weights(axes: np.ndarray | Sequence[np.ndarray]) -> np.ndarray:

@@ -55,7 +55,7 @@ from ..jsonable import as_written
 from ..mechanisms.posterior_release import DEFAULT_MEMORY_LIMIT
 from ..mechanisms.posterior_sample import posterior_sample_batch, posterior_sample_event
 from ..mechanisms.release import default_delta
-from ..models.domain import Box
+from ..models.domain import Box, mesh_points
 from ..models.gp.posterior import ExactPosterior
 from ..models.kernels import Kernel, make_kernel
 from ..models.sampling import exact_paths, plan_sampler, sample_joint
@@ -90,23 +90,49 @@ def check_grid_memory(sizes: Sequence[int], memory_limit: float) -> None:
 
 # -- the public domain --------------------------------------------------------------------------------------------
 
+#: the points of each grid of candidates, built on first use (:attr:`Candidates.points`)
+_MESHES: weakref.WeakKeyDictionary[Any, np.ndarray] = weakref.WeakKeyDictionary()
+
+
 @dataclass(frozen=True, eq=False)
 class Candidates:
     """The public points a round may query: a regular grid over a box, or a finite set of points.
 
     ``box`` is the public domain used for the kernel facts (kappa = inf k over the box, Prop. 3); it
     contains every candidate. A finite set without a box uses its bounding box (a public function of
-    public points; any box containing the candidates gives a valid, possibly looser, kappa)."""
+    public points; any box containing the candidates gives a valid, possibly looser, kappa). A grid's points
+    are built on first use (:attr:`points`), after a plan has checked what its sampler needs (a grid of 400^3
+    points took 3 GB before a plan could refuse it)."""
 
-    points: np.ndarray                         # (m, d)
+    given: np.ndarray | None                   # (m, d) a finite set's points; None for a grid
     box: Box
     axes: tuple[np.ndarray, ...] | None = None  # regular grid: points = mesh of axes in 'ij' order
 
     def __post_init__(self):
         # immutable: a plan's sensitivity holds for these points (in its box); no edit after planning
-        object.__setattr__(self, "points", v.immutable_copy(self.points))
+        if (self.given is None) == (self.axes is None):
+            raise InvalidParameterError("candidates", "either points or the axes of a grid", "both or neither")
+        if self.given is not None:
+            object.__setattr__(self, "given", v.immutable_copy(self.given))
         if self.axes is not None:
             object.__setattr__(self, "axes", tuple(v.immutable_copy(a) for a in self.axes))
+
+    @property
+    def points(self) -> np.ndarray:
+        """The (m, d) candidate points (a grid's are built once, on first use)."""
+        if self.given is not None:
+            return self.given
+        built = _MESHES.get(self)
+        if built is None:   # kept aside, not as an attribute: a plan's candidates keep the attributes planned
+            built = _MESHES[self] = v.immutable_copy(mesh_points(self.axes or ()))
+        return built
+
+    def head(self, k: int) -> np.ndarray:
+        """The first ``k`` candidate points (of a grid: without building the others)."""
+        if self.axes is None or self in _MESHES:
+            return self.points[:k]
+        idx = np.unravel_index(np.arange(min(k, self.m)), tuple(a.shape[0] for a in self.axes))
+        return np.column_stack([a[i] for a, i in zip(self.axes, idx)])
 
     @classmethod
     def grid(cls, box: Box, size: int | Sequence[int], *, memory_limit: float = DEFAULT_MEMORY_LIMIT) -> Candidates:
@@ -119,8 +145,7 @@ class Candidates:
             raise InvalidParameterError("grid", f"{box.dim} sizes (one per axis)", given)
         sizes = tuple(v.integer("grid size", s, minimum=2) for s in given)
         check_grid_memory(sizes, v.positive("memory_limit", memory_limit))
-        points, axes = box.grid(sizes)
-        return cls(points, box, axes)
+        return cls(None, box, box.grid_axes(sizes))
 
     @classmethod
     def finite(cls, points: ArrayLike, box: Box | None = None) -> Candidates:
@@ -146,11 +171,11 @@ class Candidates:
 
     @property
     def m(self) -> int:
-        return int(self.points.shape[0])
+        return math.prod(a.shape[0] for a in self.axes) if self.axes is not None else int(self.points.shape[0])
 
     @property
     def dim(self) -> int:
-        return int(self.points.shape[1])
+        return len(self.axes) if self.axes is not None else int(self.points.shape[1])
 
     def describe(self) -> str:
         if self.axes is not None:
@@ -313,7 +338,7 @@ def sampler_for(candidates: Candidates, kernel: Kernel, rounds: int) -> tuple[st
     c = candidates
     k = max(1, min(rounds - 1, c.m))
     if c.axes is not None:
-        sp = plan_sampler(kernel, c.points[:k], c.axes, L=1)
+        sp = plan_sampler(kernel, c.head(k), c.axes, L=1)
         return sp.method, int(sp.bytes)
     if c.dim == 1 and kernel.name == "exponential":
         sp = plan_sampler(kernel, c.points[:k], (np.sort(c.points[:, 0]),), L=1, method="exp1d")
