@@ -50,9 +50,38 @@ def load_digits_images() -> ImageData:
     return ImageData(d.data.astype(float), d.target.astype(int), (8, 8), (0.0, 16.0), "digits")
 
 
+#: What a CIFAR-10 python batch may name (numpy arrays and scalars, and the latin-1 bytes of a protocol-2 pickle);
+#: numpy 1 wrote ``numpy.core``, numpy 2 writes ``numpy._core``.
+_BATCH_GLOBALS = {(core, name) for core in ("numpy.core.multiarray", "numpy._core.multiarray")
+                  for name in ("_reconstruct", "scalar")} | {
+    ("numpy.core.numeric", "_frombuffer"), ("numpy._core.numeric", "_frombuffer"),
+    ("numpy", "ndarray"), ("numpy", "dtype"), ("numpy", "uint8"), ("_codecs", "encode")}
+
+
+class _BatchUnpickler(pickle.Unpickler):
+    """An unpickler that builds only the arrays, numbers, strings, lists and dicts of a CIFAR-10 batch: a pickle
+    may otherwise call any importable function while it is read (a planted ``data_batch_1`` would run code)."""
+
+    def find_class(self, module: str, name: str):
+        if (module, name) not in _BATCH_GLOBALS:
+            raise pickle.UnpicklingError(f"it names {module}.{name}, which a CIFAR-10 batch does not hold "
+                                         "(only numpy arrays, numbers, strings, lists and dicts are read)")
+        rest = module.split(".", 2)[-1]
+        modules = (f"numpy._core.{rest}", f"numpy.core.{rest}") if module.startswith("numpy.") and "core" in module else (module,)
+        for where in modules:   # numpy 2's home first (its numpy.core warns), numpy 1's next
+            try:
+                return super().find_class(where, name)
+            except (ImportError, AttributeError):
+                continue
+        raise pickle.UnpicklingError(f"{module}.{name} is not importable here")
+
+
 def load_cifar10_batches(directory, *, include_test: bool = False) -> ImageData:
     """CIFAR-10 from local python-pickle batches (``data_batch_1`` .. ``data_batch_5`` and, with
-    ``include_test``, ``test_batch``) in ``directory``, as distributed at cs.toronto.edu/~kriz."""
+    ``include_test``, ``test_batch``) in ``directory``, as distributed at cs.toronto.edu/~kriz.
+
+    The batches are read by a restricted unpickler: numpy arrays, numbers, strings, lists and dicts only; a file
+    that names anything else (a function to call, a class to build) is refused before it runs."""
     root = Path(directory)
     if not root.is_dir():
         raise DataError(f"CIFAR-10 folder not found: {root}")
@@ -63,10 +92,10 @@ def load_cifar10_batches(directory, *, include_test: bool = False) -> ImageData:
     for name in names:
         try:
             with open(root / name, "rb") as fh:
-                batch = pickle.load(fh, encoding="bytes")
+                batch = _BatchUnpickler(fh, encoding="bytes").load()
             x = np.asarray(batch[b"data"], dtype=float)
             y = np.asarray(batch[b"labels"], dtype=int)
-        except (OSError, pickle.UnpicklingError, KeyError, EOFError, TypeError) as exc:
+        except (OSError, pickle.UnpicklingError, KeyError, EOFError, TypeError, ValueError, IndexError) as exc:
             raise DataError(f"cannot read CIFAR-10 batch {root / name}: {exc}") from None
         if x.ndim != 2 or x.shape[1] != 3072 or y.shape != (x.shape[0],):
             raise DataError(f"CIFAR-10 batch {root / name} has data of shape {x.shape}, expected (N, 3072)")

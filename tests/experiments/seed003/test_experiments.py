@@ -76,6 +76,47 @@ def test_local_cifar_batches_are_read(tmp_path):
         load_cifar10_batches(tmp_path)
 
 
+class _Planted:
+    """What a planted batch could hold: reading it would call ``marker.write_text``."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (type(self.marker).write_text, (self.marker, "ran"))
+
+
+def test_a_planted_batch_is_refused_before_it_runs(tmp_path):
+    """A CIFAR-10 batch is a pickle, and a pickle may call any importable function while it is read: a planted
+    data_batch_1 used to run its code in `privgp experiment seed003-* --cifar-dir`. The batches are now read by a
+    restricted unpickler; genuine batches (numpy 1's names in a protocol-2 pickle as distributed, numpy 2's in
+    protocols 2, 4 and 5) are still read."""
+    marker = tmp_path / "ran.txt"
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    with open(planted / "data_batch_1", "wb") as fh:
+        pickle.dump({b"data": _Planted(marker), b"labels": [0]}, fh, protocol=2)
+    with pytest.raises(DataError, match=r"data_batch_1: it names .* which a CIFAR-10 batch does not hold"):
+        load_cifar10_batches(planted)
+    assert not marker.exists()
+
+    rng = np.random.default_rng(1)
+    batch = {b"batch_label": b"training batch 1 of 5", b"labels": [int(c) for c in rng.integers(0, 10, 6)],
+             b"data": rng.integers(0, 256, size=(6, 3072), dtype=np.uint8), b"filenames": [b"a.png"] * 6}
+    for protocol in (2, 4, 5):
+        folder = tmp_path / f"p{protocol}"
+        folder.mkdir()
+        raw = pickle.dumps(batch, protocol=protocol)
+        (folder / "data_batch_1").write_bytes(raw)
+        if protocol == 2:   # numpy 1's module names, as in the distributed files
+            assert b"numpy._core.multiarray" in raw
+            (folder / "data_batch_2").write_bytes(raw.replace(b"numpy._core.multiarray", b"numpy.core.multiarray"))
+        data = load_cifar10_batches(folder)
+        copies = 2 if protocol == 2 else 1
+        assert np.array_equal(data.X, np.tile(batch[b"data"], (copies, 1)).astype(float)), protocol
+        assert list(data.labels) == batch[b"labels"] * copies
+
+
 def test_image_helpers():
     d = load_digits_images()
     assert d.X.shape == (1797, 64) and d.pixel_range == (0.0, 16.0)
