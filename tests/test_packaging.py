@@ -132,6 +132,36 @@ def test_readme_links_are_to_files_that_exist():
     assert "relative to the repository" in text
 
 
+# -- CI runs every optional test -------------------------------------------------------------------
+
+def _skipped_unless_importable() -> set[str]:
+    """The modules the suite's tests import with ``pytest.importorskip`` (read from the test files)."""
+    found = set()
+    for path in (ROOT / "tests").rglob("*.py"):
+        found |= set(re.findall(r"importorskip\(\s*[\"']([\w.]+)[\"']", path.read_text()))
+    return found
+
+
+def test_every_module_an_optional_test_needs_imports():
+    """A test that needs an extra skips where it is missing (`pytest.importorskip`). CI installs ".[test,nn]" and
+    sets PRIVGP_REQUIRE_EXTRAS (.ci/run): there, a module that does not import (a failed or broken install, e.g.
+    torch without a shared library it needs) fails here, instead of its tests passing CI by being skipped. Every
+    module named by an importorskip in tests/ is checked, so a new one is covered without a list to keep."""
+    import importlib
+
+    names = _skipped_unless_importable()
+    assert {"torch", "opacus", "optuna", "distributed", "duckdb", "rasterio"} <= names, names   # the scan works
+    missing = []
+    for name in sorted(names):
+        try:
+            importlib.import_module(name)
+        except Exception as exc:   # an ImportError, or a broken install's OSError
+            missing.append(f"{name} ({type(exc).__name__}: {exc})")
+    if missing and not os.environ.get("PRIVGP_REQUIRE_EXTRAS"):
+        pytest.skip("not installed here, so their tests skip: " + "; ".join(missing))
+    assert not missing, "PRIVGP_REQUIRE_EXTRAS is set, but these do not import: " + "; ".join(missing)
+
+
 # -- the core imports no extra ----------------------------------------------------------------------
 
 def test_core_imports_no_extra_package():

@@ -1,14 +1,14 @@
 """The torch DPSetConv encoder against part 1's numpy DPSetConv (privgp.mechanisms.dpsetconv):
 same noise scales and event, same noise-free channels, and the same law of the released channels
 (two-sample comparison of means and covariances over Monte Carlo releases)."""
+import importlib
 import math
 
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
-dps = pytest.importorskip("privgp.mechanisms.dpsetconv", reason="part 1 (numpy DPSetConv) not merged yet")
-
+dps = importlib.import_module("privgp.mechanisms.dpsetconv")   # the module (privgp.mechanisms exports a function of its name)
 from privgp.accounting.gaussian import gdp_mu  # noqa: E402
 from privgp.models.domain import PublicGrid  # noqa: E402
 from privgp.nn.model import DPConvCNP, ModelConfig  # noqa: E402
