@@ -6,6 +6,9 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from privgp import portable
 from privgp.mechanisms.registered.grid import smooth_ratio
@@ -16,13 +19,46 @@ def test_exp_is_the_c_librarys_on_both_paths(monkeypatch):
     x = np.random.default_rng(0).uniform(-745.0, 709.0, (37, 11))
     want = np.array([[math.exp(v) for v in row] for row in x.tolist()])
     assert np.array_equal(portable.exp(x), want)
-    portable.numpy_exp_is_the_c_librarys.cache_clear()
+    portable.exp_route.cache_clear()
     monkeypatch.setattr(np, "exp", lambda a: np.full_like(a, np.nan))   # a numpy exp that is not the C library's
     try:
         assert not portable.numpy_exp_is_the_c_librarys()
         assert np.array_equal(portable.exp(x), want)                    # the elementwise path
     finally:
-        portable.numpy_exp_is_the_c_librarys.cache_clear()
+        portable.exp_route.cache_clear()
+
+
+def test_every_exp_route_gives_the_c_librarys_bits(monkeypatch):
+    """Each of exp's routes (numpy where it is the C library's, numpy read backwards, one Python call a value) gives
+    math.exp's bits wherever it is chosen; the route is chosen by a probe, and a numpy whose exp read backwards is
+    not the C library's (its SIMD loop taking negative strides one day) is not used that way."""
+    rng = np.random.default_rng(3)
+    x = np.concatenate([rng.uniform(-745.0, 709.0, 20_000), rng.uniform(-40.0, 5.0, 20_000),
+                        [0.0, -0.0, -np.inf, 1e-320, -745.13, -745.14, -708.4, 709.78]])
+    want = np.array([math.exp(v) for v in x.tolist()])
+    same = lambda a, b: np.array_equal(np.asarray(a).view(np.int64), np.asarray(b).view(np.int64))  # noqa: E731
+    route = portable.exp_route()
+    assert route in ("numpy", "reversed", "python")
+    assert same(portable.exp(x), want) and same(portable.exp(x.reshape(8, -1).T), want.reshape(8, -1).T)
+    assert same(portable.exp(x[5]), want[5]) and portable.exp(x[:0]).shape == (0,)
+    for forced in ("reversed", "python") if route != "numpy" else ("python",):
+        monkeypatch.setattr(portable, "exp_route", lambda forced=forced: forced)
+        assert same(portable.exp(x), want), forced
+    monkeypatch.undo()
+    real_exp = np.exp
+
+    def simd_everywhere(a):   # a numpy whose backwards reads also take a loop that is not the C library's
+        return np.nextafter(real_exp(a), np.inf)
+
+    portable.exp_route.cache_clear()
+    monkeypatch.setattr(np, "exp", simd_everywhere)
+    try:
+        assert portable.exp_route() == "python"
+        assert same(portable.exp(x), want)
+    finally:
+        monkeypatch.undo()
+        portable.exp_route.cache_clear()
+    assert portable.exp_route() == route
 
 
 def test_geomspace_is_numpys_formula_with_the_c_librarys_functions():
@@ -43,6 +79,32 @@ def test_geomspace_equals_numpys_where_numpy_uses_the_c_library():
         lo = 10.0 ** rng.uniform(-12, 3)
         hi, num = lo * 10.0 ** rng.uniform(1e-9, 6), int(rng.integers(2, 130))
         assert np.array_equal(portable.geomspace(lo, hi, num), np.geomspace(lo, hi, num))
+
+
+def _contract_every_term(W, A, axis):
+    """portable.contract before it skipped zero weights: every term added, in order."""
+    A = np.moveaxis(np.asarray(A, dtype=float), axis, 0)
+    out = np.zeros((W.shape[0],) + A.shape[1:])
+    for k in range(W.shape[1]):
+        out += W[:, k].reshape((-1,) + (1,) * (A.ndim - 1)) * A[k]
+    return np.moveaxis(out, 0, axis)
+
+
+@hypothesis_settings(max_examples=80)
+@given(st.integers(1, 9), st.integers(1, 7), st.integers(1, 4), st.integers(0, 2**32 - 1), st.booleans())
+def test_contract_skipping_zero_weights_keeps_every_bit(p, c, m, seed, special):
+    """contract adds, for each k, only over W[:, k]'s rows from its first nonzero to its last: a banded smoothing
+    matrix (Gaussian tails that underflow to 0) costs less, with the same bits as adding every term, signed
+    zeros, underflowing products and all-zero columns included; with a non-finite A every term is added."""
+    rng = np.random.default_rng(seed)
+    W = rng.normal(size=(p, c)) * rng.choice([1.0, 0.0, -0.0, 1e-300], size=(p, c))
+    A = rng.normal(size=(m, c, 2)) * rng.choice([1.0, 0.0, -0.0, -1e-300, 1e300], size=(m, c, 2))
+    if special:
+        A[0, 0, 0] = rng.choice([np.inf, -np.inf, np.nan])
+    with np.errstate(invalid="ignore", over="ignore"):   # inf * 0 and 1e300 * 1e300 are part of the law
+        got, want = portable.contract(W, A, 1), _contract_every_term(W, A, 1)
+    assert got.shape == want.shape == (m, p, 2)
+    assert np.array_equal(got.view(np.int64), want.view(np.int64))
 
 
 def test_contract_adds_in_order_each_product_rounded():
@@ -142,12 +204,12 @@ def test_a_noisy_grid_release_its_calibration_and_forecast_do_not_depend_on_nump
     here = everything()
     for fn in ("exp", "log10", "power", "geomspace"):
         monkeypatch.setattr(np, fn, last_bit_moved(getattr(np, fn)))
-    portable.numpy_exp_is_the_c_librarys.cache_clear()
+    portable.exp_route.cache_clear()
     try:
         assert not portable.numpy_exp_is_the_c_librarys()
         elsewhere = everything()
     finally:
-        portable.numpy_exp_is_the_c_librarys.cache_clear()
+        portable.exp_route.cache_clear()
     assert here.pop("calibrated r") == elsewhere.pop("calibrated r")
     for name, (settings, field, sd, fc) in here.items():
         settings2, field2, sd2, fc2 = elsewhere[name]

@@ -21,18 +21,55 @@ import numpy as np
 _PROBE = np.linspace(-40.0, 5.0, 4099)
 
 
+def _c_exp(x: np.ndarray) -> np.ndarray:
+    """The C library's exp, one Python call a value (about 0.1 us each)."""
+    return np.fromiter(map(math.exp, x.ravel().tolist()), dtype=float, count=x.size).reshape(x.shape)
+
+
+def _reversed_exp(x: np.ndarray) -> np.ndarray:
+    """numpy's exp read backwards into a forward array. numpy runs its AVX-512 float64 loop only where the input
+    and output strides allow it; an input read backwards into a forward output does not (numpy 2.4), so numpy
+    calls the C library's exp for each value, at about a tenth of :func:`_c_exp`'s time. Used only where
+    :func:`exp_route` has checked that it gives the C library's bits."""
+    backwards = np.exp(np.ascontiguousarray(x).ravel()[::-1])
+    return np.ascontiguousarray(backwards[::-1]).reshape(x.shape)
+
+
+def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.shape == b.shape and bool(np.array_equal(a.view(np.int64), b.view(np.int64)))
+
+
 @lru_cache(maxsize=1)
+def exp_route() -> str:
+    """How :func:`exp` gets the C library's bits on this machine (probed once): ``"numpy"`` where ``numpy.exp`` is
+    the C library's (CPUs without AVX-512), ``"reversed"`` where numpy's exp read backwards is (see
+    :func:`_reversed_exp`), else ``"python"`` (:func:`_c_exp`). numpy's float64 exp is either its SIMD loop or the
+    C library's, and the SIMD loop differs from the C library on several percent of the probe's values, so a probe
+    that agrees bit for bit, at every length it checks, tells which one runs."""
+    want = _c_exp(_PROBE)
+    if _same_bits(np.exp(_PROBE), want):
+        return "numpy"
+    differ = np.flatnonzero(np.exp(_PROBE) != want)
+    if _same_bits(_reversed_exp(_PROBE), want) and all(   # short arrays too, at values where the SIMD loop differs
+            _same_bits(_reversed_exp(_PROBE[i:i + k]), want[i:i + k]) for i in differ[:8] for k in (1, 2, 3, 9, 17)):
+        return "reversed"
+    return "python"
+
+
 def numpy_exp_is_the_c_librarys() -> bool:
-    """Whether ``numpy.exp`` on float64 gives the C library's bits on this machine (probed once)."""
-    return bool(np.array_equal(np.exp(_PROBE), np.array([math.exp(v) for v in _PROBE.tolist()])))
+    """Whether ``numpy.exp`` on float64 gives the C library's bits on this machine (:func:`exp_route`)."""
+    return exp_route() == "numpy"
 
 
 def exp(x) -> np.ndarray:
     """``exp`` elementwise, the C library's (the same bits on every CPU with the same C library)."""
     x = np.asarray(x, dtype=float)
-    if numpy_exp_is_the_c_librarys():
+    route = exp_route()
+    if route == "numpy":
         return np.exp(x)
-    return np.fromiter(map(math.exp, x.ravel().tolist()), dtype=float, count=x.size).reshape(x.shape)
+    if route == "reversed":
+        return _reversed_exp(x)
+    return _c_exp(x)
 
 
 def geomspace(lo: float, hi: float, num: int) -> np.ndarray:
@@ -56,7 +93,19 @@ def contract(W: np.ndarray, A: np.ndarray, axis: int) -> np.ndarray:
     shape = (W.shape[0],) + A.shape[1:]
     out, term = np.zeros(shape), np.empty(shape)
     columns = W.T.reshape((W.shape[1], -1) + (1,) * (A.ndim - 1))
-    for k in range(W.shape[1]):
-        np.multiply(columns[k], A[k], out=term)
-        out += term
+    # Where W[i, k] is 0 and A is finite the term is +-0, and adding it leaves out[i] as it is (out starts at +0
+    # and a sum of terms never becomes -0 in round-to-nearest), so each k adds only over the rows from W[:, k]'s
+    # first nonzero to its last: the same bits, and a Gaussian smoothing matrix whose tails underflow to 0 is
+    # banded.
+    rows = np.zeros((W.shape[1], 2), dtype=np.intp)
+    rows[:, 1] = W.shape[0]
+    if np.all(np.isfinite(A)):
+        nonzero = W != 0
+        rows[:, 0] = np.argmax(nonzero, axis=0)
+        rows[:, 1] = W.shape[0] - np.argmax(nonzero[::-1], axis=0)
+        rows[~nonzero.any(axis=0)] = 0
+    for k, (lo, hi) in enumerate(rows.tolist()):
+        if lo < hi:
+            np.multiply(columns[k, lo:hi], A[k], out=term[lo:hi])
+            out[lo:hi] += term[lo:hi]
     return np.moveaxis(out, 0, axis)
