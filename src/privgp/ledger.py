@@ -269,7 +269,8 @@ class Ledger:
         self._pending = False
         self._provisional: bytes | None = None   # the key fingerprints were computed with before the file existed
         self._keyed: dict[str, tuple[str, Any, tuple[str, ...]]] = {}   # provisional fingerprint -> fingerprint_of args
-        self._links: dict[str, str] = {}   # a dataset's key found by an alias -> the records' own key (fingerprint_of)
+        self._links: dict[str, str] = {}   # a dataset's key -> the records' own key, to link on charge (fingerprint_of,
+        #                                    named_fingerprint)
         if self.readonly:
             if not self.path.is_file():
                 raise DataError(f"no privacy ledger at {self.path}")
@@ -429,14 +430,42 @@ class Ledger:
             self._keyed.setdefault(fp, (content_digest, None, ()))
         return fp
 
-    def named_fingerprint(self, name: str) -> str:
+    def named_fingerprint(self, name: str, records: Sequence[Any] | None = None) -> str:
         """The ledger key of the data set named ``name`` (``--dataset-id``, ``Budget(dataset_id=...)``): that of
         :func:`dataset_name_key`, so that one name typed in another width, case or spacing is the same data set.
+
+        ``records``: the :meth:`fingerprint_of` arguments (content digest, legacy, aliases) of the records to be
+        charged under the name. The same records are one data set whatever they are called: where their own key
+        already is, or is linked to, another data set (charged without a name, or under another name), the name
+        is refused (an InvalidParameterError, before anything is charged), since it would give them a second
+        budget; otherwise a charge under the name links their key to it (table ``links``), so that the same
+        records given later without a name are charged to it too.
 
         A ledger written before names were folded (privgp keyed the name as typed, in NFC, until 2026-11-26) keeps
         the key it charged under any spelling of this name: that spelling's key if charged, else the key of a
         data set whose label (the name as typed, unless a label was given) is a spelling of this name. A ledger
         that charged two spellings apart is refused: their spends cannot be told apart by name any more."""
+        key = self._named_key(name)
+        if records is not None:
+            records = tuple(records)
+            own = self.fingerprint(records[0])
+            known = self.fingerprint_of(*records)
+            labels = self._labels()
+            if known != key and known in labels:
+                label = labels[known].strip()
+                named = bool(label) and known in {self.fingerprint("dataset-id:" + dataset_name_key(label)),
+                                                  self.fingerprint("dataset-id:" + unicodedata.normalize("NFC", label))}
+                raise InvalidParameterError("dataset_id", (
+                    f"{label!r}, the name these records were charged under before (data set {known[:16]}): the same "
+                    "records are one data set, and another name would give them a second budget" if named else
+                    f"left out for these records, which were charged before without a name (data set {known[:16]}"
+                    + (f", labelled {label!r}" if label else "") + "): the same records are one data set, and a "
+                    "name would give them a second budget") + "; nothing was charged", name)
+            self._links[key] = own
+        return key
+
+    def _named_key(self, name: str) -> str:
+        """:meth:`named_fingerprint`'s key of the name alone."""
         fp = self.fingerprint("dataset-id:" + dataset_name_key(name))
         if self._pending:
             return fp
@@ -642,7 +671,8 @@ class Ledger:
                             "description, settings) VALUES (?, ?, ?, 'charged', ?, ?, ?, ?, ?)",
                             (entry_id, fingerprint, _now(), epsilon, delta, event_json, description,
                              settings_json))
-                if fingerprint in self._links:   # records known by an alias: their own key names this data set too
+                if fingerprint in self._links:   # records known by an alias or charged under a name: their own key
+                    #                              names this data set too
                     con.execute("INSERT OR IGNORE INTO links(fingerprint, dataset) VALUES (?, ?)",
                                 (self._links[fingerprint], fingerprint))
                 con.execute("ROLLBACK" if dry_run else "COMMIT")
@@ -807,6 +837,11 @@ def _migrate_v1(con: sqlite3.Connection, meta: dict, path: object) -> None:
 def _key_of(ledger: Ledger, data: Any) -> str:
     """The ledger key of private records: an object with ``content_digest`` (e.g. :func:`privgp.records`;
     with ``legacy_digests`` for a ledger written by an earlier privgp), or a pair (X, y) of arrays."""
+    return ledger.fingerprint_of(*_record_key(data))
+
+
+def _record_key(data: Any) -> tuple:
+    """The :meth:`Ledger.fingerprint_of` arguments of private records (see :func:`_key_of`)."""
     if isinstance(data, tuple) and len(data) == 2:
         from .datasets.tabular import records
 
@@ -814,7 +849,7 @@ def _key_of(ledger: Ledger, data: Any) -> str:
     if isinstance(getattr(data, "content_digest", None), str):
         from .datasets.tabular import verified_digest
 
-        return ledger.fingerprint_of(*verified_digest(data))
+        return verified_digest(data)
     raise InvalidParameterError("data", "private records (privgp.records(X, y)) or a pair (X, y)",
                                 type(data).__name__)
 
@@ -876,7 +911,7 @@ class Budget:
     def key(self, ledger: Ledger, data: Any) -> str:
         """The ledger key these records are charged to: the named data set's, or the records' own."""
         if self.dataset_id is not None:
-            return ledger.named_fingerprint(self.dataset_id)
+            return ledger.named_fingerprint(self.dataset_id, records=_record_key(data))
         return _key_of(ledger, data)
 
     @property

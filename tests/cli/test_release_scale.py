@@ -154,9 +154,12 @@ def test_fingerprint_follows_the_records_and_dataset_id_names_them(env, capsys):
     c = write_csv(env / "c.csv", X, v + 0.5)  # other records: a fresh budget, unless named by --dataset-id
     assert run(capsys, "--data", str(c), *base, "--out", str(env / "r3"))[0] == 0
     named = [*base, "--dataset-id", "survey-2026"]
-    assert run(capsys, "--data", str(a), *named, "--out", str(env / "r4"))[0] == 0
-    code, out, err = run(capsys, "--data", str(c), *named, "--out", str(env / "r5"))
-    assert code == 3
+    d, e = write_csv(env / "d.csv", X, v + 1.0), write_csv(env / "e.csv", X, v + 1.5)
+    assert run(capsys, "--data", str(d), *named, "--out", str(env / "r4"))[0] == 0
+    code, out, err = run(capsys, "--data", str(e), *named, "--out", str(env / "r5"))
+    assert code == 3   # other records, the same name: one budget
+    code, out, err = run(capsys, "--data", str(a), *named, "--out", str(env / "r6"))
+    assert code == 2 and "charged before without a name" in err   # a's records have their own budget already
     labels = {d.label for d in Ledger(env / "ledger.sqlite").datasets()}
     assert "survey-2026" in labels
 

@@ -162,7 +162,13 @@ def test_a_named_budget_counts_every_fold_of_a_search_against_one_data_set(tmp_p
     GridSearchCV(DPSparseGPRegressor(epsilon=1.0, random_state=0, budget=loose), {"lengthscale": [1.0]}, cv=3,
                  error_score="raise").fit(X, y)                      # 3 folds + the refit, each a "new" data set
     assert len(loose.ledger.datasets()) == 4
-    named = Budget(tmp_path / "l.sqlite", epsilon=1.2, dataset_id="survey 2026")
+    # the same folds under a name in that ledger: refused, they were charged without one (one data set each)
+    with pytest.raises(InvalidParameterError, match="charged before without a name"):
+        GridSearchCV(DPSparseGPRegressor(epsilon=1.0, random_state=0, budget=Budget(
+            tmp_path / "l.sqlite", epsilon=1.2, dataset_id="survey 2026")), {"lengthscale": [1.0]}, cv=3,
+            error_score="raise").fit(X, y)
+    assert sum(d.spent.entries for d in loose.ledger.datasets()) == 4
+    named = Budget(tmp_path / "named.sqlite", epsilon=1.2, dataset_id="survey 2026")
     search = GridSearchCV(DPSparseGPRegressor(epsilon=1.0, random_state=0, budget=named), {"lengthscale": [1.0]},
                           cv=3, error_score="raise")
     with pytest.raises(BudgetExceededError):
@@ -170,8 +176,8 @@ def test_a_named_budget_counts_every_fold_of_a_search_against_one_data_set(tmp_p
     assert named.spent((X, y)).spent.entries == 1
     assert named.spent((X, y)).label == "survey 2026"    # walk-through 16: labelled as privgp.release labels it
     assert named.fingerprint((X[:10], y[:10])) == named.fingerprint((X, y))
-    assert Budget(tmp_path / "l.sqlite", dataset_id="survey 2026") == Budget(tmp_path / "l.sqlite",
-                                                                             dataset_id=" survey 2026 ")
+    assert Budget(tmp_path / "named.sqlite", dataset_id="survey 2026") == Budget(tmp_path / "named.sqlite",
+                                                                                 dataset_id=" survey 2026 ")
     with pytest.raises(InvalidParameterError, match="dataset_id"):
         Budget(tmp_path / "l.sqlite", dataset_id="")
 

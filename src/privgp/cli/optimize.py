@@ -157,7 +157,8 @@ def register(sub) -> None:
                         f"(default {DEFAULT_MEMORY_LIMIT / 2**30:g} GiB)")
     x.add_argument("--ledger", metavar="PATH", help="ledger file (default: $PRIVGP_LEDGER, else "
                    "$XDG_DATA_HOME/privgp/ledger.sqlite, else ~/.local/share/privgp/ledger.sqlite)")
-    x.add_argument("--dataset-id", metavar="NAME", help="name of the record source in the ledger")
+    x.add_argument("--dataset-id", metavar="NAME", help="name of the record source in the ledger (one budget across versions; a "
+                   "source charged before without a name or under another one is refused)")
     x.add_argument("--budget-epsilon", type=float, metavar="EPSILON", help=f"total epsilon of a dataset new to the ledger "
                    f"(default {DEFAULT_BUDGET_EPSILON:g})")
     x.add_argument("--budget-delta", type=float, metavar="DELTA",   # the help said "default: --delta" (red team 25)
@@ -654,8 +655,9 @@ def run(args) -> int:
             *_protected_files(args), ("--save-responses file", responses)))
         check_budget(args.budget_epsilon, args.budget_delta)  # a refused budget creates no ledger file
         ledger = Ledger(args.ledger, create_on_charge=True)   # a refused charge writes no file
-        fingerprint = (ledger.named_fingerprint(_dataset_id(args.dataset_id)) if args.dataset_id is not None
-                       else ledger.fingerprint_of(*key) if isinstance(key, tuple) else ledger.fingerprint(key))
+        records_key = key if isinstance(key, tuple) else (key,)
+        fingerprint = (ledger.named_fingerprint(_dataset_id(args.dataset_id), records=records_key)
+                       if args.dataset_id is not None else ledger.fingerprint_of(*records_key))
         rng, randomness = _randomness(args.seed)
         progress.update(1)
         progress.stage(STAGES[3])

@@ -142,7 +142,9 @@ def register(sub) -> None:
                    help="total delta of a dataset new to the ledger (default: min(1e-6, 1/(10 n)))")
     o.add_argument("--dataset-id", metavar="NAME",
                    help="name the dataset in the ledger (e.g. across versions of a file): releases with the same "
-                        "NAME share one budget, whatever the records (default: a keyed fingerprint of the records)")
+                        "NAME share one budget, whatever the records, and the records are linked to it (given "
+                        "again without a name they are charged to it); records charged before without a name or "
+                        "under another one are refused (default: a keyed fingerprint of the records)")
     o.add_argument("--memory-limit", type=float, default=DEFAULT_MEMORY_LIMIT / 2**30, metavar="GIB",
                    help="refuse (before anything is charged) a release whose sampler would need more memory "
                         f"than this many GiB (default {DEFAULT_MEMORY_LIMIT / 2**30:g})")
@@ -677,9 +679,9 @@ def run(args) -> int:
         rng, randomness = _randomness(args.seed)
         check_budget(args.budget_epsilon, args.budget_delta)  # a refused budget creates no ledger file
         ledger = Ledger(args.ledger, create_on_charge=True)   # a refused charge writes no file
-        fingerprint = (ledger.named_fingerprint(name) if name is not None   # old keys: privgp.ledger
-                       else ledger.fingerprint_of(data.content_digest, getattr(data, "legacy_digests", None),
-                                                  data.aliases))
+        records_key = (data.content_digest, getattr(data, "legacy_digests", None), data.aliases)
+        fingerprint = (ledger.named_fingerprint(name, records=records_key) if name is not None   # old keys: ledger
+                       else ledger.fingerprint_of(*records_key))
         if out is None:   # --dry-run
             return _dry_run(args, plan, data, fc, ledger, fingerprint)
         progress.update(1)

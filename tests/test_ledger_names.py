@@ -1,0 +1,97 @@
+"""The same records are one data set whatever they are called.
+
+Before: `--dataset-id NAME` (or `Budget(dataset_id=NAME)`) keyed the ledger on the name alone, so README's main
+release run three times, once without a name, once as 'mysales' and once as 'other', spent epsilon 5 of 10 on each
+of three data sets: 15 on the same 211 records, and every ledger line said 5 of 10. Now a charge under a name links
+the records' own key to it (the same records without a name are charged to it), and a name other than the one the
+records were charged under, or a name for records charged without one, is refused before anything is charged."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import privgp
+from privgp.cli.main import main
+from privgp.errors import InvalidParameterError
+from privgp.ledger import Ledger
+
+
+def _release(tmp_path, capsys, out, *extra):
+    code = main(["release", "--ledger", str(tmp_path / "l.sqlite"), "--out", str(tmp_path / out), "--json", *extra])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _entries(tmp_path) -> int:
+    return sum(d.spent.entries for d in Ledger(tmp_path / "l.sqlite").datasets())
+
+
+def test_the_same_records_under_a_name_and_without_one_share_one_budget(tmp_path, capsys):
+    code, out, _ = _release(tmp_path, capsys, "a", "--dataset-id", "mysales")
+    assert code == 0
+    named = json.loads(out)["fingerprint"]
+    code, out, _ = _release(tmp_path, capsys, "b")   # the same records, no name: the named data set
+    assert code == 0 and json.loads(out)["fingerprint"] == named and _entries(tmp_path) == 2
+    code, _, err = _release(tmp_path, capsys, "c", "--dataset-id", "other")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "--dataset-id must be 'mysales', the name these records were charged under before" in err
+    assert not (tmp_path / "c").exists() and _entries(tmp_path) == 2
+    assert len(Ledger(tmp_path / "l.sqlite").datasets()) == 1
+    # a dry run says the same, and charges nothing either
+    code, _, err = _release(tmp_path, capsys, "d", "--dataset-id", "other", "--dry-run")
+    assert code == 2 and "must be 'mysales'" in err and _entries(tmp_path) == 2
+    # the name in another spelling is the same name
+    code, out, _ = _release(tmp_path, capsys, "e", "--dataset-id", "MySales", "--budget-epsilon", "10")
+    assert code == 3 and _entries(tmp_path) == 2   # refused by the budget (10 spent of 10), not by the name
+
+
+def test_records_charged_without_a_name_cannot_be_renamed(tmp_path, capsys):
+    assert _release(tmp_path, capsys, "a")[0] == 0
+    code, _, err = _release(tmp_path, capsys, "b", "--dataset-id", "mysales")
+    assert code == 2
+    assert "--dataset-id must be left out for these records, which were charged before without a name" in err
+    assert "labelled 'embedded:baltimore'" in err and not (tmp_path / "b").exists() and _entries(tmp_path) == 1
+
+
+def test_a_name_still_spans_versions_of_the_records(tmp_path, capsys):
+    """What names are for: other records (a new version of a file) under the same name share its budget."""
+    rng = np.random.default_rng(0)
+    x, y = rng.uniform(0, 10, 300), rng.uniform(0, 5, 300)
+    common = ["--x-col", "x", "--y-col", "y", "--response-col", "v", "--box", "0", "10", "0", "5", "--threshold",
+              "0", "--clip", "1", "--allow-noisy", "--epsilon", "3", "--dataset-id", "survey"]
+    for version in (1, 2):
+        csv = tmp_path / f"v{version}.csv"
+        v = np.sin(x) + 0.1 * version
+        csv.write_text("x,y,v\n" + "\n".join(f"{a:.17g},{b:.17g},{c:.17g}" for a, b, c in zip(x, y, v)) + "\n")
+        assert _release(tmp_path, capsys, f"o{version}", "--data", str(csv), *common)[0] == 0
+    (ds,) = Ledger(tmp_path / "l.sqlite").datasets()
+    assert ds.spent.entries == 2 and ds.label == "survey"
+    # and either version without the name is that data set
+    code, out, _ = _release(tmp_path, capsys, "o3", "--data", str(tmp_path / "v1.csv"), *common[:-2])
+    assert code == 0 and json.loads(out)["fingerprint"] == ds.fingerprint
+
+
+def test_python_budgets_follow_the_same_rule(tmp_path):
+    rng = np.random.default_rng(1)
+    X, z = rng.uniform(0, 1, (300, 2)), rng.normal(size=300)
+    plan = privgp.plan("laplace-grid", 300, privgp.Box((0, 0), (1, 1)), privgp.ResponseMap(0.0, 1.0), epsilon=1.0)
+    path = tmp_path / "l.sqlite"
+    named = privgp.release(plan, (X, z), privgp.Budget(path, dataset_id="clinic A")).fingerprint
+    assert privgp.release(plan, (X, z), privgp.Budget(path)).fingerprint == named
+    assert privgp.Budget(path).fingerprint((X, z)) == named
+    with pytest.raises(InvalidParameterError, match="must be 'clinic A', the name these records were charged under"):
+        privgp.release(plan, (X, z), privgp.Budget(path, dataset_id="clinic B"))
+    with pytest.raises(InvalidParameterError, match="must be 'clinic A'"):
+        privgp.Budget(path, dataset_id="clinic B").charge((X, z), plan.event)
+    assert sum(d.spent.entries for d in Ledger(path).datasets()) == 2
+
+
+def test_optimize_names_follow_the_same_rule(tmp_path, capsys):
+    base = ["optimize", "--function", "forrester", "--rounds", "5", "--epsilon", "5", "--objective-seed", "0",
+            "--ledger", str(tmp_path / "l.sqlite"), "--json"]
+    assert main([*base, "--dataset-id", "bo", "--out", str(tmp_path / "a")]) == 0
+    capsys.readouterr()
+    assert main([*base, "--dataset-id", "other", "--out", str(tmp_path / "b")]) == 2
+    assert "must be 'bo'" in capsys.readouterr().err and not (tmp_path / "b").exists()
