@@ -95,3 +95,34 @@ def test_optimize_names_follow_the_same_rule(tmp_path, capsys):
     capsys.readouterr()
     assert main([*base, "--dataset-id", "other", "--out", str(tmp_path / "b")]) == 2
     assert "must be 'bo'" in capsys.readouterr().err and not (tmp_path / "b").exists()
+
+
+def test_the_same_records_with_their_axes_swapped_are_one_data_set(tmp_path, capsys):
+    """Records released as (lon, lat) and again as (lat, lon) -- the mix-up privgp's note about swapped coordinate
+    names points out after a charge -- were two data sets with a budget each. The digest of the records with their
+    coordinates swapped is now an alias of their key (CSV, Parquet and Python records alike)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from privgp.datasets.fingerprint import swapped_digests
+
+    rng = np.random.default_rng(2)
+    lon, lat = rng.uniform(-76.7, -76.5, 400), rng.uniform(39.2, 39.35, 400)
+    v = np.sin((lon + 76.6) * 30) + rng.normal(0, 0.3, 400)
+    csv = tmp_path / "d.csv"
+    csv.write_text("lon,lat,v\n" + "".join(f"{a:.6f},{b:.6f},{c:.6f}\n" for a, b, c in zip(lon, lat, v)))
+    pq.write_table(pa.table({"lat": np.round(lat, 6), "lon": np.round(lon, 6), "v": np.round(v, 6)}),
+                   tmp_path / "d.parquet")
+    common = ["--response-col", "v", "--threshold", "0", "--clip", "1", "--allow-noisy", "--epsilon", "2"]
+    as_lon_lat = ["--x-col", "lon", "--y-col", "lat", "--box", "-76.7", "-76.5", "39.2", "39.35"]
+    as_lat_lon = ["--x-col", "lat", "--y-col", "lon", "--box", "39.2", "39.35", "-76.7", "-76.5"]
+    fps = []
+    for out, data, axes in (("a", csv, as_lon_lat), ("b", csv, as_lat_lon), ("c", tmp_path / "d.parquet", as_lat_lon)):
+        code, text, _ = _release(tmp_path, capsys, out, "--data", str(data), *axes, *common)
+        assert code == 0
+        fps.append(json.loads(text)["fingerprint"])
+    assert len(set(fps)) == 1 and _entries(tmp_path) == 3 and len(Ledger(tmp_path / "l.sqlite").datasets()) == 1
+    X = np.column_stack([np.round(lon, 6), np.round(lat, 6)])
+    budget = privgp.Budget(tmp_path / "l.sqlite")
+    assert budget.fingerprint((X[:, ::-1], np.round(v, 6))) == budget.fingerprint((X, np.round(v, 6))) == fps[0]
+    assert swapped_digests(X[:, :1], v) == ()   # 1-D records have no other order

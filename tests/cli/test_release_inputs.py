@@ -349,7 +349,7 @@ def test_degrees_without_crs_get_a_note_and_with_crs_none(env, capsys):
     data = _sensors(tmp / "s.csv")
     common = ["release", "--data", data, "--x-col", "lon", "--y-col", "lat", "--response-col", "no2",
               "--box", "-0.25", "0.05", "51.40", "51.60", "--threshold", "40", "--clip", "20", *OK,
-              "--ledger", ledger]
+              "--ledger", ledger, "--budget-epsilon", "20"]
     code, _, err = run(capsys, *common, "--out", tmp / "a")
     assert code == 0 and err.count("privgp: note: the coordinate columns are named like longitude and latitude") == 1, err
     code, _, err = run(capsys, *common, "--crs", "EPSG:4326", "--out", tmp / "b")
@@ -358,13 +358,14 @@ def test_degrees_without_crs_get_a_note_and_with_crs_none(env, capsys):
     # Antarctica (refused now, nothing charged); without it, a note
     swapped = ["release", "--data", data, "--x-col", "lat", "--y-col", "lon", "--response-col", "no2",
                "--box", "51.40", "51.60", "-0.25", "0.05", "--threshold", "40", "--clip", "20", *OK,
-               "--ledger", ledger]
+               "--ledger", ledger, "--budget-epsilon", "20"]   # the same records: the same data set and budget
     before = Ledger(ledger).entries()
     code, _, err = run(capsys, *swapped, "--crs", "EPSG:4326", "--out", tmp / "c")
     assert code == 2 and "--x-col/--y-col must be the longitude (east) column" in err and err.count("\n") == 1
     assert not (tmp / "c").exists() and len(Ledger(ledger).entries()) == len(before)
     code, _, err = run(capsys, *swapped, "--out", tmp / "d")
     assert code == 0 and "the x (east) column is named like latitude" in err, err
+    assert len(Ledger(ledger).datasets()) == 1   # swapped axes are the same records (one budget, 3 releases)
 
 
 def test_a_transect_along_one_axis_is_released(env, capsys):

@@ -459,7 +459,7 @@ def test_decimal_float32_and_float16_columns_get_the_key_of_the_same_values_in_c
     The key an earlier privgp gave them is kept as an alias (a ledger that charged it keeps charging it)."""
     import pandas as pd
 
-    from privgp.datasets.fingerprint import records_digest
+    from privgp.datasets.fingerprint import records_digest, swapped_digests
     from privgp.datasets.tabular import load_table
 
     rng = np.random.default_rng(11)
@@ -481,7 +481,8 @@ def test_decimal_float32_and_float16_columns_get_the_key_of_the_same_values_in_c
     old = [np.asarray(pc.cast(pa.array(c, type=pa.float64()).cast(pa.decimal128(12, 4)), pa.float64()))
            for c in (X[:, 0], X[:, 1], z)]
     assert any(np.any(o != c) for o, c in zip(old, (X[:, 0], X[:, 1], z)))   # the old reading differed
-    assert res.aliases() == (records_digest(np.column_stack(old[:2]), old[2]),)
+    read = load_table(csv, COORDS, RESP)
+    assert res.aliases() == (records_digest(np.column_stack(old[:2]), old[2]), *swapped_digests(read.X, read.response))
     # float32 coordinates and a float16 response in Parquet; the CSV holds their shortest digits
     X32, z16 = X.astype(np.float32), z.astype(np.float16)
     small = pa.table({"lon": X32[:, 0], "lat": X32[:, 1], "price": z16})
@@ -490,8 +491,12 @@ def test_decimal_float32_and_float16_columns_get_the_key_of_the_same_values_in_c
     small.to_pandas().to_csv(csv32, index=False)     # pandas prints a float32 or float16 by its shortest digits
     res32 = scan(tmp_path / "f32.parquet")
     assert res32.digest() == load_table(csv32, COORDS, RESP).content_digest == scan(csv32).digest()
-    assert res32.aliases() == (records_digest(X32.astype(float), z16.astype(float)),)
-    assert scan(csv32).aliases() == () and scan(csv).aliases() == ()   # float64 sources: no alias
+    read32 = load_table(csv32, COORDS, RESP)
+    assert res32.aliases() == (records_digest(X32.astype(float), z16.astype(float)),
+                               *swapped_digests(read32.X, read32.response))
+    # float64 sources: only the alias of the coordinates swapped
+    assert scan(csv32).aliases() == swapped_digests(read32.X, read32.response)
+    assert scan(csv).aliases() == swapped_digests(read.X, read.response)
     # Python: float32/float16 arrays or DataFrame columns are read the same way, with the same alias
     import privgp
 
@@ -501,7 +506,7 @@ def test_decimal_float32_and_float16_columns_get_the_key_of_the_same_values_in_c
                                "price", coordinates=list(COORDS))):
         assert rec.content_digest == res32.digest() and rec.aliases == res32.aliases()
     plain = privgp.records(X32.astype(float), z16.astype(float))     # widened by the caller: other values
-    assert plain.content_digest == res32.aliases()[0] and plain.aliases == ()
+    assert plain.content_digest == res32.aliases()[0] and plain.aliases == swapped_digests(plain.X, plain.response)
 
 
 def test_a_ledger_that_charged_a_float32_file_under_its_earlier_key_keeps_it(tmp_path, capsys):

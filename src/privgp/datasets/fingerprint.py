@@ -158,6 +158,15 @@ def records_digest(X: np.ndarray, response: np.ndarray) -> str:
     return digest_of_sums(X.shape[1], X.shape[0], s1, s2)
 
 
+def swapped_digests(X: np.ndarray, response: np.ndarray) -> tuple[str, ...]:
+    """The digest of 2-D records with their two coordinates given the other way round (x as y, y as x), as an alias
+    (:meth:`privgp.ledger.Ledger.fingerprint_of`): the same records released with their axes swapped, as after a
+    mix-up of longitude and latitude, are the same data set. () for 1-D records."""
+    X = np.asarray(X, dtype=float)
+    X = X.reshape(X.shape[0], -1)
+    return (records_digest(X[:, ::-1], response),) if X.shape[1] == 2 else ()
+
+
 def legacy_digest_v2(X: np.ndarray, response: np.ndarray) -> str:
     """The version-2 digest (for ledgers written before version 3): SHA-256 of the records as float64 in
     canonical row order (sorted lexicographically; -0.0 counted as 0.0), with the number of coordinates.

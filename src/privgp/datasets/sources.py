@@ -251,6 +251,9 @@ class ScanResult:
     e1: int = 0
     e2: int = 0
     changed: bool = False
+    #: the hash sums of 2-D records with their two coordinates swapped (:meth:`aliases`)
+    w1: int = 0
+    w2: int = 0
     X: list = field(default_factory=list)
     z: list = field(default_factory=list)
     cells: Any = None   # the accumulator of the reduction (per-site sums and counts, or a plan's own)
@@ -280,10 +283,12 @@ class ScanResult:
     def aliases(self) -> tuple[str, ...]:
         """The digest privgp gave these records before 2026-11-29, where it differs (a DECIMAL, float32 or float16
         column was read otherwise then: :func:`_numbers`): a ledger that charged them under that key keeps it
-        (:meth:`privgp.ledger.Ledger.fingerprint_of`). Private like :meth:`digest`."""
+        (:meth:`privgp.ledger.Ledger.fingerprint_of`); and for 2-D records the digest of the same records with their
+        coordinates swapped (:func:`~privgp.datasets.fingerprint.swapped_digests`). Private like :meth:`digest`."""
         if not self.hashed:
             raise ValueError("no fingerprint: some records were counted, not read (count_part)")
-        return (digest_of_sums(self.dim, self.n, self.e1, self.e2),) if self.changed else ()
+        return (((digest_of_sums(self.dim, self.n, self.e1, self.e2),) if self.changed else ())
+                + ((digest_of_sums(self.dim, self.n, self.w1, self.w2),) if self.dim == 2 else ()))
 
 
 def merge(results: Sequence[ScanResult]) -> ScanResult:
@@ -299,6 +304,7 @@ def merge(results: Sequence[ScanResult]) -> ScanResult:
         out.s1, out.s2 = add_sums((out.s1, out.s2), (r.s1, r.s2))
         out.e1, out.e2 = add_sums((out.e1, out.e2), (r.e1, r.e2))
         out.changed = out.changed or r.changed
+        out.w1, out.w2 = add_sums((out.w1, out.w2), (r.w1, r.w2))
         out.X.extend(r.X)
         out.z.extend(r.z)
         if r.cells is not None:
@@ -414,6 +420,8 @@ def _scan_batches(part: Part, coordinates: tuple[str, ...], response: str, domai
                 raise
         s1, s2 = record_hashes([*cx, z])
         res.s1, res.s2 = add_sums((res.s1, res.s2), (s1, s2))
+        if len(cx) == 2:   # the same records with their coordinates swapped (ScanResult.aliases)
+            res.w1, res.w2 = add_sums((res.w1, res.w2), record_hashes([cx[1], cx[0], z]))
         if earlier is not None:   # the records as privgp read them before 2026-11-29 (ScanResult.aliases)
             res.changed = True
             s1, s2 = record_hashes(earlier)

@@ -35,7 +35,7 @@ import numpy as np
 
 from .. import validation as v
 from ..errors import DataError
-from .fingerprint import legacy_digest_v2, narrow_float, records_digest, shortest_digits
+from .fingerprint import legacy_digest_v2, narrow_float, records_digest, shortest_digits, swapped_digests
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -56,7 +56,8 @@ class TabularData:
     #: the public projection applied to the coordinates (privgp.geo.LocalProjection.to_dict()), or None
     projection: dict | None = None
     #: other digests earlier privgp versions gave these very records, read from their source otherwise
-    #: (:meth:`privgp.datasets.sources.ScanResult.aliases`): tried in any ledger (private like the digest)
+    #: (:meth:`privgp.datasets.sources.ScanResult.aliases`), and that of the records with their two coordinates
+    #: swapped (:func:`~privgp.datasets.fingerprint.swapped_digests`): tried in any ledger (private like the digest)
     aliases: tuple[str, ...] = ()
 
     def __post_init__(self):
@@ -182,7 +183,7 @@ def table_from_frame(df: pd.DataFrame, coordinates: Sequence[str], response: str
     X = np.column_stack([_numeric_column(df, c, source) for c in coordinates])
     y = _numeric_column(df, response, source)
     return issued(TabularData(X=X, response=y, coordinates=coordinates, response_name=response, source=source,
-                              content_digest=records_digest(X, y)))
+                              content_digest=records_digest(X, y), aliases=swapped_digests(X, y)))
 
 
 def _float64_chunks(column: Any) -> list[np.ndarray]:
@@ -237,7 +238,7 @@ def _fast_numeric(path: Path, coordinates: tuple[str, ...], response: str) -> Ta
     if not all(_fill(out, _float64_chunks(table.column(c))) for out, c in zip(targets, raw)):
         return None
     return issued(TabularData(X=X, response=y, coordinates=coordinates, response_name=response, source=str(path),
-                              content_digest=records_digest(X, y)))
+                              content_digest=records_digest(X, y), aliases=swapped_digests(X, y)))
 
 
 def load_table(path: str | os.PathLike[str], coordinates: Sequence[str], response: str) -> TabularData:
@@ -343,7 +344,7 @@ def records(X: Any, y: Any, *, coordinates: Sequence[str] | None = None, source:
     aliases = () if not any(changed for _, changed in earlier) else (records_digest(
         np.column_stack([c.reshape(n, -1) for c, _ in earlier[:-1]]), earlier[-1][0]),)
     return issued(TabularData(X=Xv, response=yarr, coordinates=names, response_name=response_name, source=source,
-                              content_digest=records_digest(Xv, yarr), aliases=aliases))
+                              content_digest=records_digest(Xv, yarr), aliases=aliases + swapped_digests(Xv, yarr)))
 
 
 #: id -> (the records, their arrays, the digest privgp gave them): the records whose ``content_digest`` privgp
@@ -366,14 +367,15 @@ def read_records(data: Any) -> tuple[Any, Any, Callable[[], tuple[str, Any, tupl
     :meth:`privgp.ledger.Ledger.fingerprint_of`. The digest (and aliases) privgp gave records it made
     (:func:`issued`) while they still hold those very arrays; for anything else (a ``content_digest`` set by hand, a
     copy by dataclasses.replace, an object whose attributes change between reads), immutable copies of what was read
-    and a digest computed from them when ``key()`` is called (after the arrays are checked), with no aliases."""
+    and a digest computed from them when ``key()`` is called (after the arrays are checked), with only the alias of
+    their coordinates swapped (:func:`~privgp.datasets.fingerprint.swapped_digests`)."""
     X, z = data.X, data.response
     entry = _ISSUED.get(id(data))
     if entry is not None and entry[0]() is data and entry[1] is X and entry[2] is z:
         digest, aliases = entry[3], entry[4]
         return X, z, lambda: (digest, lambda: (legacy_digest_v2(X, z),), aliases)
     X, z = _converted_once(X), _converted_once(z)
-    return X, z, lambda: (records_digest(X, z), None, ())
+    return X, z, lambda: (records_digest(X, z), None, swapped_digests(X, z))
 
 
 def _converted_once(a: Any) -> Any:
