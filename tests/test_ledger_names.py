@@ -126,3 +126,17 @@ def test_the_same_records_with_their_axes_swapped_are_one_data_set(tmp_path, cap
     budget = privgp.Budget(tmp_path / "l.sqlite")
     assert budget.fingerprint((X[:, ::-1], np.round(v, 6))) == budget.fingerprint((X, np.round(v, 6))) == fps[0]
     assert swapped_digests(X[:, :1], v) == ()   # 1-D records have no other order
+
+
+def test_swapped_records_find_a_named_data_set_through_its_link(tmp_path):
+    """Records charged under a name are known by a link, not a data set of their own: their swapped alias must
+    follow that link (it found only data sets, so the swapped records started a budget of their own)."""
+    rng = np.random.default_rng(3)
+    X, z = rng.uniform(0, 1, (300, 2)), rng.normal(size=300)
+    plan = privgp.plan("laplace-grid", 300, privgp.Box((0, 0), (1, 1)), privgp.ResponseMap(0.0, 1.0), epsilon=1.0)
+    path = tmp_path / "l.sqlite"
+    named = privgp.release(plan, (X, z), privgp.Budget(path, dataset_id="clinic A")).fingerprint
+    assert privgp.release(plan, (X[:, ::-1], z), privgp.Budget(path)).fingerprint == named
+    assert privgp.Budget(path).fingerprint((X, z)) == named and len(Ledger(path).datasets()) == 1
+    with pytest.raises(InvalidParameterError, match="must be 'clinic A'"):
+        privgp.Budget(path, dataset_id="clinic B").fingerprint((X[:, ::-1], z))

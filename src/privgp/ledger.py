@@ -494,8 +494,9 @@ class Ledger:
                        aliases: Sequence[str] = ()) -> str:
         """The ledger key of records with this content digest. Where the file's datasets do not include this key,
         a key the file knows is returned instead, so that the same records keep their budget and their entries:
-        that of one of ``aliases`` (the digests an earlier privgp gave these records when it read their source
-        otherwise, e.g. a DECIMAL or float32 column before 2026-11-29; tried in any file), or, in a file written
+        the data set their key is linked to, else that of one of ``aliases`` or linked to it (the digests an earlier
+        privgp gave these records when it read their source otherwise, e.g. a DECIMAL or float32 column before
+        2026-11-29, and that of the records with their coordinates swapped; tried in any file), or, in a file written
         by a privgp before digest version 3 (meta ``digests`` = "v2"), one of ``legacy()`` (the records' digests
         under earlier versions, computed only then). A charge under a key found by an alias links the records' own
         key to it (table ``links``), so that the same values read from a source that has no alias (a CSV file)
@@ -509,16 +510,21 @@ class Ledger:
             def known(key: str) -> bool:
                 return con.execute("SELECT 1 FROM datasets WHERE fingerprint = ?", (key,)).fetchone() is not None
 
-            if known(fp):
-                return fp
-            linked = con.execute("SELECT l.dataset FROM links l JOIN datasets d ON d.fingerprint = l.dataset "
-                                 "WHERE l.fingerprint = ?", (fp,)).fetchone()
-            if linked is not None:
-                return _text(linked[0])
+            def data_set(key: str) -> str | None:   # the data set a key names: its own, or the one it is linked to
+                if known(key):
+                    return key
+                linked = con.execute("SELECT l.dataset FROM links l JOIN datasets d ON d.fingerprint = l.dataset "
+                                     "WHERE l.fingerprint = ?", (key,)).fetchone()
+                return None if linked is None else _text(linked[0])
+
+            found = data_set(fp)
+            if found is not None:
+                return found
             for old in aliases:
-                if known(self.fingerprint(old)):
-                    self._links[self.fingerprint(old)] = fp
-                    return self.fingerprint(old)
+                found = data_set(self.fingerprint(old))
+                if found is not None:
+                    self._links[found] = fp
+                    return found
             row = con.execute("SELECT value FROM meta WHERE key = 'digests'").fetchone()
             if legacy is None or row is None or row[0] != "v2":
                 return fp
