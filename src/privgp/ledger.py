@@ -881,7 +881,10 @@ class Budget:
     records it is given (as ``privgp release --dataset-id NAME``; the same name shares one budget from
     Python and the command line). Without it the ledger knows records by their content, so a subset of
     the same people's records -- each training fold of a cross-validation, say -- is a new data set
-    with a budget of its own: name the data set when the fits draw on the same people.
+    with a budget of its own: name the data set when the fits draw on the same people. The same records are
+    one data set whatever they are called: records charged under a name are linked to it (given later without
+    ``dataset_id`` they are charged to it), and a name for records charged before without one, or under another
+    name, raises :class:`~privgp.errors.InvalidParameterError` before anything is charged.
     """
 
     def __init__(self, ledger_path: str | os.PathLike[str] | None = None, *, epsilon: float | None = None,
