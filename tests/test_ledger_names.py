@@ -8,9 +8,12 @@ records were charged under, or a name for records charged without one, is refuse
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import privgp
 from privgp.cli.main import main
@@ -140,3 +143,30 @@ def test_swapped_records_find_a_named_data_set_through_its_link(tmp_path):
     assert privgp.Budget(path).fingerprint((X, z)) == named and len(Ledger(path).datasets()) == 1
     with pytest.raises(InvalidParameterError, match="must be 'clinic A'"):
         privgp.Budget(path, dataset_id="clinic B").fingerprint((X[:, ::-1], z))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([None, "a", "A ", "b"]), st.booleans()), min_size=1, max_size=6))
+def test_any_sequence_of_names_and_axis_orders_charges_one_data_set(ops):
+    """The law: charges of the same records, under any sequence of names (or none) and either axis order, either
+    land on one data set or are refused before anything is recorded."""
+    import tempfile
+
+    rng = np.random.default_rng(4)
+    X, z = rng.uniform(0, 1, (50, 2)), rng.normal(size=50)
+    plan = privgp.plan("laplace-grid", 50, privgp.Box((0, 0), (1, 1)), privgp.ResponseMap(0.0, 1.0), epsilon=0.5)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "l.sqlite"
+        charged, keys = 0, set()
+        for name, swap in ops:
+            budget = privgp.Budget(path, epsilon=100.0, dataset_id=name)
+            try:
+                charge = budget.charge((X[:, ::-1] if swap else X, z), plan.event, default_delta=1e-6)
+            except InvalidParameterError as exc:
+                assert "dataset_id" in str(exc) and name is not None   # only a name is ever refused
+                continue
+            charged += 1
+            keys.add(charge.fingerprint)
+        assert charged >= 1 and len(keys) == 1
+        (ds,) = Ledger(path).datasets()
+        assert ds.spent.entries == charged
