@@ -120,16 +120,19 @@ def build_parser(*, full: bool = False) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The ``privgp`` command. Without ``argv`` (the console script, ``python -m privgp.cli.main``) the process is
+    privgp's own: a command first defers numpy's sub-packages that none uses (:mod:`privgp.cli.startup`)."""
     args_list = sys.argv[1:] if argv is None else list(argv)
+    console = argv is None
     if args_list[:1] == ["release"]:   # its picture is drawn by a second process, started first thing
         from . import picture_process
 
         picture_process.start_early(args_list)
         try:
-            return _main(args_list)
+            return _main(args_list, console)
         finally:
             picture_process.discard()
-    return _main(args_list)
+    return _main(args_list, console)
 
 
 #: library parameters whose flag is not their name with dashes (``_as_flag``)
@@ -150,7 +153,11 @@ def _as_flag(exc: Exception, argv: list[str]) -> Exception:
     return InvalidParameterError(typed[0], exc.requirement, exc.value) if typed else exc
 
 
-def _main(argv: list[str]) -> int:
+def _main(argv: list[str], console: bool = False) -> int:
+    if console and argv[:1] and argv[0] in COMMANDS:
+        from .startup import defer_unused_numpy_modules
+
+        defer_unused_numpy_modules()
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
