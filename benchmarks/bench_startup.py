@@ -13,12 +13,18 @@ folder, both on ``PYTHONPATH`` in fresh processes):
 Reports the median wall and CPU (user + system, of the process and its children) time per command and
 tree, the load average, and the ratio of the medians. On a shared machine the wall time depends on the
 load; the CPU time and the ratio measured in the same run are the figures that hold.
+
+``--instructions``: instead, each command once per tree under valgrind's cachegrind (instruction counts only, BLAS
+in one thread), and their ratio: a change of a few per cent that this machine's phases hide in times (the machine
+line of ``bench_instructions.py``'s docstring). Needs valgrind.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -45,11 +51,41 @@ def _timed(src: Path, args: list[str]) -> tuple[float, float]:
     return wall, cpu
 
 
+def _instructions(src: Path, args: list[str]) -> int:
+    env = dict(os.environ, PYTHONPATH=str(src), OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    res = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
+                          sys.executable, "-m", "privgp.cli.main", *args], env=env, capture_output=True, text=True,
+                         check=True)
+    refs = re.search(r"I\s+refs:\s+([\d,]+)", res.stderr)
+    if refs is None:
+        raise SystemExit(f"no instruction count from valgrind:\n{res.stderr[-2000:]}")
+    return int(refs.group(1).replace(",", ""))
+
+
+def _count_instructions(baseline: str) -> None:
+    if shutil.which("valgrind") is None:
+        raise SystemExit("bench_startup --instructions: valgrind is not installed (Debian: apt-get install valgrind)")
+    with tempfile.TemporaryDirectory() as tmp:
+        trees = {"this tree": ROOT / "src", f"baseline {baseline}": baseline_src(baseline, Path(tmp) / "baseline")}
+        for cmd, args in COMMANDS.items():
+            counts = {tree: _instructions(src, args) for tree, src in trees.items()}
+            for tree, n in counts.items():
+                print(f"{cmd:<36} {tree:<22} {n:>16,} instructions")
+            first, second = counts.values()
+            print(f"ratio this tree / baseline, {cmd}: instructions {first / second:.3f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--baseline", default=None, help="git revision to compare against")
+    ap.add_argument("--instructions", action="store_true", help="count instructions (valgrind) instead of timing")
     a = ap.parse_args()
+    if a.instructions:
+        if not a.baseline:
+            raise SystemExit("bench_startup --instructions needs --baseline")
+        _count_instructions(a.baseline)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         trees = {"this tree": ROOT / "src"}
         if a.baseline:
