@@ -5,6 +5,7 @@ Each refusal: exit status 2, one line, no traceback, the ledger's bytes unchange
 """
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import sys
@@ -13,7 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from privgp.datasets import baltimore
+from privgp.errors import InvalidParameterError
 from privgp.ledger import Ledger
+from privgp.mechanisms.release import MAX_RESPONSE, MIN_LOG_RESPONSE, ResponseMap
 from tests.cli_scratch import digest, run, run_quiet
 
 OK = ["--allow-noisy", "--seed", "1", "--json"]
@@ -452,3 +456,77 @@ def test_rows_that_repeat_exactly_get_a_note_and_distinct_rows_none(env, capsys)
                           and "up to 5 copies of one" in err), err
     code, _, err = run(capsys, *common, "--data", data)
     assert code == 0 and "repeat another record" not in err, err
+
+
+# -- the clipping range in response units (red team 17) ---------------------------------------------------------------
+# ``--clip 1000`` with ``--transform log`` (a clip taken for a price range) passed every check, was charged, and then
+# the picture failed (exp overflowed: a traceback, exit 1, nothing written), in each of two tries: the whole budget
+# spent on nothing. The range g^-1(g(T) -+ B) now lies within +-MAX_RESPONSE (log: above MIN_LOG_RESPONSE).
+
+BALTIMORE: list[str] = []   # the embedded data, as README's main command
+COLUMNS = ["--x-col", "x", "--y-col", "y", "--response-col", "price", "--box", "850", "1000", "500", "590"]
+
+
+def _scaled_baltimore(path, factor: float):
+    text = baltimore.csv_path().read_text(encoding="utf-8").splitlines()
+    head = text[0].split(",")
+    price = head.index("price")
+    rows = [",".join(repr(float(c) * factor) if i == price else c for i, c in enumerate(line.split(",")))
+            for line in text[1:]]
+    path.write_text("\n".join([text[0], *rows]) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("args,needle", [
+    (BALTIMORE + ["--clip", "1000"], "--clip must be small enough that the clipping range threshold * exp(-+clip)"),
+    (BALTIMORE + ["--clip", "706", "--dry-run"], "--clip must be small enough"),   # a dry run says so too
+    (["scaled:1", "--transform", "identity", "--threshold", "50", "--clip", "1e308"],
+     "--clip must be small enough that the clipping range threshold -+ clip lies within [-1e+300, 1e+300]"),
+    (["scaled:1e-290", "--transform", "log", "--threshold", "5e-290", "--clip", "1"],
+     "--threshold must be one for which the clipping range"),
+])
+def test_a_clipping_range_beyond_the_response_units_is_refused_before_the_charge(env, seeded_ledger, capsys,
+                                                                                 args, needle):
+    tmp, ledger = env
+    before = seeded_ledger(ledger)
+    if args[0].startswith("scaled:"):
+        args = ["--data", _scaled_baltimore(tmp / "d.csv", float(args[0][7:])), *COLUMNS, *args[1:]]
+    out = tmp / "rel"
+    code, _, err = run(capsys, "release", *args, *OK, "--ledger", ledger, "--out", out)
+    assert_refused(code, err, needle, ledger, before, out)
+
+
+def test_the_ends_of_the_range_release_and_draw(env, capsys):
+    """Just inside the limits, both the 2-D log map and a 1-D identity map are released and drawn."""
+    tmp, ledger = env
+    code, _, err = run(capsys, "release", *BALTIMORE, "--clip", "640", *OK, "--ledger", ledger, "--out", tmp / "a")
+    assert code == 0, err
+    assert (tmp / "a" / "excursion.png").stat().st_size > 0
+    data = _scaled_baltimore(tmp / "d.csv", 1.0)
+    code, _, err = run(capsys, "release", "--data", data, "--x-col", "x", "--response-col", "price", "--box", "850",
+                       "1000", "--transform", "identity", "--threshold", "50", "--clip", "1e300", *OK,
+                       "--budget-epsilon", 100, "--ledger", ledger, "--out", tmp / "b")
+    assert code == 0, err
+    assert (tmp / "b" / "excursion.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize("threshold,clip,transform,name", [
+    (50.0, 1000.0, "log", "clip"), (50.0, 706.0, "log", "clip"), (5e-288, 1.0, "log", "threshold"),
+    (1e300, 1.0, "log", "threshold"), (50.0, 1e308, "identity", "clip"), (-2e300, 1.0, "identity", "threshold"),
+])
+def test_the_response_map_names_the_setting_at_fault(threshold, clip, transform, name):
+    with pytest.raises(InvalidParameterError) as info:
+        ResponseMap(threshold, clip, transform)
+    assert info.value.name == name
+
+
+@pytest.mark.parametrize("threshold,clip,transform", [
+    (50.0, 640.0, "log"), (50.0, 1.0, "log"), (1e-279, 1.0, "log"), (50.0, 1e300 - 50.0, "identity"),
+    (0.0, 1.0, "identity"),
+])
+def test_a_range_inside_the_limits_is_kept_and_finite(threshold, clip, transform):
+    rm = ResponseMap(threshold, clip, transform)
+    lo, hi = rm.to_response_units([-1.0, 1.0])
+    assert math.isfinite(lo) and math.isfinite(hi) and hi - lo > 0
+    assert (MIN_LOG_RESPONSE if transform == "log" else -MAX_RESPONSE) <= lo <= hi <= MAX_RESPONSE
+    assert np.all(np.isfinite(rm.to_response_units(np.linspace(-1.0, 1.0, 9))))

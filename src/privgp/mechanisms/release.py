@@ -38,6 +38,11 @@ from ..jsonable import as_written, first_difference, to_jsonable
 from ..models.domain import Box
 
 TRANSFORMS = ("identity", "log")
+#: the clipping range in response units lies within +-MAX_RESPONSE, and a log map's above MIN_LOG_RESPONSE: beyond,
+#: drawing the map failed after the charge (red team 17: a 1-D map's axis from 2e308 wide, a log colour scale from
+#: below about 1e-287; matplotlib's "Invalid vmin or vmax"), and exp overflowed where a log range was wider
+MAX_RESPONSE = 1e300
+MIN_LOG_RESPONSE = 1e-280
 
 
 #: the largest default delta, whatever n
@@ -76,6 +81,30 @@ class ResponseMap:
             v.finite_array("threshold", self.threshold, ndim=0).item()
         object.__setattr__(self, "threshold", float(t))
         object.__setattr__(self, "clip", v.positive("clip", self.clip))
+        self._check_range()
+
+    def _check_range(self) -> None:
+        """The clipping range in response units, g^-1(g(T) -+ B), that every released value lies in: within
+        +-:data:`MAX_RESPONSE` and, for ``log``, above :data:`MIN_LOG_RESPONSE`. Outside, the released values could
+        not be written in response units (exp overflows: ``--clip 1000`` with ``--transform log``, taken for a price
+        range) and drawing the map failed after the charge (red team 17)."""
+        with np.errstate(over="ignore", under="ignore"):
+            lo, hi = (float(x) for x in self.to_response_units([-1.0, 1.0]))
+        log = self.transform == "log"
+        floor = MIN_LOG_RESPONSE if log else -MAX_RESPONSE
+        if floor <= lo and hi <= MAX_RESPONSE:   # NaN fails
+            return
+        name, value = ("clip", self.clip) if self._threshold_alone_fits() else ("threshold", self.threshold)
+        raise InvalidParameterError(
+            name, f"{'small enough that' if name == 'clip' else 'one for which'} the clipping range "
+            + ("threshold * exp(-+clip) (clip is in log units)" if log else "threshold -+ clip")
+            + f" lies within [{floor:g}, {MAX_RESPONSE:g}] (here {lo:.6g} .. {hi:.6g})", value)
+
+    def _threshold_alone_fits(self) -> bool:
+        """Whether a clip of 1 keeps the range inside the limits: then the clip is at fault, else the threshold."""
+        if self.transform == "log":
+            return MIN_LOG_RESPONSE <= self.threshold * math.exp(-1.0) and self.threshold * math.e <= MAX_RESPONSE
+        return abs(self.threshold) + 1.0 <= MAX_RESPONSE
 
     @property
     def centre(self) -> float:
