@@ -170,3 +170,63 @@ def test_any_sequence_of_names_and_axis_orders_charges_one_data_set(ops):
         assert charged >= 1 and len(keys) == 1
         (ds,) = Ledger(path).datasets()
         assert ds.spent.entries == charged
+
+
+# -- two processes at once (red team 17) ------------------------------------------------------------------------------
+# The aliases, links and name checks were decided when a key was found, outside the charge's transaction: two
+# releases of the same records started together (axes swapped, or one under a name) each found no data set and
+# opened one, and the records kept two budgets for good. The charge now finds the key again in its transaction.
+
+def _two_handles(path: Path, create: bool):
+    """Two ledger objects on one file, as two processes hold them (``create``: the file does not exist yet)."""
+    return Ledger(path, create_on_charge=create), Ledger(path, create_on_charge=create)
+
+
+def _race_data():
+    from privgp.ledger import _record_key
+
+    rng = np.random.default_rng(5)
+    X, z = rng.uniform(0, 1, (80, 2)), rng.normal(size=80)
+    plan = privgp.plan("laplace-grid", 80, privgp.Box((0, 0), (1, 1)), privgp.ResponseMap(0.0, 1.0), epsilon=3.0)
+    return _record_key((X, z)), _record_key((X[:, ::-1], z)), plan.event
+
+
+@pytest.mark.parametrize("create", [False, True])
+def test_two_processes_charging_the_records_and_their_swap_at_once_find_one_data_set(tmp_path, create):
+    records, swapped, event = _race_data()
+    path = tmp_path / "l.sqlite"
+    a, b = _two_handles(path, create)
+    key_a, key_b = a.fingerprint_of(*records), b.fingerprint_of(*swapped)   # both before either charges
+    first = a.charge(key_a, event, budget_epsilon=10, default_budget_delta=1e-6)
+    second = b.charge(key_b, event, budget_epsilon=10, default_budget_delta=1e-6)
+    assert second.fingerprint == first.fingerprint
+    (ds,) = Ledger(path).datasets()
+    assert ds.spent.entries == 2
+    with pytest.raises(privgp.errors.BudgetExceededError):   # 3 + 3 + 6 > 10: the one budget holds
+        Ledger(path).charge(Ledger(path).fingerprint_of(*swapped),
+                            privgp.plan("laplace-grid", 80, privgp.Box((0, 0), (1, 1)), privgp.ResponseMap(0.0, 1.0),
+                                        epsilon=6.0).event)
+
+
+@pytest.mark.parametrize("create", [False, True])
+def test_a_name_found_while_the_records_were_charged_without_one_is_refused_in_the_charge(tmp_path, create):
+    records, _, event = _race_data()
+    path = tmp_path / "l.sqlite"
+    a, b = _two_handles(path, create)
+    key_a, key_b = a.fingerprint_of(*records), b.named_fingerprint("sales", records=records)
+    a.charge(key_a, event, default_budget_delta=1e-6)
+    with pytest.raises(InvalidParameterError, match="left out for these records, which were charged before without"):
+        b.charge(key_b, event, default_budget_delta=1e-6)
+    (ds,) = Ledger(path).datasets()
+    assert ds.spent.entries == 1
+
+
+def test_records_charged_under_a_name_meanwhile_are_charged_to_it(tmp_path):
+    records, swapped, event = _race_data()
+    path = tmp_path / "l.sqlite"
+    a, b = _two_handles(path, False)
+    key_a, key_b = a.fingerprint_of(*swapped), b.named_fingerprint("sales", records=records)
+    named = b.charge(key_b, event, default_budget_delta=1e-6)
+    assert a.charge(key_a, event, default_budget_delta=1e-6).fingerprint == named.fingerprint
+    (ds,) = Ledger(path).datasets()
+    assert ds.spent.entries == 2 and ds.label == ""

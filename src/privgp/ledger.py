@@ -271,6 +271,9 @@ class Ledger:
         self._keyed: dict[str, tuple[str, Any, tuple[str, ...]]] = {}   # provisional fingerprint -> fingerprint_of args
         self._links: dict[str, str] = {}   # a dataset's key -> the records' own key, to link on charge (fingerprint_of,
         #                                    named_fingerprint)
+        # a key fingerprint_of or named_fingerprint returned -> how it was found: resolved again by charge() in its
+        # transaction, so that two processes charging the same records at once find one data set (red team 17)
+        self._resolved: dict[str, tuple[str, tuple]] = {}
         if self.readonly:
             if not self.path.is_file():
                 raise DataError(f"no privacy ledger at {self.path}")
@@ -430,7 +433,8 @@ class Ledger:
             self._keyed.setdefault(fp, (content_digest, None, ()))
         return fp
 
-    def named_fingerprint(self, name: str, records: Sequence[Any] | None = None) -> str:
+    def named_fingerprint(self, name: str, records: Sequence[Any] | None = None, *,
+                          _con: sqlite3.Connection | None = None) -> str:
         """The ledger key of the data set named ``name`` (``--dataset-id``, ``Budget(dataset_id=...)``): that of
         :func:`dataset_name_key`, so that one name typed in another width, case or spacing is the same data set.
 
@@ -444,13 +448,15 @@ class Ledger:
         A ledger written before names were folded (privgp keyed the name as typed, in NFC, until 2026-11-26) keeps
         the key it charged under any spelling of this name: that spelling's key if charged, else the key of a
         data set whose label (the name as typed, unless a label was given) is a spelling of this name. A ledger
-        that charged two spellings apart is refused: their spends cannot be told apart by name any more."""
-        key = self._named_key(name)
+        that charged two spellings apart is refused: their spends cannot be told apart by name any more.
+
+        :meth:`charge` decides all this again in its transaction (``_con``: that transaction's connection)."""
+        key = self._named_key(name, _con)
         if records is not None:
             records = tuple(records)
             own = self.fingerprint(records[0])
-            known = self.fingerprint_of(*records)
-            labels = self._labels()
+            known = self.fingerprint_of(*records, _con=_con)
+            labels = self._labels(_con)
             if known != key and known in labels:
                 label = labels[known].strip()
                 named = bool(label) and known in {self.fingerprint("dataset-id:" + dataset_name_key(label)),
@@ -462,14 +468,15 @@ class Ledger:
                     + (f", labelled {label!r}" if label else "") + "): the same records are one data set, and a "
                     "name would give them a second budget") + "; nothing was charged", name)
             self._links[key] = own
+            self._resolved[key] = ("named", (name, records))
         return key
 
-    def _named_key(self, name: str) -> str:
+    def _named_key(self, name: str, con: sqlite3.Connection | None = None) -> str:
         """:meth:`named_fingerprint`'s key of the name alone."""
         fp = self.fingerprint("dataset-id:" + dataset_name_key(name))
         if self._pending:
             return fp
-        labels = self._labels()
+        labels = self._labels(con)
         key = dataset_name_key(name)
         typed = self.fingerprint("dataset-id:" + unicodedata.normalize("NFC", name.strip()))
         charged = {k for k in (fp, typed) if k in labels} | {
@@ -482,16 +489,18 @@ class Ledger:
                 "whatever their case, spacing or width): use a new ledger file, or a name of its own", name)
         return charged.pop() if charged else fp
 
-    def _labels(self) -> dict[str, str]:
-        """Every charged data set's key and label."""
-        con = self._connect()
+    def _labels(self, con: sqlite3.Connection | None = None) -> dict[str, str]:
+        """Every charged data set's key and label (read through ``con`` if given)."""
+        own = con is None
+        con = self._connect() if con is None else con
         try:
             return {fp: _text(label) for fp, label in con.execute("SELECT fingerprint, label FROM datasets")}
         finally:
-            con.close()
+            if own:
+                con.close()
 
     def fingerprint_of(self, content_digest: str, legacy: Callable[[], Sequence[str]] | None = None,
-                       aliases: Sequence[str] = ()) -> str:
+                       aliases: Sequence[str] = (), *, _con: sqlite3.Connection | None = None) -> str:
         """The ledger key of records with this content digest. Where the file's datasets do not include this key,
         a key the file knows is returned instead, so that the same records keep their budget and their entries:
         the data set their key is linked to, else that of one of ``aliases`` or linked to it (the digests an earlier
@@ -500,40 +509,50 @@ class Ledger:
         by a privgp before digest version 3 (meta ``digests`` = "v2"), one of ``legacy()`` (the records' digests
         under earlier versions, computed only then). A charge under a key found by an alias links the records' own
         key to it (table ``links``), so that the same values read from a source that has no alias (a CSV file)
-        are that data set too."""
+        are that data set too. :meth:`charge` finds the key again in its transaction (``_con``: its connection), so
+        that a data set another process charged meanwhile for these records (under an alias) is found."""
         fp = self.fingerprint(content_digest)
         aliases = tuple(aliases)
         if self._pending and (legacy is not None or aliases):
             self._keyed[fp] = (content_digest, legacy, aliases)
-        con = self._connect()
+        own = _con is None
+        con = self._connect() if _con is None else _con
         try:
-            def known(key: str) -> bool:
-                return con.execute("SELECT 1 FROM datasets WHERE fingerprint = ?", (key,)).fetchone() is not None
-
-            def data_set(key: str) -> str | None:   # the data set a key names: its own, or the one it is linked to
-                if known(key):
-                    return key
-                linked = con.execute("SELECT l.dataset FROM links l JOIN datasets d ON d.fingerprint = l.dataset "
-                                     "WHERE l.fingerprint = ?", (key,)).fetchone()
-                return None if linked is None else _text(linked[0])
-
-            found = data_set(fp)
-            if found is not None:
-                return found
-            for old in aliases:
-                found = data_set(self.fingerprint(old))
-                if found is not None:
-                    self._links[found] = fp
-                    return found
-            row = con.execute("SELECT value FROM meta WHERE key = 'digests'").fetchone()
-            if legacy is None or row is None or row[0] != "v2":
-                return fp
-            for old in legacy():
-                if known(self.fingerprint(old)):
-                    return self.fingerprint(old)
-            return fp
+            found = self._find_key(con, fp, aliases, legacy)
         finally:
-            con.close()
+            if own:
+                con.close()
+        self._resolved[found] = ("records", (content_digest, legacy, aliases))
+        return found
+
+    def _find_key(self, con: sqlite3.Connection, fp: str, aliases: tuple[str, ...],
+                  legacy: Callable[[], Sequence[str]] | None) -> str:
+        """:meth:`fingerprint_of`'s search, through ``con``."""
+        def known(key: str) -> bool:
+            return con.execute("SELECT 1 FROM datasets WHERE fingerprint = ?", (key,)).fetchone() is not None
+
+        def data_set(key: str) -> str | None:   # the data set a key names: its own, or the one it is linked to
+            if known(key):
+                return key
+            linked = con.execute("SELECT l.dataset FROM links l JOIN datasets d ON d.fingerprint = l.dataset "
+                                 "WHERE l.fingerprint = ?", (key,)).fetchone()
+            return None if linked is None else _text(linked[0])
+
+        found = data_set(fp)
+        if found is not None:
+            return found
+        for old in aliases:
+            found = data_set(self.fingerprint(old))
+            if found is not None:
+                self._links[found] = fp
+                return found
+        row = con.execute("SELECT value FROM meta WHERE key = 'digests'").fetchone()
+        if legacy is None or row is None or row[0] != "v2":
+            return fp
+        for old in legacy():
+            if known(self.fingerprint(old)):
+                return self.fingerprint(old)
+        return fp
 
     # -- accounting ------------------------------------------------------------------------------
     def _compose(self, entries: list[tuple[PrivacyEvent, float, float]], delta: float) -> Spent:
@@ -600,16 +619,19 @@ class Ledger:
         settings_json = json.dumps(settings or {}, sort_keys=True, default=str)
         args = (fingerprint, event, event_json, epsilon, delta, budget_epsilon, budget_delta, default_budget_delta,
                 description, settings_json, label)
+        # a key fingerprint_of or named_fingerprint gave is found again in the charge's transaction
+        resolution = self._resolved.get(fingerprint)
         if dry_run:   # decide only: nothing is written, and a first charge creates no file
-            return self._record(*args, dry_run=True)
+            return self._record(*args, dry_run=True, resolution=resolution)
         was_pending = self._pending
         if was_pending:
             # a first charge: decided on the empty ledger in memory before the file is created, so that a
             # refusal writes nothing; then recorded in the new file (which decides again, in its transaction)
-            self._record(*args, dry_run=True)
+            self._record(*args, dry_run=True, resolution=resolution)
             self._open_file()
-        if self._provisional is not None and self._secret != self._provisional:
-            # another process created the file meanwhile: every fingerprint this object gave before is re-keyed
+        if self._provisional is not None and self._secret != self._provisional and resolution is None:
+            # another process created the file meanwhile: every fingerprint this object gave before is re-keyed (one
+            # fingerprint_of or named_fingerprint gave is found again under the file's key in the transaction)
             known = self._keyed.get(fingerprint)
             if known is None and was_pending:
                 raise DataError(f"the privacy ledger {self.path} was created by another process while this "
@@ -617,17 +639,30 @@ class Ledger:
                                 "the command again")
             if known is not None:
                 args = (self.fingerprint_of(*known), *args[1:])
-        return self._record(*args)
+        return self._record(*args, resolution=resolution)
+
+    def _resolve(self, resolution: tuple[str, tuple], con: sqlite3.Connection) -> str:
+        """The key ``resolution`` (:attr:`_resolved`) names now, read through ``con``: the records' data set, or
+        the name's (a name these records may no longer take is refused)."""
+        kind, found_by = resolution
+        if kind == "named":
+            name, records = found_by
+            return self.named_fingerprint(name, records=records, _con=con)
+        return self.fingerprint_of(*found_by, _con=con)
 
     def _record(self, fingerprint: str, event: PrivacyEvent, event_json: str, epsilon: float | None,
                 delta: float | None, budget_epsilon: float | None, budget_delta: float | None,
                 default_budget_delta: float | None, description: str, settings_json: str, label: str, *,
-                dry_run: bool = False) -> Charge:
-        """:meth:`charge`'s check and insert, in one IMMEDIATE transaction (rolled back when ``dry_run``)."""
+                dry_run: bool = False, resolution: tuple[str, tuple] | None = None) -> Charge:
+        """:meth:`charge`'s check and insert, in one IMMEDIATE transaction (rolled back when ``dry_run``); the key
+        found again first where ``resolution`` says how it was found (another process may have charged these
+        records under an alias or a name since: red team 17)."""
         con = self._connect()
         try:
             con.execute("BEGIN IMMEDIATE")
             try:
+                if resolution is not None:
+                    fingerprint = self._resolve(resolution, con)
                 row = con.execute("SELECT budget_epsilon, budget_delta FROM datasets WHERE fingerprint = ?",
                                   (fingerprint,)).fetchone()
                 if row is None:
