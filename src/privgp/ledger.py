@@ -26,7 +26,9 @@ How releases compose
 When a release is refused
     :meth:`Ledger.charge` checks and records inside one ``BEGIN IMMEDIATE`` transaction, so two
     processes charging the same dataset at the same moment are serialised by SQLite: if only one
-    release fits, only one passes. A release whose addition would make the spent epsilon exceed
+    release fits, only one passes. The transaction also finds the records' data set again (their aliases,
+    links and name), so that two processes charging the same records under two spellings (axes swapped, a
+    name) at once find one data set. A release whose addition would make the spent epsilon exceed
     epsilon_B raises :class:`~privgp.errors.BudgetExceededError` and changes nothing. Callers
     charge *before* writing any output and mark the entry completed afterwards: a crash in between
     wastes budget but never under-counts it.
