@@ -555,6 +555,31 @@ def test_the_default_ledger_ignores_a_relative_xdg_data_home(monkeypatch, tmp_pa
     assert default_path() == tmp_path / "abs" / "privgp" / "ledger.sqlite"
 
 
+def test_a_relative_privgp_ledger_is_refused_before_anything_is_written(monkeypatch, tmp_path, capsys):
+    """A relative $PRIVGP_LEDGER (set once in a shell) named another ledger, with fresh budgets, in each folder a
+    command ran from (red team 17). It is refused, by the Python API and the commands alike; --ledger REL is a
+    path given with each command and stays allowed; the help still shows the default."""
+    from privgp.cli.main import main
+    from privgp.ledger import default_path
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PRIVGP_LEDGER", "ledger.sqlite")
+    with pytest.raises(InvalidParameterError, match="PRIVGP_LEDGER must be an absolute path"):
+        default_path()
+    with pytest.raises(InvalidParameterError, match="PRIVGP_LEDGER must be an absolute path"):
+        Ledger()
+    for argv in (["release", "--out", "o"], ["ledger", "show"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "privgp: error: PRIVGP_LEDGER must be an absolute path" in err
+    assert main(["ledger", "show", "--help"]) == 0 and "$PRIVGP_LEDGER or" in capsys.readouterr().out
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.setenv("PRIVGP_LEDGER", "~/ledger.sqlite")   # ~ is absolute once expanded
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert default_path() == tmp_path / "ledger.sqlite"
+    assert Ledger("rel.sqlite").path == Path("rel.sqlite")
+
+
 def test_another_programs_sqlite_file_is_not_used_as_a_ledger(tmp_path):
     path = tmp_path / "other.sqlite"
     con = sqlite3.connect(path)

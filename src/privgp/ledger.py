@@ -122,12 +122,18 @@ CREATE TABLE IF NOT EXISTS links (
 """
 
 
-def default_path() -> Path:
-    """$PRIVGP_LEDGER, else $XDG_DATA_HOME/privgp/ledger.sqlite (an absolute $XDG_DATA_HOME only, as the XDG
-    Base Directory spec says), else ~/.local/share/privgp/ledger.sqlite."""
-    env = os.environ.get(ENV_VAR)
-    if env:
-        return Path(env).expanduser()
+def default_path(*, env: bool = True) -> Path:
+    """$PRIVGP_LEDGER (``env``), else $XDG_DATA_HOME/privgp/ledger.sqlite (an absolute $XDG_DATA_HOME only, as the
+    XDG Base Directory spec says), else ~/.local/share/privgp/ledger.sqlite. A relative $PRIVGP_LEDGER is refused:
+    a variable set once would name another ledger, with fresh budgets, in each folder a command runs from (red
+    team 17); ``--ledger`` takes a relative path (given with each command)."""
+    value = os.environ.get(ENV_VAR) if env else None
+    if value:
+        path = Path(value).expanduser()
+        if not path.is_absolute():
+            raise InvalidParameterError(ENV_VAR, "an absolute path (a relative one names another ledger, with fresh "
+                                        "budgets, in each folder a command runs from)", value)
+        return path
     base = Path(os.environ.get("XDG_DATA_HOME") or "").expanduser()
     if not base.is_absolute():   # unset, empty or relative: ignored (XDG Base Directory spec), never per folder
         base = Path.home() / ".local" / "share"

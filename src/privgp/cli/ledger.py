@@ -36,7 +36,7 @@ def register(sub) -> None:
     lsub.required = True
     s = lsub.add_parser("show", help="list datasets, totals and entries", description=DESCRIPTION,
                         formatter_class=argparse.RawDescriptionHelpFormatter)
-    s.add_argument("--ledger", metavar="PATH", help=f"ledger file (default: $PRIVGP_LEDGER or {default_path()})")
+    s.add_argument("--ledger", metavar="PATH", help=f"ledger file (default: $PRIVGP_LEDGER or {default_path(env=False)})")
     s.add_argument("--dataset", metavar="FINGERPRINT", help="only this dataset (a fingerprint or its prefix, or its label, e.g. the --dataset-id)")
     s.add_argument("--json", action="store_true", help="print as JSON")
     s.set_defaults(func=show)
