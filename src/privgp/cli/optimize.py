@@ -87,10 +87,14 @@ DESCRIPTION = textwrap.dedent(f"""\
     composed event), against one dataset whose record count grows over the run: --dataset-id NAME
     (the same name as for `privgp release` shares the budget), default: the lookup table's
     content (as `privgp release` keys a table), the function and its --objective-seed, or for
-    --callable the canonical path of the file that defines it (absolute, symbolic links
-    resolved), the sha256 of that file and the function name: obj.py:f, ./obj.py:f, the absolute
-    path and a module name importing the same file share one budget; an edited or copied file is
-    a new record source (give --dataset-id NAME to keep one budget across versions). A run that
+    --callable the function that runs, whatever module or alias names it: the canonical path of
+    the file that defines its code (absolute, symbolic links resolved), the sha256 of that file,
+    its qualified name and first line. obj.py:f, ./obj.py:f, the absolute path, a module name
+    importing the same file, a package that re-exports f and an alias (g = f) share one budget:
+    one budget per function; an edited or copied file is a new record source (give --dataset-id
+    NAME to keep one budget across versions). A callable without Python code of its own (a
+    functools.partial, an object with __call__, a built-in) is keyed by the file of the module
+    named and the name typed after ':'. A run that
     stops early keeps the whole charge, so the ledger never holds less than was released.
     Refusal: exit status 3.
 
@@ -112,8 +116,9 @@ def register(sub) -> None:
     src = o.add_mutually_exclusive_group(required=True)
     src.add_argument("--function", choices=sorted(FUNCTIONS), help="simulated test function on the unit box")
     src.add_argument("--lookup", metavar="CSV", help="table of records: coordinates -> response")
-    src.add_argument("--callable", metavar="MODULE:FUNC", help="Python function x -> response (budget key: the "
-                     "file's canonical path, its sha256 and FUNC)")
+    src.add_argument("--callable", metavar="MODULE:FUNC", help="Python function x -> response (one budget per "
+                     "function, whatever module or alias names it: the content of the file that defines it and its "
+                     "qualified name; an edited file is a new record source unless --dataset-id)")
     o.add_argument("--x-cols", metavar="A[,B]", help="--lookup: coordinate columns (default: x, or x1,x2)")
     o.add_argument("--response-col", metavar="NAME", help="--lookup: response column (default: response)")
     o.add_argument("--noise", type=float, default=0.1, metavar="S",
@@ -198,7 +203,10 @@ def _key(x: np.ndarray) -> bytes:
 
 
 def _load_callable(spec: str):
-    """(function, ledger key) of --callable MODULE:FUNC (see :func:`callable_key` for the key)."""
+    """(function, ledger key) of --callable MODULE:FUNC: the key of the function that runs, whatever module or
+    alias names it (:func:`function_key`), with the key earlier versions gave this spelling (:func:`callable_key`)
+    as an alias, so that a ledger they wrote keeps its budget; a callable without Python code of its own keeps the
+    spelling's key."""
     mod_name, sep, func = spec.rpartition(":")
     if not sep or not mod_name or not func.isidentifier():
         raise InvalidParameterError("--callable", "MODULE:FUNCTION (a module name or a .py path, and a function name)",
@@ -226,15 +234,22 @@ def _load_callable(spec: str):
     fn = getattr(module, func, None)
     if not callable(fn):
         raise InvalidParameterError("--callable", f"the name of a function in {mod_name!r}", func)
-    return fn, callable_key(module, mod_name, func)
+    spelled = callable_key(module, mod_name, func)
+    own = function_key(fn)
+    if own is None:
+        return fn, spelled
+    key, aliases = own
+    return fn, (key, None, (spelled, *(a for a in aliases if a != spelled)))
 
 
 def callable_key(module, mod_name: str, func: str) -> str:
-    """The ledger key of a --callable objective: the canonical path (absolute, symbolic links resolved) of the
-    file that defines the module, the sha256 of its content and the function name. ``obj.py:f``,
-    ``./obj.py:f``, ``/abs/obj.py:f`` and a module name that imports the same file give one key; an edited
-    file or a copy elsewhere is a new record source (--dataset-id NAME keeps one budget across them). A
-    module without a file (built in) is keyed by its name."""
+    """The ledger key earlier versions gave a --callable objective, from its spelling: the canonical path
+    (absolute, symbolic links resolved) of the file of the module NAMED (MODULE), the sha256 of its content and
+    the name typed after ':' (FUNC). Since one function could get several budgets that way (a package that
+    re-exports it, an alias ``g = f``), a function with Python code is now keyed by :func:`function_key`, this key
+    being its alias (kept unchanged, so that a ledger written before finds it); it stays the key of a callable
+    without Python code of its own (a ``functools.partial``, an object with ``__call__``, a built-in). A module
+    without a file (built in) is keyed by its name."""
     import hashlib
 
     file = getattr(module, "__file__", None)
@@ -243,6 +258,43 @@ def callable_key(module, mod_name: str, func: str) -> str:
     path = Path(file).resolve()
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     return f"optimize:callable:file:{path}:sha256={digest}:{func}"
+
+
+def function_key(fn) -> tuple[str, tuple[str, ...]] | None:
+    """The ledger key of the function that runs (one budget per function, whatever module or alias names it), and
+    the keys earlier versions gave its canonical spelling; None for a callable without Python code of its own
+    (a ``functools.partial``, an object with ``__call__``, a built-in) or whose code is not in a file on disk.
+
+    The key: the canonical path (absolute, symbolic links resolved) of the file that defines the code of
+    ``inspect.unwrap(fn)``, the sha256 of that file, the function's qualified name and its first line. ``pkg:f``
+    (``pkg/__init__.py`` importing f), ``pkg.mod:f``, ``pkg/mod.py:f`` and ``pkg.mod:g`` (``g = f``) are one
+    data set; another function in the file (another qualified name) is another one, and an edited or copied file
+    is a new record source (--dataset-id NAME keeps one budget across versions). Alias: the key of
+    ``MODULE:NAME`` as :func:`callable_key` gave it, MODULE the defining file (for a function at module level)."""
+    import hashlib
+    import inspect
+    import types
+
+    try:   # user code: a __wrapped__ chain may be cyclic, or an attribute may raise
+        target = inspect.unwrap(fn)
+        code = getattr(target, "__code__", None)
+        qualname = getattr(target, "__qualname__", None)
+        name = getattr(target, "__name__", None)
+    except Exception:
+        return None
+    if not isinstance(code, types.CodeType) or not isinstance(qualname, str) or not qualname:
+        return None
+    try:
+        path = Path(code.co_filename).resolve()
+        if not path.is_file():
+            return None
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    except (OSError, RuntimeError, ValueError):   # no such file (e.g. "<string>"), unreadable, a symbolic link loop
+        return None
+    key = f"optimize:callable:code:{path}:sha256={digest}:{qualname}:{code.co_firstlineno}"
+    aliases = ((f"optimize:callable:file:{path}:sha256={digest}:{name}",)
+               if name == qualname and name.isidentifier() else ())
+    return key, aliases
 
 
 def _read_points(path: str) -> np.ndarray:
