@@ -274,7 +274,10 @@ def probability(name: str, value: Any) -> float:
 #: characters that can rewrite or hide what a terminal shows: C0 and C1 controls (newline and tab included), DEL,
 #: the bidirectional embeddings, overrides, isolates and marks, and the line and paragraph separators
 _UNSAFE = frozenset([*map(chr, range(0x20)), *map(chr, range(0x7F, 0xA0)), "\u061c", "\u200e", "\u200f",
-                     *map(chr, range(0x202A, 0x202F)), *map(chr, range(0x2066, 0x206A)), "\u2028", "\u2029"])
+                     *map(chr, range(0x202A, 0x202F)), *map(chr, range(0x2066, 0x206A)), "\u2028", "\u2029",
+                     # invisible (default-ignorable) characters: "report.html" + U+200B read as report.html (red team 17b)
+                     "\u00ad", "\u034f", "\u115f", "\u1160", "\u17b4", "\u17b5", *map(chr, range(0x180B, 0x1810)),
+                     "\u200b", "\u200c", "\u200d", *map(chr, range(0x2060, 0x2065)), "\u3164", "\ufeff", "\uffa0"])
 
 
 def unsafe_characters(text: str) -> bool:

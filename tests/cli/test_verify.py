@@ -867,7 +867,7 @@ def test_text_that_could_rewrite_the_terminal_is_refused_and_printed_escaped(cer
         t = _tampered(tmp_path, lg, edit)
         (t.parent / name).write_bytes(b"CC-BY\n")
         code, res = verify(t, capsys, "--strict")
-        assert code == 1 and not res["verified"] and "control or bidirectional" in res["reason"], res
+        assert code == 1 and not res["verified"] and "control, invisible or bidirectional" in res["reason"], res
         assert field is None or res["field"] == field, res
         capsys.readouterr()
         assert main(["verify", str(t)]) == 1
@@ -1426,3 +1426,57 @@ def test_an_order_called_optimised_must_be_the_optimisers(certificates, tmp_path
     for alpha, report in ((c["alpha"], False), (c["alpha"] * (1 + 4e-16), True)):
         code, res = verify(at_order(alpha, report=report), capsys, "--strict")
         assert code == 0 and not [n for n in res["notes"] if n.startswith(ORDER_NOTE)], (alpha, res["notes"], res["reason"])
+
+
+def test_red_team_17b(certificates, tmp_path, capsys):
+    """Red team 17b: (1) a forged report.html under a look-alike name ("report.html" + U+200B, a Cyrillic e) passed
+    --strict, hashed or lying beside unhashed (Report.html too); (2) with the data files removed, a mostly-noise
+    release's forecast edited to "IoU 0.83" verified with mostly_noise false (the forecast was checked only when the
+    map could be read); (3) a ledger block saying 0.25 of 10 spent after a release of epsilon 5 passed --strict;
+    (4) verify printed a recorded IoU of 0.4988 as "0.50" beside MOSTLY NOISE."""
+    import hashlib
+
+    lg = certificates["laplace-grid"]
+    page = b"<p>FORGED: certified epsilon = 0.01</p>"
+    for fake, hashed, field in (("report.html\u200b", True, "outputs."), ("r\u0435port.html", True, "sha256.r\\u0435"),
+                                ("Report.html", False, "Report.html"), ("r\u0435port.html", False, "r\\u0435port")):
+        def swap(d, fake=fake, hashed=hashed):
+            del d["sha256"]["report.html"]
+            d["outputs"].remove("report.html")
+            if hashed:
+                d["sha256"][fake] = hashlib.sha256(page).hexdigest()
+                d["outputs"].append(fake)
+        t = _tampered(tmp_path, lg, swap)
+        (t.parent / "report.html").unlink()
+        (t.parent / fake).write_bytes(page)
+        code, res = verify(t, capsys, "--strict")
+        assert code == 1 and res["field"].startswith(field), (fake, hashed, res)
+    # (2) a mostly-noise release, its map removed, its forecast made to look good
+    out = tmp_path / "noisy"
+    assert main(["release", "--epsilon", "2", "--allow-noisy", "--seed", "1", "--ledger", str(tmp_path / "n.sqlite"),
+                 "--out", str(out), "--json"]) == 0
+    capsys.readouterr()
+    for name in ("field.npz", "field.csv"):
+        (out / name).unlink()
+    code, res = verify(out / "certificate.json", capsys)
+    assert code == 0 and res["mostly_noise"] is True
+    assert any(n.startswith("excursion.png: hashed only, not drawn again") for n in res["notes"]), res["notes"]
+    capsys.readouterr()
+    assert main(["verify", str(out)]) == 0
+    assert "(expected IoU 0.49)" in capsys.readouterr().out   # (4): 0.4988, never "0.50" beside MOSTLY NOISE
+    good = _tampered(tmp_path, out / "certificate.json",
+                     lambda d: d["forecast"].update(expected_iou=0.83, mostly_noise=False))
+    code, res = verify(good, capsys)
+    assert code == 1 and res["field"] == "forecast", res
+    alone = _tampered(tmp_path, out / "certificate.json", lambda d: (
+        d["forecast"].update(expected_iou=0.83, mostly_noise=False), d.update(sha256={}, outputs=["certificate.json"])))
+    for f in alone.parent.iterdir():
+        if f.name != "certificate.json":
+            f.unlink()
+    code, res = verify(alone, capsys)
+    assert code == 1 and res["field"] == "forecast", res
+    # (3) the ledger block
+    spent = _tampered(tmp_path, lg, lambda d: d["ledger"].update(spent_epsilon_after=0.25,
+                                                                 remaining_epsilon=d["ledger"]["budget_epsilon"] - 0.25))
+    code, res = verify(spent, capsys)
+    assert code == 1 and res["field"] == "ledger.spent_epsilon_after" and "own epsilon" in res["reason"], res

@@ -35,6 +35,7 @@ from types import SimpleNamespace
 
 from ..accounting import PrivacyCertificate
 from ..errors import DataError, InvalidParameterError, NumericalError, PrivgpError
+from ..formatting import format_short_of
 from ..validation import escaped
 from . import release_publish as publish
 from . import verify_files
@@ -377,6 +378,7 @@ def run(args) -> int:
         schema_state = check_schema(doc)
         verify_files.check_fields(doc, kind)
         again, rebuild_notes = verify_document(doc)
+        verify_files.check_ledger_spent(doc, kind)   # against the event, now known to be the rebuilt one
         with _stated_rule(doc, kind):   # the certificate's words against the rebuilt ones (a note where they differ)
             words, word_notes = verify_files.statement_notes(doc, kind, again)
         verify_files.check_sha256_list(doc, kind)
@@ -478,12 +480,15 @@ def _print_verified(path: Path, doc: dict, label, again, nothing: bool, files: d
         for note in notes:   # the certificate's own words (no file read)
             print(f"  note:   {note}")
     if _mostly_noise(doc, notes):
+        from ..tasks.forecast import NOISY_IOU
+
         fc = doc.get("forecast")
         iou = fc.get("expected_iou") if isinstance(fc, dict) else None
         recorded_noisy = isinstance(fc, dict) and fc.get("mostly_noise") is True
         print("  forecast: MOSTLY NOISE -- " + ("the release's own forecast said so" if recorded_noisy else
                                                 "privgp's forecast of its settings says so")
-              + (f" (expected IoU {iou:.2f})" if recorded_noisy and isinstance(iou, (int, float)) else "")
+              + (f" (expected IoU {format_short_of(float(iou), NOISY_IOU)})"   # 0.4988 is "0.49", not "0.50"
+                 if recorded_noisy and isinstance(iou, (int, float)) else "")
               + " and it was released anyway: do not read its boundaries as findings")
     print(f"  schema: {schema_state}")
     if words:

@@ -45,7 +45,9 @@ release. These checks tie the hashed files to the settings the certificate state
 * the JSON files (certificate.json, summary.json, selection.json): their text exactly what privgp writes of the
   parsed document (``json.dumps(value, indent=2)`` and a newline); other white space, escapes or number spellings
   are checked in part (red team 17, H4); the certificate's ledger numbers hold together as the ledger computes them
-  (red team 17, H7);
+  (red team 17, H7), the spent epsilon at least the release's own (red team 17b); a file named like privgp's
+  (another case, invisible characters, letters of other scripts drawn alike) is privgp's, hashed and read as such
+  (red team 17b);
 * ``--mechanism posterior-sample-tuned``: selection.json states the certificate's candidates, training split
   and selection budget, at most its number of runs, and the r of the released candidate, whose paths are
   then checked as posterior-sample's.
@@ -73,6 +75,7 @@ from typing import Any
 import numpy as np
 
 from .. import validation
+from ..errors import PrivgpError
 from . import release_publish as publish
 
 HEX64 = re.compile(r"[0-9a-f]{64}")
@@ -106,15 +109,15 @@ def check_plain_text(obj: Any, where: str = "") -> None:
     warnings or fake its verdict on a terminal (red team 24)."""
     if isinstance(obj, str):
         if validation.unsafe_characters(obj):
-            raise publish.CertificateMismatch(where or "certificate", "text without control or bidirectional-formatting "
-                                              "characters (privgp writes none; printed, they could hide or fake what "
-                                              "verify says)")
+            raise publish.CertificateMismatch(where or "certificate", "text without control, invisible or "
+                                              "bidirectional-formatting characters (privgp writes none; printed, they "
+                                              "could hide or fake what verify says)")
     elif isinstance(obj, dict):
         for key, val in obj.items():
             path = f"{where}.{validation.escaped(str(key))}" if where else validation.escaped(str(key))
             if isinstance(key, str) and validation.unsafe_characters(key):
-                raise publish.CertificateMismatch(path, "a field name without control or bidirectional-formatting "
-                                                  "characters (privgp writes none)")
+                raise publish.CertificateMismatch(path, "a field name without control, invisible or "
+                                                  "bidirectional-formatting characters (privgp writes none)")
             check_plain_text(val, path)
     elif isinstance(obj, list):
         for i, val in enumerate(obj):
@@ -336,7 +339,7 @@ def _check_ledger_numbers(ledger: dict) -> None:
     123456.789 of a budget of 10 passed): finite and not negative, a positive budget, delta below 1, the spent
     epsilon not falling, at least one release after the charge, and the remaining epsilon exactly
     :func:`privgp.ledger.remaining_epsilon` of the budget and the spent epsilon (or, written by privgp before
-    2026-11-26, exactly what was left, not rounded down)."""
+    2026-11-26, exactly what was left, not rounded down). Against the release's event: :func:`check_ledger_spent`."""
     from ..ledger import remaining_epsilon
 
     num = {k: float(v) for k in LEDGER_NUMBERS if isinstance(v := ledger.get(k), (int, float))}
@@ -366,6 +369,40 @@ def _check_ledger_numbers(ledger: dict) -> None:
                       f"({remaining_epsilon(budget, after)!r}, rounded down)")
 
 
+def check_ledger_spent(doc: dict, kind: str | None) -> None:
+    """A release's or optimize run's ledger block states a spent epsilon after the charge of at least the least any
+    privgp ledger composes the certificate's event to at the budget's delta (:func:`_own_epsilon`; red team 17b:
+    "0.25 of 10 spent" after a release of epsilon 5 passed). Run once the event is known to be the rebuilt one."""
+    ledger = doc.get("ledger")
+    if kind not in ("release", "optimize") or not isinstance(ledger, dict):
+        return
+    after, delta = ledger.get("spent_epsilon_after"), ledger.get("budget_delta")
+    if not (isinstance(after, (int, float)) and isinstance(delta, (int, float))):
+        return
+    own = _own_epsilon(doc.get("certificate"), float(delta))
+    if own is not None and after < own * (1 - 1e-9):
+        raise publish.CertificateMismatch("ledger.spent_epsilon_after", f"{publish._short(after)}: less than this "
+                                          f"release's own epsilon at the budget's delta ({own!r}, the least any privgp "
+                                          "ledger composes its event to)")
+
+
+def _own_epsilon(certificate: Any, delta: float | None) -> float | None:
+    """The least epsilon any privgp ledger composes the certificate's event to at ``delta`` (alone; the improved
+    conversion and the profile rule, the most favourable privgp has had): a spent epsilon that includes this
+    release is at least that. None where the event or delta cannot be read (checked elsewhere)."""
+    if not (isinstance(certificate, dict) and isinstance(certificate.get("event"), dict) and delta is not None
+            and 0 < delta < 1):
+        return None
+    from .. import accounting
+    from ..accounting.events import event_from_dict
+
+    try:
+        event = event_from_dict(certificate["event"])
+        return float(accounting.epsilon(event, delta, conversion="improved", composition="profile").epsilon)
+    except (PrivgpError, TypeError, ValueError, KeyError, ArithmeticError):
+        return None
+
+
 def check_sha256_list(doc: dict, kind: str | None) -> None:
     """The recorded ``sha256`` is a mapping {plain file name: lowercase hex digest} that covers every released
     file of ``outputs``; absent only for a certificate of an older privgp (reported, not checked)."""
@@ -386,9 +423,9 @@ def check_sha256_list(doc: dict, kind: str | None) -> None:
             raise publish.CertificateMismatch(f"sha256.{shown}", "a plain file name of at most "
                                               f"{MAX_NAME_BYTES} bytes (files sit beside the certificate)")
         # Report.html is not report.html on Linux, but a reader takes it for privgp's (red team 24)
-        twin = _PRIVGP_FOLDED.get(unicodedata.normalize("NFKC", name).casefold())
+        twin = privgp_twin(name)
         if twin is not None and twin != name:
-            raise publish.CertificateMismatch(f"sha256.{name}", f"not {twin!r} spelled otherwise: a file named like "
+            raise publish.CertificateMismatch(f"sha256.{_shown(name)}", f"not {twin!r} spelled otherwise: a file named like "
                                               "privgp's would be read as privgp's, though verify reads it as another's")
         if not isinstance(digest, str) or not HEX64.fullmatch(digest):
             raise publish.CertificateMismatch(f"sha256.{name}", "a sha256 digest (64 lowercase hex digits)")
@@ -413,7 +450,36 @@ OPTIMIZE_DATA = ("history.csv", "summary.json", "queries.png")
 PRIVGP_FILES = frozenset(RELEASE_DATA + OPTIMIZE_DATA + ("excursion.png", "prediction.png", "report.html", "field.tif",
                                                          "excursion.geojson"))
 #: privgp's file names, keyed by their case-folded NFKC form
-_PRIVGP_FOLDED = {unicodedata.normalize("NFKC", n).casefold(): n for n in PRIVGP_FILES}
+#: letters of other scripts drawn like the Latin letters of privgp's file names (Cyrillic, Greek; Unicode's
+#: confusables for a-z), for :func:`privgp_twin`: "r\u0435port.html" (a Cyrillic e) read as report.html (red team 17b)
+_LOOK_ALIKES = str.maketrans({
+    "\u0430": "a", "\u0435": "e", "\u043e": "o", "\u0440": "p", "\u0441": "c", "\u0443": "y", "\u0445": "x",
+    "\u0456": "i", "\u0458": "j", "\u0455": "s", "\u04bb": "h", "\u0501": "d", "\u051b": "q", "\u051d": "w",
+    "\u04cf": "l", "\u0261": "g", "\u03bf": "o", "\u03b1": "a", "\u03bd": "v", "\u03b9": "i", "\u03ba": "k",
+    "\u03c1": "p", "\u03c4": "t", "\u03c5": "u", "\u0131": "i", "\u0251": "a", "\u01c0": "l", "\u2024": ".",
+    "\uff0e": ".", "\u3002": "."})
+
+
+def _skeleton(name: str) -> str:
+    """A file name as a reader sees it: compatibility forms and letter case folded, invisible characters dropped and
+    letters of other scripts drawn like Latin ones read as those."""
+    folded = unicodedata.normalize("NFKC", name).casefold()
+    visible = "".join(c for c in folded if unicodedata.category(c) != "Cf" and not validation.unsafe_characters(c))
+    return visible.translate(_LOOK_ALIKES)
+
+
+_PRIVGP_FOLDED = {_skeleton(n): n for n in PRIVGP_FILES}
+
+
+def _shown(name: str) -> str:
+    """A file name as verify prints it: every character that is not printable ASCII escaped (a look-alike of a privgp
+    name must not read as that name in the verdict)."""
+    return name if name.isascii() and name.isprintable() else ascii(name)[1:-1]
+
+
+def privgp_twin(name: str) -> str | None:
+    """The privgp file name that ``name`` reads as (itself, another letter case, a look-alike), else None."""
+    return _PRIVGP_FOLDED.get(_skeleton(name))
 #: GDAL's sidecar files, which GIS software reads with a GeoTIFF field.tif and applies to it, are named after it in
 #: any letter case: field.tif.aux.xml, .ovr, .msk, .aux, field.aux, world files field.tfw / field.wld, RPC metadata
 #: field_rpc.txt, ... so any entry whose name starts (in any case) with the GeoTIFF's stem and "." or "_" and that is
@@ -441,9 +507,12 @@ def check_contents(doc: dict, kind: str | None, folder: Path, files: dict[str, s
     (``--strict`` fails on them)."""
     ok = {name for name, state in files.items() if state == "ok"}
     if kind in ("release", "optimize"):
-        beside = sorted(n for n in PRIVGP_FILES if n not in files and (folder / n).is_file())
+        # privgp's names, and names read as privgp's (Report.html, look-alikes: red team 17b), unhashed beside it
+        beside = sorted(e.name for e in folder.iterdir() if e.name not in files and e.name != "certificate.json"
+                        and privgp_twin(e.name) is not None and e.is_file())
         if beside:
-            raise publish.CertificateMismatch(beside[0], "lies beside the certificate, which does not hash it: a file "
+            raise publish.CertificateMismatch(_shown(beside[0]), "lies beside the certificate, which does "
+                                              "not hash it: a file "
                                               "of privgp's the certificate does not cover cannot be checked (write a "
                                               "release with privgp.publish.write_release, which hashes every file)")
     sidecars = gdal_sidecars(folder, ok)
@@ -465,12 +534,19 @@ def check_contents(doc: dict, kind: str | None, folder: Path, files: dict[str, s
         from .verify_report import check_forecast, check_picture, check_report
 
         drawn = None
+        # the forecast needs the public settings only: checked whatever files could be read (red team 17b: a mostly
+        # noise release, its data files removed, passed with its forecast edited to "IoU 0.83")
+        fc, note = check_forecast(doc, rebuilt[1] if rebuilt is not None else _rebuilt_plan(doc))
+        notes += note
         if rebuilt is not None:
-            fc, note = check_forecast(doc, rebuilt[1])
             for writer, plan, released in gis:   # they state the forecast's mostly-noise flag
                 _check_gis(doc, folder, files, writer, plan, released, notes, fc)
             drawn, more = check_picture(doc, folder, files, rebuilt, fc)
-            notes += note + more
+            notes += more
+        else:
+            mech_picture = _registered_picture(doc)
+            notes += [f"{name}: hashed only, not drawn again: the released map it shows could not be read"
+                      for name in (mech_picture, "field.tif", "excursion.geojson") if name in ok]
         if "report.html" in ok:
             notes += check_report(doc, folder, files, rebuilt, drawn)
     if kind == "optimize":
@@ -517,6 +593,19 @@ def _foreign(files: dict[str, str], allowed, what: str) -> None:
         if name in PRIVGP_FILES and name not in allowed:
             raise publish.CertificateMismatch(f"sha256.{name}", f"{what} does not write {name}: a certificate covers "
                                               "only its own release's files")
+
+
+def _rebuilt_plan(doc: dict) -> Any:
+    """The release's plan rebuilt from its certificate's public settings alone (no file read)."""
+    from ..mechanisms.interface import Recorded, registry
+
+    return registry()[doc["mechanism"]].rebuild(Recorded(doc))
+
+
+def _registered_picture(doc: dict) -> str:
+    from ..mechanisms.interface import registry
+
+    return str(registry()[doc["mechanism"]].picture)
 
 
 def _check_release(doc: dict, folder: Path, files: dict[str, str], notes: list[str] | None = None,
