@@ -292,7 +292,7 @@ def escaped(text: str) -> str:
 
 
 def plain_text(name: str, value: Any) -> str:
-    """A string without control or bidirectional-formatting characters (:func:`unsafe_characters`): names that a
+    """A string without control, invisible or bidirectional-formatting characters (:func:`unsafe_characters`): names that a
     certificate records and ``privgp verify`` prints, where such characters could hide or fake its verdict."""
     if not isinstance(value, str) or unsafe_characters(value):
         raise InvalidParameterError(name, "text without control characters (newlines and tabs included) or "

@@ -104,7 +104,7 @@ MAX_WORDS = 1000
 
 
 def check_plain_text(obj: Any, where: str = "") -> None:
-    """No key or text anywhere in the certificate holds a control or bidirectional-formatting character
+    """No key or text anywhere in the certificate holds a control, invisible or bidirectional-formatting character
     (:func:`privgp.validation.unsafe_characters`): privgp writes none, and printed by verify they could hide its
     warnings or fake its verdict on a terminal (red team 24)."""
     if isinstance(obj, str):
