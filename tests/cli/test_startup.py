@@ -37,11 +37,16 @@ def _console(argv: list[str]) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def test_a_console_command_imports_scipy_without_numpys_f2py_and_testing(capsys):
+@pytest.fixture(scope="module")
+def lazy_numpy():
+    """Skip where numpy imports f2py or testing with itself: there is nothing to defer."""
     eager = subprocess.run([sys.executable, "-c", "import sys, numpy; print(sorted(set(sys.modules) & "
                             "{'numpy.f2py', 'numpy.testing'}))"], capture_output=True, text=True, check=True).stdout
-    if eager.strip() != "[]":   # a numpy that imports them itself: nothing to defer
+    if eager.strip() != "[]":
         pytest.skip(f"this numpy imports {eager.strip()} with itself")
+
+
+def test_a_console_command_imports_scipy_without_numpys_f2py_and_testing(lazy_numpy, capsys):
     got = _console(ACCOUNT)
     assert got["code"] == 0 and got["scipy"]   # the command used scipy (whose copy of numpy's names reads them all)
     assert got["loaded"] == []                  # ... but neither numpy.f2py's nor numpy.testing's code ran
@@ -50,7 +55,7 @@ def test_a_console_command_imports_scipy_without_numpys_f2py_and_testing(capsys)
     assert got["out"] == capsys.readouterr().out
 
 
-def test_deferring_keeps_what_is_already_imported_and_a_later_use_loads_the_module():
+def test_deferring_keeps_what_is_already_imported_and_a_later_use_loads_the_module(lazy_numpy):
     script = textwrap.dedent("""
         import json, sys
         import numpy, numpy.testing
@@ -78,7 +83,7 @@ def test_main_with_argv_leaves_the_host_process_alone():
     np.testing.assert_allclose(1.0, 1.0)
 
 
-def test_threads_that_first_use_a_deferred_module_together_all_get_it():
+def test_threads_that_first_use_a_deferred_module_together_all_get_it(lazy_numpy):
     script = textwrap.dedent("""
         import json, sys, threading
         from privgp.cli.startup import defer_unused_numpy_modules
