@@ -77,11 +77,63 @@ def test_a_deep_copy_draws_its_own_noise_and_a_copied_sampler_keeps_its_one_path
     assert not np.allclose(noise_a, noise_b)
     assert copy.deepcopy(privgp.DPSparseGPRegressor(random_state=7)).random_state == 7
     sampler = privgp.DPPosteriorSampler(box=(-3, 3), random_state=np.random.default_rng(2)).fit(X, y)
-    copied = copy.deepcopy(sampler)
     grid = np.linspace(-2.5, 2.5, 7)[:, None]
-    np.testing.assert_array_equal(copied.sample_y(grid), sampler.sample_y(grid))
+    released = sampler.sample_y(grid)
+    copied = copy.deepcopy(sampler)
+    np.testing.assert_array_equal(copied.sample_y(grid), released)
     assert copied.random_state is not sampler.random_state
     assert not np.allclose(copy.deepcopy(sampler).fit(X, y).sample_y(grid), sampler.sample_y(grid))
+
+
+@pytest.mark.parametrize("how", ["pickle", "deepcopy"])
+def test_copies_of_a_released_path_repeat_it_and_draw_no_new_points(how):
+    """Red team 17c: two copies of one fitted sampler (a pickle loaded twice, as two workers of a service load a
+    model, or two deep copies) drew new points from one random stream; asked for the same new points in opposite
+    orders they answered one point of "one path" twice, and the two answers gave back the non-private posterior mean
+    to 1e-14, for one charge. A copy now repeats the points its original released and refuses new ones; the original
+    goes on drawing its one path."""
+    import copy
+    import pickle
+
+    X, y = _data()
+    sampler = privgp.DPPosteriorSampler(box=(-3, 3), target_epsilon=5.0).fit(X[:30], y[:30])
+    grid = np.linspace(-2.5, 2.5, 9)[:, None]
+    released = sampler.sample_y(grid)
+    copies = ([pickle.loads(pickle.dumps(sampler)) for _ in range(2)] if how == "pickle"
+              else [copy.deepcopy(sampler) for _ in range(2)])
+    fresh = np.array([[-1.7], [0.3], [2.2]])
+    for c in copies:
+        np.testing.assert_array_equal(c.sample_y(grid[::-1]), released[::-1])   # what was released, any order
+        with pytest.raises(InvalidParameterError, match="a copy of a released path"):
+            c.sample_y(fresh)
+        with pytest.raises(InvalidParameterError, match="a copy of a released path"):
+            c.sample_y(np.vstack([grid[:2], fresh[:1]]))   # one new point among released ones
+    more = sampler.sample_y(fresh)   # the original draws on
+    np.testing.assert_array_equal(sampler.sample_y(np.vstack([grid, fresh])), np.concatenate([released, more]))
+
+
+def test_threads_extending_one_path_at_once_draw_each_point_once():
+    """LazyPath's extension was not atomic: two threads asking for the same new points at once could each draw
+    them. With the lock every point has one value, whichever thread asked first."""
+    import threading
+
+    X, y = _data()
+    sampler = privgp.DPPosteriorSampler(box=(-3, 3), target_epsilon=5.0).fit(X[:30], y[:30])
+    pts = np.linspace(-2.9, 2.9, 400)[:, None]
+    go, got = threading.Barrier(4), [None] * 4
+
+    def ask(i):
+        go.wait()
+        got[i] = sampler.sample_y(pts if i % 2 else pts[::-1])
+
+    threads = [threading.Thread(target=ask, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i, g in enumerate(got):
+        np.testing.assert_array_equal(g if i % 2 else g[::-1], got[1])
+    assert len(sampler.path_) == 400
 
 
 def test_float32_records_fitted_by_an_estimator_share_the_key_of_the_same_values_anywhere(tmp_path):

@@ -113,8 +113,9 @@ class _IndependentClones:
         return new
 
     def __deepcopy__(self, memo: dict) -> Any:
-        """``copy.deepcopy``: everything copied -- a fitted release too, so a copied sampler goes on drawing the
-        same one path -- but ``random_state``, which becomes a stream of its own as in :meth:`__sklearn_clone__`:
+        """``copy.deepcopy``: everything copied -- a fitted release too, so a copied sampler repeats the one path
+        its original released (at the points released; new points are refused: see ``LazyPath``) -- but
+        ``random_state``, which becomes a stream of its own as in :meth:`__sklearn_clone__`:
         a fit of the copy and one of the original never draw the same privacy noise. (A pickle keeps the
         stream: loading one file twice and fitting both copies is a fixed seed used twice.)"""
         import copy
@@ -601,7 +602,10 @@ class DPPosteriorSampler(_IndependentClones, BaseEstimator):
     def sample_y(self, X: Any, *, response_units: bool = True) -> np.ndarray:
         """The released path's values at the rows of X (any points of the public box, which the certificate
         assumes; the same path at every call, at no further privacy cost), in the response's units unless
-        ``response_units=False``."""
+        ``response_units=False``. A copy of a fitted sampler (``copy.deepcopy``, or a pickle loaded) answers the
+        points its original had released and refuses new ones (:class:`privgp.models.sampling.LazyPath`): two
+        copies drawing new points would cancel the privacy noise. Evaluate the path on a public grid before
+        saving or copying it, or query one fitted object."""
         check_is_fitted(self)
         X = _validated(self, X, dtype=np.float64, reset=False)
         # the certificate assumes every input, private or queried, lies in the public box

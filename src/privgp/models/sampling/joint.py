@@ -13,10 +13,13 @@ path is the same release as one fixed path and costs no extra privacy budget.
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 from scipy.linalg import solve_triangular
 
 from ... import validation as v
+from ...errors import InvalidParameterError
 from ..gp.posterior import ExactPosterior
 from .gaussian import psd_factor
 
@@ -78,6 +81,11 @@ class LazyPath:
     exactly one joint draw as produced by :func:`sample_joint` on X1 u X2.
 
     Attributes ``points`` (k, d) and ``values`` (k,) hold what has been returned (copies).
+
+    A copy (``copy.deepcopy``, or a pickle loaded) repeats the points already returned and refuses new ones: two
+    copies drawing new points from one random stream (two workers loading one pickled model) would answer one point
+    twice with noise that cancels (red team 17c: the non-private mean recovered to 1e-14 with one charge), and two
+    streams would be two paths. Calls from several threads are serialised (a lock), so one path is extended once.
     """
 
     def __init__(self, posterior: ExactPosterior, rng: np.random.Generator, *, eta: float = 0.0):
@@ -90,6 +98,27 @@ class LazyPath:
         self._chol = np.zeros((0, 0))
         self._z = np.zeros(0)
         self._index: dict[bytes, int] = {}
+        self._copy = False
+        self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict:
+        """A pickle of this path is a copy (:meth:`__call__` answers its released points only): no lock, no stream."""
+        state = dict(self.__dict__)
+        state.update(_copy=True, rng=None)
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    def __deepcopy__(self, memo: dict) -> LazyPath:
+        import copy
+
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        new.__setstate__(copy.deepcopy(self.__getstate__(), memo))
+        return new
 
     @property
     def points(self) -> np.ndarray:
@@ -138,9 +167,16 @@ class LazyPath:
         """Values of this path at the rows of Xq (shape (m,)), consistent with earlier calls."""
         Xq = v.points("Xq", Xq, dim=self.posterior.dim)
         uniq = np.unique(Xq, axis=0)
-        new = [i for i, key in enumerate(_row_keys(uniq)) if key not in self._index]
-        if new:
-            self._extend(uniq[new])
-        idx = np.fromiter((self._index[key] for key in _row_keys(Xq)), dtype=np.intp, count=Xq.shape[0])
-        return self._values[idx].copy()
+        with self._lock:
+            new = [i for i, key in enumerate(_row_keys(uniq)) if key not in self._index]
+            if new and self._copy:
+                raise InvalidParameterError(
+                    "Xq", "points this path has released already: a copy of a released path (copy.deepcopy, or a "
+                    "pickle loaded) repeats them and draws no new ones, since two copies drawing new points from one "
+                    "random stream would cancel its privacy noise; query the original, or evaluate the path on a "
+                    "public grid before copying it", f"{len(new)} new point(s)")
+            if new:
+                self._extend(uniq[new])
+            idx = np.fromiter((self._index[key] for key in _row_keys(Xq)), dtype=np.intp, count=Xq.shape[0])
+            return self._values[idx].copy()
 
