@@ -166,6 +166,27 @@ def test_float32_records_fitted_by_an_estimator_share_the_key_of_the_same_values
     assert privgp.Budget(old).spent(from_csv).fingerprint == earlier          # linked: the CSV's values too
 
 
+@pytest.mark.parametrize("dtype", ["float32", "Float32", "float[pyarrow]", "Float64", "double[pyarrow]"])
+def test_pandas_extension_dtypes_key_like_numpy_and_fit(tmp_path, dtype):
+    """Red team 17c: Arrow-backed float32 columns (``pd.read_parquet(..., dtype_backend="pyarrow")``) were widened,
+    so privgp.records and the estimators gave the same Parquet records a key other than ``privgp release``'s; and a
+    target Series of any pandas extension dtype (Float64, Int64, float[pyarrow]) raised a bare TypeError. Each dtype
+    now keys like numpy's of its width, and fits."""
+    import pandas as pd
+    import pyarrow as pa
+
+    X, y = _data(80, seed=5)
+    width = np.float32 if dtype in ("float32", "Float32", "float[pyarrow]") else np.float64
+    X, y = X.astype(width), y.astype(width)
+    pandas_dtype = pd.ArrowDtype(pa.float32() if width is np.float32 else pa.float64()) if "pyarrow" in dtype \
+        else dtype
+    frame = pd.DataFrame({"x": pd.Series(X[:, 0], dtype=pandas_dtype), "v": pd.Series(y, dtype=pandas_dtype)})
+    budget = privgp.Budget(tmp_path / "l.sqlite", epsilon=100.0)
+    assert budget.fingerprint(privgp.records(frame, "v")) == budget.fingerprint(privgp.records(X, y))
+    fitted = privgp.DPSparseGPRegressor(box=(-3, 3), budget=budget, random_state=1).fit(frame[["x"]], frame["v"])
+    assert fitted.charge_.fingerprint == budget.fingerprint((X, y)) and len(budget.ledger.datasets()) == 1
+
+
 # -- estimators: private records never in an error; settings refused before the charge --------------------------
 
 @pytest.mark.parametrize("which", ["X", "y"])

@@ -111,9 +111,15 @@ def narrow_float(dtype: object) -> str | None:
     (:func:`shortest_digits`); None otherwise."""
     try:
         d = np.dtype(dtype)  # type: ignore[call-overload]
-    except TypeError:   # a pandas extension dtype: "Float32", "Float16"
-        name = str(dtype).lower()
-        return name if name in ("float32", "float16") else None
+    except TypeError:   # a pandas extension dtype: "Float32", "Float16", or Arrow-backed "float[pyarrow]"
+        inner = getattr(dtype, "numpy_dtype", None)   # pandas' masked and Arrow dtypes name their numpy type
+        try:
+            d = np.dtype(inner)  # type: ignore[call-overload]
+        except TypeError:
+            name = str(dtype).lower()
+            return name if name in ("float32", "float16") else None
+        if inner is None:
+            return None
     return f"float{8 * d.itemsize}" if d.kind == "f" and d.itemsize in (2, 4) else None
 
 

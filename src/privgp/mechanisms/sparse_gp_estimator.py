@@ -183,8 +183,9 @@ def _as_read(raw: Any, checked: np.ndarray) -> tuple[np.ndarray, Any]:
     from ..datasets.fingerprint import narrow_float, shortest_digits
 
     width = 1 if checked.ndim == 1 else checked.shape[1]
-    dtypes = getattr(raw, "dtypes", None)   # a DataFrame: one dtype per column
-    narrow = ([narrow_float(d) for d in dtypes] if dtypes is not None and not isinstance(dtypes, np.dtype)
+    # a DataFrame: one dtype per column (a Series' ``dtypes`` is its one dtype, an extension dtype too: red team 17c)
+    dtypes = getattr(raw, "dtypes", None) if getattr(raw, "ndim", 0) == 2 else None
+    narrow = ([narrow_float(d) for d in dtypes] if dtypes is not None
               else [narrow_float(getattr(raw, "dtype", float))] * width)
     if len(narrow) != width or not any(narrow):
         return checked, checked
