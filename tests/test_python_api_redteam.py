@@ -187,6 +187,29 @@ def test_pandas_extension_dtypes_key_like_numpy_and_fit(tmp_path, dtype):
     assert fitted.charge_.fingerprint == budget.fingerprint((X, y)) and len(budget.ledger.datasets()) == 1
 
 
+def test_the_classifier_keys_numeric_labels_as_every_other_entry_point(tmp_path):
+    """Red team 17c: DPDirichletGPClassifier keyed the records by each label's rank, so the same (X, y) with labels
+    -1/+1 fitted by the regressor and by the classifier were two data sets (epsilon 15 under a budget of 10 with the
+    sampler). Numeric labels are now keyed as given; a ledger that charged the ranks' key keeps it (an alias)."""
+    from privgp.accounting import GaussianEvent
+
+    rng = np.random.default_rng(6)
+    X = rng.uniform(-2, 2, (120, 2))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    budget = privgp.Budget(tmp_path / "l.sqlite", epsilon=100.0)
+    reg = privgp.DPSparseGPRegressor(epsilon=1.0, budget=budget, random_state=1).fit(X, y)
+    clf = privgp.DPDirichletGPClassifier(epsilon=1.0, budget=budget, random_state=1).fit(X, y)
+    again = privgp.DPDirichletGPClassifier(epsilon=1.0, budget=budget, random_state=2, classes=[1.0, -1.0]).fit(X, y)
+    assert reg.charge_.fingerprint == clf.charge_.fingerprint == again.charge_.fingerprint
+    assert len(budget.ledger.datasets()) == 1 and budget.spent((X, y)).spent.entries == 3
+    old = tmp_path / "old.sqlite"   # privgp before: the ranks' key
+    Ledger(old, create_on_charge=True)
+    earlier = privgp.Budget(old, epsilon=100.0).charge((X, (y > 0).astype(float)), GaussianEvent(1.0, 5.0),
+                                                      default_delta=1e-6)
+    fitted = privgp.DPDirichletGPClassifier(epsilon=1.0, budget=privgp.Budget(old), random_state=1).fit(X, y)
+    assert fitted.charge_.fingerprint == earlier.fingerprint and len(Ledger(old).datasets()) == 1
+
+
 # -- estimators: private records never in an error; settings refused before the charge --------------------------
 
 @pytest.mark.parametrize("which", ["X", "y"])

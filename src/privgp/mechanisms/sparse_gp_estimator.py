@@ -253,9 +253,10 @@ class _SparseGpBase(_IndependentClones, BaseEstimator):
     def _delta(self, n: int) -> float:
         return default_delta(max(n, 2)) if self.delta is None else v.probability("delta", self.delta)
 
-    def _charge(self, X: Any, y: Any, event: Any, delta: float, settings: dict) -> None:
+    def _charge(self, X: Any, y: Any, event: Any, delta: float, settings: dict, also: tuple | None = None) -> None:
         """Charge ``budget`` (if any) for this fit: after every check, before any noise; ``(X, y)`` as keyed
-        (:func:`_as_read`)."""
+        (:func:`_as_read`); ``also``: other (X, y) whose key is an alias of theirs (an earlier privgp's key of these
+        records)."""
         if self.budget is None:
             self.charge_ = None
             return
@@ -268,7 +269,15 @@ class _SparseGpBase(_IndependentClones, BaseEstimator):
         eps = float(accountant.epsilon(event, delta).epsilon)
         # a new dataset's budget delta is privgp's default for n (as privgp.release), never this fit's own delta
         n = len(y)
-        self.charge_ = self.budget.charge((X, y), event, epsilon=eps, delta=delta,
+        data: Any = (X, y)
+        if also is not None:
+            import dataclasses
+
+            from ..datasets.tabular import issued, records
+
+            data, other = records(X, y), records(*also)
+            data = issued(dataclasses.replace(data, aliases=(*data.aliases, other.content_digest, *other.aliases)))
+        self.charge_ = self.budget.charge(data, event, epsilon=eps, delta=delta,
                                           default_delta=default_delta(max(n, 2)),
                                           description=f"{type(self).__name__}.fit: {MECHANISM}, n={n}",
                                           settings=settings)
@@ -443,7 +452,7 @@ class DPDirichletGPClassifier(ClassifierMixin, _SparseGpBase):
         class on transformed one-hot targets, sharing the budget, and ``budget`` (if given) is charged
         first; ``certificate_`` then holds the (epsilon, delta) guarantee of the whole fitted model
         (seed 001, sec. 5). Returns self."""
-        X_raw = X
+        X_raw, y_raw = X, y
         X, y = _validated(self, X, y, dtype=np.float64)
         X, X_key = _as_read(X_raw, X)
         check_classification_targets(y)
@@ -474,9 +483,15 @@ class DPDirichletGPClassifier(ClassifierMixin, _SparseGpBase):
         settings = {**spec.to_dict(), "n": int(X.shape[0]), "classes": classes.tolist(),
                     "alpha_epsilon": self.alpha_epsilon, "epsilon": noise.epsilon, "delta": delta}
         # the ledger keys the records by each label's rank among the labels present, whatever the order (or the
-        # superset) of the public classes given: the same records keep one budget
-        labels = np.searchsorted(np.unique(y), y)
-        self._charge(X_key, labels.astype(float), noise.total_event, delta, settings)
+        # superset) of the public classes given: the same records keep one budget. Numeric labels are keyed as given,
+        # as the regressor, the sampler and privgp.records key them (red team 17c: -1/+1 labels had a budget of
+        # their own), with the ranks' key (privgp's before) as an alias
+        ranks = np.searchsorted(np.unique(y), y).astype(float)
+        if np.issubdtype(np.asarray(y).dtype, np.number) and not np.issubdtype(np.asarray(y).dtype, np.bool_):
+            _, y_key = _as_read(y_raw, np.asarray(y, dtype=float))
+            self._charge(X_key, y_key, noise.total_event, delta, settings, also=(X_key, ranks))
+        else:
+            self._charge(X_key, ranks, noise.total_event, delta, settings)
         self.releases_ = tuple(release_from_statistics(s, spec, noise, sens, rng, noise_std=None) for s in stats)
         self.classes_ = classes
         self.inducing_points_ = spec.inducing_points
