@@ -114,7 +114,7 @@ def narrow_float(dtype: object) -> str | None:
     except TypeError:   # a pandas extension dtype: "Float32", "Float16", or Arrow-backed "float[pyarrow]"
         inner = getattr(dtype, "numpy_dtype", None)   # pandas' masked and Arrow dtypes name their numpy type
         try:
-            d = np.dtype(inner)  # type: ignore[call-overload]
+            d = np.dtype(inner)
         except TypeError:
             name = str(dtype).lower()
             return name if name in ("float32", "float16") else None
