@@ -449,7 +449,6 @@ RELEASE_DATA = ("field.npz", "field.csv", "paths.npz", "paths.csv", "prediction.
 OPTIMIZE_DATA = ("history.csv", "summary.json", "queries.png")
 PRIVGP_FILES = frozenset(RELEASE_DATA + OPTIMIZE_DATA + ("excursion.png", "prediction.png", "report.html", "field.tif",
                                                          "excursion.geojson"))
-#: privgp's file names, keyed by their case-folded NFKC form
 #: letters of other scripts drawn like the Latin letters of privgp's file names (Cyrillic, Greek; Unicode's
 #: confusables for a-z), for :func:`privgp_twin`: "r\u0435port.html" (a Cyrillic e) read as report.html (red team 17b)
 _LOOK_ALIKES = str.maketrans({
@@ -468,6 +467,7 @@ def _skeleton(name: str) -> str:
     return visible.translate(_LOOK_ALIKES)
 
 
+#: privgp's file names, keyed by :func:`_skeleton` (case-folded NFKC, invisible characters dropped, look-alikes read)
 _PRIVGP_FOLDED = {_skeleton(n): n for n in PRIVGP_FILES}
 
 
@@ -480,6 +480,8 @@ def _shown(name: str) -> str:
 def privgp_twin(name: str) -> str | None:
     """The privgp file name that ``name`` reads as (itself, another letter case, a look-alike), else None."""
     return _PRIVGP_FOLDED.get(_skeleton(name))
+
+
 #: GDAL's sidecar files, which GIS software reads with a GeoTIFF field.tif and applies to it, are named after it in
 #: any letter case: field.tif.aux.xml, .ovr, .msk, .aux, field.aux, world files field.tfw / field.wld, RPC metadata
 #: field_rpc.txt, ... so any entry whose name starts (in any case) with the GeoTIFF's stem and "." or "_" and that is
@@ -603,6 +605,7 @@ def _rebuilt_plan(doc: dict) -> Any:
 
 
 def _registered_picture(doc: dict) -> str:
+    """The picture's file name of the release's mechanism."""
     from ..mechanisms.interface import registry
 
     return str(registry()[doc["mechanism"]].picture)
