@@ -160,11 +160,20 @@ def leave(x):
     if CALLS[0] == 3:
         sys.exit(0)
     return 0.0
+
+
+def cancelled(x):   # a BaseException of asyncio's, as an objective wrapping async code raises (red team 17e)
+    import asyncio
+    CALLS[0] += 1
+    if CALLS[0] == 3:
+        raise asyncio.CancelledError("the query was cancelled")
+    return 0.0
 """
 
 
 @pytest.mark.parametrize("func,needle", [("interrupt", "interrupted (KeyboardInterrupt)"),
-                                         ("leave", "called sys.exit(0)")])
+                                         ("leave", "called sys.exit(0)"),
+                                         ("cancelled", "raised CancelledError")])
 def test_an_objective_that_interrupts_or_exits_ends_with_a_message_and_the_charge(env, capsys, func, needle):
     tmp, ledger = env
     (tmp / "obj.py").write_text(OBJECTIVES)

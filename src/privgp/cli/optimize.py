@@ -229,7 +229,7 @@ def _load_callable(spec: str):
             module = importlib.import_module(mod_name)
     except InvalidParameterError:
         raise
-    except (Exception, SystemExit, KeyboardInterrupt) as exc:  # user code: any import failure is a user error
+    except BaseException as exc:  # user code: any import failure is a user error (asyncio.CancelledError too)
         raise ObjectiveError(f"--callable {spec}: cannot import {mod_name!r} ({type(exc).__name__}: {exc})") from None
     fn = getattr(module, func, None)
     if not callable(fn):

@@ -651,7 +651,8 @@ def _response(objective: Callable[[np.ndarray], Any], x: np.ndarray) -> tuple[fl
         return None, f"the objective called sys.exit({exc.code!r})"
     except KeyboardInterrupt:  # interrupted inside the objective: the rounds released so far are kept
         return None, "the objective was interrupted (KeyboardInterrupt)"
-    except (Exception, GeneratorExit) as exc:  # the objective is user code: any failure stops the run cleanly
+    except BaseException as exc:  # the objective is user code: any failure stops the run cleanly (a BaseException
+        #                             too, e.g. asyncio.CancelledError or GeneratorExit: red team 17e)
         return None, f"the objective raised {type(exc).__name__}: {exc}"
     if isinstance(val, (bool, np.bool_, str, bytes)):   # True read as 1.0, "0.5" as 0.5 (red team 25)
         return None, f"the objective returned {type(val).__name__}, not a number"
