@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "tests" / "data" / "pictures" / "format_reference.json"
 
 
-def test_the_format_is_4_and_the_earlier_ones_are_kept():
-    assert PICTURE_FORMAT == 4 and PICTURE_FORMATS == (1, 2, 3, 4)
+def test_the_format_is_5_and_the_earlier_ones_are_kept():
+    assert PICTURE_FORMAT == 5 and PICTURE_FORMATS == (1, 2, 3, 4, 5)
 
 
 def _lines(ax):
@@ -189,9 +189,9 @@ def test_one_dimensional_text_lies_inside_the_figure():
 
 
 @pytest.mark.skipif(not REFERENCE.exists(), reason="no reference pixels")
-@pytest.mark.parametrize("fmt", [1, 2, 3])
+@pytest.mark.parametrize("fmt", [1, 2, 3, 4])
 def test_earlier_formats_draw_the_same_pixels_as_before(fmt):
-    """Formats 1, 2 and 3 as the privgp of format_reference.json's commits drew them (same matplotlib only: another
+    """Formats 1 to 4 as the privgp of format_reference.json's commits drew them (same matplotlib only: another
     one renders text differently)."""
     import matplotlib
 
@@ -223,7 +223,7 @@ def _verify(out: Path, capsys, *flags) -> tuple[int, dict]:
 
 
 def test_a_release_now_verifies_strictly_and_one_in_format_2_with_a_note(tmp_path, capsys, monkeypatch):
-    """A release made now: its picture (format 4) is redrawn the same, --strict exits 0. A release whose picture is
+    """A release made now: its picture (format 5) is redrawn the same, --strict exits 0. A release whose picture is
     format 2 (as privgp drew it until now; made here by drawing in format 2): VERIFIED, its picture redrawn in
     format 2 the same (and its report, with format 2's caption, word for word), with the note that says so."""
     monkeypatch.setenv("PRIVGP_PICTURE_PROCESS", "0")
@@ -241,5 +241,5 @@ def test_a_release_now_verifies_strictly_and_one_in_format_2_with_a_note(tmp_pat
     code, res = _verify(before, capsys)
     assert code == 0 and res["verified"], res
     assert res["notes"] == ["excursion.png: checked in part: drawn in privgp's earlier picture format 2, not the "
-                            "installed 4 (redrawn in format 2, the same)"], res
+                            "installed 5 (redrawn in format 2, the same)"], res
     assert os.environ["PRIVGP_PICTURE_PROCESS"] == "0"

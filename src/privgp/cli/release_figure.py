@@ -62,11 +62,47 @@ def _style_line(color="white", edge="black", lw=2.0):
     return dict(colors=[color], linewidths=lw, path_effects=[patheffects.withStroke(linewidth=lw + 1.6, foreground=edge)])
 
 
-def _nice_log_ticks(lo: float, hi: float) -> list[float]:
-    ticks = []
+#: picture format 5: a log scale labels at most this many round values: where format 4's choice gave more, the next
+#: coarser set of mantissas (:data:`LOG_MANTISSAS`), then powers of ten every ``step``-th decade (format 4 labelled
+#: every round value: a clipping range of 640 log units gave 2 224 overlapping labels and a minute of drawing)
+MOST_LOG_TICKS = 16
+#: format 5, where a log scale's ticks were thinned: no tick nearer the threshold than this share of the axis (in log
+#: units; a label is about 1/25 of a colour bar's height)
+THRESHOLD_GAP = 24
+#: the round values of a log axis per decade, finest first (format 4 took the one of the axis's ratio hi / lo)
+LOG_MANTISSAS = (tuple(np.round(np.arange(1.0, 10.0, 0.1), 1)), (1, 1.5, 2, 2.5, 3, 4, 5, 6, 7, 8), (1, 2, 3, 5), (1,))
+
+
+def _nice_log_ticks(lo: float, hi: float, fmt: int = 4) -> list[float]:
+    """Round values between ``lo`` and ``hi`` (0 < lo < hi) for a log axis; from picture format 5 at most
+    :data:`MOST_LOG_TICKS` of them."""
     ratio = hi / lo
-    mantissas = (1, 2, 3, 5) if ratio > 4 else (1, 1.5, 2, 2.5, 3, 4, 5, 6, 7, 8) if ratio > 1.5 else \
-        tuple(np.round(np.arange(1.0, 10.0, 0.1), 1))
+    first = 2 if ratio > 4 else 1 if ratio > 1.5 else 0
+    ticks = _round_log_ticks(lo, hi, LOG_MANTISSAS[first])
+    if fmt < 5:
+        return ticks
+    for mantissas in LOG_MANTISSAS[first + 1:]:
+        if len(ticks) <= MOST_LOG_TICKS:
+            return ticks
+        ticks = _round_log_ticks(lo, hi, mantissas)
+    return ticks if len(ticks) <= MOST_LOG_TICKS else _decade_ticks(lo, hi)
+
+
+def _decade_ticks(lo: float, hi: float) -> list[float]:
+    """Powers of ten between ``lo`` and ``hi``, every ``step``-th decade: the smallest step of 1, 2, 5, 10, 20, ...
+    that leaves at most :data:`MOST_LOG_TICKS` of them."""
+    first, last = math.ceil(math.log10(lo) - 1e-9), math.floor(math.log10(hi) + 1e-9)
+    step = 1
+    while True:
+        for k in (step, 2 * step, 5 * step):
+            start = -(-first // k) * k   # the first multiple of k from ``first``
+            if (last - start) // k + 1 <= MOST_LOG_TICKS:
+                return [10.0 ** e for e in range(start, last + 1, k)]
+        step *= 10
+
+
+def _round_log_ticks(lo: float, hi: float, mantissas) -> list[float]:
+    ticks = []
     for k in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1):
         for m in mantissas:
             t = m * 10.0 ** k
@@ -100,17 +136,19 @@ class _Figures:
         """Nothing to close: the figure is not registered with pyplot."""
 
 
-#: the picture's format: 4 (2026-11-28, red team 25) states the threshold and the domain exactly (format 3 kept 6
-#: significant digits: a UTM box and its threshold read 4.31234e+06 and 1.23457e+06), labels the colour bar's ticks
-#: with the digits that tell them apart, draws a data holder's text literally (a "$" in a column name was read as
-#: matplotlib's math text: drawing failed after the charge) and breaks a word longer than a line; 3 (2026-11-26,
-#: walk-through 15) draws a 2-D map's excursion boundary everywhere (solid where the map is reliable, dashed
-#: through the hatching), on a colour map with no grey near the threshold (viridis), unreliable areas faded and
-#: hatched darker, and wraps text that would not fit the figure; 2 (2026-11-26) says in the legend that the
-#: hatching covers the privacy noise only, and draws a 1-D grid map's 2-sd band and hatching; 1 is what earlier
-#: privgp drew (``privgp verify`` redraws an older release's picture in its format and says so)
-PICTURE_FORMAT = 4
-PICTURE_FORMATS = (1, 2, 3, 4)
+#: the picture's format: 5 (2026-11-29) labels a log scale of many decades at no more than 16 round values (format 4
+#: labelled every one: 2 224 overlapping labels for a clipping range of 640 log units; see :data:`MOST_LOG_TICKS`); 4
+#: (2026-11-28, red team 25) states the threshold and the domain exactly (format 3 kept 6 significant digits: a UTM
+#: box and its threshold read 4.31234e+06 and 1.23457e+06), labels the colour bar's ticks with the digits that tell
+#: them apart, draws a data holder's text literally (a "$" in a column name was read as matplotlib's math text:
+#: drawing failed after the charge) and breaks a word longer than a line; 3 (2026-11-26, walk-through 15) draws a 2-D
+#: map's excursion boundary everywhere (solid where the map is reliable, dashed through the hatching), on a colour
+#: map with no grey near the threshold (viridis), unreliable areas faded and hatched darker, and wraps text that
+#: would not fit the figure; 2 (2026-11-26) says in the legend that the hatching covers the privacy noise only, and
+#: draws a 1-D grid map's 2-sd band and hatching; 1 is what earlier privgp drew (``privgp verify`` redraws an older
+#: release's picture in its format and says so)
+PICTURE_FORMAT = 5
+PICTURE_FORMATS = (1, 2, 3, 4, 5)
 
 
 def draw_picture(field, ctx: PictureContext, fmt: int = PICTURE_FORMAT) -> Picture:
@@ -206,7 +244,7 @@ def _draw_2d(plt, field: ReleasedField, ctx: PictureContext, fmt: int = PICTURE_
         saturates = span >= 1.0 and np.abs(field.values[0]).max() > 1.0
         cb = fig.colorbar(mesh, cax=_colorbar_axes(ax), extend="both" if saturates else "neither")
         cb.set_label(f"released {field.noun}: {resp.axis_label()}")
-        _value_ticks(cb.ax, "y", lo, hi, ctx)
+        _value_ticks(cb.ax, "y", lo, hi, ctx, fmt)
         cb.ax.axhline(rm.threshold, color="white", lw=3.0)
         cb.ax.axhline(rm.threshold, color="black", lw=1.2)
         unreliable = None if field.sd is None else ~reliable_mask(field.values[0], field.sd)
@@ -495,7 +533,7 @@ def colour_span(values) -> float:
     return 1.0
 
 
-def _value_ticks(axis, which: str, lo: float, hi: float, ctx: PictureContext) -> None:
+def _value_ticks(axis, which: str, lo: float, hi: float, ctx: PictureContext, fmt: int = PICTURE_FORMAT) -> None:
     """Ticks in response units with the threshold labelled as such (log axes: round values); where the picture
     states numbers exactly (format 4) the threshold as given and the other ticks in the digits that tell them apart
     (format 3 wrote 6 significant digits: four ticks near 1234567 all read 1.23457e+06)."""
@@ -504,7 +542,10 @@ def _value_ticks(axis, which: str, lo: float, hi: float, ctx: PictureContext) ->
 
     ax = axis.yaxis if which == "y" else axis.xaxis
     if rm.transform == "log":
-        ticks = [t for t in _nice_log_ticks(lo, hi) if not math.isclose(t, rm.threshold, rel_tol=0.08)]
+        ticks = [t for t in _nice_log_ticks(lo, hi, fmt) if not math.isclose(t, rm.threshold, rel_tol=0.08)]
+        if fmt >= 5 and len(ticks) < len(_nice_log_ticks(lo, hi, 4)):   # thinned: no label over the threshold's
+            gap = (math.log(hi) - math.log(lo)) / THRESHOLD_GAP   # hi / lo may overflow
+            ticks = [t for t in ticks if abs(math.log(t / rm.threshold)) > gap]
     else:
         ticks = [t for t in MaxNLocator(6).tick_values(lo, hi) if lo <= t <= hi]
         width = (hi - lo) or 1.0
@@ -604,7 +645,7 @@ def _draw_1d(plt, field: ReleasedField, ctx: PictureContext, fmt: int = PICTURE_
     d0, d1 = float(ctx.domain.lower[0]), float(ctx.domain.upper[0])
     ax.set_xlim(d0 - pad, d1 + pad)
     ax.set_ylim(lo, hi)
-    _value_ticks(ax, "y", lo, hi, ctx)
+    _value_ticks(ax, "y", lo, hi, ctx, fmt)
     for d in (d0, d1):
         ax.axvline(d, color="0.3", lw=1.2, ls=DOMAIN_1D)
     ax.set_xlabel(ctx.axis_labels[0])

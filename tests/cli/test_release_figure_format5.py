@@ -1,0 +1,71 @@
+"""Picture format 5: a log scale of many decades is labelled at a few round values.
+
+Format 4 labelled every round value (1, 2, 3, 5 per decade) of a log colour bar or 1-D axis: a public clipping range
+of 640 log units (``--clip 640 --transform log``, allowed) gave 2 224 overlapping labels, an unreadable colour bar and
+about a minute of drawing. Format 5 keeps format 4's ticks wherever they were at most 16 (so that a release made by the
+previous privgp still verifies with ``--strict``: the same pixels), and thins them beyond.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from privgp.cli import release_figure
+from privgp.cli.release_figure import MOST_LOG_TICKS, THRESHOLD_GAP, _nice_log_ticks, draw
+from privgp.mechanisms.release import ResponseMap
+from privgp.models.domain import Box
+
+from .picture_cases import cases, context, front, pixels_sha256
+
+LOG10_MIN, LOG10_MAX = -280.0, 300.0   # the response range a log map may have (MIN_LOG_RESPONSE, MAX_RESPONSE)
+
+
+@given(st.floats(LOG10_MIN, LOG10_MAX), st.floats(1e-6, LOG10_MAX - LOG10_MIN))
+def test_format_5_ticks_are_few_round_and_inside(log_lo, width):
+    lo, hi = 10.0 ** log_lo, 10.0 ** min(log_lo + width, LOG10_MAX)
+    old, new = _nice_log_ticks(lo, hi, 4), _nice_log_ticks(lo, hi, 5)
+    assert len(new) <= MOST_LOG_TICKS
+    assert all(lo * (1 - 1e-9) <= t <= hi * (1 + 1e-9) for t in new) and new == sorted(new)
+    assert set(new) <= set(old) or all(math.log10(t) == round(math.log10(t)) for t in new)   # round values
+    if len(old) <= MOST_LOG_TICKS:
+        assert new == old   # the same picture as format 4 wherever format 4 was readable
+    if len(old) >= 2:
+        assert len(new) >= 2 or hi / lo < 10   # a scale of a decade or more keeps at least two labels
+
+
+def test_a_scale_of_many_decades_is_labelled_at_powers_of_ten():
+    lo, hi = 50.0 * math.exp(-640.0), 50.0 * math.exp(640.0)   # hi / lo overflows a double
+    assert len(_nice_log_ticks(lo, hi, 4)) == 2223
+    assert _nice_log_ticks(lo, hi, 5) == [10.0 ** e for e in range(-250, 251, 50)]
+    assert _nice_log_ticks(6.0, 9.0, 5) == [6.0, 7.0, 8.0]   # format 4: 31 ticks 6.0, 6.1, ..., 9.0
+    assert len(_nice_log_ticks(6.0, 9.0, 4)) == 31
+
+
+def test_format_5_draws_every_readable_case_as_format_4():
+    for name, (field, ctx) in cases().items():
+        assert pixels_sha256(draw(field, ctx, 5).png) == pixels_sha256(draw(field, ctx, 4).png), name
+
+
+def _colour_bar_ticks(monkeypatch, field, ctx, fmt):
+    kept = []
+    monkeypatch.setattr(release_figure._Figures, "close", staticmethod(kept.append))
+    draw(field, ctx, fmt)
+    axes = [a for ax in kept[0].axes for a in (ax, *ax.child_axes)]   # the colour bar is an inset of the map
+    bar = [ax for ax in axes if ax.get_ylabel().startswith("released")][0]
+    return list(bar.get_yticks()), [t.get_text() for t in bar.get_yticklabels()]
+
+
+def test_a_wide_clipping_range_gets_a_readable_colour_bar(monkeypatch):
+    box = Box((850.0, 500.0), (1000.0, 590.0))
+    field = front(box)
+    field = dataclasses.replace(field, values=np.clip(field.values / 0.6, -1.0, 1.0))   # the colour span is 1
+    ctx = dataclasses.replace(context(box, ("x", "y")), response_map=ResponseMap(50.0, 640.0, "log"))
+    ticks, labels = _colour_bar_ticks(monkeypatch, field, ctx, 5)
+    assert len(ticks) <= MOST_LOG_TICKS + 1 and "$50k (threshold)" in labels, labels
+    gap = 2 * 640.0 / THRESHOLD_GAP
+    assert all(t == 50.0 or abs(math.log(t / 50.0)) > gap for t in ticks), labels   # no label over the threshold's
+    assert "$1e+250k" in labels and "$1e-250k" in labels, labels
