@@ -645,7 +645,8 @@ def _check_release(doc: dict, folder: Path, files: dict[str, str], notes: list[s
         if not sel.get("selected"):
             _foreign(files, ("selection.json", mech.picture, "report.html"), "a tuned release that selected nothing")
             return mech, plan, None
-        plan = plan.plans[list(plan.lengthscales).index(sel["lengthscale"])]   # checked by _check_selection
+        chosen = list(plan.lengthscales).index(sel["lengthscale"])   # checked by _check_selection
+        plan = plan.plans[chosen]
         writer = registry()["posterior-sample"]   # the chosen candidate's path, written as posterior-sample does
     if writer.npz is None:
         return None
@@ -665,10 +666,15 @@ def _check_release(doc: dict, folder: Path, files: dict[str, str], notes: list[s
             note = _same_file(f, folder / f.name, arrays if f.name == writer.npz else None, writer.name)
             if note is not None and notes is not None:
                 notes.append(note if note.startswith(f"{f.name}: ") else f"{f.name}: {note}")
+    stated = (writer, plan, released)   # what the GIS files are written from, under the certificate's guarantee
+    if mech.name == "posterior-sample-tuned":   # the whole selection's (red team 18b: not the chosen run's)
+        from ..mechanisms.private_selection import SelectionResult
+
+        stated = (mech, full, SelectionResult.published(chosen, sel["lengthscale"], (plan, released), full.budget))
     if gis is None:
-        _check_gis(doc, folder, files, writer, plan, released, [] if notes is None else notes, None)
+        _check_gis(doc, folder, files, *stated, [] if notes is None else notes, None)
     else:
-        gis.append((writer, plan, released))
+        gis.append(stated)
     return mech, full, writer.fields(released, plan)
 
 

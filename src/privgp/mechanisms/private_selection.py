@@ -114,6 +114,12 @@ class SelectionResult:
     def event(self) -> SelectionEvent:
         return self.budget.event
 
+    @classmethod
+    def published(cls, index: int, candidate: Any, model: Any, budget: SelectionBudget) -> SelectionResult:
+        """The selection as its published files state it: the chosen candidate and its released model, to write
+        those files again (``privgp verify``). The score and the numbers of runs are not published: nan and -1."""
+        return cls(index=index, candidate=candidate, model=model, score=math.nan, draws=-1, accepted=-1, budget=budget)
+
 
 def random_stopping(run: Callable[[int, np.random.Generator], tuple[Any, float, bool]], n_candidates: int,
                     budget: SelectionBudget, rng: np.random.Generator, *, keep_trace: bool = False):
@@ -278,6 +284,11 @@ class LengthscaleSelectionPlan:
     @property
     def n_train(self) -> int:
         return self.plans[0].n
+
+    @property
+    def grid(self) -> Any:
+        """The public grid every candidate's path is released on (one grid for all)."""
+        return self.plans[0].grid
 
     def check(self, X, z):
         """Every check that can fail, before any charge: each candidate's checks (domain, responses,

@@ -1,0 +1,73 @@
+"""Red team 18 (the composed mechanisms: /work/notes/redteam18b.md).
+
+* F2: every ``--mechanism posterior-sample-tuned --crs`` release that selected a path was NOT VERIFIED by ``privgp
+  verify``: it rebuilt the GIS files from the chosen run's plan, whose certificate states the per-run epsilon, while
+  the release writes the whole selection's (the guarantee the certificate states).
+* F1: ``--mechanism posterior-sample-tuned --map`` (and ``--dry-run --map``) ended in a traceback (exit 1).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from privgp.cli.main import main
+
+pytest.importorskip("pyproj")
+pytest.importorskip("rasterio")
+
+TUNED = ["--mechanism", "posterior-sample-tuned", "--lengthscales", "3000", "10000", "--epsilon", "10",
+         "--budget-epsilon", "100", "--allow-noisy", "--seed", "1", "--grid", "21"]
+
+
+def _london(path):
+    rng = np.random.default_rng(3)
+    n = 1500
+    lon, lat = rng.uniform(-0.25, 0.05, n), rng.uniform(51.40, 51.60, n)
+    no2 = 30 + 25 * np.exp(-((lon + 0.1) ** 2 / 0.005 + (lat - 51.5) ** 2 / 0.002)) + rng.normal(0, 3, n)
+    pd.DataFrame({"lon": lon, "lat": lat, "no2": no2}).to_csv(path, index=False)
+    return ["--data", str(path), "--x-col", "lon", "--y-col", "lat", "--response-col", "no2", "--box", "-0.25", "0.05",
+            "51.4", "51.6", "--crs", "EPSG:4326", "--threshold", "40", "--clip", "20"]
+
+
+def _verify(cert, capsys, *extra):
+    capsys.readouterr()
+    code = main(["verify", str(cert), "--json", *extra])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_a_tuned_release_in_a_crs_that_selects_a_path_verifies_and_its_gis_files_state_the_whole_selection(
+        tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["release", *_london(tmp_path / "d.csv"), *TUNED, "--out", str(out), "--ledger",
+                 str(tmp_path / "l.sqlite"), "--map", "--json"]) == 0
+    release = json.loads(capsys.readouterr().out)
+    assert json.loads((out / "selection.json").read_text())["selected"]
+    assert {"field.tif", "excursion.geojson"} <= set(release["files"])
+    geo = json.loads((out / "excursion.geojson").read_text())
+    assert {f["properties"]["epsilon"] for f in geo["features"]} == {release["epsilon"]}
+    assert release["epsilon"] > 3 * release["per_run_epsilon"] * 0.99
+    assert "interactive map" in (out / "report.html").read_text()   # --map: the map's values in the page
+    code, res = _verify(out / "certificate.json", capsys, "--strict")
+    assert code == 0, res
+    # the GeoJSON restated at the chosen run's epsilon (what verify rebuilt before): refused
+    for f in geo["features"]:
+        f["properties"]["epsilon"] = release["per_run_epsilon"]
+    (out / "excursion.geojson").write_text(json.dumps(geo) + "\n")
+    doc = json.loads((out / "certificate.json").read_text())
+    doc["sha256"]["excursion.geojson"] = hashlib.sha256((out / "excursion.geojson").read_bytes()).hexdigest()
+    (out / "certificate.json").write_text(json.dumps(doc, indent=2) + "\n")
+    code, res = _verify(out / "certificate.json", capsys)
+    assert code == 1 and "excursion.geojson" in json.dumps(res), res
+
+
+def test_a_tuned_dry_run_with_map_prints_its_forecast(tmp_path, capsys):
+    code = main(["release", "--mechanism", "posterior-sample-tuned", "--lengthscales", "10", "20", "40", "--epsilon",
+                 "5", "--dry-run", "--map", "--ledger", str(tmp_path / "l.sqlite"), "--json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    doc = json.loads(captured.out)
+    assert doc["dry_run"] is True and doc["a_real_run_would"].startswith("be "), doc
