@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import find, given, settings, target
+from hypothesis import Phase, find, given, settings, target
 from hypothesis import strategies as st
 
 from privgp.accounting.linear_regression import (
@@ -94,8 +94,9 @@ def test_printed_condition_fails_in_the_same_space():
         nu, p = s
         return worst_exact(nu, p) > formula(nu, p)
 
+    # the first pair found is the evidence: shrinking it to a simplest one took 85% of the test's time
     nu, p = find(high_order_settings(), breaks_printed,
-                 settings=settings(max_examples=2000, derandomize=True, database=None))
+                 settings=settings(max_examples=2000, derandomize=True, database=None, phases=[Phase.generate]))
     assert nu < float(lemma42_alpha_max(p["n"], p["beta"], p["x_h"], p["x_l"], printed=True))  # admitted as printed
     assert nu >= float(lemma42_alpha_max(p["n"], p["beta"], p["x_h"], p["x_l"]))              # refused now
     assert math.isinf(float(lemma42_epsilon1(nu, **p)))
