@@ -13,7 +13,8 @@ mu = sqrt(sum_i mu_i^2) (Dong et al. 2022, Cor. 3.3). Its Renyi curve is alpha m
 
 Numerics. delta(epsilon) is evaluated as exp(log Phi(a)) * (1 - exp(epsilon + log Phi(b) - log Phi(a)))
 with log Phi from scipy.special.log_ndtr, so that it keeps full relative precision where the two
-terms nearly cancel (large epsilon, small delta). The inverses are bracketed bisections in numpy
+terms nearly cancel (large epsilon, small delta); where they cancel below the evaluation's resolution (mu below
+about 1e-12) delta is bounded by Phi(a) and delta(0) = erf(mu / (2 sqrt 2)) instead. The inverses are bracketed bisections in numpy
 (vectorised) that return the *feasible* end of the final bracket: :func:`gdp_epsilon` never returns
 an epsilon whose delta exceeds the target, :func:`gdp_mu` never a mu whose delta exceeds it. A point
 counts as feasible only if it is feasible after allowing for a bound on the floating-point error of
@@ -44,8 +45,13 @@ def _check_mu(mu):
 
 
 def _log_gdp_delta_parts(mu, eps):
-    """(log delta(eps), an upper bound on its floating-point error) for validated arrays."""
-    from scipy.special import log_ndtr  # here, not at import: `import privgp.ledger` stays light
+    """(log delta(eps), an upper bound on its floating-point error) for validated arrays. Where the two terms
+    cancel below the evaluation's resolution (the computed gap is >= 0, which it never is in exact arithmetic:
+    mu below about 1e-12), log delta is not resolved and this returns an upper bound on it instead, the least of
+    log Phi(a) and log delta(0) = log erf(mu / (2 sqrt 2)), with its rounding in the error bound (red team 18d:
+    delta 0 was returned there, and calibrations to a tiny delta certified (3.6e-14, 1e-300) where the exact
+    delta is 3.6e-31)."""
+    from scipy.special import erf, log_ndtr  # here, not at import: `import privgp.ledger` stays light
 
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         safe = np.where(mu > 0, mu, 1.0)
@@ -53,7 +59,9 @@ def _log_gdp_delta_parts(mu, eps):
         lb = log_ndtr(-eps / safe - safe / 2.0)
         gap = eps + lb - la              # log of e^eps Phi(b) / Phi(a), < 0 in exact arithmetic
         out = la + np.log(-np.expm1(np.minimum(gap, 0.0)))
-        out = np.where(gap >= 0.0, -np.inf, out)
+        unresolved = (gap >= 0.0) & np.isfinite(la)
+        cap = np.minimum(la, np.log(erf(safe / (2.0 * np.sqrt(2.0)))))   # upper bounds on log delta(eps)
+        out = np.where(unresolved, cap, out)
         out = np.where(np.isinf(eps), -np.inf, out)
         out = np.where(np.isneginf(la), -np.inf, out)  # delta <= Phi(a) = 0 in floats (mu ~ 1e-300: no inf - inf)
         out = np.where(mu > 0, out, -np.inf)
@@ -63,6 +71,8 @@ def _log_gdp_delta_parts(mu, eps):
         e_g = 16.0 * np.finfo(float).eps * np.where(np.isfinite(big), big, 0.0)
         err = 16.0 * np.finfo(float).eps * np.where(np.isfinite(la), np.abs(la), 0.0) \
             + e_g * (1.0 + 1.0 / np.maximum(np.expm1(-np.minimum(gap, 0.0)), 1e-300))
+        # the cap: log_ndtr and log(erf) to a few ulp of their values, erf's argument rounded (relative 2 ulp)
+        err = np.where(unresolved, 16.0 * np.finfo(float).eps * np.maximum(np.abs(cap), 1.0), err)
         err = np.where(np.isfinite(out), err, 0.0)
     return out, err
 
