@@ -82,3 +82,29 @@ def test_the_improved_conversion_to_delta_keeps_its_digits_at_large_orders(log10
         a, r, e = mp.mpf(alpha), mp.mpf(rdp), mp.mpf(eps)
         exact = min((a - 1) * (r - e) + (a - 1) * mp.log(1 - 1 / a) - mp.log(a), 0)
     assert abs(got - float(exact)) <= 1e-13 * max(1.0, abs(float(exact)))
+
+
+def test_the_exported_helpers_refuse_what_is_no_guarantee():
+    """F4: compose_mu with counts (1, -1) gave mu 0 (perfect privacy), NaN counts or RDP values gave NaN, an infinite
+    order passed `alpha > 1`; zcdp_rho_for(1e300) named rho, a value the caller never gave."""
+    import pytest
+
+    import privgp.accounting as A
+    from privgp.errors import InvalidParameterError
+
+    for counts in ([1, -1], [1, float("nan")], [1, 0.5], [1, float("inf")]):
+        with pytest.raises(InvalidParameterError, match="^counts"):
+            A.compose_mu([1.0, 1.0], counts)
+    assert A.compose_mu([1.0, 2.0], [2, 0]) == pytest.approx(math.sqrt(2.0))
+    for rdp in (float("nan"), -1.0):
+        with pytest.raises(InvalidParameterError, match="^rdp"):
+            A.epsilon_from_rdp(rdp, 2.0, 1e-6)
+        with pytest.raises(InvalidParameterError, match="^rdp"):
+            A.log_delta_from_rdp(rdp, 2.0, 1.0)
+    with pytest.raises(InvalidParameterError, match="^alpha"):
+        A.epsilon_from_rdp(0.1, float("inf"), 1e-6)
+    with pytest.raises(InvalidParameterError, match="^alpha"):
+        A.log_delta_from_rdp(0.1, float("inf"), 1.0)
+    assert float(A.epsilon_from_rdp(float("inf"), 2.0, 1e-6)) == math.inf   # an infinite bound stays one
+    rho = A.zcdp_rho_for(1e300, 1e-6)
+    assert math.isfinite(rho) and A.zcdp_epsilon(rho, 1e-6) <= 1e300

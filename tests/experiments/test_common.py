@@ -51,3 +51,14 @@ def test_the_committed_audit_tables_print_their_bounds_rounded_up():
     for stem, fmt, upper in [("dpsetconv_profile", ".6g", PROFILE_UPPER), ("mean_sensitivity", ".5g",
                                                                           MEAN_SENSITIVITY_UPPER)]:
         assert (run / f"{stem}.md").read_text() == markdown_table(pd.read_csv(run / f"{stem}.csv"), fmt, upper) + "\n"
+
+
+def test_epsilon_and_sensitivity_columns_of_any_spelling_are_rounded_up():
+    """Red team 18d: table1's settings column "eps*" printed the certified 917.835 as 917.8 (the word was "eps*"),
+    its results table the same; fig2_bound.md's "Delta_n" (a sensitivity bound) 100.237 as 100.2."""
+    from privgp.experiments.seed000.excursion_1d import _fmt
+
+    df = pd.DataFrame({"eps*": [917.8351358920122], "Delta_n": [100.23744672545445], "Delta_found": [100.23744672545445],
+                       "sigma*": [0.123456]})
+    assert markdown_table(df).splitlines()[2] == "| 917.9 | 100.3 | 100.2 | 0.1235 |"
+    assert _fmt(917.8351358920122, "eps") == "917.9" and _fmt(45753879214.45, "eps") == "4.6e10"

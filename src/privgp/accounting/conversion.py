@@ -39,12 +39,20 @@ def epsilon_raw(rdp: np.ndarray, alpha: np.ndarray, log_inv_delta: np.ndarray | 
     return where_any(rdp == np.inf, np.inf, eps)
 
 
+def _check_rdp_and_order(rdp: np.ndarray, alpha: np.ndarray) -> None:
+    """An RDP value is >= 0 or +inf, never NaN; an order is finite and > 1 (red team 18d: NaN in, NaN out as a
+    guarantee)."""
+    if any_true(~(alpha > 1.0)) or any_true(np.isinf(alpha)):
+        raise InvalidParameterError("alpha", "finite and > 1 (Rényi order)", alpha)
+    if any_true(~(rdp >= 0.0)):
+        raise InvalidParameterError("rdp", ">= 0 or +inf (a Rényi divergence bound)", rdp)
+
+
 def epsilon_from_rdp(rdp: ArrayLike, alpha: ArrayLike, delta: ArrayLike, conversion: str = "improved") -> np.ndarray:
     """epsilon such that an (alpha, rdp)-RDP mechanism is (epsilon, delta)-DP."""
     check_conversion(conversion)
     rdp, alpha, delta = (np.asarray(a, dtype=float) for a in (rdp, alpha, delta))
-    if any_true(~(alpha > 1.0)):
-        raise InvalidParameterError("alpha", "> 1 (Rényi order)", alpha)
+    _check_rdp_and_order(rdp, alpha)
     if any_true(~((delta > 0) & (delta < 1))):
         raise InvalidParameterError("delta", "in the open interval (0, 1)", delta)
     with np.errstate(all="ignore"):
@@ -67,8 +75,7 @@ def log_delta_from_rdp(rdp: ArrayLike, alpha: ArrayLike, epsilon: ArrayLike, con
     """log delta such that an (alpha, rdp)-RDP mechanism is (epsilon, delta)-DP (capped at log 1 = 0)."""
     check_conversion(conversion)
     rdp, alpha, epsilon = (np.asarray(a, dtype=float) for a in (rdp, alpha, epsilon))
-    if any_true(~(alpha > 1.0)):
-        raise InvalidParameterError("alpha", "> 1 (Rényi order)", alpha)
+    _check_rdp_and_order(rdp, alpha)
     if any_true(~(epsilon >= 0)):
         raise InvalidParameterError("epsilon", ">= 0", epsilon)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):

@@ -228,6 +228,8 @@ def compose_mu_rows(mus: ArrayLike, counts: ArrayLike | None = None) -> np.ndarr
     mus = np.asarray(mus, dtype=float)
     c = np.ones_like(mus) if counts is None else np.asarray(counts, dtype=float)
     _check_mu(mus)
+    if np.any(~(c >= 0)) or np.any(np.isinf(c)) or np.any(c != np.floor(c)):   # (1, -1) gave mu 0 (red team 18d)
+        raise InvalidParameterError("counts", "whole numbers >= 0 (how many times each mechanism is used)", counts)
     # scaled by the row's largest mu: its square neither underflows to 0 (mu = 1e-170) nor overflows
     scale = np.max(np.abs(mus), axis=-1, keepdims=True) if mus.size else np.ones(mus.shape[:-1] + (1,))
     safe = np.where(scale > 0, scale, 1.0)

@@ -34,7 +34,7 @@ def zcdp_rho_for(epsilon: float, delta: float) -> float:
     eps = v.positive("epsilon", epsilon)
     delta = v.probability("delta", delta)
     L = math.log(1.0 / delta)
-    rho = eps * eps / (math.sqrt(eps + L) + math.sqrt(L)) ** 2
+    rho = (eps / (math.sqrt(eps + L) + math.sqrt(L))) ** 2   # eps^2 overflowed at eps = 1e300 (red team 18d)
     while zcdp_epsilon(rho, delta) > eps:  # at most a few ulps: land on the feasible side
         rho = math.nextafter(rho, 0.0)
     return rho

@@ -82,7 +82,7 @@ def write_table(df, out_dir: Path, stem: str, *, floatfmt: str = ".4g", upper: t
 
 #: the words of a column name that make its numbers an epsilon bound (printed rounded up), and those that make them
 #: a lower bound or a measured value (rounded down, or to nearest)
-_EPS_WORDS = {"epsilon", "eps", "rdp"}
+_EPS_WORDS = {"epsilon", "eps", "rdp", "delta", "sensitivity"}   # "Delta_n": a sensitivity bound (red team 18d)
 _LOWER_WORDS = {"lower", "lb"}
 _MEASURED_WORDS = {"exact", "found", "empirical", "ratio", "over", "reduction"}
 
@@ -91,7 +91,7 @@ def _rounding(column: object) -> str:
     """How a table column's floats are rounded: "up" for an epsilon or RDP bound (red team 25: fig1.md printed 133
     of 250 certified epsilons below the CSV's, e.g. 4.575e+10 for 45753879214.45), "down" for a lower bound,
     "nearest" otherwise (and for exact or measured values)."""
-    words = set(str(column).lower().replace("-", "_").replace(" ", "_").split("_"))
+    words = set(re.split(r"[^a-z0-9]+", str(column).lower()))   # "eps*" is eps (red team 18d: 917.835 read 917.8)
     if not words & _EPS_WORDS or words & _MEASURED_WORDS:
         return "nearest"
     return "down" if words & _LOWER_WORDS else "up"

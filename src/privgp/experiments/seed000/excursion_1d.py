@@ -90,10 +90,12 @@ def _fmt(x: float, kind: str) -> str:
         return "inf" if x is not None and np.isinf(x) else "–"
     if kind == "pct":
         return f"{100 * x:.1f}%"
-    if kind == "eps":
+    if kind == "eps":   # a certified epsilon: rounded up (red team 18d: 917.835 read 917.8)
+        from ...formatting import format_upper
+
         if x < 1e4:
-            return f"{x:.4g}"
-        mant, ex = f"{x:.1e}".split("e")
+            return format_upper(x, 4)
+        mant, ex = format_upper(x, 2).split("e")
         return f"{mant}e{int(ex)}"
     return f"{x:.3g}"
 
