@@ -5,7 +5,8 @@ seeds 5000, 5001, ...; each released map (field.npz, model units) is compared, a
 releases (:func:`privgp.tasks.forecast.nonprivate_map`, trapezoid weights, the excursion set where the map is > 0),
 with the non-private map of the same 211 real records. The forecast simulates records spread evenly over the box;
 these records are clustered (a quarter of the 8 x 5 cells hold no sale). Writes ``OUT/embedded.csv`` (one row per
-release) and ``OUT/summary.json``. The data are public (shipped with privgp): the releases go to a scratch ledger.
+release), ``OUT/summary.json`` and ``OUT/note.txt`` (what `privgp release --dry-run` tells the data holder of these
+records). The data are public (shipped with privgp): the releases go to a scratch ledger.
 
     python scripts/forecast_calibration.py --out docs/runs/forecast-calibration --repeats 20 --epsilon default 2
 """
@@ -67,6 +68,10 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
+        err, text = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(text):
+            assert privgp(["release", "--dry-run", "--ledger", str(Path(tmp) / "ledger.sqlite")]) == 0
+        (args.out / "note.txt").write_text("$ privgp release --dry-run\n" + err.getvalue() + text.getvalue())
         for eps in args.epsilon:
             rows += [one_release(eps, 5000 + s, Path(tmp)) for s in range(args.repeats)]
     df = pd.DataFrame(rows)
@@ -88,8 +93,8 @@ def main() -> None:
         ["--out", str(args.out), "--repeats", str(args.repeats), "--epsilon", *args.epsilon]),
         "privgp_commit": commit, "reference": "privgp.tasks.forecast.nonprivate_map of the 211 embedded records",
         "summary": summary}
-    (args.out / "summary.json").write_text(json.dumps(doc, indent=1) + "\n")
-    print(json.dumps(summary, indent=1))
+    (args.out / "summary.json").write_text(json.dumps(doc, indent=2) + "\n")
+    print(json.dumps(summary, indent=2))
 
 
 if __name__ == "__main__":
