@@ -13,9 +13,9 @@ mu = sqrt(sum_i mu_i^2) (Dong et al. 2022, Cor. 3.3). Its Renyi curve is alpha m
 
 Numerics. delta(epsilon) is evaluated as exp(log Phi(a)) * (1 - exp(epsilon + log Phi(b) - log Phi(a)))
 with log Phi from scipy.special.log_ndtr, so that it keeps full relative precision where the two
-terms nearly cancel (large epsilon, small delta); where they cancel below the evaluation's resolution (mu below
-about 1e-12) delta is bounded by Phi(a) and delta(0) = erf(mu / (2 sqrt 2)) instead. The inverses are bracketed bisections in numpy
-(vectorised) that return the *feasible* end of the final bracket: :func:`gdp_epsilon` never returns
+terms nearly cancel (large epsilon, small delta); where they cancel below the evaluation's resolution
+(mu below about 1e-12) delta is bounded by Phi(a) and delta(0) = erf(mu / (2 sqrt 2)) instead. The
+inverses are bracketed bisections in numpy (vectorised) that return the *feasible* end of the final bracket: :func:`gdp_epsilon` never returns
 an epsilon whose delta exceeds the target, :func:`gdp_mu` never a mu whose delta exceeds it. A point
 counts as feasible only if it is feasible after allowing for a bound on the floating-point error of
 the evaluation (``_surely_feasible``): a bisection that compared rounded values could end a few ulp
