@@ -12,14 +12,15 @@ smaller delta holds for every neighbouring pair, and a mechanism that is mu-GDP 
 mu = sqrt(sum_i mu_i^2) (Dong et al. 2022, Cor. 3.3). Its Renyi curve is alpha mu^2 / 2.
 
 Numerics. delta(epsilon) is evaluated as exp(log Phi(a)) * (1 - exp(epsilon + log Phi(b) - log Phi(a)))
-with log Phi from scipy.special.log_ndtr, so that it keeps full relative precision where the two
-terms nearly cancel (large epsilon, small delta); where they cancel below the evaluation's resolution
-(mu below about 1e-12) delta is bounded by Phi(a) and delta(0) = erf(mu / (2 sqrt 2)) instead. The
-inverses are bracketed bisections in numpy (vectorised) that return the *feasible* end of the final bracket: :func:`gdp_epsilon` never returns
-an epsilon whose delta exceeds the target, :func:`gdp_mu` never a mu whose delta exceeds it. A point
-counts as feasible only if it is feasible after allowing for a bound on the floating-point error of
-the evaluation (``_surely_feasible``): a bisection that compared rounded values could end a few ulp
-on the wrong side of the exact root (seen against mpmath at epsilon = 0.1, delta = 1e-3).
+with log Phi from scipy.special.log_ndtr, so that it keeps full relative precision where the two terms
+nearly cancel (large epsilon, small delta); where they cancel below the evaluation's resolution (mu
+below about 1e-12) delta is bounded by Phi(a) and delta(0) = erf(mu / (2 sqrt 2)) instead. The inverses
+are bracketed bisections in numpy (vectorised) that return the *feasible* end of the final bracket:
+:func:`gdp_epsilon` never returns an epsilon whose delta exceeds the target, :func:`gdp_mu` never a mu
+whose delta exceeds it. A point counts as feasible only if it is feasible after allowing for a bound on
+the floating-point error of the evaluation (``_surely_feasible``): a bisection that compared rounded
+values could end a few ulp on the wrong side of the exact root (seen against mpmath at epsilon = 0.1,
+delta = 1e-3).
 dp_accounting's ``GaussianPrivacyLoss``/``get_smallest_gaussian_noise`` is the independent reference
 in the tests (tests/accounting/test_events.py, tests/accounting/test_functional_noise.py).
 """
