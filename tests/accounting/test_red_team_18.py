@@ -52,7 +52,26 @@ def test_gdp_epsilon_is_feasible_for_tiny_mu(lm, log10_delta):
 def test_gdp_mu_is_feasible_for_a_tiny_epsilon(log10_eps, log10_delta):
     eps, delta = 10.0 ** log10_eps, 10.0 ** log10_delta
     mu = float(gdp_mu(eps, delta))
-    assert mu == 0.0 or exact_log_delta(mu, eps) <= mp.log(delta)
+    assert mu > 0.0 and exact_log_delta(mu, eps) <= mp.log(delta)
+
+
+def test_gdp_mu_finds_a_positive_mu_below_its_bisections_reach(capsys):
+    """Red team 18g: after the fix above, gdp_mu returned exactly 0 where the largest feasible mu is below 2^-200
+    (its bisection from [0, 1]): the noise was inf, `privgp account --mechanism grid --epsilon 1e-100 --delta
+    1e-300` ended in a traceback and the others in three lines naming noise_std."""
+    from privgp.cli.main import main
+
+    for eps, delta in ((0.0, 1e-100), (0.0, 1e-300), (1e-100, 1e-300)):
+        mu = float(gdp_mu(eps, delta))
+        assert mu > 0.0
+        with mp.workdps(60):
+            assert mp.erf(mp.mpf(mu) / (2 * mp.sqrt(2))) <= mp.mpf(delta) if eps == 0 else True
+        assert eps == 0 or exact_log_delta(mu, eps) <= mp.log(mp.mpf(delta))
+    assert float(gdp_mu(1.0, 1e-6)) == 0.23670438066342392   # the bisection's answer where it reaches: unchanged
+    for mech in ("grid", "discretised-gaussian", "sparse-gp", "functional"):
+        code = main(["account", "--mechanism", mech, "--n", "211", "--epsilon", "1e-100", "--delta", "1e-300"])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert code == 2 and len(err) == 1 and err[0].startswith("privgp: error:"), (mech, err)
 
 
 def test_the_red_teams_settings():

@@ -203,6 +203,15 @@ def gdp_mu(epsilon: ArrayLike, delta: ArrayLike) -> np.ndarray:
             break
         hi = np.where(bad, 2.0 * hi, hi)
     lo = _bisect(lambda m: _surely_feasible(m, eps, log_target), lo, hi, 1e-14)
+    tiny = lo == 0.0   # the largest feasible mu is below 2^-200 (a tiny epsilon and delta): search by halving
+    if tiny.any():     # (elsewhere the answer is the bisection's above, unchanged)
+        m = np.where(tiny, 1.0, 0.0)
+        for _ in range(1100):   # down to the smallest positive double
+            low = tiny & (m > 0) & ~_surely_feasible(m, eps, log_target)
+            if not low.any():
+                break
+            m = np.where(low, m / 2.0, m)
+        lo = np.where(tiny, _bisect(lambda x: _surely_feasible(x, eps, log_target), m, 2.0 * m, 1e-14), lo)
     if not np.all(_surely_feasible(lo, eps, log_target)):
         raise NumericalError("gdp_mu: bisection ended on an infeasible value")
     return lo
@@ -215,7 +224,13 @@ def gaussian_noise_std(sensitivity: ArrayLike, epsilon: ArrayLike, delta: ArrayL
     s = np.asarray(sensitivity, dtype=float)
     if np.any(~(s > 0)) or np.any(np.isinf(s)):
         raise InvalidParameterError("sensitivity", "finite and > 0", s)
-    return s / gdp_mu(epsilon, delta)
+    mu = gdp_mu(epsilon, delta)
+    with np.errstate(divide="ignore", over="ignore"):
+        std = s / mu
+    if np.any(~np.isfinite(std)):   # mu below the smallest double's share of Delta (red team 18g)
+        raise InvalidParameterError("epsilon", "and delta large enough for a finite noise std (the Gaussian "
+                                    "mechanism needs noise beyond the largest float here)", epsilon)
+    return std
 
 
 def compose_mu(mus: ArrayLike, counts: ArrayLike | None = None) -> float:
