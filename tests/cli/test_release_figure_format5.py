@@ -11,7 +11,7 @@ import dataclasses
 import math
 
 import numpy as np
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from privgp.cli import release_figure
@@ -34,7 +34,18 @@ def test_format_5_ticks_are_few_round_and_inside(log_lo, width):
     if len(old) <= MOST_LOG_TICKS:
         assert new == old   # the same picture as format 4 wherever format 4 was readable
     if len(old) >= 2:
-        assert len(new) >= 2 or hi / lo < 10   # a scale of a decade or more keeps at least two labels
+        assert len(new) >= 2   # a scale format 4 labelled keeps at least two labels (red team 18g: 8.1 to 9.9 had none)
+
+
+@given(st.floats(-5.0, 5.0), st.floats(0.03, 0.5))
+@example(math.log10(9.0) - 0.1 / math.log(10.0), 0.2 / math.log(10.0))   # the red team's 8.14 to 9.95
+@example(math.log10(8.15), math.log10(9.99 / 8.15))
+def test_a_narrow_scale_format_4_labelled_keeps_labels(log_lo, width):
+    """Red team 18g: --threshold 9 --clip 0.1 (8.1 to 9.9) had 18 round values in format 4 and none at the coarser
+    ones: format 5 labelled the threshold only."""
+    lo, hi = 10.0 ** log_lo, 10.0 ** (log_lo + width)
+    old, new = _nice_log_ticks(lo, hi, 4), _nice_log_ticks(lo, hi, 5)
+    assert (len(new) >= 2 or len(old) < 2) and len(new) <= MOST_LOG_TICKS and set(new) <= set(old)
 
 
 def test_a_scale_of_many_decades_is_labelled_at_powers_of_ten():
@@ -43,6 +54,9 @@ def test_a_scale_of_many_decades_is_labelled_at_powers_of_ten():
     assert _nice_log_ticks(lo, hi, 5) == [10.0 ** e for e in range(-250, 251, 50)]
     assert _nice_log_ticks(6.0, 9.0, 5) == [6.0, 7.0, 8.0]   # format 4: 31 ticks 6.0, 6.1, ..., 9.0
     assert len(_nice_log_ticks(6.0, 9.0, 4)) == 31
+    lo, hi = 9.0 * math.exp(-0.1), 9.0 * math.exp(0.1)   # --threshold 9 --clip 0.1: 18 ticks 8.2, ..., 9.9 in format 4
+    assert len(_nice_log_ticks(lo, hi, 4)) == 18
+    assert [round(t, 1) for t in _nice_log_ticks(lo, hi, 5)] == [8.2, 8.4, 8.6, 8.8, 9.0, 9.2, 9.4, 9.6, 9.8]
 
 
 def test_format_5_draws_every_readable_case_as_format_4():

@@ -84,8 +84,18 @@ def _nice_log_ticks(lo: float, hi: float, fmt: int = 4) -> list[float]:
     for mantissas in LOG_MANTISSAS[first + 1:]:
         if len(ticks) <= MOST_LOG_TICKS:
             return ticks
-        ticks = _round_log_ticks(lo, hi, mantissas)
-    return ticks if len(ticks) <= MOST_LOG_TICKS else _decade_ticks(lo, hi)
+        coarser = _round_log_ticks(lo, hi, mantissas)
+        if len(coarser) < 2:   # a narrow scale (8.1 to 9.9) has none at the coarser values (red team 18g)
+            return _every_kth(ticks)
+        ticks = coarser
+    if len(ticks) <= MOST_LOG_TICKS:
+        return ticks
+    return _decade_ticks(lo, hi)   # (17 powers of ten or more: every k-th decade leaves at least two)
+
+
+def _every_kth(ticks: list[float]) -> list[float]:
+    """Every k-th of ``ticks``, k the smallest that leaves at most :data:`MOST_LOG_TICKS`."""
+    return ticks[::-(-len(ticks) // MOST_LOG_TICKS)]
 
 
 def _decade_ticks(lo: float, hi: float) -> list[float]:
