@@ -107,3 +107,25 @@ def test_records_spread_over_the_box_get_no_note(tmp_path, capsys):
                  "--box", "0", "1", "0", "1", "--threshold", "0", "--clip", "2", "--dry-run", "--ledger",
                  str(tmp_path / "l.sqlite")]) == 0
     assert NOTE not in capsys.readouterr().err
+
+
+def test_the_forecasts_reference_map_of_a_very_elongated_box_stays_small():
+    """Red team 18g: a box of aspect 1e12 (0 1e6 x 0 1e-6) asked the non-private reference map for 6e6 cells along
+    it: a 121 x 6e6 smoothing matrix, 23 GB, before any charge (a MemoryError traceback under a memory limit)."""
+    import tracemalloc
+
+    from privgp.models.domain import Box
+    from privgp.tasks.forecast import REFERENCE_CELLS_PER_POINT, nonprivate_map
+
+    box = Box((0.0, 0.0), (1e6, 1e-6))
+    axes = (np.linspace(0.0, 1e6, 121), np.linspace(0.0, 1e-6, 3))
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.uniform(0, 1e6, 300), rng.uniform(0, 1e-6, 300)])
+    tracemalloc.start()
+    try:
+        ref = nonprivate_map(box, axes, X, rng.uniform(-1, 1, 300))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert ref.shape == (121, 3) and np.all(np.isfinite(ref))
+    assert peak < 50e6 and REFERENCE_CELLS_PER_POINT * 121 < 1e4   # MB, not the 23 GB of 121 x 6e6 doubles

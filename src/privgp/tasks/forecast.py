@@ -70,6 +70,10 @@ def _compare(f: np.ndarray, exc: np.ndarray, ref: np.ndarray, w: np.ndarray) -> 
     return iou, agree, rmse
 
 
+#: the non-private reference map's cells per grid point along an axis, at most (:func:`nonprivate_map`)
+REFERENCE_CELLS_PER_POINT = 4
+
+
 def nonprivate_map(domain, axes, X: np.ndarray, y: np.ndarray, table_dim: int | None = None) -> np.ndarray:
     """The non-private map the forecast compares with: the same records smoothed without any privacy noise
     (exact per-cell sums and counts, cells and bandwidth from the tuning table's lowest-noise entry for this n,
@@ -79,6 +83,9 @@ def nonprivate_map(domain, axes, X: np.ndarray, y: np.ndarray, table_dim: int | 
 
     entry = choose_grid_settings(X.shape[0], 1e-9, dim=domain.dim if table_dim is None else table_dim)
     cells = cell_sizes(domain, cells_for_box(int(entry["cells"]), domain))
+    # at most REFERENCE_CELLS_PER_POINT cells per grid point on an axis: a box of aspect 1e12 asked for 6e6 cells
+    # along it, a 23 GB smoothing matrix (red team 18g); no box of aspect under about 6 000 : 1 reaches the cap
+    cells = tuple(min(int(c), REFERENCE_CELLS_PER_POINT * len(a)) for c, a in zip(cells, axes))
     sums, counts = cell_statistics(domain, cells, X, y, exact=False)
     return smooth_ratio(axes, domain, cells, sums, counts, 0.0, float(entry["bandwidth"]))[0]
 
