@@ -129,3 +129,10 @@ def test_the_forecasts_reference_map_of_a_very_elongated_box_stays_small():
         tracemalloc.stop()
     assert ref.shape == (121, 3) and np.all(np.isfinite(ref))
     assert peak < 50e6 and REFERENCE_CELLS_PER_POINT * 121 < 1e4   # MB, not the 23 GB of 121 x 6e6 doubles
+
+
+def test_the_tightness_audit_says_an_inf_over_inf_ratio_is_undefined(capsys):
+    """Red team 18g: at an order past the lemmas' range both divergences are inf and the ratio printed "nan"."""
+    assert main(["audit", "tightness", "--r", "1", "--sigma", "10", "--alpha", "1e300"]) == 0
+    out = capsys.readouterr().out
+    assert "found / certified                  undefined (both are inf at this order)" in out and "nan" not in out
