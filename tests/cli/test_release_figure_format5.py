@@ -83,3 +83,15 @@ def test_a_wide_clipping_range_gets_a_readable_colour_bar(monkeypatch):
     gap = 2 * 640.0 / THRESHOLD_GAP
     assert all(t == 50.0 or abs(math.log(t / 50.0)) > gap for t in ticks), labels   # no label over the threshold's
     assert "$1e+250k" in labels and "$1e-250k" in labels, labels
+
+
+def test_a_log_scale_too_narrow_for_round_values_is_labelled_and_told_apart(monkeypatch):
+    """Red team 18g F1: --transform log --threshold 1 --clip 1e-9 had no round value in its range: the axis read
+    "1 (threshold)" alone (format 4 too); linear ticks there read "1", "1", "1" at short_number's 1e-9."""
+    field, _ = cases()["oned"]
+    box = Box((0.0,), (10.0,))
+    ctx = dataclasses.replace(context(box), response_map=ResponseMap(1.0, 1e-9, "log"))
+    ticks, labels = _colour_bar_ticks(monkeypatch, field, ctx, 5)
+    assert len(ticks) >= 3 and len(set(labels)) == len(labels) and "$1k (threshold)" in labels, labels
+    old_ticks, _ = _colour_bar_ticks(monkeypatch, field, ctx, 4)
+    assert old_ticks == [1.0]   # what format 4 drew, and verify still redraws for its releases

@@ -556,13 +556,18 @@ def _value_ticks(axis, which: str, lo: float, hi: float, ctx: PictureContext, fm
         if fmt >= 5 and len(ticks) < len(_nice_log_ticks(lo, hi, 4)):   # thinned: no label over the threshold's
             gap = (math.log(hi) - math.log(lo)) / THRESHOLD_GAP   # hi / lo may overflow
             ticks = [t for t in ticks if abs(math.log(t / rm.threshold)) > gap]
-    else:
-        ticks = [t for t in MaxNLocator(6).tick_values(lo, hi) if lo <= t <= hi]
+    if rm.transform != "log" or (fmt >= 5 and not ticks):   # format 5: a log scale too narrow for any round value
+        ticks = [t for t in MaxNLocator(6).tick_values(lo, hi) if lo <= t <= hi]   # (clip 1e-9) as a linear one
         width = (hi - lo) or 1.0
         ticks = [t for t in ticks if abs(t - rm.threshold) > 0.08 * width]
     ticks = sorted(ticks + [rm.threshold])
-    ax.set_ticks(ticks, labels=[(ctx.value(t) + " (threshold)") if t == rm.threshold else
-                                resp.value(t, short_number if ctx.exact else None) for t in ticks])
+    number = short_number if ctx.exact else None
+    labels = [(ctx.value(t) + " (threshold)") if t == rm.threshold else resp.value(t, number) for t in ticks]
+    if fmt >= 5 and len(set(labels)) < len(labels):   # ticks nearer than short_number's 1e-9 (a clip of 1e-9)
+        rel = max(0.1 * min(b - a for a, b in zip(ticks, ticks[1:])) / max(abs(t) for t in ticks), 1e-17)
+        labels = [(ctx.value(t) + " (threshold)") if t == rm.threshold else
+                  resp.value(t, lambda x: short_number(x, rel)) for t in ticks]
+    ax.set_ticks(ticks, labels=labels)
     ax.set_minor_locator(NullLocator())
 
 
