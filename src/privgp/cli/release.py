@@ -303,14 +303,13 @@ def _note_empty_cells(plan, data) -> None:
     mechanisms those of the forecast's non-private reference map."""
     import numpy as np
 
-    from ..mechanisms.registered.auto import cells_for_box, choose_grid_settings
-    from ..mechanisms.registered.grid import cell_sizes, cell_statistics
+    from ..mechanisms.registered.grid import cell_statistics
+    from ..tasks.forecast import reference_settings
 
     domain = plan.domain
     cells = getattr(plan, "cells", None)
     if not (isinstance(cells, tuple) and len(cells) == domain.dim):
-        entry = choose_grid_settings(data.n, 1e-9, dim=domain.dim)
-        cells = cell_sizes(domain, cells_for_box(int(entry["cells"]), domain))
+        cells = reference_settings(domain, data.n)[0]
     X = np.asarray(data.X, dtype=float)
     counts = cell_statistics(domain, cells, X, np.zeros(X.shape[0]), exact=False)[1]
     empty, total = int(np.sum(counts == 0)), int(np.size(counts))

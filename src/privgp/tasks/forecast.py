@@ -74,20 +74,30 @@ def _compare(f: np.ndarray, exc: np.ndarray, ref: np.ndarray, w: np.ndarray) -> 
 REFERENCE_CELLS_PER_POINT = 4
 
 
+def reference_settings(domain, n: int, axes=None, table_dim: int | None = None) -> tuple[tuple[int, ...], float]:
+    """(cells per axis, bandwidth) of the non-private reference map of ``n`` records over ``domain``: the tuning
+    table's lowest-noise entry for n, i.e. tuned for accuracy (``table_dim``: the table's dimension, default the
+    box's). Given the map's ``axes``, at most :data:`REFERENCE_CELLS_PER_POINT` cells per grid point along each: a
+    box of aspect 1e12 asked for 6e6 cells along it, a 23 GB smoothing matrix (red team 18g); no box of aspect under
+    about 6 000 : 1 reaches the cap."""
+    from ..mechanisms.registered.auto import cells_for_box, choose_grid_settings  # noqa: PLC0415
+    from ..mechanisms.registered.grid import cell_sizes  # noqa: PLC0415
+
+    entry = choose_grid_settings(n, 1e-9, dim=domain.dim if table_dim is None else table_dim)
+    cells = cell_sizes(domain, cells_for_box(int(entry["cells"]), domain))
+    if axes is not None:
+        cells = tuple(min(int(c), REFERENCE_CELLS_PER_POINT * len(a)) for c, a in zip(cells, axes))
+    return cells, float(entry["bandwidth"])
+
+
 def nonprivate_map(domain, axes, X: np.ndarray, y: np.ndarray, table_dim: int | None = None) -> np.ndarray:
     """The non-private map the forecast compares with: the same records smoothed without any privacy noise
-    (exact per-cell sums and counts, cells and bandwidth from the tuning table's lowest-noise entry for this n,
-    i.e. tuned for accuracy)."""
-    from ..mechanisms.registered.auto import cells_for_box, choose_grid_settings  # noqa: PLC0415
-    from ..mechanisms.registered.grid import cell_sizes, cell_statistics, smooth_ratio  # noqa: PLC0415
+    (exact per-cell sums and counts, at :func:`reference_settings`)."""
+    from ..mechanisms.registered.grid import cell_statistics, smooth_ratio  # noqa: PLC0415
 
-    entry = choose_grid_settings(X.shape[0], 1e-9, dim=domain.dim if table_dim is None else table_dim)
-    cells = cell_sizes(domain, cells_for_box(int(entry["cells"]), domain))
-    # at most REFERENCE_CELLS_PER_POINT cells per grid point on an axis: a box of aspect 1e12 asked for 6e6 cells
-    # along it, a 23 GB smoothing matrix (red team 18g); no box of aspect under about 6 000 : 1 reaches the cap
-    cells = tuple(min(int(c), REFERENCE_CELLS_PER_POINT * len(a)) for c, a in zip(cells, axes))
+    cells, bandwidth = reference_settings(domain, X.shape[0], axes, table_dim)
     sums, counts = cell_statistics(domain, cells, X, y, exact=False)
-    return smooth_ratio(axes, domain, cells, sums, counts, 0.0, float(entry["bandwidth"]))[0]
+    return smooth_ratio(axes, domain, cells, sums, counts, 0.0, bandwidth)[0]
 
 
 def score(released, truth_field: SyntheticField, X: np.ndarray | None = None, y: np.ndarray | None = None,

@@ -25,6 +25,7 @@ import pandas as pd
 
 from ...datasets.synthetic import check_noise_level, excursion_pairs_1d
 from ...errors import InvalidParameterError
+from ...formatting import format_upper
 from ...models.domain import Box
 from ...tasks.excursion_study import PrivacySpec, ReleaseSpec, StudyConfig, run_excursion_study, summarize
 from ...tasks.hyperparameter_search import DEFAULT_REFINEMENT, SearchSpace
@@ -91,8 +92,6 @@ def _fmt(x: float, kind: str) -> str:
     if kind == "pct":
         return f"{100 * x:.1f}%"
     if kind == "eps":   # a certified epsilon: rounded up (red team 18d: 917.835 read 917.8)
-        from ...formatting import format_upper
-
         if x < 1e4:
             return format_upper(x, 4)
         mant, ex = format_upper(x, 2).split("e")
