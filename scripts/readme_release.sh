@@ -2,7 +2,7 @@
 # README's Quickstart release and its report, as committed. In a scratch folder with a fresh ledger
 # (PRIVGP_LEDGER, so that the README's "spent epsilon 5 of 10" is a ledger that had no release of the
 # embedded data before), it runs
-#   1. `privgp release --epsilon 2 --out release_eps2` (refused by the forecast, exit 2)
+#   1. `privgp release --epsilon 1 --out release_eps1` (refused by the forecast, exit 2)
 #   2. `privgp release --out release_out`              (README's main command: the defaults, epsilon 5; fresh
 #                                                       OS entropy)
 #   3. the same command twice more                     (the second fills the budget of 10, the third is
@@ -16,7 +16,7 @@
 #   docs/runs/release-default/            refused.txt, stdout.txt, second.txt, third.txt, verify.txt, forged.txt and
 #                                         every file of release_out/ (so that `privgp verify --strict` checks them all)
 source "$(dirname "$0")/readme_scratch.sh"   # set -euo pipefail; ROOT; a scratch folder (cd) with its own ledger
-{ privgp release --epsilon 2 --out release_eps2 2>&1 || echo "(exit status $?)"; } | tee refused.txt
+{ privgp release --epsilon 1 --out release_eps1 2>&1 || echo "(exit status $?)"; } | tee refused.txt
 privgp release --out release_out | tee stdout.txt
 privgp release --out second_out | tee second.txt
 { privgp release --out third_out 2>&1 || echo "(exit status $?)"; } | tee third.txt

@@ -15,7 +15,7 @@ from privgp.errors import BudgetExceededError, DataError, InvalidParameterError
 from privgp.mechanisms.posterior_release import DEFAULT_GRID, DEFAULT_SIGMA, DEFAULT_SNAP
 from privgp.publish import write_certificate, write_picture, write_release, write_report
 
-RMAP = privgp.ResponseMap(threshold=50.0, clip=1.0, transform="log")
+RMAP = privgp.ResponseMap(threshold=baltimore.THRESHOLD, clip=baltimore.CLIP, transform=baltimore.TRANSFORM)
 
 
 def baltimore_records():

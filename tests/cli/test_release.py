@@ -103,7 +103,7 @@ def test_default_data_release(tmp_path):
     assert s["n"] == 211 and s["dim"] == 2
     assert s["domain"] == PUBLIC_BOX.to_dict()
     assert s["delta"] == pytest.approx(default_delta(211)) == 1e-6
-    assert s["response_map"]["threshold"] == 50.0 and s["response_map"]["transform"] == "log"
+    assert s["response_map"]["threshold"] == 40.0 and s["response_map"]["transform"] == "log"
     assert s["hyperparameters"] == "calibrated r" and s["sensitivity"] == "generic"
     eps = cert["certificate"]["epsilon"]
     from privgp.mechanisms.posterior_release import DEFAULT_EPSILON

@@ -32,7 +32,7 @@ from ..ledger import DEFAULT_BUDGET_EPSILON, Ledger, check_budget, ledger_path, 
 from ..mechanisms.interface import DEFAULT_MEMORY_LIMIT, Mechanism, Request, all_options, get, registry
 from ..mechanisms.release import ResponseMap, check_extents, check_map_is_possible, check_records, default_delta, release
 from ..progress import Progress
-from ..tasks.forecast import NOISY_IOU, Forecast, forecast
+from ..tasks.forecast import NOISY_IOU, Forecast, RecordsCheck, forecast, records_check
 from . import picture_process
 from . import release_publish as publish
 from .common import box_from_values as _box
@@ -46,9 +46,6 @@ from .release_figure import format_upper
 
 DEFAULT_MECHANISM = "auto"
 
-#: Default task on the embedded data: log sale price above $50k (price is in thousand USD).
-BALTIMORE_THRESHOLD = 50.0
-BALTIMORE_CLIP = 1.0
 CERTIFICATE = "certificate.json"
 
 
@@ -60,14 +57,16 @@ def _description() -> str:
     """) + mechs + "\n\n" + textwrap.dedent(f"""\
     Without --data: the embedded Baltimore 1978 house sales (211 sales; coordinates x, y; stated
     public box {baltimore.PUBLIC_BOX.describe()}); task: where the log sale price exceeds the
-    public threshold $50k (--threshold 50 --transform log --clip 1).
+    public threshold ${baltimore.THRESHOLD:g}k (--threshold {baltimore.THRESHOLD:g} --transform {baltimore.TRANSFORM} --clip {baltimore.CLIP:g}).
 
     Before anything is charged, the release is FORECAST: the planned mechanism runs on simulated records
     of the same size from public synthetic fields with a known answer, and the expected overlap (IoU) of
     its map with the non-private map is printed in words. A map forecast to be mostly noise (expected IoU
     below {NOISY_IOU:g}) is refused (exit status 2, nothing charged) unless --allow-noisy is given; so is a
     box the records fill under a tenth of on every side (the forecast assumes records spread over the box).
-    --dry-run checks the records and prints the forecast, then stops: nothing is charged or written. The
+    --dry-run checks the records and prints the forecast, then stops: nothing is charged or written; it
+    also draws the plan on your own records and says (stderr) how those maps overlap their non-private map:
+    yours alone, for it reads the records (the forecast cannot see how they cluster). The
     default mechanism, auto, chooses the mechanism and its settings from public inputs only (n, epsilon,
     delta, box); today that is the noisy grid tuned on public pilot simulations (in 1-D and 2-D).
 
@@ -154,7 +153,9 @@ def register(sub) -> None:
                         "records fill under a tenth of on every side")
     o.add_argument("--dry-run", action="store_true",
                    help="check the records and print the utility forecast, then stop: nothing is charged or "
-                        "written (compare --epsilon values or mechanisms before spending any budget)")
+                        "written (compare --epsilon values or mechanisms before spending any budget); also how "
+                        "the plan's maps drawn on your own records overlap their non-private map (stderr, or "
+                        "on_your_records with --json: yours alone, publish none of it)")
     o.add_argument("--progress", action="store_true",
                    help="plain progress lines on stderr (for logs); a terminal shows a bar anyway")
     o.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -214,7 +215,8 @@ def add_data_arguments(p, *, cluster: bool = True) -> None:
                         "and excursion.geojson; needs pip install 'privgp[gis]' (default: plain coordinates)")
     t.add_argument("--threshold", type=_number_list, metavar="T",
                    help="public threshold in the response's own units; the released excursion set is "
-                        "where the response exceeds it (required with --data; embedded: 50 = $50k)")
+                        "where the response exceeds it (required with --data; embedded: "
+                        f"{baltimore.THRESHOLD:g} = ${baltimore.THRESHOLD:g}k)")
     t.add_argument("--clip", type=_number_list, metavar="B",
                    help="public clipping bound B on g(z) - g(T), in transformed units (required with "
                         "--data; embedded: 1, a factor e on log price)")
@@ -240,9 +242,9 @@ def load_data(args):
                 raise InvalidParameterError("--" + flag.replace("_", "-"), "used together with --data", getattr(args, flag))
         data = load_embedded_baltimore()
         domain = baltimore.PUBLIC_BOX if args.box is None else _box(args.box, 2)
-        rmap = ResponseMap(threshold=BALTIMORE_THRESHOLD if args.threshold is None else args.threshold,
-                           clip=BALTIMORE_CLIP if args.clip is None else args.clip,
-                           transform=args.transform or "log")
+        rmap = ResponseMap(threshold=baltimore.THRESHOLD if args.threshold is None else args.threshold,
+                           clip=baltimore.CLIP if args.clip is None else args.clip,
+                           transform=args.transform or baltimore.TRANSFORM)
     else:
         coords = [args.x_col or "x"] + ([args.y_col] if args.y_col else [])
         if args.box is None:
@@ -291,7 +293,7 @@ def _note_repeated_rows(data) -> None:
 
 #: a note when the records leave more than this share of the map's cells empty (records spread over the box leave
 #: almost none: 211 uniform records in 40 cells about 0.5%); the embedded sales leave 25% of their 8 x 5 cells empty,
-#: and 20 releases of them overlapped the non-private map by IoU 0.51 where the forecast said 0.68 (audit 18c,
+#: and at $50k 20 releases of them overlapped the non-private map by IoU 0.51 where the forecast said 0.68 (audit 18c,
 #: docs/runs/forecast-calibration)
 EMPTY_CELLS_NOTE = 0.1
 
@@ -299,7 +301,7 @@ EMPTY_CELLS_NOTE = 0.1
 def _note_empty_cells(plan, data) -> None:
     """A note (stderr, the data holder's own: nothing of it is published) when the records leave more than
     :data:`EMPTY_CELLS_NOTE` of the map's cells empty: there the map is privacy noise, and the forecast, which
-    simulates records spread over the box, overstates the map. The cells are the noisy grid's own, or for the other
+    simulates records spread over the box, does not see. The cells are the noisy grid's own, or for the other
     mechanisms those of the forecast's non-private reference map."""
     import numpy as np
 
@@ -315,10 +317,9 @@ def _note_empty_cells(plan, data) -> None:
     empty, total = int(np.sum(counts == 0)), int(np.size(counts))
     if empty > EMPTY_CELLS_NOTE * total:
         print(f"privgp: note: {empty} of the map's {total} cells ({' x '.join(map(str, cells))}) hold none of your "
-              f"records ({100 * empty / total:.0f}%): there the released map is privacy noise, and the forecast, which "
-              "simulates records spread over the box, overstates this map (README: on the embedded sales, a quarter "
-              "of the cells empty, the maps overlapped the non-private map by far less than forecast); read only the "
-              "unhatched areas, or give a box your records fill", file=sys.stderr)
+              f"records ({100 * empty / total:.0f}%): there the released map is privacy noise, which the forecast, "
+              "simulating records spread over the box, does not see (--dry-run measures this plan on your own "
+              "records); read only the unhatched areas, or give a box your records fill", file=sys.stderr)
 
 
 def degree_names(coordinates) -> str | None:
@@ -632,9 +633,11 @@ def forecast_release(plan, *, allow_noisy: bool, quiet: bool = False, reps: int 
     return fc
 
 
-def _dry_run(args, plan, data, fc: Forecast, ledger: Ledger, fingerprint: str) -> int:
+def _dry_run(args, plan, data, fc: Forecast, ledger: Ledger, fingerprint: str, own: RecordsCheck | None) -> int:
     """``--dry-run``: the records were checked and the forecast made; print it, and what a real run would do -- be
-    released, be refused as mostly noise, or be refused by the budget (the ledger asked, nothing recorded)."""
+    released, be refused as mostly noise, or be refused by the budget (the ledger asked, nothing recorded). ``own``:
+    the plan drawn on the records themselves (:func:`~privgp.tasks.forecast.records_check`; None for statistics
+    reduced on a cluster), the data holder's alone: on stderr, or in ``--json`` under ``on_your_records``."""
     cert = plan.certificate
     budget = None
     try:
@@ -648,8 +651,12 @@ def _dry_run(args, plan, data, fc: Forecast, ledger: Ledger, fingerprint: str) -
              else "be refused by the budget (exit status 3)" if budget else "be released")
     if args.json:
         print_json({"dry_run": True, "n": data.n, "mechanism": plan.mechanism, "settings": plan.describe(),
-                    "forecast": fc.to_dict(), "a_real_run_would": would, "budget": budget})
+                    "forecast": fc.to_dict(), "on_your_records": None if own is None else own.to_dict(),
+                    "a_real_run_would": would, "budget": budget})
         return 0
+    if own is not None:
+        print(f"privgp: note (yours alone: read from your records, publish none of it): {own.words()}",
+              file=sys.stderr)
     print(f"forecast: {forecast_line(fc)}")
     print(f"dry run: nothing was charged or written ({data.n} records checked; {plan.describe()})")
     print(f"a real run would {would}" + (f": {budget}" if budget and not noisy else ""))
@@ -715,9 +722,11 @@ def run(args) -> int:
         fingerprint = (ledger.named_fingerprint(name, records=records_key) if name is not None   # old keys: ledger
                        else ledger.fingerprint_of(*records_key))
         if out is None:   # --dry-run
+            own = None
             if not reduced:
                 _note_empty_cells(plan, data)
-            return _dry_run(args, plan, data, fc, ledger, fingerprint)
+                own = records_check(plan, records, fc)
+            return _dry_run(args, plan, data, fc, ledger, fingerprint, own)
         progress.update(1)
         progress.stage(STAGES[3])
         # check (everything that can fail), charge (a refusal raises BudgetExceededError -> exit status 3),

@@ -28,7 +28,14 @@ RESPONSE = "price"
 #: axis labels: the source documents x, y only as coordinates "on the Maryland grid", projection type
 #: and unit unknown (spData / hspm documentation of the same table)
 COORDINATE_LABELS = ("x (Maryland grid; unit not documented)", "y (Maryland grid; unit not documented)")
-#: the response in words, its unit, and how one value is written ($50k)
+#: the public task of the default release: where the sale price exceeds THRESHOLD ($1,000), on the log scale clipped
+#: at +-CLIP. $50k until 2026-11-29: a third of the box above it, where the default map was borderline on these
+#: records (IoU 0.51 with the non-private map, forecast 0.68; docs/runs/forecast-calibration); above $40k lie two
+#: thirds of it (IoU 0.72)
+THRESHOLD = 40.0
+CLIP = 1.0
+TRANSFORM = "log"
+#: the response in words, its unit, and how one value is written ($40k)
 RESPONSE_LABEL = "sale price"
 RESPONSE_UNIT = "$1,000"
 RESPONSE_FORMAT = "${:g}k"
