@@ -31,6 +31,7 @@ import pandas as pd
 
 from privgp.cli.main import main as privgp
 from privgp.datasets import baltimore
+from privgp.datasets.fields import FAMILIES, SyntheticField
 from privgp.mechanisms.release import ResponseMap
 from privgp.models.domain import trapezoid_weights
 from privgp.tasks.forecast import _compare, nonprivate_map
@@ -75,6 +76,14 @@ def dry_run_check(threshold: str, epsilon: str, scratch: Path) -> dict:
                          *_settings(threshold, epsilon)])["on_your_records"]
 
 
+def families_area_above(axes) -> dict[str, float]:
+    """The share of the box above the threshold (field > 0, trapezoid weights on the release grid ``axes``) of each
+    synthetic field family the forecast simulates, on the embedded data's box."""
+    w = trapezoid_weights(axes).reshape(tuple(len(a) for a in axes))
+    w = w / w.sum()
+    return {fam: float(np.sum(w * (SyntheticField(fam, baltimore.PUBLIC_BOX).on_axes(axes) > 0))) for fam in FAMILIES}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, required=True)
@@ -94,6 +103,8 @@ def main() -> None:
             for eps in args.epsilon:
                 rows += [one_release(thr, eps, 5000 + s, Path(tmp)) for s in range(args.repeats)]
                 checks[f"t{thr}_{eps}"] = dry_run_check(thr, eps, Path(tmp))
+        z = np.load(Path(tmp) / f"out_{args.threshold[0]}_{args.epsilon[0]}_5000" / "field.npz")
+        areas = families_area_above((z["axis_x"], z["axis_y"]))
     df = pd.DataFrame(rows)
     df.to_csv(args.out / "embedded.csv", index=False)
     summary = {}
@@ -121,7 +132,7 @@ def main() -> None:
         ["--out", str(args.out), "--repeats", str(args.repeats), "--threshold", *args.threshold, "--epsilon",
          *args.epsilon]),
         "privgp_commit": commit, "reference": "privgp.tasks.forecast.nonprivate_map of the 211 embedded records",
-        "largest_abs_dry_run_minus_realised_z": largest_z, "summary": summary}
+        "largest_abs_dry_run_minus_realised_z": largest_z, "forecast_families_area_above": areas, "summary": summary}
     (args.out / "summary.json").write_text(json.dumps(doc, indent=2) + "\n")
     print(json.dumps(summary, indent=2))
 

@@ -324,10 +324,10 @@ def records_check(plan, data, fc: Forecast, *, releases: int | None = None, seed
     """Draw ``plan`` ``releases`` times on the private records themselves (``data``: anything
     :func:`privgp.release` takes, or what :func:`privgp.check_records` returned for this plan) and compare each map,
     as the forecast compares its simulated ones (:func:`score`), with the non-private map of the same records
-    (:func:`nonprivate_map`). ``releases`` None: as many as the forecast ``fc`` simulated. The forecast assumes
-    records spread over the box and an excursion set of about half of it; on clustered records or a small excursion
-    set the maps can be far worse (README: the embedded sales at $50k, 0.51 against a forecast of 0.68), and this
-    says so. It reads the records: for the data holder only, never to be published (the draws' randomness is a fixed
+    (:func:`nonprivate_map`). ``releases`` None: as many as the forecast ``fc`` simulated. The forecast simulates
+    records spread over the box, on fields with a sixth to a third of it above the threshold; on clustered records
+    the maps can be far worse (README: the embedded sales at $50k, 0.51 against a forecast of 0.68), and this says
+    so. It reads the records: for the data holder only, never to be published (the draws' randomness is a fixed
     public seed: it reproduces, and it is not the release's)."""
     from ..mechanisms.release import CheckedRecords, check_records  # noqa: PLC0415
 
