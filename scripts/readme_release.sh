@@ -13,12 +13,12 @@
 #   docs/figures/release_default.png      the release's picture (excursion.png)
 #   docs/figures/report_desktop.png       report.html, desktop screenshot
 #   docs/figures/report_phone.png         report.html, phone screenshot
-#   docs/runs/release-default/            refused.txt, stdout.txt, second.txt, third.txt, verify.txt, forged.txt and
+#   docs/runs/release-default/            refused.txt, output.txt (stdout and stderr), second.txt, third.txt, verify.txt, forged.txt and
 #                                         every file of release_out/ (so that `privgp verify --strict` checks them all)
 source "$(dirname "$0")/readme_scratch.sh"   # set -euo pipefail; ROOT; a scratch folder (cd) with its own ledger
 { privgp release --epsilon 1 --out release_eps1 2>&1 || echo "(exit status $?)"; } | tee refused.txt
-privgp release --out release_out | tee stdout.txt
-privgp release --out second_out | tee second.txt
+privgp release --out release_out 2>&1 | tee output.txt
+privgp release --out second_out 2>&1 | tee second.txt
 { privgp release --out third_out 2>&1 || echo "(exit status $?)"; } | tee third.txt
 privgp verify release_out/certificate.json --strict | tee verify.txt
 cp -r release_out forged_out
@@ -29,7 +29,7 @@ cert["certificate"]["epsilon"] = 1.0          # the forger's claim: epsilon 1 in
 json.dump(cert, open("forged_out/certificate.json", "w"), indent=2)
 PY
 { privgp verify forged_out/certificate.json --strict 2>&1 || echo "(exit status $?)"; } | tee forged.txt
-sed -i "s#$SCRATCH/##g" refused.txt stdout.txt second.txt third.txt verify.txt forged.txt   # no scratch paths in the committed text
+sed -i "s#$SCRATCH/##g" refused.txt output.txt second.txt third.txt verify.txt forged.txt   # no scratch paths in the committed text
 CHROMIUM="${PRIVGP_CHROMIUM:-chromium}"
 FLAGS=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking
        --disable-component-update --disable-sync --hide-scrollbars)
@@ -42,5 +42,5 @@ mkdir -p "$ROOT/docs/figures" "$ROOT/docs/runs/release-default"
 rm -f "$ROOT/docs/runs/release-default/"*
 cp release_out/excursion.png "$ROOT/docs/figures/release_default.png"
 cp report_desktop.png report_phone.png "$ROOT/docs/figures/"
-cp refused.txt stdout.txt second.txt third.txt verify.txt forged.txt release_out/* "$ROOT/docs/runs/release-default/"
+cp refused.txt output.txt second.txt third.txt verify.txt forged.txt release_out/* "$ROOT/docs/runs/release-default/"
 echo "written: docs/figures/{release_default,report_desktop,report_phone}.png, docs/runs/release-default/"

@@ -28,11 +28,19 @@ def test_a_dry_run_tells_the_data_holder_how_the_plan_does_on_their_records(tmp_
     assert own["iou"] < own["forecast_iou"] - 0.1 and "do not publish" in own["private"]
 
 
-def test_a_release_of_the_embedded_example_at_40k_neither_prints_nor_publishes_the_measure(tmp_path, capsys):
+def test_a_release_of_the_embedded_example_at_40k_tells_the_holder_and_publishes_nothing_of_it(tmp_path, capsys):
+    """A noisy grid's release (the default) draws again after its charge, where it is cheap, and says so on stderr;
+    none of it reaches stdout or a written file. A GP mechanism's release does not (its draws are costly: --dry-run
+    measures it)."""
     out = tmp_path / "out"
     assert main(["release", "--seed", "3", "--out", str(out), "--ledger", str(tmp_path / "l.sqlite")]) == 0
     got = capsys.readouterr()
-    assert OWN not in got.err + got.out and "on_your_records" not in got.out
+    assert got.err.count(OWN) == 1 and OWN not in got.out and "24 releases of this plan" in got.err, got.err
+    gp = tmp_path / "gp"
+    assert main(["release", "--mechanism", "posterior-sample", "--allow-noisy", "--seed", "3", "--out", str(gp),
+                 "--ledger", str(tmp_path / "l.sqlite")]) == 0
+    got = capsys.readouterr()
+    assert OWN not in got.err + got.out
     for f in out.iterdir():
         text = f.read_bytes().decode("utf-8", "replace")
         assert "yours alone" not in text and "on_your_records" not in text, f.name

@@ -32,7 +32,7 @@ from ..ledger import DEFAULT_BUDGET_EPSILON, Ledger, check_budget, ledger_path, 
 from ..mechanisms.interface import DEFAULT_MEMORY_LIMIT, Mechanism, Request, all_options, get, registry
 from ..mechanisms.release import ResponseMap, check_extents, check_map_is_possible, check_records, default_delta, release
 from ..progress import Progress
-from ..tasks.forecast import NOISY_IOU, Forecast, RecordsCheck, forecast, records_check
+from ..tasks.forecast import NOISY_IOU, Forecast, RecordsCheck, draws_from_cell_statistics, forecast, records_check
 from . import picture_process
 from . import release_publish as publish
 from .common import box_from_values as _box
@@ -320,6 +320,13 @@ def _note_empty_cells(plan, data) -> None:
               f"records ({100 * empty / total:.0f}%): there the released map is privacy noise, which the forecast, "
               "simulating records spread over the box, does not see (--dry-run measures this plan on your own "
               "records); read only the unhatched areas, or give a box your records fill", file=sys.stderr)
+
+
+def _note_own_records(own: RecordsCheck) -> None:
+    """The plan drawn on the data holder's own records (:func:`~privgp.tasks.forecast.records_check`), on stderr:
+    theirs alone, it reads the records (a dry run; a noisy grid's release after its charge, where drawing again is
+    cheap: the files are written, and the holder decides whether to publish them)."""
+    print(f"privgp: note (yours alone: read from your records, publish none of it): {own.words()}", file=sys.stderr)
 
 
 def degree_names(coordinates) -> str | None:
@@ -655,8 +662,7 @@ def _dry_run(args, plan, data, fc: Forecast, ledger: Ledger, fingerprint: str, o
                     "a_real_run_would": would, "budget": budget})
         return 0
     if own is not None:
-        print(f"privgp: note (yours alone: read from your records, publish none of it): {own.words()}",
-              file=sys.stderr)
+        _note_own_records(own)
     print(f"forecast: {forecast_line(fc)}")
     print(f"dry run: nothing was charged or written ({data.n} records checked; {plan.describe()})")
     print(f"a real run would {would}" + (f": {budget}" if budget and not noisy else ""))
@@ -740,6 +746,8 @@ def run(args) -> int:
         charge = result.charge
         if not reduced:   # (once charged, as the notes below: a refusal before it stays one line)
             _note_empty_cells(plan, data)
+            if draws_from_cell_statistics(plan):   # cheap to draw again (the GP mechanisms: --dry-run)
+                _note_own_records(records_check(plan, records, fc))
         if getattr(args, "crs", None) is None and looks_like_degrees(data.coordinates, plan.domain):
             # (once charged: a user error or a refusal before it stays one line)
             print("privgp: note: the coordinate columns are named like longitude and latitude; if they are degrees, "

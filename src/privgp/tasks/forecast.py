@@ -241,10 +241,17 @@ def _simulated_draw(sim, X: np.ndarray, y: np.ndarray, rng: np.random.Generator)
     """``sim.draw(X, y, rng)``; for a plan that releases from per-cell statistics (the grids), from their float64
     ``bincount`` instead of the exact sums a release uses (:func:`cell_statistics`, ``exact=False``): they differ by
     rounding only (relative 1e-16), the same noise draws follow, and a simulation needs no order-independence."""
-    rule = sim.site_rule() if hasattr(sim, "site_rule") and hasattr(sim, "draw_from_statistics") else None
-    if isinstance(rule, CellGrid):
+    if draws_from_cell_statistics(sim):
+        rule = sim.site_rule()
         return sim.draw_from_statistics(*cell_statistics(rule.domain, rule.cells, X, y, exact=False), rng)
     return sim.draw(X, y, rng)
+
+
+def draws_from_cell_statistics(plan) -> bool:
+    """Whether ``plan`` releases from per-cell (sums, counts) (the noisy grids): a draw again costs a bincount and
+    the noise, whatever n."""
+    return (hasattr(plan, "site_rule") and hasattr(plan, "draw_from_statistics")
+            and isinstance(plan.site_rule(), CellGrid))
 
 
 def forecast(plan, *, reps: int | None = None, families: tuple[str, ...] = FAMILIES, noise: float = DEFAULT_NOISE,
