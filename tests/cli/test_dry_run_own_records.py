@@ -61,3 +61,15 @@ def test_statistics_streamed_from_parquet_have_no_records_to_measure(tmp_path, c
                  "log", "--dry-run", "--json", "--ledger", str(tmp_path / "l.sqlite")]) == 0
     got = capsys.readouterr()
     assert json.loads(got.out)["on_your_records"] is None and OWN not in got.err
+
+
+def test_a_map_that_is_mostly_noise_on_the_holders_records_gets_a_warning(tmp_path, capsys):
+    """Audit 19b: at $60k (7.5% of the box above) the forecast passes the default map (0.68) that real releases
+    overlap by 0.26; the release prints, after its charge, a warning of the holder's own, not a note."""
+    out = tmp_path / "out"
+    assert main(["release", "--threshold", "60", "--seed", "2", "--out", str(out), "--ledger",
+                 str(tmp_path / "l.sqlite")]) == 0
+    got = capsys.readouterr()
+    warn = "privgp: warning (yours alone: read from your records, publish none of it): on your own records this plan's"
+    assert got.err.count(warn) == 1 and OWN not in got.err and "think twice" in got.err, got.err
+    assert "warning (yours alone" not in got.out

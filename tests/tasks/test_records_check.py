@@ -94,3 +94,13 @@ def test_it_accepts_the_records_the_cli_checked_and_refuses_too_few_releases():
     with pytest.raises(InvalidParameterError, match="releases"):
         records_check(plan, data, fc, releases=1)
     assert "do not publish" in records_check(plan, data, fc, releases=2).to_dict()["private"]
+
+
+def test_it_draws_at_least_24_releases_where_the_forecast_simulated_6():
+    """Audit 19b: with the forecast's 6 draws (the GP mechanisms), the check's standard error was 0.05-0.12 and one
+    answer in ten fell more than 2 standard errors from the real releases' mean."""
+    _, data, rmap = _sales(40.0)
+    plan = privgp.plan("functional", data.n, baltimore.PUBLIC_BOX, rmap, epsilon=5.0, noise_bound=0.15)
+    fc = forecast(plan)
+    assert fc.reps_per_family * len(fc.families) == 6
+    assert records_check(plan, data, fc).releases == 24

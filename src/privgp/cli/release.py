@@ -326,6 +326,11 @@ def _note_own_records(own: RecordsCheck) -> None:
     """The plan drawn on the data holder's own records (:func:`~privgp.tasks.forecast.records_check`), on stderr:
     theirs alone, it reads the records (a dry run; a noisy grid's release after its charge, where drawing again is
     cheap: the files are written, and the holder decides whether to publish them)."""
+    if own.iou < NOISY_IOU:   # audit 19b: the forecast passed maps that were mostly noise on their records
+        print(f"privgp: warning (yours alone: read from your records, publish none of it): on your own records this "
+              f"plan's map is mostly noise -- {own.words()}; its boundaries are not findings: think twice before "
+              "publishing it", file=sys.stderr)
+        return
     print(f"privgp: note (yours alone: read from your records, publish none of it): {own.words()}", file=sys.stderr)
 
 
