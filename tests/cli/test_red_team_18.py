@@ -84,12 +84,12 @@ def test_records_that_leave_cells_empty_get_a_note_of_their_own_and_nothing_is_p
     ledger = str(tmp_path / "l.sqlite")
     assert main(["release", "--dry-run", "--ledger", ledger]) == 0
     err = capsys.readouterr().err
-    assert err.count(NOTE) == 1 and "10 of the map's 40 cells (8 x 5)" in err and "(25%)" in err, err
+    assert err.count(NOTE) == 1 and "10 of the map's 40 cells (8 x 5)" in err and "(25%;" in err, err
     out = tmp_path / "out"
     assert main(["release", "--seed", "1", "--out", str(out), "--ledger", ledger]) == 0
     assert capsys.readouterr().err.count(NOTE) == 1
     for f in out.iterdir():
-        assert NOTE not in f.read_bytes().decode("utf-8", "replace") and "(25%)" not in f.read_bytes().decode(
+        assert NOTE not in f.read_bytes().decode("utf-8", "replace") and "(25%;" not in f.read_bytes().decode(
             "utf-8", "replace"), f.name
     # a refusal stays one line
     assert main(["release", "--epsilon", "0.5", "--out", str(tmp_path / "o2"), "--ledger", ledger]) == 2
