@@ -129,6 +129,8 @@ def summarise(df: pd.DataFrame) -> dict:
         "forecast_abs_error_median": float(fc_err.median()), "forecast_abs_error_p90": float(fc_err.quantile(0.9)),
         "forecast_abs_error_max": float(fc_err.max()), "forecast_off_by_over_0_1": int((fc_err > 0.1).sum()),
         "forecast_same_side_of_half": int(((df["forecast_iou"] >= NOISY_IOU) == real_ok).sum()),
+        "forecast_called_mostly_noise": int((df["forecast_iou"] < NOISY_IOU).sum()),
+        "forecast_passed": int((df["forecast_iou"] >= NOISY_IOU).sum()),
         "forecast_refused_a_map_real_releases_put_at_half_or_more": int(((df["forecast_iou"] < NOISY_IOU) & real_ok).sum()),
         "forecast_passed_a_map_real_releases_put_below_half": int(((df["forecast_iou"] >= NOISY_IOU) & ~real_ok).sum()),
     }
