@@ -347,8 +347,9 @@ def records_check(plan, data, fc: Forecast, *, releases: int | None = None, seed
     as the forecast compares its simulated ones (:func:`score`), with the non-private map of the same records
     (:func:`nonprivate_map`). ``releases`` None: :data:`RECORDS_CHECK_RELEASES`, or as many as the forecast ``fc``
     simulated if more. The forecast simulates records spread over the box, on fields with a sixth to a third of it
-    above the threshold; on clustered records the maps can be far worse (README: the embedded sales at $50k, 0.51
-    against a forecast of 0.68), and this says so. It reads the records exactly: for the data holder only, never to
+    above the threshold; on records unlike them (clustered, more or less of the box above the threshold) it can be
+    far off either way (README: the embedded sales at $50k, 0.51 against a forecast of 0.68; at $40k and epsilon 2,
+    0.64 against 0.50), and this says so. It reads the records exactly: for the data holder only, never to
     be published, and OUTSIDE THE GUARANTEE -- a threshold, epsilon, mechanism or decision to publish chosen from it
     is not covered by the certificate (use it on records you may look at: public or synthetic data, a study of
     privgp). The draws' randomness is a fixed public seed: it reproduces, and it is not the release's."""
