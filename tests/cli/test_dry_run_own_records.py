@@ -22,7 +22,7 @@ def test_only_when_asked_and_labelled_as_outside_the_guarantee(tmp_path, capsys)
     ledger = str(tmp_path / "l.sqlite")
     assert main(["release", "--dry-run", "--ledger", ledger]) == 0
     got = capsys.readouterr()
-    assert OWN not in got.err + got.out and "releases of this plan drawn on your own records" not in got.err
+    assert OWN not in got.err + got.out and "draws of this plan on your own records" not in got.err
     assert main(["release", "--dry-run", "--json", "--ledger", ledger]) == 0
     assert "on_your_records" not in json.loads(capsys.readouterr().out)
 
@@ -31,7 +31,7 @@ def test_only_when_asked_and_labelled_as_outside_the_guarantee(tmp_path, capsys)
     assert OWN not in got.out and got.err.count(OWN_RECORDS_LABEL) == 1, got.err
     line = next(x for x in got.err.splitlines() if OWN in x)
     assert "not covered by the certificate" in line and "publish none of it" in line
-    assert "24 releases of this plan drawn on your own records" in line and "against the forecast's 0.68" in line
+    assert "24 draws of this plan on your own records (simulated: nothing charged or written)" in line and "against the forecast's 0.68" in line
     assert not (tmp_path / "l.sqlite").exists()   # a dry run writes nothing
 
     assert main(["release", "--dry-run", "--json", "--measure-on-records", "--ledger", ledger, "--threshold",

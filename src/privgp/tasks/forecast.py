@@ -329,8 +329,8 @@ class RecordsCheck:
     def words(self) -> str:
         empty = (" (the non-private map has nothing above the threshold: a draw scores 1 if it has nothing above it "
                  "either, else 0)" if self.reference_area == 0 else "")
-        return (f"{self.releases} releases of this plan drawn on your own records overlapped the non-private map of "
-                f"them by IoU {self.iou:.2f} +- {self.iou_se:.2f} (standard error; "
+        return (f"{self.releases} draws of this plan on your own records (simulated: nothing charged or written) "
+                f"overlapped the non-private map of them by IoU {self.iou:.2f} +- {self.iou_se:.2f} (standard error; "
                 f"{100 * self.share_below:.0f}% of them below {NOISY_IOU:g}), against the forecast's "
                 f"{format_short_of(self.forecast_iou, NOISY_IOU)}{empty}")
 
