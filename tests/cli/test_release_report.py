@@ -130,7 +130,7 @@ def test_default_report_is_self_contained_public_and_states_the_certificate(tmp_
                    "Lemma B.1", "Assumptions", "How the settings were chosen", "calibrated: the smallest r",
                    "Privacy budget of this data set", "privgp verify certificate.json", "privgp account --n 211",
                    "Demonstration only", "sale price ($1,000)", "$40k",
-                   # format 6: the forecast's assumption and what it misses (audit 18c: clustered records)
+                   # format 7: the forecast's assumption and what it misses (audit 18c: clustered records)
                    "the records spread over the domain", "Where the private records cluster, or more or less of the "
                    "domain lies above the threshold than in the simulated fields, the map can be better or worse "
                    "than forecast"):

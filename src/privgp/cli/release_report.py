@@ -57,15 +57,16 @@ class LedgerTotals:
 
 #: the layout of report.html, stated in it: ``privgp verify`` redoes a report word for word only in the layout the
 #: installed privgp writes (raise it whenever the page's words or markup change)
-REPORT_FORMAT = 6   # 3: the calculator's line quoted rounded up, as it prints it; 4: the mechanisms' exact
+REPORT_FORMAT = 7   # 3: the calculator's line quoted rounded up, as it prints it; 4: the mechanisms' exact
 #                     statements give their bounds rounded up (the Laplace grid's pure epsilon, the grid's GDP mu, the
 #                     sensitivity bounds, the tuned mechanism's per-run (epsilon, delta), the calibration's target);
 #                     5 (red team 25): the domain, the threshold and the public settings' numbers exactly as given
 #                     (not in 6 or 10 significant digits), the forecast's IoU never rounded up to the refusal line,
 #                     Parquet and database sources not called a CSV file, long words in headings and captions broken;
-#                     6: the forecast's note says it simulates records spread over the domain (on records unlike its
-#                     fields the map can be better or worse than forecast: README's embedded sales at $50k, IoU 0.51
-#                     against 0.68; at $40k and epsilon 2, 0.64 against 0.50)
+#                     6 (feee9ff, 2026-11-29): the forecast's note says it simulates records spread over the domain and
+#                     that clustered records can make the map worse; 7 (red team 19c: 6's words changed without a new
+#                     number): on records unlike its fields the map can be better or worse than forecast (README's
+#                     embedded sales at $50k, IoU 0.51 against 0.68; at $40k and epsilon 2, 0.64 against 0.50)
 
 
 @dataclass(frozen=True)

@@ -491,10 +491,17 @@ GDAL_SIDECAR_SEPARATORS = (".", "_")
 NPZ_SLACK_BYTES = 64 * 2**20
 
 
+#: the released GIS files whose sidecars GIS software reads (GDAL: .aux.xml, .ovr, .msk, world files; QGIS: .qml
+#: styles applied when the layer loads, .qmd metadata, .sld; red team 19c: excursion.qml made the excursion layer
+#: transparent and verify passed it)
+GIS_SUFFIXES = (".tif", ".geojson")
+
+
 def gdal_sidecars(folder: Path, ok: set[str]) -> list[str]:
-    """The entries of ``folder`` that GDAL may read as sidecars of a hashed GeoTIFF (:data:`GDAL_SIDECAR_SEPARATORS`),
-    other than privgp's own files that the certificate covers (``ok``: their sha256 matched)."""
-    stems = tuple(n.lower()[:-len(".tif")] + sep for n in ok if n.lower().endswith(".tif")
+    """The entries of ``folder`` that GIS software may read as sidecars of a hashed GeoTIFF or GeoJSON
+    (:data:`GIS_SUFFIXES`, :data:`GDAL_SIDECAR_SEPARATORS`), other than privgp's own files that the certificate covers
+    (``ok``: their sha256 matched)."""
+    stems = tuple(n.lower()[:-len(suffix)] + sep for n in ok for suffix in GIS_SUFFIXES if n.lower().endswith(suffix)
                   for sep in GDAL_SIDECAR_SEPARATORS)
     if not stems:
         return []
@@ -519,10 +526,10 @@ def check_contents(doc: dict, kind: str | None, folder: Path, files: dict[str, s
                                               "release with privgp.publish.write_release, which hashes every file)")
     sidecars = gdal_sidecars(folder, ok)
     if sidecars:
-        raise publish.CertificateMismatch(validation.escaped(sidecars[0]), "lies beside the GeoTIFF: GIS software may "
-                                          "apply it to the map (scales, nodata, masks, overviews, georeferencing, "
-                                          "metadata; GDAL finds these names in any letter case) though no certificate "
-                                          "covers it")
+        raise publish.CertificateMismatch(validation.escaped(sidecars[0]), "lies beside the GeoTIFF or GeoJSON: GIS "
+                                          "software may apply it to the map (scales, nodata, masks, overviews, "
+                                          "georeferencing, styles, metadata; GDAL and QGIS find these names in any "
+                                          "letter case) though no certificate covers it")
     if kind == "account":
         beside = sorted(n for n in PRIVGP_FILES if (folder / n).is_file())
         if beside:
@@ -553,6 +560,11 @@ def check_contents(doc: dict, kind: str | None, folder: Path, files: dict[str, s
             notes += check_report(doc, folder, files, rebuilt, drawn)
     if kind == "optimize":
         notes += _check_optimize(doc, folder, files) + stopped_run_notes(doc)
+    if kind in ("release", "optimize"):   # red team 19c: a page renamed report.htm, raw records listed in outputs
+        outputs = doc.get("outputs") or []
+        notes += [f"{_shown(name)}: hashed only, not read: not a file privgp writes, so nothing it says is checked"
+                  + (" (outputs lists it, so the report names it among the released files)" if name in outputs else "")
+                  for name in sorted(ok - PRIVGP_FILES)]
     return notes
 
 

@@ -307,9 +307,22 @@ class CellGridRelease:
                                   "cell holds a record (Mironov 2012; red team 21), so its epsilon does not hold; "
                                   "withdraw its files (a new release is charged again)")
 
+    #: the released counts' total may stray from n by at most this many of its noise's standard deviations (plus one
+    #: record) before verify refuses the stated n (red team 19c: n = 5000 stated over counts summing to 197 passed);
+    #: a sum of per-cell Laplace or Gaussian noise strays this far with probability below 1e-50
+    COUNT_TOTAL_SDS = 20.0
+
     def check_released_statistics(self, npz: str, sums: np.ndarray, counts: np.ndarray) -> None:
         """A discrete release's statistics as it draws them: each a whole multiple of its lattice (anything else is
-        not what privgp released, and low digits could carry other data)."""
+        not what privgp released, and low digits could carry other data); and, every record falling in one cell, the
+        released counts summing to the stated n up to their noise (at most :data:`COUNT_TOTAL_SDS` standard
+        deviations of the total: a far larger or smaller n is not the n these counts were drawn from)."""
+        total_sd = self._released_noise_std() * math.sqrt(float(np.size(counts)))
+        total = float(np.sum(np.asarray(counts, dtype=float)))
+        if not abs(total - self.n) <= self.COUNT_TOTAL_SDS * total_sd + 1.0:
+            raise file_mismatch(f"{npz}.released_counts", f"counts summing to n = {self.n} up to their noise (within "
+                                f"{self.COUNT_TOTAL_SDS:g} standard deviations of the total, {total_sd:.3g}); they "
+                                f"sum to {total:.6g}: the certificate states another n than the records'")
         if getattr(self, "noise", self.discrete_kind) != self.discrete_kind:
             return
         for name, values in (("counts", counts), ("sums", sums)):
