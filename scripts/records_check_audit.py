@@ -1,7 +1,7 @@
 """How well the dry run's own-records measure and the forecast predict real releases (audit 19b, committed).
 
 For each setting (data, mechanism, epsilon): the forecast (public simulation), ``records_check`` (the plan drawn on
-the records themselves, what `privgp release --dry-run` prints) and R real releases (``privgp.release``, seeds 9000,
+the records themselves, what `privgp release --measure-on-records` prints) and R real releases (``privgp.release``, seeds 9000,
 9001, ..., a scratch ledger), each real map scored as records_check scores its draws: the IoU of its excursion set
 with the non-private map of the same records (:func:`privgp.tasks.forecast.nonprivate_map`, trapezoid weights).
 Data: the embedded Baltimore sales at thresholds $30k-$60k; the README's 2 000 sensor readings; synthetic records on

@@ -325,8 +325,8 @@ def _note_empty_cells(plan, data) -> None:
     by_chance = math.exp(-data.n / total)
     if empty > EMPTY_CELLS_NOTE * total and empty > 2 * by_chance * total:
         print(f"privgp: note: {empty} of the map's {total} cells ({' x '.join(map(str, cells))}) hold none of your "
-              f"records ({100 * empty / total:.0f}%; records spread over the box would leave about "
-              f"{100 * by_chance:.0f}% empty): there the released map is privacy noise, which the forecast, simulating "
+              f"records ({100 * empty / total:.0f}%; records spread over the box would leave "
+              f"{_share_words(by_chance)} empty): there the released map is privacy noise, which the forecast, simulating "
               "records spread over the box, does not see; read only the unhatched areas", file=sys.stderr)
 
 
@@ -335,6 +335,11 @@ def _note_empty_cells(plan, data) -> None:
 OWN_RECORDS_LABEL = ("privgp: note (--measure-on-records: read from your records exactly, OUTSIDE THE GUARANTEE: a "
                      "setting or a decision to publish chosen from it is not covered by the certificate; publish none "
                      "of it)")
+
+
+def _share_words(share: float) -> str:
+    """A share as a whole percentage, or "under 1%" (red team 19d: exp(-211/40) = 0.5% read "about 1%")."""
+    return "under 1%" if share < 0.01 else f"about {100 * share:.0f}%"
 
 
 def _note_own_records(own: RecordsCheck | None) -> None:

@@ -10,9 +10,11 @@ input is public (n, epsilon, delta, box, grid and the mechanism's settings) and 
 seed is fixed and public, so the forecast is reproducible and costs no privacy. It is a forecast
 for fields *like* the synthetic ones, not a statement about the private data.
 
-:func:`records_check` is the data holder's own counterpart: the same plan drawn on the private records themselves and
-compared with their non-private map. It reads the records, so it is for the data holder's eyes only (``privgp release
---dry-run`` prints it to stderr); nothing of it may be published.
+:func:`records_check` is its counterpart on records: the same plan drawn on the records themselves and compared with
+their non-private map (``privgp release --measure-on-records`` prints it to stderr). It reads the records exactly, so it
+is outside the guarantee: on private records nothing of it may be published, and a setting or a decision to publish
+chosen from it is not covered by the certificate; on records one may look at (public, or synthetic from public
+knowledge) it is what to choose settings on.
 
 Library code: no printing, no files.
 """
@@ -342,7 +344,7 @@ class RecordsCheck:
 
 
 def records_check(plan, data, fc: Forecast, *, releases: int | None = None, seed: int = FORECAST_SEED) -> RecordsCheck:
-    """Draw ``plan`` ``releases`` times on the private records themselves (``data``: anything
+    """Draw ``plan`` ``releases`` times on the records themselves (``data``: anything
     :func:`privgp.release` takes, or what :func:`privgp.check_records` returned for this plan) and compare each map,
     as the forecast compares its simulated ones (:func:`score`), with the non-private map of the same records
     (:func:`nonprivate_map`). ``releases`` None: :data:`RECORDS_CHECK_RELEASES`, or as many as the forecast ``fc``
