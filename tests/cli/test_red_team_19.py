@@ -76,8 +76,25 @@ def test_a_qgis_style_beside_the_geojson_is_refused(tmp_path, capsys):
                  "20", "--allow-noisy", "--seed", "1", "--no-report", "--out", str(out), "--ledger",
                  str(tmp_path / "l.sqlite")]) == 0
     assert _verify(out / "certificate.json", capsys, "--strict")[0] == 0
-    for name in ("excursion.qml", "EXCURSION.qmd", "excursion.sld", "excursion.geojson.aux.xml", "excursion_x.qml"):
+    for name in ("excursion.qml", "EXCURSION.qmd", "excursion.sld", "excursion.geojson.aux.xml", "excursion_x.qml",
+                 "METADATA.DIM", "summary.txt", "HDRld.txt", "rpcld.txt"):   # red team 19e: names GDAL reads anywhere
         (out / name).write_text("<qgis/>")
         code, res = _verify(out / "certificate.json", capsys)
-        assert code == 1 and res["field"] == name and "GeoJSON" in res["reason"], res
+        assert code == 1 and res["field"] == name and "GeoTIFF or GeoJSON" in res["reason"], res
         (out / name).unlink()
+
+
+def test_an_account_certificate_refuses_a_look_alike_of_privgps_files_beside_it(tmp_path, capsys):
+    """Red team 19e: only privgp's exact names were refused beside an account certificate (which certifies a planned
+    release and no file); Report.html or FIELD.TIF passed --strict."""
+    folder = tmp_path / "acct"
+    folder.mkdir()
+    assert main(["account", "--mechanism", "grid", "--n", "211", "--epsilon", "5", "--box", "0", "1", "0", "1",
+                 "--json"]) == 0
+    (folder / "certificate.json").write_text(capsys.readouterr().out)
+    assert _verify(folder / "certificate.json", capsys, "--strict")[0] == 0
+    for name in ("Report.html", "FIELD.TIF", "report.html"):
+        (folder / name).write_text("x")
+        code, res = _verify(folder / "certificate.json", capsys)
+        assert code == 1 and res["field"] == name, res
+        (folder / name).unlink()

@@ -497,6 +497,11 @@ NPZ_SLACK_BYTES = 64 * 2**20
 GIS_SUFFIXES = (".tif", ".geojson")
 
 
+#: names GDAL reads beside any GeoTIFF, whatever it is called (red team 19e: a METADATA.DIM beside field.tif showed
+#: "EPSILON=0.001" as the map's metadata; summary.txt likewise; HDRld.txt and RPCld.txt from GDAL's sources), in any case
+GDAL_FIXED_SIDECARS = ("metadata.dim", "summary.txt", "hdrld.txt", "rpcld.txt")
+
+
 def gdal_sidecars(folder: Path, ok: set[str]) -> list[str]:
     """The entries of ``folder`` that GIS software may read as sidecars of a hashed GeoTIFF or GeoJSON
     (:data:`GIS_SUFFIXES`, :data:`GDAL_SIDECAR_SEPARATORS`), other than privgp's own files that the certificate covers
@@ -506,7 +511,9 @@ def gdal_sidecars(folder: Path, ok: set[str]) -> list[str]:
     if not stems:
         return []
     own = {n for n in ok if n in PRIVGP_FILES}
-    return sorted(e.name for e in folder.iterdir() if e.name.lower().startswith(stems) and e.name not in own)
+    fixed = GDAL_FIXED_SIDECARS if any(n.lower().endswith(".tif") for n in ok) else ()
+    return sorted(e.name for e in folder.iterdir() if (e.name.lower().startswith(stems) or e.name.lower() in fixed)
+                  and e.name not in own)
 
 
 def check_contents(doc: dict, kind: str | None, folder: Path, files: dict[str, str]) -> list[str]:
@@ -530,8 +537,9 @@ def check_contents(doc: dict, kind: str | None, folder: Path, files: dict[str, s
                                           "software may apply it to the map (scales, nodata, masks, overviews, "
                                           "georeferencing, styles, metadata; GDAL and QGIS find these names in any "
                                           "letter case) though no certificate covers it")
-    if kind == "account":
-        beside = sorted(n for n in PRIVGP_FILES if (folder / n).is_file())
+    if kind == "account":   # privgp's names and names read as privgp's (red team 19e: Report.html, FIELD.TIF)
+        beside = sorted(e.name for e in folder.iterdir() if e.name != "certificate.json"
+                        and privgp_twin(e.name) is not None and e.is_file())
         if beside:
             raise publish.CertificateMismatch(beside[0], "lies beside an account certificate, which certifies a "
                                               "planned release and no released file: it is not this certificate's")
