@@ -98,3 +98,26 @@ def test_an_account_certificate_refuses_a_look_alike_of_privgps_files_beside_it(
         code, res = _verify(folder / "certificate.json", capsys)
         assert code == 1 and res["field"] == name, res
         (folder / name).unlink()
+
+
+def test_verify_shows_the_counts_beside_n_and_quotes_a_name_with_a_trailing_space(tmp_path, capsys):
+    """Red team 19e: at a small epsilon the n check's band is wide (n inflated 10x passed at epsilon 0.05), so verify
+    prints the released counts' total and its noise sd beside the stated n; and it printed a hashed "field.npz " as
+    field.npz."""
+    out = tmp_path / "out"
+    assert main(["release", "--seed", "1", "--no-report", "--out", str(out), "--ledger", str(tmp_path / "l.sqlite")]) == 0
+    code, res = _verify(out / "certificate.json", capsys)
+    total = float(np.load(out / "field.npz")["released_counts"].sum())
+    assert code == 0 and res["counts"]["stated_n"] == 211 and res["counts"]["released_counts_total"] == total, res
+    assert 5 < res["counts"]["noise_sd_of_total"] < 10
+    capsys.readouterr()
+    assert main(["verify", str(out / "certificate.json")]) == 0
+    assert "  n:      211 records stated; the released noisy counts sum to" in capsys.readouterr().out
+    (out / "field.npz ").write_bytes(b"x")
+    doc = json.loads((out / "certificate.json").read_text())
+    doc["sha256"]["field.npz "] = hashlib.sha256(b"x").hexdigest()
+    _rewrite(out, doc)
+    capsys.readouterr()
+    assert main(["verify", str(out / "certificate.json")]) == 0
+    text = capsys.readouterr().out
+    assert "hashed only, not read: 'field.npz '" in text, text

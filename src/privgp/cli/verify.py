@@ -373,6 +373,7 @@ def run(args) -> int:
     label = doc.get("mechanism") if kind == "release" else ("optimize" if kind == "optimize" else "account")
     recorded = doc.get("certificate") if kind != "account" else doc
     again, reason, field, schema_state, files, notes = None, "", None, "not checked", {}, []
+    counts: dict | None = None
     words: list[str] = []
     try:
         schema_state = check_schema(doc)
@@ -392,6 +393,7 @@ def run(args) -> int:
             notes = verify_files.check_contents(doc, kind, folder, files) + rebuild_notes + word_notes
         text_note = verify_files.json_text_note(path.name, text, doc)   # red team 17, H4: its text is privgp's
         notes += [] if text_note is None else [text_note]
+        counts = verify_files.released_counts_total(doc, kind, folder, files)
     except publish.CertificateMismatch as exc:
         reason, field = str(exc), exc.field
     except NumericalError as exc:
@@ -428,7 +430,7 @@ def run(args) -> int:
                     "recomputed_delta": None if again is None else again.delta,
                     "files": files if "sha256" in doc else None, "files_missing": missing,
                     "schema": schema_state, "ledger": LEDGER_NOTE, "strict_failed": strict_fail, "notes": notes,
-                    "words_differ": words, "mostly_noise": _mostly_noise(doc, notes)})
+                    "words_differ": words, "mostly_noise": _mostly_noise(doc, notes), "counts": counts})
     else:   # text read from the certificate or the folder is printed escaped: it cannot move the cursor or hide a line
         shown = escaped(str(label))
         if not ok:
@@ -437,7 +439,7 @@ def run(args) -> int:
             print(f"{escaped(path.name)}: NOT VERIFIED under --strict ({shown}): {escaped('; '.join(strict_why))}")
         else:
             _print_verified(path, doc, shown, again, nothing, files, [escaped(m) for m in missing],
-                            escaped(schema_state), words, [escaped(n) for n in notes],
+                            escaped(schema_state), words, [escaped(n) for n in notes], counts,
                             Path(args.files) if args.files else path.parent)
     return EXIT_NOT_VERIFIED if (not ok or strict_fail) else 0
 
@@ -451,7 +453,7 @@ def _mostly_noise(doc: dict, notes: tuple[str, ...] | list[str] = ()) -> bool:
 
 
 def _print_verified(path: Path, doc: dict, label, again, nothing: bool, files: dict, missing: list, schema_state,
-                    words: list[str], notes: list[str], folder: Path) -> None:
+                    words: list[str], notes: list[str], counts: dict | None, folder: Path) -> None:
     if nothing:
         print(f"{escaped(path.name)}: VERIFIED ({label}): only the data-independent first round was released (no privacy "
               "cost); the planned run's certificate rebuilds from its public settings")
@@ -469,7 +471,7 @@ def _print_verified(path: Path, doc: dict, label, again, nothing: bool, files: d
         print("  files:  none hashed (a certificate written alone): the released files were NOT checked")
     else:
         ok = [f for f, s in files.items() if s == "ok"]
-        own = [escaped(f) for f in ok if f not in verify_files.PRIVGP_FILES]   # a data holder's files: hashed, not read
+        own = [verify_files._shown(f) for f in ok if f not in verify_files.PRIVGP_FILES]   # hashed, not read
         print(f"  files:  {len(ok)} released file(s) match their sha256" + (f" in {escaped(str(folder))}" if folder != path.parent else "")
               + (f" ({len(ok) - len(own)} of privgp's, read and checked; hashed only, not read: {', '.join(own)})"
                  if own else "")
@@ -491,6 +493,10 @@ def _print_verified(path: Path, doc: dict, label, again, nothing: bool, files: d
                  if recorded_noisy and isinstance(iou, (int, float)) else "")
               + " and it was released anyway: do not read its boundaries as findings")
     print(f"  schema: {schema_state}")
+    if counts is not None:
+        print(f"  n:      {counts['stated_n']} records stated; the released noisy counts sum to "
+              f"{counts['released_counts_total']:.6g}, their noise's sd of that total {counts['noise_sd_of_total']:.3g} "
+              "(n is the data holder's statement: the counts test it only up to their noise)")
     if words:
         print(f"  words:  the certificate's {', '.join(words)} differ from what this privgp states for it (printed "
               "below; an older privgp words them differently, or the file was edited): read them here, not in the file")

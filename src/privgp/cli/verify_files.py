@@ -473,7 +473,10 @@ _PRIVGP_FOLDED = {_skeleton(n): n for n in PRIVGP_FILES}
 
 def _shown(name: str) -> str:
     """A file name as verify prints it: every character that is not printable ASCII escaped (a look-alike of a privgp
-    name must not read as that name in the verdict)."""
+    name must not read as that name in the verdict), and quoted when it starts or ends with a space (red team 19e:
+    "field.npz " read as privgp's field.npz)."""
+    if name != name.strip(" "):
+        return repr(name) if name.isascii() and name.isprintable() else ascii(name)
     return name if name.isascii() and name.isprintable() else ascii(name)[1:-1]
 
 
@@ -615,6 +618,24 @@ def _foreign(files: dict[str, str], allowed, what: str) -> None:
         if name in PRIVGP_FILES and name not in allowed:
             raise publish.CertificateMismatch(f"sha256.{name}", f"{what} does not write {name}: a certificate covers "
                                               "only its own release's files")
+
+
+def released_counts_total(doc: dict, kind: str | None, folder: Path, files: dict[str, str]) -> dict | None:
+    """A noisy grid's released counts against the n its certificate states (red team 19e: verify refuses an n over 20
+    standard deviations of the counts' total away, and at a small epsilon that is a wide band, so the numbers are
+    shown for a reader to judge): {"stated_n", "released_counts_total", "noise_sd_of_total"}, or None for a
+    release that releases no counts (or whose field.npz was not hashed and read)."""
+    if kind != "release" or files.get("field.npz") != "ok":
+        return None
+    plan = _rebuilt_plan(doc)
+    if "counts" not in getattr(plan, "statistics_names", ()) or not hasattr(plan, "_released_noise_std"):
+        return None
+    with np.load(folder / "field.npz", allow_pickle=False) as z:
+        if "released_counts" not in z.files:
+            return None
+        counts = np.asarray(z["released_counts"], dtype=float)
+    return {"stated_n": int(plan.n), "released_counts_total": float(counts.sum()),
+            "noise_sd_of_total": float(plan._released_noise_std() * np.sqrt(counts.size))}
 
 
 def _rebuilt_plan(doc: dict) -> Any:
