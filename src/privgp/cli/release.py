@@ -64,7 +64,9 @@ def _description() -> str:
     its map with the non-private map is printed in words. A map forecast to be mostly noise (expected IoU
     below {NOISY_IOU:g}) is refused (exit status 2, nothing charged) unless --allow-noisy is given; so is a
     box the records fill under a tenth of on every side (the forecast assumes records spread over the box).
-    --dry-run checks the records and prints the forecast, then stops: nothing is charged or written.
+    --dry-run checks the records and prints the forecast, then stops: nothing is charged or written. A
+    release or dry run also notes, to you alone, when your records repeat rows or leave many of the map's
+    cells empty: statistics of your records, outside the guarantee like the measure below.
     --measure-on-records (opt-in, OUTSIDE THE GUARANTEE) draws the plan on your own records and says how
     those maps overlap their non-private map: the forecast cannot see how your records cluster, but
     settings or a decision to publish chosen from what the records say are not covered by the certificate. The
@@ -154,7 +156,8 @@ def register(sub) -> None:
                         "records fill under a tenth of on every side")
     o.add_argument("--dry-run", action="store_true",
                    help="check the records and print the utility forecast, then stop: nothing is charged or "
-                        "written (compare --epsilon values or mechanisms before spending any budget)")
+                        "written (compare --epsilon values or mechanisms by their forecasts before spending any "
+                        "budget)")
     o.add_argument("--measure-on-records", action="store_true",
                    help="OUTSIDE THE GUARANTEE, opt-in: also draw the plan 24 times on your own records and say "
                         "(stderr; on_your_records with --dry-run --json) how those maps overlap their non-private "
@@ -327,7 +330,8 @@ def _note_empty_cells(plan, data) -> None:
         print(f"privgp: note: {empty} of the map's {total} cells ({' x '.join(map(str, cells))}) hold none of your "
               f"records ({100 * empty / total:.0f}%; records spread over the box would leave "
               f"{_share_words(by_chance)} empty): there the released map is privacy noise, which the forecast, simulating "
-              "records spread over the box, does not see; read only the unhatched areas", file=sys.stderr)
+              "records spread over the box, does not see; read only the unhatched areas (this count is yours alone and "
+              "outside the guarantee: choose no setting from it)", file=sys.stderr)
 
 
 #: how the own-records measure is labelled wherever it is printed (red team 19a: it is an exact function of the
