@@ -243,10 +243,17 @@ def _simulated_draw(sim, X: np.ndarray, y: np.ndarray, rng: np.random.Generator)
     """``sim.draw(X, y, rng)``; for a plan that releases from per-cell statistics (the grids), from their float64
     ``bincount`` instead of the exact sums a release uses (:func:`cell_statistics`, ``exact=False``): they differ by
     rounding only (relative 1e-16), the same noise draws follow, and a simulation needs no order-independence."""
+    return _drawer(sim, X, y)(rng)
+
+
+def _drawer(sim, X: np.ndarray, y: np.ndarray):
+    """``rng -> sim.draw(X, y, rng)``, a noisy grid's per-cell statistics reduced once for every draw
+    (:func:`_simulated_draw`)."""
     if draws_from_cell_statistics(sim):
         rule = sim.site_rule()
-        return sim.draw_from_statistics(*cell_statistics(rule.domain, rule.cells, X, y, exact=False), rng)
-    return sim.draw(X, y, rng)
+        stats = cell_statistics(rule.domain, rule.cells, X, y, exact=False)
+        return lambda rng: sim.draw_from_statistics(*stats, rng)
+    return lambda rng: sim.draw(X, y, rng)
 
 
 def draws_from_cell_statistics(plan) -> bool:
@@ -366,25 +373,19 @@ def records_check(plan, data, fc: Forecast, *, releases: int | None = None, seed
         releases = max(RECORDS_CHECK_RELEASES, fc.reps_per_family * len(fc.families))
     releases = v.integer("releases", releases, minimum=2)
     rng = np.random.default_rng([seed, zlib.crc32(b"records")])
-    if draws_from_cell_statistics(plan):   # the records' statistics once (a noisy grid: each draw is then cheap)
-        rule = plan.site_rule()
-        stats = cell_statistics(rule.domain, rule.cells, X, y_checked, exact=False)
-
-        def draw(rng):
-            return plan.draw_from_statistics(*stats, rng)
-    else:
-        def draw(rng):
-            return plan.draw(X, y_checked, rng)
+    draw = _drawer(plan, X, y_checked)
     ious = []
-    ref = None
+    grids: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}   # per map grid (an empty selection's differs)
     area = math.nan
     for _ in range(releases):
         axes, f, exc = _released_or_empty(draw(rng), plan.domain)
-        w = trapezoid_weights(axes).reshape(f.shape)
-        w = w / w.sum()
-        if ref is None or ref.shape != f.shape:
+        if f.shape not in grids:   # its weights and the reference map, once
+            w = trapezoid_weights(axes).reshape(f.shape)
             ref = nonprivate_map(plan.domain, axes, np.asarray(X, dtype=float), np.asarray(y_model, dtype=float))
-            area = float(np.sum(w * (ref > 0)))
+            grids[f.shape] = (w / w.sum(), ref)
+            if math.isnan(area):
+                area = float(np.sum(grids[f.shape][0] * (ref > 0)))
+        w, ref = grids[f.shape]
         ious.append(_compare(f, exc, ref, w)[0])
     a = np.array(ious)
     return RecordsCheck(releases=releases, iou=float(a.mean()), iou_se=float(a.std(ddof=1) / math.sqrt(a.size)),
