@@ -73,6 +73,11 @@ def public_data(doc: dict) -> Any:
                            response_name=dataset.get("response"), projection=dataset.get("projection"))
 
 
+#: the most simulated releases a family verify runs again for a forecast made with other settings than privgp
+#: release's (which makes 2-8); more is noted, not run (red team 19c: a certificate stating 1e308 kept verify busy)
+VERIFY_FORECAST_REPS = 64
+
+
 def check_forecast(doc: dict, plan: Any) -> tuple[Any, list[str]]:
     """The recorded utility forecast against the one ``privgp release`` makes for the rebuilt plan (a seeded public
     simulation: its families, noise, seed and number of releases are privgp's). Equal: returned, no note. Made with
@@ -95,6 +100,9 @@ def check_forecast(doc: dict, plan: Any) -> tuple[Any, list[str]]:
         if len(families) > 16:
             raise ValueError(f"{len(families)} families")
         reps = int(recorded["simulated_releases"]) // len(families)
+        if reps > VERIFY_FORECAST_REPS:   # red team 19c: 1e308 releases kept verify busy; not run, --strict fails
+            return standard, [f"forecast: not run again ({reps} simulated releases a family, more than the "
+                              f"{VERIFY_FORECAST_REPS} verify runs), so checked in part; {said}"]
         again = forecast(plan, reps=reps, families=families, noise=float(recorded["response_noise_std"]),
                          seed=int(recorded["seed"]))
     except (TypeError, ValueError, KeyError, IndexError, ArithmeticError, PrivgpError) as exc:
