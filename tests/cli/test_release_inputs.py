@@ -365,6 +365,9 @@ def test_degrees_without_crs_get_a_note_and_with_crs_none(env, capsys):
               "--ledger", ledger, "--budget-epsilon", "20"]
     code, _, err = run(capsys, *common, "--out", tmp / "a")
     assert code == 0 and err.count("privgp: note: the coordinate columns are named like longitude and latitude") == 1, err
+    # walk-through 20: the dry run, where settings are checked before any budget is spent, says it too
+    code, _, err = run(capsys, *common, "--dry-run")
+    assert code == 0 and err.count("privgp: note: the coordinate columns are named like longitude and latitude") == 1, err
     code, _, err = run(capsys, *common, "--crs", "EPSG:4326", "--out", tmp / "b")
     assert code == 0 and "named like longitude" not in err, err
     # walk-through 15: latitude as x and longitude as y, the box swapped too: with --crs the map went to
@@ -378,6 +381,11 @@ def test_degrees_without_crs_get_a_note_and_with_crs_none(env, capsys):
     assert not (tmp / "c").exists() and len(Ledger(ledger).entries()) == len(before)
     code, _, err = run(capsys, *swapped, "--out", tmp / "d")
     assert code == 0 and "the x (east) column is named like latitude" in err, err
+    # walk-through 20: a box in GIS order with --crs is refused showing the degrees typed, not only their metres
+    gis = ["release", "--data", data, "--x-col", "lon", "--y-col", "lat", "--response-col", "no2", "--box", "-0.25",
+           "51.4", "0.05", "51.6", "--threshold", "40", "--clip", "20", *OK, "--ledger", ledger, "--crs", "EPSG:4326"]
+    code, _, err = run(capsys, *gis, "--out", tmp / "e")
+    assert code == 2 and "not GIS's minx miny maxx maxy" in err and "got '-0.25 51.4 0.05 51.6 in EPSG:4326" in err, err
     assert len(Ledger(ledger).datasets()) == 1   # swapped axes are the same records (one budget, 3 releases)
 
 
@@ -539,3 +547,17 @@ def test_a_range_inside_the_limits_is_kept_and_finite(threshold, clip, transform
     assert math.isfinite(lo) and math.isfinite(hi) and hi - lo > 0
     assert (MIN_LOG_RESPONSE if transform == "log" else -MAX_RESPONSE) <= lo <= hi <= MAX_RESPONSE
     assert np.all(np.isfinite(rm.to_response_units(np.linspace(-1.0, 1.0, 9))))
+
+
+def test_a_clip_wider_than_values_spread_on_the_log_scale_gets_a_note(env, capsys):
+    """Walk-through 20: ``--clip 20`` with ``--transform log`` (meant in prices, read in log units: a factor 5e8 either
+    side of the threshold) passed the forecast, which assumes values fill the clip range, and released noise. A note
+    from the public settings says so, in a dry run and a real run; a clip of a factor 1000 or less gets none."""
+    tmp, ledger = env
+    note = "privgp: note: --clip 20 is in log units (--transform log)"
+    code, _, err = run(capsys, "release", "--clip", "20", "--dry-run", "--ledger", ledger)
+    assert code == 0 and err.count(note) == 1, err
+    code, _, err = run(capsys, "release", "--clip", "20", *OK, "--ledger", ledger, "--out", tmp / "wide")
+    assert code == 0 and err.count(note) == 1, err
+    code, _, err = run(capsys, "release", "--clip", "6.9", "--dry-run", "--ledger", ledger)
+    assert code == 0 and "log units" not in err, err

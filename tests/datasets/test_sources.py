@@ -3,6 +3,7 @@ checked streaming pass (privgp.datasets.sources), an order-independent fingerpri
 statistics (privgp.datasets.cellstats) and the noisy grid reduced on a real Dask cluster."""
 from __future__ import annotations
 
+import sys
 from fractions import Fraction
 from pathlib import Path
 
@@ -16,7 +17,7 @@ duckdb = pytest.importorskip("duckdb")
 from privgp.cli.main import main  # noqa: E402
 from privgp.datasets import sources  # noqa: E402
 from privgp.datasets.cellstats import CellSums, cell_sums  # noqa: E402
-from privgp.errors import ClusterError, DataError, InvalidParameterError  # noqa: E402
+from privgp.errors import ClusterError, DataError, InvalidParameterError, MissingExtraError  # noqa: E402
 from privgp.mechanisms.registered.grid import plan_grid  # noqa: E402
 from privgp.mechanisms.release import ResponseMap  # noqa: E402
 from privgp.models.domain import Box  # noqa: E402
@@ -537,3 +538,21 @@ def test_a_ledger_that_charged_a_float32_file_under_its_earlier_key_keeps_it(tmp
         assert json.loads((tmp_path / d / "certificate.json").read_text())["dataset"]["fingerprint"] == earlier
     (only,) = Ledger(ledger).datasets()
     assert only.fingerprint == earlier and len(Ledger(ledger).entries(earlier)) == 3
+
+
+def test_a_duckdb_source_without_duckdb_names_the_extra(tmp_path, monkeypatch, capsys):
+    """Walk-through 20: without the ``data`` extra a DuckDB source failed with "No module named 'duckdb'"; it now names
+    ``pip install 'privgp[data]'`` (exit 2, one line, before anything is charged)."""
+    con = duckdb.connect(str(tmp_path / "d.duckdb"))
+    con.execute("CREATE TABLE t AS SELECT * FROM (VALUES (0.5, 0.5, 0.5)) v(lon, lat, price)")
+    con.close()
+    monkeypatch.setitem(sys.modules, "duckdb", None)   # import duckdb now fails as it does without the package
+    with pytest.raises(MissingExtraError, match=r"pip install 'privgp\[data\]'"):
+        sources.resolve(str(tmp_path / "d.duckdb"), table="t")
+    capsys.readouterr()
+    code = main(["release", "--data", str(tmp_path / "d.duckdb"), "--table", "t", "--x-col", "lon", "--y-col", "lat",
+                 "--response-col", "price", "--box", "0", "1", "0", "1", "--threshold", "0.4", "--clip", "1",
+                 "--ledger", str(tmp_path / "l.sqlite"), "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "pip install 'privgp[data]'" in err, err
+    assert not (tmp_path / "o").exists() and not (tmp_path / "l.sqlite").exists()

@@ -226,8 +226,12 @@ def add_data_arguments(p, *, cluster: bool = True) -> None:
                         "where the response exceeds it (required with --data; embedded: "
                         f"{baltimore.THRESHOLD:g} = ${baltimore.THRESHOLD:g}k)")
     t.add_argument("--clip", type=_number_list, metavar="B",
-                   help="public clipping bound B on g(z) - g(T), in transformed units (required with "
-                        "--data; embedded: 1, a factor e on log price)")
+                   help="public clipping bound B on g(z) - g(T), in transformed units (log units with --transform "
+                        "log): values further than B from the threshold count as +-B. Choose it from public "
+                        "knowledge, about as far as values typically lie from the threshold: a B much wider than "
+                        "their spread shrinks the map's signal against the same noise (the forecast cannot see "
+                        "this), a narrow one only flattens values far from the threshold (required with --data; "
+                        "embedded: 1, a factor e on log price)")
     t.add_argument("--transform", choices=["identity", "log"],
                    help="public response transform g (default: identity; embedded: log)")
     h = p.add_argument_group("public privacy target (the mechanisms' own settings follow, by mechanism)")
@@ -279,7 +283,15 @@ def load_data(args):
     if data.X.shape[0]:  # (a cluster's pass checked its records where they live)
         domain.check_contains("coordinates", data.X)
         rmap.check(data.response)  # e.g. log of non-positive values: fail before anything is charged
-        check_map_is_possible(data.X, data.response, domain, rmap, allow_noisy=bool(getattr(args, "allow_noisy", False)))
+        try:
+            check_map_is_possible(data.X, data.response, domain, rmap,
+                                  allow_noisy=bool(getattr(args, "allow_noisy", False)))
+        except InvalidParameterError as exc:   # walk-through 20: the box the user typed, not only its metres
+            if getattr(args, "crs", None) is None or exc.name != "box":
+                raise
+            typed = " ".join(f"{float(b):g}" for b in args.box)
+            raise InvalidParameterError("box", exc.requirement, f"{typed} in {args.crs} (in metres of the local "
+                                        f"projection: {exc.value})") from None
     return data, domain, rmap
 
 
@@ -365,6 +377,40 @@ def degree_names(coordinates) -> str | None:
     if len(names) == 2 and names[0] in _LATITUDE and names[1] in _LONGITUDE:
         return "lat, lon"
     return None
+
+
+def _note_coordinates(args, plan, data) -> None:
+    """The notes on coordinate columns named like degrees, from their names and the public box (on stderr; a dry run
+    prints them too: walk-through 20)."""
+    if getattr(args, "crs", None) is None and looks_like_degrees(data.coordinates, plan.domain):
+        print("privgp: note: the coordinate columns are named like longitude and latitude; if they are degrees, "
+              "without --crs they are taken as planar units (away from the equator a degree of longitude is "
+              "shorter than one of latitude, so cells and lengthscales are stretched) and --crs EPSG:4326 "
+              "projects them to metres; planar coordinates need nothing", file=sys.stderr)
+    elif degree_names(data.coordinates) == "lat, lon":
+        print("privgp: note: the x (east) column is named like latitude and the y (north) column like longitude: "
+              "the map is drawn with them across and up as given; if they are swapped, give --x-col and --y-col "
+              "the other way round (and --box in that order)", file=sys.stderr)
+
+
+#: on the log scale a clip above this lets values a factor of 1000 either side of the threshold count in full: wider
+#: than prices, incomes or concentrations usually spread about a threshold, so a note says what it costs
+WIDE_LOG_CLIP = math.log(1000.0)
+
+
+def _note_wide_clip(plan) -> None:
+    """A note (from the public settings alone) on a clip so wide on the log scale that it most likely was meant in
+    the response's own units (walk-through 20: ``--clip 20`` with ``--transform log`` passed the forecast, which assumes
+    values fill the clip range, and released noise)."""
+    rmap = getattr(plan, "response_map", None)
+    if not isinstance(rmap, ResponseMap) or rmap.transform != "log" or not rmap.clip > WIDE_LOG_CLIP:
+        return
+    print(f"privgp: note: --clip {rmap.clip:g} is in log units (--transform log): values up to a factor of "
+          f"{math.exp(rmap.clip):.3g} either side of the threshold count in full, and the map's signal is your values' "
+          f"log distance from the threshold divided by {rmap.clip:g}, against privacy noise scaled to 1; the forecast "
+          "assumes values fill the clip range and cannot see this. A clip of about the log of the factor values "
+          "typically differ from the threshold by (1 for a factor 2.7, 2.3 for 10), chosen from public knowledge, "
+          "keeps the signal", file=sys.stderr)
 
 
 def looks_like_degrees(coordinates, domain) -> bool:
@@ -764,6 +810,8 @@ def run(args) -> int:
         if out is None:   # --dry-run
             if not reduced:
                 _note_empty_cells(plan, data)
+            _note_coordinates(args, plan, data)
+            _note_wide_clip(plan)
             return _dry_run(args, plan, data, fc, ledger, fingerprint, own)
         progress.update(1)
         progress.stage(STAGES[3])
@@ -780,16 +828,8 @@ def run(args) -> int:
             _note_empty_cells(plan, data)
         if args.measure_on_records:
             _note_own_records(own)
-        if getattr(args, "crs", None) is None and looks_like_degrees(data.coordinates, plan.domain):
-            # (once charged: a user error or a refusal before it stays one line)
-            print("privgp: note: the coordinate columns are named like longitude and latitude; if they are degrees, "
-                  "without --crs they are taken as planar units (away from the equator a degree of longitude is "
-                  "shorter than one of latitude, so cells and lengthscales are stretched) and --crs EPSG:4326 "
-                  "projects them to metres; planar coordinates need nothing", file=sys.stderr)
-        elif degree_names(data.coordinates) == "lat, lon":
-            print("privgp: note: the x (east) column is named like latitude and the y (north) column like longitude: "
-                  "the map is drawn with them across and up as given; if they are swapped, give --x-col and --y-col "
-                  "the other way round (and --box in that order)", file=sys.stderr)
+        _note_coordinates(args, plan, data)   # (once charged: a user error or a refusal before it stays one line)
+        _note_wide_clip(plan)
         progress.update(1)
         progress.stage(STAGES[4])
         from ..publish import write_outputs  # the writers Python users call (privgp.publish)

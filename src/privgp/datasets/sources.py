@@ -26,6 +26,7 @@ worker computes per file (:func:`cluster_scan`), so only statistics cross the ne
 from __future__ import annotations
 
 import glob as _glob
+import importlib.util
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -35,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from .. import validation as v
-from ..errors import ClusterError, DataError, InvalidParameterError
+from ..errors import ClusterError, DataError, InvalidParameterError, MissingExtraError
 from ..models.domain import Box, CellGrid
 from .batch_memory import retained
 from .cellstats import CellSums
@@ -75,6 +76,8 @@ def resolve(spec: str, *, query: str | None = None, table: str | None = None) ->
             path = path[1:] if path.startswith("//") else path
         if not Path(path).is_file():
             raise DataError(f"DuckDB database not found: {path}")
+        if importlib.util.find_spec("duckdb") is None:   # walk-through 20: the bare ImportError named no extra
+            raise MissingExtraError("reading a DuckDB database", "duckdb", "data")
         if (query is None) == (table is None):
             raise DataError("a DuckDB source needs exactly one of --query \"SELECT ...\" or --table NAME")
         if table is not None:
