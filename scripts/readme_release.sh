@@ -13,8 +13,10 @@
 #   docs/figures/release_default.png      the release's picture (excursion.png)
 #   docs/figures/report_desktop.png       report.html, desktop screenshot
 #   docs/figures/report_phone.png         report.html, phone screenshot
-#   docs/runs/release-default/            refused.txt, output.txt (stdout and stderr), second.txt, third.txt, verify.txt, forged.txt and
-#                                         every file of release_out/ (so that `privgp verify --strict` checks them all)
+#   docs/runs/release-default/            every file of release_out/ and nothing else (`privgp verify --strict` checks
+#                                         them all, and notes any file beside them that the certificate does not cover)
+#   docs/runs/release-default-output/     refused.txt, output.txt (stdout and stderr), second.txt, third.txt, verify.txt,
+#                                         forged.txt
 source "$(dirname "$0")/readme_scratch.sh"   # set -euo pipefail; ROOT; a scratch folder (cd) with its own ledger
 { privgp release --epsilon 1 --out release_eps1 2>&1 || echo "(exit status $?)"; } | tee refused.txt
 privgp release --out release_out 2>&1 | tee output.txt
@@ -38,9 +40,10 @@ URL="file://$SCRATCH/release_out/report.html"
     --screenshot="$SCRATCH/report_desktop.png" "$URL" 2>/dev/null
 "$CHROMIUM" "${FLAGS[@]}" --user-data-dir="$SCRATCH/p2" --window-size=390,1500 --force-device-scale-factor=2 \
     --screenshot="$SCRATCH/report_phone.png" "$URL" 2>/dev/null
-mkdir -p "$ROOT/docs/figures" "$ROOT/docs/runs/release-default"
-rm -f "$ROOT/docs/runs/release-default/"*
+mkdir -p "$ROOT/docs/figures" "$ROOT/docs/runs/release-default" "$ROOT/docs/runs/release-default-output"
+rm -f "$ROOT/docs/runs/release-default/"* "$ROOT/docs/runs/release-default-output/"*.txt
 cp release_out/excursion.png "$ROOT/docs/figures/release_default.png"
 cp report_desktop.png report_phone.png "$ROOT/docs/figures/"
-cp refused.txt output.txt second.txt third.txt verify.txt forged.txt release_out/* "$ROOT/docs/runs/release-default/"
-echo "written: docs/figures/{release_default,report_desktop,report_phone}.png, docs/runs/release-default/"
+cp refused.txt output.txt second.txt third.txt verify.txt forged.txt "$ROOT/docs/runs/release-default-output/"
+cp release_out/* "$ROOT/docs/runs/release-default/"
+echo "written: docs/figures/{release_default,report_desktop,report_phone}.png, docs/runs/release-default/, docs/runs/release-default-output/"

@@ -21,7 +21,7 @@ SENSORS = ["--data", "sensors.csv", "--x-col", "x_km", "--y-col", "y_km", "--res
 # (committed file, the script that writes it, the command's arguments as the script gives them); README quotes
 # the first two whole and the sensors' refusals by their expected IoU (checked by tests/test_results_doc.py)
 REFUSALS = [
-    ("release-default/refused.txt", "readme_release.sh", ["--epsilon", "1", "--out", "release_eps1"]),
+    ("release-default-output/refused.txt", "readme_release.sh", ["--epsilon", "1", "--out", "release_eps1"]),
     ("readme-functional/refused.txt", "readme_functional.sh",
      ["--mechanism", "functional", "--epsilon", "2", "--noise-bound", "0.15", "--out", "baltimore_mean"]),
     ("readme-sensors/sparse_gp.txt", "readme_sensors.sh",

@@ -29,7 +29,7 @@ from ..datasets.sources import ReducedData
 from ..errors import BudgetExceededError, ClusterError, InvalidParameterError, NoisyReleaseError, NumericalError
 from ..formatting import exact_number
 from ..ledger import DEFAULT_BUDGET_EPSILON, Ledger, check_budget, ledger_path, remaining_epsilon
-from ..mechanisms.interface import DEFAULT_MEMORY_LIMIT, Mechanism, Request, all_options, get, registry
+from ..mechanisms.interface import DEFAULT_MEMORY_LIMIT, Mechanism, Request, all_options, check_publishable, get, registry
 from ..mechanisms.release import ResponseMap, check_extents, check_map_is_possible, check_records, default_delta, release
 from ..progress import Progress
 from ..tasks.forecast import NOISY_IOU, Forecast, RecordsCheck, forecast, records_check
@@ -760,6 +760,7 @@ def _check_map_size(plan) -> None:
 
 def run(args) -> int:
     mech = get(args.mechanism)
+    check_publishable(mech)   # before any data is read
     options = mechanism_options(args)
     mech.check_options(options)   # before any data is read
     if args.map and not args.report:

@@ -353,8 +353,8 @@ def _check_ledger_numbers(ledger: dict) -> None:
             raise bad(key, "not a finite number >= 0")
     if num.get("budget_epsilon", 1.0) <= 0:
         raise bad("budget_epsilon", "not a budget > 0")
-    if num.get("budget_delta", 0.0) >= 1:
-        raise bad("budget_delta", "not a delta < 1")
+    if "budget_delta" in num and not 0 < num["budget_delta"] < 1:   # red team 20a H2: 0 skipped check_ledger_spent
+        raise bad("budget_delta", "not a delta in the open interval (0, 1)")
     if "releases_after" in num and num["releases_after"] < 1:
         raise bad("releases_after", "fewer than the one release the certificate states")
     before, after, budget = num.get("spent_epsilon_before"), num.get("spent_epsilon_after"), num.get("budget_epsilon")
@@ -467,8 +467,10 @@ def _skeleton(name: str) -> str:
     return visible.translate(_LOOK_ALIKES)
 
 
+CERTIFICATE = "certificate.json"
 #: privgp's file names, keyed by :func:`_skeleton` (case-folded NFKC, invisible characters dropped, look-alikes read)
 _PRIVGP_FOLDED = {_skeleton(n): n for n in PRIVGP_FILES}
+_CERT_FOLDED = _skeleton(CERTIFICATE)
 
 
 def _shown(name: str) -> str:
@@ -519,13 +521,21 @@ def gdal_sidecars(folder: Path, ok: set[str]) -> list[str]:
                   and e.name not in own)
 
 
-def check_contents(doc: dict, kind: str | None, folder: Path, files: dict[str, str]) -> list[str]:
+def check_contents(doc: dict, kind: str | None, folder: Path, files: dict[str, str],
+                   certificate_name: str = CERTIFICATE) -> list[str]:
     """Raise :class:`~privgp.cli.release_publish.CertificateMismatch` when a released file (one whose sha256
     matched) disagrees with the settings the certificate states, a file its kind always writes is not hashed, or
     it hashes another kind's or mechanism's file (module docstring). Returns notes on files checked only in part
-    (``--strict`` fails on them)."""
+    (``--strict`` fails on them). ``certificate_name``: the verified certificate's name, where it lies in ``folder``."""
     ok = {name for name, state in files.items() if state == "ok"}
+    certificates = {CERTIFICATE, certificate_name}
     if kind in ("release", "optimize"):
+        # red team 20a M2: Certificate.json, CERTIFICATE.JSON or a Cyrillic look-alike stating another epsilon beside it
+        second = sorted(e.name for e in folder.iterdir() if e.name not in certificates
+                        and _skeleton(e.name) == _CERT_FOLDED)
+        if second:
+            raise publish.CertificateMismatch(_shown(second[0]), "reads as certificate.json beside it: a second "
+                                              "certificate a reader may open instead of the one verified")
         # privgp's names, and names read as privgp's (Report.html, look-alikes: red team 17b), unhashed beside it
         beside = sorted(e.name for e in folder.iterdir() if e.name not in files and e.name != "certificate.json"
                         and privgp_twin(e.name) is not None and e.is_file())
@@ -571,6 +581,10 @@ def check_contents(doc: dict, kind: str | None, folder: Path, files: dict[str, s
             notes += check_report(doc, folder, files, rebuilt, drawn)
     if kind == "optimize":
         notes += _check_optimize(doc, folder, files) + stopped_run_notes(doc)
+    if kind in ("release", "optimize"):   # red team 20a M1: the raw records beside a verified release, unmentioned
+        notes += [f"{_shown(e.name)}{'/' if e.is_dir() else ''}: in the folder but not covered by the certificate, so "
+                  "not checked: privgp writes no such file (publish it only if you mean to)"
+                  for e in sorted(folder.iterdir(), key=lambda e: e.name) if e.name not in files and e.name not in certificates]
     if kind in ("release", "optimize"):   # red team 19c: a page renamed report.htm, raw records listed in outputs
         outputs = doc.get("outputs") or []
         notes += [f"{_shown(name)}: hashed only, not read: not a file privgp writes, so nothing it says is checked"

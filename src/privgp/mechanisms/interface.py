@@ -428,6 +428,9 @@ class Mechanism(ABC):
     #: position in listings (help, tables) and in the utility study, which draws its releases in this order
     #: (a new order changes its random draws)
     order: ClassVar[int] = 100
+    #: why a release of it would not hold its certificate as computed ("" : it does); such a mechanism is planned,
+    #: accounted and simulated but never released (:func:`check_publishable`)
+    not_publishable: ClassVar[str] = ""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -618,3 +621,13 @@ def plan(mechanism: str, n: int, domain: Box, response_map: ResponseMap, *, epsi
 def mechanism_names() -> list[str]:
     """The names of every registered mechanism (what ``--mechanism`` accepts)."""
     return list(registry())
+
+
+def check_publishable(mech: Mechanism) -> None:
+    """Refuse (before anything is read or charged) a release by a mechanism whose certificate does not hold as computed
+    (:attr:`Mechanism.not_publishable`)."""
+    if mech.not_publishable:
+        from ..errors import InvalidParameterError  # noqa: PLC0415
+
+        raise InvalidParameterError("mechanism", f"a mechanism whose certificate holds as computed ({mech.name}: "
+                                    f"{mech.not_publishable}; nothing was charged)", mech.name)

@@ -393,7 +393,7 @@ def check_plan(plan: Any) -> None:
     ``object.__setattr__`` on a private field -- would otherwise be charged and certified with an event that
     is not the noise it draws. A plan of a class privgp does not register is
     charged as its ``event`` states."""
-    from .interface import Recorded, for_plan, registry
+    from .interface import Recorded, check_publishable, for_plan, registry
 
     mechs = [m for m in registry().values() if m.plan_type is not None and isinstance(plan, m.plan_type)]
     if not mechs:
@@ -403,6 +403,7 @@ def check_plan(plan: Any) -> None:
                                     "subclass, whose event privgp cannot rebuild; nothing was charged)",
                                     type(plan).__name__)
     mech = for_plan(plan)
+    check_publishable(mech)
 
     def parts(p: Any) -> dict:
         """What is charged and drawn, as certificate.json would hold it: the certificate, the event the ledger is

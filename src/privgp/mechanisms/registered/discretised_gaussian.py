@@ -40,6 +40,13 @@ from .grid import (
     release_assumptions,
 )
 
+#: why it is not released (red team 20a, H1): the noisy grids were made exact for the same reason (red team 21)
+FLOAT_NOISE = ("its Gaussian noise is added in floating point to the released channels, whose low-order bits tell "
+               "whether a record lies at a point (Mironov 2012; red team 20a: delta(5) >= 0.0185 where 1e-6 is "
+               "certified), so its (epsilon, delta) does not hold as computed; it stays for planning, accounting and "
+               "simulation (privgp account, privgp experiment); --mechanism grid releases the same kind of map with "
+               "exact discrete noise")
+
 
 @dataclass(frozen=True, eq=False)
 class DiscretisedGaussianPlan:
@@ -121,6 +128,12 @@ class DiscretisedGaussianPlan:
         return (f"Gaussian mechanism on {int(np.prod(self.points))} discretisation points (seed 002 eq. 37): n={self.n}, "
                 f"RBF lengthscale {self.lengthscale:.4g}, noise std {self.noise_std:.4g}, domain {self.domain.describe()}")
 
+    def check_verifiable(self) -> None:
+        """``privgp verify``: a release of it does not hold its certificate (:data:`FLOAT_NOISE`): NOT VERIFIED."""
+        from ...errors import CertificateMismatch  # noqa: PLC0415
+
+        raise CertificateMismatch("mechanism", f"discretised-gaussian: {FLOAT_NOISE}; withdraw its files")
+
     def public_settings(self) -> dict:
         return {"mechanism": self.mechanism, "n": self.n, "dim": self.domain.dim, "domain": self.domain.to_dict(),
                 "response_map": self.response_map.to_dict(), "points": list(self.points),
@@ -166,8 +179,10 @@ class DiscretisedGaussian(GridFieldMechanism):
     only: its noise grows with m."""
 
     name = "discretised-gaussian"
+    not_publishable = FLOAT_NOISE
     help = ("noisy kernel-smoothed density and signal channels (SetConv) at m public points, Gaussian noise per "
-            "value (seed 002 App. A.5, eq. (37); mu = sqrt(5 m) / s); for comparison only, its noise grows with m")
+            "value (seed 002 App. A.5, eq. (37); mu = sqrt(5 m) / s); for comparison only, its noise grows with m; "
+            "not released: its float noise leaks (privgp account and the experiments plan and simulate it)")
     options = (POINTS, LENGTHSCALE)
     plan_type = DiscretisedGaussianPlan
     noun, plural = "discretised-Gaussian map", "discretised-Gaussian maps"

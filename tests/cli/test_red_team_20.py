@@ -1,0 +1,101 @@
+"""Red team 20a (/work/notes/redteam20a.md): release folders crafted to pass ``privgp verify --strict``.
+
+* H2: a ledger block with ``budget_delta`` 0 (which privgp's ledger refuses) skipped the check that the spent epsilon
+  is at least the release's own, so "spent 0.5" after a release of epsilon 5 passed ``--strict``.
+* M1: the raw records (or anything else unhashed) beside a verified release passed ``--strict`` without a word; every
+  entry the certificate does not cover is now a note.
+* M2: a look-alike of certificate.json (``CERTIFICATE.JSON``, a Cyrillic ``с``) stating another epsilon beside the
+  real one passed; it is refused.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from privgp.cli.main import main
+
+
+def _verify(target, capsys, *extra):
+    capsys.readouterr()
+    code = main(["verify", str(target), "--json", *extra])
+    return code, json.loads(capsys.readouterr().out)
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory):
+    out = tmp_path_factory.mktemp("rt20") / "out"
+    assert main(["release", "--seed", "1", "--no-report", "--out", str(out), "--ledger", str(out.parent / "l.sqlite")]) == 0
+    return out
+
+
+@pytest.fixture
+def folder(released, tmp_path, capsys):
+    capsys.readouterr()
+    out = tmp_path / "out"
+    shutil.copytree(released, out)
+    assert _verify(out / "certificate.json", capsys, "--strict")[0] == 0
+    return out
+
+
+def test_a_budget_delta_of_zero_is_refused(folder, capsys):
+    doc = json.loads((folder / "certificate.json").read_text())
+    led = doc["ledger"]
+    led["budget_delta"], led["spent_epsilon_after"], led["remaining_epsilon"] = 0.0, 0.5, 9.5
+    (folder / "certificate.json").write_text(json.dumps(doc, indent=2) + "\n")
+    code, res = _verify(folder / "certificate.json", capsys)
+    assert code == 1 and res["field"] == "ledger.budget_delta", res
+
+
+def test_files_the_certificate_does_not_cover_are_notes(folder, capsys):
+    (folder / "records.csv").write_text("x,y,price\n900,550,41.5\n")
+    (folder / ".hidden").write_text("900,550,41.5\n")
+    (folder / "sub").mkdir()
+    code, res = _verify(folder / "certificate.json", capsys)
+    assert code == 0, res
+    covered = [n for n in res["notes"] if "not covered by the certificate" in n]
+    assert [n.split(":")[0] for n in covered] == [".hidden", "records.csv", "sub/"], res["notes"]
+    code, res = _verify(folder / "certificate.json", capsys, "--strict")
+    assert code == 1 and res["strict_failed"], res
+
+
+@pytest.mark.parametrize("name", ["CERTIFICATE.JSON", "Certificate.json", "\u0441ertificate.json"])
+def test_a_look_alike_of_the_certificate_beside_it_is_refused(folder, capsys, name):
+    text = (folder / "certificate.json").read_text()
+    (folder / name).write_text(text.replace('"epsilon": 4.99', '"epsilon": 0.00'))
+    code, res = _verify(folder / "certificate.json", capsys)
+    assert code == 1 and "reads as certificate.json" in res["reason"], res
+
+
+def test_discretised_gaussian_is_not_released_and_its_earlier_releases_are_not_verified(tmp_path, capsys, monkeypatch):
+    """H1: discretised-gaussian adds float64 Gaussian noise to the channels it publishes; their low-order bits told a
+    record apart (delta(5) >= 0.0185 where 1e-6 was certified). `privgp release` and `privgp.release` refuse it before
+    anything is read or charged (it stays for `privgp account` and the experiments), and a release an earlier privgp
+    made is NOT VERIFIED."""
+    import privgp
+    from privgp.errors import InvalidParameterError
+    from privgp.mechanisms.registered.discretised_gaussian import DiscretisedGaussian
+
+    capsys.readouterr()
+    code = main(["release", "--mechanism", "discretised-gaussian", "--out", str(tmp_path / "dg"),
+                 "--ledger", str(tmp_path / "l.sqlite")])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "whose certificate holds as computed" in err, err
+    assert not (tmp_path / "dg").exists() and not (tmp_path / "l.sqlite").exists()
+    plan = privgp.plan("discretised-gaussian", 211, privgp.Box((850.0, 500.0), (1000.0, 590.0)),
+                       privgp.ResponseMap(threshold=40, clip=1, transform="log"), epsilon=5)
+    from privgp.datasets import baltimore
+
+    data = privgp.records(baltimore.load_baltimore(), "price", coordinates=["x", "y"])
+    budget = privgp.Budget(tmp_path / "l.sqlite", epsilon=10)
+    with pytest.raises(InvalidParameterError, match="whose certificate holds as computed"):
+        privgp.release(plan, data, budget)
+    assert not (tmp_path / "l.sqlite").exists()
+    # as an earlier privgp released it
+    monkeypatch.setattr(DiscretisedGaussian, "not_publishable", "")
+    assert main(["release", "--mechanism", "discretised-gaussian", "--allow-noisy", "--no-report", "--seed", "1",
+                 "--out", str(tmp_path / "old"), "--ledger", str(tmp_path / "l.sqlite")]) == 0
+    monkeypatch.undo()
+    code, res = _verify(tmp_path / "old" / "certificate.json", capsys)
+    assert code == 1 and res["field"] == "mechanism" and "low-order bits" in res["reason"], res
