@@ -34,7 +34,7 @@ from .mechanisms.interface import RELIABLE_SD, reliable_mask  # noqa: F401 (re-e
 def _parts(result: Any, mechanism: str | None = None) -> tuple[Any, Any, Any, Any]:
     """(mechanism, plan, released, data) of a :class:`~privgp.mechanisms.release.ReleaseResult`;
     ``mechanism``: the command's ``--mechanism`` name (default: the mechanism whose plan it is)."""
-    from .mechanisms.interface import for_plan, get
+    from .mechanisms.interface import check_publishable, for_plan, get
     from .mechanisms.release import ReleaseResult
 
     if not isinstance(result, ReleaseResult):
@@ -43,6 +43,7 @@ def _parts(result: Any, mechanism: str | None = None) -> tuple[Any, Any, Any, An
         raise InvalidParameterError("result", "a ReleaseResult that carries its records (from privgp.release)",
                                     "no records")
     mech = for_plan(result.plan) if mechanism is None else get(mechanism, "mechanism").resolve(result.plan)
+    check_publishable(for_plan(result.plan))   # review 20c B5: a result made without privgp.release
     return mech, result.plan, result.released, result.data
 
 

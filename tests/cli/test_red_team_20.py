@@ -39,10 +39,14 @@ def folder(released, tmp_path, capsys):
     return out
 
 
-def test_a_budget_delta_of_zero_is_refused(folder, capsys):
+@pytest.mark.parametrize("budget_delta", [0.0, None, "absent"])
+def test_a_budget_delta_of_zero_or_none_is_refused(folder, capsys, budget_delta):
+    """(review 20c B1: null, or the key removed, passed the same way.)"""
     doc = json.loads((folder / "certificate.json").read_text())
     led = doc["ledger"]
-    led["budget_delta"], led["spent_epsilon_after"], led["remaining_epsilon"] = 0.0, 0.5, 9.5
+    led["budget_delta"], led["spent_epsilon_after"], led["remaining_epsilon"] = budget_delta, 0.5, 9.5
+    if budget_delta == "absent":
+        del led["budget_delta"]
     (folder / "certificate.json").write_text(json.dumps(doc, indent=2) + "\n")
     code, res = _verify(folder / "certificate.json", capsys)
     assert code == 1 and res["field"] == "ledger.budget_delta", res
@@ -78,7 +82,7 @@ def test_discretised_gaussian_is_not_released_and_its_earlier_releases_are_not_v
     from privgp.mechanisms.registered.discretised_gaussian import DiscretisedGaussian
 
     capsys.readouterr()
-    code = main(["release", "--mechanism", "discretised-gaussian", "--out", str(tmp_path / "dg"),
+    code = main(["release", "--mechanism", "discretised-gaussian", "--allow-noisy", "--out", str(tmp_path / "dg"),
                  "--ledger", str(tmp_path / "l.sqlite")])
     err = capsys.readouterr().err
     assert code == 2 and len(err.strip().splitlines()) == 1 and "whose certificate holds as computed" in err, err
@@ -96,6 +100,39 @@ def test_discretised_gaussian_is_not_released_and_its_earlier_releases_are_not_v
     monkeypatch.setattr(DiscretisedGaussian, "not_publishable", "")
     assert main(["release", "--mechanism", "discretised-gaussian", "--allow-noisy", "--no-report", "--seed", "1",
                  "--out", str(tmp_path / "old"), "--ledger", str(tmp_path / "l.sqlite")]) == 0
+    result = privgp.release(plan, data, privgp.Budget(tmp_path / "l2.sqlite", epsilon=10), allow_noisy=True)
     monkeypatch.undo()
+    with pytest.raises(InvalidParameterError, match="whose certificate holds as computed"):   # review 20c B5
+        privgp.publish.write_release(result, tmp_path / "written")
+    assert not (tmp_path / "written").exists()
     code, res = _verify(tmp_path / "old" / "certificate.json", capsys)
     assert code == 1 and res["field"] == "mechanism" and "low-order bits" in res["reason"], res
+
+
+def test_a_second_certificate_beside_one_verified_under_another_name_is_refused(folder, capsys, tmp_path):
+    """Review 20c B2: the look-alike check skipped any file named certificate.json, so a forged certificate.json beside
+    the verified real.json passed. Only the verified file and byte-for-byte copies of it are left alone."""
+    text = (folder / "certificate.json").read_text()
+    (folder / "real.json").write_text(text)
+    (folder / "certificate.json").write_text(text.replace('"epsilon": 4.99', '"epsilon": 0.00'))
+    code, res = _verify(folder / "real.json", capsys)
+    assert code == 1 and "reads as certificate.json" in res["reason"], res
+    (folder / "certificate.json").write_text(text)   # a copy: the same certificate, nothing to tell apart
+    code, res = _verify(folder / "real.json", capsys, "--strict")
+    assert code == 0 and res["notes"] == [], res
+
+
+def test_with_files_elsewhere_another_certificate_beside_them_is_a_note(folder, capsys, tmp_path):
+    """``--files DIR``: the certificate verified lies elsewhere; a different certificate.json among the files is what
+    their readers see, which this verify does not vouch for: a note (``--strict`` fails); a byte-for-byte copy is
+    none."""
+    text = (folder / "certificate.json").read_text()
+    outside = tmp_path / "kept.json"
+    outside.write_text(text)
+    code, res = _verify(outside, capsys, "--files", str(folder), "--strict")
+    assert code == 0 and res["notes"] == [], res
+    (folder / "certificate.json").write_text(text.replace('"epsilon": 4.99', '"epsilon": 0.00'))
+    code, res = _verify(outside, capsys, "--files", str(folder))
+    assert code == 0 and any(n.startswith("certificate.json: a certificate beside the files other than the one "
+                                          "verified") for n in res["notes"]), res
+    assert _verify(outside, capsys, "--files", str(folder), "--strict")[0] == 1

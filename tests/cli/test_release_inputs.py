@@ -384,8 +384,10 @@ def test_degrees_without_crs_get_a_note_and_with_crs_none(env, capsys):
     # walk-through 20: a box in GIS order with --crs is refused showing the degrees typed, not only their metres
     gis = ["release", "--data", data, "--x-col", "lon", "--y-col", "lat", "--response-col", "no2", "--box", "-0.25",
            "51.4", "0.05", "51.6", "--threshold", "40", "--clip", "20", *OK, "--ledger", ledger, "--crs", "EPSG:4326"]
+    before = Ledger(ledger).entries()
     code, _, err = run(capsys, *gis, "--out", tmp / "e")
     assert code == 2 and "not GIS's minx miny maxx maxy" in err and "got '-0.25 51.4 0.05 51.6 in EPSG:4326" in err, err
+    assert err.count("\n") == 1 and not (tmp / "e").exists() and len(Ledger(ledger).entries()) == len(before)
     assert len(Ledger(ledger).datasets()) == 1   # swapped axes are the same records (one budget, 3 releases)
 
 
@@ -559,5 +561,11 @@ def test_a_clip_wider_than_values_spread_on_the_log_scale_gets_a_note(env, capsy
     assert code == 0 and err.count(note) == 1, err
     code, _, err = run(capsys, "release", "--clip", "20", *OK, "--ledger", ledger, "--out", tmp / "wide")
     assert code == 0 and err.count(note) == 1, err
+    # in text, on stdout beside the forecast, before the charge (review 20c)
+    code, out, err = run(capsys, "release", "--clip", "20", "--allow-noisy", "--seed", "1", "--ledger", ledger,
+                         "--out", tmp / "wide_text")
+    lines = out.splitlines()
+    assert code == 0 and "log units" not in err and lines[0].startswith("forecast before the charge"), (out, err)
+    assert any(line.startswith("note: --clip 20 is in log units") for line in lines[1:3]), out
     code, _, err = run(capsys, "release", "--clip", "6.9", "--dry-run", "--ledger", ledger)
     assert code == 0 and "log units" not in err, err

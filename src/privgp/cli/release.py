@@ -229,9 +229,8 @@ def add_data_arguments(p, *, cluster: bool = True) -> None:
                    help="public clipping bound B on g(z) - g(T), in transformed units (log units with --transform "
                         "log): values further than B from the threshold count as +-B. Choose it from public "
                         "knowledge, about as far as values typically lie from the threshold: a B much wider than "
-                        "their spread shrinks the map's signal against the same noise (the forecast cannot see "
-                        "this), a narrow one only flattens values far from the threshold (required with --data; "
-                        "embedded: 1, a factor e on log price)")
+                        "their spread shrinks the map's signal against the same noise, which the forecast cannot "
+                        "see (required with --data; embedded: 1, a factor e on log price)")
     t.add_argument("--transform", choices=["identity", "log"],
                    help="public response transform g (default: identity; embedded: log)")
     h = p.add_argument_group("public privacy target (the mechanisms' own settings follow, by mechanism)")
@@ -398,19 +397,27 @@ def _note_coordinates(args, plan, data) -> None:
 WIDE_LOG_CLIP = math.log(1000.0)
 
 
-def _note_wide_clip(plan) -> None:
+def wide_clip_note(plan) -> str | None:
     """A note (from the public settings alone) on a clip so wide on the log scale that it most likely was meant in
     the response's own units (walk-through 20: ``--clip 20`` with ``--transform log`` passed the forecast, which assumes
-    values fill the clip range, and released noise)."""
+    values fill the clip range, and released noise); None for any other clip. A real run prints it beside the forecast,
+    before the charge; a dry run and a ``--json`` run on stderr."""
     rmap = getattr(plan, "response_map", None)
     if not isinstance(rmap, ResponseMap) or rmap.transform != "log" or not rmap.clip > WIDE_LOG_CLIP:
-        return
-    print(f"privgp: note: --clip {rmap.clip:g} is in log units (--transform log): values up to a factor of "
-          f"{math.exp(rmap.clip):.3g} either side of the threshold count in full, and the map's signal is your values' "
-          f"log distance from the threshold divided by {rmap.clip:g}, against privacy noise scaled to 1; the forecast "
-          "assumes values fill the clip range and cannot see this. A clip of about the log of the factor values "
-          "typically differ from the threshold by (1 for a factor 2.7, 2.3 for 10), chosen from public knowledge, "
-          "keeps the signal", file=sys.stderr)
+        return None
+    return (f"--clip {rmap.clip:g} is in log units (--transform log): values up to a factor of "
+            f"{math.exp(min(rmap.clip, 700.0)):.3g} either side of the threshold count in full, and the map's signal is "
+            f"your values' log distance from the threshold divided by {rmap.clip:g}, against privacy noise scaled to 1; "
+            "the forecast assumes values fill the clip range and cannot see this. A clip of about the log of the factor "
+            "values typically differ from the threshold by (1 for a factor 2.7, 2.3 for 10), chosen from public "
+            "knowledge, keeps the signal")
+
+
+def _note_wide_clip(plan) -> None:
+    """:func:`wide_clip_note` on stderr (a dry run; a ``--json`` run, whose stdout is its JSON)."""
+    note = wide_clip_note(plan)
+    if note:
+        print(f"privgp: note: {note}", file=sys.stderr)
 
 
 def looks_like_degrees(coordinates, domain) -> bool:
@@ -711,6 +718,8 @@ def forecast_release(plan, *, allow_noisy: bool, quiet: bool = False, reps: int 
         print(f"forecast before the charge: {forecast_line(fc)}", flush=True)
         if fc.noisy:
             print(f"warning: {fc.noisy_note()}", flush=True)
+        if (note := wide_clip_note(plan)) is not None:   # review 20c B4: before the charge, not after it
+            print(f"note: {note}", flush=True)
     return fc
 
 
@@ -830,7 +839,8 @@ def run(args) -> int:
         if args.measure_on_records:
             _note_own_records(own)
         _note_coordinates(args, plan, data)   # (once charged: a user error or a refusal before it stays one line)
-        _note_wide_clip(plan)
+        if args.json:   # (in text the forecast's lines hold it, before the charge)
+            _note_wide_clip(plan)
         progress.update(1)
         progress.stage(STAGES[4])
         from ..publish import write_outputs  # the writers Python users call (privgp.publish)

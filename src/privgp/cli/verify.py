@@ -390,8 +390,7 @@ def run(args) -> int:
             raise publish.CertificateMismatch(f"sha256.{bad[0]}", "the file beside the certificate differs from the "
                                               "released one (swapped or modified)")
         with _stated_rule(doc, kind):
-            notes = verify_files.check_contents(doc, kind, folder, files, path.name if path.parent.resolve()
-                                                == folder.resolve() else verify_files.CERTIFICATE) + rebuild_notes + word_notes
+            notes = verify_files.check_contents(doc, kind, folder, files, path) + rebuild_notes + word_notes
         text_note = verify_files.json_text_note(path.name, text, doc)   # red team 17, H4: its text is privgp's
         notes += [] if text_note is None else [text_note]
         counts = verify_files.released_counts_total(doc, kind, folder, files)

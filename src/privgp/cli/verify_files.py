@@ -63,6 +63,7 @@ the certificate, not how the files were made.
 """
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -355,6 +356,9 @@ def _check_ledger_numbers(ledger: dict) -> None:
         raise bad("budget_epsilon", "not a budget > 0")
     if "budget_delta" in num and not 0 < num["budget_delta"] < 1:   # red team 20a H2: 0 skipped check_ledger_spent
         raise bad("budget_delta", "not a delta in the open interval (0, 1)")
+    if "budget_delta" not in num and any(k in ledger for k in ("spent_epsilon_before", "spent_epsilon_after",
+                                                                "remaining_epsilon")):   # review 20c B1: null, absent
+        raise bad("budget_delta", "a number in (0, 1) where a spent epsilon is stated (the delta it is spent at)")
     if "releases_after" in num and num["releases_after"] < 1:
         raise bad("releases_after", "fewer than the one release the certificate states")
     before, after, budget = num.get("spent_epsilon_before"), num.get("spent_epsilon_after"), num.get("budget_epsilon")
@@ -433,7 +437,7 @@ def check_sha256_list(doc: dict, kind: str | None) -> None:
     if outputs is not None:
         if not isinstance(outputs, list) or not all(isinstance(o, str) for o in outputs):
             raise publish.CertificateMismatch("outputs", "a list of file names")
-        unhashed = [o for o in outputs if o != "certificate.json" and o not in rec]
+        unhashed = [o for o in outputs if o != CERTIFICATE and o not in rec]
         if unhashed:
             raise publish.CertificateMismatch(f"sha256.{unhashed[0]}", "missing: every released file the certificate "
                                               "lists in outputs has its sha256 recorded")
@@ -522,22 +526,34 @@ def gdal_sidecars(folder: Path, ok: set[str]) -> list[str]:
 
 
 def check_contents(doc: dict, kind: str | None, folder: Path, files: dict[str, str],
-                   certificate_name: str = CERTIFICATE) -> list[str]:
+                   certificate: Path | None = None) -> list[str]:
     """Raise :class:`~privgp.cli.release_publish.CertificateMismatch` when a released file (one whose sha256
     matched) disagrees with the settings the certificate states, a file its kind always writes is not hashed, or
     it hashes another kind's or mechanism's file (module docstring). Returns notes on files checked only in part
-    (``--strict`` fails on them). ``certificate_name``: the verified certificate's name, where it lies in ``folder``."""
+    (``--strict`` fails on them). ``certificate``: the verified certificate's path (None: ``folder``/certificate.json)."""
     ok = {name for name, state in files.items() if state == "ok"}
-    certificates = {CERTIFICATE, certificate_name}
+    certificate = folder / CERTIFICATE if certificate is None else certificate
+    verified = certificate.read_bytes() if certificate.is_file() else None
+
+    def is_certificate(e: Path) -> bool:
+        """The verified certificate, or a byte-for-byte copy of it (``--files DIR`` holding its copy)."""
+        with contextlib.suppress(OSError):
+            if e.samefile(certificate) or (e.is_file() and not e.is_symlink() and e.read_bytes() == verified):
+                return True
+        return False
+
+    notes: list[str] = []
     if kind in ("release", "optimize"):
-        # red team 20a M2: Certificate.json, CERTIFICATE.JSON or a Cyrillic look-alike stating another epsilon beside it
-        second = sorted(e.name for e in folder.iterdir() if e.name not in certificates
-                        and _skeleton(e.name) == _CERT_FOLDED)
-        if second:
+        # red team 20a M2: Certificate.json, CERTIFICATE.JSON or a Cyrillic look-alike stating another epsilon beside
+        # it; review 20c B2: a certificate.json beside the verified real.json. With --files DIR elsewhere: a note
+        second = sorted(e.name for e in folder.iterdir() if _skeleton(e.name) == _CERT_FOLDED and not is_certificate(e))
+        if second and certificate.parent.resolve() == folder.resolve():
             raise publish.CertificateMismatch(_shown(second[0]), "reads as certificate.json beside it: a second "
                                               "certificate a reader may open instead of the one verified")
+        notes += [f"{_shown(name)}: a certificate beside the files other than the one verified: not checked"
+                  for name in second]
         # privgp's names, and names read as privgp's (Report.html, look-alikes: red team 17b), unhashed beside it
-        beside = sorted(e.name for e in folder.iterdir() if e.name not in files and e.name != "certificate.json"
+        beside = sorted(e.name for e in folder.iterdir() if e.name not in files and e.name != CERTIFICATE
                         and privgp_twin(e.name) is not None and e.is_file())
         if beside:
             raise publish.CertificateMismatch(_shown(beside[0]), "lies beside the certificate, which does "
@@ -551,13 +567,12 @@ def check_contents(doc: dict, kind: str | None, folder: Path, files: dict[str, s
                                           "georeferencing, styles, metadata; GDAL and QGIS find these names in any "
                                           "letter case) though no certificate covers it")
     if kind == "account":   # privgp's names and names read as privgp's (red team 19e: Report.html, FIELD.TIF)
-        beside = sorted(e.name for e in folder.iterdir() if e.name != "certificate.json"
+        beside = sorted(e.name for e in folder.iterdir() if e.name != CERTIFICATE
                         and privgp_twin(e.name) is not None and e.is_file())
         if beside:
             raise publish.CertificateMismatch(beside[0], "lies beside an account certificate, which certifies a "
                                               "planned release and no released file: it is not this certificate's")
         return []
-    notes: list[str] = []
     if kind == "release":
         gis: list[tuple[Any, Any, Any]] = []
         rebuilt = _check_release(doc, folder, files, notes, gis)
@@ -584,7 +599,8 @@ def check_contents(doc: dict, kind: str | None, folder: Path, files: dict[str, s
     if kind in ("release", "optimize"):   # red team 20a M1: the raw records beside a verified release, unmentioned
         notes += [f"{_shown(e.name)}{'/' if e.is_dir() else ''}: in the folder but not covered by the certificate, so "
                   "not checked: privgp writes no such file (publish it only if you mean to)"
-                  for e in sorted(folder.iterdir(), key=lambda e: e.name) if e.name not in files and e.name not in certificates]
+                  for e in sorted(folder.iterdir(), key=lambda e: e.name) if e.name not in files and not is_certificate(e)
+                  and _skeleton(e.name) != _CERT_FOLDED]
     if kind in ("release", "optimize"):   # red team 19c: a page renamed report.htm, raw records listed in outputs
         outputs = doc.get("outputs") or []
         notes += [f"{_shown(name)}: hashed only, not read: not a file privgp writes, so nothing it says is checked"

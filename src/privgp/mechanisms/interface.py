@@ -627,7 +627,5 @@ def check_publishable(mech: Mechanism) -> None:
     """Refuse (before anything is read or charged) a release by a mechanism whose certificate does not hold as computed
     (:attr:`Mechanism.not_publishable`)."""
     if mech.not_publishable:
-        from ..errors import InvalidParameterError  # noqa: PLC0415
-
         raise InvalidParameterError("mechanism", f"a mechanism whose certificate holds as computed ({mech.name}: "
                                     f"{mech.not_publishable}; nothing was charged)", mech.name)
