@@ -44,6 +44,7 @@ def _parts(result: Any, mechanism: str | None = None) -> tuple[Any, Any, Any, An
                                     "no records")
     mech = for_plan(result.plan) if mechanism is None else get(mechanism, "mechanism").resolve(result.plan)
     check_publishable(for_plan(result.plan))   # review 20c B5: a result made without privgp.release
+    check_publishable(mech)
     return mech, result.plan, result.released, result.data
 
 

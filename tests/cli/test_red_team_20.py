@@ -15,6 +15,7 @@ import shutil
 import pytest
 
 from privgp.cli.main import main
+from privgp.publish import write_release
 
 
 def _verify(target, capsys, *extra):
@@ -103,7 +104,7 @@ def test_discretised_gaussian_is_not_released_and_its_earlier_releases_are_not_v
     result = privgp.release(plan, data, privgp.Budget(tmp_path / "l2.sqlite", epsilon=10), allow_noisy=True)
     monkeypatch.undo()
     with pytest.raises(InvalidParameterError, match="whose certificate holds as computed"):   # review 20c B5
-        privgp.publish.write_release(result, tmp_path / "written")
+        write_release(result, tmp_path / "written")
     assert not (tmp_path / "written").exists()
     code, res = _verify(tmp_path / "old" / "certificate.json", capsys)
     assert code == 1 and res["field"] == "mechanism" and "low-order bits" in res["reason"], res
@@ -136,3 +137,63 @@ def test_with_files_elsewhere_another_certificate_beside_them_is_a_note(folder, 
     assert code == 0 and any(n.startswith("certificate.json: a certificate beside the files other than the one "
                                           "verified") for n in res["notes"]), res
     assert _verify(outside, capsys, "--files", str(folder), "--strict")[0] == 1
+
+
+def test_a_python_release_with_its_callers_generator_verifies_strictly(tmp_path, capsys):
+    """Red team 20b F5: privgp.release(..., rng=Generator) states privgp's own words for a caller's Generator, which
+    verify did not know: --strict failed on a genuine release."""
+    import numpy as np
+
+    import privgp
+    from privgp.datasets import baltimore
+    from privgp.tasks.forecast import forecast
+
+    data = privgp.records(baltimore.load_baltimore(), "price", coordinates=["x", "y"])
+    plan = privgp.plan("auto", data.n, baltimore.PUBLIC_BOX, privgp.ResponseMap(threshold=baltimore.THRESHOLD,
+                       clip=baltimore.CLIP, transform=baltimore.TRANSFORM), epsilon=5)
+    result = privgp.release(plan, data, privgp.Budget(tmp_path / "l.sqlite", epsilon=10), rng=np.random.default_rng(7))
+    assert result.randomness["source"].startswith("a numpy Generator supplied by the caller")
+    write_release(result, tmp_path / "out", forecast=forecast(plan))
+    code, res = _verify(tmp_path / "out" / "certificate.json", capsys, "--strict")
+    assert code == 0 and res["notes"] == [], res
+
+
+def test_a_sparse_gp_release_verifies_strictly_with_another_blas_thread_count(tmp_path):
+    """Red team 20b F4: the sparse GP's prediction (the released prediction.npz, recomputed by verify) depended on BLAS's
+    thread count, so a genuine release made with two threads failed --strict on a one-thread verifier (seed 1 of the
+    embedded data; and releases made under Dask's one-thread workers on an ordinary verifier). predict_from_released
+    runs BLAS on one thread."""
+    import os
+    import subprocess
+    import sys
+
+    def privgp(threads: int, *args) -> subprocess.CompletedProcess:
+        env = {**os.environ, "OPENBLAS_NUM_THREADS": str(threads), "OMP_NUM_THREADS": str(threads)}
+        return subprocess.run([sys.executable, "-m", "privgp.cli.main", *map(str, args)], capture_output=True,
+                              text=True, env=env, cwd=tmp_path, timeout=300)
+
+    r = privgp(2, "release", "--mechanism", "sparse-gp", "--seed", "1", "--allow-noisy", "--out", "sgp",
+               "--ledger", "l.sqlite")
+    assert r.returncode == 0, r.stderr
+    for threads in (1, 2):
+        v = privgp(threads, "verify", "sgp/certificate.json", "--strict")
+        assert v.returncode == 0, (threads, v.stdout + v.stderr)
+
+
+@pytest.mark.parametrize("columns", [("lon", "lat", "lon"), ("lon", "lon", "v")])
+def test_a_column_given_twice_is_one_line_for_every_source(tmp_path, capsys, columns):
+    """Red team 20b F9: a Parquet source with one column given twice was a KeyError traceback (exit 1); CSV said so in
+    one line. Every source now does, before anything is read."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    pd.DataFrame({"lon": rng.uniform(0, 1, 50), "lat": rng.uniform(0, 1, 50), "v": rng.normal(size=50)}).to_parquet(
+        tmp_path / "geo.parquet")
+    x, y, z = columns
+    capsys.readouterr()
+    code = main(["release", "--dry-run", "--data", str(tmp_path / "geo.parquet"), "--x-col", x, "--y-col", y,
+                 "--response-col", z, "--box", "0", "1", "0", "1", "--threshold", "0", "--clip", "1",
+                 "--ledger", str(tmp_path / "l.sqlite")])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "must be distinct" in err, err

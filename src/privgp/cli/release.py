@@ -26,7 +26,7 @@ from pathlib import Path
 from .. import __version__
 from ..datasets import baltimore
 from ..datasets.sources import ReducedData
-from ..errors import BudgetExceededError, ClusterError, InvalidParameterError, NoisyReleaseError, NumericalError
+from ..errors import BudgetExceededError, ClusterError, DataError, InvalidParameterError, NoisyReleaseError, NumericalError
 from ..formatting import exact_number
 from ..ledger import DEFAULT_BUDGET_EPSILON, Ledger, check_budget, ledger_path, remaining_epsilon
 from ..mechanisms.interface import DEFAULT_MEMORY_LIMIT, Mechanism, Request, all_options, check_publishable, get, registry
@@ -476,6 +476,8 @@ def _load_source(args, coords, domain, rmap):
     from ..datasets.tabular import load_table
 
     response = args.response_col or "response"
+    if len(set(coords) | {response}) != len(coords) + 1:   # every source (red team 20b: a Parquet KeyError traceback)
+        raise DataError(f"coordinate and response columns must be distinct; got {tuple(coords)} and {response!r}")
     query, table = getattr(args, "query", None), getattr(args, "table", None)
     cluster = _cluster_wanted(args)
     if cluster:
@@ -676,7 +678,7 @@ def _print_summary(s: dict, mech: Mechanism, plan, data) -> None:
         f"scale, clipped at +-{exact_number(rm.clip)}); domain {plan.domain.exact_text()}",
         f"  ledger      {s['ledger']}",
         f"              entry {s['entry_id']}; dataset {s['fingerprint'][:16]}: spent epsilon "
-        f"{format_upper(s['spent_epsilon'], 4)} of {s['budget_epsilon']:g} (at delta {format_upper(s['budget_delta'])})",
+        f"{format_upper(s['spent_epsilon'], 4)} of {s['budget_epsilon']:g} (at delta {_delta_text(s['budget_delta'])})",
         f"  outputs     {s['out']}/: " + ", ".join(s["files"]),
     ]
     if s.get("warning"):
@@ -686,6 +688,13 @@ def _print_summary(s: dict, mech: Mechanism, plan, data) -> None:
     else:
         lines.append("  randomness  fresh OS entropy")
     print("\n".join(lines))
+
+
+def _delta_text(delta: float) -> str:
+    """A budget's delta rounded up (the safe side), but never shown as 1, which no budget is (red team 20b: 0.999999
+    read "at delta 1")."""
+    shown = format_upper(delta)
+    return shown if float(shown) < 1.0 else repr(float(delta))
 
 
 STAGES = ("load data", "plan and certify", "forecast and check", "charge and sample", "write outputs")

@@ -207,6 +207,9 @@ class ReleaseResult:
 
 #: what the certificate says about randomness from fresh OS entropy (the CLI's words, see privgp.cli.common)
 FRESH_ENTROPY = {"source": "fresh OS entropy (numpy default_rng())"}
+#: the randomness a release states for a Generator its caller passed (privgp's words; verify knows them: red team 20b F5)
+CALLER_GENERATOR = {"source": "a numpy Generator supplied by the caller (a fixed seed is for demos only: anyone with "
+                              "the seed can reproduce the release)"}
 
 
 def as_records(data: Any) -> PrivateRecords:
@@ -515,8 +518,7 @@ def release(plan: ReleasePlan, data: Any, ledger: Any, rng: np.random.Generator 
         randomness = FRESH_ENTROPY if randomness is None else randomness
     rng = v.generator("rng", rng)
     if randomness is None:
-        randomness = {"source": "a numpy Generator supplied by the caller (a fixed seed is for demos only: anyone "
-                                "with the seed can reproduce the release)"}
+        randomness = dict(CALLER_GENERATOR)
     if _issued(data, plan):
         X, y, key, data = data.X, data.y, _ISSUED[data][4], data.records
     else:

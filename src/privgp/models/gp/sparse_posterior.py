@@ -73,10 +73,23 @@ def cholesky_with_jitter(K: np.ndarray, scale: float = 1.0) -> tuple[np.ndarray,
 
 
 def predict_from_released(Z: np.ndarray, kernel: Kernel, signal_variance: float, m: np.ndarray, S: np.ndarray,
-                          X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                          X: np.ndarray, *, one_thread: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Latent predictive mean and sd at X of q(u) = N(m, S) on the inducing inputs Z (eq. 17): what
     :meth:`SparsePosterior.predict` gives, from the released m and S alone (w = K_ZZ^-1 m, G = K_ZZ^-1 S K_ZZ^-1;
-    public post-processing, e.g. for ``privgp verify``)."""
+    public post-processing, e.g. for ``privgp verify``). BLAS runs on one thread here, so that the release and its
+    verification give the same bits whatever their thread counts (red team 20b: a release verified with another
+    thread count, or made under Dask's one-thread workers, differed in its last bits); ``one_thread=False``: with
+    BLAS's own threads, as privgp computed it before 2026-11-29 (verify of such a release)."""
+    if not one_thread:
+        return _predict_from_released(Z, kernel, signal_variance, m, S, X)
+    from threadpoolctl import threadpool_limits  # noqa: PLC0415
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _predict_from_released(Z, kernel, signal_variance, m, S, X)
+
+
+def _predict_from_released(Z: np.ndarray, kernel: Kernel, signal_variance: float, m: np.ndarray, S: np.ndarray,
+                           X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     K = signal_variance * kernel(Z, Z)
     L, _ = cholesky_with_jitter(K, scale=signal_variance)
     cf = (L, True)
