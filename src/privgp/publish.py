@@ -526,8 +526,14 @@ def write_release(result: Any, out: str | os.PathLike[str], *, report: bool = Tr
                                     type(forecast).__name__)
     folder = check_out(out, overwrite=overwrite, ledger=result.ledger)   # the check check_out makes before a charge
     # the ledger entry is read before anything is written: a ledger moved or deleted since the charge stops here
-    done = result.ledger is not None and any(e.id == result.charge.entry_id and e.status == "completed"
-                                             for e in result.ledger.entries(result.fingerprint))
+    entries = [] if result.ledger is None else [e for e in result.ledger.entries(result.fingerprint)
+                                                 if e.id == result.charge.entry_id]
+    if entries and json.loads(json.dumps(result.plan.event.to_dict(), sort_keys=True)) != entries[0].event:
+        # red team 20b F6: dataclasses.replace(result, plan=...) certified a draw with another plan's epsilon
+        raise InvalidParameterError("result.plan", "the plan whose event the ledger entry charged (a result's plan "
+                                    "changed after the release would certify what was not drawn; nothing was "
+                                    "written)", type(result.plan).__name__)
+    done = any(e.status == "completed" for e in entries)
     with AtomicOutput(folder, bool(overwrite)) as tmp:
         files = write_outputs(tmp, result, report=bool(report), forecast=forecast, mechanism=mechanism,
                               interactive_map=bool(interactive_map))

@@ -197,3 +197,26 @@ def test_a_column_given_twice_is_one_line_for_every_source(tmp_path, capsys, col
                  "--ledger", str(tmp_path / "l.sqlite")])
     err = capsys.readouterr().err
     assert code == 2 and len(err.strip().splitlines()) == 1 and "must be distinct" in err, err
+
+
+def test_write_release_refuses_a_result_whose_plan_is_not_the_one_charged(tmp_path):
+    """Red team 20b F6: ``dataclasses.replace(result, plan=plan_at_epsilon_0_5)`` over a draw at epsilon 5 was written
+    with a certificate of 0.5 that passed --strict (a posterior path cannot be tied to its epsilon). write_release
+    compares the plan's event with the one its ledger entry charged."""
+    import dataclasses
+
+    import numpy as np
+
+    import privgp
+    from privgp.datasets import baltimore
+    from privgp.errors import InvalidParameterError
+
+    data = privgp.records(baltimore.load_baltimore(), "price", coordinates=["x", "y"])
+    rmap = privgp.ResponseMap(threshold=baltimore.THRESHOLD, clip=baltimore.CLIP, transform=baltimore.TRANSFORM)
+    plans = {e: privgp.plan("posterior-sample", data.n, baltimore.PUBLIC_BOX, rmap, epsilon=e) for e in (5, 0.5)}
+    result = privgp.release(plans[5], data, privgp.Budget(tmp_path / "l.sqlite", epsilon=10),
+                            rng=np.random.default_rng(1), allow_noisy=True)
+    with pytest.raises(InvalidParameterError, match="result.plan"):
+        write_release(dataclasses.replace(result, plan=plans[0.5]), tmp_path / "forged")
+    assert not (tmp_path / "forged").exists()
+    assert write_release(result, tmp_path / "genuine")
