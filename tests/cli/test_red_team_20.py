@@ -220,3 +220,11 @@ def test_write_release_refuses_a_result_whose_plan_is_not_the_one_charged(tmp_pa
         write_release(dataclasses.replace(result, plan=plans[0.5]), tmp_path / "forged")
     assert not (tmp_path / "forged").exists()
     assert write_release(result, tmp_path / "genuine")
+
+
+def test_an_empty_files_folder_is_refused_not_read_as_the_certificates(folder, capsys):
+    """Red team 20b F11: ``--files ""`` was silently the certificate's own folder."""
+    capsys.readouterr()
+    code = main(["verify", str(folder / "certificate.json"), "--files", ""])
+    err = capsys.readouterr().err
+    assert code == 2 and "--files must be an existing folder" in err and len(err.strip().splitlines()) == 1, err

@@ -363,7 +363,7 @@ def run(args) -> int:
     try:
         if path.is_dir() and (path / "certificate.json").is_file():   # an output folder: its certificate
             path = path / "certificate.json"
-        files_folder = args.files is None or Path(args.files).is_dir()
+        files_folder = args.files is None or (args.files != "" and Path(args.files).is_dir())   # "": not ".", say so
     except OSError as exc:   # e.g. a name too long for the file system
         raise DataError(f"cannot read {_shown_path(exc.filename or path)}: {exc.strerror}") from None
     if not files_folder:
