@@ -17,6 +17,7 @@ line in the output layer (the library below it writes no file); the command uses
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -516,23 +517,33 @@ def write_release(result: Any, out: str | os.PathLike[str], *, report: bool = Tr
     atomically (a temporary folder renamed into place); then the ledger entry is marked completed.
     Returns the names of the files written."""
     from .cli.outputs import AtomicOutput
-    from .tasks.forecast import Forecast
+    from .mechanisms.release import StatisticsRelease, issue_result, issued_result
+    from .tasks.forecast import MAX_VERIFIED_REPS, Forecast
 
+    if not issued_result(result):   # red team 20d: a result rebuilt with another plan, fingerprint or charge
+        raise InvalidParameterError("result", "what privgp.release returned in this process, unchanged (a result "
+                                    "rebuilt with another plan, charge or fingerprint would certify what was not "
+                                    "drawn; nothing was written)", type(result).__name__)
+    if isinstance(result.plan, StatisticsRelease):   # red team 20d L3: written as privgp release writes it
+        result = issue_result(dataclasses.replace(result, plan=result.plan.plan))
     _parts(result, mechanism)
     _flag("report", report)
     _flag("interactive_map", interactive_map)
     if forecast is not None and not isinstance(forecast, Forecast):
         raise InvalidParameterError("forecast", "None or what privgp.tasks.forecast.forecast returned (a Forecast)",
                                     type(forecast).__name__)
+    if forecast is not None and forecast.reps_per_family > MAX_VERIFIED_REPS:   # red team 20d M2: verify refuses it
+        raise InvalidParameterError("forecast", f"a forecast of at most {MAX_VERIFIED_REPS} simulated releases a family "
+                                    "(what privgp verify runs again; nothing was written)", forecast.reps_per_family)
     folder = check_out(out, overwrite=overwrite, ledger=result.ledger)   # the check check_out makes before a charge
     # the ledger entry is read before anything is written: a ledger moved or deleted since the charge stops here
     entries = [] if result.ledger is None else [e for e in result.ledger.entries(result.fingerprint)
                                                  if e.id == result.charge.entry_id]
-    if entries and json.loads(json.dumps(result.plan.event.to_dict(), sort_keys=True)) != entries[0].event:
+    if not entries or json.loads(json.dumps(result.plan.event.to_dict(), sort_keys=True)) != entries[0].event:
         # red team 20b F6: dataclasses.replace(result, plan=...) certified a draw with another plan's epsilon
-        raise InvalidParameterError("result.plan", "the plan whose event the ledger entry charged (a result's plan "
-                                    "changed after the release would certify what was not drawn; nothing was "
-                                    "written)", type(result.plan).__name__)
+        raise InvalidParameterError("result.plan", "the plan whose event its ledger entry charged (an entry not in "
+                                    "the result's ledger, or a plan changed after the release, would certify what was "
+                                    "not drawn; nothing was written)", type(result.plan).__name__)
     done = any(e.status == "completed" for e in entries)
     with AtomicOutput(folder, bool(overwrite)) as tmp:
         files = write_outputs(tmp, result, report=bool(report), forecast=forecast, mechanism=mechanism,

@@ -126,9 +126,9 @@ def test_verify_shows_the_counts_beside_n_and_quotes_a_name_with_a_trailing_spac
 
 def test_a_forecast_stating_more_simulated_releases_than_verify_runs_is_not_verified(tmp_path, capsys):
     """F6: a certificate whose forecast states 1e308 simulated releases kept verify busy (17 s for a sparse GP); verify
-    runs at most ``VERIFY_FORECAST_REPS`` a family again, and a forecast stating more is not one it can check: NOT
+    runs at most ``MAX_VERIFIED_REPS`` a family again, and a forecast stating more is not one it can check: NOT
     VERIFIED (review 20c: as a note, its unchecked numbers passed without --strict)."""
-    from privgp.cli.verify_report import VERIFY_FORECAST_REPS
+    from privgp.tasks.forecast import MAX_VERIFIED_REPS as VERIFY_FORECAST_REPS
 
     out = tmp_path / "out"
     assert main(["release", "--seed", "1", "--no-report", "--out", str(out), "--ledger", str(tmp_path / "l.sqlite")]) == 0

@@ -216,10 +216,56 @@ def test_write_release_refuses_a_result_whose_plan_is_not_the_one_charged(tmp_pa
     plans = {e: privgp.plan("posterior-sample", data.n, baltimore.PUBLIC_BOX, rmap, epsilon=e) for e in (5, 0.5)}
     result = privgp.release(plans[5], data, privgp.Budget(tmp_path / "l.sqlite", epsilon=10),
                             rng=np.random.default_rng(1), allow_noisy=True)
+    charge = result.charge
+    for forged in (dataclasses.replace(result, plan=plans[0.5]),   # 20b F6; then red team 20d H1's ways round it
+                   dataclasses.replace(result, plan=plans[0.5], ledger=None),
+                   dataclasses.replace(result, plan=plans[0.5], fingerprint="0" * 64,
+                                       charge=dataclasses.replace(charge, fingerprint="0" * 64)),
+                   dataclasses.replace(result, plan=plans[0.5], charge=dataclasses.replace(charge, entry_id="f" * 32))):
+        with pytest.raises(InvalidParameterError, match="privgp.release returned in this process, unchanged"):
+            write_release(forged, tmp_path / "forged")
+        assert not (tmp_path / "forged").exists()
+    # an issued result whose plan was swapped in place is refused by its ledger entry's event
+    object.__setattr__(result, "plan", plans[0.5])
     with pytest.raises(InvalidParameterError, match="result.plan"):
-        write_release(dataclasses.replace(result, plan=plans[0.5]), tmp_path / "forged")
-    assert not (tmp_path / "forged").exists()
+        write_release(result, tmp_path / "forged")
+    object.__setattr__(result, "plan", plans[5])
     assert write_release(result, tmp_path / "genuine")
+    code, res = _verify_quiet(tmp_path / "genuine" / "certificate.json")
+    assert code == 0, res
+
+
+def _verify_quiet(cert):
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["verify", str(cert), "--json"])
+    return code, json.loads(out.getvalue())
+
+
+def test_write_release_writes_a_release_from_statistics_as_the_command_does(tmp_path):
+    """Red team 20d L3: a genuine privgp.release(StatisticsRelease(...)) result could not be written."""
+    import numpy as np
+
+    import privgp
+    from privgp.datasets import baltimore
+    from privgp.mechanisms.registered.grid import cell_statistics
+    from privgp.mechanisms.release import StatisticsRelease
+
+    table = baltimore.load_baltimore()
+    data = privgp.records(table, "price", coordinates=["x", "y"])
+    rmap = privgp.ResponseMap(threshold=baltimore.THRESHOLD, clip=baltimore.CLIP, transform=baltimore.TRANSFORM)
+    plan = privgp.plan("laplace-grid", data.n, baltimore.PUBLIC_BOX, rmap, epsilon=5)
+    rule = plan.site_rule()
+    sums, counts = cell_statistics(rule.domain, rule.cells, np.asarray(data.X, float),
+                                   rmap.apply(np.asarray(data.response, float)))
+    got = privgp.release(StatisticsRelease(plan, (sums, counts)), data, privgp.Budget(tmp_path / "l.sqlite",
+                         epsilon=10), rng=np.random.default_rng(2), allow_noisy=True)
+    assert write_release(got, tmp_path / "out")
+    code, res = _verify_quiet(tmp_path / "out" / "certificate.json")
+    assert code == 0 and res["verified"], res
 
 
 def test_an_empty_files_folder_is_refused_not_read_as_the_certificates(folder, capsys):
@@ -228,3 +274,33 @@ def test_an_empty_files_folder_is_refused_not_read_as_the_certificates(folder, c
     code = main(["verify", str(folder / "certificate.json"), "--files", ""])
     err = capsys.readouterr().err
     assert code == 2 and "--files must be an existing folder" in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_red_team_20d_a_second_certificate_beside_one_verified_with_files_elsewhere_and_a_big_forecast(folder, capsys,
+                                                                                                     tmp_path):
+    """Red team 20d M1: with --files DIR elsewhere verify never looked at the certificate's own folder, where a forged
+    certificate.json beside the verified real.json passed; M2: write_release recorded a forecast of 65 simulated
+    releases a family, which verify then refused."""
+    import numpy as np
+
+    import privgp
+    from privgp.datasets import baltimore
+    from privgp.errors import InvalidParameterError
+    from privgp.tasks.forecast import MAX_VERIFIED_REPS, forecast
+
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    text = (folder / "certificate.json").read_text()
+    (kept / "real.json").write_text(text)
+    (kept / "certificate.json").write_text(text.replace('"epsilon": 4.99', '"epsilon": 0.00'))
+    code, res = _verify(kept / "real.json", capsys, "--files", str(folder))
+    assert code == 1 and "reads as certificate.json beside the verified" in res["reason"], res
+    data = privgp.records(baltimore.load_baltimore(), "price", coordinates=["x", "y"])
+    plan = privgp.plan("auto", data.n, baltimore.PUBLIC_BOX, privgp.ResponseMap(threshold=baltimore.THRESHOLD,
+                       clip=baltimore.CLIP, transform=baltimore.TRANSFORM), epsilon=5)
+    result = privgp.release(plan, data, privgp.Budget(tmp_path / "l.sqlite", epsilon=10), rng=np.random.default_rng(1))
+    big = forecast(plan, reps=MAX_VERIFIED_REPS + 1, precise_se=0.0)
+    assert big.reps_per_family == MAX_VERIFIED_REPS + 1
+    with pytest.raises(InvalidParameterError, match="forecast must be a forecast of at most"):
+        write_release(result, tmp_path / "written", forecast=big)
+    assert not (tmp_path / "written").exists()

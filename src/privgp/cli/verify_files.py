@@ -540,8 +540,11 @@ def check_contents(doc: dict, kind: str | None, folder: Path, files: dict[str, s
     def is_certificate(e: Path) -> bool:
         """The verified certificate, or a byte-for-byte copy of it (``--files DIR`` holding its copy)."""
         with contextlib.suppress(OSError):
-            if e.samefile(certificate) or (e.is_file() and not e.is_symlink() and e.read_bytes() == verified):
+            if e.samefile(certificate):
                 return True
+            # sizes first: red team 20d read every uncovered file whole (1 GB beside a release: 1.1 GB of memory)
+            return (verified is not None and e.is_file() and not e.is_symlink() and e.stat().st_size == len(verified)
+                    and e.read_bytes() == verified)
         return False
 
     notes: list[str] = []
@@ -552,6 +555,12 @@ def check_contents(doc: dict, kind: str | None, folder: Path, files: dict[str, s
         if second and certificate.parent.resolve() == folder.resolve():
             raise publish.CertificateMismatch(_shown(second[0]), "reads as certificate.json beside it: a second "
                                               "certificate a reader may open instead of the one verified")
+        if certificate.parent.resolve() != folder.resolve():   # --files DIR elsewhere: the certificate's own folder
+            own = sorted(e.name for e in certificate.parent.iterdir() if _skeleton(e.name) == _CERT_FOLDED
+                         and not is_certificate(e))   # red team 20d M1: a forged certificate.json beside real.json
+            if own:
+                raise publish.CertificateMismatch(_shown(own[0]), "reads as certificate.json beside the verified "
+                                                  "certificate: a second certificate a reader may open instead")
         notes += [f"{_shown(name)}: a certificate beside the files other than the one verified: not checked"
                   for name in second]
         # privgp's names, and names read as privgp's (Report.html, look-alikes: red team 17b), unhashed beside it

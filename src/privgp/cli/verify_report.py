@@ -73,12 +73,6 @@ def public_data(doc: dict) -> Any:
                            response_name=dataset.get("response"), projection=dataset.get("projection"))
 
 
-#: the most simulated releases a family verify runs again for a forecast made with other settings than privgp
-#: release's (which makes 2-8); a forecast stating more is not one verify can check: NOT VERIFIED (red team 19c: a
-#: certificate stating 1e308 kept verify busy; review 20c: a note let its unchecked numbers pass without --strict)
-VERIFY_FORECAST_REPS = 64
-
-
 def check_forecast(doc: dict, plan: Any) -> tuple[Any, list[str]]:
     """The recorded utility forecast against the one ``privgp release`` makes for the rebuilt plan (a seeded public
     simulation: its families, noise, seed and number of releases are privgp's). Equal: returned, no note. Made with
@@ -86,7 +80,7 @@ def check_forecast(doc: dict, plan: Any) -> tuple[Any, list[str]]:
     forecast (``--strict`` fails; a forger could pick settings that look better). No forecast: None, with a note.
     Anything else fails. The picture's title carries the returned forecast's warning."""
     from ..mechanisms.interface import for_plan
-    from ..tasks.forecast import forecast
+    from ..tasks.forecast import MAX_VERIFIED_REPS, forecast
 
     standard = forecast(plan, reps=for_plan(plan).forecast_reps)
     said = (f"the forecast privgp release makes says expected IoU {standard.iou_text()}"
@@ -101,8 +95,8 @@ def check_forecast(doc: dict, plan: Any) -> tuple[Any, list[str]]:
         if len(families) > 16:
             raise ValueError(f"{len(families)} families")
         reps = int(recorded["simulated_releases"]) // len(families)
-        if reps > VERIFY_FORECAST_REPS:   # red team 19c: 1e308 releases kept verify busy; unchecked, it may say anything
-            raise ValueError(f"more than {VERIFY_FORECAST_REPS} simulated releases a family, which verify does not run")
+        if reps > MAX_VERIFIED_REPS:   # red team 19c: 1e308 releases kept verify busy; unchecked, it may say anything
+            raise ValueError(f"more than {MAX_VERIFIED_REPS} simulated releases a family, which verify does not run")
         again = forecast(plan, reps=reps, families=families, noise=float(recorded["response_noise_std"]),
                          seed=int(recorded["seed"]))
     except (TypeError, ValueError, KeyError, IndexError, ArithmeticError, PrivgpError) as exc:

@@ -543,8 +543,31 @@ def release(plan: ReleasePlan, data: Any, ledger: Any, rng: np.random.Generator 
     released = plan.draw(X, y, rng)
     if mark_completed:
         ledger.complete(charge.entry_id)
-    return ReleaseResult(plan=plan, released=released, charge=charge, fingerprint=charge.fingerprint, data=data,
-                         randomness=randomness, ledger=ledger)
+    return issue_result(ReleaseResult(plan=plan, released=released, charge=charge, fingerprint=charge.fingerprint,
+                                      data=data, randomness=randomness, ledger=ledger))
+
+
+#: the ReleaseResults :func:`release` returned that are still alive, by id (:func:`issued_result`)
+_ISSUED_RESULTS: dict[int, weakref.ref] = {}
+
+
+def issue_result(result: ReleaseResult) -> ReleaseResult:
+    """Record ``result`` as made by :func:`release` (or by ``privgp release`` from such a result, its plan
+    unwrapped), for :func:`issued_result`; returns it."""
+    key = id(result)
+
+    def forget(_ref: weakref.ref) -> None:
+        _ISSUED_RESULTS.pop(key, None)
+
+    _ISSUED_RESULTS[key] = weakref.ref(result, forget)
+    return result
+
+
+def issued_result(result: Any) -> bool:
+    """Whether ``result`` is, unchanged, what :func:`release` returned in this process (red team 20d:
+    ``dataclasses.replace`` of its plan, fingerprint or charge certified a draw with another plan's epsilon)."""
+    ref = _ISSUED_RESULTS.get(id(result))
+    return ref is not None and ref() is result
 
 
 def check_site_statistics(sums: Any, counts: Any, size: int, n: int, *, response_bound: float = 1.0) -> np.ndarray:

@@ -44,6 +44,10 @@ NOISY_IOU = 0.5
 SIMULATED_N = 200_000
 #: the forecast stops simulating once its expected IoU has at most this standard error (after two rounds)
 PRECISE_SE = 0.005
+#: the most simulated releases a family a forecast may record: what ``privgp verify`` runs again (privgp release makes
+#: 2-8; red team 19c: a certificate stating 1e308 kept verify busy, so a forecast stating more is NOT VERIFIED, and
+#: privgp.publish refuses to write one: red team 20d)
+MAX_VERIFIED_REPS = 64
 _IDENTITY = ResponseMap(threshold=0.0, clip=1.0)
 
 
