@@ -304,3 +304,16 @@ def test_red_team_20d_a_second_certificate_beside_one_verified_with_files_elsewh
     with pytest.raises(InvalidParameterError, match="forecast must be a forecast of at most"):
         write_release(result, tmp_path / "written", forecast=big)
     assert not (tmp_path / "written").exists()
+
+
+def test_a_budget_delta_above_one_over_n_gets_a_note(tmp_path, capsys):
+    """Red team 20b F2 / 20d M3: --budget-delta 0.999999 made a budget no release exhausts ("spent epsilon 0 of 10",
+    printed "at delta 1"): the delta is printed as it is, and a note says what such a budget bounds."""
+    capsys.readouterr()
+    assert main(["release", "--seed", "1", "--no-report", "--out", str(tmp_path / "a"), "--ledger",
+                 str(tmp_path / "a.sqlite"), "--budget-delta", "0.999999"]) == 0
+    out, err = capsys.readouterr()
+    assert "(at delta 0.999999)" in out and "budget delta, 0.999999, is above 1/n" in err, (out, err)
+    assert main(["release", "--seed", "1", "--no-report", "--out", str(tmp_path / "b"), "--ledger",
+                 str(tmp_path / "b.sqlite")]) == 0
+    assert "is above 1/n" not in capsys.readouterr().err

@@ -420,6 +420,17 @@ def _note_wide_clip(plan) -> None:
         print(f"privgp: note: {note}", file=sys.stderr)
 
 
+def _note_wide_budget_delta(budget_delta: float, n: int) -> None:
+    """A note (public: the budget's delta and n) where the data set's budget delta is above 1/n: at such a delta a
+    budget bounds little, since the same releases spend less epsilon at a larger delta (red team 20b: at 0.999999
+    an epsilon-5 release spent "0 of 10")."""
+    if budget_delta > 1.0 / n:
+        print(f"privgp: note: this data set's budget delta, {_delta_text(budget_delta)}, is above 1/n = {1.0 / n:.3g}: "
+              "a guarantee at such a delta may fail for a record outright, and the budget's epsilon bounds little "
+              "(its releases spend less epsilon at a larger delta); privgp's default is min(1e-6, 1/(10 n))",
+              file=sys.stderr)
+
+
 def looks_like_degrees(coordinates, domain) -> bool:
     """2-D coordinates named like longitude and latitude (x then y) over a box inside [-180, 180] x [-90, 90]."""
     if degree_names(coordinates) != "lon, lat":
@@ -850,6 +861,7 @@ def run(args) -> int:
         _note_coordinates(args, plan, data)   # (once charged: a user error or a refusal before it stays one line)
         if args.json:   # (in text the forecast's lines hold it, before the charge)
             _note_wide_clip(plan)
+        _note_wide_budget_delta(charge.budget_delta, plan.n)
         progress.update(1)
         progress.stage(STAGES[4])
         from ..publish import write_outputs  # the writers Python users call (privgp.publish)
