@@ -515,17 +515,19 @@ def write_release(result: Any, out: str | os.PathLike[str], *, report: bool = Tr
                   forecast: Any = None, mechanism: str | None = None, interactive_map: bool = False) -> list[str]:
     """What ``privgp release --out OUT`` writes, into ``out`` (new or empty unless ``overwrite``),
     atomically (a temporary folder renamed into place); then the ledger entry is marked completed.
-    Returns the names of the files written."""
+    Returns the names of the files written. ``result`` must be the very object :func:`privgp.release` returned in this
+    process, unchanged (not a copy), whose ledger entry charged its plan; ``forecast``, if given, one that ``privgp
+    verify`` can run again (at most 64 simulated releases a family, at most 16 families)."""
     from .cli.outputs import AtomicOutput
-    from .mechanisms.release import StatisticsRelease, issue_result, issued_result
+    from .mechanisms.release import StatisticsRelease, _issue_result, issued_result
     from .tasks.forecast import MAX_VERIFIED_REPS, Forecast
 
     if not issued_result(result):   # red team 20d: a result rebuilt with another plan, fingerprint or charge
-        raise InvalidParameterError("result", "what privgp.release returned in this process, unchanged (a result "
-                                    "rebuilt with another plan, charge or fingerprint would certify what was not "
-                                    "drawn; nothing was written)", type(result).__name__)
+        raise InvalidParameterError("result", "the very object privgp.release returned in this process, unchanged "
+                                    "(not a copy, and no field replaced: that could certify what was not drawn; pass "
+                                    "the original; nothing was written)", "another object")
     if isinstance(result.plan, StatisticsRelease):   # red team 20d L3: written as privgp release writes it
-        result = issue_result(dataclasses.replace(result, plan=result.plan.plan))
+        result = _issue_result(dataclasses.replace(result, plan=result.plan.plan))
     _parts(result, mechanism)
     _flag("report", report)
     _flag("interactive_map", interactive_map)
@@ -535,11 +537,15 @@ def write_release(result: Any, out: str | os.PathLike[str], *, report: bool = Tr
     if forecast is not None and forecast.reps_per_family > MAX_VERIFIED_REPS:   # red team 20d M2: verify refuses it
         raise InvalidParameterError("forecast", f"a forecast of at most {MAX_VERIFIED_REPS} simulated releases a family "
                                     "(what privgp verify runs again; nothing was written)", forecast.reps_per_family)
+    if forecast is not None and len(forecast.families) > 16:   # review 20e: verify runs at most 16 families
+        raise InvalidParameterError("forecast", "a forecast of at most 16 field families (what privgp verify runs "
+                                    "again; nothing was written)", len(forecast.families))
     folder = check_out(out, overwrite=overwrite, ledger=result.ledger)   # the check check_out makes before a charge
     # the ledger entry is read before anything is written: a ledger moved or deleted since the charge stops here
     entries = [] if result.ledger is None else [e for e in result.ledger.entries(result.fingerprint)
                                                  if e.id == result.charge.entry_id]
-    if not entries or json.loads(json.dumps(result.plan.event.to_dict(), sort_keys=True)) != entries[0].event:
+    if not entries or json.loads(json.dumps(result.plan.event.to_dict(), sort_keys=True)) != entries[0].event \
+            or json.loads(json.dumps(to_jsonable(result.plan.public_settings()))) != entries[0].settings:
         # red team 20b F6: dataclasses.replace(result, plan=...) certified a draw with another plan's epsilon
         raise InvalidParameterError("result.plan", "the plan whose event its ledger entry charged (an entry not in "
                                     "the result's ledger, or a plan changed after the release, would certify what was "

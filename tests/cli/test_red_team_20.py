@@ -225,11 +225,19 @@ def test_write_release_refuses_a_result_whose_plan_is_not_the_one_charged(tmp_pa
         with pytest.raises(InvalidParameterError, match="privgp.release returned in this process, unchanged"):
             write_release(forged, tmp_path / "forged")
         assert not (tmp_path / "forged").exists()
-    # an issued result whose plan was swapped in place is refused by its ledger entry's event
-    object.__setattr__(result, "plan", plans[0.5])
-    with pytest.raises(InvalidParameterError, match="result.plan"):
-        write_release(result, tmp_path / "forged")
-    object.__setattr__(result, "plan", plans[5])
+    # a field of the issued result swapped in place (review 20e), or a copy, is refused too
+    other = privgp.plan("posterior-sample", data.n, baltimore.PUBLIC_BOX, privgp.ResponseMap(
+        threshold=60, clip=baltimore.CLIP, transform=baltimore.TRANSFORM), epsilon=5)
+    for field, value in (("plan", plans[0.5]), ("plan", other), ("released", object()), ("fingerprint", "0" * 64)):
+        kept = getattr(result, field)
+        object.__setattr__(result, field, value)
+        with pytest.raises(InvalidParameterError, match="the very object privgp.release returned"):
+            write_release(result, tmp_path / "forged")
+        object.__setattr__(result, field, kept)
+    import copy
+
+    with pytest.raises(InvalidParameterError, match="not a copy"):
+        write_release(copy.copy(result), tmp_path / "forged")
     assert write_release(result, tmp_path / "genuine")
     code, res = _verify_quiet(tmp_path / "genuine" / "certificate.json")
     assert code == 0, res
@@ -279,8 +287,8 @@ def test_an_empty_files_folder_is_refused_not_read_as_the_certificates(folder, c
 def test_red_team_20d_a_second_certificate_beside_one_verified_with_files_elsewhere_and_a_big_forecast(folder, capsys,
                                                                                                      tmp_path):
     """Red team 20d M1: with --files DIR elsewhere verify never looked at the certificate's own folder, where a forged
-    certificate.json beside the verified real.json passed; M2: write_release recorded a forecast of 65 simulated
-    releases a family, which verify then refused."""
+    certificate.json beside the verified real.json passed (now a note naming that folder: --strict fails);
+    M2: write_release recorded a forecast of 65 simulated releases a family, which verify then refused."""
     import numpy as np
 
     import privgp
@@ -293,8 +301,10 @@ def test_red_team_20d_a_second_certificate_beside_one_verified_with_files_elsewh
     text = (folder / "certificate.json").read_text()
     (kept / "real.json").write_text(text)
     (kept / "certificate.json").write_text(text.replace('"epsilon": 4.99', '"epsilon": 0.00'))
-    code, res = _verify(kept / "real.json", capsys, "--files", str(folder))
-    assert code == 1 and "reads as certificate.json beside the verified" in res["reason"], res
+    code, res = _verify(kept / "real.json", capsys, "--files", str(folder))   # review 20e: a note naming the folder
+    assert code == 0 and any(n.startswith("certificate.json (in ") and "beside the verified certificate" in n
+                             for n in res["notes"]), res
+    assert _verify(kept / "real.json", capsys, "--files", str(folder), "--strict")[0] == 1
     data = privgp.records(baltimore.load_baltimore(), "price", coordinates=["x", "y"])
     plan = privgp.plan("auto", data.n, baltimore.PUBLIC_BOX, privgp.ResponseMap(threshold=baltimore.THRESHOLD,
                        clip=baltimore.CLIP, transform=baltimore.TRANSFORM), epsilon=5)

@@ -842,6 +842,8 @@ def run(args) -> int:
                 _note_empty_cells(plan, data)
             _note_coordinates(args, plan, data)
             _note_wide_clip(plan)
+            if args.budget_delta is not None:   # review 20e: before the data set's delta is fixed in the ledger
+                _note_wide_budget_delta(args.budget_delta, plan.n)
             return _dry_run(args, plan, data, fc, ledger, fingerprint, own)
         progress.update(1)
         progress.stage(STAGES[3])

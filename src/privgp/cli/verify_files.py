@@ -558,9 +558,8 @@ def check_contents(doc: dict, kind: str | None, folder: Path, files: dict[str, s
         if certificate.parent.resolve() != folder.resolve():   # --files DIR elsewhere: the certificate's own folder
             own = sorted(e.name for e in certificate.parent.iterdir() if _skeleton(e.name) == _CERT_FOLDED
                          and not is_certificate(e))   # red team 20d M1: a forged certificate.json beside real.json
-            if own:
-                raise publish.CertificateMismatch(_shown(own[0]), "reads as certificate.json beside the verified "
-                                                  "certificate: a second certificate a reader may open instead")
+            notes += [f"{_shown(name)} (in {_shown(str(certificate.parent))}, beside the verified certificate): another "
+                      "certificate, which a reader may open instead; not checked" for name in own]   # review 20e F1
         notes += [f"{_shown(name)}: a certificate beside the files other than the one verified: not checked"
                   for name in second]
         # privgp's names, and names read as privgp's (Report.html, look-alikes: red team 17b), unhashed beside it

@@ -543,31 +543,37 @@ def release(plan: ReleasePlan, data: Any, ledger: Any, rng: np.random.Generator 
     released = plan.draw(X, y, rng)
     if mark_completed:
         ledger.complete(charge.entry_id)
-    return issue_result(ReleaseResult(plan=plan, released=released, charge=charge, fingerprint=charge.fingerprint,
+    return _issue_result(ReleaseResult(plan=plan, released=released, charge=charge, fingerprint=charge.fingerprint,
                                       data=data, randomness=randomness, ledger=ledger))
 
 
-#: the ReleaseResults :func:`release` returned that are still alive, by id (:func:`issued_result`)
-_ISSUED_RESULTS: dict[int, weakref.ref] = {}
+#: the ReleaseResults :func:`release` returned that are still alive, by id: a weak reference and the identities of
+#: their fields (:func:`issued_result`)
+_ISSUED_RESULTS: dict[int, tuple[weakref.ref, tuple]] = {}
 
 
-def issue_result(result: ReleaseResult) -> ReleaseResult:
-    """Record ``result`` as made by :func:`release` (or by ``privgp release`` from such a result, its plan
-    unwrapped), for :func:`issued_result`; returns it."""
+def _fields(result: ReleaseResult) -> tuple:
+    return tuple(id(getattr(result, f.name)) for f in dataclasses.fields(result))
+
+
+def _issue_result(result: ReleaseResult) -> ReleaseResult:
+    """Record ``result`` as made by :func:`release` (or by :func:`privgp.publish.write_release` from such a result,
+    its plan unwrapped), for :func:`issued_result`; returns it."""
     key = id(result)
 
     def forget(_ref: weakref.ref) -> None:
         _ISSUED_RESULTS.pop(key, None)
 
-    _ISSUED_RESULTS[key] = weakref.ref(result, forget)
+    _ISSUED_RESULTS[key] = (weakref.ref(result, forget), _fields(result))
     return result
 
 
 def issued_result(result: Any) -> bool:
-    """Whether ``result`` is, unchanged, what :func:`release` returned in this process (red team 20d:
-    ``dataclasses.replace`` of its plan, fingerprint or charge certified a draw with another plan's epsilon)."""
-    ref = _ISSUED_RESULTS.get(id(result))
-    return ref is not None and ref() is result
+    """Whether ``result`` is, unchanged, what :func:`release` returned in this process: the same object with the same
+    field objects (red team 20d: ``dataclasses.replace`` of its plan, fingerprint or charge certified a draw with
+    another plan's epsilon; review 20e: ``object.__setattr__`` of a field). A copy is not."""
+    got = _ISSUED_RESULTS.get(id(result))
+    return got is not None and got[0]() is result and got[1] == _fields(result)
 
 
 def check_site_statistics(sums: Any, counts: Any, size: int, n: int, *, response_bound: float = 1.0) -> np.ndarray:
