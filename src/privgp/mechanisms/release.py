@@ -573,7 +573,7 @@ def issued_result(result: Any) -> bool:
     field objects (red team 20d: ``dataclasses.replace`` of its plan, fingerprint or charge certified a draw with
     another plan's epsilon; review 20e: ``object.__setattr__`` of a field). A copy is not."""
     got = _ISSUED_RESULTS.get(id(result))
-    return got is not None and got[0]() is result and got[1] == _fields(result)
+    return got is not None and got[0]() is result and isinstance(result, ReleaseResult) and got[1] == _fields(result)
 
 
 def check_site_statistics(sums: Any, counts: Any, size: int, n: int, *, response_bound: float = 1.0) -> np.ndarray:
