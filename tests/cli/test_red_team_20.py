@@ -327,3 +327,20 @@ def test_a_budget_delta_above_one_over_n_gets_a_note(tmp_path, capsys):
     assert main(["release", "--seed", "1", "--no-report", "--out", str(tmp_path / "b"), "--ledger",
                  str(tmp_path / "b.sqlite")]) == 0
     assert "is above 1/n" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("mechanism, extra, leaks", [("functional", ["--noise-bound", "0.15"], True),
+                                                     ("sparse-gp", ["--inducing", "1"], True),
+                                                     ("sparse-gp", [], False)])
+def test_a_release_whose_float_noise_leaks_says_so_and_fails_strict(tmp_path, capsys, mechanism, extra, leaks):
+    """Red team 20f: functional's released values (mean + float noise) told two neighbouring data sets apart in 2 000
+    of 2 000 releases at a certified (5, 1e-6); a sparse GP with one inducing point gave delta(5) >= 0.10. Until they
+    draw exact noise, the release warns before the charge and verify notes it (--strict fails); a sparse GP with its
+    default inducing points, where no attack was found, does neither."""
+    capsys.readouterr()
+    code = main(["release", "--mechanism", mechanism, *extra, "--allow-noisy", "--seed", "1", "--no-report",
+                 "--out", str(tmp_path / "r"), "--ledger", str(tmp_path / "l.sqlite")])
+    out = capsys.readouterr().out
+    assert code == 0 and ("warning: FLOAT NOISE:" in out) == leaks, out
+    code, res = _verify(tmp_path / "r" / "certificate.json", capsys, "--strict")
+    assert (code == 1) == leaks and any(n.startswith("float noise:") for n in res["notes"]) == leaks, res

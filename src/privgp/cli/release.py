@@ -740,7 +740,15 @@ def forecast_release(plan, *, allow_noisy: bool, quiet: bool = False, reps: int 
             print(f"warning: {fc.noisy_note()}", flush=True)
         if (note := wide_clip_note(plan)) is not None:   # review 20c B4: before the charge, not after it
             print(f"note: {note}", flush=True)
+        if (leak := float_noise_leak(plan)) is not None:   # red team 20f
+            print(f"warning: FLOAT NOISE: {leak}", flush=True)
     return fc
+
+
+def float_noise_leak(plan) -> str | None:
+    """What the plan's release leaks beyond its certificate in floating point, measured (red team 20f), or None."""
+    leak = plan.float_noise_leak() if hasattr(plan, "float_noise_leak") else None
+    return leak or None
 
 
 def _dry_run(args, plan, data, fc: Forecast, ledger: Ledger, fingerprint: str, own: RecordsCheck | None) -> int:
@@ -842,6 +850,8 @@ def run(args) -> int:
                 _note_empty_cells(plan, data)
             _note_coordinates(args, plan, data)
             _note_wide_clip(plan)
+            if (leak := float_noise_leak(plan)) is not None:
+                print(f"privgp: warning: FLOAT NOISE: {leak}", file=sys.stderr)
             if args.budget_delta is not None:   # review 20e: before the data set's delta is fixed in the ledger
                 _note_wide_budget_delta(args.budget_delta, plan.n)
             return _dry_run(args, plan, data, fc, ledger, fingerprint, own)
@@ -861,8 +871,10 @@ def run(args) -> int:
         if args.measure_on_records:
             _note_own_records(own)
         _note_coordinates(args, plan, data)   # (once charged: a user error or a refusal before it stays one line)
-        if args.json:   # (in text the forecast's lines hold it, before the charge)
+        if args.json:   # (in text the forecast's lines hold them, before the charge)
             _note_wide_clip(plan)
+            if (leak := float_noise_leak(plan)) is not None:
+                print(f"privgp: warning: FLOAT NOISE: {leak}", file=sys.stderr)
         _note_wide_budget_delta(charge.budget_delta, plan.n)
         progress.update(1)
         progress.stage(STAGES[4])

@@ -276,12 +276,16 @@ def _rebuild(doc: dict, kind: str | None) -> tuple[PrivacyCertificate | None, li
     cert = publish.verify_against_plan(doc, plan, mechanism=mech.name)
     if hasattr(plan, "check_verifiable"):   # a noisy grid drawn with float noise does not hold its epsilon
         plan.check_verifiable()
-    note = None
+    notes = []
+    leak = plan.float_noise_leak() if hasattr(plan, "float_noise_leak") else None
+    if leak:   # red team 20f: measured; --strict fails
+        notes.append(f"float noise: {leak}")
     if mech.name in ("grid", "laplace-grid"):   # settings said to be auto's choice must be auto's choice
         from ..mechanisms.registered.auto import check_auto_choice
 
         note = check_auto_choice(Recorded(doc), plan)
-    return cert, [] if note is None else [note]
+        notes += [] if note is None else [note]
+    return cert, notes
 
 
 def _registered(name: object):

@@ -90,6 +90,16 @@ class SparseGpReleased:
 class SparseGpPlan:
     """Every public quantity of one DP sparse-GP release (seed 001, Alg. 1)."""
 
+    def float_noise_leak(self) -> str | None:
+        """With one inducing point its released m and S pin down the noisy statistics, whose float noise leaks as the
+        old noisy grids' did (red team 20f: delta(5) >= 0.10 at a certified 1e-6); None otherwise (more points: no
+        attack found, the solve mixes every statistic)."""
+        if self.spec.n_inducing > 1:
+            return None
+        return ("with one inducing point its released m and S give its noisy statistics exactly, whose float noise "
+                "tells two neighbouring data sets apart (red team 20f: delta(5) >= 0.10 where 1e-6 is certified): its "
+                "(epsilon, delta) holds for exact arithmetic only; use more inducing points or a noisy grid")
+
     n: int
     domain: Box
     response_map: ResponseMap
