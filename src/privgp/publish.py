@@ -45,7 +45,7 @@ def _parts(result: Any, mechanism: str | None = None) -> tuple[Any, Any, Any, An
                                     "no records")
     mech = for_plan(result.plan) if mechanism is None else get(mechanism, "mechanism").resolve(result.plan)
     check_publishable(for_plan(result.plan))   # review 20c B5: a result made without privgp.release
-    check_publishable(mech)
+    check_publishable(mech)                    # and a mechanism named for it
     return mech, result.plan, result.released, result.data
 
 
@@ -520,7 +520,7 @@ def write_release(result: Any, out: str | os.PathLike[str], *, report: bool = Tr
     verify`` can run again (at most 64 simulated releases a family, at most 16 families)."""
     from .cli.outputs import AtomicOutput
     from .mechanisms.release import StatisticsRelease, _issue_result, issued_result
-    from .tasks.forecast import MAX_VERIFIED_REPS, Forecast
+    from .tasks.forecast import MAX_VERIFIED_FAMILIES, MAX_VERIFIED_REPS, Forecast
 
     if not issued_result(result):   # red team 20d: a result rebuilt with another plan, fingerprint or charge
         raise InvalidParameterError("result", "the very object privgp.release returned in this process, unchanged "
@@ -537,9 +537,9 @@ def write_release(result: Any, out: str | os.PathLike[str], *, report: bool = Tr
     if forecast is not None and forecast.reps_per_family > MAX_VERIFIED_REPS:   # red team 20d M2: verify refuses it
         raise InvalidParameterError("forecast", f"a forecast of at most {MAX_VERIFIED_REPS} simulated releases a family "
                                     "(what privgp verify runs again; nothing was written)", forecast.reps_per_family)
-    if forecast is not None and len(forecast.families) > 16:   # review 20e: verify runs at most 16 families
-        raise InvalidParameterError("forecast", "a forecast of at most 16 field families (what privgp verify runs "
-                                    "again; nothing was written)", len(forecast.families))
+    if forecast is not None and len(forecast.families) > MAX_VERIFIED_FAMILIES:   # review 20e: verify refuses it
+        raise InvalidParameterError("forecast", f"a forecast of at most {MAX_VERIFIED_FAMILIES} field families (what "
+                                    "privgp verify runs again; nothing was written)", len(forecast.families))
     folder = check_out(out, overwrite=overwrite, ledger=result.ledger)   # the check check_out makes before a charge
     # the ledger entry is read before anything is written: a ledger moved or deleted since the charge stops here
     entries = [] if result.ledger is None else [e for e in result.ledger.entries(result.fingerprint)

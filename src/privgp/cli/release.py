@@ -26,10 +26,10 @@ from pathlib import Path
 from .. import __version__
 from ..datasets import baltimore
 from ..datasets.sources import ReducedData
-from ..errors import BudgetExceededError, ClusterError, DataError, InvalidParameterError, NoisyReleaseError, NumericalError
+from ..errors import BudgetExceededError, ClusterError, InvalidParameterError, NoisyReleaseError, NumericalError
 from ..formatting import exact_number
 from ..ledger import DEFAULT_BUDGET_EPSILON, Ledger, check_budget, ledger_path, remaining_epsilon
-from ..mechanisms.interface import DEFAULT_MEMORY_LIMIT, Mechanism, Request, all_options, check_publishable, get, registry
+from ..mechanisms.interface import DEFAULT_MEMORY_LIMIT, Mechanism, Request, all_options, check_publishable, float_noise_leak, get, registry
 from ..mechanisms.release import ResponseMap, check_extents, check_map_is_possible, check_records, default_delta, release
 from ..progress import Progress
 from ..tasks.forecast import NOISY_IOU, Forecast, RecordsCheck, forecast, records_check
@@ -413,11 +413,13 @@ def wide_clip_note(plan) -> str | None:
             "knowledge, keeps the signal")
 
 
-def _note_wide_clip(plan) -> None:
-    """:func:`wide_clip_note` on stderr (a dry run; a ``--json`` run, whose stdout is its JSON)."""
-    note = wide_clip_note(plan)
-    if note:
+def _note_public_settings(plan) -> None:
+    """:func:`wide_clip_note` and the plan's measured float-noise leak on stderr (a dry run; a ``--json`` run, whose
+    stdout is its JSON; in text a real run prints them beside the forecast, before the charge)."""
+    if (note := wide_clip_note(plan)) is not None:
         print(f"privgp: note: {note}", file=sys.stderr)
+    if (leak := float_noise_leak(plan)) is not None:
+        print(f"privgp: warning: FLOAT NOISE: {leak}", file=sys.stderr)
 
 
 def _note_wide_budget_delta(budget_delta: float, n: int) -> None:
@@ -484,11 +486,10 @@ def _load_source(args, coords, domain, rmap):
     only n and the fingerprint come back here (ReducedData), the statistics follow in _cluster_statistics."""
     from ..datasets import sources
     from ..datasets.batch_memory import keep_freed_memory
-    from ..datasets.tabular import load_table
+    from ..datasets.tabular import check_distinct_columns, load_table
 
     response = args.response_col or "response"
-    if len(set(coords) | {response}) != len(coords) + 1:   # every source (red team 20b: a Parquet KeyError traceback)
-        raise DataError(f"coordinate and response columns must be distinct; got {tuple(coords)} and {response!r}")
+    check_distinct_columns(coords, response)   # every source, before any is read
     query, table = getattr(args, "query", None), getattr(args, "table", None)
     cluster = _cluster_wanted(args)
     if cluster:
@@ -745,12 +746,6 @@ def forecast_release(plan, *, allow_noisy: bool, quiet: bool = False, reps: int 
     return fc
 
 
-def float_noise_leak(plan) -> str | None:
-    """What the plan's release leaks beyond its certificate in floating point, measured (red team 20f), or None."""
-    leak = plan.float_noise_leak() if hasattr(plan, "float_noise_leak") else None
-    return leak or None
-
-
 def _dry_run(args, plan, data, fc: Forecast, ledger: Ledger, fingerprint: str, own: RecordsCheck | None) -> int:
     """``--dry-run``: the records were checked and the forecast made; print it, and what a real run would do -- be
     released, be refused as mostly noise, or be refused by the budget (the ledger asked, nothing recorded). ``own``:
@@ -849,9 +844,7 @@ def run(args) -> int:
             if not reduced:
                 _note_empty_cells(plan, data)
             _note_coordinates(args, plan, data)
-            _note_wide_clip(plan)
-            if (leak := float_noise_leak(plan)) is not None:
-                print(f"privgp: warning: FLOAT NOISE: {leak}", file=sys.stderr)
+            _note_public_settings(plan)
             if args.budget_delta is not None:   # review 20e: before the data set's delta is fixed in the ledger
                 _note_wide_budget_delta(args.budget_delta, plan.n)
             return _dry_run(args, plan, data, fc, ledger, fingerprint, own)
@@ -872,9 +865,7 @@ def run(args) -> int:
             _note_own_records(own)
         _note_coordinates(args, plan, data)   # (once charged: a user error or a refusal before it stays one line)
         if args.json:   # (in text the forecast's lines hold them, before the charge)
-            _note_wide_clip(plan)
-            if (leak := float_noise_leak(plan)) is not None:
-                print(f"privgp: warning: FLOAT NOISE: {leak}", file=sys.stderr)
+            _note_public_settings(plan)
         _note_wide_budget_delta(charge.budget_delta, plan.n)
         progress.update(1)
         progress.stage(STAGES[4])

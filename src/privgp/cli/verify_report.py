@@ -80,7 +80,7 @@ def check_forecast(doc: dict, plan: Any) -> tuple[Any, list[str]]:
     forecast (``--strict`` fails; a forger could pick settings that look better). No forecast: None, with a note.
     Anything else fails. The picture's title carries the returned forecast's warning."""
     from ..mechanisms.interface import for_plan
-    from ..tasks.forecast import MAX_VERIFIED_REPS, forecast
+    from ..tasks.forecast import MAX_VERIFIED_FAMILIES, MAX_VERIFIED_REPS, forecast
 
     standard = forecast(plan, reps=for_plan(plan).forecast_reps)
     said = (f"the forecast privgp release makes says expected IoU {standard.iou_text()}"
@@ -92,7 +92,7 @@ def check_forecast(doc: dict, plan: Any) -> tuple[Any, list[str]]:
         return standard, _inexact(recorded, standard)
     try:
         families = tuple(recorded["families"])
-        if len(families) > 16:
+        if len(families) > MAX_VERIFIED_FAMILIES:
             raise ValueError(f"{len(families)} families")
         reps = int(recorded["simulated_releases"]) // len(families)
         if reps > MAX_VERIFIED_REPS:   # red team 19c: 1e308 releases kept verify busy; unchecked, it may say anything

@@ -166,13 +166,20 @@ def _numeric_column(df: pd.DataFrame, name: str, where: str) -> np.ndarray:
     return values
 
 
+def check_distinct_columns(coordinates: Sequence[str], response: str) -> None:
+    """The coordinate and response columns name different columns (every source: red team 20b, a Parquet file with
+    one column given twice was a KeyError traceback)."""
+    coordinates = tuple(coordinates)
+    if len(set(coordinates + (response,))) != len(coordinates) + 1:
+        raise DataError(f"coordinate and response columns must be distinct; got {coordinates} and {response!r}")
+
+
 def table_from_frame(df: pd.DataFrame, coordinates: Sequence[str], response: str, *, source: str) -> TabularData:
     """Check and extract coordinates and responses from a string-valued table."""
     coordinates = tuple(coordinates)
     if not 1 <= len(coordinates) <= MAX_DIM:
         raise DataError(f"give 1 or 2 coordinate columns; got {len(coordinates)}")
-    if len(set(coordinates + (response,))) != len(coordinates) + 1:
-        raise DataError(f"coordinate and response columns must be distinct; got {coordinates} and {response!r}")
+    check_distinct_columns(coordinates, response)
     missing = [c for c in coordinates + (response,) if c not in df.columns]
     if missing:
         shown = ", ".join(repr(c) for c in list(df.columns)[:20])

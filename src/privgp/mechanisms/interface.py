@@ -623,6 +623,13 @@ def mechanism_names() -> list[str]:
     return list(registry())
 
 
+def float_noise_leak(plan: Any) -> str | None:
+    """What a plan's release leaks beyond its certificate in floating point, measured (the plan's
+    ``float_noise_leak()``; red team 20f), or None."""
+    leak = plan.float_noise_leak() if hasattr(plan, "float_noise_leak") else None
+    return leak or None
+
+
 def check_publishable(mech: Mechanism) -> None:
     """Refuse (before anything is read or charged) a release by a mechanism whose certificate does not hold as computed
     (:attr:`Mechanism.not_publishable`)."""

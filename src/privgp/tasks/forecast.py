@@ -48,6 +48,8 @@ PRECISE_SE = 0.005
 #: 2-8; red team 19c: a certificate stating 1e308 kept verify busy, so a forecast stating more is NOT VERIFIED, and
 #: privgp.publish refuses to write one: red team 20d)
 MAX_VERIFIED_REPS = 64
+#: ... and the most field families (a forecast of more is NOT VERIFIED, and privgp.publish does not write one)
+MAX_VERIFIED_FAMILIES = 16
 _IDENTITY = ResponseMap(threshold=0.0, clip=1.0)
 
 
