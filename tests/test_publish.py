@@ -116,7 +116,7 @@ def test_wrong_inputs_are_clear_errors_and_charge_nothing(tmp_path):
         budget.charge(object(), plan.event)
 
 
-@pytest.mark.parametrize("mechanism", ["grid", "laplace-grid", "posterior-sample", "functional", "sparse-gp"])
+@pytest.mark.parametrize("mechanism", ["grid", "laplace-grid", "posterior-sample", "sparse-gp"])
 def test_a_plan_changed_after_planning_is_refused_before_the_charge(mechanism, tmp_path):
     """plan.scaled(k) is a forecast's simulation plan (another n, or the noise of another n) that keeps the
     planned event: released, the ledger would charge the planned epsilon for a draw with far less privacy.
@@ -188,7 +188,7 @@ def _with_leaf(obj, path, value):
 
 @pytest.mark.parametrize("mechanism, options", [
     ("grid", {}), ("laplace-grid", {}), ("posterior-sample", {"L": 2}),
-    ("functional", {}), ("sparse-gp", {}), ("posterior-sample-tuned", {"lengthscales": [0.1, 0.3]})])
+    ("sparse-gp", {}), ("posterior-sample-tuned", {"lengthscales": [0.1, 0.3]})])
 def test_every_number_a_plan_holds_is_checked_against_its_public_settings(mechanism, options):
     """Red team round 10: check_plan compared the certificate, the event and the public settings, so a field
     draw reads that the settings do not name (a candidate's eta, a noise object's scale) could be edited after

@@ -33,7 +33,6 @@ RELEASES = {
     "posterior-sample": ["--epsilon", "50"],
     "posterior-sample-tuned": ["--lengthscales", "1", "3", "--epsilon", "60"],
     "sparse-gp": ["--epsilon", "50", "--inducing", "6"],
-    "functional": ["--epsilon", "50", "--r", "0.5"],
     "laplace-grid": ["--epsilon", "5", "--cells", "4"],
 }
 
@@ -232,7 +231,6 @@ def test_relabelled_deleted_or_swapped_fails(certificates, name, tmp_path, capsy
 def test_the_issue_forgeries_fail(certificates, tmp_path, capsys):
     """The forgeries of issue 25, each of which verified before."""
     ps, sp = certificates["posterior-sample"], certificates["sparse-gp"]
-    fu = certificates["functional"]
 
     def ev(d):
         return d["certificate"]["event"]
@@ -240,7 +238,6 @@ def test_the_issue_forgeries_fail(certificates, tmp_path, capsys):
     cases = [
         (sp, lambda d: ev(d).__setitem__("sensitivity", ev(d)["sensitivity"] / 4), "certificate.event.sensitivity"),
         (sp, lambda d: ev(d).__setitem__("noise_std", ev(d)["noise_std"] * 4), "certificate.event.noise_std"),
-        (fu, lambda d: ev(d).__setitem__("noise_std", ev(d)["noise_std"] * 4), "certificate.event.noise_std"),
         (ps, lambda d: ev(d).__setitem__("M_Y", 0.25), "certificate.event.M_Y"),
         (ps, lambda d: (ev(d).__setitem__("sensitivity", "rkhs"), ev(d).__setitem__("rkhs_norm", 1e-6)),
          "certificate.event.sensitivity"),
@@ -721,7 +718,7 @@ def test_forgeries_through_the_released_files_fail(certificates, tmp_path, capsy
     must be hashed, hold exactly what the mechanism writes from its released arrays under the certificate's plan
     (the grid's map and sd from its released statistics; paths numbering L), and no other kind's or mechanism's
     file may be hashed."""
-    lg, fn, opt = certificates["laplace-grid"], certificates["functional"], certificates["optimize"]
+    lg, fn, opt = certificates["laplace-grid"], certificates["posterior-sample"], certificates["optimize"]
     eps = json.loads(lg.read_text())["public_settings"]["target_epsilon"]
 
     def forged(cert, edit_doc=lambda d: None, edit_files=lambda folder: None):

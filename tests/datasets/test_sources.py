@@ -248,9 +248,9 @@ def test_a_release_through_the_cluster_equals_the_in_memory_release(lake, cluste
     capsys.readouterr()
 
 
-@pytest.mark.parametrize("mechanism", ["posterior-sample", "functional"])
+@pytest.mark.parametrize("mechanism", ["posterior-sample"])
 def test_gp_mechanisms_from_per_site_statistics_equal_the_in_memory_release(lake, cluster, tmp_path, capsys, mechanism):
-    """Snapped posterior sampling and the functional mechanism (2-D default) read per-lattice-site counts and sums
+    """Snapped posterior sampling (2-D default) reads per-lattice-site counts and sums
     from one pass, in this process or on the cluster: the same paths as from the records in memory (same seed),
     to rounding."""
     root, X, z = lake

@@ -5,14 +5,10 @@ release completes, and a release too large for the memory limit is refused befor
 (The 10^6-record timing is a benchmark: benchmarks/bench_release_scale.py, BENCHMARKS.md.)"""
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 
-from privgp.cli.main import main
 from privgp.errors import InvalidParameterError
-from privgp.ledger import Ledger
 from privgp.mechanisms.functional import plan_functional, posterior_mean_weights, release_functional
 from privgp.models.domain import Box, PublicGrid
 from privgp.models.kernels import make_kernel
@@ -130,75 +126,6 @@ def test_too_large_solve_refused_by_check_naming_the_option():
     with pytest.raises(InvalidParameterError, match=r"^memory must .*lattice posterior mean.*coarser lattice"):
         fine.check(X, y)
     assert release_functional(plan_functional(n, BOX2, GRID2, snap=1, **kw), X, y, rng).values.shape == GRID2.shape
-
-
-# ------------------------------------------------------------------ the CLI at 10^5 records
-
-@pytest.fixture
-def env(tmp_path, monkeypatch):
-    monkeypatch.setenv("PRIVGP_LEDGER", str(tmp_path / "ledger.sqlite"))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-N_BIG = 10**5
-
-
-@pytest.fixture(scope="module")
-def big_csv(tmp_path_factory):
-    rng = np.random.default_rng(5)
-    x, y = rng.uniform(850, 1000, N_BIG), rng.uniform(500, 590, N_BIG)
-    price = 55 * np.exp(0.35 * np.sin((x - 850) / 25) + 0.25 * np.cos((y - 500) / 20) + 0.3 * rng.standard_normal(N_BIG))
-    path = tmp_path_factory.mktemp("big") / "big.csv"
-    np.savetxt(path, np.column_stack([x, y, price]), delimiter=",", header="x,y,price", comments="", fmt="%.6f")
-    return path
-
-
-def _cmd(csv, *extra):
-    return ["release", "--mechanism", "functional", "--allow-noisy", "--data", str(csv), "--x-col", "x", "--y-col", "y",
-            "--response-col", "price", "--box", "850", "1000", "500", "590", "--threshold", "50", "--clip", "1",
-            "--transform", "log", "--no-report", "--json", *extra]
-
-
-@pytest.fixture(scope="module")
-def released_once(big_csv, tmp_path_factory):
-    """One completed 10^5-record CLI release: (its folder, its ledger's bytes)."""
-    d = tmp_path_factory.mktemp("once")
-    mp = pytest.MonkeyPatch()
-    try:
-        mp.setenv("PRIVGP_LEDGER", str(d / "ledger.sqlite"))
-        mp.setenv("HOME", str(d / "home"))
-        mp.chdir(d)
-        code = main(_cmd(big_csv, "--grid", "61", "--out", "rel"))
-    finally:
-        mp.undo()
-    assert code == 0
-    return d, (d / "ledger.sqlite").read_bytes()
-
-
-def test_cli_release_of_1e5_records_completes(released_once):
-    d, _ = released_once
-    cert = json.loads((d / "rel" / "certificate.json").read_text())
-    s = cert["public_settings"]
-    assert s["n"] == N_BIG and s["snap"] == 1 and "public per-record map" in s["preprocessing"]
-    paths = np.load(d / "rel" / "paths.npz")["paths"]
-    assert paths.shape == (1, 61, 37) and np.all(np.isfinite(paths))
-    (entry,) = Ledger(d / "ledger.sqlite").entries()
-    assert entry.status == "completed" and entry.epsilon <= 5.0
-
-
-@pytest.mark.parametrize("extra, says", [(("--snap", "0"), "--snap 1"),
-                                         (("--snap", "4", "--memory-limit", "1"), "coarser lattice")])
-def test_refused_too_large_release_charges_nothing(env, big_csv, released_once, capsys, extra, says):
-    ledger = env / "ledger.sqlite"
-    ledger.write_bytes(released_once[1])       # a ledger that already holds one charge for these records
-    before = ledger.read_bytes()
-    assert main(_cmd(big_csv, "--out", "rel", *extra)) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("privgp: error: memory must be") and says in err and len(err.strip().splitlines()) == 1, err
-    assert ledger.read_bytes() == before and not (env / "rel").exists()
-    assert len(Ledger(ledger).entries()) == 1
 
 
 @pytest.mark.parametrize("dim", [1, 2])

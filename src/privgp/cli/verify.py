@@ -54,8 +54,9 @@ DESCRIPTION = textwrap.dedent("""\
     writes from the released arrays (a noisy grid's map and sd recomputed from its released
     statistics; L paths on the grid), an optimize run's rounds are the rebuilt plan's, the report
     states the certificate's epsilon, a sparse GP's prediction is recomputed from its released
-    statistics. A sample path or a functional release cannot be tied to epsilon (only their number,
-    grid and shape are checked). Needs no data and no ledger.
+    statistics. A sample path cannot be tied to epsilon (only their number, grid and shape are
+    checked). A functional or discretised-gaussian release is NOT VERIFIED (its float noise leaks).
+    Needs no data and no ledger.
 
     Not verifiable by a third party: the ledger fields (entry id, dataset fingerprint, budget and
     spent epsilon) are the data holder's statement; the ledger is private. Nor can verify know

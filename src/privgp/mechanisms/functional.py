@@ -164,22 +164,25 @@ def posterior_mean_rkhs_distance(kernel: Kernel, r: float, X1, y1, X2, y2) -> fl
 #: data sets computes both means and tests which one float noise can give (2000 of 2000 told apart at (5, 1e-6))
 FUNCTIONAL_FLOAT_LEAK = ("its released values are the posterior mean plus noise added in floating point, whose low-order "
                          "bits tell two neighbouring data sets apart (red team 20f: 2 000 of 2 000 releases of the "
-                         "embedded sales told apart from those with one price changed, at a certified (5, 1e-6)): its "
-                         "(epsilon, delta) holds for exact arithmetic only, not for the digits of its files; publish "
-                         "rounded values or a noisy grid (exact discrete noise)")
+                         "embedded sales told apart from those with one price changed, at a certified (5, 1e-6)), so "
+                         "its (epsilon, delta) holds for exact arithmetic only, not as computed; it stays for planning, "
+                         "accounting and simulation (privgp account, privgp experiment); --mechanism grid releases a "
+                         "map with exact discrete noise")
 
 
 @dataclass(frozen=True)
 class FunctionalPlan:
     """Every public setting of one functional-mechanism release of a GP posterior mean: the seed-002
     implementation of :class:`privgp.mechanisms.release.ReleasePlan` (``check``, ``draw``, ``event``,
-    ``certificate``), so :func:`privgp.mechanisms.release.release` charges a ledger for it."""
+    ``certificate``). ``privgp release`` and :func:`privgp.release` refuse it (:data:`FUNCTIONAL_FLOAT_LEAK`); the
+    experiments and ``privgp account`` plan and simulate it."""
 
-    def float_noise_leak(self) -> str:
-        """What a release of it leaks beyond its certificate in floating point (red team 20f): its released values are
-        the posterior mean plus noise in one float addition, so one who knows two neighbouring data sets tells them
-        apart from the low-order bits."""
-        return FUNCTIONAL_FLOAT_LEAK
+    def check_verifiable(self) -> None:
+        """``privgp verify``: a release of it does not hold its certificate as computed
+        (:data:`FUNCTIONAL_FLOAT_LEAK`): NOT VERIFIED."""
+        from ..errors import CertificateMismatch  # noqa: PLC0415
+
+        raise CertificateMismatch("mechanism", f"functional: {FUNCTIONAL_FLOAT_LEAK}; withdraw its files")
 
     n: int
     domain: Box

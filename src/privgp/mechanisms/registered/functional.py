@@ -53,8 +53,10 @@ class Functional(Mechanism):
     seed 002, Thm 4.1)."""
 
     name = "functional"
+    not_publishable = fm.FUNCTIONAL_FLOAT_LEAK
     help = ("the GP posterior mean plus GP noise of the same kernel (functional mechanism; seed 002, Thm 4.1: "
-            "c = Delta / mu with Delta the posterior mean's RKHS sensitivity, <= seed 000's Delta_n)")
+            "c = Delta / mu with Delta the posterior mean's RKHS sensitivity, <= seed 000's Delta_n); not released: "
+            "its float noise leaks (privgp account and the experiments plan and simulate it)")
     options = (KERNEL, LENGTHSCALE, R, SENSITIVITY, SNAP, NOISE_BOUND, NOISE_ANALYSIS)
     plan_type = fm.FunctionalPlan
     order = 30
