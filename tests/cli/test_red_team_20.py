@@ -333,13 +333,21 @@ def test_a_budget_delta_above_one_over_n_gets_a_note(tmp_path, capsys):
     assert "is above 1/n" not in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("mechanism, extra, leaks", [("sparse-gp", ["--inducing", "1"], True),
+@pytest.mark.parametrize("mechanism, extra, leaks", [("sparse-gp", ["--inducing", "1"], False),
                                                      ("sparse-gp", [], False)])
 def test_a_release_whose_float_noise_leaks_says_so_and_fails_strict(tmp_path, capsys, mechanism, extra, leaks):
-    """Red team 20f: a sparse GP with one inducing point gave delta(5) >= 0.10 at a certified (5, 1e-6). Until it
-    draws exact noise, the release warns before the charge and verify notes it (--strict fails); a sparse GP with its
-    default inducing points, where no attack was found, does neither. (functional, which leaked outright, is refused:
-    the test above.)"""
+    """Red team 20f: a sparse GP with one inducing point gave delta(5) >= 0.10 at a certified (5, 1e-6). A release
+    now draws exact discrete noise on lattice statistics (tests/mechanisms/test_sparse_gp_lattice.py), so neither it
+    nor the default warns; a float-noise plan (an earlier privgp's certificate) with one point still states the leak,
+    which verify notes (--strict fails). (functional, which leaked outright, is refused: the test above.)"""
+    import privgp
+    from privgp.mechanisms.sparse_gp_release import plan_sparse_gp
+
+    box = privgp.Box((850.0, 500.0), (1000.0, 590.0))
+    rm = privgp.ResponseMap(threshold=40, clip=1, transform="log")
+    assert plan_sparse_gp(211, box, rm, epsilon=5, inducing=1, _noise="float").float_noise_leak()
+    assert plan_sparse_gp(211, box, rm, epsilon=5, _noise="float").float_noise_leak() is None
+    assert plan_sparse_gp(211, box, rm, epsilon=5, inducing=1).float_noise_leak() is None
     capsys.readouterr()
     code = main(["release", "--mechanism", mechanism, *extra, "--allow-noisy", "--seed", "1", "--no-report",
                  "--out", str(tmp_path / "r"), "--ledger", str(tmp_path / "l.sqlite")])

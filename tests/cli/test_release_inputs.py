@@ -104,11 +104,18 @@ def test_degenerate_grid_and_scales_are_refused_before_the_charge(env, seeded_le
 
 def test_sparse_gp_at_the_ends_of_the_allowed_scales_releases(env, capsys):
     tmp, ledger = env
-    for i, args in enumerate((["--noise-std", "1e-150"], ["--noise-ratio", "1e-12"], ["--noise-ratio", "1e12"])):
+    for i, args in enumerate((["--noise-std", "1e-150"], ["--noise-ratio", "1e-2"], ["--noise-ratio", "1e2"])):
         code, _, err = run(capsys, "release", "--mechanism", "sparse-gp", *args, *OK, "--budget-epsilon", 1000,
                            "--ledger", ledger, "--out", tmp / f"r{i}")
         assert code == 0, (args, err)
         assert np.all(np.isfinite(np.load(tmp / f"r{i}" / "prediction.npz")["mean"]))
+    # noise beyond the exact sampler's 2^56 lattice steps: refused before the charge, naming the ratio
+    before = ledger.read_bytes()
+    for ratio in ("1e-12", "1e12"):
+        code, _, err = run(capsys, "release", "--mechanism", "sparse-gp", "--noise-ratio", ratio, *OK,
+                           "--budget-epsilon", 1000, "--ledger", ledger, "--out", tmp / "r_far")
+        assert code == 2 and "epsilon and noise_ratio must be such that the noise is at most 2^56 lattice" in err, err
+        assert ledger.read_bytes() == before and not (tmp / "r_far").exists()
 
 
 # -- optimize ---------------------------------------------------------------------------------------------------------

@@ -24,7 +24,8 @@ def test_embedded_release(tmp_path, capsys):
     assert "sparse-gp" in (tmp_path / "out" / "report.html").read_text()
     doc = json.loads((tmp_path / "out" / "certificate.json").read_text())
     cert = PrivacyCertificate.from_dict(doc["certificate"])
-    assert cert.event.kind == "gaussian" and cert.method == "exact-gdp"
+    assert cert.event.kind == "zcdp"   # exact discrete noise on lattice statistics (sparse_gp_lattice)
+    assert doc["public_settings"]["noise"] == "discrete-gaussian" and len(doc["public_settings"]["lattice"]["steps"]) == 3
     assert cert.recompute().epsilon == cert.epsilon <= 3.0
     assert str(tmp_path) not in (tmp_path / "out" / "certificate.json").read_text()
     (entry,) = Ledger(tmp_path / "l.sqlite").entries()

@@ -236,8 +236,10 @@ def test_the_issue_forgeries_fail(certificates, tmp_path, capsys):
         return d["certificate"]["event"]
 
     cases = [
-        (sp, lambda d: ev(d).__setitem__("sensitivity", ev(d)["sensitivity"] / 4), "certificate.event.sensitivity"),
-        (sp, lambda d: ev(d).__setitem__("noise_std", ev(d)["noise_std"] * 4), "certificate.event.noise_std"),
+        (sp, lambda d: ev(d).__setitem__("rho", ev(d)["rho"] / 4), "certificate.event.rho"),
+        (sp, lambda d: d["public_settings"]["lattice"].__setitem__("steps", [4 * t for t in
+                                                                             d["public_settings"]["lattice"]["steps"]]),
+         "public_settings.lattice.steps[0]"),
         (ps, lambda d: ev(d).__setitem__("M_Y", 0.25), "certificate.event.M_Y"),
         (ps, lambda d: (ev(d).__setitem__("sensitivity", "rkhs"), ev(d).__setitem__("rkhs_norm", 1e-6)),
          "certificate.event.sensitivity"),
@@ -255,10 +257,9 @@ def test_the_issue_forgeries_fail(certificates, tmp_path, capsys):
     forged = PrivacyCertificate.from_dict(doc["certificate"])
     from dataclasses import replace
 
-    from privgp.accounting.events import GaussianEvent
+    from privgp.accounting.events import ZcdpEvent
 
-    e = forged.event
-    again = replace(forged, event=GaussianEvent(e.sensitivity / 4, e.noise_std)).recompute()
+    again = replace(forged, event=ZcdpEvent(forged.event.rho / 16)).recompute()
     code, res = verify(_tampered(tmp_path, sp, lambda d: d.__setitem__("certificate", again.to_dict())), capsys)
     assert code == 1 and res["field"].startswith("certificate.event"), res
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from privgp.accounting import GaussianEvent, accountant
+from privgp.accounting.events import ZcdpEvent
 from privgp.errors import InvalidParameterError
 from privgp.ledger import Ledger
 from privgp.mechanisms.release import ResponseMap, release
@@ -38,14 +39,30 @@ def test_inducing_grid_depends_only_on_the_box():
 
 @pytest.mark.parametrize("eps", [0.5, 3.0, 30.0])
 def test_plan_certifies_the_target(eps):
+    """A release's plan: exact discrete noise, a zCDP event certified at <= the target (sparse_gp_lattice)."""
     plan = plan_sparse_gp(300, BOX, ResponseMap(0.0, 3.0), epsilon=eps, delta=1e-5)
-    assert isinstance(plan.event, GaussianEvent)
+    assert isinstance(plan.event, ZcdpEvent) and plan.lattice is not None
     assert plan.certificate.epsilon <= eps
-    assert plan.certificate.epsilon == pytest.approx(eps, rel=1e-9)
-    assert plan.certificate.method == "exact-gdp"
+    assert plan.certificate.epsilon == pytest.approx(eps, rel=1e-6)
     assert accountant.delta(plan.event, eps).delta <= 1e-5
     assert plan.certificate.recompute().epsilon == plan.certificate.epsilon
-    assert plan.public_settings()["n_inducing"] == 40
+    settings = plan.public_settings()
+    assert settings["n_inducing"] == 40 and settings["noise"] == "discrete-gaussian"
+    assert settings["sensitivity"] > plan.spec.sensitivity()   # the lattice's share, R_k + g sqrt(d)
+    assert settings["sigma_a"] == plan.lattice.std_a >= plan.lattice.sigma_a
+
+
+@pytest.mark.parametrize("eps", [0.5, 3.0, 30.0])
+def test_a_float_noise_plan_rebuilds_an_earlier_certificate(eps):
+    """Certificates before 2026-11-29: the paper's float noise, calibrated on the exact GDP profile."""
+    plan = plan_sparse_gp(300, BOX, ResponseMap(0.0, 3.0), epsilon=eps, delta=1e-5, _noise="float")
+    assert isinstance(plan.event, GaussianEvent) and plan.lattice is None
+    assert plan.certificate.epsilon <= eps and plan.certificate.epsilon == pytest.approx(eps, rel=1e-9)
+    assert plan.certificate.method == "exact-gdp"
+    assert "noise" not in plan.public_settings()
+    # the discrete noise costs a few per cent more std (zCDP calibration) than this one
+    ratio = plan_sparse_gp(300, BOX, ResponseMap(0.0, 3.0), epsilon=eps, delta=1e-5).noise.sigma_a / plan.noise.sigma_a
+    assert 1.0 < ratio < 1.25
 
 
 def test_release_through_the_protocol_charges_the_ledger(tmp_path):
@@ -116,9 +133,19 @@ def test_statistics_reduced_elsewhere_are_checked_against_the_sensitivity():
 
     plan = privgp.plan("sparse-gp", 100, privgp.Box((0.0,), (1.0,)), privgp.ResponseMap(0.0, 1.0), epsilon=1.0)
     m = plan.spec.n_inducing
-    ok_A, ok_B = np.zeros(m), np.zeros((m, m))
+    ok_A, ok_B = np.zeros(m, dtype=np.int64), np.zeros((m, m), dtype=np.int64)   # lattice steps (sparse_gp_lattice)
     plan.check_statistics(ok_A, ok_B, 100, 0)
-    for A, B, clipped in ((np.full(m, 1e6), ok_B, 0), (ok_A, np.eye(m) * 1e6, 0), (ok_A, ok_B, 101),
-                          (ok_A, np.triu(np.ones((m, m))), 0)):
+    big = 100 * 2**32 + 1
+    for A, B, clipped in ((np.full(m, big), ok_B, 0), (ok_A, np.eye(m, dtype=np.int64) * big, 0), (ok_A, ok_B, 101),
+                          (ok_A, np.triu(np.ones((m, m), dtype=np.int64)), 0), (ok_A.astype(float), ok_B, 0),
+                          (ok_A, -np.eye(m, dtype=np.int64), 0)):
         with pytest.raises(InvalidParameterError, match="statistics"):
             plan.check_statistics(A, B, 100, clipped)
+    old = plan_sparse_gp(100, privgp.Box((0.0,), (1.0,)), privgp.ResponseMap(0.0, 1.0), epsilon=1.0,
+                         _noise="float")   # an earlier privgp's float statistics
+    fA, fB = np.zeros(m), np.zeros((m, m))
+    old.check_statistics(fA, fB, 100, 0)
+    for A, B, clipped in ((np.full(m, 1e6), fB, 0), (fA, np.eye(m) * 1e6, 0), (fA, fB, 101),
+                          (fA, np.triu(np.ones((m, m))), 0)):
+        with pytest.raises(InvalidParameterError, match="statistics"):
+            old.check_statistics(A, B, 100, clipped)

@@ -7,11 +7,16 @@ mapped to [-1, 1] by a public :class:`~privgp.mechanisms.release.ResponseMap` (s
 clipping done by the map). Public settings fixed from the box and the arguments only: inducing
 inputs Z on a regular grid over the box (``inducing`` points along the longest side), kernel and
 lengthscale (default: one fifth of the box diameter), signal variance 1, observation noise std
-``noise_std`` in model units, the R_k rule, sigma_a / sigma_b, rho and the S_2 correction. The noise
-is calibrated to the target (epsilon, delta) by the exact Gaussian profile and the certificate
-(:func:`~privgp.accounting.certify`) is re-checked to be <= the target.
+``noise_std`` in model units, the R_k rule, sigma_a / sigma_b, rho and the S_2 correction.
 
-Released (all post-processing of the one Gaussian-mechanism output (a~, B~)): the noisy statistics,
+Noise (since 2026-11-29): exact discrete Gaussian noise on the statistics rounded to public lattices, in integer
+arithmetic, calibrated to the target (epsilon, delta) on its zCDP curve (:mod:`privgp.mechanisms.sparse_gp_lattice`):
+the float noise of seed 001's eq. 5 leaks through its low-order bits (red team 20f: delta(5) >= 0.10 with one
+inducing point). A certificate without a ``noise`` setting (an earlier privgp's) is rebuilt with the paper's float
+noise calibrated by the exact Gaussian profile. Either way the certificate (:func:`~privgp.accounting.certify`) is
+re-checked to be <= the target.
+
+Released (all post-processing of the one noisy output (a~, B~)): the noisy statistics,
 q(u) = N(m, S) on Z, and the latent predictive mean and standard deviation on the public grid.
 Caveat (docs/results.md, seed 001 Fig. 2): the noise-aware sd is overconfident under strong privacy,
 mostly because the regulariser lambda of eq. 10 acts as unmodelled extra precision.
@@ -25,7 +30,7 @@ from numpy.typing import ArrayLike
 
 from .. import validation as v
 from ..accounting import PrivacyCertificate, certify
-from ..accounting.events import GaussianEvent
+from ..accounting.events import GaussianEvent, ZcdpEvent
 from ..errors import InvalidParameterError
 from ..models.domain import Box
 from .posterior_release import default_lengthscale
@@ -37,9 +42,18 @@ from .sparse_gp import (
     StatisticsReduction,
     SufficientStatistics,
     calibrate_noise,
-    release_from_statistics,
+    privatise,
     sparse_gp_spec,
     sufficient_statistics,
+)
+from .sparse_gp_lattice import (
+    DISCRETE_GAUSSIAN,
+    LATTICE_MAX_RECORDS,
+    LatticeNoise,
+    LatticeReduction,
+    lattice_noise,
+    lattice_statistics,
+    privatise_lattice,
 )
 
 DEFAULT_NOISE_STD = 0.3
@@ -91,10 +105,11 @@ class SparseGpPlan:
     """Every public quantity of one DP sparse-GP release (seed 001, Alg. 1)."""
 
     def float_noise_leak(self) -> str | None:
-        """With one inducing point its released m and S pin down the noisy statistics, whose float noise leaks as the
-        old noisy grids' did (red team 20f: delta(5) >= 0.10 at a certified 1e-6); None otherwise (more points: no
-        attack found, the solve mixes every statistic)."""
-        if self.spec.n_inducing > 1:
+        """None for a release drawn with exact discrete noise (privgp's since 2026-11-29). A float-noise release (an
+        earlier privgp's) with one inducing point: its released m and S pin down the noisy statistics, whose float
+        noise leaks as the old noisy grids' did (red team 20f: delta(5) >= 0.10 at a certified 1e-6); with more points
+        no attack was found (the solve mixes every statistic): None."""
+        if self.lattice is not None or self.spec.n_inducing > 1:
             return None
         return ("with one inducing point its released m and S give its noisy statistics exactly, whose float noise "
                 "tells two neighbouring data sets apart (red team 20f: delta(5) >= 0.10 where 1e-6 is certified): its "
@@ -111,9 +126,12 @@ class SparseGpPlan:
     noise: NoiseCalibration
     certificate: PrivacyCertificate
     mechanism: str = "sparse-gp"
+    #: the exact discrete noise of a release (:mod:`privgp.mechanisms.sparse_gp_lattice`); None: float noise
+    #: (certificates before 2026-11-29; the forecast's simulations at scaled n)
+    lattice: LatticeNoise | None = None
 
     @property
-    def event(self) -> GaussianEvent:
+    def event(self) -> GaussianEvent | ZcdpEvent:
         return self.noise.event
 
     @property
@@ -132,29 +150,48 @@ class SparseGpPlan:
         return X, self.response_map.apply(v.responses("responses", z, self.n))
 
     def draw(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> SparseGpReleased:
-        return self._release(sufficient_statistics(X, y, self.spec, check_inducing=False), rng)
+        if self.lattice is not None:
+            A, B, _, _ = lattice_statistics(X, y, self.spec, self.lattice)
+            return self._from_released(*privatise_lattice(A, B, self.lattice, v.generator("rng", rng)))
+        stats = sufficient_statistics(X, y, self.spec, check_inducing=False)
+        return self._from_released(*privatise(stats, self.noise, v.generator("rng", rng)))
 
     def scaled(self, n: int) -> SparseGpPlan:
         """The same plan for ``n`` records with the noise stds scaled by n / self.n: its statistics are sums over
         records, so the release forecast simulates large n at n records with the same signal-to-noise ratio of the
         privacy noise (less data for the model: a conservative forecast). Not a plan to release with."""
         f = n / self.n
-        return replace(self, n=n, noise=replace(self.noise, sigma_a=self.noise.sigma_a * f,
-                                                sigma_b=self.noise.sigma_b * f))
+        return replace(self, n=n, lattice=None, noise=replace(self.noise, sigma_a=self.noise.sigma_a * f,
+                                                              sigma_b=self.noise.sigma_b * f))
 
-    def reduction(self) -> StatisticsReduction:
+    def reduction(self) -> StatisticsReduction | LatticeReduction:
         """The public reduction of the records to what the release depends on, its sufficient statistics
-        (A, B of eq. 3): ``--data`` folders, DuckDB and a Dask cluster compute them where the records live."""
-        return StatisticsReduction(self.spec)
+        (A, B of eq. 3; on the lattices, as integers, for a release): ``--data`` folders, DuckDB and a Dask cluster
+        compute them where the records live."""
+        return StatisticsReduction(self.spec) if self.lattice is None else LatticeReduction(self.spec, self.lattice)
 
     def check_statistics(self, A: np.ndarray, B: np.ndarray, n: int, n_clipped: int) -> None:
         """What the sensitivity assumes of statistics reduced elsewhere: n records, |A_j| <= n R_y sigma_f^2 (each
         record adds k(z_j, x) y with |k| <= sigma_f^2, |y| <= R_y), B symmetric with 0 <= B_jj <= n sigma_f^4, and
-        0 <= n_clipped <= n (checked before the charge)."""
+        0 <= n_clipped <= n (checked before the charge). On the lattices (a release): integers, B exactly symmetric,
+        the same bounds in lattice steps (2^16 a kernel value or response)."""
         if int(n) != self.n:
             raise InvalidParameterError("statistics", f"sufficient statistics of {self.n} records", int(n))
-        A, B = np.asarray(A, dtype=float), np.asarray(B, dtype=float)
         m, k2 = self.spec.n_inducing, float(self.spec.signal_variance)
+        if not 0 <= int(n_clipped) <= self.n:
+            raise InvalidParameterError("statistics", f"a clipped count between 0 and {self.n}", int(n_clipped))
+        if self.lattice is not None:
+            A, B = np.asarray(A), np.asarray(B)
+            if A.shape != (m,) or B.shape != (m, m) or A.dtype != np.int64 or B.dtype != np.int64:
+                raise InvalidParameterError("statistics", f"int64 lattice statistics A of shape ({m},) and B of shape "
+                                            f"({m}, {m})", (A.shape, A.dtype.name, B.shape, B.dtype.name))
+            top = self.n * 2**32   # |y~ k~| and k~^2 are at most 2^16 2^16 lattice steps a record
+            if int(np.max(np.abs(A))) > top or not np.array_equal(B, B.T) or np.any(np.diag(B) < 0) \
+                    or int(np.max(np.diag(B))) > top:
+                raise InvalidParameterError("statistics", "|A_j| <= n 2^32, B symmetric with 0 <= B_jj <= n 2^32 "
+                                            "(lattice steps)", "outside those")
+            return
+        A, B = np.asarray(A, dtype=float), np.asarray(B, dtype=float)
         tol = 1e-9 * max(1.0, self.n * k2 * k2)
         if A.shape != (m,) or B.shape != (m, m) or not (np.all(np.isfinite(A)) and np.all(np.isfinite(B))):
             raise InvalidParameterError("statistics", f"finite A of shape ({m},) and B of shape ({m}, {m})",
@@ -165,32 +202,36 @@ class SparseGpPlan:
         d = np.diag(B)
         if np.any(np.abs(B - B.T) > tol) or np.any(d < -tol) or np.any(d > self.n * k2 * k2 + tol):
             raise InvalidParameterError("statistics", "B symmetric with 0 <= B_jj <= n sigma_f^4", "outside those")
-        if not 0 <= int(n_clipped) <= self.n:
-            raise InvalidParameterError("statistics", f"a clipped count between 0 and {self.n}", int(n_clipped))
 
     def draw_from_statistics(self, A: np.ndarray, B: np.ndarray, n: int, n_clipped: int,
                              rng: np.random.Generator) -> SparseGpReleased:
         """The release from sufficient statistics reduced in one pass (:meth:`reduction`): that of :meth:`draw`."""
-        B = np.asarray(B, dtype=float)
-        return self._release(SufficientStatistics(np.asarray(A, dtype=float), 0.5 * (B + B.T), int(n), int(n_clipped)),
-                             rng)
-
-    def _release(self, stats: SufficientStatistics, rng: np.random.Generator) -> SparseGpReleased:
         rng = v.generator("rng", rng)
-        rel = release_from_statistics(stats, self.spec, self.noise, self.spec.sensitivity(), rng,
-                                      noise_std=self.noise_std)
+        if self.lattice is not None:
+            return self._from_released(*privatise_lattice(np.asarray(A, dtype=np.int64), np.asarray(B, dtype=np.int64),
+                                                          self.lattice, rng))
+        B = np.asarray(B, dtype=float)
+        stats = SufficientStatistics(np.asarray(A, dtype=float), 0.5 * (B + B.T), int(n), int(n_clipped))
+        return self._from_released(*privatise(stats, self.noise, rng))
+
+    def _from_released(self, a: np.ndarray, B: np.ndarray) -> SparseGpReleased:
+        """Everything published, from the released statistics (a~, B~) alone (post-processing): the noise-aware
+        posterior q(u) = N(m, S) told the stds drawn (eqs. 9-15), and the prediction on the grid (eq. 17)."""
+        from ..models.gp.sparse_posterior import noise_aware_posterior, predict_from_released
+
+        spec = self.spec
+        post = noise_aware_posterior(spec.inducing_points, spec.kernel, a, B, scale=self.noise_std**2,
+                                     sigma_a=self.noise.sigma_a, sigma_b=self.noise.sigma_b, rho=spec.rho,
+                                     correction=spec.correction, signal_variance=spec.signal_variance)
         axes = self.axes()
         mesh = np.meshgrid(*axes, indexing="ij")
         pts = np.stack([m.ravel() for m in mesh], axis=-1)
-        post = rel.posterior
         # from the released m and S by the very function privgp verify recomputes them with (eq. 17; bit for bit
         # the same numbers, so the released prediction.npz verifies exactly, not only to 1e-9)
-        from ..models.gp.sparse_posterior import predict_from_released
-
-        mu, sd = predict_from_released(np.asarray(self.spec.inducing_points, dtype=float), self.spec.kernel,
-                                       self.spec.signal_variance, post.mean, post.covariance, pts)
-        return SparseGpReleased(axes, mu.reshape(self.grid), sd.reshape(self.grid), self.spec.inducing_points,
-                                post.mean, post.covariance, rel.a_released, rel.B_released, post.repair_shift)
+        mu, sd = predict_from_released(np.asarray(spec.inducing_points, dtype=float), spec.kernel,
+                                       spec.signal_variance, post.mean, post.covariance, pts)
+        return SparseGpReleased(axes, mu.reshape(self.grid), sd.reshape(self.grid), spec.inducing_points,
+                                post.mean, post.covariance, a, B, post.repair_shift)
 
     def describe(self) -> str:
         k = self.spec.kernel.describe()
@@ -198,21 +239,35 @@ class SparseGpPlan:
                 f"(lengthscale {k.get('lengthscale', float('nan')):.4g}), sigma={self.noise_std:.4g}, "
                 f"sigma_a={self.noise.sigma_a:.4g}, domain {self.domain.describe()}")
 
+    @property
+    def sensitivity(self) -> float:
+        """The L2 sensitivity the event is computed with: eq. 6, at R_k + g_k sqrt(d) on the lattices."""
+        return self.spec.sensitivity() if self.lattice is None else self.lattice.sensitivity
+
     def public_settings(self) -> dict:
         return {"mechanism": MECHANISM, "n": self.n, "dim": self.domain.dim, "domain": self.domain.to_dict(),
                 "response_map": self.response_map.to_dict(), **self.spec.to_dict(), "noise_std": self.noise_std,
-                "sensitivity": self.spec.sensitivity(), "sigma_a": self.noise.sigma_a, "sigma_b": self.noise.sigma_b,
-                "delta": self.delta, "target_epsilon": self.target_epsilon, "grid": list(self.grid)}
+                "sensitivity": self.sensitivity, "sigma_a": self.noise.sigma_a, "sigma_b": self.noise.sigma_b,
+                "delta": self.delta, "target_epsilon": self.target_epsilon, "grid": list(self.grid),
+                **({} if self.lattice is None else {"noise": DISCRETE_GAUSSIAN, "lattice": self.lattice.to_dict()})}
 
 
 def plan_sparse_gp(n: int, domain: Box, response_map: ResponseMap, *, epsilon: float, delta: float | None = None,
                    kernel: str = "squared_exponential", lengthscale: float | None = None,
                    noise_std: float = DEFAULT_NOISE_STD, inducing: int | None = None, grid: int = 81,
                    kernel_bound: str = "auto", noise_ratio: float | str = 1.0, rho: float = 0.01,
-                   correction: str = "symmetric") -> SparseGpPlan:
+                   correction: str = "symmetric", _noise: str = DISCRETE_GAUSSIAN) -> SparseGpPlan:
     """Plan a DP sparse-GP release (seed 001): its public settings, certified at (epsilon, delta) for this n
-    (see the module docstring). Only public inputs enter."""
+    (see the module docstring). Only public inputs enter. Its noise is exact discrete Gaussian noise on lattice
+    statistics, calibrated on its zCDP curve (:mod:`privgp.mechanisms.sparse_gp_lattice`); ``_noise="float"``
+    rebuilds a certificate written before 2026-11-29 (the paper's float noise, calibrated on the exact GDP profile)."""
     n = v.integer("n", n, minimum=2)
+    if _noise not in (DISCRETE_GAUSSIAN, "float"):
+        raise InvalidParameterError("noise", f"{DISCRETE_GAUSSIAN!r} or 'float' (certificates before 2026-11-29)",
+                                    _noise)
+    if _noise == DISCRETE_GAUSSIAN and n > LATTICE_MAX_RECORDS:
+        raise InvalidParameterError("n", "at most 2^28 records for a sparse-GP release (its integer statistics and "
+                                    "noise stay within int64)", n)
     if not isinstance(domain, Box):
         raise InvalidParameterError("domain", "a privgp.models.domain.Box", type(domain).__name__)
     if not isinstance(response_map, ResponseMap):
@@ -227,12 +282,23 @@ def plan_sparse_gp(n: int, domain: Box, response_map: ResponseMap, *, epsilon: f
     spec = sparse_gp_spec(Z, response_bound=1.0, kernel=kernel, lengthscale=lengthscale, kernel_bound=kernel_bound,
                           noise_ratio=noise_ratio, rho=rho, correction=correction)
     sizes = grid_sizes(domain, grid)
-    noise = calibrate_noise(spec.sensitivity(), eps, delta, spec.noise_ratio)
+    lattice = None
+    if _noise == DISCRETE_GAUSSIAN:
+        lattice = lattice_noise(kernel_bound=spec.kernel_bound, signal_variance=spec.signal_variance,
+                                response_bound=spec.response_bound, noise_ratio=spec.noise_ratio,
+                                n_inducing=spec.n_inducing, epsilon=eps, delta=delta)
+        noise = NoiseCalibration(lattice.std_a, lattice.std_b, lattice.event, eps, delta)
+    else:
+        noise = calibrate_noise(spec.sensitivity(), eps, delta, spec.noise_ratio)
     public = {"inducing_points": spec.n_inducing, "kernel_bound": f"{kernel_bound} (R_k = {spec.kernel_bound:.6g})",
               "response_bound": "1 (responses mapped to [-1, 1])", "noise_ratio": spec.noise_ratio}
-    assumptions = ("inducing inputs, kernel, lengthscale, noise std and the response map are public, fixed "
+    assumptions: tuple[str, ...] = ("inducing inputs, kernel, lengthscale, noise std and the response map are public, fixed "
                    "without the private data", "responses clipped to [-1, 1] by the public response map",
                    "replace-one neighbours of a public size n")
-    # calibrate_noise lands on the feasible side: this certificate (the same accountant) meets the target
+    if lattice is not None:
+        assumptions += ("kernel values and responses rounded to public lattices (2^-16 of their bounds) and "
+                        "summed exactly; exact discrete Gaussian noise in integer arithmetic "
+                        "(privgp.mechanisms.sparse_gp_lattice)",)
+    # the calibrations land on the feasible side: this certificate (the same accountant) meets the target
     cert = certify(noise.event, delta=delta, mechanism=MECHANISM, public=public, extra_assumptions=assumptions)
-    return SparseGpPlan(n, domain, response_map, spec, sigma, delta, eps, sizes, noise, cert)
+    return SparseGpPlan(n, domain, response_map, spec, sigma, delta, eps, sizes, noise, cert, lattice=lattice)

@@ -41,6 +41,7 @@ from ..interface import (
 from ..posterior_release import default_lengthscale
 from ..release import grid_sizes
 from ..sparse_gp import CHUNK
+from ..sparse_gp_lattice import DISCRETE_GAUSSIAN
 from ..sparse_gp_release import (
     DEFAULT_INDUCING,
     DEFAULT_NOISE_STD,
@@ -114,12 +115,18 @@ class SparseGp(Mechanism):
         the recorded target (epsilon, delta))."""
         s = recorded.setting
         rule = s("noise_ratio_rule")
+        noise = "float"   # certificates before 2026-11-29 state no noise: the paper's float noise
+        if recorded.has("noise"):
+            noise = s("noise")
+            if noise != DISCRETE_GAUSSIAN:
+                raise CertificateMismatch("public_settings.noise", f"{DISCRETE_GAUSSIAN!r} or absent (float noise), found "
+                                          f"{noise!r}")
         return plan_sparse_gp(recorded.n, recorded.domain(), recorded.response_map(), epsilon=s("target_epsilon"),
                               delta=s("delta"), kernel=s("kernel"), lengthscale=s("lengthscale"),
                               noise_std=s("noise_std"), inducing=_inducing_setting(recorded),
                               grid=recorded.grid_points(), kernel_bound=s("kernel_bound_method"),
                               noise_ratio=s("noise_ratio") if rule == "given" else rule, rho=s("rho"),
-                              correction=s("correction"))
+                              correction=s("correction"), _noise=noise)
 
     npz = "prediction.npz"
     data_files = ("prediction.npz", "prediction.csv", "inducing.csv")
@@ -185,11 +192,13 @@ class SparseGp(Mechanism):
                "calibrated to how much one record can move these summaries is added once; everything shown is "
                "computed from the noisy summaries only, with a model that knows how much noise was added. Responses "
                "were first clipped to a public bound, so no single record can move the summaries far.")
+        noise = ("noise calibrated by the exact Gaussian privacy profile (Balle & Wang 2018)" if plan.lattice is None
+                 else "exact discrete Gaussian noise on statistics rounded to public lattices, calibrated by its "
+                 "zero-concentrated DP curve (Canonne, Kamath & Steinke 2020)")
         statement = ("Honkela, Gaussian Processes with Differential Privacy, Alg. 1: one Gaussian mechanism on "
-                     f"the sufficient statistics with L2 sensitivity {format_upper(plan.spec.sensitivity(), 6)} (eq. 6, with the "
-                     f"kernel bound R_k = {plan.spec.kernel_bound:.6g} by {plan.spec.kernel_bound_method}) and noise "
-                     "calibrated by the exact Gaussian privacy profile (Balle & Wang 2018); the prediction is "
-                     "post-processing.")
+                     f"the sufficient statistics with L2 sensitivity {format_upper(plan.sensitivity, 6)} (eq. 6, with the "
+                     f"kernel bound R_k = {plan.spec.kernel_bound:.6g} by {plan.spec.kernel_bound_method}) and "
+                     f"{noise}; the prediction is post-processing.")
         rows = (("kernel", str(k["kernel"]), chosen_by(str(k["kernel"]), "exponential")),
                 ("lengthscale", f"{k.get('lengthscale', float('nan')):.6g}",
                  chosen_by(float(k.get("lengthscale", float("nan"))), float(default_lengthscale(plan.domain)))),
@@ -207,15 +216,16 @@ class SparseGp(Mechanism):
         k = plan.spec.kernel.describe()
         return {"kernel": k["kernel"], "lengthscale": k.get("lengthscale"), "noise_std": plan.noise_std,
                 "inducing_points": plan.spec.n_inducing, "kernel_bound": plan.spec.kernel_bound_method,
-                "R_k": plan.spec.kernel_bound, "sensitivity": plan.spec.sensitivity(), "sigma_a": plan.noise.sigma_a,
+                "R_k": plan.spec.kernel_bound, "sensitivity": plan.sensitivity, "sigma_a": plan.noise.sigma_a,
                 "sigma_b": plan.noise.sigma_b, "correction": plan.spec.correction,
                 "target_epsilon": plan.target_epsilon}
 
     def summary_lines(self, plan: SparseGpPlan) -> list[str]:
         k = plan.spec.kernel.describe()
         return [
-            f"  mechanism   DP sparse GP (seed 001, Alg. 1): Gaussian mechanism, sensitivity "
-            f"{format_upper(plan.spec.sensitivity(), 4)} (eq. 6, R_k = {plan.spec.kernel_bound:.4g} by "
+            f"  mechanism   DP sparse GP (seed 001, Alg. 1): "
+            f"{'Gaussian mechanism' if plan.lattice is None else 'discrete Gaussian noise on lattice statistics, zCDP'}"
+            f", sensitivity {format_upper(plan.sensitivity, 4)} (eq. 6, R_k = {plan.spec.kernel_bound:.4g} by "
             f"{plan.spec.kernel_bound_method}), sigma_a = {plan.noise.sigma_a:.4g}",
             f"  settings    {k['kernel']} kernel, lengthscale {k.get('lengthscale', float('nan')):.4g}, noise std "
             f"{plan.noise_std:g}, {plan.spec.n_inducing} inducing inputs on a grid over the box, S_2 "

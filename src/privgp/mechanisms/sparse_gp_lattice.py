@@ -1,0 +1,225 @@
+"""Exact discrete noise for a DP sparse-GP release (``privgp release --mechanism sparse-gp``).
+
+Why: seed 001's mechanism adds Gaussian noise to the statistics (A, B^) in float64 (eq. 5), and float noise leaks
+through the low-order bits of its result (Mironov 2012): with one inducing point the released m and S give a~
+exactly, and red team 20f measured delta(5) >= 0.10 where 1e-6 was certified. A release therefore puts the
+statistics on public lattices, adds *discrete* Gaussian noise in integer arithmetic
+(:func:`privgp.mechanisms.discrete_noise.discrete_gaussian`, Canonne, Kamath & Steinke 2020, Alg. 3) and only then
+turns the integers into floats (post-processing, as the noisy grids do).
+
+The lattices. Each record's kernel vector k_i = (sigma_f^2 k(z_j, x_i))_j is rounded entrywise to the lattice
+g_k = 2^-e_k, the coarsest power of two with sigma_f^2 / g_k <= 2^16 (:data:`LATTICE_BITS`), and clipped to
+|k~| <= sigma_f^2; its clipped response to g_y = 2^-e_y with R_y / g_y <= 2^16, |y~| <= R_y. The statistics are then
+integers: A~ = sum y~_i k~_i in units g_k g_y and B~ = sum k~_i k~_i^T in units g_k^2. They are computed exactly:
+in blocks of at most 2^15 records (:data:`LATTICE_CHUNK`) a float64 product of integer-valued matrices has every
+partial sum an integer below 2^15 2^32 = 2^47 < 2^53, so every addition is exact whatever BLAS's order, blocking
+or threads; the blocks are added as int64, below 2^28 2^32 = 2^60 for n <= 2^28 (:data:`LATTICE_MAX_RECORDS`).
+
+Sensitivity. Lemma 5 (eq. 6) bounds the change of [A ; B^] under replace-one for any vectors with ||k|| <= R_k and
+|y| <= R_y (its proof maximises over <k, k'> without a sign), so it holds for the rounded records with
+R_k' = R_k + g_k sqrt(d) (rounding moves each of the d entries by at most g_k / 2; the other g_k / 2 covers the
+float error of computing k_i and R_k, below 1e-13 of sigma_f^2) and the same R_y (y~ is clipped to it):
+Delta' = Delta(R_y, R_k', ratio) (:func:`~privgp.mechanisms.sparse_gp_sensitivity.statistics_sensitivity`).
+
+Noise and accounting. A~ gets N_Z(0, T_a^2) steps per entry, B~'s diagonal N_Z(0, T_d^2), each off-diagonal pair
+(once, mirrored) N_Z(0, T_o^2), with T_a g_k g_y >= sigma_a, T_d g_k^2 >= sigma_a / ratio and T_o g_k^2 >=
+sigma_a / (ratio sqrt 2): at least the continuous mechanism's noise on [A ; ratio B^] (the sqrt 2 of B^'s
+off-diagonal entries). For lattice shifts the multivariate discrete Gaussian with independent coordinates has the
+continuous Gaussian's Renyi curve (their Thm 4; coordinates add), so the release is rho-zCDP with
+rho = Delta'^2 / (2 sigma_a^2) (:class:`~privgp.accounting.events.ZcdpEvent`); sigma_a is calibrated on that curve
+(its exact GDP profile is not proven for the discrete law), a few per cent more noise than the float mechanism's
+exact-GDP calibration. The noise-aware posterior (eqs. 9-15) is given the stds drawn, T_a g_k g_y and T_d g_k^2.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import validation as v
+from ..accounting import certify
+from ..accounting.calibrate import calibrate
+from ..accounting.events import EventBatch, ZcdpEvent
+from ..accounting.gaussian import gaussian_noise_std
+from ..errors import InvalidParameterError
+from .discrete_noise import MAX_T, discrete_gaussian
+from .sparse_gp_sensitivity import statistics_sensitivity
+
+#: the noise of a sparse-GP release (the certificate's ``noise`` setting); certificates without it drew float noise
+DISCRETE_GAUSSIAN = "discrete-gaussian"
+#: kernel values and responses on lattices of 2^-LATTICE_BITS of their bounds
+LATTICE_BITS = 16
+#: records per block of the lattice sums (module docstring: every partial sum below 2^53)
+LATTICE_CHUNK = 2**15
+#: the most records of a release with lattice statistics (the int64 sums and the noise below 2^63)
+LATTICE_MAX_RECORDS = 2**28
+_SQRT2 = math.sqrt(2.0)
+
+
+def lattice_exponent(bound: float) -> int:
+    """e with 2^-e the coarsest power of two such that bound / 2^-e <= 2^LATTICE_BITS (exact: frexp)."""
+    mant, ex = math.frexp(v.positive("bound", bound))   # bound = mant 2^ex, 0.5 <= mant < 1
+    ceil_log2 = ex - 1 if mant == 0.5 else ex
+    return LATTICE_BITS - ceil_log2
+
+
+@dataclass(frozen=True)
+class LatticeNoise:
+    """The public settings of a release's exact discrete noise (module docstring): the lattice exponents, the noise
+    in whole lattice steps, the calibrated sigma_a they meet, the sensitivity Delta' and the zCDP event."""
+
+    kernel_exponent: int
+    response_exponent: int
+    steps_a: int
+    steps_diag: int
+    steps_off: int
+    sigma_a: float
+    sensitivity: float
+    event: ZcdpEvent
+
+    @property
+    def unit_a(self) -> float:
+        return math.ldexp(1.0, -(self.kernel_exponent + self.response_exponent))
+
+    @property
+    def unit_b(self) -> float:
+        return math.ldexp(1.0, -2 * self.kernel_exponent)
+
+    @property
+    def std_a(self) -> float:
+        """The std of the noise drawn on A (what the noise-aware posterior is told)."""
+        return self.steps_a * self.unit_a
+
+    @property
+    def std_b(self) -> float:
+        """The std of the noise drawn on B's diagonal (off-diagonal entries: std_b / sqrt 2, to 1 step)."""
+        return self.steps_diag * self.unit_b
+
+    def to_dict(self) -> dict:
+        return {"kernel_exponent": self.kernel_exponent, "response_exponent": self.response_exponent,
+                "steps": [self.steps_a, self.steps_diag, self.steps_off]}
+
+
+def _rho(sensitivity: float, sigma_a: float) -> float:
+    """Delta^2 / (2 sigma^2), rounded up past the float operations' error."""
+    return sensitivity * sensitivity / (2.0 * sigma_a * sigma_a) * (1.0 + 2.0**-48)
+
+
+def lattice_noise(*, kernel_bound: float, signal_variance: float, response_bound: float, noise_ratio: float,
+                  n_inducing: int, epsilon: float, delta: float) -> LatticeNoise:
+    """The lattices and the smallest noise (whole steps) whose zCDP event certifies epsilon <= the target at delta
+    (the one calibrator, then steps rounded up and the certificate re-checked)."""
+    d = v.integer("n_inducing", n_inducing, minimum=1)
+    ek, ey = lattice_exponent(signal_variance), lattice_exponent(response_bound)
+    sens = statistics_sensitivity(response_bound, kernel_bound + math.ldexp(math.sqrt(d), -ek), noise_ratio)
+    s0 = float(gaussian_noise_std(sens, epsilon, delta))   # the float mechanism's exact-GDP std: a lower bound
+
+    def batch(stds: np.ndarray) -> EventBatch:   # the vectorised accountant path of the calibrator
+        rho = sens * sens / (2.0 * stds * stds) * (1.0 + 2.0**-48)
+        return EventBatch(ZcdpEvent, tuple(rho.shape), {"rho": rho}, {"rho": rho})
+
+    sa = calibrate(lambda s: ZcdpEvent(rho=_rho(sens, s)), "sigma_a", (s0, 16.0 * s0), epsilon, delta,
+                   make_batch=batch).value
+    ua, ub = math.ldexp(1.0, -(ek + ey)), math.ldexp(1.0, -2 * ek)
+    for _ in range(64):
+        steps = (math.ceil(sa / ua) + 1, math.ceil(sa / noise_ratio / ub) + 1,
+                 math.ceil(sa / (noise_ratio * _SQRT2) / ub) + 1)   # +1: covers the float divisions' rounding
+        if max(steps) > MAX_T - 1:
+            raise InvalidParameterError("epsilon and noise_ratio", "such that the noise is at most 2^56 lattice steps "
+                                        f"(the exact discrete Gaussian sampler's range): sigma_a = {sa:.3g} on A in "
+                                        f"steps of {ua:.3g}, sigma_a / noise_ratio = {sa / noise_ratio:.3g} on B in "
+                                        f"steps of {ub:.3g}", f"epsilon = {epsilon:g}, noise_ratio = {noise_ratio:g}")
+        event = ZcdpEvent(rho=_rho(sens, sa))
+        if certify(event, delta=delta).epsilon <= epsilon:
+            return LatticeNoise(ek, ey, *steps, sigma_a=sa, sensitivity=sens, event=event)
+        sa *= 1.0 + 1e-9
+    raise InvalidParameterError("epsilon", "a target the discrete Gaussian calibration reaches", epsilon)  # pragma: no cover
+
+
+def lattice_records(K: np.ndarray, y: np.ndarray, noise: LatticeNoise) -> tuple[np.ndarray, np.ndarray]:
+    """The rounded kernel vectors (columns of K) and clipped responses, as integer-valued float64 (lattice steps)."""
+    top = float(2**LATTICE_BITS)
+    Ki = np.clip(np.rint(np.ldexp(K, noise.kernel_exponent)), -top, top)
+    yi = np.clip(np.rint(np.ldexp(y, noise.response_exponent)), -top, top)
+    return Ki, yi
+
+
+def lattice_sums(Ki: np.ndarray, yi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A~ = Ki yi and B~ = Ki Ki^T of at most :data:`LATTICE_CHUNK` records, exactly, as int64."""
+    if Ki.shape[1] > LATTICE_CHUNK:
+        raise InvalidParameterError("records", f"at most {LATTICE_CHUNK} per block", Ki.shape[1])
+    return np.rint(Ki @ yi).astype(np.int64), np.rint(Ki @ Ki.T).astype(np.int64)
+
+
+def privatise_lattice(A: np.ndarray, B: np.ndarray, noise: LatticeNoise, rng: np.random.Generator
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """(a~, B~) as floats: the integer statistics plus exact discrete Gaussian steps (B's upper triangle drawn once
+    and mirrored), then scaled by the lattice units (post-processing of integers)."""
+    d = A.shape[0]
+    iu = np.triu_indices(d, 1)
+    na = discrete_gaussian(noise.steps_a, d, rng)
+    nd = discrete_gaussian(noise.steps_diag, d, rng)
+    no = discrete_gaussian(noise.steps_off, iu[0].size, rng) if iu[0].size else np.zeros(0, dtype=np.int64)
+    for part in (na, nd, no):
+        if part.size and int(np.max(np.abs(part))) > 2**61:  # pragma: no cover - probability below e^-2^9
+            raise ArithmeticError("discrete Gaussian noise beyond the int64 range of the statistics")
+    a_int = A + na
+    B_int = np.array(B, dtype=np.int64, copy=True)
+    B_int[np.arange(d), np.arange(d)] += nd
+    B_int[iu] += no
+    B_int[(iu[1], iu[0])] = B_int[iu]
+    return a_int.astype(float) * noise.unit_a, B_int.astype(float) * noise.unit_b
+
+
+class LatticeAccumulator:
+    """Running integer A~, B~ (module docstring) over batches of records, mergeable in any order with exactly the
+    same result: what ``--data`` folders, DuckDB and a Dask cluster reduce the records to for a release."""
+
+    def __init__(self, spec, noise: LatticeNoise) -> None:
+        self.spec, self.noise = spec, noise
+        d = spec.n_inducing
+        self.A = np.zeros(d, dtype=np.int64)
+        self.B = np.zeros((d, d), dtype=np.int64)
+        self.n = 0
+        self.n_clipped = 0
+
+    def add(self, X: np.ndarray, y: np.ndarray) -> LatticeAccumulator:
+        from .sparse_gp import blas_limit, checked_records, kernel_vectors  # noqa: PLC0415 - sparse_gp imports none of this
+
+        X, yc, nc = checked_records(X, y, self.spec, check_inducing=False)   # Z: the plan's grid over the public box
+        with blas_limit(X.shape[0]):
+            for s in range(0, X.shape[0], LATTICE_CHUNK):
+                Ki, yi = lattice_records(kernel_vectors(X[s:s + LATTICE_CHUNK], self.spec), yc[s:s + LATTICE_CHUNK],
+                                         self.noise)
+                A, B = lattice_sums(Ki, yi)
+                self.A += A
+                self.B += B
+        self.n += X.shape[0]
+        self.n_clipped += nc
+        return self
+
+    def merge(self, other: LatticeAccumulator) -> LatticeAccumulator:
+        out = LatticeAccumulator(self.spec, self.noise)
+        out.A, out.B = self.A + other.A, self.B + other.B
+        out.n, out.n_clipped = self.n + other.n, self.n_clipped + other.n_clipped
+        return out
+
+    def result(self) -> tuple[np.ndarray, np.ndarray, int, int]:
+        return self.A, self.B, self.n, self.n_clipped
+
+
+@dataclass(frozen=True)
+class LatticeReduction:
+    """The public reduction of records to a release's integer statistics (for one spec and lattice)."""
+
+    spec: object
+    noise: LatticeNoise
+
+    def start(self) -> LatticeAccumulator:
+        return LatticeAccumulator(self.spec, self.noise)
+
+
+def lattice_statistics(X, y, spec, noise: LatticeNoise) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """(A~, B~, n, n_clipped) of the records in memory: one accumulator over them."""
+    return LatticeAccumulator(spec, noise).add(X, y).result()

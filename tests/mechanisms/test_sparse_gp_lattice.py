@@ -1,0 +1,136 @@
+"""Exact discrete noise of a sparse-GP release (privgp.mechanisms.sparse_gp_lattice): the lattice statistics are
+exact (independent of order, blocking and partition), one record moves them by at most the sensitivity the event
+uses, the noise drawn is at least what the event assumes, and the released statistics are whole lattice steps, so
+their low-order bits carry nothing of the data (red team 20f's one-inducing-point attack)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from privgp.accounting import accountant
+from privgp.errors import InvalidParameterError
+from privgp.mechanisms.release import ResponseMap
+from privgp.mechanisms.sparse_gp import kernel_vectors
+from privgp.mechanisms.sparse_gp_lattice import (
+    LATTICE_BITS,
+    LatticeAccumulator,
+    lattice_exponent,
+    lattice_records,
+    lattice_statistics,
+    privatise_lattice,
+)
+from privgp.mechanisms.sparse_gp_release import plan_sparse_gp
+from privgp.models.domain import Box
+
+BOX = Box((0.0, 0.0), (2.0, 1.0))
+
+
+def _plan(**kw):
+    return plan_sparse_gp(500, BOX, ResponseMap(0.0, 1.0), epsilon=kw.pop("epsilon", 2.0), delta=1e-6, **kw)
+
+
+def _records(n, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.uniform(0, 1, (n, 2)) * [2.0, 1.0], rng.uniform(-1.5, 1.5, n)
+
+
+def test_lattice_exponent_is_the_coarsest_power_of_two_below_2_to_the_16th_of_the_bound():
+    for bound in (1.0, 0.75, 2.0, 3.0, 1e-3, 12345.6, 2.0**-40):
+        e = lattice_exponent(bound)
+        assert bound * 2.0**e <= 2.0**LATTICE_BITS < bound * 2.0 ** (e + 1)
+
+
+def test_the_statistics_are_exact_whatever_the_order_and_partition():
+    plan = _plan()
+    X, y = _records(5000)
+    A, B, n, nc = lattice_statistics(X, y, plan.spec, plan.lattice)
+    assert A.dtype == B.dtype == np.int64 and n == 5000 and nc > 0 and np.array_equal(B, B.T)
+    perm = np.random.default_rng(1).permutation(5000)
+    A2, B2, _, _ = lattice_statistics(X[perm], y[perm], plan.spec, plan.lattice)
+    parts = [LatticeAccumulator(plan.spec, plan.lattice).add(X[i:i + 777], y[i:i + 777]) for i in range(0, 5000, 777)]
+    merged = parts[0]
+    for p in parts[1:]:
+        merged = merged.merge(p)
+    assert np.array_equal(A, A2) and np.array_equal(B, B2)
+    assert np.array_equal(A, merged.result()[0]) and np.array_equal(B, merged.result()[1])
+    # and they are the exact integer sums of the rounded records (Python integers, no float)
+    Ki, yi = lattice_records(kernel_vectors(X, plan.spec), np.clip(y, -1, 1), plan.lattice)
+    Ki_int, yi_int = Ki.astype(np.int64), yi.astype(np.int64)
+    assert [int(a) for a in A] == [sum(int(k) * int(t) for k, t in zip(row, yi_int)) for row in Ki_int]
+    j, l = 3, 17
+    assert int(B[j, l]) == sum(int(a) * int(b) for a, b in zip(Ki_int[j], Ki_int[l]))
+
+
+def test_the_noise_drawn_is_at_least_what_the_event_assumes():
+    for ratio in (1.0, 0.3, "min-sensitivity"):
+        plan = _plan(noise_ratio=ratio)
+        lat, spec = plan.lattice, plan.spec
+        assert lat.steps_a * lat.unit_a >= lat.sigma_a
+        assert lat.steps_diag * lat.unit_b >= lat.sigma_a / spec.noise_ratio
+        assert lat.steps_off * lat.unit_b * math.sqrt(2.0) >= lat.sigma_a / spec.noise_ratio
+        assert lat.event.rho >= lat.sensitivity**2 / (2 * lat.sigma_a**2)
+        assert accountant.epsilon(lat.event, 1e-6).epsilon <= 2.0
+        assert plan.noise.sigma_a == lat.std_a and plan.noise.sigma_b == lat.std_b   # the posterior is told these
+
+
+@settings(max_examples=60, deadline=None)
+@given(x1=st.tuples(st.floats(0, 2), st.floats(0, 1)), x2=st.tuples(st.floats(0, 2), st.floats(0, 1)),
+       y1=st.floats(-1, 1), y2=st.floats(-1, 1), ratio=st.sampled_from([1.0, 0.25, 4.0]))
+def test_one_record_moves_the_scaled_statistics_by_at_most_the_sensitivity(x1, x2, y1, y2, ratio):
+    """Lemma 5 on the rounded records: ||[dA ; ratio dB^]|| <= Delta' (the event's), in the units of the noise."""
+    plan = _plan(noise_ratio=ratio)
+    lat, spec = plan.lattice, plan.spec
+    X = np.array([x1, x2])
+    Ki, yi = lattice_records(kernel_vectors(X, spec), np.array([y1, y2]), lat)
+    k = Ki * 2.0**-lat.kernel_exponent
+    t = yi * 2.0**-lat.response_exponent
+    dA = t[0] * k[:, 0] - t[1] * k[:, 1]
+    dB = np.outer(k[:, 0], k[:, 0]) - np.outer(k[:, 1], k[:, 1])
+    iu = np.triu_indices(spec.n_inducing, 1)
+    packed = np.concatenate([np.diag(dB), math.sqrt(2.0) * dB[iu]])
+    change = math.sqrt(float(dA @ dA) + spec.noise_ratio**2 * float(packed @ packed))
+    assert change <= lat.sensitivity * (1 + 1e-12)
+
+
+def test_released_statistics_are_whole_lattice_steps():
+    """Red team 20f's attack read a~ from a one-point release and tested its low bits: now a~ and B~ are integers
+    times public powers of two whatever the records, so those bits are the noise's integers alone."""
+    plan = plan_sparse_gp(200, BOX, ResponseMap(0.0, 1.0), epsilon=5.0, inducing=1)
+    assert plan.float_noise_leak() is None and plan.spec.n_inducing == 1
+    X, y = _records(200)
+    for y_case in (np.zeros(200), np.where(np.arange(200) == 0, 1.0, 0.0), y):
+        rel = plan.draw(*plan.check(X, y_case), np.random.default_rng(3))
+        a_steps = rel.a_released / plan.lattice.unit_a
+        B_steps = rel.B_released / plan.lattice.unit_b
+        assert np.array_equal(a_steps, np.rint(a_steps)) and np.array_equal(B_steps, np.rint(B_steps))
+
+
+def test_the_draw_from_reduced_statistics_is_the_draw_from_records():
+    plan = _plan()
+    X, y = _records(500)
+    Xc, yc = plan.check(X, y)
+    direct = plan.draw(Xc, yc, np.random.default_rng(7))
+    A, B, n, nc = LatticeAccumulator(plan.spec, plan.lattice).add(Xc[:200], yc[:200]).merge(
+        LatticeAccumulator(plan.spec, plan.lattice).add(Xc[200:], yc[200:])).result()
+    plan.check_statistics(A, B, n, nc)
+    again = plan.draw_from_statistics(A, B, n, nc, np.random.default_rng(7))
+    assert np.array_equal(direct.mean, again.mean) and np.array_equal(direct.S, again.S)
+
+
+def test_noise_steps_match_the_discrete_gaussian_they_name():
+    plan = _plan()
+    d = plan.spec.n_inducing
+    zero_A, zero_B = np.zeros(d, dtype=np.int64), np.zeros((d, d), dtype=np.int64)
+    draws = np.array([privatise_lattice(zero_A, zero_B, plan.lattice, np.random.default_rng(s))[0] for s in range(40)])
+    z = draws.ravel() / plan.lattice.std_a
+    assert abs(z.mean()) < 0.1 and abs(z.std() - 1.0) < 0.06   # 1600 draws: se 0.025 and 0.018
+
+
+def test_records_beyond_the_integer_range_are_refused_before_anything():
+    with pytest.raises(InvalidParameterError, match="2\\^28"):
+        plan_sparse_gp(2**28 + 1, BOX, ResponseMap(0.0, 1.0), epsilon=1.0)
+    plan_sparse_gp(2**28 + 1, BOX, ResponseMap(0.0, 1.0), epsilon=1.0, _noise="float")   # an earlier certificate's
