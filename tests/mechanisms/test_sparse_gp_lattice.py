@@ -134,3 +134,20 @@ def test_records_beyond_the_integer_range_are_refused_before_anything():
     with pytest.raises(InvalidParameterError, match="2\\^28"):
         plan_sparse_gp(2**28 + 1, BOX, ResponseMap(0.0, 1.0), epsilon=1.0)
     plan_sparse_gp(2**28 + 1, BOX, ResponseMap(0.0, 1.0), epsilon=1.0, _noise="float")   # an earlier certificate's
+
+
+def test_simulations_draw_the_same_stds_without_the_exact_sampler():
+    """The forecast and the studies simulate public synthetic data with the float twin (simulation_twin): the very
+    stds the release's discrete noise has; a plan without a twin is itself."""
+    from privgp.mechanisms.interface import simulation_twin
+    from privgp.mechanisms.registered.grid import plan_grid
+
+    plan = _plan()
+    twin = simulation_twin(plan)
+    assert twin.lattice is None and plan.lattice is not None
+    assert (twin.noise.sigma_a, twin.noise.sigma_b) == (plan.lattice.std_a, plan.lattice.std_b)
+    X, y = _records(500)
+    rel = twin.draw(*twin.check(X, y), np.random.default_rng(0))
+    assert not np.array_equal(rel.a_released / plan.lattice.unit_a, np.rint(rel.a_released / plan.lattice.unit_a))
+    grid = plan_grid(500, BOX, ResponseMap(0.0, 1.0), epsilon=1.0)
+    assert simulation_twin(grid) is grid

@@ -623,6 +623,14 @@ def mechanism_names() -> list[str]:
     return list(registry())
 
 
+def simulation_twin(plan: Any) -> Any:
+    """The plan a simulation on public synthetic data draws with (the forecast, the utility and comparison studies):
+    ``plan.simulation()`` where the plan offers one -- the same noise law without the exact sampler's cost (the sparse
+    GP: float Gaussian noise of the very stds its discrete noise has, on unrounded statistics) -- else the plan.
+    Never a plan to release with."""
+    return plan.simulation() if hasattr(plan, "simulation") else plan
+
+
 def float_noise_leak(plan: Any) -> str | None:
     """What a plan's release leaks beyond its certificate in floating point, measured (the plan's
     ``float_noise_leak()``; red team 20f), or None."""

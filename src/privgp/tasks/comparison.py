@@ -64,6 +64,7 @@ from .. import validation as v
 from ..errors import InvalidParameterError
 from ..mechanisms.functional import posterior_mean_weights
 from ..mechanisms.interface import plan as plan_mechanism
+from ..mechanisms.interface import simulation_twin
 from ..mechanisms.posterior_release import sample_release
 from ..mechanisms.release import ResponseMap, grid_sizes
 from ..mechanisms.sparse_gp import sparse_gp_spec, sufficient_statistics
@@ -294,9 +295,10 @@ def release_batch(b: Batch, mechanism: str, params: dict, epsilon: float, delta:
             "r": plan.r, "multiplier": plan.multiplier, "sensitivity": plan.sensitivity,
             "certified_epsilon": plan.certified_epsilon})
     if mechanism == "dp_sparse_gp":
-        plan = plan_mechanism(REGISTERED[mechanism], n, b.domain, _IDENTITY, epsilon=epsilon, delta=delta,
-                              grid=max(b.grid.sizes), kernel=str(params["kernel"]), lengthscale=ell,
-                              noise_std=float(params["noise_std"]), inducing=int(params["inducing"]))
+        plan = simulation_twin(plan_mechanism(   # a study, not a release: the exact sampler's twin
+            REGISTERED[mechanism], n, b.domain, _IDENTITY, epsilon=epsilon, delta=delta, grid=max(b.grid.sizes),
+            kernel=str(params["kernel"]), lengthscale=ell, noise_std=float(params["noise_std"]),
+            inducing=int(params["inducing"])))
         if tuple(plan.grid) != b.grid.sizes:  # pragma: no cover - grid_sizes is the one rule for both
             raise InvalidParameterError("grid", f"the release plan's grid {plan.grid}", b.grid.sizes)
         bands, repaired = [], []

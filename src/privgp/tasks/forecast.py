@@ -30,6 +30,7 @@ import numpy as np
 from .. import validation as v
 from ..datasets.fields import DEFAULT_NOISE, FAMILIES, SyntheticField
 from ..formatting import format_short_of
+from ..mechanisms.interface import simulation_twin
 from ..mechanisms.registered.grid import cell_statistics
 from ..mechanisms.release import ResponseMap
 from ..models.domain import CellGrid, trapezoid_weights
@@ -219,7 +220,8 @@ class Forecast:
 
 def _simulation_plan(plan):
     """The plan with the identity response map: synthetic responses are already in model units (also in the
-    candidate plans of a private selection)."""
+    candidate plans of a private selection); its simulation twin (:func:`simulation_twin`)."""
+    plan = simulation_twin(plan)
     if getattr(plan, "response_map", None) is None:
         return plan
     changes: dict = {"response_map": _IDENTITY}

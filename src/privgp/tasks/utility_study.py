@@ -34,7 +34,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..datasets.fields import SyntheticField
-from ..mechanisms.interface import DEFAULT_MEMORY_LIMIT, Request, get, registry
+from ..mechanisms.interface import DEFAULT_MEMORY_LIMIT, Request, get, registry, simulation_twin
 from ..mechanisms.release import ResponseMap
 from ..models.domain import Box, trapezoid_weights
 from .forecast import _compare, nonprivate_map, released_field
@@ -90,7 +90,7 @@ def release_scores(X: np.ndarray, y: np.ndarray, domain: Box, rmap: ResponseMap,
             plan = cached_plan(mech, X.shape[0], tuple(domain.lower), tuple(domain.upper), rmap, float(eps), delta, grid,
                                params)
             Xc, yc = plan.check(X, y)
-            rel = plan.draw(Xc, yc, rng)
+            rel = simulation_twin(plan).draw(Xc, yc, rng)   # a study, not a release: the exact sampler's twin
             field = released_field(rel)
             if field is None:   # pragma: no cover - the study's mechanisms always release a map
                 raise ValueError(f"{mech} released no map")
