@@ -140,7 +140,9 @@ def lattice_noise(*, kernel_bound: float, signal_variance: float, response_bound
 def lattice_records(K: np.ndarray, y: np.ndarray, noise: LatticeNoise) -> tuple[np.ndarray, np.ndarray]:
     """The rounded kernel vectors (columns of K) and clipped responses, as integer-valued float64 (lattice steps)."""
     top = float(2**LATTICE_BITS)
-    Ki = np.clip(np.rint(np.ldexp(K, noise.kernel_exponent)), -top, top)
+    Ki = np.multiply(K, math.ldexp(1.0, noise.kernel_exponent))   # a power of two: exact
+    np.rint(Ki, out=Ki)
+    np.clip(Ki, -top, top, out=Ki)
     yi = np.clip(np.rint(np.ldexp(y, noise.response_exponent)), -top, top)
     return Ki, yi
 
