@@ -9,7 +9,7 @@
 source "$(dirname "$0")/readme_scratch.sh"   # set -euo pipefail; ROOT; a scratch folder (cd) with its own ledger
 { privgp release --mechanism functional --epsilon 2 --noise-bound 0.15 --out baltimore_mean 2>&1 \
     || echo "(exit status $?)"; } | tee refused.txt
-privgp account --mechanism functional --n 211 --box 850 1000 500 590 --epsilon 2 --noise-bound 0.15 | tee account.txt
+privgp account --mechanism functional --n 211 --box 850 1000 500 590 --epsilon 2 --noise-bound 0.15 2>&1 | tee account.txt
 mkdir -p "$ROOT/docs/runs/readme-functional"
 rm -f "$ROOT/docs/runs/readme-functional/"{certificate.json,released_1e5.txt}
 cp refused.txt account.txt "$ROOT/docs/runs/readme-functional/"

@@ -42,6 +42,21 @@ def test_account_states_the_event_a_functional_release_would_carry(env, capsys):
     assert accountant.epsilon(ev, s["delta"]).epsilon <= 5.0
 
 
+@pytest.mark.parametrize("mechanism", ["functional", "discretised-gaussian"])
+def test_account_of_a_mechanism_never_released_says_so(mechanism, capsys):
+    """The calculator plans it (seed 002's mechanisms), and says on stderr that `privgp release` refuses it; with
+    --json the document on stdout is unchanged."""
+    args = ["account", "--mechanism", mechanism, "--n", "211", "--box", "0", "1", "0", "1", "--epsilon", "2"]
+    assert main(args) == 0
+    out, err = capsys.readouterr()
+    assert "(2, 1e-06)-DP" in out and err.startswith(f"privgp: note: privgp release refuses --mechanism {mechanism}")
+    assert main([*args, "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["mechanism"] == mechanism and "low-order bits" in err
+    assert main(["account", "--mechanism", "grid", *args[3:]]) == 0
+    assert capsys.readouterr().err == ""
+
+
 @pytest.mark.parametrize("args", [(), ("--sigma", "0.3"), ("--eta", "0.1"), ("--snap", "-1"), ("--L", "2"),
                                   ("--r", "2", "--noise-bound", "0.1"), ("--noise-bound", "0"), ("--epsilon", "0"),
                                   ("--delta", "2"), ("--r", "-1"), ("--lengthscale", "0"), ("--memory-limit", "0.0001"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidParameterError
@@ -164,6 +165,8 @@ def _run_mechanism(args) -> int:
         print(cert.summary())
         for line in _reading_notes(cert, args.n, plan.event):
             print(line)
+    if mech.not_publishable:   # planned and accounted, never released (stderr: --json's stdout stays one document)
+        print(f"privgp: note: privgp release refuses --mechanism {mech.name}: {mech.not_publishable}", file=sys.stderr)
     return 0
 
 
