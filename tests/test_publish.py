@@ -133,8 +133,11 @@ def test_a_plan_changed_after_planning_is_refused_before_the_charge(mechanism, t
     noise = {"grid": "noise_std", "discretised-gaussian": "noise_std", "laplace-grid": "scale"}.get(mechanism)
     if noise is not None:   # the privacy noise itself, a tenth of the planned one
         changed.append(dataclasses.replace(plan, **{noise: getattr(plan, noise) / 10}))
+    if mechanism == "sparse-gp":   # a plan drawing the exact noise's float twin (a forecast's, or .simulation())
+        changed.append(plan.simulation())
     for bad in changed:
-        with pytest.raises(InvalidParameterError, match="changed after planning"):
+        # (the sparse GP's scaled and simulation plans draw float noise: refused as such, red team 21a L1)
+        with pytest.raises(InvalidParameterError, match="changed after planning|drawing float noise"):
             privgp.release(bad, data, privgp.Budget(ledger, epsilon=10.0))
         assert not ledger.exists()
     sub = type("Mine", (type(plan),), {})   # a subclass of the plan's class: its event cannot be rebuilt

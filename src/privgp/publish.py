@@ -44,7 +44,7 @@ def _parts(result: Any, mechanism: str | None = None) -> tuple[Any, Any, Any, An
         raise InvalidParameterError("result", "a ReleaseResult that carries its records (from privgp.release)",
                                     "no records")
     mech = for_plan(result.plan) if mechanism is None else get(mechanism, "mechanism").resolve(result.plan)
-    check_publishable(for_plan(result.plan))   # review 20c B5: a result made without privgp.release
+    check_publishable(for_plan(result.plan), result.plan)   # review 20c B5: a result made without privgp.release
     check_publishable(mech)                    # and a mechanism named for it
     return mech, result.plan, result.released, result.data
 

@@ -338,16 +338,17 @@ def test_a_budget_delta_above_one_over_n_gets_a_note(tmp_path, capsys):
 def test_a_release_whose_float_noise_leaks_says_so_and_fails_strict(tmp_path, capsys, mechanism, extra, leaks):
     """Red team 20f: a sparse GP with one inducing point gave delta(5) >= 0.10 at a certified (5, 1e-6). A release
     now draws exact discrete noise on lattice statistics (tests/mechanisms/test_sparse_gp_lattice.py), so neither it
-    nor the default warns; a float-noise plan (an earlier privgp's certificate) with one point still states the leak,
-    which verify notes (--strict fails). (functional, which leaked outright, is refused: the test above.)"""
+    nor the default warns; a float-noise plan (an earlier privgp's certificate) states that its guarantee holds for
+    exact arithmetic only, which verify notes (--strict fails; one point: NOT VERIFIED, the test below).
+    (functional, which leaked outright, is refused: the test above.)"""
     import privgp
     from privgp.mechanisms.sparse_gp_release import plan_sparse_gp
 
     box = privgp.Box((850.0, 500.0), (1000.0, 590.0))
     rm = privgp.ResponseMap(threshold=40, clip=1, transform="log")
-    assert plan_sparse_gp(211, box, rm, epsilon=5, inducing=1, _noise="float").float_noise_leak()
-    assert plan_sparse_gp(211, box, rm, epsilon=5, _noise="float").float_noise_leak() is None
+    assert plan_sparse_gp(211, box, rm, epsilon=5, _noise="float").float_noise_leak()   # walk-through 21: noted
     assert plan_sparse_gp(211, box, rm, epsilon=5, inducing=1).float_noise_leak() is None
+    assert plan_sparse_gp(211, box, rm, epsilon=5).float_noise_leak() is None
     capsys.readouterr()
     code = main(["release", "--mechanism", mechanism, *extra, "--allow-noisy", "--seed", "1", "--no-report",
                  "--out", str(tmp_path / "r"), "--ledger", str(tmp_path / "l.sqlite")])
@@ -355,3 +356,53 @@ def test_a_release_whose_float_noise_leaks_says_so_and_fails_strict(tmp_path, ca
     assert code == 0 and ("warning: FLOAT NOISE:" in out) == leaks, out
     code, res = _verify(tmp_path / "r" / "certificate.json", capsys, "--strict")
     assert (code == 1) == leaks and any(n.startswith("float noise:") for n in res["notes"]) == leaks, res
+
+
+@pytest.mark.parametrize("extra, verdict", [(["--inducing", "1"], "not verified"), ([], "note")])
+def test_an_earlier_float_noise_sparse_gp_release_is_noted_or_not_verified(tmp_path, capsys, monkeypatch, extra,
+                                                                          verdict):
+    """Walk-through 21 / red team 21a: a sparse-GP release made before 2026-11-29 drew float noise. With one inducing
+    point that was measured to leak: NOT VERIFIED (withdraw its files). With more, verify still verifies it but notes
+    that its guarantee holds for exact arithmetic only, so --strict fails. Today such a plan is refused for a release
+    (``unpublishable``), from the CLI and from Python."""
+    import functools
+
+    import privgp
+    from privgp.errors import InvalidParameterError
+    from privgp.mechanisms.registered import sparse_gp as registered
+    from privgp.mechanisms.sparse_gp_release import SparseGpPlan, plan_sparse_gp
+
+    monkeypatch.setattr(registered, "plan_sparse_gp", functools.partial(plan_sparse_gp, _noise="float"))
+    monkeypatch.setattr(SparseGpPlan, "unpublishable", lambda self: None)   # as an earlier privgp released it
+    capsys.readouterr()
+    assert main(["release", "--mechanism", "sparse-gp", *extra, "--allow-noisy", "--seed", "1", "--no-report",
+                 "--out", str(tmp_path / "old"), "--ledger", str(tmp_path / "l.sqlite")]) == 0
+    monkeypatch.undo()
+    assert "noise" not in json.loads((tmp_path / "old" / "certificate.json").read_text())["public_settings"]
+    code, res = _verify(tmp_path / "old" / "certificate.json", capsys)
+    if verdict == "not verified":
+        assert code == 1 and "withdraw its files" in res["reason"] and "one inducing point" in res["reason"], res
+    else:
+        assert code == 0 and res["verified"] and any("drawn in floating point" in n for n in res["notes"]), res
+        assert _verify(tmp_path / "old" / "certificate.json", capsys, "--strict")[0] == 1
+    # today: a float-noise plan is refused for a release before the charge
+    box = privgp.Box((850.0, 500.0), (1000.0, 590.0))
+    rm = privgp.ResponseMap(threshold=40, clip=1, transform="log")
+    from privgp.datasets import baltimore
+
+    data = privgp.records(baltimore.load_baltimore(), "price", coordinates=["x", "y"])
+    plan = plan_sparse_gp(211, box, rm, epsilon=5, _noise="float")
+    with pytest.raises(InvalidParameterError, match="drawing float noise"):
+        privgp.release(plan, data, privgp.Budget(tmp_path / "new.sqlite", epsilon=10))
+    assert not (tmp_path / "new.sqlite").exists()
+
+
+def test_an_account_certificate_of_a_mechanism_never_released_fails_strict(tmp_path, capsys):
+    """Red team 21a L2: `privgp account --mechanism functional --json` verified under --strict; it is a planned
+    guarantee no release of privgp carries: a note, so --strict fails."""
+    assert main(["account", "--mechanism", "functional", "--n", "211", "--box", "0", "1", "0", "1", "--epsilon", "2",
+                 "--json"]) == 0
+    (tmp_path / "acc.json").write_text(capsys.readouterr().out)
+    code, res = _verify(tmp_path / "acc.json", capsys)
+    assert code == 0 and any(n.startswith("never released: privgp release refuses") for n in res["notes"]), res
+    assert _verify(tmp_path / "acc.json", capsys, "--strict")[0] == 1

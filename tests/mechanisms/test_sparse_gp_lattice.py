@@ -151,3 +151,35 @@ def test_simulations_draw_the_same_stds_without_the_exact_sampler():
     assert not np.array_equal(rel.a_released / plan.lattice.unit_a, np.rint(rel.a_released / plan.lattice.unit_a))
     grid = plan_grid(500, BOX, ResponseMap(0.0, 1.0), epsilon=1.0)
     assert simulation_twin(grid) is grid
+
+
+def test_the_regressor_draws_the_exact_noise_and_float_paths_refuse_one_inducing_point(tmp_path):
+    """Red team 21a H1: DPSparseGPRegressor drew the paper's float noise, and with one inducing point 20f's attack
+    gave delta(5) >= 0.097. It now draws the release's lattice noise (its statistics whole steps); the float paths
+    left (the classifier, Alg. 2's selection, fit_sparse_gp) refuse one inducing point before any charge."""
+    import privgp
+    from privgp.accounting.events import ZcdpEvent
+    from privgp.mechanisms import DPDirichletGPClassifier, DPSparseGPRegressor
+    from privgp.mechanisms.private_selection import select_sparse_gp
+    from privgp.mechanisms.sparse_gp import fit_sparse_gp, sparse_gp_spec
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (300, 1))
+    y = np.sin(3 * X[:, 0]) + 0.1 * rng.standard_normal(300)
+    for Z in ([[0.5]], None):
+        gp = DPSparseGPRegressor(inducing_points=Z, box=(-1, 1), n_inducing=6, epsilon=5.0, random_state=1).fit(X, y)
+        rel = gp.release_
+        assert isinstance(gp.event_, ZcdpEvent) and gp.certificate_.epsilon <= 5.0
+        unit_a = 2.0**-32   # the lattice unit g_k g_y (sigma_f^2 = R_y = 1: 2^-16 each)
+        assert np.array_equal(rel.a_released / unit_a, np.rint(rel.a_released / unit_a))
+    ledger = tmp_path / "l.sqlite"
+    with pytest.raises(InvalidParameterError, match="at least 2 with the paper's float noise"):
+        DPDirichletGPClassifier(inducing_points=[[0.5]], epsilon=5.0,
+                                budget=privgp.Budget(ledger, epsilon=10)).fit(X, (y > 0).astype(int))
+    assert not ledger.exists()
+    spec = sparse_gp_spec([[0.5]], response_bound=1.0)
+    with pytest.raises(InvalidParameterError, match="at least 2 with the paper's float noise"):
+        fit_sparse_gp(X, y, spec, noise_std=0.1, epsilon=5.0, delta=1e-5, rng=np.random.default_rng(0))
+    with pytest.raises(InvalidParameterError, match="at least 2 with the paper's float noise"):
+        select_sparse_gp(X, y, [(0.5, 0.1), (1.0, 0.1)], inducing_points=[[0.5]], response_bound=1.0,
+                         epsilon_total=5.0, delta_total=1e-5, rng=np.random.default_rng(0))

@@ -269,7 +269,11 @@ def _rebuild(doc: dict, kind: str | None) -> tuple[PrivacyCertificate | None, li
 
         return verify_optimize(doc), []
     if kind == "account":
-        return verify_account(doc), []
+        cert = verify_account(doc)
+        mech = _registered(doc.get("mechanism")) if "public_settings" in doc else None
+        # red team 21a L2: a planned guarantee of a mechanism privgp release refuses is no release's; --strict fails
+        return cert, ([f"never released: privgp release refuses --mechanism {mech.name}: {mech.not_publishable}"]
+                      if mech is not None and mech.not_publishable else [])
     from ..mechanisms.interface import Recorded
 
     mech = _registered(doc.get("mechanism"))

@@ -638,9 +638,14 @@ def float_noise_leak(plan: Any) -> str | None:
     return leak or None
 
 
-def check_publishable(mech: Mechanism) -> None:
+def check_publishable(mech: Mechanism, plan: Any = None) -> None:
     """Refuse (before anything is read or charged) a release by a mechanism whose certificate does not hold as computed
-    (:attr:`Mechanism.not_publishable`)."""
+    (:attr:`Mechanism.not_publishable`), or of a plan that says why it may not be released (its ``unpublishable()``:
+    e.g. a sparse-GP plan drawing float noise, which only rebuilds an earlier certificate or simulates; red team 21a)."""
     if mech.not_publishable:
         raise InvalidParameterError("mechanism", f"a mechanism whose certificate holds as computed ({mech.name}: "
                                     f"{mech.not_publishable}; nothing was charged)", mech.name)
+    why = plan.unpublishable() if plan is not None and hasattr(plan, "unpublishable") else None
+    if why:
+        raise InvalidParameterError("plan", f"a plan whose certificate holds as computed ({why}; nothing was charged)",
+                                    type(plan).__name__)

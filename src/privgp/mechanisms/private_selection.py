@@ -36,7 +36,13 @@ from ..accounting.selection import SelectionBudget, SelectionEvent, liu_talwar_b
 from ..accounting.zcdp import zcdp_rho_for
 from ..errors import InvalidParameterError
 from .coinpress import coinpress_mean, paper_schedule
-from .sparse_gp import calibrate_noise, release_from_statistics, sparse_gp_spec, sufficient_statistics
+from .sparse_gp import (
+    calibrate_noise,
+    check_float_inducing,
+    release_from_statistics,
+    sparse_gp_spec,
+    sufficient_statistics,
+)
 
 COINPRESS_STEPS = 12
 COINPRESS_LAST_FRACTION = 0.75
@@ -217,6 +223,8 @@ def select_sparse_gp(X, y, candidates: Sequence, *, inducing_points, response_bo
     rho_cp = zcdp_rho_for(budget.epsilon, budget.delta)
     specs = {ell: sparse_gp_spec(inducing_points, response_bound=response_bound, kernel=kernel, lengthscale=ell,
                                  **spec_options) for ell in dict.fromkeys(c.lengthscale for c in cands)}
+    for s in specs.values():
+        check_float_inducing(s)   # the paper's float noise: one inducing point leaks (red team 20f)
     noises = {ell: calibrate_noise(s.sensitivity(), budget.epsilon, budget.delta, s.noise_ratio)
               for ell, s in specs.items()}
     intervals = [loglik_clip_interval(c.noise_std, response_bound) for c in cands]

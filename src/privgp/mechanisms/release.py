@@ -406,7 +406,7 @@ def check_plan(plan: Any) -> None:
                                     "subclass, whose event privgp cannot rebuild; nothing was charged)",
                                     type(plan).__name__)
     mech = for_plan(plan)
-    check_publishable(mech)
+    check_publishable(mech, plan)
 
     def parts(p: Any) -> dict:
         """What is charged and drawn, as certificate.json would hold it: the certificate, the event the ledger is

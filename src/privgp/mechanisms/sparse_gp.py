@@ -365,6 +365,18 @@ def calibrate_noise(sensitivity: float, epsilon: float, delta: float, noise_rati
     return at(sa)
 
 
+def check_float_inducing(spec: SparseGpSpec) -> None:
+    """Refuse the paper's float noise with one inducing point (before any charge): its released m and S then give the
+    noisy statistics exactly, whose low-order bits told neighbouring data sets apart (red team 20f: delta(5) >= 0.10;
+    red team 21a through DPSparseGPRegressor: >= 0.097, where 1e-6 was certified). With more points no attack was
+    found (the solve mixes every statistic; not a proof)."""
+    if spec.n_inducing == 1:
+        raise InvalidParameterError("inducing_points", "at least 2 with the paper's float noise (with one, its released "
+                                    "m and S give the noisy statistics exactly, whose low-order bits leak: red team 20f "
+                                    "measured delta(5) >= 0.10 where 1e-6 was certified; privgp release and "
+                                    "DPSparseGPRegressor draw exact discrete noise)", 1)
+
+
 def privatise(stats: SufficientStatistics, noise: NoiseCalibration, rng: np.random.Generator):
     """(A + E_a, B + E_b): one draw of the Gaussian mechanism of eq. 5 on [A ; B^]."""
     rng = v.generator("rng", rng)
@@ -419,16 +431,26 @@ def release_from_statistics(stats: SufficientStatistics, spec: SparseGpSpec, noi
                             sensitivity: float, rng: np.random.Generator, *, noise_std: float | None) -> SparseGpRelease:
     """Draw the mechanism's noise on precomputed statistics and post-process (a fresh release per call:
     each call is one run of the mechanism and must be accounted for)."""
-    from ..models.gp.sparse_posterior import noise_aware_posterior  # here: scipy.linalg (`privgp --help` stays light)
-
     if not stats.weighted and noise_std is None:
         raise InvalidParameterError("noise_std", "given for unweighted statistics (homoscedastic model)", None)
+    check_float_inducing(spec)   # a backstop: the callers check before any charge
     a, B = privatise(stats, noise, rng)
-    scale = 1.0 if stats.weighted or noise_std is None else noise_std**2
+    return release_from_noisy(a, B, spec, noise, sensitivity, stats.n, stats.n_clipped,
+                              noise_std=noise_std, weighted=stats.weighted)
+
+
+def release_from_noisy(a: np.ndarray, B: np.ndarray, spec: SparseGpSpec, noise: NoiseCalibration, sensitivity: float,
+                       n: int, n_clipped: int, *, noise_std: float | None, weighted: bool = False) -> SparseGpRelease:
+    """The release from the noisy statistics (a~, B~), whatever drew their noise (float: :func:`privatise`; exact:
+    :func:`~privgp.mechanisms.sparse_gp_lattice.privatise_lattice`): the noise-aware posterior told the stds of
+    ``noise`` (post-processing)."""
+    from ..models.gp.sparse_posterior import noise_aware_posterior  # here: scipy.linalg (`privgp --help` stays light)
+
+    scale = 1.0 if weighted or noise_std is None else noise_std**2
     post = noise_aware_posterior(spec.inducing_points, spec.kernel, a, B, scale=scale, sigma_a=noise.sigma_a,
                                  sigma_b=noise.sigma_b, rho=spec.rho, correction=spec.correction,
                                  signal_variance=spec.signal_variance)
-    return SparseGpRelease(spec, noise, sensitivity, a, B, post, noise_std, stats.n, stats.n_clipped)
+    return SparseGpRelease(spec, noise, sensitivity, a, B, post, noise_std, n, n_clipped)
 
 
 def fit_sparse_gp(X, y, spec: SparseGpSpec, *, noise_std: float, epsilon: float, delta: float,
@@ -438,6 +460,7 @@ def fit_sparse_gp(X, y, spec: SparseGpSpec, *, noise_std: float, epsilon: float,
     DP-GP-INFERENCE). All checks run before the noise is drawn."""
     sigma = v.positive("noise_std", noise_std)
     rng = v.generator("rng", rng)
+    check_float_inducing(spec)
     sens = spec.sensitivity()
     noise = calibrate_noise(sens, epsilon, delta, spec.noise_ratio)
     stats = sufficient_statistics(X, y, spec)
@@ -453,6 +476,7 @@ def fit_sparse_gp_heteroscedastic(X, y, noise_var, spec: SparseGpSpec, bounds: N
     rng = v.generator("rng", rng)
     if not isinstance(bounds, NoiseBounds):
         raise InvalidParameterError("bounds", "a NoiseBounds", type(bounds).__name__)
+    check_float_inducing(spec)
     sens = bounds.sensitivity(spec)
     noise = calibrate_noise(sens, epsilon, delta, spec.noise_ratio)
     stats = weighted_statistics(X, y, noise_var, spec, bounds)

@@ -9,7 +9,8 @@ turns the integers into floats (post-processing, as the noisy grids do).
 
 The lattices. Each record's kernel vector k_i = (sigma_f^2 k(z_j, x_i))_j is rounded entrywise to the lattice
 g_k = 2^-e_k, the coarsest power of two with sigma_f^2 / g_k <= 2^16 (:data:`LATTICE_BITS`), and clipped to
-|k~| <= sigma_f^2; its clipped response to g_y = 2^-e_y with R_y / g_y <= 2^16, |y~| <= R_y. The statistics are then
+|k~| <= 2^16 steps; its clipped response to g_y = 2^-e_y with R_y / g_y <= 2^16, and clipped to floor(R_y / g_y)
+steps, so |y~| <= R_y. The statistics are then
 integers: A~ = sum y~_i k~_i in units g_k g_y and B~ = sum k~_i k~_i^T in units g_k^2. They are computed exactly:
 in blocks of at most 2^15 records (:data:`LATTICE_CHUNK`) a float64 product of integer-valued matrices has every
 partial sum an integer below 2^15 2^32 = 2^47 < 2^53, so every addition is exact whatever BLAS's order, blocking
@@ -77,6 +78,7 @@ class LatticeNoise:
     sigma_a: float
     sensitivity: float
     event: ZcdpEvent
+    response_bound: float = 1.0
 
     @property
     def unit_a(self) -> float:
@@ -95,6 +97,11 @@ class LatticeNoise:
     def std_b(self) -> float:
         """The std of the noise drawn on B's diagonal (off-diagonal entries: std_b / sqrt 2, to 1 step)."""
         return self.steps_diag * self.unit_b
+
+    @property
+    def response_steps(self) -> int:
+        """The largest |y~| in lattice steps: floor(R_y / g_y), so that |y~| <= R_y."""
+        return math.floor(math.ldexp(self.response_bound, self.response_exponent))
 
     def to_dict(self) -> dict:
         return {"kernel_exponent": self.kernel_exponent, "response_exponent": self.response_exponent,
@@ -132,7 +139,8 @@ def lattice_noise(*, kernel_bound: float, signal_variance: float, response_bound
                                         f"steps of {ub:.3g}", f"epsilon = {epsilon:g}, noise_ratio = {noise_ratio:g}")
         event = ZcdpEvent(rho=_rho(sens, sa))
         if certify(event, delta=delta).epsilon <= epsilon:
-            return LatticeNoise(ek, ey, *steps, sigma_a=sa, sensitivity=sens, event=event)
+            return LatticeNoise(ek, ey, *steps, sigma_a=sa, sensitivity=sens, event=event,
+                                response_bound=float(response_bound))
         sa *= 1.0 + 1e-9
     raise InvalidParameterError("epsilon", "a target the discrete Gaussian calibration reaches", epsilon)  # pragma: no cover
 
@@ -143,7 +151,8 @@ def lattice_records(K: np.ndarray, y: np.ndarray, noise: LatticeNoise) -> tuple[
     Ki = np.multiply(K, math.ldexp(1.0, noise.kernel_exponent))   # a power of two: exact
     np.rint(Ki, out=Ki)
     np.clip(Ki, -top, top, out=Ki)
-    yi = np.clip(np.rint(np.ldexp(y, noise.response_exponent)), -top, top)
+    ytop = float(noise.response_steps)   # |y~| <= R_y exactly (red team 21a L4: 2^16 steps can exceed R_y)
+    yi = np.clip(np.rint(np.ldexp(y, noise.response_exponent)), -ytop, ytop)
     return Ki, yi
 
 

@@ -105,15 +105,34 @@ class SparseGpPlan:
     """Every public quantity of one DP sparse-GP release (seed 001, Alg. 1)."""
 
     def float_noise_leak(self) -> str | None:
-        """None for a release drawn with exact discrete noise (privgp's since 2026-11-29). A float-noise release (an
-        earlier privgp's) with one inducing point: its released m and S pin down the noisy statistics, whose float
-        noise leaks as the old noisy grids' did (red team 20f: delta(5) >= 0.10 at a certified 1e-6); with more points
-        no attack was found (the solve mixes every statistic): None."""
-        if self.lattice is not None or self.spec.n_inducing > 1:
+        """None for a release drawn with exact discrete noise (privgp's since 2026-11-29). A float-noise plan (an
+        earlier privgp's certificate rebuilt) with two or more inducing points: no attack was found (the solve mixes
+        every statistic), but its (epsilon, delta) holds for exact arithmetic only: ``privgp verify`` notes it, so
+        ``--strict`` fails (walk-through 21). One inducing point: :meth:`check_verifiable` (measured to leak)."""
+        if self.lattice is not None:
             return None
-        return ("with one inducing point its released m and S give its noisy statistics exactly, whose float noise "
-                "tells two neighbouring data sets apart (red team 20f: delta(5) >= 0.10 where 1e-6 is certified): its "
-                "(epsilon, delta) holds for exact arithmetic only; use more inducing points or a noisy grid")
+        return ("its noise was drawn in floating point (privgp before 2026-11-29), so its (epsilon, delta) holds for "
+                "exact arithmetic only; no attack was found with two or more inducing points (red team 20f; not a "
+                "proof); a release now draws exact discrete noise on lattice statistics")
+
+    def check_verifiable(self) -> None:
+        """``privgp verify``: a float-noise release with one inducing point does not hold its certificate (red team 20f:
+        its m and S give the noisy statistics exactly, delta(5) >= 0.10 where 1e-6 was certified): NOT VERIFIED."""
+        if self.lattice is None and self.spec.n_inducing == 1:
+            from ..errors import CertificateMismatch  # noqa: PLC0415
+
+            raise CertificateMismatch("public_settings.inducing_points", "sparse-gp with one inducing point and float "
+                                      "noise (privgp before 2026-11-29): its released m and S give its noisy statistics "
+                                      "exactly, whose low-order bits told neighbouring data sets apart (red team 20f: "
+                                      "delta(5) >= 0.10 where 1e-6 was certified); withdraw its files")
+
+    def unpublishable(self) -> str | None:
+        """Why this plan may not be released (:func:`~privgp.mechanisms.interface.check_publishable`): float noise,
+        which only rebuilds an earlier certificate or simulates (red team 21a L1); None for a release's plan."""
+        if self.lattice is not None:
+            return None
+        return ("a sparse-GP plan drawing float noise, which privgp builds only to rebuild a certificate written before "
+                "2026-11-29 or to simulate; a release draws exact discrete noise (plan_sparse_gp's default)")
 
     n: int
     domain: Box
@@ -182,21 +201,23 @@ class SparseGpPlan:
         record adds k(z_j, x) y with |k| <= sigma_f^2, |y| <= R_y), B symmetric with 0 <= B_jj <= n sigma_f^4, and
         0 <= n_clipped <= n (checked before the charge). On the lattices (a release): integers, B exactly symmetric,
         the same bounds in lattice steps (2^16 a kernel value or response)."""
-        if int(n) != self.n:
-            raise InvalidParameterError("statistics", f"sufficient statistics of {self.n} records", int(n))
+        if not isinstance(n, (int, np.integer)) or int(n) != self.n:   # red team 21a L3: 100.5 passed as 100
+            raise InvalidParameterError("statistics", f"sufficient statistics of {self.n} records", n)
         m, k2 = self.spec.n_inducing, float(self.spec.signal_variance)
-        if not 0 <= int(n_clipped) <= self.n:
-            raise InvalidParameterError("statistics", f"a clipped count between 0 and {self.n}", int(n_clipped))
+        if not isinstance(n_clipped, (int, np.integer)) or not 0 <= int(n_clipped) <= self.n:
+            raise InvalidParameterError("statistics", f"a whole clipped count between 0 and {self.n}", n_clipped)
         if self.lattice is not None:
             A, B = np.asarray(A), np.asarray(B)
             if A.shape != (m,) or B.shape != (m, m) or A.dtype != np.int64 or B.dtype != np.int64:
                 raise InvalidParameterError("statistics", f"int64 lattice statistics A of shape ({m},) and B of shape "
                                             f"({m}, {m})", (A.shape, A.dtype.name, B.shape, B.dtype.name))
-            top = self.n * 2**32   # |y~ k~| and k~^2 are at most 2^16 2^16 lattice steps a record
-            if int(np.max(np.abs(A))) > top or not np.array_equal(B, B.T) or np.any(np.diag(B) < 0) \
-                    or int(np.max(np.diag(B))) > top:
-                raise InvalidParameterError("statistics", "|A_j| <= n 2^32, B symmetric with 0 <= B_jj <= n 2^32 "
-                                            "(lattice steps)", "outside those")
+            # |y~ k~| and k~^2 are at most 2^16 2^16 lattice steps a record; |B_jl| <= sqrt(B_jj B_ll) (red team 21a
+            # L3: each bound on both sides, no abs() that wraps at the most negative int64, every entry of B)
+            top = self.n * 2**32
+            if (np.any(A < -top) or np.any(A > top) or np.any(B < -top) or np.any(B > top)
+                    or not np.array_equal(B, B.T) or np.any(np.diag(B) < 0)):
+                raise InvalidParameterError("statistics", "|A_j| <= n 2^32, B symmetric with 0 <= B_jj and |B_jl| <= "
+                                            "n 2^32 (lattice steps)", "outside those")
             return
         A, B = np.asarray(A, dtype=float), np.asarray(B, dtype=float)
         tol = 1e-9 * max(1.0, self.n * k2 * k2)
