@@ -1478,3 +1478,33 @@ def test_red_team_17b(certificates, tmp_path, capsys):
                                                                  remaining_epsilon=d["ledger"]["budget_epsilon"] - 0.25))
     code, res = verify(spent, capsys)
     assert code == 1 and res["field"] == "ledger.spent_epsilon_after" and "own epsilon" in res["reason"], res
+
+
+def test_a_sparse_gp_release_is_tied_to_its_noise_through_its_released_statistics(certificates, tmp_path, capsys):
+    """Red team 21a M1: a genuine sparse-GP release relabelled with a consistent certificate of a smaller epsilon
+    (privgp's own plan at the new target) passed --strict, its m and S untied to epsilon. A release with exact noise
+    now also publishes its statistics a and B (whole lattice steps), and verify recomputes m and S from them under the
+    certificate's noise: the relabelled files fail; so do statistics off the lattice or missing."""
+    from privgp.jsonable import to_jsonable
+    from privgp.mechanisms.interface import Recorded, registry
+
+    sp = certificates["sparse-gp"]
+    assert verify(sp, capsys, "--strict")[0] == 0
+    doc = json.loads(sp.read_text())
+    eps = doc["public_settings"]["target_epsilon"]
+
+    def relabel(d):
+        ps = {**d["public_settings"], "target_epsilon": eps / 10}
+        plan = registry()["sparse-gp"].rebuild(Recorded({**d, "public_settings": ps}))
+        d["public_settings"] = to_jsonable(plan.public_settings())
+        d["certificate"] = to_jsonable(plan.certificate.to_dict())
+
+    code, res = verify(_tampered(tmp_path, sp, relabel), capsys)
+    assert code == 1 and res["field"] == "prediction.npz.m", res
+    for edit, field in ((lambda a: a.update(a=a["a"] + 2.0**-40), "prediction.npz.a"),
+                        (lambda a: a.pop("B"), "prediction.npz.B")):
+        t = _tampered(tmp_path, sp, lambda d: None)
+        _npz_edit(t.parent / "prediction.npz", edit)
+        _rehashed(t)
+        code, res = verify(t, capsys)
+        assert code == 1 and res["field"] == field, (field, res)

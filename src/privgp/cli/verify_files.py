@@ -52,10 +52,11 @@ release. These checks tie the hashed files to the settings the certificate state
   and selection budget, at most its number of runs, and the r of the released candidate, whose paths are
   then checked as posterior-sample's.
 
-What the files cannot show: a posterior sample path, the functional mechanism's function and a sparse GP's m and
-S are random or follow from private statistics that are not released, so nothing in them ties them to the
-certificate's epsilon, r or n (only their number, shape, grid and response map are checked); the noisy grids'
-and eq. (37)'s maps are tied to epsilon through their released statistics.
+What the files cannot show: a posterior sample path, the functional mechanism's function and an earlier privgp's
+sparse GP's m and S are random or follow from private statistics that are not released, so nothing in them ties them
+to the certificate's epsilon, r or n (only their number, shape, grid and response map are checked); the noisy grids'
+and eq. (37)'s maps, and a sparse GP's m and S since 2026-11-29 (from its released lattice statistics a and B), are
+tied to epsilon through their released statistics.
 
 Only files whose sha256 matched are read (a missing file is reported as missing, not checked). A data
 holder who rewrites every file consistently can still publish anything: verify checks what follows from

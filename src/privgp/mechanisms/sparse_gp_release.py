@@ -171,9 +171,9 @@ class SparseGpPlan:
     def draw(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> SparseGpReleased:
         if self.lattice is not None:
             A, B, _, _ = lattice_statistics(X, y, self.spec, self.lattice)
-            return self._from_released(*privatise_lattice(A, B, self.lattice, v.generator("rng", rng)))
+            return self.from_released(*privatise_lattice(A, B, self.lattice, v.generator("rng", rng)))
         stats = sufficient_statistics(X, y, self.spec, check_inducing=False)
-        return self._from_released(*privatise(stats, self.noise, v.generator("rng", rng)))
+        return self.from_released(*privatise(stats, self.noise, v.generator("rng", rng)))
 
     def scaled(self, n: int) -> SparseGpPlan:
         """The same plan for ``n`` records with the noise stds scaled by n / self.n: its statistics are sums over
@@ -236,21 +236,24 @@ class SparseGpPlan:
         """The release from sufficient statistics reduced in one pass (:meth:`reduction`): that of :meth:`draw`."""
         rng = v.generator("rng", rng)
         if self.lattice is not None:
-            return self._from_released(*privatise_lattice(np.asarray(A, dtype=np.int64), np.asarray(B, dtype=np.int64),
+            return self.from_released(*privatise_lattice(np.asarray(A, dtype=np.int64), np.asarray(B, dtype=np.int64),
                                                           self.lattice, rng))
         B = np.asarray(B, dtype=float)
         stats = SufficientStatistics(np.asarray(A, dtype=float), 0.5 * (B + B.T), int(n), int(n_clipped))
-        return self._from_released(*privatise(stats, self.noise, rng))
+        return self.from_released(*privatise(stats, self.noise, rng))
 
-    def _from_released(self, a: np.ndarray, B: np.ndarray) -> SparseGpReleased:
+    def from_released(self, a: np.ndarray, B: np.ndarray) -> SparseGpReleased:
         """Everything published, from the released statistics (a~, B~) alone (post-processing): the noise-aware
         posterior q(u) = N(m, S) told the stds drawn (eqs. 9-15), and the prediction on the grid (eq. 17)."""
+        from threadpoolctl import threadpool_limits
+
         from ..models.gp.sparse_posterior import noise_aware_posterior, predict_from_released
 
         spec = self.spec
-        post = noise_aware_posterior(spec.inducing_points, spec.kernel, a, B, scale=self.noise_std**2,
-                                     sigma_a=self.noise.sigma_a, sigma_b=self.noise.sigma_b, rho=spec.rho,
-                                     correction=spec.correction, signal_variance=spec.signal_variance)
+        with threadpool_limits(limits=1, user_api="blas"):   # the same bits whatever the machine's threads (verify)
+            post = noise_aware_posterior(spec.inducing_points, spec.kernel, a, B, scale=self.noise_std**2,
+                                         sigma_a=self.noise.sigma_a, sigma_b=self.noise.sigma_b, rho=spec.rho,
+                                         correction=spec.correction, signal_variance=spec.signal_variance)
         axes = self.axes()
         mesh = np.meshgrid(*axes, indexing="ij")
         pts = np.stack([m.ravel() for m in mesh], axis=-1)

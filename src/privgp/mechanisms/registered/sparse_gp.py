@@ -134,7 +134,8 @@ class SparseGp(Mechanism):
     def released_from_arrays(self, arrays: dict[str, np.ndarray], plan: SparseGpPlan) -> SparseGpReleased:
         """The released prediction from prediction.npz: q(u) = N(m, S) on the plan's public inducing inputs Z (S a
         covariance matrix), and the predictive mean and sd on the plan's grid RECOMPUTED from them (eq. 17, public
-        post-processing). The statistics m and S came from are not written, so m and S are not tied to epsilon."""
+        post-processing). A release with exact noise (since 2026-11-29) also holds the statistics a and B that m and S
+        came from: :meth:`_from_statistics`. An earlier release does not, so its m and S are not tied to epsilon."""
         from ...models.gp.sparse_posterior import predict_from_released
 
         Z = np.asarray(plan.spec.inducing_points, dtype=float)
@@ -144,6 +145,8 @@ class SparseGp(Mechanism):
         scale = max(1.0, float(np.abs(S).max()))
         if not np.allclose(S, S.T, rtol=0.0, atol=1e-12 * scale) or np.linalg.eigvalsh(0.5 * (S + S.T)).min() < -1e-9 * scale:
             raise file_mismatch(f"{self.npz}.S", "not a covariance matrix (symmetric, positive semidefinite)")
+        if plan.lattice is not None:   # since 2026-11-29 (red team 21a M1): m and S tied to the stated noise
+            return self._from_statistics(arrays, plan, m, S)
         axes = grid_axes(plan.domain, grid)
         mesh = np.meshgrid(*axes, indexing="ij")
         pts = np.stack([x.ravel() for x in mesh], axis=-1)
@@ -157,14 +160,41 @@ class SparseGp(Mechanism):
         return SparseGpReleased(axes, mean.reshape(grid), sd.reshape(grid), Z, m, S,
                                 a_released=np.zeros(0), B_released=np.zeros(0), repair_shift=0.0)
 
+    def _from_statistics(self, arrays: dict[str, np.ndarray], plan: SparseGpPlan, m: np.ndarray,
+                         S: np.ndarray) -> SparseGpReleased:
+        """A release with exact noise (red team 21a M1): its released statistics a and B must be whole steps of the
+        certificate's lattices (B symmetric), and m and S the noise-aware posterior (eqs. 9-15) of them told the
+        certificate's noise stds, bit for bit; the prediction then follows (eq. 17). A smaller epsilon claimed over
+        a release's files therefore fails (statistics drawn with less noise by other code cannot be told apart:
+        verify checks agreement, not how the noise was drawn)."""
+        lat = plan.lattice
+        assert lat is not None
+        k = plan.spec.n_inducing
+        a = released_array(arrays, self.npz, "a", (k,))
+        B = released_array(arrays, self.npz, "B", (k, k))
+        for name, x, unit in (("a", a, lat.unit_a), ("B", B, lat.unit_b)):
+            steps = x / unit   # a power of two: exact
+            if not np.array_equal(steps, np.rint(steps)) or np.any(np.abs(steps) > 2.0**62):
+                raise file_mismatch(f"{self.npz}.{name}", f"whole steps of the certificate's lattice ({unit:.3g})")
+        if not np.array_equal(B, B.T):
+            raise file_mismatch(f"{self.npz}.B", "a symmetric matrix")
+        rel = plan.from_released(a, B)
+        if not (np.array_equal(rel.m, m) and np.array_equal(rel.S, S)):
+            raise file_mismatch(f"{self.npz}.m", "the noise-aware posterior (eqs. 9-15) of its released statistics a "
+                                "and B under the certificate's noise stds (sigma_a, sigma_b)")
+        return rel
+
     def files(self, released: SparseGpReleased, plan: SparseGpPlan, coordinates: Sequence[str]) -> list[OutputFile]:
         names = list(coordinates)
         rm = plan.response_map
         axes = {f"axis_{nm}": ax for nm, ax in zip(names, released.axes)}
         mu, sd = released.mean.ravel(), released.sd.ravel()
+        # a release with exact noise also publishes its noisy statistics (whole lattice steps): verify recomputes m and
+        # S from them under the certificate's noise (red team 21a M1); post-processing of the one noisy output
+        stats = {} if plan.lattice is None else {"a": released.a_released, "B": released.B_released}
         return [
             NpzFile("prediction.npz", dict(mean=released.mean, sd=released.sd, Z=released.Z, m=released.m,
-                                           S=released.S, coordinates=np.array(names),
+                                           S=released.S, **stats, coordinates=np.array(names),
                                            threshold=np.float64(rm.threshold), clip=np.float64(rm.clip),
                                            transform=np.array(rm.transform), **axes)),
             CsvFile("prediction.csv", names + ["mean", "sd", "lower_2sd", "upper_2sd"],
