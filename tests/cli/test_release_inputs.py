@@ -114,7 +114,7 @@ def test_sparse_gp_at_the_ends_of_the_allowed_scales_releases(env, capsys):
     for ratio in ("1e-12", "1e12"):
         code, _, err = run(capsys, "release", "--mechanism", "sparse-gp", "--noise-ratio", ratio, *OK,
                            "--budget-epsilon", 1000, "--ledger", ledger, "--out", tmp / "r_far")
-        assert code == 2 and "epsilon and noise_ratio must be such that the noise is at most 2^56 lattice" in err, err
+        assert code == 2 and "--noise-ratio must be such that the noise is at most 2^56 lattice" in err, err
         assert ledger.read_bytes() == before and not (tmp / "r_far").exists()
 
 

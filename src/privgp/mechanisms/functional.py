@@ -166,8 +166,8 @@ FUNCTIONAL_FLOAT_LEAK = ("its released values are the posterior mean plus noise 
                          "bits tell two neighbouring data sets apart (red team 20f: 2 000 of 2 000 releases of the "
                          "embedded sales told apart from those with one price changed, at a certified (5, 1e-6)), so "
                          "its (epsilon, delta) holds for exact arithmetic only, not as computed; it stays for planning, "
-                         "accounting and simulation (privgp account, privgp experiment); --mechanism grid or sparse-gp "
-                         "releases a map with exact discrete noise")
+                         "accounting and simulation (privgp account, privgp experiment); use --mechanism auto (the default, "
+                         "a tuned noisy grid), grid or sparse-gp, which release a map with exact discrete noise")
 
 
 @dataclass(frozen=True)

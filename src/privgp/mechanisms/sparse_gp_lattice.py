@@ -133,10 +133,12 @@ def lattice_noise(*, kernel_bound: float, signal_variance: float, response_bound
         steps = (math.ceil(sa / ua) + 1, math.ceil(sa / noise_ratio / ub) + 1,
                  math.ceil(sa / (noise_ratio * _SQRT2) / ub) + 1)   # +1: covers the float divisions' rounding
         if max(steps) > MAX_T - 1:
-            raise InvalidParameterError("epsilon and noise_ratio", "such that the noise is at most 2^56 lattice steps "
-                                        f"(the exact discrete Gaussian sampler's range): sigma_a = {sa:.3g} on A in "
-                                        f"steps of {ua:.3g}, sigma_a / noise_ratio = {sa / noise_ratio:.3g} on B in "
-                                        f"steps of {ub:.3g}", f"epsilon = {epsilon:g}, noise_ratio = {noise_ratio:g}")
+            # walk-through 21: one parameter's name (the CLI shows its flag), the other in the words
+            name, value = ("noise_ratio", noise_ratio) if noise_ratio != 1.0 else ("epsilon", epsilon)
+            raise InvalidParameterError(name, "such that the noise is at most 2^56 lattice steps (the exact discrete "
+                                        f"Gaussian sampler's range): sigma_a = {sa:.3g} on A in steps of {ua:.3g}, "
+                                        f"sigma_a / noise_ratio = {sa / noise_ratio:.3g} on B in steps of {ub:.3g}, "
+                                        f"at epsilon = {epsilon:g} and noise_ratio = {noise_ratio:g}", value)
         event = ZcdpEvent(rho=_rho(sens, sa))
         if certify(event, delta=delta).epsilon <= epsilon:
             return LatticeNoise(ek, ey, *steps, sigma_a=sa, sensitivity=sens, event=event,

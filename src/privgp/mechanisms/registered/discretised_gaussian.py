@@ -44,8 +44,8 @@ from .grid import (
 FLOAT_NOISE = ("its Gaussian noise is added in floating point to the released channels, whose low-order bits tell "
                "whether a record lies at a point (Mironov 2012; red team 20a: delta(5) >= 0.0185 where 1e-6 is "
                "certified), so its (epsilon, delta) does not hold as computed; it stays for planning, accounting and "
-               "simulation (privgp account, privgp experiment); --mechanism grid releases the same kind of map with "
-               "exact discrete noise")
+               "simulation (privgp account, privgp experiment); use --mechanism auto (the default, a tuned noisy "
+               "grid) or grid, which release the same kind of map with exact discrete noise")
 
 
 @dataclass(frozen=True, eq=False)

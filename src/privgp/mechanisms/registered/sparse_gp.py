@@ -82,12 +82,12 @@ S2 = Option("s2", "the S_2 covariance correction (default symmetric; paper = eq.
 class SparseGp(Mechanism):
     """``privgp release --mechanism sparse-gp``: publish a smooth map with its uncertainty, the predictive
     mean and +-2 sd of a sparse GP fitted to noisy sufficient statistics on a public grid of inducing
-    inputs (seed 001, Alg. 1; exact Gaussian-mechanism calibration)."""
+    inputs (seed 001, Alg. 1; exact discrete Gaussian noise on lattice statistics, zCDP)."""
 
     name = "sparse-gp"
     help = ("a smooth map with its uncertainty: the predictive mean and +-2 sd of a sparse GP fitted to noisy "
-            "sufficient statistics on a public grid of inducing inputs (seed 001, Alg. 1; exact Gaussian-mechanism "
-            "calibration)")
+            "sufficient statistics on a public grid of inducing inputs (seed 001, Alg. 1; exact discrete Gaussian "
+            "noise on lattice statistics, zCDP)")
     options = (KERNEL, LENGTHSCALE, NOISE_STD, INDUCING, KERNEL_BOUND, NOISE_RATIO, S2)
     plan_type = SparseGpPlan
     picture = "prediction.png"
@@ -248,7 +248,8 @@ class SparseGp(Mechanism):
                 "inducing_points": plan.spec.n_inducing, "kernel_bound": plan.spec.kernel_bound_method,
                 "R_k": plan.spec.kernel_bound, "sensitivity": plan.sensitivity, "sigma_a": plan.noise.sigma_a,
                 "sigma_b": plan.noise.sigma_b, "correction": plan.spec.correction,
-                "target_epsilon": plan.target_epsilon}
+                "target_epsilon": plan.target_epsilon,
+                **({} if plan.lattice is None else {"noise": DISCRETE_GAUSSIAN, "lattice": plan.lattice.to_dict()})}
 
     def summary_lines(self, plan: SparseGpPlan) -> list[str]:
         k = plan.spec.kernel.describe()
