@@ -237,16 +237,26 @@ class StatisticsAccumulator:
     """Running A = K_ZX clip(y), B = K_ZX K_XZ (eq. 3) over batches of records, mergeable in any order: the
     sufficient statistics reduced where the records live (``privgp.datasets.sources``; only these come back)."""
 
+    #: the statistics' dtype (int64 for a release's lattice statistics: sparse_gp_lattice.LatticeAccumulator)
+    dtype: type = float
+
     def __init__(self, spec: SparseGpSpec) -> None:
         self.spec = spec
-        self.A = np.zeros(spec.n_inducing)
-        self.B = np.zeros((spec.n_inducing, spec.n_inducing))
+        self.A: np.ndarray = np.zeros(spec.n_inducing, dtype=self.dtype)
+        self.B: np.ndarray = np.zeros((spec.n_inducing, spec.n_inducing), dtype=self.dtype)
         self.n = 0
         self.n_clipped = 0
 
+    def _sums(self, X: np.ndarray, yc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(A, B) of checked records with clipped responses."""
+        return _accumulate(X, yc, None, self.spec, CHUNK)
+
+    def _empty(self) -> StatisticsAccumulator:
+        return StatisticsAccumulator(self.spec)
+
     def add(self, X: np.ndarray, y: np.ndarray) -> StatisticsAccumulator:
         X, yc, nc = checked_records(X, y, self.spec, check_inducing=False)   # a plan's reduction: Z its public grid
-        A, B = _accumulate(X, yc, None, self.spec, CHUNK)
+        A, B = self._sums(X, yc)
         self.A += A
         self.B += B
         self.n += X.shape[0]
@@ -254,7 +264,7 @@ class StatisticsAccumulator:
         return self
 
     def merge(self, other: StatisticsAccumulator) -> StatisticsAccumulator:
-        out = StatisticsAccumulator(self.spec)
+        out = self._empty()
         out.A, out.B = self.A + other.A, self.B + other.B
         out.n, out.n_clipped = self.n + other.n, self.n_clipped + other.n_clipped
         return out

@@ -45,6 +45,7 @@ from ..accounting.events import EventBatch, ZcdpEvent
 from ..accounting.gaussian import gaussian_noise_std
 from ..errors import InvalidParameterError
 from .discrete_noise import MAX_T, discrete_gaussian
+from .sparse_gp import SparseGpSpec, StatisticsAccumulator, blas_limit, kernel_vectors
 from .sparse_gp_sensitivity import statistics_sensitivity
 
 #: the noise of a sparse-GP release (the certificate's ``noise`` setting); certificates without it drew float noise
@@ -185,48 +186,37 @@ def privatise_lattice(A: np.ndarray, B: np.ndarray, noise: LatticeNoise, rng: np
     return a_int.astype(float) * noise.unit_a, B_int.astype(float) * noise.unit_b
 
 
-class LatticeAccumulator:
+class LatticeAccumulator(StatisticsAccumulator):
     """Running integer A~, B~ (module docstring) over batches of records, mergeable in any order with exactly the
     same result: what ``--data`` folders, DuckDB and a Dask cluster reduce the records to for a release."""
 
-    def __init__(self, spec, noise: LatticeNoise) -> None:
-        self.spec, self.noise = spec, noise
-        d = spec.n_inducing
-        self.A = np.zeros(d, dtype=np.int64)
-        self.B = np.zeros((d, d), dtype=np.int64)
-        self.n = 0
-        self.n_clipped = 0
+    dtype = np.int64
 
-    def add(self, X: np.ndarray, y: np.ndarray) -> LatticeAccumulator:
-        from .sparse_gp import blas_limit, checked_records, kernel_vectors  # noqa: PLC0415 - sparse_gp imports none of this
+    def __init__(self, spec: SparseGpSpec, noise: LatticeNoise) -> None:
+        self.noise = noise
+        super().__init__(spec)
 
-        X, yc, nc = checked_records(X, y, self.spec, check_inducing=False)   # Z: the plan's grid over the public box
+    def _sums(self, X: np.ndarray, yc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        d = self.spec.n_inducing
+        A, B = np.zeros(d, dtype=np.int64), np.zeros((d, d), dtype=np.int64)
         with blas_limit(X.shape[0]):
             for s in range(0, X.shape[0], LATTICE_CHUNK):
                 Ki, yi = lattice_records(kernel_vectors(X[s:s + LATTICE_CHUNK], self.spec), yc[s:s + LATTICE_CHUNK],
                                          self.noise)
-                A, B = lattice_sums(Ki, yi)
-                self.A += A
-                self.B += B
-        self.n += X.shape[0]
-        self.n_clipped += nc
-        return self
+                a, b = lattice_sums(Ki, yi)
+                A += a
+                B += b
+        return A, B
 
-    def merge(self, other: LatticeAccumulator) -> LatticeAccumulator:
-        out = LatticeAccumulator(self.spec, self.noise)
-        out.A, out.B = self.A + other.A, self.B + other.B
-        out.n, out.n_clipped = self.n + other.n, self.n_clipped + other.n_clipped
-        return out
-
-    def result(self) -> tuple[np.ndarray, np.ndarray, int, int]:
-        return self.A, self.B, self.n, self.n_clipped
+    def _empty(self) -> LatticeAccumulator:
+        return LatticeAccumulator(self.spec, self.noise)
 
 
 @dataclass(frozen=True)
 class LatticeReduction:
     """The public reduction of records to a release's integer statistics (for one spec and lattice)."""
 
-    spec: object
+    spec: SparseGpSpec
     noise: LatticeNoise
 
     def start(self) -> LatticeAccumulator:
