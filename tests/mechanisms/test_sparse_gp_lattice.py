@@ -153,11 +153,10 @@ def test_simulations_draw_the_same_stds_without_the_exact_sampler():
     assert simulation_twin(grid) is grid
 
 
-def test_the_regressor_draws_the_exact_noise_and_float_paths_refuse_one_inducing_point(tmp_path):
+def test_the_estimators_and_library_fits_draw_the_exact_noise_and_the_float_opt_in_refuses_one_point():
     """Red team 21a H1: DPSparseGPRegressor drew the paper's float noise, and with one inducing point 20f's attack
-    gave delta(5) >= 0.097. It now draws the release's lattice noise (its statistics whole steps); the float paths
-    left (the classifier, Alg. 2's selection, fit_sparse_gp) refuse one inducing point before any charge."""
-    import privgp
+    gave delta(5) >= 0.097. It now draws the release's lattice noise (its statistics whole steps), as do the
+    classifier, Alg. 2's selection and fit_sparse_gp by default; their float noise is opt-in and refuses one point."""
     from privgp.accounting.events import ZcdpEvent
     from privgp.mechanisms import DPDirichletGPClassifier, DPSparseGPRegressor
     from privgp.mechanisms.private_selection import select_sparse_gp
@@ -172,14 +171,43 @@ def test_the_regressor_draws_the_exact_noise_and_float_paths_refuse_one_inducing
         assert isinstance(gp.event_, ZcdpEvent) and gp.certificate_.epsilon <= 5.0
         unit_a = 2.0**-32   # the lattice unit g_k g_y (sigma_f^2 = R_y = 1: 2^-16 each)
         assert np.array_equal(rel.a_released / unit_a, np.rint(rel.a_released / unit_a))
-    ledger = tmp_path / "l.sqlite"
-    with pytest.raises(InvalidParameterError, match="at least 2 with the paper's float noise"):
-        DPDirichletGPClassifier(inducing_points=[[0.5]], epsilon=5.0,
-                                budget=privgp.Budget(ledger, epsilon=10)).fit(X, (y > 0).astype(int))
-    assert not ledger.exists()
+    # red team 21b: the classifier, fit_sparse_gp and Alg. 2 handed back float-noised statistics (delta(5) >= 0.03 at
+    # the classifier's default 16 points): they draw the exact noise by default too (weighted lattices for the
+    # classifier); the paper's float noise is opt-in (noise="float", for reproductions) and refuses one point
+    clf = DPDirichletGPClassifier(inducing_points=[[0.5], [-0.5]], epsilon=5.0, random_state=1).fit(X, (y > 0).astype(int))
+    assert clf.certificate_.epsilon <= 5.0
+    for rel in clf.releases_:   # a~ and B~ in units of the weighted lattices: whole numbers
+        for stat, unit in ((rel.a_released, clf.lattice_.unit_a), (rel.B_released, clf.lattice_.unit_b)):
+            assert np.array_equal(stat / unit, np.rint(stat / unit))
     spec = sparse_gp_spec([[0.5]], response_bound=1.0)
+    exact = fit_sparse_gp(X, y, spec, noise_std=0.1, epsilon=5.0, delta=1e-5, rng=np.random.default_rng(0))
+    assert np.array_equal(exact.a_released / 2.0**-32, np.rint(exact.a_released / 2.0**-32))
     with pytest.raises(InvalidParameterError, match="at least 2 with the paper's float noise"):
-        fit_sparse_gp(X, y, spec, noise_std=0.1, epsilon=5.0, delta=1e-5, rng=np.random.default_rng(0))
+        fit_sparse_gp(X, y, spec, noise_std=0.1, epsilon=5.0, delta=1e-5, rng=np.random.default_rng(0), noise="float")
     with pytest.raises(InvalidParameterError, match="at least 2 with the paper's float noise"):
         select_sparse_gp(X, y, [(0.5, 0.1), (1.0, 0.1)], inducing_points=[[0.5]], response_bound=1.0,
-                         epsilon_total=5.0, delta_total=1e-5, rng=np.random.default_rng(0))
+                         epsilon_total=5.0, delta_total=1e-5, rng=np.random.default_rng(0), noise="float")
+    with pytest.raises(InvalidParameterError, match="noise"):
+        fit_sparse_gp(X, y, spec, noise_std=0.1, epsilon=5.0, delta=1e-5, rng=np.random.default_rng(0), noise="exact")
+
+
+@settings(max_examples=60, deadline=None)
+@given(x1=st.floats(-1, 1), x2=st.floats(-1, 1), y1=st.floats(-2, 2), y2=st.floats(-2, 2),
+       v1=st.floats(0.005, 2.0), v2=st.floats(0.005, 2.0))
+def test_one_weighted_record_moves_the_scaled_statistics_by_at_most_the_sensitivity(x1, x2, y1, y2, v1, v2):
+    """App. D on the weighted lattices: ||[dA ; ratio dB^]|| <= Delta' of weighted_lattice_noise, in the noise's units,
+    for records with any noise variances (clipped into the public bounds)."""
+    from privgp.mechanisms.sparse_gp import NoiseBounds, sparse_gp_spec
+    from privgp.mechanisms.sparse_gp_lattice import weighted_lattice_noise, weighted_lattice_statistics
+
+    spec = sparse_gp_spec(np.linspace(-1, 1, 5)[:, None], response_bound=1.5, noise_ratio=0.5)
+    bounds = NoiseBounds(0.01, 1.0, weighted_response_bound=40.0)
+    lat = weighted_lattice_noise(spec=spec, bounds=bounds, epsilon=2.0, delta=1e-5)
+    one = [weighted_lattice_statistics(np.array([[x]]), np.array([yy]), np.array([vv]), spec, bounds, lat)
+           for x, yy, vv in ((x1, y1, v1), (x2, y2, v2))]
+    dA = (one[0][0] - one[1][0]) * lat.unit_a
+    dB = (one[0][1] - one[1][1]) * lat.unit_b
+    iu = np.triu_indices(spec.n_inducing, 1)
+    packed = np.concatenate([np.diag(dB), math.sqrt(2.0) * dB[iu]])
+    change = math.sqrt(float(dA @ dA) + spec.noise_ratio**2 * float(packed @ packed))
+    assert change <= lat.sensitivity

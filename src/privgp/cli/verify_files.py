@@ -941,7 +941,9 @@ def _load_npz(path: Path, name: str, plan: Any) -> dict[str, np.ndarray]:
 
     grid = getattr(plan, "grid", (1,))
     paths = int(np.prod(getattr(grid, "sizes", grid))) * max(1, int(getattr(plan, "L", 1)))
-    limit = 64 * 8 * paths + NPZ_SLACK_BYTES
+    spec = getattr(plan, "spec", None)   # a sparse GP also writes k x k matrices (S, and B since 2026-11-29)
+    k = int(getattr(spec, "n_inducing", 0) or 0)
+    limit = 64 * 8 * paths + 4 * 8 * (k * k + k) + NPZ_SLACK_BYTES   # red team 21b M1: B was not counted
     try:
         total = 0
         with zipfile.ZipFile(path) as zf:

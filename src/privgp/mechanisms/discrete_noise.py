@@ -35,6 +35,10 @@ import numpy as np
 from .. import validation as v
 from ..errors import InvalidParameterError
 
+#: the ``noise`` a certificate states for a release drawn with this module's discrete Gaussian (the noisy grid, the
+#: sparse GP); a certificate without it drew float noise
+DISCRETE_GAUSSIAN = "discrete-gaussian"
+
 #: the largest t the sampler takes: t k and U + t V stay inside int64 while k, V < 2^6 (each further step has
 #: probability below 1/64! resp. e^-64; a run that gets there stops with an error instead of wrapping around);
 #: s only divides, so it may be any int64

@@ -36,13 +36,17 @@ from ..accounting.selection import SelectionBudget, SelectionEvent, liu_talwar_b
 from ..accounting.zcdp import zcdp_rho_for
 from ..errors import InvalidParameterError
 from .coinpress import coinpress_mean, paper_schedule
+from .discrete_noise import DISCRETE_GAUSSIAN
 from .sparse_gp import (
     calibrate_noise,
     check_float_inducing,
+    check_noise,
+    check_public_inducing,
     release_from_statistics,
     sparse_gp_spec,
     sufficient_statistics,
 )
+from .sparse_gp_lattice import lattice_noise, lattice_release, lattice_statistics
 
 COINPRESS_STEPS = 12
 COINPRESS_LAST_FRACTION = 0.75
@@ -204,13 +208,14 @@ def _candidates(candidates) -> tuple[GpCandidate, ...]:
 def select_sparse_gp(X, y, candidates: Sequence, *, inducing_points, response_bound: float, epsilon_total: float,
                      delta_total: float, gamma: float = 0.01, split: TrainValidationSplit | float = 0.5,
                      rng: np.random.Generator | None = None, kernel: str = "squared_exponential",
-                     keep_trace: bool = False, **spec_options) -> SelectionResult:
+                     keep_trace: bool = False, noise: str = DISCRETE_GAUSSIAN, **spec_options) -> SelectionResult:
     """Alg. 2 (DP-GP-HYPERPARAMETER-LEARNING): (epsilon_total, delta_total)-DP choice of (lengthscale,
     sigma) among ``candidates`` and the DP sparse GP fitted with it. ``split``: a
     :class:`TrainValidationSplit` or the validation fraction of a random one (paper: 0.5).
     ``spec_options`` go to :func:`~privgp.mechanisms.sparse_gp.sparse_gp_spec` (noise_ratio,
     kernel_bound, rho, correction, signal_variance). All checks and calibrations run before any
-    private value is touched."""
+    private value is touched. ``noise``: each run's statistics get exact discrete noise on lattices (the default; red
+    team 21b: the float noise of the model's statistics leaked) or the paper's float noise ("float": reproductions)."""
     rng = np.random.default_rng() if rng is None else v.generator("rng", rng)
     cands = _candidates(candidates)
     budget = liu_talwar_budget(epsilon_total, delta_total, gamma)
@@ -223,21 +228,38 @@ def select_sparse_gp(X, y, candidates: Sequence, *, inducing_points, response_bo
     rho_cp = zcdp_rho_for(budget.epsilon, budget.delta)
     specs = {ell: sparse_gp_spec(inducing_points, response_bound=response_bound, kernel=kernel, lengthscale=ell,
                                  **spec_options) for ell in dict.fromkeys(c.lengthscale for c in cands)}
-    for s in specs.values():
-        check_float_inducing(s)   # the paper's float noise: one inducing point leaks (red team 20f)
-    noises = {ell: calibrate_noise(s.sensitivity(), budget.epsilon, budget.delta, s.noise_ratio)
-              for ell, s in specs.items()}
+    exact = check_noise(noise) == DISCRETE_GAUSSIAN
+    if exact:
+        lattices = {ell: lattice_noise(kernel_bound=s.kernel_bound, signal_variance=s.signal_variance,
+                                       response_bound=s.response_bound, noise_ratio=s.noise_ratio,
+                                       n_inducing=s.n_inducing, epsilon=budget.epsilon, delta=budget.delta)
+                    for ell, s in specs.items()}
+    else:
+        for s in specs.values():
+            check_float_inducing(s)   # the paper's float noise: one inducing point leaks (red team 20f)
+        noises = {ell: calibrate_noise(s.sensitivity(), budget.epsilon, budget.delta, s.noise_ratio)
+                  for ell, s in specs.items()}
     intervals = [loglik_clip_interval(c.noise_std, response_bound) for c in cands]
     # private data from here on
     X1, y1 = X[split.train], y[split.train]
     X2 = X[split.validation]
     y2 = np.clip(y[split.validation], -response_bound, response_bound)
-    stats = {ell: sufficient_statistics(X1, y1, s) for ell, s in specs.items()}
+    if exact:
+        for s in specs.values():
+            check_public_inducing(s.inducing_points, X1)
+        stats = {ell: lattice_statistics(X1, y1, s, lattices[ell]) for ell, s in specs.items()}
+    else:
+        stats = {ell: sufficient_statistics(X1, y1, s) for ell, s in specs.items()}
 
     def run(i, g):
         c = cands[i]
-        rel = release_from_statistics(stats[c.lengthscale], specs[c.lengthscale], noises[c.lengthscale],
-                                      specs[c.lengthscale].sensitivity(), g, noise_std=c.noise_std)
+        if exact:
+            rel = lattice_release(None, None, specs[c.lengthscale], lattices[c.lengthscale], g,
+                                  epsilon=budget.epsilon, delta=budget.delta, noise_std=c.noise_std,
+                                  statistics=stats[c.lengthscale])
+        else:
+            rel = release_from_statistics(stats[c.lengthscale], specs[c.lengthscale], noises[c.lengthscale],
+                                          specs[c.lengthscale].sensitivity(), g, noise_std=c.noise_std)
         vals = rel.posterior.log_likelihood_points(X2, y2, c.noise_std ** 2)
         C, R = intervals[i]
         score, ok = private_mean_score(vals, C, R, rho_cp, g)

@@ -48,6 +48,7 @@ from ..accounting.events import ComposedEvent, GaussianEvent, ZcdpEvent
 from ..accounting.gaussian import gaussian_noise_std
 from ..errors import InvalidParameterError
 from ..models.kernels import DistanceKernel, Kernel, make_kernel, pairwise_distances
+from .discrete_noise import DISCRETE_GAUSSIAN
 from .sparse_gp_sensitivity import kernel_norm_bound, resolve_noise_ratio, statistics_sensitivity, weighted_sensitivity
 
 if TYPE_CHECKING:
@@ -463,13 +464,30 @@ def release_from_noisy(a: np.ndarray, B: np.ndarray, spec: SparseGpSpec, noise: 
     return SparseGpRelease(spec, noise, sensitivity, a, B, post, noise_std, n, n_clipped)
 
 
+def check_noise(noise: str) -> str:
+    """``noise``: DISCRETE_GAUSSIAN (exact discrete noise on lattice statistics, the default: what a release
+    draws) or "float" (the paper's Gaussian noise in floating point: reproductions, not releases)."""
+    if noise not in (DISCRETE_GAUSSIAN, "float"):
+        raise InvalidParameterError("noise", f"{DISCRETE_GAUSSIAN!r} (exact, the default) or 'float' (the paper's "
+                                    "noise, whose low-order bits leak: for reproducing it, not for a release)", noise)
+    return noise
+
+
 def fit_sparse_gp(X, y, spec: SparseGpSpec, *, noise_std: float, epsilon: float, delta: float,
-                  rng: np.random.Generator) -> SparseGpRelease:
+                  rng: np.random.Generator, noise: str = DISCRETE_GAUSSIAN) -> SparseGpRelease:
     """Fit a DP sparse GP to private records (X, y): noisy sufficient statistics at the public inducing
     inputs, (epsilon, delta)-DP in (X, y) under replace-one neighbours (seed 001, Alg. 1,
-    DP-GP-INFERENCE). All checks run before the noise is drawn."""
+    DP-GP-INFERENCE). All checks run before the noise is drawn. ``noise``: :func:`check_noise` (red team 21b:
+    the float noise of the statistics this returns leaked with any number of inducing points)."""
     sigma = v.positive("noise_std", noise_std)
     rng = v.generator("rng", rng)
+    if check_noise(noise) == DISCRETE_GAUSSIAN:
+        from .sparse_gp_lattice import lattice_noise, lattice_release  # noqa: PLC0415 - it imports this module
+
+        lat = lattice_noise(kernel_bound=spec.kernel_bound, signal_variance=spec.signal_variance,
+                            response_bound=spec.response_bound, noise_ratio=spec.noise_ratio,
+                            n_inducing=spec.n_inducing, epsilon=epsilon, delta=delta)
+        return lattice_release(X, y, spec, lat, rng, epsilon=epsilon, delta=delta, noise_std=sigma)
     check_float_inducing(spec)
     sens = spec.sensitivity()
     noise = calibrate_noise(sens, epsilon, delta, spec.noise_ratio)
@@ -478,7 +496,8 @@ def fit_sparse_gp(X, y, spec: SparseGpSpec, *, noise_std: float, epsilon: float,
 
 
 def fit_sparse_gp_heteroscedastic(X, y, noise_var, spec: SparseGpSpec, bounds: NoiseBounds, *, epsilon: float,
-                                  delta: float, rng: np.random.Generator) -> SparseGpRelease:
+                                  delta: float, rng: np.random.Generator, noise: str = DISCRETE_GAUSSIAN
+                                  ) -> SparseGpRelease:
     """Fit a DP sparse GP to private records with per-record noise variances (x_i, y_i, sigma_i^2) (seed
     001, App. D): the weighted statistics released with the sensitivity of
     :func:`~privgp.mechanisms.sparse_gp_sensitivity.weighted_sensitivity`; (epsilon, delta)-DP in
@@ -486,6 +505,11 @@ def fit_sparse_gp_heteroscedastic(X, y, noise_var, spec: SparseGpSpec, bounds: N
     rng = v.generator("rng", rng)
     if not isinstance(bounds, NoiseBounds):
         raise InvalidParameterError("bounds", "a NoiseBounds", type(bounds).__name__)
+    if check_noise(noise) == DISCRETE_GAUSSIAN:   # weighted statistics on lattices (sparse_gp_lattice)
+        from .sparse_gp_lattice import lattice_release, weighted_lattice_noise  # noqa: PLC0415
+
+        lat = weighted_lattice_noise(spec=spec, bounds=bounds, epsilon=epsilon, delta=delta)
+        return lattice_release(X, y, spec, lat, rng, epsilon=epsilon, delta=delta, noise_var=noise_var, bounds=bounds)
     check_float_inducing(spec)
     sens = bounds.sensitivity(spec)
     noise = calibrate_noise(sens, epsilon, delta, spec.noise_ratio)
@@ -514,7 +538,8 @@ class SparseGpPrediction:
 def sparse_gp_fit_predict(X, y, points, *, epsilon: float, delta: float, inducing_points, noise_std: float,
                           response_bound: float, rng: np.random.Generator | None = None,
                           kernel: Kernel | str = "squared_exponential", lengthscale: float | None = 1.0,
-                          include_noise: bool = False, **spec_options) -> SparseGpPrediction:
+                          include_noise: bool = False, noise: str = DISCRETE_GAUSSIAN,
+                          **spec_options) -> SparseGpPrediction:
     """Fit the DP sparse GP on (X, y) at (epsilon, delta) and predict at ``points``: the mechanism as
     one plain function (for comparisons with other mechanisms). ``rng=None`` draws fresh OS entropy.
     ``spec_options``: signal_variance, kernel_bound, noise_ratio, rho, correction."""
@@ -522,6 +547,6 @@ def sparse_gp_fit_predict(X, y, points, *, epsilon: float, delta: float, inducin
     spec = sparse_gp_spec(inducing_points, response_bound=response_bound, kernel=kernel, lengthscale=lengthscale,
                           **spec_options)
     points = v.points("points", points, dim=spec.dim)
-    rel = fit_sparse_gp(X, y, spec, noise_std=noise_std, epsilon=epsilon, delta=delta, rng=rng)
+    rel = fit_sparse_gp(X, y, spec, noise_std=noise_std, epsilon=epsilon, delta=delta, rng=rng, noise=noise)
     mu, sd = rel.predict(points, return_std=True, include_noise=include_noise)
     return SparseGpPrediction(mu, sd, rel)

@@ -46,26 +46,25 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import validation as v
 from ..errors import InvalidParameterError
+from .discrete_noise import DISCRETE_GAUSSIAN
 from .release import default_delta
 from .sparse_gp import (
     MECHANISM,
     NoiseBounds,
     NoiseCalibration,
     SparseGpSpec,
-    calibrate_noise,
-    check_float_inducing,
     check_public_inducing,
     release_from_noisy,
-    release_from_statistics,
     sparse_gp_spec,
-    weighted_statistics,
 )
 from .sparse_gp_lattice import (
-    DISCRETE_GAUSSIAN,
     LATTICE_MAX_RECORDS,
     lattice_noise,
+    lattice_release,
     lattice_statistics,
     privatise_lattice,
+    weighted_lattice_noise,
+    weighted_lattice_statistics,
 )
 
 #: the public box the inducing inputs fill when none is given (features on a standardised scale)
@@ -325,7 +324,8 @@ class DPSparseGPRegressor(RegressorMixin, _SparseGpBase):
 
     Fitted attributes: ``release_`` (:class:`~privgp.mechanisms.sparse_gp.SparseGpRelease`),
     ``mean_`` (m) and ``covariance_`` (S) of q(u), ``inducing_points_``, ``event_``,
-    ``certificate_``, ``sensitivity_``, ``kernel_bound_``, ``sigma_a_``, ``sigma_b_``, ``lambda_``
+    ``certificate_``, ``sensitivity_``, ``kernel_bound_``, ``sigma_a_``, ``sigma_b_``, ``lambda_``, ``lattice_``
+    (the exact discrete noise's lattices and steps: :class:`~privgp.mechanisms.sparse_gp_lattice.LatticeNoise`)
     (eq. 10, paper units), ``n_features_in_``, ``charge_`` (the ledger charge, or None). Not the number of
     clipped responses: a count of the records the certificate does not cover (``release_.n_clipped`` holds it
     for the data holder; never publish it)."""
@@ -383,6 +383,7 @@ class DPSparseGPRegressor(RegressorMixin, _SparseGpBase):
         rel = release_from_noisy(a, B_noisy, spec, noise, lattice.sensitivity, n, n_clipped, noise_std=sigma)
         self.release_ = rel
         self.inducing_points_ = spec.inducing_points
+        self.lattice_ = lattice
         self.mean_ = rel.posterior.mean
         self.covariance_ = rel.posterior.covariance
         self.event_ = rel.event
@@ -491,17 +492,23 @@ class DPDirichletGPClassifier(ClassifierMixin, _SparseGpBase):
         rng = check_random_state(self.random_state)
         offset, Ry, bounds = self._targets()
         spec = self._spec(X.shape[1], Ry)
-        check_float_inducing(spec)   # the paper's float noise (weighted statistics): one point leaks
         C = classes.size
         delta = self._delta(X.shape[0])
-        sens = bounds.sensitivity(spec)
-        noise = calibrate_noise(sens, self.epsilon, delta, spec.noise_ratio, parts=C)
+        # exact discrete noise on weighted lattice statistics (red team 21b: the paper's float noise leaked through
+        # the statistics this model holds, delta(5) >= 0.03 at the default 16 inducing points)
+        lattice = weighted_lattice_noise(spec=spec, bounds=bounds, epsilon=self.epsilon, delta=delta, parts=C)
+        if X.shape[0] > LATTICE_MAX_RECORDS:
+            raise InvalidParameterError("X", "at most 2^28 records (the integer statistics stay within int64)",
+                                        X.shape[0])
+        noise = NoiseCalibration(lattice.std_a, lattice.std_b, lattice.event, float(self.epsilon), delta, C)
+        check_public_inducing(spec.inducing_points, X)
         stats = []
         for c in classes:
             t, s2 = dirichlet_targets((y == c).astype(float), self.alpha_epsilon)
-            stats.append(weighted_statistics(X, t - offset, s2, spec, bounds))
+            stats.append((s2, weighted_lattice_statistics(X, t - offset, s2, spec, bounds, lattice)))
         settings = {**spec.to_dict(), "n": int(X.shape[0]), "classes": classes.tolist(),
-                    "alpha_epsilon": self.alpha_epsilon, "epsilon": noise.epsilon, "delta": delta}
+                    "alpha_epsilon": self.alpha_epsilon, "epsilon": noise.epsilon, "delta": delta,
+                    "noise": DISCRETE_GAUSSIAN, "lattice": lattice.to_dict()}
         # the ledger keys the records by each label's rank among the labels present, whatever the order (or the
         # superset) of the public classes given: the same records keep one budget. Numeric labels are keyed as given,
         # as the regressor, the sampler and privgp.records key them (red team 17c: -1/+1 labels had a budget of
@@ -512,14 +519,16 @@ class DPDirichletGPClassifier(ClassifierMixin, _SparseGpBase):
             self._charge(X_key, y_key, noise.total_event, delta, settings, also=(X_key, ranks))
         else:
             self._charge(X_key, ranks, noise.total_event, delta, settings)
-        self.releases_ = tuple(release_from_statistics(s, spec, noise, sens, rng, noise_std=None) for s in stats)
+        self.releases_ = tuple(lattice_release(None, None, spec, lattice, rng, epsilon=self.epsilon, delta=delta,
+                                               noise_var=s2, statistics=st) for s2, st in stats)
         self.classes_ = classes
         self.inducing_points_ = spec.inducing_points
         self.prior_mean_ = offset
         self.event_ = noise.total_event
         self.certificate_ = self._certify(noise.total_event, delta, settings)
         self.class_event_ = noise.event
-        self.sensitivity_ = sens
+        self.lattice_ = lattice
+        self.sensitivity_ = lattice.sensitivity
         self.sigma_a_ = noise.sigma_a
         self.sigma_b_ = noise.sigma_b
         return self

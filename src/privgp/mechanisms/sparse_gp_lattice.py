@@ -41,15 +41,24 @@ import numpy as np
 from .. import validation as v
 from ..accounting import certify
 from ..accounting.calibrate import calibrate
-from ..accounting.events import EventBatch, ZcdpEvent
+from ..accounting.events import ComposedEvent, EventBatch, ZcdpEvent
 from ..accounting.gaussian import gaussian_noise_std
 from ..errors import InvalidParameterError
 from .discrete_noise import MAX_T, discrete_gaussian
-from .sparse_gp import SparseGpSpec, StatisticsAccumulator, blas_limit, kernel_vectors
+from .sparse_gp import (
+    NoiseBounds,
+    NoiseCalibration,
+    SparseGpRelease,
+    SparseGpSpec,
+    StatisticsAccumulator,
+    blas_limit,
+    check_public_inducing,
+    checked_records,
+    kernel_vectors,
+    release_from_noisy,
+)
 from .sparse_gp_sensitivity import statistics_sensitivity
 
-#: the noise of a sparse-GP release (the certificate's ``noise`` setting); certificates without it drew float noise
-DISCRETE_GAUSSIAN = "discrete-gaussian"
 #: kernel values and responses on lattices of 2^-LATTICE_BITS of their bounds
 LATTICE_BITS = 16
 #: records per block of the lattice sums (module docstring: every partial sum below 2^53)
@@ -78,8 +87,11 @@ class LatticeNoise:
     steps_off: int
     sigma_a: float
     sensitivity: float
-    event: ZcdpEvent
+    event: ZcdpEvent     # one release's (``parts`` of them compose: the classifier's classes)
     response_bound: float = 1.0
+    #: weighted statistics (App. D): B is summed from u = sqrt(w) k on the lattice 2^-b_exponent (None: k's own)
+    b_exponent: int | None = None
+    parts: int = 1
 
     @property
     def unit_a(self) -> float:
@@ -87,7 +99,7 @@ class LatticeNoise:
 
     @property
     def unit_b(self) -> float:
-        return math.ldexp(1.0, -2 * self.kernel_exponent)
+        return math.ldexp(1.0, -2 * (self.kernel_exponent if self.b_exponent is None else self.b_exponent))
 
     @property
     def std_a(self) -> float:
@@ -106,7 +118,8 @@ class LatticeNoise:
 
     def to_dict(self) -> dict:
         return {"kernel_exponent": self.kernel_exponent, "response_exponent": self.response_exponent,
-                "steps": [self.steps_a, self.steps_diag, self.steps_off]}
+                "steps": [self.steps_a, self.steps_diag, self.steps_off],
+                **({} if self.b_exponent is None else {"b_exponent": self.b_exponent})}
 
 
 def _rho(sensitivity: float, sigma_a: float) -> float:
@@ -114,22 +127,60 @@ def _rho(sensitivity: float, sigma_a: float) -> float:
     return sensitivity * sensitivity / (2.0 * sigma_a * sigma_a) * (1.0 + 2.0**-48)
 
 
+def _exponent(name: str, bound: float) -> int:
+    e = lattice_exponent(bound)
+    if not -400 <= e <= 400:   # red team 21b: 1e-300 overflowed the lattice units (ldexp) with a traceback
+        raise InvalidParameterError(name, "between 2^-384 and 2^416 (the lattice of 2^-16 of it, squared, stays a "
+                                    "normal float)", bound)
+    return e
+
+
 def lattice_noise(*, kernel_bound: float, signal_variance: float, response_bound: float, noise_ratio: float,
                   n_inducing: int, epsilon: float, delta: float) -> LatticeNoise:
     """The lattices and the smallest noise (whole steps) whose zCDP event certifies epsilon <= the target at delta
     (the one calibrator, then steps rounded up and the certificate re-checked)."""
     d = v.integer("n_inducing", n_inducing, minimum=1)
-    ek, ey = lattice_exponent(signal_variance), lattice_exponent(response_bound)
+    ek, ey = _exponent("signal_variance", signal_variance), _exponent("response_bound", response_bound)
     sens = statistics_sensitivity(response_bound, kernel_bound + math.ldexp(math.sqrt(d), -ek), noise_ratio)
-    s0 = float(gaussian_noise_std(sens, epsilon, delta))   # the float mechanism's exact-GDP std: a lower bound
+    return _calibrated(sens, ek, ey, None, float(response_bound), noise_ratio, epsilon, delta, 1)
+
+
+def weighted_lattice_noise(*, spec: SparseGpSpec, bounds: NoiseBounds, epsilon: float, delta: float, parts: int = 1) -> LatticeNoise:
+    """The lattice noise of weighted statistics (seed 001, App. D: A_h = sum (w y) k, B_h = sum w k k^T), ``parts``
+    releases on the same records sharing (epsilon, delta) (the classifier's classes). Each record's terms are put on
+    lattices: k~ (2^-16 of sigma_f^2), v~ = w y (2^-16 of R_A, clipped to R_A), u~ = sqrt(w) k (2^-16 of sqrt(w_max)
+    sigma_f^2); A~ = sum v~ k~, B~ = sum u~ u~^T, exactly. Replacing one record moves them by at most Delta_h (App. D,
+    :meth:`~privgp.mechanisms.sparse_gp.NoiseBounds.sensitivity`) plus twice one record's rounding, in the noise's
+    units: e_A = g_v (R_k + g_k sqrt d) + R_A g_k sqrt d and e_B = ratio g_u sqrt d (2 sqrt(w_max) R_k + g_u sqrt d)
+    (the triangle inequality; whole steps g, not g / 2, cover the float error of each term)."""
+    d = spec.n_inducing
+    w_max = 1.0 / bounds.min_var
+    RA = bounds.weighted_response_bound if bounds.weighted_response_bound is not None else w_max * spec.response_bound
+    ek = _exponent("signal_variance", spec.signal_variance)
+    ev = _exponent("weighted_response_bound", RA)
+    eu = _exponent("max weight", math.sqrt(w_max) * spec.signal_variance)
+    gk, gv, gu, rd = math.ldexp(1.0, -ek), math.ldexp(1.0, -ev), math.ldexp(1.0, -eu), math.sqrt(d)
+    Rk = spec.kernel_bound
+    e_A = gv * (Rk + gk * rd) + RA * gk * rd
+    e_B = spec.noise_ratio * gu * rd * (2.0 * math.sqrt(w_max) * Rk + gu * rd)
+    sens = (bounds.sensitivity(spec) + 2.0 * (e_A + e_B)) * (1.0 + 2.0**-40)
+    return _calibrated(sens, ek, ev, eu, float(RA), spec.noise_ratio, epsilon, delta,
+                       v.integer("parts", parts, minimum=1))
+
+
+def _calibrated(sens: float, ek: int, ey: int, eu: int | None, response_bound: float, noise_ratio: float,
+                epsilon: float, delta: float, parts: int) -> LatticeNoise:
+    """The smallest sigma_a (whole steps) with ``parts`` zCDP releases of sensitivity ``sens`` certified at <= the
+    target (epsilon, delta), re-checked by the accountant."""
+    s0 = float(gaussian_noise_std(sens, epsilon, delta)) * math.sqrt(parts)   # the float noise's std: a lower bound
 
     def batch(stds: np.ndarray) -> EventBatch:   # the vectorised accountant path of the calibrator
-        rho = sens * sens / (2.0 * stds * stds) * (1.0 + 2.0**-48)
+        rho = parts * sens * sens / (2.0 * stds * stds) * (1.0 + 2.0**-48)
         return EventBatch(ZcdpEvent, tuple(rho.shape), {"rho": rho}, {"rho": rho})
 
-    sa = calibrate(lambda s: ZcdpEvent(rho=_rho(sens, s)), "sigma_a", (s0, 16.0 * s0), epsilon, delta,
+    sa = calibrate(lambda s: ZcdpEvent(rho=parts * _rho(sens, s)), "sigma_a", (s0, 16.0 * s0), epsilon, delta,
                    make_batch=batch).value
-    ua, ub = math.ldexp(1.0, -(ek + ey)), math.ldexp(1.0, -2 * ek)
+    ua, ub = math.ldexp(1.0, -(ek + ey)), math.ldexp(1.0, -2 * (ek if eu is None else eu))
     for _ in range(64):
         steps = (math.ceil(sa / ua) + 1, math.ceil(sa / noise_ratio / ub) + 1,
                  math.ceil(sa / (noise_ratio * _SQRT2) / ub) + 1)   # +1: covers the float divisions' rounding
@@ -141,9 +192,10 @@ def lattice_noise(*, kernel_bound: float, signal_variance: float, response_bound
                                         f"sigma_a / noise_ratio = {sa / noise_ratio:.3g} on B in steps of {ub:.3g}, "
                                         f"at epsilon = {epsilon:g} and noise_ratio = {noise_ratio:g}", value)
         event = ZcdpEvent(rho=_rho(sens, sa))
-        if certify(event, delta=delta).epsilon <= epsilon:
+        total = event if parts == 1 else ComposedEvent.of([(event, parts)])   # as NoiseCalibration.total_event
+        if certify(total, delta=delta).epsilon <= epsilon:
             return LatticeNoise(ek, ey, *steps, sigma_a=sa, sensitivity=sens, event=event,
-                                response_bound=float(response_bound))
+                                response_bound=response_bound, b_exponent=eu, parts=parts)
         sa *= 1.0 + 1e-9
     raise InvalidParameterError("epsilon", "a target the discrete Gaussian calibration reaches", epsilon)  # pragma: no cover
 
@@ -226,3 +278,54 @@ class LatticeReduction:
 def lattice_statistics(X, y, spec, noise: LatticeNoise) -> tuple[np.ndarray, np.ndarray, int, int]:
     """(A~, B~, n, n_clipped) of the records in memory: one accumulator over them."""
     return LatticeAccumulator(spec, noise).add(X, y).result()
+
+
+def weighted_lattice_statistics(X, y, noise_var, spec: SparseGpSpec, bounds: NoiseBounds, noise: LatticeNoise
+                                ) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """(A~, B~, n, n_clipped) of weighted records on the lattices of :func:`weighted_lattice_noise`: w = 1 / clip(sigma^2)
+    (App. D), v~ = clip(w y, R_A) and k~ for A~ = sum v~ k~, u~ = sqrt(w) k for B~ = sum u~ u~^T, as int64, exactly
+    (blocks of at most :data:`LATTICE_CHUNK` records, every entry at most 2^16 steps). Z is checked as the caller's."""
+    X, yc, nc = checked_records(X, y, spec)
+    s2 = v.finite_array("noise_var", noise_var, ndim=1)
+    if s2.shape[0] != X.shape[0]:
+        raise InvalidParameterError("noise_var", f"one variance per record ({X.shape[0]})", s2.shape[0])
+    if noise.b_exponent is None:
+        raise InvalidParameterError("noise", "the lattice noise of weighted statistics (weighted_lattice_noise)", noise)
+    s2c = np.clip(s2, bounds.min_var, bounds.max_var)
+    w = 1.0 / s2c
+    wy = np.clip(w * yc, -noise.response_bound, noise.response_bound)
+    nc += int(np.sum(s2c != s2))
+    top = float(2**LATTICE_BITS)
+    vtop = float(noise.response_steps)
+    d = spec.n_inducing
+    A, B = np.zeros(d, dtype=np.int64), np.zeros((d, d), dtype=np.int64)
+    with blas_limit(X.shape[0]):
+        for s in range(0, X.shape[0], LATTICE_CHUNK):
+            K = kernel_vectors(X[s:s + LATTICE_CHUNK], spec)
+            Ki = np.clip(np.rint(K * math.ldexp(1.0, noise.kernel_exponent)), -top, top)
+            vi = np.clip(np.rint(wy[s:s + LATTICE_CHUNK] * math.ldexp(1.0, noise.response_exponent)), -vtop, vtop)
+            Ui = np.clip(np.rint(K * (np.sqrt(w[s:s + LATTICE_CHUNK]) * math.ldexp(1.0, noise.b_exponent))), -top, top)
+            A += np.rint(Ki @ vi).astype(np.int64)
+            B += np.rint(Ui @ Ui.T).astype(np.int64)
+    return A, B, X.shape[0], nc
+
+
+def lattice_release(X, y, spec: SparseGpSpec, noise: LatticeNoise, rng: np.random.Generator, *, epsilon: float,
+                    delta: float, noise_std: float | None = None, noise_var=None, bounds: NoiseBounds | None = None,
+                    statistics: tuple | None = None) -> SparseGpRelease:
+    """One release with exact noise: the lattice statistics of the records (weighted with ``noise_var`` and
+    ``bounds``; or ``statistics`` computed before, e.g. once per lengthscale for Alg. 2), discrete Gaussian noise,
+    the noise-aware posterior (post-processing). Checks Z against the records (a caller's own inducing inputs)."""
+    if statistics is None:
+        X = v.points("X", X, dim=spec.dim)
+        if X.shape[0] > LATTICE_MAX_RECORDS:
+            raise InvalidParameterError("X", "at most 2^28 records (the integer statistics stay within int64)",
+                                        X.shape[0])
+        check_public_inducing(spec.inducing_points, X)
+        statistics = (lattice_statistics(X, y, spec, noise) if noise_var is None else
+                      weighted_lattice_statistics(X, y, noise_var, spec, bounds, noise))
+    A, B, n, n_clipped = statistics
+    a, B_noisy = privatise_lattice(A, B, noise, rng)
+    calib = NoiseCalibration(noise.std_a, noise.std_b, noise.event, float(epsilon), float(delta), noise.parts)
+    return release_from_noisy(a, B_noisy, spec, calib, noise.sensitivity, n, n_clipped, noise_std=noise_std,
+                              weighted=noise_var is not None)

@@ -33,6 +33,7 @@ from ..accounting import PrivacyCertificate, certify
 from ..accounting.events import GaussianEvent, ZcdpEvent
 from ..errors import InvalidParameterError
 from ..models.domain import Box
+from .discrete_noise import DISCRETE_GAUSSIAN
 from .posterior_release import default_lengthscale
 from .release import ResponseMap, default_delta, grid_sizes
 from .sparse_gp import (
@@ -47,7 +48,6 @@ from .sparse_gp import (
     sufficient_statistics,
 )
 from .sparse_gp_lattice import (
-    DISCRETE_GAUSSIAN,
     LATTICE_MAX_RECORDS,
     LatticeNoise,
     LatticeReduction,

@@ -54,7 +54,7 @@ from ...accounting.gaussian import gaussian_noise_std
 from ...errors import InvalidParameterError
 from ...formatting import format_upper
 from ...models.domain import Box, CellGrid, cell_index
-from ..discrete_noise import MAX_T, discrete_gaussian
+from ..discrete_noise import DISCRETE_GAUSSIAN, MAX_T, discrete_gaussian
 from ..interface import (
     CsvFile,
     Mechanism,
@@ -91,8 +91,6 @@ def release_assumptions(domain: Box, settings: str = "the cells, the smoothing b
 
 #: L2 sensitivity of the per-cell (sums, counts) vector under replace-one with |y| <= 1 (module docstring)
 GRID_SENSITIVITY = 2.0
-#: the noise of the Gaussian grid's releases (module docstring, "Floating point")
-DISCRETE_GAUSSIAN = "discrete-gaussian"
 #: eq. 37's squared per-point sensitivities with C = 1, C_k = 1: Delta_s^2 = 4, Delta_d^2 = 1
 EQ37_PER_POINT = math.sqrt(4.0 + 1.0)
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from ...errors import CertificateMismatch, InvalidParameterError
 from ...formatting import format_upper
+from ..discrete_noise import DISCRETE_GAUSSIAN
 from ..interface import (
     KERNEL,
     LENGTHSCALE,
@@ -41,7 +42,6 @@ from ..interface import (
 from ..posterior_release import default_lengthscale
 from ..release import grid_sizes
 from ..sparse_gp import CHUNK
-from ..sparse_gp_lattice import DISCRETE_GAUSSIAN
 from ..sparse_gp_release import (
     DEFAULT_INDUCING,
     DEFAULT_NOISE_STD,
