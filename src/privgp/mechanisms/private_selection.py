@@ -247,18 +247,18 @@ def select_sparse_gp(X, y, candidates: Sequence, *, inducing_points, response_bo
     if exact:
         for s in specs.values():
             check_public_inducing(s.inducing_points, X1)
-        stats = {ell: lattice_statistics(X1, y1, s, lattices[ell]) for ell, s in specs.items()}
+        integer_stats = {ell: lattice_statistics(X1, y1, s, lattices[ell]) for ell, s in specs.items()}
     else:
-        stats = {ell: sufficient_statistics(X1, y1, s) for ell, s in specs.items()}
+        float_stats = {ell: sufficient_statistics(X1, y1, s) for ell, s in specs.items()}
 
     def run(i, g):
         c = cands[i]
         if exact:
             rel = lattice_release(None, None, specs[c.lengthscale], lattices[c.lengthscale], g,
                                   epsilon=budget.epsilon, delta=budget.delta, noise_std=c.noise_std,
-                                  statistics=stats[c.lengthscale])
+                                  statistics=integer_stats[c.lengthscale])
         else:
-            rel = release_from_statistics(stats[c.lengthscale], specs[c.lengthscale], noises[c.lengthscale],
+            rel = release_from_statistics(float_stats[c.lengthscale], specs[c.lengthscale], noises[c.lengthscale],
                                           specs[c.lengthscale].sensitivity(), g, noise_std=c.noise_std)
         vals = rel.posterior.log_likelihood_points(X2, y2, c.noise_std ** 2)
         C, R = intervals[i]

@@ -490,9 +490,9 @@ def fit_sparse_gp(X, y, spec: SparseGpSpec, *, noise_std: float, epsilon: float,
         return lattice_release(X, y, spec, lat, rng, epsilon=epsilon, delta=delta, noise_std=sigma)
     check_float_inducing(spec)
     sens = spec.sensitivity()
-    noise = calibrate_noise(sens, epsilon, delta, spec.noise_ratio)
+    calib = calibrate_noise(sens, epsilon, delta, spec.noise_ratio)
     stats = sufficient_statistics(X, y, spec)
-    return release_from_statistics(stats, spec, noise, sens, rng, noise_std=sigma)
+    return release_from_statistics(stats, spec, calib, sens, rng, noise_std=sigma)
 
 
 def fit_sparse_gp_heteroscedastic(X, y, noise_var, spec: SparseGpSpec, bounds: NoiseBounds, *, epsilon: float,
@@ -512,9 +512,9 @@ def fit_sparse_gp_heteroscedastic(X, y, noise_var, spec: SparseGpSpec, bounds: N
         return lattice_release(X, y, spec, lat, rng, epsilon=epsilon, delta=delta, noise_var=noise_var, bounds=bounds)
     check_float_inducing(spec)
     sens = bounds.sensitivity(spec)
-    noise = calibrate_noise(sens, epsilon, delta, spec.noise_ratio)
+    calib = calibrate_noise(sens, epsilon, delta, spec.noise_ratio)
     stats = weighted_statistics(X, y, noise_var, spec, bounds)
-    return release_from_statistics(stats, spec, noise, sens, rng, noise_std=None)
+    return release_from_statistics(stats, spec, calib, sens, rng, noise_std=None)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -322,8 +322,12 @@ def lattice_release(X, y, spec: SparseGpSpec, noise: LatticeNoise, rng: np.rando
             raise InvalidParameterError("X", "at most 2^28 records (the integer statistics stay within int64)",
                                         X.shape[0])
         check_public_inducing(spec.inducing_points, X)
-        statistics = (lattice_statistics(X, y, spec, noise) if noise_var is None else
-                      weighted_lattice_statistics(X, y, noise_var, spec, bounds, noise))
+        if noise_var is None:
+            statistics = lattice_statistics(X, y, spec, noise)
+        elif bounds is None:
+            raise InvalidParameterError("bounds", "the public NoiseBounds of weighted statistics", None)
+        else:
+            statistics = weighted_lattice_statistics(X, y, noise_var, spec, bounds, noise)
     A, B, n, n_clipped = statistics
     a, B_noisy = privatise_lattice(A, B, noise, rng)
     calib = NoiseCalibration(noise.std_a, noise.std_b, noise.event, float(epsilon), float(delta), noise.parts)
