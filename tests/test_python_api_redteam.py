@@ -56,7 +56,7 @@ def test_clones_of_the_classifier_and_the_sampler_draw_independent_noise():
     p1 = clone(clf).fit(X, labels).predict_proba(X)
     p2 = clone(clf).fit(X, labels).predict_proba(X)
     assert not np.allclose(p1, p2)
-    sampler = privgp.DPPosteriorSampler(box=(-3, 3), random_state=np.random.default_rng(2))
+    sampler = privgp.DPPosteriorSampler(float_noise=True, box=(-3, 3), random_state=np.random.default_rng(2))
     s1 = clone(sampler).fit(X, y).sample_y(X[:5])
     s2 = clone(sampler).fit(X, y).sample_y(X[:5])
     assert not np.allclose(s1, s2)
@@ -76,7 +76,7 @@ def test_a_deep_copy_draws_its_own_noise_and_a_copied_sampler_keeps_its_one_path
     noise_b = b.release_.a_released - sufficient_statistics(X[10:], y[10:], b.release_.spec).A
     assert not np.allclose(noise_a, noise_b)
     assert copy.deepcopy(privgp.DPSparseGPRegressor(random_state=7)).random_state == 7
-    sampler = privgp.DPPosteriorSampler(box=(-3, 3), random_state=np.random.default_rng(2)).fit(X, y)
+    sampler = privgp.DPPosteriorSampler(float_noise=True, box=(-3, 3), random_state=np.random.default_rng(2)).fit(X, y)
     grid = np.linspace(-2.5, 2.5, 7)[:, None]
     released = sampler.sample_y(grid)
     copied = copy.deepcopy(sampler)
@@ -96,7 +96,7 @@ def test_copies_of_a_released_path_repeat_it_and_draw_no_new_points(how):
     import pickle
 
     X, y = _data()
-    sampler = privgp.DPPosteriorSampler(box=(-3, 3), target_epsilon=5.0).fit(X[:30], y[:30])
+    sampler = privgp.DPPosteriorSampler(float_noise=True, box=(-3, 3), target_epsilon=5.0).fit(X[:30], y[:30])
     grid = np.linspace(-2.5, 2.5, 9)[:, None]
     released = sampler.sample_y(grid)
     copies = ([pickle.loads(pickle.dumps(sampler)) for _ in range(2)] if how == "pickle"
@@ -118,7 +118,7 @@ def test_threads_extending_one_path_at_once_draw_each_point_once():
     import threading
 
     X, y = _data()
-    sampler = privgp.DPPosteriorSampler(box=(-3, 3), target_epsilon=5.0).fit(X[:30], y[:30])
+    sampler = privgp.DPPosteriorSampler(float_noise=True, box=(-3, 3), target_epsilon=5.0).fit(X[:30], y[:30])
     pts = np.linspace(-2.9, 2.9, 400)[:, None]
     go, got = threading.Barrier(4), [None] * 4
 
@@ -152,7 +152,7 @@ def test_float32_records_fitted_by_an_estimator_share_the_key_of_the_same_values
     from_csv = privgp.records(pd.read_csv(csv), "v")
     budget = privgp.Budget(tmp_path / "fresh.sqlite", epsilon=100.0)
     privgp.DPSparseGPRegressor(budget=budget, random_state=1).fit(X32, y32)
-    privgp.DPPosteriorSampler(box=(-3, 3), budget=budget, random_state=1).fit(pd.DataFrame({"x": X32[:, 0]}),
+    privgp.DPPosteriorSampler(float_noise=True, box=(-3, 3), budget=budget, random_state=1).fit(pd.DataFrame({"x": X32[:, 0]}),
                                                                             pd.Series(y32))
     spent = budget.spent(from_csv)
     assert spent is not None and spent.spent.entries == 2 and len(budget.ledger.datasets()) == 1
@@ -251,7 +251,7 @@ def test_the_sampler_refuses_a_sigma_or_eta_whose_square_overflows_before_the_ch
     budget = privgp.Budget(tmp_path / "ledger.sqlite", epsilon=1e9)
     name = "sigma" if "sigma" in kw else "eta"
     with pytest.raises(InvalidParameterError, match=name):
-        privgp.DPPosteriorSampler(random_state=0, budget=budget, **kw).fit(X, y)
+        privgp.DPPosteriorSampler(float_noise=True, random_state=0, budget=budget, **kw).fit(X, y)
     path = tmp_path / "ledger.sqlite"
     assert not path.exists() or Ledger(path).entries() == []
     with pytest.raises(InvalidParameterError, match=name):
@@ -262,7 +262,7 @@ def test_a_box_with_bounds_for_other_features_is_an_invalid_parameter():
     with pytest.raises(InvalidParameterError, match="box"):
         box_bounds(((0, 0), (1, 1)), 1)
     with pytest.raises(InvalidParameterError, match="box"):
-        privgp.DPPosteriorSampler(box=((0, 0), (1, 1)), random_state=0).fit(*_data())
+        privgp.DPPosteriorSampler(float_noise=True, box=((0, 0), (1, 1)), random_state=0).fit(*_data())
     lo, hi = box_bounds(((0, 0), (1, 2)), 2)
     assert lo.tolist() == [0, 0] and hi.tolist() == [1, 2]
     lo, hi = box_bounds((-1, 1), 3)

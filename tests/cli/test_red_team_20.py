@@ -406,3 +406,62 @@ def test_an_account_certificate_of_a_mechanism_never_released_fails_strict(tmp_p
     code, res = _verify(tmp_path / "acc.json", capsys)
     assert code == 0 and any(n.startswith("never released: privgp release refuses") for n in res["notes"]), res
     assert _verify(tmp_path / "acc.json", capsys, "--strict")[0] == 1
+
+
+@pytest.mark.parametrize("mechanism, extra, dim", [("posterior-sample", ["--snap", "0"], 1),
+                                                   ("posterior-sample", ["--snap", "0", "--kernel", "matern32"], 1),
+                                                   ("posterior-sample", ["--snap", "0", "--grid", "31"], 2),
+                                                   ("posterior-sample-tuned", ["--snap", "0", "--lengthscales", "0.1",
+                                                                               "0.3"], 1)])
+def test_an_unsnapped_posterior_sample_is_refused_and_its_earlier_releases_are_not_verified(tmp_path, capsys, monkeypatch,
+                                                                                          mechanism, extra, dim):
+    """Red team 21c: without snapping the samplers release the posterior mean plus noise in one float addition
+    (delta(5) = 1 with the dense sampler, >= 0.15 with the 1-D exponential kernel's, at a certified (5, 1e-6)).
+    Refused before the charge (a dry run too); 1-D snaps by default now and releases; an earlier unsnapped release
+    is NOT VERIFIED."""
+    import numpy as np
+
+    from privgp.mechanisms.posterior_release import PosteriorSamplePlan
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, (200, dim))
+    y = np.sin(6 * X[:, 0]) + 0.2 * rng.standard_normal(200)
+    cols = ["x", "w"][:dim]
+    (tmp_path / "d.csv").write_text(",".join(cols) + ",v\n" + "".join(
+        ",".join(map(str, row)) + f",{t}\n" for row, t in zip(X, y)))
+    args = ["release", "--mechanism", mechanism, "--data", str(tmp_path / "d.csv"), "--x-col", "x",
+            *(["--y-col", "w"] if dim == 2 else []), "--response-col", "v", "--box", *(["0", "1"] * dim),
+            "--threshold", "0", "--clip", "1", "--allow-noisy", "--seed", "1", "--no-report",
+            "--ledger", str(tmp_path / "l.sqlite")]
+    for more in ([], ["--dry-run"]):
+        capsys.readouterr()
+        assert main([*args, *extra, *more, "--out", str(tmp_path / "r")]) == 2
+        err = capsys.readouterr().err
+        assert "without snapping" in err and "use --snap 1" in err and len(err.strip().splitlines()) == 1, err
+        assert not (tmp_path / "r").exists() and not (tmp_path / "l.sqlite").exists()
+    if mechanism == "posterior-sample" and dim == 1 and len(extra) == 2:
+        assert main([*args, "--out", str(tmp_path / "snapped")]) == 0   # 1-D's default: snapped, released
+        assert "snapped to the grid lattice" in json.loads((tmp_path / "snapped" / "certificate.json").read_text())[
+            "public_settings"]["preprocessing"]
+        assert _verify(tmp_path / "snapped" / "certificate.json", capsys, "--strict")[0] == 0
+        monkeypatch.setattr(PosteriorSamplePlan, "unpublishable", lambda self: None)   # as an earlier privgp did
+        assert main([*args, *extra, "--out", str(tmp_path / "old")]) == 0
+        monkeypatch.undo()
+        code, res = _verify(tmp_path / "old" / "certificate.json", capsys)
+        assert code == 1 and "withdraw its files" in res["reason"], res
+
+
+def test_the_posterior_sampler_estimator_is_opt_in(tmp_path):
+    """Red team 21c: DPPosteriorSampler's lazy path has the same structure (mean plus float noise): fit refuses
+    before any charge unless float_noise=True (research, not publishing)."""
+    import numpy as np
+
+    import privgp
+    from privgp.errors import InvalidParameterError
+
+    X = np.linspace(-1, 1, 40)[:, None]
+    budget = privgp.Budget(tmp_path / "l.sqlite", epsilon=10)
+    with pytest.raises(InvalidParameterError, match="float_noise"):
+        privgp.DPPosteriorSampler(box=(-1, 1), budget=budget).fit(X, X[:, 0])
+    assert not (tmp_path / "l.sqlite").exists()
+    assert privgp.DPPosteriorSampler(box=(-1, 1), float_noise=True, random_state=0).fit(X, X[:, 0]).sample_y([[0.0]]).shape == (1,)

@@ -45,7 +45,7 @@ def test_the_estimators_are_what_scikit_learn_expects():
     with pytest.raises(NotFittedError):
         DPSparseGPRegressor().predict([[0.0]])
     with pytest.raises(NotFittedError):
-        DPPosteriorSampler().sample_y([[0.0]])
+        DPPosteriorSampler(float_noise=True).sample_y([[0.0]])
 
 
 def test_pipeline_search_and_cross_validation():
@@ -141,7 +141,7 @@ def test_a_fit_never_sets_the_datasets_budget_delta_to_its_own(tmp_path):
 
     X, y = sinc(200)
     for make in (lambda b: DPSparseGPRegressor(epsilon=1.0, delta=0.05, random_state=0, budget=b),
-                 lambda b: DPPosteriorSampler(box=(-3, 3), target_epsilon=1.0, delta=0.05, random_state=0, budget=b)):
+                 lambda b: DPPosteriorSampler(float_noise=True, box=(-3, 3), target_epsilon=1.0, delta=0.05, random_state=0, budget=b)):
         budget = Budget(tmp_path / f"{len(list(tmp_path.iterdir()))}.sqlite", epsilon=10.0)
         make(budget).fit(X, y)
         assert budget.spent((X, y)).budget_delta == default_delta(200)
@@ -185,7 +185,7 @@ def test_a_named_budget_counts_every_fold_of_a_search_against_one_data_set(tmp_p
 def test_posterior_sampler_releases_one_path(tmp_path):
     X, y = sinc(200)
     budget = Budget(tmp_path / "ledger.sqlite", epsilon=6.0)
-    s = DPPosteriorSampler(box=(-3, 3), target_epsilon=5.0, random_state=0, budget=budget).fit(X, y)
+    s = DPPosteriorSampler(float_noise=True, box=(-3, 3), target_epsilon=5.0, random_state=0, budget=budget).fit(X, y)
     assert s.certificate_.epsilon <= 5.0 and s.certificate_.covered
     grid = np.linspace(-3, 3, 31)[:, None]
     a = s.sample_y(grid)
@@ -195,7 +195,7 @@ def test_posterior_sampler_releases_one_path(tmp_path):
     with pytest.raises(BudgetExceededError):
         clone(s).fit(X, y)
     with pytest.raises(InvalidParameterError, match="X"):
-        DPPosteriorSampler(box=(0, 1)).fit(X, y)            # inputs outside the public box are refused
+        DPPosteriorSampler(float_noise=True, box=(0, 1)).fit(X, y)            # inputs outside the public box are refused
     s2 = pickle.loads(pickle.dumps(s))
     np.testing.assert_array_equal(s2.sample_y(grid), a)
     # walk-through 16: the certificate assumes every queried input lies in the public box
@@ -203,7 +203,7 @@ def test_posterior_sampler_releases_one_path(tmp_path):
         s.sample_y([[5.0], [0.0]])
 
 
-@pytest.mark.parametrize("make", [lambda: DPSparseGPRegressor(epsilon=1.0), lambda: DPPosteriorSampler(box=(-3, 3))])
+@pytest.mark.parametrize("make", [lambda: DPSparseGPRegressor(epsilon=1.0), lambda: DPPosteriorSampler(float_noise=True, box=(-3, 3))])
 def test_a_shape_error_does_not_quote_the_private_records(make):
     """Walk-through 16: a 1-D X gave scikit-learn's "Expected 2D array ... array=[...]", every private value in
     the message (6 690 characters at n = 2000): the values are cut, the advice kept."""

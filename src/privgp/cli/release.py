@@ -813,6 +813,7 @@ def run(args) -> int:
         plan = mech.build(Request(n=data.n, domain=domain, response_map=rmap, epsilon=args.epsilon, delta=args.delta,
                                   grid=args.grid, memory_limit=_memory_limit(args.memory_limit), options=options))
         mech = mech.resolve(plan)   # auto: the chosen mechanism releases, writes, reports and verifies
+        check_publishable(mech, plan)   # a plan measured to leak (red team 21c: posterior-sample unsnapped)
         if args.map:
             _check_map_size(plan)
         progress.update(1)

@@ -60,7 +60,13 @@ DEFAULT_KERNEL = "exponential"
 DEFAULT_EPSILON = 5.0
 DEFAULT_SIGMA = 0.1
 DEFAULT_GRID = {1: 201, 2: 121}
-DEFAULT_SNAP = {1: 0, 2: 1}
+DEFAULT_SNAP = {1: 1, 2: 1}   # 1-D: 1 since 2026-11-29 (red team 21c: unsnapped samplers leak)
+#: red team 21c: without snapping the samplers release fl(mean + noise), the mean a deterministic float of the records
+FLOAT_PATH_LEAK = ("posterior-sample without snapping (--snap 0) draws its path as the posterior mean plus noise in one "
+                   "float addition, whose low-order bits tell two neighbouring data sets apart (red team 21c: delta(5) = "
+                   "1 measured with the dense sampler, >= 0.15 with the 1-D exponential kernel's, where 1e-6 is "
+                   "certified); use --snap 1 (inputs moved to the grid lattice, a public per-record map; the 2-D "
+                   "default), whose sampler draws the path through a solve")
 MECHANISM = "posterior sample paths (seed 000, Thm 3.1 / Prop. 2, L-fold composition eq. (3))"
 
 
@@ -101,6 +107,20 @@ class PosteriorSamplePlan:
 
     def draw(self, X: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> ReleasedPaths:
         return draw_paths(self, X, y, rng)
+
+    def unpublishable(self) -> str | None:
+        """Why a release of it would not hold its certificate as computed (red team 21c), or None: without snapping
+        (``--snap 0``, and 1-D's default before 2026-11-29) the dense and the 1-D exponential samplers release
+        the posterior mean plus noise in one float addition (:data:`FLOAT_PATH_LEAK`). The snapped sampler (the
+        grid lattice) draws by Matheron's rule through a solve: no attack found (red teams 20f, 21c; not a proof)."""
+        return None if _method(self) == "circulant" else FLOAT_PATH_LEAK
+
+    def check_verifiable(self) -> None:
+        """``privgp verify``: a release drawn by a sampler measured to leak (:meth:`unpublishable`): NOT VERIFIED."""
+        if (why := self.unpublishable()) is not None:
+            from ..errors import CertificateMismatch  # noqa: PLC0415
+
+            raise CertificateMismatch("public_settings.snap", f"{why}; withdraw its files")
 
     #: its ``scaled`` keeps the noise (the release is not a sum over records)
     scaled_noise = False
@@ -196,9 +216,10 @@ def plan_posterior_sample(n: int, domain: Box, response_map: ResponseMap, *, ker
     setting, and a calibrated epsilon is checked to be <= the target. Only public inputs enter.
 
     Defaults are ``privgp release``'s (:data:`DEFAULT_SIGMA`, :data:`DEFAULT_GRID` and
-    :data:`DEFAULT_SNAP` for the domain's dimension, so a 2-D release snaps its inputs to the grid
+    :data:`DEFAULT_SNAP` for the domain's dimension, so a release snaps its inputs to the grid
     lattice): ``sigma=None``, ``grid=None`` and ``snap="auto"`` select them; ``snap=None`` or 0 means
-    no snapping (dense or 1-D Markov sampling).
+    no snapping (dense or 1-D Markov sampling), which plans, accounts, audits and simulates but is not released
+    (:data:`FLOAT_PATH_LEAK`, red team 21c).
     """
     n = v.integer("n", n, minimum=2)
     if not isinstance(domain, Box):

@@ -311,6 +311,16 @@ class LengthscaleSelectionPlan:
     def event(self) -> SelectionEvent:
         return self.budget.event
 
+    def unpublishable(self) -> str | None:
+        """Why its release would not hold the certificate as computed: a candidate's (red team 21c: unsnapped
+        posterior samplers leak through their float addition), or None."""
+        return next((why for p in self.plans if (why := p.unpublishable()) is not None), None)
+
+    def check_verifiable(self) -> None:
+        """``privgp verify``: a selection whose candidates' sampler leaks: NOT VERIFIED."""
+        for p in self.plans:
+            p.check_verifiable()
+
     @property
     def n_train(self) -> int:
         return self.plans[0].n

@@ -580,13 +580,20 @@ class DPPosteriorSampler(_IndependentClones, BaseEstimator):
 
     The fitted object holds the private records (the lazy path conditions on them): publish what
     ``sample_y`` returns, never the estimator.
+
+    Floating point (red team 21c): its lazy path is the posterior mean plus noise in float arithmetic, the structure
+    whose low-order bits told neighbouring data sets apart in ``privgp release``'s unsnapped samplers (delta(5) = 1
+    where 1e-6 was certified). ``fit`` therefore refuses unless ``float_noise=True`` (opt-in: for research and
+    comparison, not for publishing); a map to publish: ``privgp.plan("posterior-sample", ...)``, whose sampler
+    snaps the inputs to the grid lattice.
     """
 
     def __init__(self, box: Any = (0.0, 1.0), *, threshold: float = 0.0, clip: float = 1.0,
                  transform: str = "identity", kernel: str | None = None, lengthscale: float | None = None,
                  sigma: float | None = None, r: float | None = None, eta: float | None = None,
                  target_epsilon: float | None = DEFAULT_TARGET_EPSILON, delta: float | None = None, random_state: Any = None,
-                 budget: Any = None) -> None:
+                 budget: Any = None, float_noise: bool = False) -> None:
+        self.float_noise = float_noise
         self.box = box
         self.threshold = threshold
         self.clip = clip
@@ -612,6 +619,11 @@ class DPPosteriorSampler(_IndependentClones, BaseEstimator):
         from .posterior_release import DEFAULT_KERNEL, DEFAULT_SIGMA, plan_posterior_sample
         from .release import ResponseMap
 
+        if self.float_noise is not True:
+            raise InvalidParameterError("float_noise", "True to fit anyway (opt-in, not for publishing): the lazy path "
+                                        "is the posterior mean plus noise in float arithmetic, whose low-order bits "
+                                        "leak (red team 21c); privgp.plan('posterior-sample', ...) snaps the inputs "
+                                        "to the grid lattice for a release", self.float_noise)
         X_raw, y_raw = X, y
         X, y = _validated(self, X, y, dtype=np.float64, y_numeric=True)
         (X, X_key), (y, y_key) = _as_read(X_raw, X), _as_read(y_raw, y)
