@@ -30,6 +30,16 @@ continuous Gaussian's Renyi curve (their Thm 4; coordinates add), so the release
 rho = Delta'^2 / (2 sigma_a^2) (:class:`~privgp.accounting.events.ZcdpEvent`); sigma_a is calibrated on that curve
 (its exact GDP profile is not proven for the discrete law), a few per cent more noise than the float mechanism's
 exact-GDP calibration. The noise-aware posterior (eqs. 9-15) is given the stds drawn, T_a g_k g_y and T_d g_k^2.
+
+Weighted statistics (App. D: the classifier, heteroscedastic fits; :func:`weighted_lattice_noise`): A_h = sum v~ k~
+with v~ = w y on its own lattice (clipped to R_A) and B_h = sum u~ u~^T with u~ = sqrt(w) k on a lattice of
+2^-16 of sqrt(w_max) sigma_f^2. Their rounding no longer keeps the two terms of one record coupled as Lemma 5's proof
+uses, so the sensitivity is App. D's bound for the exact terms plus twice one record's rounding error in the noise's
+units (the triangle inequality: the other records' rounded terms are the same in both data sets).
+
+Who draws it: ``privgp release --mechanism sparse-gp``, ``DPSparseGPRegressor``, ``DPDirichletGPClassifier``,
+``fit_sparse_gp``, ``fit_sparse_gp_heteroscedastic`` and Alg. 2's ``select_sparse_gp`` (their ``noise`` default);
+the paper's float noise is opt-in (``noise="float"``: reproductions, not releases; red teams 21a, 21b).
 """
 from __future__ import annotations
 
