@@ -5,8 +5,8 @@ plan is :mod:`privgp.mechanisms.functional`.
 Options: --kernel, --lengthscale, and --r / --sensitivity / --snap as for posterior sampling (here r is
 the ridge of the posterior mean, the sensitivity lemma bounds its RKHS sensitivity, and --snap R moves
 each input to the grid lattice refined R times, a public per-record map, so that the mean costs one
-unknown per occupied site whatever n is; default 1 in 2-D, 0 = none in 1-D, where the exponential
-kernel's mean is O(n + m) anyway), --noise-bound and --noise-analysis.
+unknown per occupied site whatever n is; default 1 (posterior-sample's DEFAULT_SNAP)), --noise-bound and
+--noise-analysis. Planned and accounted only: ``privgp release`` refuses it (its float noise leaks).
 """
 from __future__ import annotations
 

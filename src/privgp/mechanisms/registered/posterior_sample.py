@@ -51,8 +51,9 @@ SENSITIVITY = Option("sensitivity", "Delta_n lemma: auto = B.7 for the 1-D expon
                      "auto)", None, choices=("auto", "generic", "exp1d"), default="auto")
 SNAP = Option("snap", "move each input to the nearest point of the grid lattice refined R times per axis (a fixed "
               "public per-record map, so the guarantee holds for the original data) and sample by circulant "
-              "embedding (functional: compute the mean) with one unknown per occupied site; 0 = no snapping, exact "
-              "dense sampling (2-D grids up to 8000 points). Default: 1 in 2-D, 0 in 1-D", int, "R")
+              "embedding (functional: compute the mean) with one unknown per occupied site; 0 = no snapping (dense or "
+              "1-D Markov sampling: planned and accounted, not released, its float addition leaks). Default: 1", int,
+              "R")
 PATH_FILES = ("paths.npz", "paths.csv")
 
 
