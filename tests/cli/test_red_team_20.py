@@ -465,3 +465,28 @@ def test_the_posterior_sampler_estimator_is_opt_in(tmp_path):
         privgp.DPPosteriorSampler(box=(-1, 1), budget=budget).fit(X, X[:, 0])
     assert not (tmp_path / "l.sqlite").exists()
     assert privgp.DPPosteriorSampler(box=(-1, 1), float_noise=True, random_state=0).fit(X, X[:, 0]).sample_y([[0.0]]).shape == (1,)
+
+
+def test_snap_is_an_integer_and_a_refused_circulant_grid_points_to_a_coarser_grid(tmp_path, capsys):
+    """Red team 21d: privgp.plan's snap="none" or [1] was a raw traceback and 1.5 became 1; a 1-D smooth kernel with a
+    long lengthscale, whose circulant embedding fails at the default grid, was pointed to --snap 0, itself refused."""
+    import numpy as np
+
+    import privgp
+    from privgp.errors import InvalidParameterError
+
+    for bad in ("none", [1], 1.5, -1, True):
+        with pytest.raises(InvalidParameterError, match="--snap must be an integer >= 0"):
+            privgp.plan("posterior-sample", 100, privgp.Box((0.0,), (1.0,)), privgp.ResponseMap(0.0, 1.0), epsilon=5,
+                        snap=bad)
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 1, 200)
+    (tmp_path / "d.csv").write_text("x,v\n" + "".join(f"{a},{b}\n" for a, b in zip(x, np.sin(6 * x))))
+    args = ["release", "--mechanism", "posterior-sample", "--data", str(tmp_path / "d.csv"), "--x-col", "x",
+            "--response-col", "v", "--box", "0", "1", "--threshold", "0", "--clip", "1", "--kernel", "matern32",
+            "--lengthscale", "2", "--allow-noisy", "--no-report", "--ledger", str(tmp_path / "l.sqlite")]
+    capsys.readouterr()
+    assert main([*args, "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert "try a coarser grid (--grid)" in err and not (tmp_path / "l.sqlite").exists(), err
+    assert main([*args, "--grid", "51", "--out", str(tmp_path / "r")]) == 0

@@ -355,8 +355,10 @@ def _check_sampler(plan: PosteriorSamplePlan, X: np.ndarray) -> None:
     except InvalidParameterError as exc:
         raise InvalidParameterError(
             "grid", f"a grid on which the circulant embedding of the {plan.kernel} kernel is exact ({exc.requirement}); "
-            "try another grid size, or no snapping (dense sampling, grids up to "
-            f"{DENSE_MAX_POINTS} points)", "x".join(map(str, plan.grid))) from None
+            "try a coarser grid (--grid) or a shorter lengthscale (red team 21d: matern32 at a lengthscale of twice "
+            "the box passes at 51 points, not at 201); unsnapped (dense) sampling, grids up to "
+            f"{DENSE_MAX_POINTS} points, plans and accounts but is not released (its float addition leaks)",
+            "x".join(map(str, plan.grid))) from None
     if sp.bytes > plan.memory_limit:
         if method == "dense":
             hint = ("snap the inputs to the grid (snap=1 / --snap 1): the circulant sampler needs one unknown per "

@@ -59,10 +59,13 @@ PATH_FILES = ("paths.npz", "paths.csv")
 
 def snap_of(mech: Mechanism, request: Request) -> int | None:
     """The snapping refinement of a request (default by dimension; 0 = none)."""
-    snap = DEFAULT_SNAP[request.domain.dim] if request.given("snap") is None else int(request.given("snap"))
-    if snap < 0:
-        raise InvalidParameterError("--snap", "an integer >= 0", snap)
-    return snap or None
+    given = request.given("snap")
+    if given is None:
+        return DEFAULT_SNAP[request.domain.dim] or None
+    # red team 21d: snap="none" or [1] was a raw traceback, 1.5 silently 1
+    if isinstance(given, bool) or not isinstance(given, (int, np.integer)) or int(given) < 0:
+        raise InvalidParameterError("--snap", "an integer >= 0 (0: no snapping, which is not released)", given)
+    return int(given) or None
 
 
 def sigma_of(request: Request) -> float:
