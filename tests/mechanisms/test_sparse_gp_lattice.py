@@ -211,3 +211,13 @@ def test_one_weighted_record_moves_the_scaled_statistics_by_at_most_the_sensitiv
     packed = np.concatenate([np.diag(dB), math.sqrt(2.0) * dB[iu]])
     change = math.sqrt(float(dA @ dA) + spec.noise_ratio**2 * float(packed @ packed))
     assert change <= lat.sensitivity
+
+
+def test_a_weight_beyond_the_lattice_range_is_refused_naming_min_noise_var():
+    """Red team 21d L4: NoiseBounds(1e-300) (weights up to 1e300) was refused as a bad weighted_response_bound."""
+    from privgp.mechanisms.sparse_gp import NoiseBounds, fit_sparse_gp_heteroscedastic, sparse_gp_spec
+
+    spec = sparse_gp_spec(np.linspace(-1, 1, 4)[:, None], response_bound=1.0)
+    with pytest.raises(InvalidParameterError, match="^min_noise_var must be such that response_bound / min_noise_var"):
+        fit_sparse_gp_heteroscedastic(np.zeros((5, 1)), np.zeros(5), np.ones(5), spec, NoiseBounds(1e-300), epsilon=1.0,
+                                      delta=1e-5, rng=np.random.default_rng(0))

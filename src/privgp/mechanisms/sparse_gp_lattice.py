@@ -137,11 +137,14 @@ def _rho(sensitivity: float, sigma_a: float) -> float:
     return sensitivity * sensitivity / (2.0 * sigma_a * sigma_a) * (1.0 + 2.0**-48)
 
 
-def _exponent(name: str, bound: float) -> int:
+def _exponent(name: str, bound: float, what: str | None = None, value: float | None = None) -> int:
+    """The lattice exponent of ``bound`` (:func:`lattice_exponent`), refused naming ``name`` (and ``what`` the bound
+    is made of, with the parameter's own ``value``) where its lattice units would leave the normal floats."""
     e = lattice_exponent(bound)
     if not -400 <= e <= 400:   # red team 21b: 1e-300 overflowed the lattice units (ldexp) with a traceback
-        raise InvalidParameterError(name, "between 2^-384 and 2^416 (the lattice of 2^-16 of it, squared, stays a "
-                                    "normal float)", bound)
+        where = "" if what is None else f"such that {what} is "
+        raise InvalidParameterError(name, f"{where}between 2^-384 and 2^416 (the lattice of 2^-16 of it, squared, "
+                                    "stays a normal float)", bound if value is None else value)
     return e
 
 
@@ -167,8 +170,13 @@ def weighted_lattice_noise(*, spec: SparseGpSpec, bounds: NoiseBounds, epsilon: 
     w_max = 1.0 / bounds.min_var
     RA = bounds.weighted_response_bound if bounds.weighted_response_bound is not None else w_max * spec.response_bound
     ek = _exponent("signal_variance", spec.signal_variance)
-    ev = _exponent("weighted_response_bound", RA)
-    eu = _exponent("max weight", math.sqrt(w_max) * spec.signal_variance)
+    # red team 21d L4: a tiny min_noise_var (a huge weight) was named as the weighted response bound
+    if bounds.weighted_response_bound is not None:
+        ev = _exponent("weighted_response_bound", RA)
+    else:
+        ev = _exponent("min_noise_var", RA, "response_bound / min_noise_var", bounds.min_var)
+    eu = _exponent("min_noise_var", math.sqrt(w_max) * spec.signal_variance,
+                   "signal_variance / sqrt(min_noise_var)", bounds.min_var)
     gk, gv, gu, rd = math.ldexp(1.0, -ek), math.ldexp(1.0, -ev), math.ldexp(1.0, -eu), math.sqrt(d)
     Rk = spec.kernel_bound
     e_A = gv * (Rk + gk * rd) + RA * gk * rd
