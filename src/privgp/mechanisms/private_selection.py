@@ -41,12 +41,11 @@ from .sparse_gp import (
     calibrate_noise,
     check_float_inducing,
     check_noise,
-    check_public_inducing,
     release_from_statistics,
     sparse_gp_spec,
     sufficient_statistics,
 )
-from .sparse_gp_lattice import lattice_noise, lattice_release, lattice_statistics
+from .sparse_gp_lattice import lattice_inputs, lattice_noise, lattice_release
 
 COINPRESS_STEPS = 12
 COINPRESS_LAST_FRACTION = 0.75
@@ -230,10 +229,7 @@ def select_sparse_gp(X, y, candidates: Sequence, *, inducing_points, response_bo
                                  **spec_options) for ell in dict.fromkeys(c.lengthscale for c in cands)}
     exact = check_noise(noise) == DISCRETE_GAUSSIAN
     if exact:
-        lattices = {ell: lattice_noise(kernel_bound=s.kernel_bound, signal_variance=s.signal_variance,
-                                       response_bound=s.response_bound, noise_ratio=s.noise_ratio,
-                                       n_inducing=s.n_inducing, epsilon=budget.epsilon, delta=budget.delta)
-                    for ell, s in specs.items()}
+        lattices = {ell: lattice_noise(s, epsilon=budget.epsilon, delta=budget.delta) for ell, s in specs.items()}
     else:
         for s in specs.values():
             check_float_inducing(s)   # the paper's float noise: one inducing point leaks (red team 20f)
@@ -245,18 +241,15 @@ def select_sparse_gp(X, y, candidates: Sequence, *, inducing_points, response_bo
     X2 = X[split.validation]
     y2 = np.clip(y[split.validation], -response_bound, response_bound)
     if exact:
-        for s in specs.values():
-            check_public_inducing(s.inducing_points, X1)
-        integer_stats = {ell: lattice_statistics(X1, y1, s, lattices[ell]) for ell, s in specs.items()}
+        integer_stats = {ell: lattice_inputs(X1, y1, s, lattices[ell]) for ell, s in specs.items()}
     else:
         float_stats = {ell: sufficient_statistics(X1, y1, s) for ell, s in specs.items()}
 
     def run(i, g):
         c = cands[i]
         if exact:
-            rel = lattice_release(None, None, specs[c.lengthscale], lattices[c.lengthscale], g,
-                                  epsilon=budget.epsilon, delta=budget.delta, noise_std=c.noise_std,
-                                  statistics=integer_stats[c.lengthscale])
+            rel = lattice_release(integer_stats[c.lengthscale], specs[c.lengthscale], lattices[c.lengthscale], g,
+                                  epsilon=budget.epsilon, delta=budget.delta, noise_std=c.noise_std)
         else:
             rel = release_from_statistics(float_stats[c.lengthscale], specs[c.lengthscale], noises[c.lengthscale],
                                           specs[c.lengthscale].sensitivity(), g, noise_std=c.noise_std)

@@ -482,12 +482,11 @@ def fit_sparse_gp(X, y, spec: SparseGpSpec, *, noise_std: float, epsilon: float,
     sigma = v.positive("noise_std", noise_std)
     rng = v.generator("rng", rng)
     if check_noise(noise) == DISCRETE_GAUSSIAN:
-        from .sparse_gp_lattice import lattice_noise, lattice_release  # noqa: PLC0415 - it imports this module
+        from .sparse_gp_lattice import lattice_inputs, lattice_noise, lattice_release  # noqa: PLC0415 - imports this
 
-        lat = lattice_noise(kernel_bound=spec.kernel_bound, signal_variance=spec.signal_variance,
-                            response_bound=spec.response_bound, noise_ratio=spec.noise_ratio,
-                            n_inducing=spec.n_inducing, epsilon=epsilon, delta=delta)
-        return lattice_release(X, y, spec, lat, rng, epsilon=epsilon, delta=delta, noise_std=sigma)
+        lat = lattice_noise(spec, epsilon=epsilon, delta=delta)
+        return lattice_release(lattice_inputs(X, y, spec, lat), spec, lat, rng, epsilon=epsilon, delta=delta,
+                               noise_std=sigma)
     check_float_inducing(spec)
     sens = spec.sensitivity()
     calib = calibrate_noise(sens, epsilon, delta, spec.noise_ratio)
@@ -506,10 +505,11 @@ def fit_sparse_gp_heteroscedastic(X, y, noise_var, spec: SparseGpSpec, bounds: N
     if not isinstance(bounds, NoiseBounds):
         raise InvalidParameterError("bounds", "a NoiseBounds", type(bounds).__name__)
     if check_noise(noise) == DISCRETE_GAUSSIAN:   # weighted statistics on lattices (sparse_gp_lattice)
-        from .sparse_gp_lattice import lattice_release, weighted_lattice_noise  # noqa: PLC0415
+        from .sparse_gp_lattice import lattice_inputs, lattice_release, weighted_lattice_noise  # noqa: PLC0415
 
         lat = weighted_lattice_noise(spec=spec, bounds=bounds, epsilon=epsilon, delta=delta)
-        return lattice_release(X, y, spec, lat, rng, epsilon=epsilon, delta=delta, noise_var=noise_var, bounds=bounds)
+        return lattice_release(lattice_inputs(X, y, spec, lat, noise_var=noise_var, bounds=bounds), spec, lat, rng,
+                               epsilon=epsilon, delta=delta, weighted=True)
     check_float_inducing(spec)
     sens = bounds.sensitivity(spec)
     calib = calibrate_noise(sens, epsilon, delta, spec.noise_ratio)

@@ -51,20 +51,14 @@ from .release import default_delta
 from .sparse_gp import (
     MECHANISM,
     NoiseBounds,
-    NoiseCalibration,
     SparseGpSpec,
-    check_public_inducing,
-    release_from_noisy,
     sparse_gp_spec,
 )
 from .sparse_gp_lattice import (
-    LATTICE_MAX_RECORDS,
+    lattice_inputs,
     lattice_noise,
     lattice_release,
-    lattice_statistics,
-    privatise_lattice,
     weighted_lattice_noise,
-    weighted_lattice_statistics,
 )
 
 #: the public box the inducing inputs fill when none is given (features on a standardised scale)
@@ -367,20 +361,12 @@ class DPSparseGPRegressor(RegressorMixin, _SparseGpBase):
         delta = self._delta(X.shape[0])
         # exact discrete noise on lattice statistics, as privgp release draws (red team 21a H1: the paper's float noise
         # leaked with one inducing point, delta(5) >= 0.097 where 1e-6 was certified)
-        lattice = lattice_noise(kernel_bound=spec.kernel_bound, signal_variance=spec.signal_variance,
-                                response_bound=spec.response_bound, noise_ratio=spec.noise_ratio,
-                                n_inducing=spec.n_inducing, epsilon=self.epsilon, delta=delta)
-        if X.shape[0] > LATTICE_MAX_RECORDS:
-            raise InvalidParameterError("X", "at most 2^28 records (the integer statistics stay within int64)",
-                                        X.shape[0])
-        noise = NoiseCalibration(lattice.std_a, lattice.std_b, lattice.event, float(self.epsilon), delta)
-        check_public_inducing(spec.inducing_points, X)
-        A, B, n, n_clipped = lattice_statistics(X, y, spec, lattice)
-        settings = {**spec.to_dict(), "noise_std": sigma, "n": int(X.shape[0]), "epsilon": noise.epsilon,
+        lattice = lattice_noise(spec, epsilon=self.epsilon, delta=delta)
+        stats = lattice_inputs(X, y, spec, lattice)   # every check of the records, before the charge
+        settings = {**spec.to_dict(), "noise_std": sigma, "n": int(X.shape[0]), "epsilon": float(self.epsilon),
                     "delta": delta, "noise": DISCRETE_GAUSSIAN, "lattice": lattice.to_dict()}
-        self._charge(X_key, y_key, noise.event, delta, settings)
-        a, B_noisy = privatise_lattice(A, B, lattice, rng)
-        rel = release_from_noisy(a, B_noisy, spec, noise, lattice.sensitivity, n, n_clipped, noise_std=sigma)
+        self._charge(X_key, y_key, lattice.event, delta, settings)
+        rel = lattice_release(stats, spec, lattice, rng, epsilon=self.epsilon, delta=delta, noise_std=sigma)
         self.release_ = rel
         self.inducing_points_ = spec.inducing_points
         self.lattice_ = lattice
@@ -497,15 +483,11 @@ class DPDirichletGPClassifier(ClassifierMixin, _SparseGpBase):
         # exact discrete noise on weighted lattice statistics (red team 21b: the paper's float noise leaked through
         # the statistics this model holds, delta(5) >= 0.03 at the default 16 inducing points)
         lattice = weighted_lattice_noise(spec=spec, bounds=bounds, epsilon=self.epsilon, delta=delta, parts=C)
-        if X.shape[0] > LATTICE_MAX_RECORDS:
-            raise InvalidParameterError("X", "at most 2^28 records (the integer statistics stay within int64)",
-                                        X.shape[0])
-        noise = NoiseCalibration(lattice.std_a, lattice.std_b, lattice.event, float(self.epsilon), delta, C)
-        check_public_inducing(spec.inducing_points, X)
+        noise = lattice.calibration(self.epsilon, delta)
         stats = []
         for c in classes:
             t, s2 = dirichlet_targets((y == c).astype(float), self.alpha_epsilon)
-            stats.append((s2, weighted_lattice_statistics(X, t - offset, s2, spec, bounds, lattice)))
+            stats.append(lattice_inputs(X, t - offset, spec, lattice, noise_var=s2, bounds=bounds))
         settings = {**spec.to_dict(), "n": int(X.shape[0]), "classes": classes.tolist(),
                     "alpha_epsilon": self.alpha_epsilon, "epsilon": noise.epsilon, "delta": delta,
                     "noise": DISCRETE_GAUSSIAN, "lattice": lattice.to_dict()}
@@ -519,8 +501,8 @@ class DPDirichletGPClassifier(ClassifierMixin, _SparseGpBase):
             self._charge(X_key, y_key, noise.total_event, delta, settings, also=(X_key, ranks))
         else:
             self._charge(X_key, ranks, noise.total_event, delta, settings)
-        self.releases_ = tuple(lattice_release(None, None, spec, lattice, rng, epsilon=self.epsilon, delta=delta,
-                                               noise_var=s2, statistics=st) for s2, st in stats)
+        self.releases_ = tuple(lattice_release(st, spec, lattice, rng, epsilon=self.epsilon, delta=delta, weighted=True)
+                               for st in stats)
         self.classes_ = classes
         self.inducing_points_ = spec.inducing_points
         self.prior_mean_ = offset

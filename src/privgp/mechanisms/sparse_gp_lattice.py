@@ -126,6 +126,11 @@ class LatticeNoise:
         """The largest |y~| in lattice steps: floor(R_y / g_y), so that |y~| <= R_y."""
         return math.floor(math.ldexp(self.response_bound, self.response_exponent))
 
+    def calibration(self, epsilon: float, delta: float) -> NoiseCalibration:
+        """The :class:`~privgp.mechanisms.sparse_gp.NoiseCalibration` of this noise: the stds drawn (what the
+        noise-aware posterior is told) and the event, for the target (epsilon, delta)."""
+        return NoiseCalibration(self.std_a, self.std_b, self.event, float(epsilon), float(delta), self.parts)
+
     def to_dict(self) -> dict:
         return {"kernel_exponent": self.kernel_exponent, "response_exponent": self.response_exponent,
                 "steps": [self.steps_a, self.steps_diag, self.steps_off],
@@ -148,14 +153,16 @@ def _exponent(name: str, bound: float, what: str | None = None, value: float | N
     return e
 
 
-def lattice_noise(*, kernel_bound: float, signal_variance: float, response_bound: float, noise_ratio: float,
-                  n_inducing: int, epsilon: float, delta: float) -> LatticeNoise:
+def lattice_noise(spec: SparseGpSpec, *, epsilon: float, delta: float) -> LatticeNoise:
     """The lattices and the smallest noise (whole steps) whose zCDP event certifies epsilon <= the target at delta
-    (the one calibrator, then steps rounded up and the certificate re-checked)."""
-    d = v.integer("n_inducing", n_inducing, minimum=1)
-    ek, ey = _exponent("signal_variance", signal_variance), _exponent("response_bound", response_bound)
-    sens = statistics_sensitivity(response_bound, kernel_bound + math.ldexp(math.sqrt(d), -ek), noise_ratio)
-    return _calibrated(sens, ek, ey, None, float(response_bound), noise_ratio, epsilon, delta, 1)
+    for ``spec``'s homoscedastic statistics (the one calibrator, then steps rounded up and the certificate
+    re-checked)."""
+    d = spec.n_inducing
+    ek = _exponent("signal_variance", spec.signal_variance)
+    ey = _exponent("response_bound", spec.response_bound)
+    sens = statistics_sensitivity(spec.response_bound, spec.kernel_bound + math.ldexp(math.sqrt(d), -ek),
+                                  spec.noise_ratio)
+    return _calibrated(sens, ek, ey, None, float(spec.response_bound), spec.noise_ratio, epsilon, delta, 1)
 
 
 def weighted_lattice_noise(*, spec: SparseGpSpec, bounds: NoiseBounds, epsilon: float, delta: float, parts: int = 1) -> LatticeNoise:
@@ -314,40 +321,39 @@ def weighted_lattice_statistics(X, y, noise_var, spec: SparseGpSpec, bounds: Noi
     wy = np.clip(w * yc, -noise.response_bound, noise.response_bound)
     nc += int(np.sum(s2c != s2))
     top = float(2**LATTICE_BITS)
-    vtop = float(noise.response_steps)
     d = spec.n_inducing
     A, B = np.zeros(d, dtype=np.int64), np.zeros((d, d), dtype=np.int64)
     with blas_limit(X.shape[0]):
         for s in range(0, X.shape[0], LATTICE_CHUNK):
             K = kernel_vectors(X[s:s + LATTICE_CHUNK], spec)
-            Ki = np.clip(np.rint(K * math.ldexp(1.0, noise.kernel_exponent)), -top, top)
-            vi = np.clip(np.rint(wy[s:s + LATTICE_CHUNK] * math.ldexp(1.0, noise.response_exponent)), -vtop, vtop)
+            Ki, vi = lattice_records(K, wy[s:s + LATTICE_CHUNK], noise)   # k~ and v~ = w y (clipped to R_A)
             Ui = np.clip(np.rint(K * (np.sqrt(w[s:s + LATTICE_CHUNK]) * math.ldexp(1.0, noise.b_exponent))), -top, top)
             A += np.rint(Ki @ vi).astype(np.int64)
             B += np.rint(Ui @ Ui.T).astype(np.int64)
     return A, B, X.shape[0], nc
 
 
-def lattice_release(X, y, spec: SparseGpSpec, noise: LatticeNoise, rng: np.random.Generator, *, epsilon: float,
-                    delta: float, noise_std: float | None = None, noise_var=None, bounds: NoiseBounds | None = None,
-                    statistics: tuple | None = None) -> SparseGpRelease:
-    """One release with exact noise: the lattice statistics of the records (weighted with ``noise_var`` and
-    ``bounds``; or ``statistics`` computed before, e.g. once per lengthscale for Alg. 2), discrete Gaussian noise,
-    the noise-aware posterior (post-processing). Checks Z against the records (a caller's own inducing inputs)."""
-    if statistics is None:
-        X = v.points("X", X, dim=spec.dim)
-        if X.shape[0] > LATTICE_MAX_RECORDS:
-            raise InvalidParameterError("X", "at most 2^28 records (the integer statistics stay within int64)",
-                                        X.shape[0])
-        check_public_inducing(spec.inducing_points, X)
-        if noise_var is None:
-            statistics = lattice_statistics(X, y, spec, noise)
-        elif bounds is None:
-            raise InvalidParameterError("bounds", "the public NoiseBounds of weighted statistics", None)
-        else:
-            statistics = weighted_lattice_statistics(X, y, noise_var, spec, bounds, noise)
+def lattice_inputs(X, y, spec: SparseGpSpec, noise: LatticeNoise, *, noise_var=None,
+                   bounds: NoiseBounds | None = None) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Every check of a caller's private records that can fail (X's shape, at most :data:`LATTICE_MAX_RECORDS`, Z not
+    made of them), then their lattice statistics (weighted with ``noise_var`` and ``bounds``): run before the charge."""
+    X = v.points("X", X, dim=spec.dim)
+    if X.shape[0] > LATTICE_MAX_RECORDS:
+        raise InvalidParameterError("X", "at most 2^28 records (the integer statistics stay within int64)", X.shape[0])
+    check_public_inducing(spec.inducing_points, X)
+    if noise_var is None:
+        return lattice_statistics(X, y, spec, noise)
+    if bounds is None:
+        raise InvalidParameterError("bounds", "the public NoiseBounds of weighted statistics", None)
+    return weighted_lattice_statistics(X, y, noise_var, spec, bounds, noise)
+
+
+def lattice_release(statistics: tuple, spec: SparseGpSpec, noise: LatticeNoise, rng: np.random.Generator, *,
+                    epsilon: float, delta: float, noise_std: float | None = None,
+                    weighted: bool = False) -> SparseGpRelease:
+    """One release with exact noise from lattice ``statistics`` (:func:`lattice_inputs`; Alg. 2 computes them once
+    per lengthscale): discrete Gaussian noise, the noise-aware posterior (post-processing)."""
     A, B, n, n_clipped = statistics
     a, B_noisy = privatise_lattice(A, B, noise, rng)
-    calib = NoiseCalibration(noise.std_a, noise.std_b, noise.event, float(epsilon), float(delta), noise.parts)
-    return release_from_noisy(a, B_noisy, spec, calib, noise.sensitivity, n, n_clipped, noise_std=noise_std,
-                              weighted=noise_var is not None)
+    return release_from_noisy(a, B_noisy, spec, noise.calibration(epsilon, delta), noise.sensitivity, n, n_clipped,
+                              noise_std=noise_std, weighted=weighted)

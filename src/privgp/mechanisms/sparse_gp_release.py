@@ -315,10 +315,8 @@ def plan_sparse_gp(n: int, domain: Box, response_map: ResponseMap, *, epsilon: f
     sizes = grid_sizes(domain, grid)
     lattice = None
     if _noise == DISCRETE_GAUSSIAN:
-        lattice = lattice_noise(kernel_bound=spec.kernel_bound, signal_variance=spec.signal_variance,
-                                response_bound=spec.response_bound, noise_ratio=spec.noise_ratio,
-                                n_inducing=spec.n_inducing, epsilon=eps, delta=delta)
-        noise = NoiseCalibration(lattice.std_a, lattice.std_b, lattice.event, eps, delta)
+        lattice = lattice_noise(spec, epsilon=eps, delta=delta)
+        noise = lattice.calibration(eps, delta)
     else:
         noise = calibrate_noise(spec.sensitivity(), eps, delta, spec.noise_ratio)
     public = {"inducing_points": spec.n_inducing, "kernel_bound": f"{kernel_bound} (R_k = {spec.kernel_bound:.6g})",
