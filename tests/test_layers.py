@@ -16,7 +16,8 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "privgp"
 
 #: lowest first; a module of layer i may import privgp modules of layers <= i
 LAYERS = [
-    {"errors", "validation", "_version", "jsonable", "progress", "formatting", "portable", "__init__", "__version__"},
+    {"errors", "validation", "_version", "jsonable", "progress", "formatting", "portable", "blas_threads", "__init__",
+     "__version__"},
     {"accounting"},
     {"models", "models.domain", "models.kernels", "models.nngp", "geo"},
     {"models.gp"},

@@ -470,7 +470,7 @@ def scan(parts: Sequence[Part], coordinates: Sequence[str], response: str, domai
     on one thread meanwhile (the threads are the parallelism)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from threadpoolctl import threadpool_limits
+    from ..blas_threads import one_blas_thread
 
     fn = count_part if count_only else scan_part
 
@@ -480,7 +480,7 @@ def scan(parts: Sequence[Part], coordinates: Sequence[str], response: str, domai
     k = min(len(parts), os.cpu_count() or 1, MAX_THREADS) if threads is None else min(int(threads), len(parts))
     if k <= 1 or count_only:
         return merge([one(p) for p in parts])
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=k) as pool:
+    with one_blas_thread(), ThreadPoolExecutor(max_workers=k) as pool:
         return merge(list(pool.map(one, parts)))
 
 

@@ -196,9 +196,9 @@ def blas_limit(rows: int):
     no limit below."""
     if rows < ONE_THREAD_ROWS:
         return contextlib.nullcontext()
-    from threadpoolctl import threadpool_limits
+    from ..blas_threads import one_blas_thread
 
-    return threadpool_limits(limits=1, user_api="blas")
+    return one_blas_thread()
 
 
 def _accumulate(X: np.ndarray, yw: np.ndarray, w: np.ndarray | None, spec: SparseGpSpec, chunk: int):

@@ -245,12 +245,11 @@ class SparseGpPlan:
     def from_released(self, a: np.ndarray, B: np.ndarray) -> SparseGpReleased:
         """Everything published, from the released statistics (a~, B~) alone (post-processing): the noise-aware
         posterior q(u) = N(m, S) told the stds drawn (eqs. 9-15), and the prediction on the grid (eq. 17)."""
-        from threadpoolctl import threadpool_limits
-
+        from ..blas_threads import one_blas_thread
         from ..models.gp.sparse_posterior import noise_aware_posterior, predict_from_released
 
         spec = self.spec
-        with threadpool_limits(limits=1, user_api="blas"):   # the same bits whatever the machine's threads (verify)
+        with one_blas_thread():   # the same bits whatever the machine's threads (verify)
             post = noise_aware_posterior(spec.inducing_points, spec.kernel, a, B, scale=self.noise_std**2,
                                          sigma_a=self.noise.sigma_a, sigma_b=self.noise.sigma_b, rho=spec.rho,
                                          correction=spec.correction, signal_variance=spec.signal_variance)

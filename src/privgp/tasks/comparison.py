@@ -356,10 +356,10 @@ def evaluate_job(job: tuple) -> dict:
     """One executor item: (batch, mechanism, params, epsilon, delta, seed_entropy) -> metrics and
     the public settings used. Fresh generator from the job's seed (reproducible, independent)."""
     b, mechanism, params, epsilon, delta, entropy = job
-    from threadpoolctl import threadpool_limits
+    from ..blas_threads import one_blas_thread
 
     rng = np.random.default_rng(np.random.SeedSequence(entropy))
-    with threadpool_limits(limits=1, user_api="blas"):
+    with one_blas_thread():
         rel = release_batch(b, mechanism, params, epsilon, delta, rng)
         return {"metrics": metrics(b, rel), "used": rel.used}
 

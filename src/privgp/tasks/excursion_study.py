@@ -45,9 +45,9 @@ def _one_blas_thread(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        from threadpoolctl import threadpool_limits
+        from ..blas_threads import one_blas_thread
 
-        with threadpool_limits(limits=1, user_api="blas"):
+        with one_blas_thread():
             return fn(*args, **kwargs)
 
     return wrapper

@@ -28,13 +28,13 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import minimize
-from threadpoolctl import threadpool_limits
 
 from ... import validation as v
 from ...accounting import rdp_covariance_term, rdp_mean_term, rdp_posterior_sample
 from ...accounting.conversion import check_conversion, epsilon_from_rdp
 from ...accounting.divergences import renyi_divergence_parts
 from ...accounting.order_search import minimize_over_alpha
+from ...blas_threads import one_blas_thread
 from ...errors import InvalidParameterError
 from ...mechanisms.posterior_sample import bounds_for
 from ...models.domain import Box
@@ -171,7 +171,7 @@ class PairCoding:
             return -val if math.isfinite(val) else (-1e300 if val > 0 else 1e300)
 
         best: tuple[float, np.ndarray | None] = (-math.inf, None)
-        with threadpool_limits(1):  # tiny matrices: BLAS threads only add contention
+        with one_blas_thread(user_api=None):  # tiny matrices: BLAS threads only add contention
             for k in range(restarts):
                 if k < len(first):
                     z0 = first[k] if isinstance(first[k], np.ndarray) else self.start(first[k], rng)

@@ -154,14 +154,13 @@ def s1(out_dir: Path, *, quick: bool, executor=None, seed: int = 0, lengthscales
 def _bound_nll(b, grid: np.ndarray, lam: float, sigmas: dict[str, np.ndarray], noise: np.ndarray,
                factor: np.ndarray) -> dict[str, np.ndarray]:
     """Per-task NLL of the lower-bound model at each named array of per-task signal-noise scales."""
-    from threadpoolctl import threadpool_limits
-
+    from ...blas_threads import one_blas_thread
     from ...nn.model import gaussian_nll
     from ...nn.oracle import signal_channel_predictive
 
     xc, yc, xt, yt = (t.double().numpy() for t in (b.xc, b.yc, b.xt, b.yt))
     out = {name: np.empty(len(b)) for name in sigmas}
-    with threadpool_limits(limits=1, user_api="blas"):  # small matrices: BLAS threads only add contention
+    with one_blas_thread():  # small matrices: BLAS threads only add contention
         for i in range(len(b)):
             m, s = signal_channel_predictive("eq", xc[i], yc[i], xt[i], float(b.params["lengthscale"][i]),
                                              float(b.params["noise_std"][i]), grid=grid, encoder_lengthscale=lam,

@@ -82,9 +82,9 @@ def predict_from_released(Z: np.ndarray, kernel: Kernel, signal_variance: float,
     BLAS's own threads, as privgp computed it before 2026-11-29 (verify of such a release)."""
     if not one_thread:
         return _predict_from_released(Z, kernel, signal_variance, m, S, X)
-    from threadpoolctl import threadpool_limits  # noqa: PLC0415
+    from ...blas_threads import one_blas_thread  # noqa: PLC0415
 
-    with threadpool_limits(limits=1, user_api="blas"):
+    with one_blas_thread():
         return _predict_from_released(Z, kernel, signal_variance, m, S, X)
 
 
