@@ -2,6 +2,8 @@
 reference hashes of earlier picture formats were drawn from (tests/data/pictures/make_reference.py)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from privgp.cli.release_figure import PictureContext, ReleasedField, ResponseDisplay
@@ -60,6 +62,12 @@ def cases() -> dict:
                  context(Box((0.0, 0.0), (4.0, 2.0)))),
         "oned": (ReleasedField(axes=(x,), values=(0.5 * np.sin(x))[None], noun="noisy-grid map",
                                plural="noisy-grid maps", sd=np.full(201, 0.15)), context(Box((0.0,), (10.0,)))),
+        # the DP sparse GP's: a predictive mean whose sd is the model's predictive one (picture format 6 says so)
+        "predictive": (replace(front(box, sd=np.where(Y > 545.0, 0.3, 0.05), noun="predictive mean"),
+                               sd_covers="predictive"), context(box, ("x", "y"))),
+        "predictive-oned": (ReleasedField(axes=(x,), values=(0.5 * np.sin(x))[None], noun="predictive mean",
+                                          plural="predictive means", sd=np.full(201, 0.15), sd_covers="predictive"),
+                            context(Box((0.0,), (10.0,)))),
     }
 
 

@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "tests" / "data" / "pictures" / "format_reference.json"
 
 
-def test_the_format_is_5_and_the_earlier_ones_are_kept():
-    assert PICTURE_FORMAT == 5 and PICTURE_FORMATS == (1, 2, 3, 4, 5)
+def test_the_format_is_6_and_the_earlier_ones_are_kept():
+    assert PICTURE_FORMAT == 6 and PICTURE_FORMATS == (1, 2, 3, 4, 5, 6)
 
 
 def _lines(ax):
@@ -189,9 +189,9 @@ def test_one_dimensional_text_lies_inside_the_figure():
 
 
 @pytest.mark.skipif(not REFERENCE.exists(), reason="no reference pixels")
-@pytest.mark.parametrize("fmt", [1, 2, 3, 4])
+@pytest.mark.parametrize("fmt", [1, 2, 3, 4, 5])
 def test_earlier_formats_draw_the_same_pixels_as_before(fmt):
-    """Formats 1 to 4 as the privgp of format_reference.json's commits drew them (same matplotlib only: another
+    """Formats 1 to 5 as the privgp of format_reference.json's commits drew them (same matplotlib only: another
     one renders text differently)."""
     import matplotlib
 
@@ -241,5 +241,5 @@ def test_a_release_now_verifies_strictly_and_one_in_format_2_with_a_note(tmp_pat
     code, res = _verify(before, capsys)
     assert code == 0 and res["verified"], res
     assert res["notes"] == ["excursion.png: checked in part: drawn in privgp's earlier picture format 2, not the "
-                            "installed 5 (redrawn in format 2, the same)"], res
+                            f"installed {PICTURE_FORMAT} (redrawn in format 2, the same)"], res
     assert os.environ["PRIVGP_PICTURE_PROCESS"] == "0"

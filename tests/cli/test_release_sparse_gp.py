@@ -21,7 +21,10 @@ def test_embedded_release(tmp_path, capsys):
     assert s["mechanism"] == "sparse-gp" and s["epsilon"] <= 3.0 and s["inducing_points"] == 40
     files = {p.name for p in (tmp_path / "out").iterdir()}
     assert files == {"prediction.npz", "prediction.csv", "inducing.csv", "prediction.png", "certificate.json", "report.html"}
-    assert "sparse-gp" in (tmp_path / "out" / "report.html").read_text()
+    report = (tmp_path / "out" / "report.html").read_text()
+    assert "sparse-gp" in report
+    # picture format 6: its sd is the model's predictive one, not the privacy noise's alone (walk-through 21)
+    assert "the model&#x27;s predictive one" in report and "privacy noise&#x27;s only" not in report
     doc = json.loads((tmp_path / "out" / "certificate.json").read_text())
     cert = PrivacyCertificate.from_dict(doc["certificate"])
     assert cert.event.kind == "zcdp"   # exact discrete noise on lattice statistics (sparse_gp_lattice)

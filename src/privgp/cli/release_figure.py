@@ -157,8 +157,32 @@ class _Figures:
 #: would not fit the figure; 2 (2026-11-26) says in the legend that the hatching covers the privacy noise only, and
 #: draws a 1-D grid map's 2-sd band and hatching; 1 is what earlier privgp drew (``privgp verify`` redraws an older
 #: release's picture in its format and says so)
-PICTURE_FORMAT = 5
-PICTURE_FORMATS = (1, 2, 3, 4, 5)
+PICTURE_FORMAT = 6
+PICTURE_FORMATS = (1, 2, 3, 4, 5, 6)
+
+#: picture format 6 (2026-11-29, walk-through 21): a predictive sd (the DP sparse GP's, :attr:`ReleasedField.sd_covers`)
+#: is named as such in the legend and caption; formats 2-5 called every released sd the privacy noise's, which the
+#: sparse GP's is not (it also holds the model's own uncertainty: about 9x the spread between its draws on the
+#: embedded sales). A privacy-noise sd (the noisy grids) is drawn exactly as in format 5.
+PREDICTIVE_SD_FORMAT = 6
+#: format 6's legend entry of the hatching where the sd is predictive
+PREDICTIVE_HATCH_LABEL = ("unreliable: within 2 predictive sd of the threshold\n"
+                          "(privacy noise and the model's uncertainty together)")
+
+
+def _predictive_sd(field: ReleasedField, fmt: int) -> bool:
+    """Whether the picture names the released sd as a model's predictive one (format 6 on)."""
+    return fmt >= PREDICTIVE_SD_FORMAT and field.sd_covers == "predictive"
+
+
+def _sd_sentence(field: ReleasedField, fmt: int) -> str:
+    """The 2-D caption's sentence on what the released sd covers."""
+    if _predictive_sd(field, fmt):
+        return ("The released standard deviation is the model's predictive one: it holds the privacy noise and the "
+                "model's own uncertainty (few records near a place, the spacing of its inducing inputs) together, "
+                "but not a model that does not fit the field.")
+    return ("The released standard deviation is the privacy noise's only: elsewhere the map's resolution and the few "
+            "records behind a place can still put it on the wrong side.")
 
 
 def draw_picture(field, ctx: PictureContext, fmt: int = PICTURE_FORMAT) -> Picture:
@@ -259,7 +283,7 @@ def _draw_2d(plt, field: ReleasedField, ctx: PictureContext, fmt: int = PICTURE_
         cb.ax.axhline(rm.threshold, color="black", lw=1.2)
         unreliable = None if field.sd is None else ~reliable_mask(field.values[0], field.sd)
         if fmt >= 3:
-            caption = _boundary_3(ax, X0, X1, field, ctx, unreliable, handles, saturates, lo, hi)
+            caption = _boundary_3(ax, X0, X1, field, ctx, unreliable, handles, saturates, lo, hi, fmt)
         else:
             caption = _boundary_2(ax, X0, X1, field, ctx, unreliable, handles, saturates, lo, hi, fmt)
     else:
@@ -352,7 +376,7 @@ def _crossings(values, unreliable):
 
 
 def _boundary_3(ax, X0, X1, field: ReleasedField, ctx: PictureContext, unreliable, handles: list, saturates: bool,
-                lo: float, hi: float) -> str:
+                lo: float, hi: float, fmt: int = PICTURE_FORMAT) -> str:
     """Picture format 3: unreliable areas veiled white and hatched dark (distinct from any colour of the map), and
     the boundary of the released excursion set drawn wherever the released map crosses the threshold: solid where
     the map is reliable, dashed through the hatching. Returns the caption."""
@@ -387,8 +411,9 @@ def _boundary_3(ax, X0, X1, field: ReleasedField, ctx: PictureContext, unreliabl
         # the swatch: the threshold's colour under the veil, as most of the unreliable area looks
         veil = VEIL_ALPHA + (1.0 - VEIL_ALPHA) * np.asarray(_Figures.get_cmap("viridis")(0.5)[:3])
         swatch = Patch(facecolor=tuple(veil), edgecolor=HATCH_COLOR_3, hatch=HATCH_3,
-                       label="unreliable: within 2 sd of the privacy noise of the threshold\n"
-                             "(other errors, e.g. coarse cells, are not marked)")
+                       label=PREDICTIVE_HATCH_LABEL if _predictive_sd(field, fmt) else
+                       "unreliable: within 2 sd of the privacy noise of the threshold\n"
+                       "(other errors, e.g. coarse cells, are not marked)")
         swatch.set_hatch_linewidth(HATCH_LW_3)
         handles.append(swatch)
     if dashed and solid:   # the legend's second column (two columns, filled down): beside the solid line
@@ -402,9 +427,7 @@ def _boundary_3(ax, X0, X1, field: ReleasedField, ctx: PictureContext, unreliabl
     if unreliable is not None:
         caption += (f" Hatching over faded colours: where the released {field.noun} is within two released standard "
                     f"deviations of the threshold ({unreliable.mean():.0%} of the map): there the release cannot tell "
-                    "on which side of the threshold the response lies. The released standard deviation is the privacy "
-                    "noise's only: elsewhere the map's resolution and the few records behind a place can still put "
-                    "it on the wrong side.")
+                    "on which side of the threshold the response lies. " + _sd_sentence(field, fmt))
     return caption
 
 
@@ -692,8 +715,10 @@ def _draw_1d(plt, field: ReleasedField, ctx: PictureContext, fmt: int = PICTURE_
     if band is not None:
         caption += f" Band: {band_label}."
     if unreliable is not None and unreliable.any():
-        caption += (f" Hatching: where the released {field.noun} is within two standard deviations of its privacy "
-                    f"noise of the threshold ({100 * float(unreliable.mean()):.0f}% of the domain): there the release "
-                    "cannot tell on which side of the threshold the response lies. Other errors (cells too coarse "
-                    "for a feature) are not marked.")
+        sd_words = ("predictive standard deviations (privacy noise and the model's uncertainty together)"
+                    if _predictive_sd(field, fmt) else "standard deviations of its privacy noise")
+        caption += (f" Hatching: where the released {field.noun} is within two {sd_words} of the threshold "
+                    f"({100 * float(unreliable.mean()):.0f}% of the domain): there the release cannot tell on which "
+                    "side of the threshold the response lies. Other errors (cells too coarse for a feature) are not "
+                    "marked.")
     return fig, caption

@@ -213,6 +213,10 @@ OutputFile = NpzFile | CsvFile | JsonFile
 RELIABLE_SD = 2.0
 
 
+#: what a released field's ``sd`` can measure (:attr:`ReleasedField.sd_covers`)
+SD_COVERS = ("privacy", "predictive")
+
+
 def reliable_mask(values: Any, sd: Any) -> np.ndarray:
     """Where a released map (model units, the threshold at 0) is farther than :data:`RELIABLE_SD` of its released sd
     from the threshold: field.csv's and field.npz's ``reliable``, the area the picture leaves unhatched, the GIS
@@ -238,6 +242,10 @@ class ReleasedField:
     #: the released value is within RELIABLE_SD sd of the threshold as unreliable (:func:`reliable_mask`) and
     #: draws the boundary there dashed
     sd: np.ndarray | None = None
+    #: what ``sd`` measures, for the picture's words (format 6): "privacy" (the noisy grids: the privacy noise's sd
+    #: alone) or "predictive" (the DP sparse GP: a model's predictive sd, the privacy noise and the model's own
+    #: uncertainty together)
+    sd_covers: str = "privacy"
     band_label: str = ""
     #: a sentence the caption adds about how far the picture can be trusted (e.g. one random draw)
     caveat: str = ""
@@ -250,6 +258,8 @@ class ReleasedField:
         if vals.shape[1:] != shape:
             raise InvalidParameterError("values", f"shape (K, {', '.join(map(str, shape))}) on the grid", vals.shape)
         object.__setattr__(self, "values", vals)
+        if self.sd_covers not in SD_COVERS:
+            raise InvalidParameterError("sd_covers", f"one of {SD_COVERS}", self.sd_covers)
 
     @property
     def count(self) -> int:

@@ -1,7 +1,8 @@
 """Writes format_reference.json: the pixels (sha256 of the decoded RGBA) of tests/cli/picture_cases.py's pictures in
 picture formats 1 and 2, drawn by release_figure.py as committed at COMMIT (the last privgp whose current format was
-2), in format 3, drawn as committed at COMMITS[3] (the last privgp whose current format was 3), and in format 4, drawn
-as committed at COMMITS[4] (the last privgp whose current format was 4), so that
+2), in format 3, drawn as committed at COMMITS[3] (the last privgp whose current format was 3), in format 4, drawn
+as committed at COMMITS[4] (the last privgp whose current format was 4), and in format 5, drawn as committed at
+COMMITS[5] (the last privgp whose current format was 5), so that
 tests/cli/test_release_figure_format3.py can check that this privgp still draws them the same (``privgp verify``
 redraws an earlier release's picture in its format). Run from the repository root:
 
@@ -21,7 +22,7 @@ import matplotlib
 COMMIT = "bf2c029109aabd771c862646746435fa3e5e0386"
 #: picture format -> the commit that draws it (its last privgp of that format or of a later one that keeps it)
 COMMITS = {1: COMMIT, 2: COMMIT, 3: "c33f890378e63f588b9a4b26a80b9c947f250f76",
-           4: "67e3aea3bd49348354c5077660e140d8c987f6d8"}
+           4: "67e3aea3bd49348354c5077660e140d8c987f6d8", 5: "8d114800a55043da333731e83ba97214d0a8393c"}
 ROOT = Path(__file__).resolve().parents[3]
 
 

@@ -208,7 +208,8 @@ class SparseGp(Mechanism):
         mean = np.asarray(released.mean, dtype=float)
         sd = np.asarray(released.sd, dtype=float)
         return ReleasedField(axes=released.axes, values=mean[None], noun="predictive mean", plural="predictive means",
-                             band=(mean - 2 * sd, mean + 2 * sd), band_label="predictive mean \u00b1 2 sd", sd=sd)
+                             band=(mean - 2 * sd, mean + 2 * sd), band_label="predictive mean \u00b1 2 sd", sd=sd,
+                             sd_covers="predictive")
 
     def report_text(self, plan: SparseGpPlan, ctx: PictureContext) -> MechanismReport:
         resp = ctx.response
