@@ -19,9 +19,11 @@ from privgp.mechanisms.sparse_gp_lattice import (
     LATTICE_BITS,
     LatticeAccumulator,
     lattice_exponent,
+    lattice_noise,
     lattice_records,
     lattice_statistics,
     privatise_lattice,
+    weighted_lattice_noise,
 )
 from privgp.mechanisms.sparse_gp_release import plan_sparse_gp
 from privgp.models.domain import Box
@@ -221,3 +223,29 @@ def test_a_weight_beyond_the_lattice_range_is_refused_naming_min_noise_var():
     with pytest.raises(InvalidParameterError, match="^min_noise_var must be such that response_bound / min_noise_var"):
         fit_sparse_gp_heteroscedastic(np.zeros((5, 1)), np.zeros(5), np.ones(5), spec, NoiseBounds(1e-300), epsilon=1.0,
                                       delta=1e-5, rng=np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("changed, named", [
+    (dict(signal_variance=1e-100), "signal_variance"), (dict(response_bound=1e-100), "response_bound"),
+    (dict(epsilon=1e-6, delta=1e-12), "epsilon"), (dict(noise_ratio=1e-12), "noise_ratio"),
+    (dict(noise_ratio=1e12), "noise_ratio")])
+def test_noise_beyond_the_lattice_names_the_parameter_that_makes_it_so(changed, named):
+    """Red team 21d L4: a tiny signal_variance or response_bound, whose lattice is too fine for the noise the other
+    scale sets, was refused as a bad epsilon; epsilon is named only where a moderate one would fit."""
+    from privgp.mechanisms.sparse_gp import sparse_gp_spec
+
+    budget = {k: changed.pop(k) for k in ("epsilon", "delta") if k in changed}
+    spec = sparse_gp_spec(np.linspace(-1, 1, 4)[:, None], **{"response_bound": 1.0, **changed})
+    with pytest.raises(InvalidParameterError, match=f"^{named} must be such that the noise is at most 2\\^56"):
+        lattice_noise(spec, **{"epsilon": 1.0, "delta": 1e-6, **budget})
+    if named != "epsilon":   # the same scales with the other parameters' defaults: named the same at any epsilon
+        with pytest.raises(InvalidParameterError, match=f"^{named} must"):
+            lattice_noise(spec, epsilon=100.0, delta=1e-6)
+
+
+def test_a_tiny_weighted_response_bound_is_named():
+    from privgp.mechanisms.sparse_gp import NoiseBounds, sparse_gp_spec
+
+    spec = sparse_gp_spec(np.linspace(-1, 1, 4)[:, None], response_bound=1.0)
+    with pytest.raises(InvalidParameterError, match="^weighted_response_bound must be such that the noise"):
+        weighted_lattice_noise(spec=spec, bounds=NoiseBounds(0.01, 0.5, 1e-20), epsilon=1.0, delta=1e-5)

@@ -162,7 +162,8 @@ def lattice_noise(spec: SparseGpSpec, *, epsilon: float, delta: float) -> Lattic
     ey = _exponent("response_bound", spec.response_bound)
     sens = statistics_sensitivity(spec.response_bound, spec.kernel_bound + math.ldexp(math.sqrt(d), -ek),
                                   spec.noise_ratio)
-    return _calibrated(sens, ek, ey, None, float(spec.response_bound), spec.noise_ratio, epsilon, delta, 1)
+    return _calibrated(sens, ek, ey, None, float(spec.response_bound), spec.noise_ratio, epsilon, delta, 1,
+                       names=(("response_bound", spec.response_bound), ("signal_variance", spec.signal_variance)))
 
 
 def weighted_lattice_noise(*, spec: SparseGpSpec, bounds: NoiseBounds, epsilon: float, delta: float, parts: int = 1) -> LatticeNoise:
@@ -189,14 +190,34 @@ def weighted_lattice_noise(*, spec: SparseGpSpec, bounds: NoiseBounds, epsilon: 
     e_A = gv * (Rk + gk * rd) + RA * gk * rd
     e_B = spec.noise_ratio * gu * rd * (2.0 * math.sqrt(w_max) * Rk + gu * rd)
     sens = (bounds.sensitivity(spec) + 2.0 * (e_A + e_B)) * (1.0 + 2.0**-40)
+    a_name = (("weighted_response_bound", bounds.weighted_response_bound) if bounds.weighted_response_bound is not None
+              else ("min_noise_var", bounds.min_var))
     return _calibrated(sens, ek, ev, eu, float(RA), spec.noise_ratio, epsilon, delta,
-                       v.integer("parts", parts, minimum=1))
+                       v.integer("parts", parts, minimum=1), names=(a_name, ("min_noise_var", bounds.min_var)))
+
+
+def _overflow_culprit(steps: tuple[int, int, int], moderate: tuple[int, int, int], noise_ratio: float,
+                      epsilon: float, names: tuple[tuple[str, float], tuple[str, float]]) -> tuple[str, float]:
+    """The parameter to name where the noise needs more than 2^56 steps of a lattice (red team 21d L4). ``steps``:
+    the step counts at the target; ``moderate``: at epsilon = max(epsilon, 1). A noise ratio away from 1 where it
+    pushes the overflowing lattice's noise up (B's below 1, A's above); epsilon where a moderate epsilon would fit (the
+    budget makes the noise too large); else the scale the overflowing lattice's steps are made of, too small beside
+    the noise the other scales set: ``names[0]`` for A's (2^-16 of it times 2^-16 of the signal variance), ``names[1]``
+    for B's (2^-32 of the signal variance squared, or of sigma_f^4 / min_noise_var)."""
+    over_a, over_b = steps[0] > MAX_T - 1, max(steps[1:]) > MAX_T - 1
+    if (over_a and noise_ratio > 1.0) or (over_b and noise_ratio < 1.0):
+        return "noise_ratio", noise_ratio
+    if max(moderate) <= MAX_T - 1:
+        return "epsilon", epsilon
+    return names[1] if max(moderate[1:]) > MAX_T - 1 else names[0]
 
 
 def _calibrated(sens: float, ek: int, ey: int, eu: int | None, response_bound: float, noise_ratio: float,
-                epsilon: float, delta: float, parts: int) -> LatticeNoise:
+                epsilon: float, delta: float, parts: int, *,
+                names: tuple[tuple[str, float], tuple[str, float]]) -> LatticeNoise:
     """The smallest sigma_a (whole steps) with ``parts`` zCDP releases of sensitivity ``sens`` certified at <= the
-    target (epsilon, delta), re-checked by the accountant."""
+    target (epsilon, delta), re-checked by the accountant. ``names``: (parameter, value) of the scales A's and B's
+    lattices are made of, named where the noise overflows one of them (:func:`_overflow_culprit`)."""
     s0 = float(gaussian_noise_std(sens, epsilon, delta)) * math.sqrt(parts)   # the float noise's std: a lower bound
 
     def batch(stds: np.ndarray) -> EventBatch:   # the vectorised accountant path of the calibrator
@@ -206,12 +227,16 @@ def _calibrated(sens: float, ek: int, ey: int, eu: int | None, response_bound: f
     sa = calibrate(lambda s: ZcdpEvent(rho=parts * _rho(sens, s)), "sigma_a", (s0, 16.0 * s0), epsilon, delta,
                    make_batch=batch).value
     ua, ub = math.ldexp(1.0, -(ek + ey)), math.ldexp(1.0, -2 * (ek if eu is None else eu))
+    def step_counts(s: float) -> tuple[int, int, int]:   # +1: covers the float divisions' rounding
+        return (math.ceil(s / ua) + 1, math.ceil(s / noise_ratio / ub) + 1,
+                math.ceil(s / (noise_ratio * _SQRT2) / ub) + 1)
+
     for _ in range(64):
-        steps = (math.ceil(sa / ua) + 1, math.ceil(sa / noise_ratio / ub) + 1,
-                 math.ceil(sa / (noise_ratio * _SQRT2) / ub) + 1)   # +1: covers the float divisions' rounding
+        steps = step_counts(sa)
         if max(steps) > MAX_T - 1:
             # walk-through 21: one parameter's name (the CLI shows its flag), the other in the words
-            name, value = ("noise_ratio", noise_ratio) if noise_ratio != 1.0 else ("epsilon", epsilon)
+            moderate = step_counts(float(gaussian_noise_std(sens, max(epsilon, 1.0), delta)) * math.sqrt(parts))
+            name, value = _overflow_culprit(steps, moderate, noise_ratio, epsilon, names)
             raise InvalidParameterError(name, "such that the noise is at most 2^56 lattice steps (the exact discrete "
                                         f"Gaussian sampler's range): sigma_a = {sa:.3g} on A in steps of {ua:.3g}, "
                                         f"sigma_a / noise_ratio = {sa / noise_ratio:.3g} on B in steps of {ub:.3g}, "
