@@ -187,6 +187,9 @@ def test_posterior_sampler_releases_one_path(tmp_path):
     budget = Budget(tmp_path / "ledger.sqlite", epsilon=6.0)
     s = DPPosteriorSampler(float_noise=True, box=(-3, 3), target_epsilon=5.0, random_state=0, budget=budget).fit(X, y)
     assert s.certificate_.epsilon <= 5.0 and s.certificate_.covered
+    # red team 21d L2: the float path (the opt-in) is named in the certificate it returns, also in its JSON
+    assert any("float_noise=True" in w and "not for publishing" in w for w in s.certificate_.warnings)
+    assert "not for publishing" in str(s.certificate_.to_dict()["warnings"])
     grid = np.linspace(-3, 3, 31)[:, None]
     a = s.sample_y(grid)
     b = s.sample_y(grid[::3])
