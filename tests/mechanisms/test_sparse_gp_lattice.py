@@ -228,7 +228,11 @@ def test_a_weight_beyond_the_lattice_range_is_refused_naming_min_noise_var():
 @pytest.mark.parametrize("changed, named", [
     (dict(signal_variance=1e-100), "signal_variance"), (dict(response_bound=1e-100), "response_bound"),
     (dict(epsilon=1e-6, delta=1e-12), "epsilon"), (dict(noise_ratio=1e-12), "noise_ratio"),
-    (dict(noise_ratio=1e12), "noise_ratio")])
+    (dict(noise_ratio=1e12), "noise_ratio"),
+    # red team 22a F3: a ratio away from 1 is not named where a ratio of 1 would not fit either
+    (dict(response_bound=1e-100, noise_ratio=2.0), "response_bound"),
+    (dict(signal_variance=1e-100, noise_ratio=3.0), "signal_variance"),
+    (dict(signal_variance=1e-30, noise_ratio=0.9), "signal_variance")])
 def test_noise_beyond_the_lattice_names_the_parameter_that_makes_it_so(changed, named):
     """Red team 21d L4: a tiny signal_variance or response_bound, whose lattice is too fine for the noise the other
     scale sets, was refused as a bad epsilon; epsilon is named only where a moderate one would fit."""
@@ -249,3 +253,25 @@ def test_a_tiny_weighted_response_bound_is_named():
     spec = sparse_gp_spec(np.linspace(-1, 1, 4)[:, None], response_bound=1.0)
     with pytest.raises(InvalidParameterError, match="^weighted_response_bound must be such that the noise"):
         weighted_lattice_noise(spec=spec, bounds=NoiseBounds(0.01, 0.5, 1e-20), epsilon=1.0, delta=1e-5)
+
+
+@pytest.mark.parametrize("signal_variance", [1e-100, 1e30])
+def test_the_classifier_names_its_own_parameters(signal_variance):
+    """Red team 22a F4: the classifier was refused naming min_noise_var or weighted_response_bound, which it derives
+    from alpha_epsilon and does not take."""
+    from privgp.mechanisms.sparse_gp_estimator import DPDirichletGPClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, (60, 2))
+    with pytest.raises(InvalidParameterError, match="^signal_variance must be such that the noise"):
+        DPDirichletGPClassifier(signal_variance=signal_variance, box=(0, 1), random_state=0).fit(X, X[:, 0] > 0.5)
+
+
+def test_a_derived_bound_is_named_as_the_parameter_it_comes_from():
+    from privgp.mechanisms.sparse_gp import NoiseBounds, sparse_gp_spec
+
+    spec = sparse_gp_spec(np.linspace(-1, 1, 4)[:, None], response_bound=1.0)
+    with pytest.raises(InvalidParameterError, match="^alpha_epsilon must be such that, with min_noise_var derived from "
+                                                    "it, response_bound / min_noise_var is between 2\\^-384"):
+        weighted_lattice_noise(spec=spec, bounds=NoiseBounds(1e-300), epsilon=1.0, delta=1e-5,
+                               renamed={"min_noise_var": ("alpha_epsilon", 7.0)})

@@ -487,7 +487,9 @@ class DPDirichletGPClassifier(ClassifierMixin, _SparseGpBase):
         delta = self._delta(X.shape[0])
         # exact discrete noise on weighted lattice statistics (red team 21b: the paper's float noise leaked through
         # the statistics this model holds, delta(5) >= 0.03 at the default 16 inducing points)
-        lattice = weighted_lattice_noise(spec=spec, bounds=bounds, epsilon=self.epsilon, delta=delta, parts=C)
+        derived = ("alpha_epsilon", self.alpha_epsilon)   # the bounds come from it (red team 22a F4)
+        lattice = weighted_lattice_noise(spec=spec, bounds=bounds, epsilon=self.epsilon, delta=delta, parts=C,
+                                         renamed={"min_noise_var": derived, "weighted_response_bound": derived})
         noise = lattice.calibration(self.epsilon, delta)
         stats = []
         for c in classes:

@@ -44,7 +44,8 @@ the paper's float noise is opt-in (``noise="float"``: reproductions, not release
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -160,20 +161,40 @@ def lattice_noise(spec: SparseGpSpec, *, epsilon: float, delta: float) -> Lattic
     d = spec.n_inducing
     ek = _exponent("signal_variance", spec.signal_variance)
     ey = _exponent("response_bound", spec.response_bound)
-    sens = statistics_sensitivity(spec.response_bound, spec.kernel_bound + math.ldexp(math.sqrt(d), -ek),
-                                  spec.noise_ratio)
+
+    def sens(ratio: float) -> float:
+        return statistics_sensitivity(spec.response_bound, spec.kernel_bound + math.ldexp(math.sqrt(d), -ek), ratio)
+
     return _calibrated(sens, ek, ey, None, float(spec.response_bound), spec.noise_ratio, epsilon, delta, 1,
-                       names=(("response_bound", spec.response_bound), ("signal_variance", spec.signal_variance)))
+                       names=((("response_bound", spec.response_bound), ("signal_variance", spec.signal_variance)),
+                              (("signal_variance", spec.signal_variance),)))
 
 
-def weighted_lattice_noise(*, spec: SparseGpSpec, bounds: NoiseBounds, epsilon: float, delta: float, parts: int = 1) -> LatticeNoise:
+def weighted_lattice_noise(*, spec: SparseGpSpec, bounds: NoiseBounds, epsilon: float, delta: float, parts: int = 1,
+                           renamed: dict[str, tuple[str, float]] | None = None) -> LatticeNoise:
     """The lattice noise of weighted statistics (seed 001, App. D: A_h = sum (w y) k, B_h = sum w k k^T), ``parts``
     releases on the same records sharing (epsilon, delta) (the classifier's classes). Each record's terms are put on
     lattices: k~ (2^-16 of sigma_f^2), v~ = w y (2^-16 of R_A, clipped to R_A), u~ = sqrt(w) k (2^-16 of sqrt(w_max)
     sigma_f^2); A~ = sum v~ k~, B~ = sum u~ u~^T, exactly. Replacing one record moves them by at most Delta_h (App. D,
     :meth:`~privgp.mechanisms.sparse_gp.NoiseBounds.sensitivity`) plus twice one record's rounding, in the noise's
     units: e_A = g_v (R_k + g_k sqrt d) + R_A g_k sqrt d and e_B = ratio g_u sqrt d (2 sqrt(w_max) R_k + g_u sqrt d)
-    (the triangle inequality; whole steps g, not g / 2, cover the float error of each term)."""
+    (the triangle inequality; whole steps g, not g / 2, cover the float error of each term). ``renamed``: the caller's
+    own parameter (name, value) for ``min_noise_var`` / ``weighted_response_bound`` where it derives them (the
+    classifier: ``alpha_epsilon``), named in a refusal instead (red team 22a F4)."""
+    try:
+        return _weighted_lattice_noise(spec, bounds, epsilon, delta, parts)
+    except InvalidParameterError as exc:
+        if renamed is None or exc.name not in renamed:
+            raise
+        name, value = renamed[exc.name]
+        requirement = exc.requirement.removeprefix("such that ")
+        raise InvalidParameterError(name, f"such that {exc.name} (derived from it) is {requirement}"
+                                    if not exc.requirement.startswith("such that") else
+                                    f"such that, with {exc.name} derived from it, {requirement}", value) from None
+
+
+def _weighted_lattice_noise(spec: SparseGpSpec, bounds: NoiseBounds, epsilon: float, delta: float,
+                            parts: int) -> LatticeNoise:
     d = spec.n_inducing
     w_max = 1.0 / bounds.min_var
     RA = bounds.weighted_response_bound if bounds.weighted_response_bound is not None else w_max * spec.response_bound
@@ -188,37 +209,51 @@ def weighted_lattice_noise(*, spec: SparseGpSpec, bounds: NoiseBounds, epsilon: 
     gk, gv, gu, rd = math.ldexp(1.0, -ek), math.ldexp(1.0, -ev), math.ldexp(1.0, -eu), math.sqrt(d)
     Rk = spec.kernel_bound
     e_A = gv * (Rk + gk * rd) + RA * gk * rd
-    e_B = spec.noise_ratio * gu * rd * (2.0 * math.sqrt(w_max) * Rk + gu * rd)
-    sens = (bounds.sensitivity(spec) + 2.0 * (e_A + e_B)) * (1.0 + 2.0**-40)
+
+    def sens(ratio: float) -> float:
+        e_B = ratio * gu * rd * (2.0 * math.sqrt(w_max) * Rk + gu * rd)
+        at = spec if ratio == spec.noise_ratio else replace(spec, noise_ratio=ratio)
+        return (bounds.sensitivity(at) + 2.0 * (e_A + e_B)) * (1.0 + 2.0**-40)
+
     a_name = (("weighted_response_bound", bounds.weighted_response_bound) if bounds.weighted_response_bound is not None
               else ("min_noise_var", bounds.min_var))
+    sv = ("signal_variance", spec.signal_variance)
     return _calibrated(sens, ek, ev, eu, float(RA), spec.noise_ratio, epsilon, delta,
-                       v.integer("parts", parts, minimum=1), names=(a_name, ("min_noise_var", bounds.min_var)))
+                       v.integer("parts", parts, minimum=1), names=((a_name, sv), (("min_noise_var", bounds.min_var), sv)))
 
 
-def _overflow_culprit(steps: tuple[int, int, int], moderate: tuple[int, int, int], noise_ratio: float,
-                      epsilon: float, names: tuple[tuple[str, float], tuple[str, float]]) -> tuple[str, float]:
-    """The parameter to name where the noise needs more than 2^56 steps of a lattice (red team 21d L4). ``steps``:
-    the step counts at the target; ``moderate``: at epsilon = max(epsilon, 1). A noise ratio away from 1 where it
-    pushes the overflowing lattice's noise up (B's below 1, A's above); epsilon where a moderate epsilon would fit (the
-    budget makes the noise too large); else the scale the overflowing lattice's steps are made of, too small beside
-    the noise the other scales set: ``names[0]`` for A's (2^-16 of it times 2^-16 of the signal variance), ``names[1]``
-    for B's (2^-32 of the signal variance squared, or of sigma_f^4 / min_noise_var)."""
-    over_a, over_b = steps[0] > MAX_T - 1, max(steps[1:]) > MAX_T - 1
-    if (over_a and noise_ratio > 1.0) or (over_b and noise_ratio < 1.0):
+Candidates = tuple[tuple[str, float], ...]
+
+
+def _overflow_culprit(moderate: tuple[int, int, int], ratio_one_fits: bool, noise_ratio: float, epsilon: float,
+                      names: tuple[Candidates, Candidates]) -> tuple[str, float]:
+    """The parameter to name where the noise needs more than 2^56 steps of a lattice (red teams 21d L4, 22a F3):
+    the noise ratio where a ratio of 1 would fit (``ratio_one_fits``: calibrated again at noise_ratio = 1); epsilon
+    where a moderate one would fit (``moderate``: the step counts (A, B, B's diagonal) at epsilon = max(epsilon, 1));
+    else the scale parameter behind the lattice that overflows there (``names[0]`` for A's, ``names[1]`` for B's: the
+    candidates whose ratio sets its steps against the noise) farthest from 1 in orders of magnitude, the one a user
+    set to an extreme."""
+    if noise_ratio != 1.0 and ratio_one_fits:
         return "noise_ratio", noise_ratio
     if max(moderate) <= MAX_T - 1:
         return "epsilon", epsilon
-    return names[1] if max(moderate[1:]) > MAX_T - 1 else names[0]
+    candidates = names[1] if max(moderate[1:]) > MAX_T - 1 else names[0]
+    return max(candidates, key=lambda c: abs(math.log(c[1])) if c[1] > 0 else math.inf)
 
 
-def _calibrated(sens: float, ek: int, ey: int, eu: int | None, response_bound: float, noise_ratio: float,
-                epsilon: float, delta: float, parts: int, *,
-                names: tuple[tuple[str, float], tuple[str, float]]) -> LatticeNoise:
+def _calibrated(sens_at: Callable[[float], float], ek: int, ey: int, eu: int | None, response_bound: float,
+                noise_ratio: float, epsilon: float, delta: float, parts: int, *,
+                names: tuple[Candidates, Candidates]) -> LatticeNoise:
     """The smallest sigma_a (whole steps) with ``parts`` zCDP releases of sensitivity ``sens`` certified at <= the
-    target (epsilon, delta), re-checked by the accountant. ``names``: (parameter, value) of the scales A's and B's
-    lattices are made of, named where the noise overflows one of them (:func:`_overflow_culprit`)."""
-    s0 = float(gaussian_noise_std(sens, epsilon, delta)) * math.sqrt(parts)   # the float noise's std: a lower bound
+    target (epsilon, delta), re-checked by the accountant; ``sens_at(ratio)``: the sensitivity at a noise ratio (the
+    plan's, and 1 for a refusal's diagnosis). ``names``: the (parameter, value) candidates behind A's and B's
+    lattices, one named where the noise overflows them (:func:`_overflow_culprit`)."""
+    sens = sens_at(noise_ratio)
+
+    def float_std(sensitivity: float, eps: float) -> float:   # the float noise's std: a lower bound
+        return float(gaussian_noise_std(sensitivity, eps, delta)) * math.sqrt(parts)
+
+    s0 = float_std(sens, epsilon)
 
     def batch(stds: np.ndarray) -> EventBatch:   # the vectorised accountant path of the calibrator
         rho = parts * sens * sens / (2.0 * stds * stds) * (1.0 + 2.0**-48)
@@ -227,16 +262,17 @@ def _calibrated(sens: float, ek: int, ey: int, eu: int | None, response_bound: f
     sa = calibrate(lambda s: ZcdpEvent(rho=parts * _rho(sens, s)), "sigma_a", (s0, 16.0 * s0), epsilon, delta,
                    make_batch=batch).value
     ua, ub = math.ldexp(1.0, -(ek + ey)), math.ldexp(1.0, -2 * (ek if eu is None else eu))
-    def step_counts(s: float) -> tuple[int, int, int]:   # +1: covers the float divisions' rounding
-        return (math.ceil(s / ua) + 1, math.ceil(s / noise_ratio / ub) + 1,
-                math.ceil(s / (noise_ratio * _SQRT2) / ub) + 1)
+
+    def step_counts(s: float, ratio: float = noise_ratio) -> tuple[int, int, int]:   # +1: the divisions' rounding
+        return (math.ceil(s / ua) + 1, math.ceil(s / ratio / ub) + 1, math.ceil(s / (ratio * _SQRT2) / ub) + 1)
 
     for _ in range(64):
         steps = step_counts(sa)
         if max(steps) > MAX_T - 1:
             # walk-through 21: one parameter's name (the CLI shows its flag), the other in the words
-            moderate = step_counts(float(gaussian_noise_std(sens, max(epsilon, 1.0), delta)) * math.sqrt(parts))
-            name, value = _overflow_culprit(steps, moderate, noise_ratio, epsilon, names)
+            moderate = step_counts(float_std(sens, max(epsilon, 1.0)))
+            ratio_one_fits = max(step_counts(float_std(sens_at(1.0), epsilon), 1.0)) <= MAX_T - 1
+            name, value = _overflow_culprit(moderate, ratio_one_fits, noise_ratio, epsilon, names)
             raise InvalidParameterError(name, "such that the noise is at most 2^56 lattice steps (the exact discrete "
                                         f"Gaussian sampler's range): sigma_a = {sa:.3g} on A in steps of {ua:.3g}, "
                                         f"sigma_a / noise_ratio = {sa / noise_ratio:.3g} on B in steps of {ub:.3g}, "
