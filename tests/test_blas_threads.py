@@ -1,9 +1,11 @@
-"""privgp.blas_threads: one BLAS thread inside the block, the previous limits after it, and the libraries found
-again whenever the process has imported a module since."""
+"""privgp.blas_threads: one BLAS thread inside the block and the previous limits after it, whichever thread enters
+and leaves first, and every BLAS pinned, also one loaded after the libraries were last found."""
 from __future__ import annotations
 
+import subprocess
 import sys
-import types
+import textwrap
+import threading
 
 import numpy as np
 import scipy.linalg  # noqa: F401  (scipy's own BLAS, beside numpy's)
@@ -23,20 +25,74 @@ def test_one_thread_inside_and_the_previous_limits_restored_after():
         with blas_threads.one_blas_thread():
             assert _blas_threads() == [1] * len(before)
             np.linalg.cholesky(np.eye(50) * 2.0)
+            with blas_threads.one_blas_thread():   # nested: still one thread, and still after the inner block
+                pass
+            assert _blas_threads() == [1] * len(before)
         assert _blas_threads() == before
 
 
-def test_the_controller_is_kept_and_found_again_after_an_import():
+def test_the_controller_is_kept_until_a_shared_object_is_loaded(monkeypatch):
     with blas_threads.one_blas_thread():
         pass
     kept = blas_threads._controller()
-    assert blas_threads._controller() is kept          # nothing imported: the same libraries
-    name = "_privgp_test_blas_threads_dummy"
-    sys.modules[name] = types.ModuleType(name)         # an import, as a new extension module's would be
-    try:
-        fresh = blas_threads._controller()
-        assert fresh is not kept
-        with blas_threads.one_blas_thread(user_api=None):   # OpenMP's pools too, as threadpool_limits(1)
-            assert all(d["num_threads"] == 1 for d in threadpool_info())
-    finally:
-        del sys.modules[name]
+    assert blas_threads._controller() is kept          # nothing loaded: the same libraries
+    count = blas_threads.loaded_objects()
+    assert count is not None and count > 1
+    monkeypatch.setattr(blas_threads, "loaded_objects", lambda: count + 1)   # as after a dlopen
+    assert blas_threads._controller() is not kept
+
+
+def test_a_thread_leaving_first_leaves_the_other_threads_block_pinned():
+    """Red team 22a F2: A enters, B enters, A leaves while B computes: B's block must stay on one thread, and after
+    both have left the limits are the ones found before."""
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = _blas_threads()
+        a_in, b_in, a_out, b_done = (threading.Event() for _ in range(4))
+        seen: dict[str, list[int]] = {}
+
+        def a():
+            with blas_threads.one_blas_thread():
+                a_in.set()
+                b_in.wait(10)
+            a_out.set()
+
+        def b():
+            a_in.wait(10)
+            with blas_threads.one_blas_thread():
+                b_in.set()
+                a_out.wait(10)
+                seen["inside B after A left"] = _blas_threads()
+            b_done.set()
+
+        threads = [threading.Thread(target=f) for f in (a, b)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(20)
+        assert b_done.is_set()
+        assert seen["inside B after A left"] == [1] * len(before)
+        assert _blas_threads() == before
+
+
+def test_a_blas_loaded_after_the_libraries_were_found_is_pinned():
+    """Red team 22a F1: found while numpy's BLAS alone was loaded, then scipy's loaded with sys.modules back to the
+    same length (the earlier key): scipy's BLAS was left on its threads."""
+    code = textwrap.dedent("""
+        import sys
+        from unittest import mock
+        import numpy
+        from threadpoolctl import threadpool_info
+        from privgp.blas_threads import one_blas_thread
+        with one_blas_thread():
+            pass
+        n = len(sys.modules)
+        with mock.patch.dict(sys.modules):
+            import scipy.linalg
+        assert len(sys.modules) == n
+        with one_blas_thread():
+            print(sorted(d["num_threads"] for d in threadpool_info() if d["user_api"] == "blas"))
+    """)
+    env = {"OPENBLAS_NUM_THREADS": "2", "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[1, 1]", out.stdout

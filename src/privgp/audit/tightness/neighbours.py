@@ -171,7 +171,7 @@ class PairCoding:
             return -val if math.isfinite(val) else (-1e300 if val > 0 else 1e300)
 
         best: tuple[float, np.ndarray | None] = (-math.inf, None)
-        with one_blas_thread(user_api=None):  # tiny matrices: BLAS threads only add contention
+        with one_blas_thread():  # tiny matrices: BLAS threads only add contention
             for k in range(restarts):
                 if k < len(first):
                     z0 = first[k] if isinstance(first[k], np.ndarray) else self.start(first[k], rng)
