@@ -25,14 +25,13 @@ _active: list[Any] = []                      # the limiters of the blocks' pin, 
 _pinned: set[str] = set()                    # the libraries (their paths) the active limiters hold at one thread
 _cached: tuple[int, Any] | None = None       # (loaded shared objects when found, the controller)
 
+_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p)
+_dl_iterate_phdr: Any = None
 if sys.platform.startswith("linux"):
-    _CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p)
     try:
         _dl_iterate_phdr = ctypes.CDLL(None).dl_iterate_phdr
     except (OSError, AttributeError):   # pragma: no cover - a libc without it
-        _dl_iterate_phdr = None
-else:   # pragma: no cover - not Linux
-    _dl_iterate_phdr = None
+        pass
 
 
 def loaded_objects() -> int | None:
