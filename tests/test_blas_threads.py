@@ -96,3 +96,60 @@ def test_a_blas_loaded_after_the_libraries_were_found_is_pinned():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[1, 1]", out.stdout
+
+
+def test_another_threads_limits_do_not_reach_inside_a_block():
+    """Red team 22b F1: the thread whose block entered first stayed threadpoolctl's controlling thread, so its own
+    threadpool_limits, after its block had left, changed OpenBLAS inside another thread's block."""
+    start = _blas_threads()
+    a_in, b_in, a_out, limited = (threading.Event() for _ in range(4))
+    seen: dict[str, list[int]] = {}
+
+    def a():
+        with blas_threads.one_blas_thread():
+            a_in.set()
+            b_in.wait(10)
+        with threadpool_limits(limits=2, user_api="blas"):   # A's own work, while B's block computes
+            a_out.set()
+            limited.wait(10)
+
+    def b():
+        a_in.wait(10)
+        with blas_threads.one_blas_thread():
+            b_in.set()
+            a_out.wait(10)
+            seen["inside B"] = _blas_threads()
+            limited.set()
+
+    threads = [threading.Thread(target=f) for f in (a, b)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(20)
+    assert seen["inside B"] == [1] * len(start)
+    assert _blas_threads() == start
+
+
+def test_a_process_forked_inside_a_block_starts_with_the_limits_found():
+    """Red team 22b F3: the child inherited the pin, but not the block that would restore it."""
+    code = textwrap.dedent("""
+        import os
+        import scipy.linalg
+        from threadpoolctl import threadpool_info
+        from privgp import blas_threads
+        def blas():
+            return sorted(d["num_threads"] for d in threadpool_info() if d["user_api"] == "blas")
+        with blas_threads.one_blas_thread():
+            pid = os.fork()
+            if pid == 0:
+                ok = blas() == [2, 2] and blas_threads._depth == 0
+                with blas_threads.one_blas_thread():
+                    ok = ok and blas() == [1, 1]
+                os._exit(0 if ok and blas() == [2, 2] else 1)
+            _, status = os.waitpid(pid, 0)
+        print(os.waitstatus_to_exitcode(status), blas())
+    """)
+    env = {"OPENBLAS_NUM_THREADS": "2", "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "0 [2, 2]", out.stdout

@@ -9,14 +9,20 @@ call, as before). The limits are process-wide, so the pin is too: the first bloc
 to one thread, and the last to leave restores what it found (red team 22a F2: with a limiter per block, the first
 thread to leave restored the old count while another thread's block still computed, and the last left BLAS on one
 thread for good). A library loaded while blocks run is pinned at the next entry and restored with the rest. The
-pin works from any thread: threadpoolctl >= 3.8 lets only the first thread that set OpenBLAS's limits set them again
-(:func:`_take_control`).
+pin works from any thread, and holds against other threads: threadpoolctl >= 3.8 lets only one thread at a time set
+OpenBLAS's limits, and while a block is inside that is none (:data:`_PIN`). So a caller's own ``threadpool_limits``
+in another thread has no effect on OpenBLAS while a privgp block runs: one that ends meanwhile leaves the limits
+privgp found when its first block entered (threadpoolctl's limits are process-wide snapshots; do not let one span a
+privgp call in another thread). A process forked inside a block starts with the limits found
+(:func:`_after_fork_in_child`).
 """
 from __future__ import annotations
 
 import ctypes
+import os
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 _lock = threading.Lock()
@@ -66,17 +72,50 @@ def _blas_paths(controller: Any) -> set[str]:
     return {lib.filepath for lib in controller.lib_controllers if lib.user_api == "blas"}
 
 
-def _take_control() -> None:
-    """Let this thread set OpenBLAS's (process-wide) limits: threadpoolctl >= 3.8 lets only the first thread that set
-    them do so and silently ignores every other (so a block entered in a worker thread, after the main thread had set
-    a limit, ran on all threads: red team 22a F2). The pin is this module's, under its lock, for the whole process."""
+class _Pin:
+    """threadpoolctl's controlling thread while a block is inside: always alive, and no thread is it, so no
+    ``threadpool_limits`` of any thread changes OpenBLAS's limits during a block (red team 22b F1: the thread that had
+    entered first, or any thread once it had ended, could)."""
+
+    @staticmethod
+    def is_alive() -> bool:
+        return True
+
+
+_PIN = _Pin()
+
+
+def _shared_state() -> Any:
+    """threadpoolctl >= 3.8's record of the thread allowed to set OpenBLAS's limits (None before 3.8): it lets only
+    the first thread that set them do so and silently ignores every other (a block entered in a worker thread, after
+    the main thread had set a limit, ran on all threads: red team 22a F2)."""
     try:
         from threadpoolctl import OpenBLASController
-    except ImportError:   # pragma: no cover - an older threadpoolctl: no controlling thread
-        return
-    clear = getattr(OpenBLASController, "clear_controlling_thread", None)
-    if clear is not None:
-        clear(force=True)
+    except ImportError:   # pragma: no cover
+        return None
+    return getattr(OpenBLASController, "_SHARED_STATE", None)
+
+
+def _set(limit: Callable[[], Any]) -> Any:
+    """Run ``limit`` (which sets OpenBLAS's limits) as the controlling thread, then leave ``_PIN`` in control while a
+    block is inside (``_depth`` > 0 after the caller's update) and no thread otherwise."""
+    state = _shared_state()
+    if state is None:   # pragma: no cover - threadpoolctl before 3.8: any thread sets
+        return limit()
+    with state.lock:
+        state.controlling_thread = threading.current_thread()
+    try:
+        return limit()
+    finally:
+        with state.lock:
+            state.controlling_thread = None
+
+
+def _hold(on: bool) -> None:
+    state = _shared_state()
+    if state is not None:
+        with state.lock:
+            state.controlling_thread = _PIN if on else None
 
 
 class _OneThread:
@@ -85,10 +124,10 @@ class _OneThread:
         with _lock:
             controller = _controller()
             if _depth == 0 or not _blas_paths(controller) <= _pinned:   # first in, or a BLAS loaded meanwhile
-                _take_control()
-                _active.append(controller.limit(limits=1, user_api="blas"))
+                _active.append(_set(lambda: controller.limit(limits=1, user_api="blas")))
                 _pinned.update(_blas_paths(controller))
             _depth += 1
+            _hold(True)
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -96,11 +135,31 @@ class _OneThread:
         with _lock:
             _depth -= 1
             if _depth == 0:
-                _take_control()   # the last to leave may be another thread than the first to enter
-                while _active:    # the last one first: each restores what it found
-                    _active.pop().restore_original_limits()
+                while _active:   # the last one first: each restores what it found
+                    _set(_active.pop().restore_original_limits)
                 _pinned.clear()
-                _take_control()   # and no thread keeps the control after it
+                _hold(False)
+
+
+def _after_fork_in_child() -> None:
+    """A process forked while a block was inside inherits the pin but not the block (red team 22b F3): restore the
+    limits found, with a fresh lock (another thread may have held this one at the fork)."""
+    global _lock, _depth, _cached
+    _lock = threading.Lock()
+    if _depth:
+        _hold(False)
+        while _active:
+            try:
+                _set(_active.pop().restore_original_limits)
+            except Exception:   # pragma: no cover - leave the child on one thread rather than fail it
+                pass
+    _depth, _cached = 0, None
+    _active.clear()
+    _pinned.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def one_blas_thread() -> _OneThread:

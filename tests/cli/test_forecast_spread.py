@@ -41,3 +41,15 @@ def test_no_spread_is_named_where_every_kind_is_mostly_noise(tmp_path, capsys):
     d = json.loads(capsys.readouterr().out)
     assert d["forecast"]["mostly_noise"] and max(v["iou"] for v in d["forecast"]["per_family"].values()) < 0.5
     assert "by kind" not in d["a_real_run_would"]
+
+
+def test_a_map_released_anyway_says_which_label_follows_the_average(tmp_path, capsys):
+    """Red team 22b F6: under --allow-noisy nothing is refused; the warning says the MOSTLY NOISE label follows the
+    average."""
+    _smooth_csv(tmp_path / "d.csv")
+    assert main(["release", "--data", str(tmp_path / "d.csv"), *SMOOTH, "--allow-noisy", "--seed", "1", "--ledger",
+                 str(tmp_path / "l.sqlite"), "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    (warning,) = [line for line in out.splitlines() if line.startswith("warning: MOSTLY NOISE")]
+    assert "by kind of synthetic field" in warning and "the MOSTLY NOISE label follows their average" in warning
+    assert "refusal" not in warning

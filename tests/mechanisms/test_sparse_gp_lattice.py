@@ -232,7 +232,9 @@ def test_a_weight_beyond_the_lattice_range_is_refused_naming_min_noise_var():
     # red team 22a F3: a ratio away from 1 is not named where a ratio of 1 would not fit either
     (dict(response_bound=1e-100, noise_ratio=2.0), "response_bound"),
     (dict(signal_variance=1e-100, noise_ratio=3.0), "signal_variance"),
-    (dict(signal_variance=1e-30, noise_ratio=0.9), "signal_variance")])
+    (dict(signal_variance=1e-30, noise_ratio=0.9), "signal_variance"),
+    # red team 22b F4: responses in the thousands named the signal variance the caller had left at 1
+    (dict(response_bound=1e6), "response_bound")])
 def test_noise_beyond_the_lattice_names_the_parameter_that_makes_it_so(changed, named):
     """Red team 21d L4: a tiny signal_variance or response_bound, whose lattice is too fine for the noise the other
     scale sets, was refused as a bad epsilon; epsilon is named only where a moderate one would fit."""
@@ -255,7 +257,7 @@ def test_a_tiny_weighted_response_bound_is_named():
         weighted_lattice_noise(spec=spec, bounds=NoiseBounds(0.01, 0.5, 1e-20), epsilon=1.0, delta=1e-5)
 
 
-@pytest.mark.parametrize("signal_variance", [1e-100, 1e30])
+@pytest.mark.parametrize("signal_variance", [1e-100, 1e30, 1e100])
 def test_the_classifier_names_its_own_parameters(signal_variance):
     """Red team 22a F4: the classifier was refused naming min_noise_var or weighted_response_bound, which it derives
     from alpha_epsilon and does not take."""
@@ -263,7 +265,7 @@ def test_the_classifier_names_its_own_parameters(signal_variance):
 
     rng = np.random.default_rng(0)
     X = rng.uniform(0, 1, (60, 2))
-    with pytest.raises(InvalidParameterError, match="^signal_variance must be such that the noise"):
+    with pytest.raises(InvalidParameterError, match="^signal_variance must be such that "):   # 1e100: the float range
         DPDirichletGPClassifier(signal_variance=signal_variance, box=(0, 1), random_state=0).fit(X, X[:, 0] > 0.5)
 
 

@@ -715,7 +715,7 @@ def forecast_line(fc: Forecast) -> str:
     return (f"expected IoU {fc.iou_text()} +- {fc.iou_se:.2f}, RMSE {fc.rmse:.2f} (model units): {fc.words()}")
 
 
-def family_spread(fc: Forecast) -> str:
+def family_spread(fc: Forecast, *, refused: bool = True) -> str:
     """Where a map forecast to be mostly noise has a kind of synthetic field on which it is not (walk-through 21: the
     sparse GP's refusal averaged bump 0.63, blobs 0.49 and rough 0.02, and on a smooth field it overlapped the truth
     by 0.77), the expected IoU of each kind, so that the data holder sees which one the average hides; else ""."""
@@ -725,7 +725,8 @@ def family_spread(fc: Forecast) -> str:
     best = max(per, key=lambda name: per[name])
     return ("; by kind of synthetic field: " + ", ".join(f"{name} {format_short_of(x, NOISY_IOU)}"
                                                          for name, x in per.items())
-            + f" -- the refusal follows their average; on records like the {best} field's the map may do better")
+            + f" -- the {'refusal' if refused else 'MOSTLY NOISE label'} follows their average; on records like the "
+              f"{best} field's the map may do better")
 
 
 def forecast_release(plan, *, allow_noisy: bool, quiet: bool = False, reps: int | None = None,
@@ -752,7 +753,7 @@ def forecast_release(plan, *, allow_noisy: bool, quiet: bool = False, reps: int 
     if not quiet:
         print(f"forecast before the charge: {forecast_line(fc)}", flush=True)
         if fc.noisy:
-            print(f"warning: {fc.noisy_note()}{family_spread(fc)}", flush=True)
+            print(f"warning: {fc.noisy_note()}{family_spread(fc, refused=False)}", flush=True)
         if (note := wide_clip_note(plan)) is not None:   # review 20c B4: before the charge, not after it
             print(f"note: {note}", flush=True)
         if (leak := float_noise_leak(plan)) is not None:   # red team 20f

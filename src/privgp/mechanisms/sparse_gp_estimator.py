@@ -489,7 +489,10 @@ class DPDirichletGPClassifier(ClassifierMixin, _SparseGpBase):
         # the statistics this model holds, delta(5) >= 0.03 at the default 16 inducing points)
         derived = ("alpha_epsilon", self.alpha_epsilon)   # the bounds come from it (red team 22a F4)
         lattice = weighted_lattice_noise(spec=spec, bounds=bounds, epsilon=self.epsilon, delta=delta, parts=C,
-                                         renamed={"min_noise_var": derived, "weighted_response_bound": derived})
+                                         renamed={"min_noise_var": derived, "weighted_response_bound": derived,
+                                                  # red team 22b F5: R_k is sigma_f^2 times the kernel's bound
+                                                  "response_bound / kernel_bound": ("signal_variance",
+                                                                                     self.signal_variance)})
         noise = lattice.calibration(self.epsilon, delta)
         stats = []
         for c in classes:

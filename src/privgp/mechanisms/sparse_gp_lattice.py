@@ -167,7 +167,8 @@ def lattice_noise(spec: SparseGpSpec, *, epsilon: float, delta: float) -> Lattic
 
     return _calibrated(sens, ek, ey, None, float(spec.response_bound), spec.noise_ratio, epsilon, delta, 1,
                        names=((("response_bound", spec.response_bound), ("signal_variance", spec.signal_variance)),
-                              (("signal_variance", spec.signal_variance),)))
+                              (("signal_variance", spec.signal_variance), ("response_bound", spec.response_bound))),
+                       ratio_given=spec.noise_ratio_rule == "given")
 
 
 def weighted_lattice_noise(*, spec: SparseGpSpec, bounds: NoiseBounds, epsilon: float, delta: float, parts: int = 1,
@@ -219,7 +220,8 @@ def _weighted_lattice_noise(spec: SparseGpSpec, bounds: NoiseBounds, epsilon: fl
               else ("min_noise_var", bounds.min_var))
     sv = ("signal_variance", spec.signal_variance)
     return _calibrated(sens, ek, ev, eu, float(RA), spec.noise_ratio, epsilon, delta,
-                       v.integer("parts", parts, minimum=1), names=((a_name, sv), (("min_noise_var", bounds.min_var), sv)))
+                       v.integer("parts", parts, minimum=1), names=((a_name, sv), (("min_noise_var", bounds.min_var), sv)),
+                       ratio_given=spec.noise_ratio_rule == "given")
 
 
 Candidates = tuple[tuple[str, float], ...]
@@ -243,11 +245,12 @@ def _overflow_culprit(moderate: tuple[int, int, int], ratio_one_fits: bool, nois
 
 def _calibrated(sens_at: Callable[[float], float], ek: int, ey: int, eu: int | None, response_bound: float,
                 noise_ratio: float, epsilon: float, delta: float, parts: int, *,
-                names: tuple[Candidates, Candidates]) -> LatticeNoise:
+                names: tuple[Candidates, Candidates], ratio_given: bool = True) -> LatticeNoise:
     """The smallest sigma_a (whole steps) with ``parts`` zCDP releases of sensitivity ``sens`` certified at <= the
     target (epsilon, delta), re-checked by the accountant; ``sens_at(ratio)``: the sensitivity at a noise ratio (the
     plan's, and 1 for a refusal's diagnosis). ``names``: the (parameter, value) candidates behind A's and B's
-    lattices, one named where the noise overflows them (:func:`_overflow_culprit`)."""
+    lattices, one named where the noise overflows them (:func:`_overflow_culprit`); ``ratio_given``: the caller set
+    the noise ratio (not derived), so it may be named."""
     sens = sens_at(noise_ratio)
 
     def float_std(sensitivity: float, eps: float) -> float:   # the float noise's std: a lower bound
@@ -271,7 +274,8 @@ def _calibrated(sens_at: Callable[[float], float], ek: int, ey: int, eu: int | N
         if max(steps) > MAX_T - 1:
             # walk-through 21: one parameter's name (the CLI shows its flag), the other in the words
             moderate = step_counts(float_std(sens, max(epsilon, 1.0)))
-            ratio_one_fits = max(step_counts(float_std(sens_at(1.0), epsilon), 1.0)) <= MAX_T - 1
+            # a noise ratio privgp derived ("min-sensitivity") is not the caller's to change (red team 22b F4)
+            ratio_one_fits = ratio_given and max(step_counts(float_std(sens_at(1.0), epsilon), 1.0)) <= MAX_T - 1
             name, value = _overflow_culprit(moderate, ratio_one_fits, noise_ratio, epsilon, names)
             raise InvalidParameterError(name, "such that the noise is at most 2^56 lattice steps (the exact discrete "
                                         f"Gaussian sampler's range): sigma_a = {sa:.3g} on A in steps of {ua:.3g}, "
