@@ -96,9 +96,9 @@ def _shared_state() -> Any:
     return getattr(OpenBLASController, "_SHARED_STATE", None)
 
 
-def _set(limit: Callable[[], Any]) -> Any:
-    """Run ``limit`` (which sets OpenBLAS's limits) as the controlling thread, then leave ``_PIN`` in control while a
-    block is inside (``_depth`` > 0 after the caller's update) and no thread otherwise."""
+def _set(limit: Callable[[], Any], *, hold: bool) -> Any:
+    """Run ``limit`` (which sets OpenBLAS's limits) as the controlling thread, then leave ``_PIN`` in control
+    (``hold``: a block is inside) or no thread."""
     state = _shared_state()
     if state is None:   # pragma: no cover - threadpoolctl before 3.8: any thread sets
         return limit()
@@ -108,14 +108,7 @@ def _set(limit: Callable[[], Any]) -> Any:
         return limit()
     finally:
         with state.lock:
-            state.controlling_thread = None
-
-
-def _hold(on: bool) -> None:
-    state = _shared_state()
-    if state is not None:
-        with state.lock:
-            state.controlling_thread = _PIN if on else None
+            state.controlling_thread = _PIN if hold else None
 
 
 class _OneThread:
@@ -124,10 +117,9 @@ class _OneThread:
         with _lock:
             controller = _controller()
             if _depth == 0 or not _blas_paths(controller) <= _pinned:   # first in, or a BLAS loaded meanwhile
-                _active.append(_set(lambda: controller.limit(limits=1, user_api="blas")))
+                _active.append(_set(lambda: controller.limit(limits=1, user_api="blas"), hold=True))
                 _pinned.update(_blas_paths(controller))
             _depth += 1
-            _hold(True)
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -136,9 +128,8 @@ class _OneThread:
             _depth -= 1
             if _depth == 0:
                 while _active:   # the last one first: each restores what it found
-                    _set(_active.pop().restore_original_limits)
+                    _set(_active.pop().restore_original_limits, hold=False)
                 _pinned.clear()
-                _hold(False)
 
 
 def _after_fork_in_child() -> None:
@@ -147,10 +138,9 @@ def _after_fork_in_child() -> None:
     global _lock, _depth, _cached
     _lock = threading.Lock()
     if _depth:
-        _hold(False)
         while _active:
             try:
-                _set(_active.pop().restore_original_limits)
+                _set(_active.pop().restore_original_limits, hold=False)
             except Exception:   # pragma: no cover - leave the child on one thread rather than fail it
                 pass
     _depth, _cached = 0, None
