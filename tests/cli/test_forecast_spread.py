@@ -27,11 +27,14 @@ def test_a_refusal_names_each_kind_of_field_where_one_would_pass(tmp_path, capsy
     d = json.loads(capsys.readouterr().out)
     per = {k: v["iou"] for k, v in d["forecast"]["per_family"].items()}
     assert d["forecast"]["mostly_noise"] and max(per.values()) >= 0.5 > min(per.values())
-    best = max(per, key=per.get)
-    assert "by kind of synthetic field: bump " in d["a_real_run_would"] and f"like the {best} field's" in d["a_real_run_would"]
+    passing = [k for k, x in per.items() if x >= 0.5]
+    assert "by kind of synthetic field: bump " in d["a_real_run_would"]
+    assert f"says your field is like the {' and '.join(passing)} field" in d["a_real_run_would"]
+    assert "public knowledge, not these records" in d["a_real_run_would"]
     assert main([*args, "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "by kind of synthetic field" in err and "rough 0.0" in err
+    assert "What would help: --mechanism auto" in err   # walk-through 22: auto first
     assert not (tmp_path / "out").exists() and not (tmp_path / "l.sqlite").exists()
 
 

@@ -465,7 +465,7 @@ def test_a_dry_run_prints_the_forecast_and_charges_and_writes_nothing(env, capsy
     assert "--mechanism auto" not in err, err
     code, _, err = run(capsys, "release", "--mechanism", "laplace-grid", "--cells", "40", "--epsilon", "2",
                        "--ledger", ledger, "--out", out)
-    assert_refused(code, err, "or --mechanism auto (settings tuned", ledger, before, out)
+    assert_refused(code, err, "What would help: --mechanism auto (settings tuned", ledger, before, out)
 
 
 def test_rows_that_repeat_exactly_get_a_note_and_distinct_rows_none(env, capsys):

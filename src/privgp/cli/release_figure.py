@@ -167,7 +167,7 @@ PICTURE_FORMATS = (1, 2, 3, 4, 5, 6)
 PREDICTIVE_SD_FORMAT = 6
 #: format 6's legend entry of the hatching where the sd is predictive
 PREDICTIVE_HATCH_LABEL = ("unreliable: within 2 predictive sd of the threshold\n"
-                          "(privacy noise and the model's uncertainty together)")
+                          "(privacy noise and the model's uncertainty; a model that misfits is not marked)")
 
 
 def _predictive_sd(field: ReleasedField, fmt: int) -> bool:
