@@ -56,3 +56,19 @@ def test_a_map_released_anyway_says_which_label_follows_the_average(tmp_path, ca
     (warning,) = [line for line in out.splitlines() if line.startswith("warning: MOSTLY NOISE")]
     assert "by kind of synthetic field" in warning and "the MOSTLY NOISE label follows their average" in warning
     assert "refusal" not in warning
+
+
+def test_python_users_get_the_same_breakdown():
+    """Walk-through 22 #10: README's Python gate (`assert not fc.noisy, fc.words() + fc.kinds_note()`) shows what
+    the command's refusal shows."""
+    import privgp
+    from privgp.tasks.forecast import forecast
+
+    plan = privgp.plan("sparse-gp", 3000, privgp.Box((0.0, 0.0), (10.0, 5.0)),
+                       privgp.ResponseMap(threshold=43.0, clip=10.0, transform="identity"), epsilon=5.0)
+    fc = forecast(plan)
+    per = {k: v["iou"] for k, v in fc.per_family.items()}
+    assert fc.noisy and max(per.values()) >= 0.5
+    note = fc.kinds_note()
+    assert note.startswith("; by kind of synthetic field: bump ") and "the refusal follows their average" in note
+    assert "MOSTLY NOISE label" in fc.kinds_note(refused=False)

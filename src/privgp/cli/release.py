@@ -27,7 +27,7 @@ from .. import __version__
 from ..datasets import baltimore
 from ..datasets.sources import ReducedData
 from ..errors import BudgetExceededError, ClusterError, InvalidParameterError, NoisyReleaseError, NumericalError
-from ..formatting import exact_number, format_short_of
+from ..formatting import exact_number
 from ..ledger import DEFAULT_BUDGET_EPSILON, Ledger, check_budget, ledger_path, remaining_epsilon
 from ..mechanisms.interface import DEFAULT_MEMORY_LIMIT, Mechanism, Request, all_options, check_publishable, float_noise_leak, get, registry
 from ..mechanisms.release import ResponseMap, check_extents, check_map_is_possible, check_records, default_delta, release
@@ -715,25 +715,6 @@ def forecast_line(fc: Forecast) -> str:
     return (f"expected IoU {fc.iou_text()} +- {fc.iou_se:.2f}, RMSE {fc.rmse:.2f} (model units): {fc.words()}")
 
 
-def family_spread(fc: Forecast, *, refused: bool = True) -> str:
-    """Where a map forecast to be mostly noise has a kind of synthetic field on which it is not (walk-through 21: the
-    sparse GP's refusal averaged bump 0.63, blobs 0.49 and rough 0.02, and on a smooth field it overlapped the truth
-    by 0.77), the expected IoU of each kind, and which kinds pass, so that the data holder sees what the average
-    hides; else "". Whether a field is like those kinds is for public knowledge to say, not the records (walk-through
-    22)."""
-    per = {name: float(v["iou"]) for name, v in fc.per_family.items()}
-    passing = [name for name, x in per.items() if x >= NOISY_IOU]
-    if not fc.noisy or not passing:
-        return ""
-    kinds = " and ".join(passing)
-    return ("; by kind of synthetic field: " + ", ".join(f"{name} {format_short_of(x, NOISY_IOU)}"
-                                                         for name, x in per.items())
-            + f" (bump: one smooth hill; blobs: a few hills and hollows; rough: a rough surface) -- the "
-              f"{'refusal' if refused else 'MOSTLY NOISE label'} follows their average; if public knowledge, not "
-              f"these records, says your field is like the {kinds} field{'s' if len(passing) > 1 else ''}, the map "
-              "may do better")
-
-
 def forecast_release(plan, *, allow_noisy: bool, quiet: bool = False, reps: int | None = None,
                      chosen_by_auto: bool = False) -> Forecast:
     """The utility forecast of this release (public simulation; nothing private is read), printed (text
@@ -750,7 +731,7 @@ def forecast_release(plan, *, allow_noisy: bool, quiet: bool = False, reps: int 
     if fc.noisy and not allow_noisy:
         raise NoisyReleaseError(
             f"refused before anything was charged: the forecast says this map would be mostly noise (expected IoU "
-            f"{fc.iou_text()} +- {fc.iou_se:.2f} < {NOISY_IOU:g}; {fc.words()}{family_spread(fc)}). What would help: "
+            f"{fc.iou_text()} +- {fc.iou_se:.2f} < {NOISY_IOU:g}; {fc.words()}{fc.kinds_note()}). What would help: "
             # walk-through 22: auto first (the sparse GP's forecast went from 0.29 at epsilon 2 to 0.33 at 10)
             + ("" if chosen_by_auto else "--mechanism auto (settings tuned for this n and epsilon), or ")
             + "a larger --epsilon or more records; --dry-run prints the forecast of other settings without charging "
@@ -758,7 +739,7 @@ def forecast_release(plan, *, allow_noisy: bool, quiet: bool = False, reps: int 
     if not quiet:
         print(f"forecast before the charge: {forecast_line(fc)}", flush=True)
         if fc.noisy:
-            print(f"warning: {fc.noisy_note()}{family_spread(fc, refused=False)}", flush=True)
+            print(f"warning: {fc.noisy_note()}{fc.kinds_note(refused=False)}", flush=True)
         if (note := wide_clip_note(plan)) is not None:   # review 20c B4: before the charge, not after it
             print(f"note: {note}", flush=True)
         if (leak := float_noise_leak(plan)) is not None:   # red team 20f
@@ -781,7 +762,7 @@ def _dry_run(args, plan, data, fc: Forecast, ledger: Ledger, fingerprint: str, o
     except BudgetExceededError as exc:
         budget = str(exc).replace("nothing was charged or written", "the real run would be refused, exit status 3")
     noisy = fc.noisy and not args.allow_noisy
-    would = (f"be refused: the forecast says mostly noise{family_spread(fc)} (exit status 2; --allow-noisy releases "
+    would = (f"be refused: the forecast says mostly noise{fc.kinds_note()} (exit status 2; --allow-noisy releases "
              "it anyway)" if noisy else "be refused by the budget (exit status 3)" if budget else "be released")
     if args.json:
         print_json({"dry_run": True, "n": data.n, "mechanism": plan.mechanism, "settings": plan.describe(),

@@ -206,6 +206,24 @@ class Forecast:
             return head + "anyway"
         return head + "only because --allow-noisy was given; do not read its boundaries as findings"
 
+    def kinds_note(self, *, refused: bool = True) -> str:
+        """Where a map forecast to be mostly noise has a kind of synthetic field on which it is not (walk-through 21:
+        the sparse GP's refusal averaged bump 0.63, blobs 0.49 and rough 0.02, and on a smooth field it overlapped
+        the truth by 0.77), each kind's expected IoU and which kinds pass, so that the data holder sees what the
+        average hides; else "". Whether a field is like those kinds is for public knowledge to say, not the records
+        (walk-through 22). ``refused``: the map is refused (else released anyway, labelled mostly noise)."""
+        per = {name: float(v["iou"]) for name, v in self.per_family.items()}
+        passing = [name for name, x in per.items() if x >= NOISY_IOU]
+        if not self.noisy or not passing:
+            return ""
+        kinds = " and ".join(passing)
+        return ("; by kind of synthetic field: " + ", ".join(f"{name} {format_short_of(x, NOISY_IOU)}"
+                                                             for name, x in per.items())
+                + f" (bump: one smooth hill; blobs: a few hills and hollows; rough: a rough surface) -- the "
+                  f"{'refusal' if refused else 'MOSTLY NOISE label'} follows their average; if public knowledge, not "
+                  f"these records, says your field is like the {kinds} field{'s' if len(passing) > 1 else ''}, the map "
+                  "may do better")
+
     def to_dict(self) -> dict:
         return {"mechanism": self.mechanism, "n": self.n, "simulated_n": self.simulated_n,
                 "reference": "the non-private map of the same records",
