@@ -1508,3 +1508,25 @@ def test_a_sparse_gp_release_is_tied_to_its_noise_through_its_released_statistic
         _rehashed(t)
         code, res = verify(t, capsys)
         assert code == 1 and res["field"] == field, (field, res)
+
+
+def test_an_optimize_run_verified_again_in_one_process_is_not_redrawn_and_still_compared(certificates, tmp_path,
+                                                                                         capsys, monkeypatch):
+    """verify keeps the queries plot it drew, as it keeps release pictures (``verify_report.kept_drawing``): the
+    same run verified again is not drawn again, and a plot changed on disk is still refused."""
+    from collections import OrderedDict
+
+    from privgp.cli import optimize, verify_report
+
+    t = _tampered(tmp_path, certificates["optimize"], lambda d: None)    # a copy of the run
+    monkeypatch.setattr(verify_report, "_REDRAWN", OrderedDict())
+    drawn = []
+    real = optimize.queries_png
+    monkeypatch.setattr(optimize, "queries_png", lambda *a, **k: (drawn.append(1), real(*a, **k))[1])
+    assert verify(t, capsys)[0] == 0 and len(drawn) == 1
+    assert verify(t, capsys)[0] == 0 and len(drawn) == 1
+    other = (certificates["laplace-grid"].parent / "excursion.png").read_bytes()
+    (t.parent / "queries.png").write_bytes(other)
+    _rehashed(t)
+    code, res = verify(t, capsys)
+    assert code == 1 and res["field"].startswith("queries.png"), res

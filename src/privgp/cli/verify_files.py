@@ -1293,8 +1293,14 @@ def _check_optimize(doc: dict, folder: Path, files: dict[str, str]) -> list[str]
     if plan is None or queries is None or summary is None:
         return notes + ["queries.png: checked in part (a PNG): history.csv or summary.json, which it is drawn from, "
                         "is missing"]
-    from .optimize import queries_png
-    from .verify_report import same_picture
+    from .optimize import queries_png as drawn_queries
+    from .verify_report import kept_drawing, same_picture
+
+    def queries_png(plan: Any, queries: Any, epsilon: float, regret: float | None, *, fmt: int | None = None) -> bytes:
+        """The plot, kept in this process by everything it reads (:func:`kept_drawing`)."""
+        options = {} if fmt is None else {"fmt": fmt}
+        return kept_drawing(lambda: drawn_queries(plan, queries, epsilon, regret, **options), "optimize queries",
+                            plan, queries, epsilon, regret, fmt)
 
     cert = doc.get("certificate")
     sim = summary.get("simulation")

@@ -22,6 +22,7 @@ import json
 import pickle
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -170,7 +171,7 @@ def check_picture(doc: dict, folder: Path, files: dict[str, str], rebuilt: tuple
         raise
 
 
-#: the pictures verify drew in this process, by the digest of everything the drawing reads (see :func:`redrawn`)
+#: the pictures verify drew in this process, by the digest of everything the drawing reads (see :func:`kept_drawing`)
 _REDRAWN: OrderedDict[bytes, Any] = OrderedDict()
 #: how many it keeps (a picture is its PNG, about 0.1-0.3 MB, and two strings)
 REDRAWN_KEEP = 16
@@ -178,19 +179,24 @@ _REDRAWN_LOCK = threading.Lock()
 
 
 def redrawn(field: Any, ctx: Any, fmt: int) -> Any:
-    """``draw_picture(field, ctx, fmt)``, kept in this process by the SHA-256 digest of all the drawing reads: the
-    released map and the public context (pickled), the picture format, and matplotlib's version and rcParams. A
-    caller that verifies the same release again in one process (a test suite, a service; the suite's verify tests
-    redrew the same pictures 85 times, 0.4 s each) gets the bytes drawn the first time; the comparison with the
-    file is still byte for byte. Where the inputs cannot be pickled, the picture is drawn every time."""
-    import matplotlib
-
+    """``draw_picture(field, ctx, fmt)``, kept in this process (:func:`kept_drawing`). A caller that verifies the same
+    release again in one process (a test suite, a service; the suite's verify tests redrew the same pictures 85
+    times, 0.4 s each) gets the bytes drawn the first time; the comparison with the file is still byte for byte."""
     from .release_figure import draw_picture
 
+    return kept_drawing(lambda: draw_picture(field, ctx, fmt), "release picture", field, ctx, fmt)
+
+
+def kept_drawing(draw: Callable[[], Any], *reads: Any) -> Any:
+    """``draw()``, kept in this process by the SHA-256 digest of everything the drawing reads: ``reads`` (pickled: what
+    is drawn, its format) and matplotlib's version and rcParams. Where the reads cannot be pickled, it is drawn every
+    time. Used for the release picture (:func:`redrawn`) and an optimize run's queries.png."""
+    import matplotlib
+
     try:
-        digest = hashlib.sha256(pickle.dumps((field, ctx, fmt), protocol=pickle.HIGHEST_PROTOCOL))
+        digest = hashlib.sha256(pickle.dumps(reads, protocol=pickle.HIGHEST_PROTOCOL))
     except Exception:   # noqa: BLE001 - whatever cannot be pickled is drawn every time, as before
-        return draw_picture(field, ctx, fmt)
+        return draw()
     digest.update(repr((matplotlib.__version__, _drawing_params(matplotlib.rcParams))).encode())
     key = digest.digest()
     with _REDRAWN_LOCK:   # verifies in several threads (a service) share the kept pictures
@@ -198,7 +204,7 @@ def redrawn(field: Any, ctx: Any, fmt: int) -> Any:
         if kept is not None:
             _REDRAWN.move_to_end(key)
             return kept
-    picture = draw_picture(field, ctx, fmt)
+    picture = draw()
     with _REDRAWN_LOCK:
         _REDRAWN[key] = picture
         while len(_REDRAWN) > REDRAWN_KEEP:
