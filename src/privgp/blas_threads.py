@@ -1,8 +1,8 @@
 """BLAS pinned to one thread for a block of code, at the cost of a few ctypes calls.
 
 threadpoolctl's ``threadpool_limits(...)`` finds the loaded BLAS libraries anew on every call, walking every shared
-library of the process: about 3 ms where torch and scipy are loaded, paid by each sparse-GP posterior
-(:mod:`privgp.models.gp.sparse_posterior`) and each chunk of the sweeps. :func:`one_blas_thread` keeps one
+library of the process (about 1-5 ms where torch and scipy are loaded; ``benchmarks/bench_blas_pin.py``), paid by each
+sparse-GP posterior (:mod:`privgp.models.gp.sparse_posterior`) and each chunk of the sweeps. :func:`one_blas_thread` keeps one
 ``ThreadpoolController`` and finds the libraries again only when the process has loaded a shared object since (on
 Linux, counted by ``dl_iterate_phdr``: a BLAS cannot arrive without one; elsewhere the libraries are found on every
 call, as before). The limits are process-wide, so the pin is too: the first block to enter (in any thread) sets BLAS

@@ -188,10 +188,10 @@ def weighted_lattice_noise(*, spec: SparseGpSpec, bounds: NoiseBounds, epsilon: 
         if renamed is None or exc.name not in renamed:
             raise
         name, value = renamed[exc.name]
-        requirement = exc.requirement.removeprefix("such that ")
-        raise InvalidParameterError(name, f"such that {exc.name} (derived from it) is {requirement}"
-                                    if not exc.requirement.startswith("such that") else
-                                    f"such that, with {exc.name} derived from it, {requirement}", value) from None
+        req = exc.requirement
+        raise InvalidParameterError(name, f"such that, with {exc.name} derived from it, {req.removeprefix('such that ')}"
+                                    if req.startswith("such that ") else
+                                    f"such that {exc.name} (derived from it) is {req}", value) from None
 
 
 def _weighted_lattice_noise(spec: SparseGpSpec, bounds: NoiseBounds, epsilon: float, delta: float,
